@@ -1,0 +1,229 @@
+/* <bench/bench.c> -- what an event costs, beside the floor and its peers
+ *
+ * .design: design/telemetry.txt .bench
+ *
+ * Measures, in one run and side by side, the cost of a 3-word event
+ * (TestPAW: a pointer, an address and a word) emitted in a loop:
+ *
+ *   floor       rdtsc and stores of the same 36-byte record into an
+ *               L1-resident buffer: the least any recorder can do
+ *   enabled     telltale, recorded and output to a file
+ *   recorded    telltale, recorded into the ring, output off
+ *   filtered    telltale, kind not recorded
+ *   compiled    telltale, variety off (bench_off.c)
+ *   fprintf     the same three values formatted by fprintf to /dev/null
+ *
+ * Each case runs ROUNDS rounds of COUNT events; the median ns/event is
+ * printed with its ratio to the floor's median.  Rounds of the cases
+ * are interleaved so that a noisy neighbour hurts them alike.
+ *
+ * Usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]
+ * With --case, runs only that case once with N events and prints
+ * nothing: bench/callgrind.sh uses it to count instructions.
+ */
+
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "plinth.h"
+
+extern void benchCompiledOut(size_t count, void *p);   /* bench_off.c */
+
+#define RECORD_SIZE 36          /* TestPAW on the wire: .stream.event */
+
+static unsigned char floorBuf[16384];   /* L1-resident */
+static size_t floorPos;
+static FILE *devnull;
+
+/* runFloor -- the physical floor: the same record, no checks, no TLS */
+static void __attribute__((noinline)) runFloor(size_t count, void *p)
+{
+  for (size_t i = 0; i < count; ++i) {
+    unsigned char *r;
+    uint32_t codeLength = EVENT_CODE_LENGTH(EventCodeTestPAW, RECORD_SIZE);
+    uint64_t clock = PlinthClockNow(), a = (uint64_t)(uintptr_t)p + 8, w = i;
+    if (floorPos + RECORD_SIZE > sizeof floorBuf)
+      floorPos = 0;
+    r = floorBuf + floorPos;
+    floorPos += RECORD_SIZE;
+    memcpy(r + 4, &clock, 8);
+    memcpy(r + 12, &p, 8);
+    memcpy(r + 20, &a, 8);
+    memcpy(r + 28, &w, 8);
+    __asm__ __volatile__("" ::: "memory");
+    memcpy(r, &codeLength, 4);
+  }
+}
+
+/* runTelltale -- the emitter, however the kind is controlled */
+static void __attribute__((noinline)) runTelltale(size_t count, void *p)
+{
+  for (size_t i = 0; i < count; ++i)
+    EVENT_PAW(TestPAW, p, (EventA)p + 8, i);
+}
+
+static void __attribute__((noinline)) runFprintf(size_t count, void *p)
+{
+  for (size_t i = 0; i < count; ++i)
+    fprintf(devnull, "TestPAW p=%p a=%#lx w=%zu\n", p, (unsigned long)((uintptr_t)p + 8), i);
+}
+
+static double nowNs(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmpDouble(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+enum { CASE_FLOOR, CASE_ENABLED, CASE_RECORDED, CASE_FILTERED, CASE_COMPILED, CASE_FPRINTF, CASES };
+static const char *const caseNames[CASES] = {
+  "floor", "enabled", "recorded", "filtered", "compiled", "fprintf"
+};
+static const char *const caseDocs[CASES] = {
+  "rdtsc + stores of the 36-byte record, L1 buffer",
+  "telltale: recorded, output to a file",
+  "telltale: recorded into the ring, output off",
+  "telltale: kind not recorded",
+  "telltale: variety off",
+  "fprintf of the same values to /dev/null",
+};
+
+/* runCase -- set the controls for a case and run it */
+static void runCase(int c, size_t count)
+{
+  void *p = &count;
+  EventKindSet noisy = EVENT_KIND_BIT(EventKindNoisy);
+  switch (c) {
+  case CASE_FLOOR:
+    runFloor(count, p);
+    break;
+  case CASE_ENABLED:
+    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventControlSet(noisy);
+    runTelltale(count, p);
+    break;
+  case CASE_RECORDED:
+    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventControlReset(noisy);
+    runTelltale(count, p);
+    break;
+  case CASE_FILTERED:
+    EventRecord(noisy, 0);
+    runTelltale(count, p);
+    break;
+  case CASE_COMPILED:
+    benchCompiledOut(count, p);
+    break;
+  case CASE_FPRINTF:
+    runFprintf(count, p);
+    break;
+  }
+}
+
+int main(int argc, char **argv)
+{
+  size_t rounds = 21, count = 1000000;
+  const char *only = NULL, *path = NULL;
+  char tmpl[] = "/tmp/telltale-bench-XXXXXX";
+  PlinthStream stream;
+  double *ns[CASES], median[CASES];
+  int fd, res;
+
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+      rounds = strtoul(argv[++i], NULL, 0);
+    else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
+      count = strtoul(argv[++i], NULL, 0);
+    else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+      path = argv[++i];
+    else {
+      fprintf(stderr,
+              "usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]\n"
+              "  Prints the median ns per event of each case and its ratio to the floor.\n"
+              "  --case NAME runs one case once, silently (for callgrind).\n"
+              "  --file PATH keeps the log of the enabled case there.\n"
+              "  cases: floor enabled recorded filtered compiled fprintf\n");
+      return 2;
+    }
+  }
+  if (rounds == 0 || count == 0) {
+    fprintf(stderr, "bench: rounds and count must be positive\n");
+    return 2;
+  }
+  devnull = fopen("/dev/null", "w");
+  if (devnull == NULL) {
+    perror("bench: /dev/null");
+    return 1;
+  }
+  if (path != NULL)
+    fd = -1, res = PlinthStreamOpenFile(&stream, path);
+  else {
+    fd = mkstemp(tmpl);
+    if (fd < 0) {
+      perror("bench: mkstemp");
+      return 1;
+    }
+    res = PlinthStreamOpenFd(&stream, fd, 1);
+  }
+  if (res != 0 || EventStreamAddBinary(stream) != 0) {
+    fprintf(stderr, "bench: cannot open the log: %s\n", PlinthStrError(res));
+    return 1;
+  }
+
+  if (only != NULL) {
+    int c;
+    for (c = 0; c < CASES && strcmp(caseNames[c], only) != 0; ++c)
+      ;
+    if (c == CASES) {
+      fprintf(stderr, "bench: unknown case %s\n", only);
+      return 2;
+    }
+    runCase(CASE_ENABLED, 1000);     /* set the thread up outside the count */
+    runCase(c, count);
+    EventFinish();
+    PlinthStreamClose(stream);
+    if (path == NULL)
+      unlink(tmpl);
+    return 0;
+  }
+
+  for (int c = 0; c < CASES; ++c) {
+    ns[c] = calloc(rounds, sizeof(double));
+    if (ns[c] == NULL)
+      return 1;
+    runCase(c, count / 10 + 1);     /* warm up */
+  }
+  for (size_t r = 0; r < rounds; ++r)
+    for (int c = 0; c < CASES; ++c) {
+      double t0 = nowNs();
+      runCase(c, count);
+      ns[c][r] = (nowNs() - t0) / (double)count;
+    }
+  EventFinish();
+  for (int c = 0; c < CASES; ++c) {
+    qsort(ns[c], rounds, sizeof(double), cmpDouble);
+    median[c] = ns[c][rounds / 2];
+  }
+  printf("telltale bench: %zu rounds of %zu events, median ns/event (min-max)\n", rounds, count);
+  printf("%-10s %9s %9s %9s %8s  %s\n", "case", "ns/event", "min", "max", "x floor", "what");
+  for (int c = 0; c < CASES; ++c)
+    printf("%-10s %9.2f %9.2f %9.2f %8.2f  %s\n", caseNames[c], median[c], ns[c][0],
+           ns[c][rounds - 1], median[c] / median[CASE_FLOOR], caseDocs[c]);
+  PlinthStreamClose(stream);
+  if (path == NULL)
+    unlink(tmpl);
+  return 0;
+}

@@ -1,0 +1,80 @@
+/* <eventdef.h> -- the telltale event registry
+ *
+ * .design: design/telemetry.txt .reg
+ *
+ * THIS FILE IS READ BY A PROGRAM.  gen parses it line by line and
+ * accepts exactly the row patterns below; anything else is an error
+ * reported as "eventdef.h:LINE: message".  It is also valid C: define
+ * the row macros and expand the lists.
+ *
+ * This registry holds telltale's own events (codes 0x0000-0x00FF,
+ * design/telemetry.txt .reg.code) and the standard kinds.  A client
+ * program brings a registry file of the same form; gen merges this one
+ * into it, telltale's kinds first.
+ */
+
+#ifndef eventdef_h
+#define eventdef_h
+
+#define EVENT_REGISTRY_NAME "telltale"
+
+/* Kinds.  design/telemetry.txt .reg.kind
+ * A kind's index is its position in this list. */
+#define EVENT_KIND_LIST(KIND) \
+  /*   name       doc */ \
+  KIND(Telltale, "telltale's own events: stream, clock, strings, labels, threads") \
+  KIND(Arena,    "per arena or global: creation, destruction, policy changes") \
+  KIND(Pool,     "per pool: creation, destruction, pool-level allocation") \
+  KIND(Trace,    "per trace or scan: collection phases") \
+  KIND(Seg,      "per segment: segments made, split, freed") \
+  KIND(Ref,      "per reference or fix: very frequent") \
+  KIND(Object,   "per object or allocation: very frequent") \
+  KIND(User,     "events a program defines for itself")
+
+/* Events.  design/telemetry.txt .reg.rel
+ * RELATION(Name, code, always, Kind, FORMAT); a retired event keeps its
+ * row as RETIRED(...) so that old logs decode. */
+#define EVENT_LIST(RELATION, RETIRED) \
+  /*        name           code    always kind      format */ \
+  RELATION( StreamStart  , 0x0001, TRUE  , Telltale, UUUS ) \
+  RELATION( StreamEnd    , 0x0002, TRUE  , Telltale, W    ) \
+  RELATION( ClockSync    , 0x0003, TRUE  , Telltale, WW   ) \
+  RELATION( Intern       , 0x0004, TRUE  , Telltale, WS   ) \
+  RELATION( Label        , 0x0005, TRUE  , Telltale, AW   ) \
+  RELATION( EventsDropped, 0x0006, TRUE  , Telltale, UW   ) \
+  RELATION( ThreadStart  , 0x0007, TRUE  , Telltale, UW   ) \
+  RELATION( ThreadName   , 0x0008, TRUE  , Telltale, US   ) \
+  RELATION( ThreadExit   , 0x0009, TRUE  , Telltale, U    )
+
+/* Documentation.  design/telemetry.txt .reg.doc
+ * One DOC row per event, then one PARAM row per format letter. */
+#define EVENT_DOC_LIST(DOC, PARAM) \
+  DOC(StreamStart, "the stream began: its format version and the program") \
+    PARAM(major,   "stream format version, major") \
+    PARAM(median,  "stream format version, median") \
+    PARAM(minor,   "stream format version, minor") \
+    PARAM(program, "the program's name") \
+  DOC(StreamEnd, "the stream ended cleanly; nothing follows") \
+    PARAM(blocks,  "blocks written before the one holding this event") \
+  DOC(ClockSync, "pairs the event clock with the system clocks") \
+    PARAM(monotonic, "CLOCK_MONOTONIC in nanoseconds") \
+    PARAM(realtime,  "CLOCK_REALTIME in nanoseconds since the epoch") \
+  DOC(Intern, "a string was interned; later events refer to it by id") \
+    PARAM(id,     "the string's id") \
+    PARAM(string, "the string") \
+  DOC(Label, "an address was labelled with an interned string") \
+    PARAM(address, "the address") \
+    PARAM(id,      "the id of the interned label") \
+  DOC(EventsDropped, "events of a kind were dropped, not recorded") \
+    PARAM(kind,  "the kind's index") \
+    PARAM(count, "how many events were dropped") \
+  DOC(ThreadStart, "a thread emitted its first event") \
+    PARAM(thread, "telltale's serial number for the thread") \
+    PARAM(osid,   "the operating system's id for the thread") \
+  DOC(ThreadName, "a thread's name") \
+    PARAM(thread, "telltale's serial number for the thread") \
+    PARAM(name,   "the name") \
+  DOC(ThreadExit, "a thread exited; its buffers were flushed") \
+    PARAM(thread, "telltale's serial number for the thread")
+
+#endif /* eventdef_h */

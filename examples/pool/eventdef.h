@@ -1,0 +1,71 @@
+/* <examples/pool/eventdef.h> -- the example pool allocator's event registry
+ *
+ * .design: design/telemetry.txt .reg
+ *
+ * THIS FILE IS READ BY A PROGRAM: gen accepts exactly the row patterns
+ * of eventdef.h.  telltale's own registry is merged in first, so the
+ * kinds Arena, Pool, Object and User are available here, and codes
+ * start at 0x0100.
+ */
+
+#ifndef pool_eventdef_h
+#define pool_eventdef_h
+
+#define EVENT_REGISTRY_NAME "pool example"
+
+/* No kinds of our own: telltale's standard kinds fit. */
+#define EVENT_KIND_LIST(KIND) \
+  /*   name     doc */
+
+#define EVENT_LIST(RELATION, RETIRED) \
+  /*        name          code    always kind    format */ \
+  RELATION( ArenaCreate , 0x0100, TRUE  , Arena , PAW  ) \
+  RELATION( ArenaDestroy, 0x0101, TRUE  , Arena , P    ) \
+  RELATION( PoolCreate  , 0x0102, TRUE  , Pool  , PPWS ) \
+  RELATION( PoolDestroy , 0x0103, TRUE  , Pool  , PW   ) \
+  RELATION( PoolGrow    , 0x0104, TRUE  , Pool  , PAW  ) \
+  RELATION( PoolAlloc   , 0x0105, TRUE  , Object, PAW  ) \
+  RELATION( PoolFree    , 0x0106, TRUE  , Object, PAW  ) \
+  RETIRED(  PoolCheck   , 0x0107, FALSE , Pool  , P    ) \
+  RELATION( PoolVerify  , 0x0108, FALSE , Pool  , PWWD ) \
+  RELATION( UserMark    , 0x0109, TRUE  , User  , US   )
+
+#define EVENT_DOC_LIST(DOC, PARAM) \
+  DOC(ArenaCreate, "an arena was created over a region of memory") \
+    PARAM(arena, "the arena") \
+    PARAM(base,  "the region's first address") \
+    PARAM(size,  "the region's size in bytes") \
+  DOC(ArenaDestroy, "an arena was destroyed") \
+    PARAM(arena, "the arena") \
+  DOC(PoolCreate, "a pool of fixed-size objects was created in an arena") \
+    PARAM(pool,  "the pool") \
+    PARAM(arena, "the arena it takes memory from") \
+    PARAM(size,  "the size of its objects in bytes") \
+    PARAM(name,  "the pool's name") \
+  DOC(PoolDestroy, "a pool was destroyed") \
+    PARAM(pool, "the pool") \
+    PARAM(live, "objects still allocated when it was destroyed") \
+  DOC(PoolGrow, "a pool took a new chunk of memory from its arena") \
+    PARAM(pool,  "the pool") \
+    PARAM(chunk, "the chunk's first address") \
+    PARAM(size,  "the chunk's size in bytes") \
+  DOC(PoolAlloc, "an object was allocated from a pool") \
+    PARAM(pool, "the pool") \
+    PARAM(addr, "the object") \
+    PARAM(size, "its size in bytes") \
+  DOC(PoolFree, "an object was freed to its pool") \
+    PARAM(pool, "the pool") \
+    PARAM(addr, "the object") \
+    PARAM(size, "its size in bytes") \
+  DOC(PoolCheck, "retired in favour of PoolVerify") \
+    PARAM(pool, "the pool") \
+  DOC(PoolVerify, "a pool's free list was checked (checking variety only)") \
+    PARAM(pool, "the pool") \
+    PARAM(free, "objects on the free list") \
+    PARAM(live, "objects allocated") \
+    PARAM(fill, "the fraction of the pool's memory in use") \
+  DOC(UserMark, "the program marked a phase of its work") \
+    PARAM(phase, "the phase's number") \
+    PARAM(what,  "what the phase does")
+
+#endif /* pool_eventdef_h */

@@ -1,0 +1,990 @@
+/* <src/event/event.c> -- the event runtime: buffers, blocks, streams, control
+ *
+ * .design: design/telemetry.txt
+ *
+ * The hot path is inline in event.h.  This file holds the slow path
+ * (setting a thread up, writing a full buffer out, the flight-recorder
+ * ring), the stream header, kind control, interning, and the session's
+ * start and end.  Everything platform-specific goes through the plinth;
+ * this file includes no OS headers.
+ *
+ * Locking: one plinth lock guards the session, the stream list, the
+ * thread list and the intern table.  A thread's buffers are written only
+ * by that thread, except at EventFinish (design/telemetry.txt
+ * .sol.finish).
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "eventread.h"
+#include "plinth.h"
+
+/* The hot path's globals.  design/telemetry.txt .sol.control */
+_Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
+  __attribute__((tls_model("initial-exec")));
+_Atomic EventKindSet EventKindRecord = (EventKindSet)-1;
+_Atomic EventKindSet EventKindControl = (EventKindSet)-1;
+
+#define KIND_OWN EVENT_KIND_BIT(EventKindTelltale)  /* always on: .sol.control.own */
+#define BUFFER_SIZE_DEFAULT ((size_t)64 * 1024)
+#define BUFFER_SIZE_MIN ((size_t)4096)
+#define BUFFER_SIZE_MAX ((size_t)64 * 1024 * 1024)
+#define STREAM_LIMIT 8
+#define TEXT_LINE_MAX 4096
+
+/* EventKindBufStruct -- the runtime's side of one thread's buffer for one kind.
+ * ring[0] is allocated on first use; ring[1] when the kind's output is
+ * off and ring[0] fills, so that the flight recorder always holds the
+ * latest full buffer as well as the current one.  .sol.ring */
+typedef struct EventKindBufStruct {
+  unsigned char *ring[2];
+  unsigned current;             /* index into ring of the buffer in use */
+  uintptr_t previousEnd;        /* end of the data in the other buffer */
+} EventKindBufStruct;
+
+typedef struct EventThreadStruct {
+  struct EventThreadStruct *next, *prev;
+  uint32_t serial;
+  EventBufStruct *bufs;         /* the thread's EventThreadBuf */
+  size_t bufferSize;            /* size of each of its buffers */
+  EventKindBufStruct kind[EVENT_KIND_LIMIT];
+} EventThreadStruct;
+
+typedef struct EventStreamEntryStruct {
+  PlinthStream stream;
+  int binary;                   /* 1: the binary log; 0: a text mirror */
+  int owned;                    /* 1: telltale opened it and closes it */
+  EventKindSet kinds;           /* text mirror: kinds to show */
+  int failed;                   /* a write failed; reported once */
+} EventStreamEntryStruct;
+
+/* The session.  design/telemetry.txt .sol.session */
+static struct {
+  int initialized;
+  int started;                  /* the streams have their headers */
+  int finished;                 /* EventFinish ran; no default stream now */
+  size_t bufferSize;
+  uint64_t blocks;              /* blocks written: the next sequence number */
+  uint32_t threadSerial;        /* serial of the last thread set up */
+  EventThreadStruct *threads;
+  size_t streamCount;
+  EventStreamEntryStruct streams[STREAM_LIMIT];
+  EventKindSet mirrorKinds;     /* TELLTALE_MIRROR */
+  char fileName[1024];          /* TELLTALE_FILE, or "telltale.log" */
+  int noDefault;                /* TELLTALE_FILE=none */
+  uint64_t startClock, startRealtime, startMonotonic;
+  /* the intern table: open addressing, strings owned.  inSession: the
+   * string's Intern event is in this session's stream (.sol.intern) */
+  struct { char *string; EventW id; int inSession; } *interns;
+  size_t internCount, internSize;
+} session;
+
+static _Thread_local EventThreadStruct *threadState
+  __attribute__((tls_model("initial-exec")));
+
+static void sessionStart(void);
+static void internSessionEnd(void);
+static void sessionClock(void);
+static void threadFlushAll(EventThreadStruct *thread, int outputOnly);
+
+
+/* Messages ---------------------------------------------------------- */
+
+/* say -- write "telltale: " and the pieces to stderr; no stdio, so it
+ * can be used anywhere */
+static void say(const char *a, const char *b, const char *c)
+{
+  char line[1024];
+  size_t n = 0;
+  const char *parts[4] = {"telltale: ", a, b, c};
+  for (size_t i = 0; i < 4; ++i) {
+    const char *s = parts[i] != NULL ? parts[i] : "";
+    size_t len = strlen(s);
+    if (len > sizeof line - 1 - n)
+      len = sizeof line - 1 - n;
+    memcpy(line + n, s, len);
+    n += len;
+  }
+  line[n++] = '\n';
+  PlinthWriteError(line, n);
+}
+
+static void copyString(char *dst, size_t size, const char *src)
+{
+  size_t len = strlen(src);
+  if (size == 0)
+    return;
+  if (len >= size)
+    len = size - 1;
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+
+/* Kind control ----------------------------------------------------- */
+
+/* EventKindIndex -- a kind's index by name, or -1 */
+int EventKindIndex(const char *name)
+{
+  for (unsigned i = 0; i < EventRegistry.kindCount; ++i)
+    if (strcmp(EventRegistry.kinds[i].name, name) == 0)
+      return (int)i;
+  return -1;
+}
+
+static EventKindSet allKinds(void)
+{
+  unsigned n = EventRegistry.kindCount;
+  return n >= 32 ? (EventKindSet)-1 : EVENT_KIND_BIT(n) - 1;
+}
+
+/* EventKindParse -- parse a kind set: "all", "none", "Arena,Pool", "all,-Ref".
+ * design/telemetry.txt .sol.env */
+int EventKindParse(const char *spec, EventKindSet *kindsReturn, char *err, size_t errSize)
+{
+  EventKindSet kinds = 0;
+  const char *p = spec;
+  if (spec == NULL || kindsReturn == NULL)
+    return 22; /* EINVAL */
+  /* No room for a message: write none.  (The unknown-kind message below
+   * appends with strlen(err), which needs a terminated err.) */
+  if (errSize == 0)
+    err = NULL;
+  while (*p == ' ' || *p == '\t')
+    ++p;
+  if (*p == '\0') {
+    if (err != NULL)
+      copyString(err, errSize, "no kinds given; say 'none' for no kinds");
+    return 22;
+  }
+  while (*p != '\0') {
+    char name[EVENT_NAME_MAX + 2];
+    size_t len = 0;
+    int remove = 0;
+    while (*p == ' ' || *p == '\t')
+      ++p;
+    if (*p == '-' || *p == '+') {
+      remove = *p == '-';
+      ++p;
+    }
+    while (p[len] != '\0' && p[len] != ',' && p[len] != ' ' && p[len] != '\t')
+      ++len;
+    if (len == 0 || len > EVENT_NAME_MAX) {
+      if (err != NULL)
+        copyString(err, errSize, len == 0 ? "empty kind name" : "kind name too long");
+      return 22;
+    }
+    memcpy(name, p, len);
+    name[len] = '\0';
+    p += len;
+    while (*p == ' ' || *p == '\t')
+      ++p;
+    if (*p == ',')
+      ++p;
+    {
+      EventKindSet these;
+      if (strcmp(name, "all") == 0)
+        these = allKinds();
+      else if (strcmp(name, "none") == 0) {
+        these = allKinds();
+        remove = !remove;
+      } else {
+        int index = EventKindIndex(name);
+        if (index < 0) {
+          if (err != NULL) {
+            size_t n;
+            copyString(err, errSize, "unknown kind '");
+            n = strlen(err);
+            copyString(err + n, errSize - n, name);
+            n = strlen(err);
+            copyString(err + n, errSize - n, "'; the kinds are all, none, ");
+            for (unsigned i = 0; i < EventRegistry.kindCount; ++i) {
+              n = strlen(err);
+              copyString(err + n, errSize - n, EventRegistry.kinds[i].name);
+              n = strlen(err);
+              if (i + 1 < EventRegistry.kindCount)
+                copyString(err + n, errSize - n, ", ");
+            }
+          }
+          return 22;
+        }
+        these = EVENT_KIND_BIT(index);
+      }
+      kinds = remove ? kinds & ~these : kinds | these;
+    }
+  }
+  *kindsReturn = kinds;
+  return 0;
+}
+
+static EventKindSet control(_Atomic EventKindSet *set, EventKindSet reset, EventKindSet flip)
+{
+  EventKindSet old = atomic_load(set), new;
+  do {
+    new = (((old & ~reset) ^ flip) | KIND_OWN) & allKinds();
+  } while (!atomic_compare_exchange_weak(set, &old, new));
+  return old;
+}
+
+/* EventControl -- change output control: new = (old & ~reset) ^ flip */
+EventKindSet EventControl(EventKindSet reset, EventKindSet flip)
+{
+  return control(&EventKindControl, reset, flip);
+}
+
+EventKindSet EventControlSet(EventKindSet kinds)
+{
+  return control(&EventKindControl, kinds, kinds);
+}
+
+EventKindSet EventControlReset(EventKindSet kinds)
+{
+  return control(&EventKindControl, kinds, 0);
+}
+
+EventKindSet EventControlFlip(EventKindSet kinds)
+{
+  return control(&EventKindControl, 0, kinds);
+}
+
+/* EventRecord -- change recording control: kinds not recorded are not
+ * even buffered.  design/telemetry.txt .sol.control.record */
+EventKindSet EventRecord(EventKindSet reset, EventKindSet flip)
+{
+  return control(&EventKindRecord, reset, flip);
+}
+
+
+/* Initialization --------------------------------------------------- */
+
+/* envKinds -- parse a kind-set variable, or die with a clear message */
+static EventKindSet envKinds(const char *variable, EventKindSet otherwise)
+{
+  const char *value = PlinthGetEnv(variable);
+  EventKindSet kinds;
+  char err[512];
+  if (value == NULL)
+    return otherwise;
+  if (EventKindParse(value, &kinds, err, sizeof err) != 0) {
+    say(variable, ": ", err);
+    exit(2);
+  }
+  return kinds;
+}
+
+/* EventBufferSizeSet -- size of buffers made from now on */
+int EventBufferSizeSet(size_t size)
+{
+  if (size < BUFFER_SIZE_MIN || size > BUFFER_SIZE_MAX || (size & (size - 1)) != 0)
+    return 22; /* EINVAL */
+  PlinthLockClaim();
+  session.bufferSize = size;
+  PlinthLockRelease();
+  return 0;
+}
+
+static void atExit(void)
+{
+  EventFinish();
+}
+
+static void afterFork(void);
+
+/* EventInit -- read the environment; idempotent.  design/telemetry.txt .sol.env */
+int EventInit(void)
+{
+  const char *value;
+  PlinthLockClaim();
+  if (session.initialized) {
+    PlinthLockRelease();
+    return 0;
+  }
+  session.initialized = 1;
+  session.bufferSize = BUFFER_SIZE_DEFAULT;
+  value = PlinthGetEnv("TELLTALE_BUFFER");
+  if (value != NULL) {
+    char *end;
+    unsigned long long size = strtoull(value, &end, 0);
+    if (*end == 'k' || *end == 'K')
+      size <<= 10, ++end;
+    else if (*end == 'm' || *end == 'M')
+      size <<= 20, ++end;
+    if (*end != '\0' || EventBufferSizeSet((size_t)size) != 0) {
+      say("TELLTALE_BUFFER: '", value,
+          "' is not a power of two from 4096 to 64M (suffixes k and M allowed)");
+      exit(2);
+    }
+  }
+  atomic_store(&EventKindControl, envKinds("TELLTALE_CONTROL", allKinds()) | KIND_OWN);
+  atomic_store(&EventKindRecord, envKinds("TELLTALE_RECORD", allKinds()) | KIND_OWN);
+  session.mirrorKinds = envKinds("TELLTALE_MIRROR", 0);
+  value = PlinthGetEnv("TELLTALE_FILE");
+  if (value != NULL && strcmp(value, "none") == 0)
+    session.noDefault = 1;
+  else if (value != NULL && value[0] != '\0') {
+    if (strlen(value) >= sizeof session.fileName) {
+      say("TELLTALE_FILE: the file name is too long", NULL, NULL);
+      exit(2);
+    }
+    copyString(session.fileName, sizeof session.fileName, value);
+  } else
+    copyString(session.fileName, sizeof session.fileName, "telltale.log");
+  sessionClock();
+  PlinthAtExit(atExit);
+  PlinthAtFork(afterFork);
+  PlinthLockRelease();
+  return 0;
+}
+
+__attribute__((constructor)) static void initAtStart(void)
+{
+  (void)EventInit();
+}
+
+
+/* The stream header ------------------------------------------------ */
+
+/* HeaderBuf -- a growable byte buffer for building the header */
+typedef struct HeaderBufStruct {
+  unsigned char *base;
+  size_t size, limit;
+  int failed;
+} HeaderBufStruct;
+
+static void put(HeaderBufStruct *h, const void *p, size_t n)
+{
+  if (h->failed)
+    return;
+  if (h->size + n > h->limit) {
+    size_t limit = h->limit == 0 ? 4096 : h->limit;
+    unsigned char *base;
+    while (limit < h->size + n)
+      limit *= 2;
+    base = PlinthAlloc(limit);
+    if (base == NULL) {
+      h->failed = 1;
+      return;
+    }
+    if (h->size > 0)
+      memcpy(base, h->base, h->size);
+    PlinthFree(h->base);
+    h->base = base;
+    h->limit = limit;
+  }
+  memcpy(h->base + h->size, p, n);
+  h->size += n;
+}
+
+static void putLE(HeaderBufStruct *h, uint64_t value, size_t n)
+{
+  unsigned char bytes[8];
+  for (size_t i = 0; i < n; ++i)
+    bytes[i] = (unsigned char)(value >> (8 * i));
+  put(h, bytes, n);
+}
+
+static void putStr(HeaderBufStruct *h, const char *s)
+{
+  size_t len = s == NULL ? 0 : strlen(s);
+  if (len > 0xFFFF)
+    len = 0xFFFF;
+  putLE(h, len, 2);
+  put(h, s, len);
+}
+
+/* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
+static int headerBuild(HeaderBufStruct *h)
+{
+  uint16_t bom = EVENT_BYTE_ORDER_MARK;
+  char program[256];
+  const EventRegistryStruct *reg = &EventRegistry;
+  memset(h, 0, sizeof *h);
+  put(h, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
+  putLE(h, EVENT_VERSION_MAJOR, 2);
+  putLE(h, EVENT_VERSION_MEDIAN, 2);
+  putLE(h, EVENT_VERSION_MINOR, 2);
+  put(h, &bom, 2);                      /* data byte order, .stream.header */
+  putLE(h, sizeof(EventP), 1);
+  putLE(h, sizeof(EventW), 1);
+  putLE(h, 1, 1);                       /* IEEE 754 binary64 */
+  putLE(h, 0, 1);
+  putLE(h, 0, 4);                       /* header length, filled in below */
+  putLE(h, PlinthClockFrequency(), 8);
+  putLE(h, session.startClock, 8);
+  putLE(h, session.startRealtime, 8);
+  putLE(h, session.startMonotonic, 8);
+  putLE(h, PlinthProcessId(), 4);
+  putLE(h, 0, 4);
+  if (PlinthProgramName(program, sizeof program) != 0)
+    program[0] = '\0';
+  putStr(h, program);
+  putStr(h, reg->name);
+  putLE(h, reg->kindCount, 2);
+  for (unsigned i = 0; i < reg->kindCount; ++i) {
+    putStr(h, reg->kinds[i].name);
+    putStr(h, reg->kinds[i].doc);
+  }
+  putLE(h, reg->eventCount, 2);
+  for (unsigned i = 0; i < reg->eventCount; ++i) {
+    const EventDescStruct *e = &reg->events[i];
+    putLE(h, e->code, 2);
+    putLE(h, e->kind, 1);
+    putLE(h, (e->always ? 1u : 0u) | (e->retired ? 2u : 0u), 1);
+    putStr(h, e->format);
+    putStr(h, e->name);
+    putStr(h, e->doc);
+    for (unsigned j = 0; j < e->paramCount; ++j) {
+      putStr(h, e->paramNames[j]);
+      putStr(h, e->paramDocs[j]);
+    }
+  }
+  if (h->failed) {
+    PlinthFree(h->base);
+    return 12; /* ENOMEM */
+  }
+  for (size_t i = 0; i < 4; ++i)
+    h->base[20 + i] = (unsigned char)(h->size >> (8 * i));
+  return 0;
+}
+
+
+/* Streams ---------------------------------------------------------- */
+
+static void streamFailed(EventStreamEntryStruct *entry, int code)
+{
+  if (!entry->failed) {
+    entry->failed = 1;
+    say("cannot write to ", PlinthStreamDescribe(entry->stream), PlinthStrError(code));
+  }
+}
+
+/* streamHeader -- write the header to a binary stream */
+static void streamHeader(EventStreamEntryStruct *entry)
+{
+  HeaderBufStruct h;
+  int res = headerBuild(&h);
+  if (res == 0) {
+    res = PlinthStreamWrite(entry->stream, h.base, h.size);
+    PlinthFree(h.base);
+  }
+  if (res != 0)
+    streamFailed(entry, res);
+}
+
+static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet kinds)
+{
+  EventStreamEntryStruct *entry;
+  if (stream == NULL)
+    return 22;
+  (void)EventInit();
+  PlinthLockClaim();
+  if (session.streamCount == STREAM_LIMIT) {
+    PlinthLockRelease();
+    return 28; /* ENOSPC */
+  }
+  entry = &session.streams[session.streamCount++];
+  entry->stream = stream;
+  entry->binary = binary;
+  entry->owned = owned;
+  entry->kinds = kinds;
+  entry->failed = 0;
+  session.finished = 0;
+  sessionClock();
+  if (binary && session.started)
+    streamHeader(entry);
+  PlinthLockRelease();
+  return 0;
+}
+
+/* EventStreamAddBinary -- send the binary log to a stream too */
+int EventStreamAddBinary(PlinthStream stream)
+{
+  return streamAdd(stream, 1, 0, 0);
+}
+
+/* EventStreamAddText -- mirror kinds to a stream as text */
+int EventStreamAddText(PlinthStream stream, EventKindSet kinds)
+{
+  return streamAdd(stream, 0, 0, kinds);
+}
+
+static int hasBinaryStream(void)
+{
+  for (size_t i = 0; i < session.streamCount; ++i)
+    if (session.streams[i].binary)
+      return 1;
+  return 0;
+}
+
+/* sessionClock -- note when the session began, if not yet noted:
+ * at EventInit, or at the first event or stream after EventFinish */
+static void sessionClock(void)
+{
+  if (session.startClock != 0)
+    return;
+  session.startClock = PlinthClockNow();
+  session.startRealtime = PlinthRealtimeNs();
+  session.startMonotonic = PlinthMonotonicNs();
+}
+
+/* sessionStart -- open the default streams and write the headers.
+ * Called with the lock held, before the first block goes out.
+ * design/telemetry.txt .sol.session */
+static void sessionStart(void)
+{
+  if (session.started)
+    return;
+  sessionClock();
+  if (!hasBinaryStream() && !session.noDefault && !session.finished) {
+    PlinthStream stream;
+    int res = PlinthStreamOpenFile(&stream, session.fileName);
+    if (res != 0)
+      say("cannot open ", session.fileName, PlinthStrError(res));
+    else
+      (void)streamAdd(stream, 1, 1, 0);
+  }
+  if (session.mirrorKinds != 0 && session.streamCount < STREAM_LIMIT) {
+    PlinthStream stream;
+    if (PlinthStreamOpenFd(&stream, 2, 0) == 0)
+      (void)streamAdd(stream, 0, 1, session.mirrorKinds);
+  }
+  /* Set started only now: streamAdd writes the header itself when the
+   * session has started, so setting it before the default stream was
+   * added wrote that stream's header twice. */
+  session.started = 1;
+  for (size_t i = 0; i < session.streamCount; ++i)
+    if (session.streams[i].binary)
+      streamHeader(&session.streams[i]);
+}
+
+/* textMirror -- write a block's events as text.  design/telemetry.txt .sol.multi */
+static void textMirror(EventStreamEntryStruct *entry, const unsigned char *block, size_t size,
+                       uint32_t thread, unsigned kind)
+{
+  EventLayoutStruct layout;
+  size_t offset = EVENT_BLOCK_HEADER_LEN;
+  char line[TEXT_LINE_MAX];
+  EventFormatContextStruct context;
+  if ((entry->kinds & EVENT_KIND_BIT(kind)) == 0)
+    return;
+  EventLayoutNative(&layout);
+  EventFormatContextInit(&context, &EventRegistry);
+  context.clockHz = PlinthClockFrequency();
+  context.startClock = session.startClock;
+  context.startRealtime = session.startRealtime;
+  while (offset + EVENT_HEADER_LEN <= size) {
+    EventRecordStruct rec;
+    size_t n;
+    if (EventDecode(&layout, &EventRegistry, block + offset, size - offset, &rec, NULL)
+        != EventDecodeOK)
+      break;
+    rec.thread = thread;
+    rec.kind = kind;
+    n = EventFormat(line, sizeof line - 1, &rec, &context);
+    if (n > sizeof line - 2)
+      n = sizeof line - 2;
+    line[n++] = '\n';
+    if (PlinthStreamWrite(entry->stream, line, n) != 0)
+      break;
+    offset += rec.length;
+  }
+}
+
+/* blockWrite -- send a thread's buffer out as a block.  Lock held.
+ * design/telemetry.txt .stream.block */
+static void blockWrite(EventThreadStruct *thread, unsigned kind, unsigned char *base, size_t used)
+{
+  uint32_t length = (uint32_t)used;
+  uint16_t kind16 = (uint16_t)kind, flags = 0;
+  uint64_t seq;
+  if (used <= EVENT_BLOCK_HEADER_LEN)
+    return;
+  sessionStart();
+  seq = session.blocks++;
+  memcpy(base, EVENT_BLOCK_MAGIC, 4);
+  memcpy(base + 4, &length, 4);
+  memcpy(base + 8, &thread->serial, 4);
+  memcpy(base + 12, &kind16, 2);
+  memcpy(base + 14, &flags, 2);
+  memcpy(base + 16, &seq, 8);
+  for (size_t i = 0; i < session.streamCount; ++i) {
+    EventStreamEntryStruct *entry = &session.streams[i];
+    if (entry->binary) {
+      int res = PlinthStreamWrite(entry->stream, base, used);
+      if (res != 0)
+        streamFailed(entry, res);
+    } else
+      textMirror(entry, base, used, thread->serial, kind);
+  }
+}
+
+
+/* Threads and the slow path ---------------------------------------- */
+
+static void threadExit(void *arg);
+
+/* threadCreate -- set the calling thread up.  design/telemetry.txt .sol.thread */
+static EventThreadStruct *threadCreate(void)
+{
+  EventThreadStruct *thread = PlinthAlloc(sizeof *thread);
+  if (thread == NULL)
+    return NULL;
+  memset(thread, 0, sizeof *thread);
+  thread->bufs = EventThreadBuf;
+  PlinthLockClaim();
+  thread->serial = ++session.threadSerial;
+  sessionClock();
+  thread->bufferSize = session.bufferSize;
+  thread->next = session.threads;
+  if (session.threads != NULL)
+    session.threads->prev = thread;
+  session.threads = thread;
+  PlinthLockRelease();
+  threadState = thread;
+  (void)PlinthThreadOnExit(threadExit, thread);
+  return thread;
+}
+
+/* threadAnnounce -- the thread's first events: ThreadStart, ThreadName */
+static void threadAnnounce(EventThreadStruct *thread)
+{
+  char name[64];
+  if (thread->serial == 1) {
+    char program[256];
+    if (PlinthProgramName(program, sizeof program) != 0)
+      program[0] = '\0';
+    EVENT_UUUS(StreamStart, EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR,
+               program);
+  }
+  EVENT_UW(ThreadStart, thread->serial, (EventW)PlinthThreadOSId());
+  if (PlinthThreadName(name, sizeof name) == 0 && name[0] != '\0')
+    EVENT_US(ThreadName, thread->serial, name);
+  if (thread->serial == 1) {
+    EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+  }
+}
+
+/* bufferFull -- make room in a full buffer: write it out if the kind's
+ * output is on, else move to the other buffer of the ring.
+ * design/telemetry.txt .sol.buffer, .sol.ring */
+static int bufferFull(EventThreadStruct *thread, unsigned kind)
+{
+  EventKindBufStruct *kb = &thread->kind[kind];
+  EventBufStruct *buf = &thread->bufs[kind];
+  unsigned char *base = kb->ring[kb->current];
+  if (atomic_load_explicit(&EventKindControl, memory_order_relaxed) & EVENT_KIND_BIT(kind)) {
+    PlinthLockClaim();
+    blockWrite(thread, kind, base, buf->next - (uintptr_t)base);
+    PlinthLockRelease();
+  } else {
+    unsigned other = 1 - kb->current;
+    if (kb->ring[other] == NULL) {
+      kb->ring[other] = PlinthAlloc(thread->bufferSize);
+      if (kb->ring[other] == NULL)
+        return 12;
+    }
+    kb->previousEnd = buf->next;
+    kb->current = other;
+    base = kb->ring[other];
+  }
+  buf->next = (uintptr_t)base + EVENT_BLOCK_HEADER_LEN;
+  buf->limit = (uintptr_t)base + thread->bufferSize;
+  return 0;
+}
+
+/* EventReserveSlow -- the slow path of EventReserve.  design/telemetry.txt .sol.slow
+ *
+ * Sets the thread up on its first event, makes the kind's buffer on its
+ * first event of that kind, and makes room when the buffer is full.
+ * Own events emitted here (ThreadStart) re-enter; the loop re-checks. */
+void *EventReserveSlow(unsigned kind, size_t size)
+{
+  static unsigned char sink[EVENT_SIZE_MAX];  /* for events with nowhere to go */
+  EventThreadStruct *thread = threadState;
+  if (thread == NULL) {
+    (void)EventInit();
+    thread = threadCreate();
+    if (thread == NULL)
+      return sink;
+    threadAnnounce(thread);
+  }
+  for (;;) {
+    EventKindBufStruct *kb = &thread->kind[kind];
+    EventBufStruct *buf = &thread->bufs[kind];
+    if (kb->ring[0] == NULL) {
+      kb->ring[0] = PlinthAlloc(thread->bufferSize);
+      if (kb->ring[0] == NULL)
+        return sink;
+      kb->current = 0;
+      buf->next = (uintptr_t)kb->ring[0] + EVENT_BLOCK_HEADER_LEN;
+      buf->limit = (uintptr_t)kb->ring[0] + thread->bufferSize;
+    }
+    if (buf->limit - buf->next >= size) {
+      void *p = (void *)buf->next;
+      buf->next += size;
+      return p;
+    }
+    if (bufferFull(thread, kind) != 0)
+      return sink;
+  }
+}
+
+/* threadFlushAll -- write out a thread's buffers.  Lock held.
+ * With outputOnly, only kinds whose output is on. */
+static void threadFlushAll(EventThreadStruct *thread, int outputOnly)
+{
+  EventKindSet output = atomic_load(&EventKindControl);
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    EventKindBufStruct *kb = &thread->kind[kind];
+    EventBufStruct *buf = &thread->bufs[kind];
+    unsigned char *base = kb->ring[kb->current];
+    if (base == NULL || (outputOnly && (output & EVENT_KIND_BIT(kind)) == 0))
+      continue;
+    blockWrite(thread, kind, base, buf->next - (uintptr_t)base);
+    buf->next = (uintptr_t)base + EVENT_BLOCK_HEADER_LEN;
+  }
+}
+
+static void threadFree(EventThreadStruct *thread)
+{
+  if (thread->prev != NULL)
+    thread->prev->next = thread->next;
+  else
+    session.threads = thread->next;
+  if (thread->next != NULL)
+    thread->next->prev = thread->prev;
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    PlinthFree(thread->kind[kind].ring[0]);
+    PlinthFree(thread->kind[kind].ring[1]);
+  }
+  PlinthFree(thread);
+}
+
+/* threadExit -- a thread is exiting: flush its buffers, never lose them.
+ * design/telemetry.txt .sol.thread.exit */
+static void threadExit(void *arg)
+{
+  EventThreadStruct *thread = arg;
+  if (thread != threadState)
+    return;
+  EVENT_U(ThreadExit, thread->serial);
+  PlinthLockClaim();
+  threadFlushAll(thread, 1);
+  threadFree(thread);
+  PlinthLockRelease();
+  threadState = NULL;
+  memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+}
+
+/* EventFlush -- write the calling thread's output buffers to the streams */
+void EventFlush(void)
+{
+  EventThreadStruct *thread = threadState;
+  if (thread == NULL)
+    return;
+  EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+  PlinthLockClaim();
+  threadFlushAll(thread, 1);
+  for (size_t i = 0; i < session.streamCount; ++i)
+    (void)PlinthStreamFlush(session.streams[i].stream);
+  PlinthLockRelease();
+}
+
+/* EventFinish -- end the session.  design/telemetry.txt .sol.finish
+ *
+ * Other threads that are still running have their buffers written as
+ * they stand; an event they are emitting at this moment may be cut.
+ * The calling thread's StreamEnd is the last event in the stream. */
+void EventFinish(void)
+{
+  EventThreadStruct *self = threadState;
+  PlinthLockClaim();
+  if (session.threads == NULL && session.streamCount == 0) {
+    PlinthLockRelease();
+    return;
+  }
+  for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
+    if (t != self)
+      threadFlushAll(t, 1);
+  if (self != NULL)
+    threadFlushAll(self, 1);
+  PlinthLockRelease();
+  EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+  PlinthLockClaim();
+  EVENT_W(StreamEnd, (EventW)session.blocks);
+  if (threadState != NULL) {
+    EventThreadStruct *t = threadState;
+    EventKindBufStruct *kb = &t->kind[EventKindTelltale];
+    unsigned char *base = kb->ring[kb->current];
+    blockWrite(t, EventKindTelltale, base, t->bufs[EventKindTelltale].next - (uintptr_t)base);
+    t->bufs[EventKindTelltale].next = (uintptr_t)base + EVENT_BLOCK_HEADER_LEN;
+  }
+  for (size_t i = 0; i < session.streamCount; ++i) {
+    EventStreamEntryStruct *entry = &session.streams[i];
+    (void)PlinthStreamFlush(entry->stream);
+    if (entry->owned)
+      PlinthStreamClose(entry->stream);
+  }
+  session.streamCount = 0;
+  session.started = 0;
+  session.finished = 1;
+  session.startClock = 0;
+  session.blocks = 0;
+  internSessionEnd();
+  PlinthLockRelease();
+}
+
+/* afterFork -- in the child of fork(): the parent's buffered events are
+ * the parent's to write, and its streams are shared with the parent, so
+ * the child drops both and starts a stream of its own, named after the
+ * parent's with ".PID" added.  design/telemetry.txt .sol.fork */
+static void afterFork(void)
+{
+  EventThreadStruct *self = threadState, *t, *next;
+  session.finished = 0;      /* the child's own session may open its file */
+  for (t = session.threads; t != NULL; t = next) {
+    next = t->next;
+    if (t != self)
+      threadFree(t);
+  }
+  if (self != NULL)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+      EventKindBufStruct *kb = &self->kind[kind];
+      if (kb->ring[kb->current] != NULL)
+        self->bufs[kind].next = (uintptr_t)kb->ring[kb->current] + EVENT_BLOCK_HEADER_LEN;
+      kb->previousEnd = 0;
+    }
+  for (size_t i = 0; i < session.streamCount; ++i)
+    if (session.streams[i].owned)
+      PlinthStreamClose(session.streams[i].stream);
+  session.streamCount = 0;
+  session.started = 0;
+  session.blocks = 0;
+  internSessionEnd();
+  if (!session.noDefault) {
+    size_t n = strlen(session.fileName);
+    uint64_t pid = PlinthProcessId();
+    char digits[24];
+    size_t d = 0;
+    do {
+      digits[d++] = (char)('0' + pid % 10);
+      pid /= 10;
+    } while (pid != 0);
+    if (n + 1 + d < sizeof session.fileName) {
+      session.fileName[n++] = '.';
+      while (d > 0)
+        session.fileName[n++] = digits[--d];
+      session.fileName[n] = '\0';
+    }
+  }
+}
+
+
+/* Strings and labels ------------------------------------------------ */
+
+static uint64_t hashString(const char *s)
+{
+  uint64_t h = 1469598103934665603u;        /* FNV-1a */
+  while (*s != '\0')
+    h = (h ^ (unsigned char)*s++) * 1099511628211u;
+  return h;
+}
+
+/* EventInternString -- the id of a string, emitting Intern the first
+ * time.  The string is truncated to EVENT_STRING_MAX.  Returns 0 if
+ * memory runs out.  design/telemetry.txt .sol.intern */
+EventW EventInternString(const char *string)
+{
+  char copy[EVENT_STRING_MAX + 1];
+  size_t len = EventStringLength(string), i;
+  EventW id;
+  EventStringCopy(copy, string, len);
+  PlinthLockClaim();
+  if (session.internCount * 2 >= session.internSize) {
+    size_t size = session.internSize == 0 ? 64 : session.internSize * 2;
+    void *table = PlinthAlloc(size * sizeof *session.interns);
+    if (table == NULL) {
+      PlinthLockRelease();
+      return 0;
+    }
+    memset(table, 0, size * sizeof *session.interns);
+    {
+      __typeof__(session.interns) old = session.interns;
+      size_t oldSize = session.internSize;
+      session.interns = table;
+      session.internSize = size;
+      for (size_t j = 0; j < oldSize; ++j)
+        if (old[j].string != NULL) {
+          size_t k = hashString(old[j].string) & (size - 1);
+          while (session.interns[k].string != NULL)
+            k = (k + 1) & (size - 1);
+          session.interns[k] = old[j];
+        }
+      PlinthFree(old);
+    }
+  }
+  for (i = hashString(copy) & (session.internSize - 1);
+       session.interns[i].string != NULL;
+       i = (i + 1) & (session.internSize - 1))
+    if (strcmp(session.interns[i].string, copy) == 0) {
+      id = session.interns[i].id;
+      /* Seen in an earlier session only: the new stream needs its own
+       * Intern event, or its labels cannot be read.  .sol.intern */
+      if (!session.interns[i].inSession) {
+        session.interns[i].inSession = 1;
+        EVENT_WS(Intern, id, copy);
+      }
+      PlinthLockRelease();
+      return id;
+    }
+  session.interns[i].string = PlinthAlloc(len + 1);
+  if (session.interns[i].string == NULL) {
+    PlinthLockRelease();
+    return 0;
+  }
+  memcpy(session.interns[i].string, copy, len + 1);
+  session.interns[i].inSession = 1;
+  id = session.interns[i].id = ++session.internCount;
+  /* Emitted under the lock so that no thread labels with id before
+   * the Intern event is in a buffer. */
+  EVENT_WS(Intern, id, copy);
+  PlinthLockRelease();
+  return id;
+}
+
+/* internSessionEnd -- the session ended: strings keep their ids, but
+ * each is interned again (Intern emitted) on its first use in the next
+ * session, whose stream would otherwise lack it.  Lock held. */
+static void internSessionEnd(void)
+{
+  for (size_t i = 0; i < session.internSize; ++i)
+    session.interns[i].inSession = 0;
+}
+
+/* EventLabel -- label an address with an interned string */
+void EventLabel(EventA address, EventW id)
+{
+  EVENT_AW(Label, address, id);
+}
+
+void EventLabelString(EventA address, const char *label)
+{
+  EventW id = EventInternString(label);
+  if (id != 0)
+    EventLabel(address, id);
+}
+
+/* EventThreadNameSet -- name the calling thread in the stream */
+void EventThreadNameSet(const char *name)
+{
+  EventThreadStruct *thread = threadState;
+  if (thread == NULL) {
+    /* The first event sets the thread up and announces it. */
+    EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+    thread = threadState;
+  }
+  if (thread != NULL)
+    EVENT_US(ThreadName, thread->serial, name);
+}

@@ -1,0 +1,166 @@
+/* <src/event/event.h> -- event emission interface
+ *
+ * .design: design/telemetry.txt
+ *
+ * A program includes this header to emit events and to control
+ * telemetry.  It includes the program's generated eventgen.h (from the
+ * include path), which defines the EVENT_<FORMAT>(Name, ...) emitters.
+ *
+ * The hot path is here, inline: EVENT_BEGIN and EVENT_END, which every
+ * generated emitter uses.  design/telemetry.txt .sol.hot
+ */
+
+#ifndef event_h
+#define event_h
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "eventcom.h"
+#include "plinthclock.h"
+
+/* Varieties.  design/telemetry.txt .sol.variety
+ * Build with -DEVENT_VARIETY=n.  The default is checking. */
+#define EVENT_VARIETY_OFF       0   /* no events: emitters compile to nothing */
+#define EVENT_VARIETY_OPTIMISED 1   /* events whose always is TRUE */
+#define EVENT_VARIETY_CHECKING  2   /* every event */
+#ifndef EVENT_VARIETY
+#define EVENT_VARIETY EVENT_VARIETY_CHECKING
+#endif
+#if EVENT_VARIETY < EVENT_VARIETY_OFF || EVENT_VARIETY > EVENT_VARIETY_CHECKING
+#error "EVENT_VARIETY must be 0 (off), 1 (optimised) or 2 (checking)"
+#endif
+
+/* EventBufStruct -- a thread's buffer for one kind, as the hot path sees it.
+ *
+ * next is where the next event goes; limit is the end of the buffer.
+ * Both are 0 until the thread's first event of the kind, so the first
+ * reservation takes the slow path, which sets the thread up.  No other
+ * thread writes these.  design/telemetry.txt .sol.buffer */
+typedef struct EventBufStruct {
+  uintptr_t next;
+  uintptr_t limit;
+} EventBufStruct;
+
+extern _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
+  __attribute__((tls_model("initial-exec")));
+
+/* EventKindRecord -- kinds whose events are recorded into buffers.
+ * EventKindControl -- kinds whose recorded events are output to the
+ * streams; the others stay in a ring of two buffers, the flight recorder.
+ * Both are bit sets indexed by EventKind, which a debugger can print and
+ * set: "print/x EventKindControl", "set var EventKindControl &= ~(1<<5)".
+ * design/telemetry.txt .sol.control */
+extern _Atomic EventKindSet EventKindRecord;
+extern _Atomic EventKindSet EventKindControl;
+
+extern void *EventReserveSlow(unsigned kind, size_t size);
+
+/* EventReserve -- room for size bytes in the calling thread's buffer */
+static inline void *EventReserve(unsigned kind, size_t size)
+{
+  EventBufStruct *buf = &EventThreadBuf[kind];
+  uintptr_t next = buf->next;
+  if (__builtin_expect(buf->limit - next < size, 0))
+    return EventReserveSlow(kind, size);
+  buf->next = next + size;
+  return (void *)next;
+}
+
+/* EVENT_BEGIN, EVENT_END -- the hot path of every emitter.
+ *
+ * One load and branch when the kind is not recorded.  Otherwise reserve
+ * by bumping a pointer, store the fields and the clock, and commit by
+ * storing code and length together last.  design/telemetry.txt .sol.hot
+ * EVENT_BEGIN declares _event, a pointer to the event's struct, for the
+ * field stores between the two. */
+#define EVENT_BEGIN(structType, kind, size) \
+  if (atomic_load_explicit(&EventKindRecord, memory_order_relaxed) & EVENT_KIND_BIT(kind)) { \
+    structType *_event = EventReserve((kind), (size)); \
+    _event->header.clock = PlinthClockNow();
+
+#define EVENT_END(code, size) \
+    atomic_signal_fence(memory_order_release); \
+    _event->header.codeLength = EVENT_CODE_LENGTH((code), (size)); \
+  }
+
+/* EventStringLength -- length of an S parameter, truncated to
+ * EVENT_STRING_MAX.  A null pointer is sent as an empty string.
+ * design/telemetry.txt .reg.limits */
+static inline size_t EventStringLength(const char *s)
+{
+  size_t n = 0;
+  if (s == NULL)
+    return 0;
+  while (n < EVENT_STRING_MAX && s[n] != '\0')
+    ++n;
+  return n;
+}
+
+static inline void EventStringCopy(char *dst, const char *src, size_t length)
+{
+  if (length > 0)
+    memcpy(dst, src, length);
+  dst[length] = '\0';
+}
+
+#include "eventgen.h"
+
+/* Interface.  design/telemetry.txt .sol.api
+ * Functions that can fail return 0 or an errno-style code and, when
+ * given one, write a message into err (at most errSize bytes). */
+
+/* EventInit -- set telemetry up from the environment.
+ * Idempotent; called before main by a constructor, and by the slow
+ * path.  Reads TELLTALE_CONTROL, TELLTALE_RECORD, TELLTALE_FILE,
+ * TELLTALE_MIRROR and TELLTALE_BUFFER (design/telemetry.txt .sol.env).
+ * A bad setting is reported on stderr, listing the valid kinds, and
+ * exits the program with status 2. */
+extern int EventInit(void);
+
+/* EventFlush -- write the calling thread's output buffers to the streams */
+extern void EventFlush(void);
+
+/* EventFinish -- end the session: flush every thread's buffers, write
+ * StreamEnd and close the streams telltale opened.  Emitting afterwards
+ * starts a new session. */
+extern void EventFinish(void);
+
+/* Streams.  design/telemetry.txt .sol.multi
+ * The default stream is the file named by TELLTALE_FILE, or
+ * "telltale.log", opened when the first block is written unless the
+ * program added a binary stream first.  TELLTALE_FILE=none means no
+ * default stream.  Streams the program adds stay the program's to close,
+ * after EventFinish. */
+struct PlinthStreamStruct;
+extern int EventStreamAddBinary(struct PlinthStreamStruct *stream);
+extern int EventStreamAddText(struct PlinthStreamStruct *stream, EventKindSet kinds);
+
+/* Kind control.  design/telemetry.txt .sol.control
+ * Each returns the previous set; new = (old & ~reset) ^ flip, as in MPS. */
+extern EventKindSet EventControl(EventKindSet reset, EventKindSet flip);
+extern EventKindSet EventControlSet(EventKindSet kinds);     /* output on */
+extern EventKindSet EventControlReset(EventKindSet kinds);   /* output off */
+extern EventKindSet EventControlFlip(EventKindSet kinds);
+extern EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
+
+/* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref" */
+extern int EventKindParse(const char *spec, EventKindSet *kindsReturn,
+                          char *err, size_t errSize);
+/* EventKindIndex -- a kind's index by name, or -1 */
+extern int EventKindIndex(const char *name);
+
+/* Strings and labels.  design/telemetry.txt .sol.intern */
+extern EventW EventInternString(const char *string);
+extern void EventLabel(EventA address, EventW id);
+extern void EventLabelString(EventA address, const char *label);
+
+/* Thread names: emits ThreadName for the calling thread. */
+extern void EventThreadNameSet(const char *name);
+
+/* Buffer size in bytes: a power of two, at least 4096 (TELLTALE_BUFFER).
+ * Applies to buffers made after the call. */
+extern int EventBufferSizeSet(size_t size);
+
+#endif /* event_h */

@@ -1,0 +1,221 @@
+/* <src/event/eventread.h> -- the one decoder of telltale streams
+ *
+ * .design: design/telemetry.txt .req.share .stream
+ *
+ * Every reader of telltale events uses this decoder: eventcnv, the
+ * runtime's text mirror and crash dump, the tests and the replay tool.
+ * (design/telemetry.txt .req.share)
+ *
+ * It has two layers.
+ *
+ * The event layer (EventDecode, EventFormat and their helpers) decodes
+ * and formats one event.  It depends on string.h only: it never
+ * allocates, never uses stdio and keeps only small buffers on the stack,
+ * so the runtime's crash dump may call it from a signal handler.
+ *
+ * The stream layer (EventStream*) reads a whole stream held in memory:
+ * the header and the registry it carries, the blocks, and the events in
+ * time order merged across threads and kinds.  It allocates with malloc.
+ *
+ * Both layers read only inside the buffer they are given, on any input:
+ * a malformed stream is an error naming its byte offset, never a crash.
+ */
+
+#ifndef eventread_h
+#define eventread_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include "eventcom.h"
+
+
+/* THE EVENT LAYER */
+
+/* EventLayoutStruct -- how a stream's data is laid out.
+ * design/telemetry.txt .stream.header .req.port */
+typedef struct EventLayoutStruct {
+  unsigned bigEndian;           /* 1 if data are big-endian, 0 if little */
+  unsigned pointerSize;         /* bytes in a P or A field: 4 or 8 */
+  unsigned wordSize;            /* bytes in a W field: 4 or 8 */
+} EventLayoutStruct;
+
+/* EventLayoutNative -- the layout of the running program */
+extern void EventLayoutNative(EventLayoutStruct *layoutReturn);
+
+/* EventValueUnion -- one decoded parameter.
+ * P, A, W, U: u (zero-extended); D: d; S: s (points into the event,
+ * NUL-terminated, stringLength characters). */
+typedef union EventValueUnion {
+  uint64_t u;
+  int64_t i;
+  double d;
+  const char *s;
+} EventValueUnion;
+
+/* EventRecordStruct -- one decoded event.  design/telemetry.txt .stream.event */
+typedef struct EventRecordStruct {
+  const EventDescStruct *desc;  /* NULL if the code is not in the registry */
+  unsigned code;
+  unsigned length;              /* of the whole event, in bytes */
+  EventClock clock;
+  uint32_t thread;              /* thread serial, from the block (0 if unknown) */
+  unsigned kind;                /* kind index, from the block (desc's if unknown) */
+  size_t offset;                /* of the event in the stream (0 if unknown) */
+  EventValueUnion values[EVENT_PARAM_MAX];
+  size_t stringLength;          /* characters in the S parameter, if any */
+} EventRecordStruct;
+
+/* EventDecodeRes -- the result of EventDecode */
+typedef enum EventDecodeRes {
+  EventDecodeOK = 0,            /* decoded: desc, header and values are set */
+  EventDecodeEND,               /* code 0: no more events in this block */
+  EventDecodeUNKNOWN,           /* code not in the registry: header set, skip by length */
+  EventDecodeTRUNCATED,         /* the event runs past the bytes available */
+  EventDecodeCORRUPT            /* the event cannot be right */
+} EventDecodeRes;
+
+/* EventRegistryLookup -- the descriptor of a code, or NULL.
+ * The registry's events must be sorted by code (eventcom.h). */
+extern const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry,
+                                                  unsigned code);
+
+/* EventDecode -- decode the event at p, with avail bytes readable there.
+ *
+ * Reads only p[0 .. avail-1].  On EventDecodeOK and EventDecodeUNKNOWN,
+ * rec->length bytes make up the event.  On TRUNCATED and CORRUPT,
+ * *whyReturn (if whyReturn is not NULL) is a static sentence saying what
+ * is wrong; rec->code and rec->length are set if avail allowed reading
+ * them.  rec->thread and rec->offset are set to 0 and rec->kind to the
+ * descriptor's kind: a caller that knows better sets them.
+ * registry may be NULL: then every code is unknown. */
+extern EventDecodeRes EventDecode(const EventLayoutStruct *layout,
+                                  const EventRegistryStruct *registry,
+                                  const unsigned char *p, size_t avail,
+                                  EventRecordStruct *rec, const char **whyReturn);
+
+/* EventLabelFunction -- the label of an address, or NULL if it has none */
+typedef const char *(*EventLabelFunction)(void *closure, uint64_t address);
+
+/* EventFormatContextStruct -- what EventFormat needs besides the record */
+typedef struct EventFormatContextStruct {
+  const EventRegistryStruct *registry;  /* for kind names; may be NULL */
+  EventClock startClock;        /* clock value at the start of the stream */
+  uint64_t clockHz;             /* clock frequency; 0: the clock counts ns */
+  uint64_t startRealtime;       /* CLOCK_REALTIME at startClock, ns since the epoch */
+  EventLabelFunction label;     /* may be NULL: no labels */
+  void *labelClosure;
+  unsigned kindWidth;           /* kind names are padded to this width */
+  unsigned nameWidth;           /* event names are padded to this width */
+} EventFormatContextStruct;
+
+/* EventFormatContextInit -- a context for registry: widths from its
+ * names, the clock counting ns from 0, no labels.  The caller then sets
+ * the clock fields and the label function. */
+extern void EventFormatContextInit(EventFormatContextStruct *ctx,
+                                   const EventRegistryStruct *registry);
+
+/* EventFormat -- one line of text for rec, without a newline.
+ *
+ *   ELAPSED WALLCLOCK THREAD KIND EVENT name=value ...
+ *       0.000500000 22:13:20.123956789 T1  Telltale StreamStart   major=1 ...
+ *
+ * ELAPSED is seconds since ctx->startClock with 9 decimals; WALLCLOCK
+ * is the UTC time of day HH:MM:SS.nnnnnnnnn.  P and A values are hex,
+ * an A value followed by [label] if ctx->label knows it; W and U are
+ * decimal; D is like printf's %.17g ("nan", "inf", "-inf"); S is quoted
+ * with C escapes.  An unknown code gives "? code=0x1234 length=N".
+ *
+ * Writes at most size bytes including a terminating NUL (if size > 0)
+ * and returns the length of the whole line, like snprintf: a result of
+ * size or more means the line was cut short. */
+extern size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
+                          const EventFormatContextStruct *ctx);
+
+/* EventFormatDouble -- d as printf's "%.17g" would, into buf.
+ * Returns the length, like EventFormat. */
+extern size_t EventFormatDouble(char *buf, size_t size, double d);
+
+
+/* THE STREAM LAYER */
+
+/* EventStreamStruct -- a stream being read; opaque */
+typedef struct EventStreamStruct EventStreamStruct;
+
+/* Options for EventStreamOpen */
+#define EVENT_STREAM_RESYNC 0x1u    /* on a corrupt block, report it and skip
+                                       to the next block magic; the default
+                                       is to stop reading blocks there */
+
+/* EventStreamRes -- the result of the stream functions */
+typedef enum EventStreamRes {
+  EventStreamOK = 0,            /* success; a record was returned */
+  EventStreamEND,               /* no more events; the stream was sound */
+  EventStreamERROR,             /* a bad stream or no memory: see EventStreamProblem */
+  EventStreamREFUSED            /* EventStreamOpen: the header is unreadable */
+} EventStreamRes;
+
+/* EventStreamInfoStruct -- what the header says, and what the reader
+ * found in the blocks.  design/telemetry.txt .stream.header */
+typedef struct EventStreamInfoStruct {
+  unsigned major, median, minor;  /* version: design/telemetry.txt .sol.version */
+  EventLayoutStruct layout;
+  unsigned doubleFormat;        /* 1: IEEE 754 binary64 */
+  uint32_t headerLength;
+  uint64_t headerHz;            /* clock frequency in the header, 0 if unknown */
+  uint64_t clockHz;             /* the frequency used: from ClockSync events if
+                                   two are at least 1 ms apart, else headerHz;
+                                   0: the clock counts ns */
+  EventClock startClock;
+  uint64_t startRealtime;       /* ns since the epoch */
+  uint64_t startMonotonic;      /* ns */
+  uint32_t pid;
+  const char *program;
+  const EventRegistryStruct *registry;  /* the registry the stream carries */
+  /* Found in the blocks when the stream was opened */
+  size_t blockCount;            /* blocks read */
+  size_t eventCount;            /* events with known codes */
+  size_t unknownCount;          /* events skipped: code not in the registry */
+  size_t clockSyncCount;
+  size_t skippedBytes;          /* bytes skipped because they were corrupt */
+  int streamEnd;                /* 1 if a StreamEnd event was seen */
+} EventStreamInfoStruct;
+
+/* EventStreamOpen -- read the header and index the blocks of a stream
+ *
+ * buf holds the whole stream and must outlive the stream object.
+ * Returns EventStreamOK with *streamReturn set; EventStreamREFUSED or
+ * EventStreamERROR with a message in msg (at most msgSize bytes,
+ * "offset N: ...") and *streamReturn NULL if the header cannot be read.
+ * A fault in the blocks does not fail the open: events before it are
+ * read, then EventStreamNext returns EventStreamERROR. */
+extern EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
+                                      const unsigned char *buf, size_t size,
+                                      unsigned options, char *msg, size_t msgSize);
+
+extern void EventStreamClose(EventStreamStruct *stream);
+
+extern const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream);
+
+/* EventStreamNext -- the next event in time order.
+ * design/telemetry.txt .stream.order .stream.unknown
+ * Returns EventStreamOK and a record; at the end, EventStreamEND if the
+ * stream was sound, or EventStreamERROR if problems were found.  The
+ * record's strings point into the stream's buffer.  Intern and Label
+ * events update the label table before they are returned. */
+extern EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn);
+
+/* EventStreamLabel -- an EventLabelFunction: closure is the stream.
+ * The label of address from the Intern and Label events read so far. */
+extern const char *EventStreamLabel(void *closure, uint64_t address);
+
+/* EventStreamFormatContext -- a format context for this stream:
+ * its registry, clock and labels. */
+extern void EventStreamFormatContext(EventStreamStruct *stream, EventFormatContextStruct *ctxReturn);
+
+/* EventStreamProblemCount, EventStreamProblem -- faults found, in
+ * order, each "offset N: what is wrong".  Without EVENT_STREAM_RESYNC
+ * there is at most one, and reading stopped there. */
+extern size_t EventStreamProblemCount(const EventStreamStruct *stream);
+extern const char *EventStreamProblem(const EventStreamStruct *stream, size_t i);
+
+#endif /* eventread_h */

@@ -1,0 +1,671 @@
+/* <src/plinth/plinth.c> -- POSIX plinth
+ *
+ * .design: design/telemetry.txt .plinth
+ *
+ * The implementation of plinth.h for Linux and other POSIX systems with
+ * pthreads.  It is built with -D_GNU_SOURCE for pthread_getname_np,
+ * program_invocation_short_name, syscall(SYS_gettid) and the static
+ * recursive mutex initialiser.  It depends on libc and pthreads only.
+ *
+ * Functions that can fail return 0 or a positive errno code and never
+ * print (plinth.h).  Checks on the interface (a NULL stream, say) are
+ * assertions: they are the caller's mistakes, not run-time conditions.
+ */
+
+#include "plinth.h"
+#include "plinthclock.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+
+/* Output streams.  design/telemetry.txt .plinth.stream
+ *
+ * Two sorts: a file descriptor (which PlinthStreamOpenFile opens and
+ * PlinthStreamOpenFd adopts) and a growable block of memory, for tests.
+ * A stream is not locked: its one writer, or the runtime's lock, keeps
+ * writes in order.
+ */
+
+enum {
+  PlinthStreamSortFd,
+  PlinthStreamSortMemory
+};
+
+#define PLINTH_MEMORY_INITIAL 256   /* first capacity of a memory stream */
+
+typedef struct PlinthStreamStruct {
+  int sort;                     /* PlinthStreamSortFd or ...Memory */
+  int fd;                       /* fd streams: the descriptor */
+  int closeOnDestroy;           /* fd streams: close fd in PlinthStreamClose */
+  unsigned char *base;          /* memory streams: the bytes written */
+  size_t size;                  /* memory streams: bytes used */
+  size_t capacity;              /* memory streams: bytes allocated */
+  char description[];           /* for PlinthStreamDescribe */
+} PlinthStreamStruct;
+
+/* streamCreate -- allocate a stream and its description */
+
+static int streamCreate(PlinthStream *streamReturn, int sort, const char *description)
+{
+  size_t length = strlen(description);
+  PlinthStream stream;
+
+  if (length > SIZE_MAX - sizeof(PlinthStreamStruct) - 1)
+    return ENAMETOOLONG;
+  stream = malloc(sizeof(PlinthStreamStruct) + length + 1);
+  if (stream == NULL)
+    return ENOMEM;
+  stream->sort = sort;
+  stream->fd = -1;
+  stream->closeOnDestroy = 0;
+  stream->base = NULL;
+  stream->size = 0;
+  stream->capacity = 0;
+  memcpy(stream->description, description, length + 1);
+  *streamReturn = stream;
+  return 0;
+}
+
+/* PlinthStreamOpenFile -- create or truncate a file and stream to it */
+
+int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
+{
+  PlinthStream stream;
+  int fd, res;
+
+  assert(streamReturn != NULL);
+  assert(path != NULL);
+
+  do
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  while (fd < 0 && errno == EINTR);   /* open of a FIFO can be interrupted */
+  if (fd < 0)
+    return errno;
+
+  res = streamCreate(&stream, PlinthStreamSortFd, path);
+  if (res != 0)
+    goto failCreate;
+  stream->fd = fd;
+  stream->closeOnDestroy = 1;
+  *streamReturn = stream;
+  return 0;
+
+failCreate:
+  (void)close(fd);
+  return res;
+}
+
+/* PlinthStreamOpenFd -- stream to a descriptor the caller opened */
+
+int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy)
+{
+  char description[sizeof "fd " + 3 * sizeof(int)];
+  PlinthStream stream;
+  int res;
+
+  assert(streamReturn != NULL);
+  if (fd < 0)
+    return EBADF;
+
+  (void)snprintf(description, sizeof description, "fd %d", fd);
+  res = streamCreate(&stream, PlinthStreamSortFd, description);
+  if (res != 0)
+    return res;
+  stream->fd = fd;
+  stream->closeOnDestroy = closeOnDestroy != 0;
+  *streamReturn = stream;
+  return 0;
+}
+
+/* PlinthStreamOpenMemory -- stream to a growable block of memory */
+
+int PlinthStreamOpenMemory(PlinthStream *streamReturn)
+{
+  PlinthStream stream;
+  int res;
+
+  assert(streamReturn != NULL);
+
+  res = streamCreate(&stream, PlinthStreamSortMemory, "memory");
+  if (res != 0)
+    return res;
+  /* Allocate now, so that PlinthStreamMemory is never NULL for a
+     memory stream, even an empty one. */
+  stream->base = malloc(PLINTH_MEMORY_INITIAL);
+  if (stream->base == NULL) {
+    free(stream);
+    return ENOMEM;
+  }
+  stream->capacity = PLINTH_MEMORY_INITIAL;
+  *streamReturn = stream;
+  return 0;
+}
+
+/* memoryWrite -- append to a memory stream, doubling its capacity as needed */
+
+static int memoryWrite(PlinthStream stream, const void *buf, size_t size)
+{
+  if (size > stream->capacity - stream->size) {
+    size_t need, capacity;
+    unsigned char *base;
+
+    if (size > SIZE_MAX - stream->size)
+      return ENOMEM;
+    need = stream->size + size;
+    capacity = stream->capacity;
+    while (capacity < need)
+      capacity = capacity > SIZE_MAX / 2 ? need : capacity * 2;
+    base = realloc(stream->base, capacity);
+    if (base == NULL)
+      return ENOMEM;      /* the stream keeps its old bytes */
+    stream->base = base;
+    stream->capacity = capacity;
+  }
+  memcpy(stream->base + stream->size, buf, size);
+  stream->size += size;
+  return 0;
+}
+
+/* fdWrite -- write all bytes to a descriptor, retrying short writes and EINTR */
+
+static int fdWrite(int fd, const unsigned char *p, size_t size)
+{
+  while (size > 0) {
+    size_t chunk = size > SSIZE_MAX ? SSIZE_MAX : size;
+    ssize_t n = write(fd, p, chunk);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;     /* EAGAIN too: a non-blocking fd is not waited on */
+    }
+    if (n == 0)
+      return EIO;       /* write made no progress and gave no reason */
+    p += n;
+    size -= (size_t)n;
+  }
+  return 0;
+}
+
+/* PlinthStreamWrite -- write all bytes, retrying short writes */
+
+int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
+{
+  assert(stream != NULL);
+  assert(buf != NULL || size == 0);
+
+  if (size == 0)
+    return 0;
+  if (stream->sort == PlinthStreamSortMemory)
+    return memoryWrite(stream, buf, size);
+  return fdWrite(stream->fd, buf, size);
+}
+
+/* PlinthStreamFlush -- make written bytes visible to readers
+ *
+ * A no-op for both sorts.  PlinthStreamWrite buffers nothing: each write()
+ * has already handed the bytes to the kernel, so another process reading
+ * the file sees them, and they survive the program crashing
+ * (design/telemetry.txt .req.examine).  They do not survive the machine
+ * crashing: that would need fsync, which costs milliseconds and is not
+ * wanted.
+ */
+
+int PlinthStreamFlush(PlinthStream stream)
+{
+  assert(stream != NULL);
+  (void)stream;
+  return 0;
+}
+
+/* PlinthStreamClose -- close the descriptor if owned, and free the stream */
+
+void PlinthStreamClose(PlinthStream stream)
+{
+  assert(stream != NULL);
+  if (stream->sort == PlinthStreamSortFd && stream->closeOnDestroy)
+    (void)close(stream->fd);    /* not retried on EINTR: Linux has closed it */
+  free(stream->base);
+  free(stream);
+}
+
+/* PlinthStreamMemory -- the bytes of a memory stream */
+
+const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn)
+{
+  assert(stream != NULL);
+  assert(sizeReturn != NULL);
+  if (stream->sort != PlinthStreamSortMemory) {
+    *sizeReturn = 0;
+    return NULL;
+  }
+  *sizeReturn = stream->size;
+  return stream->base;
+}
+
+/* PlinthStreamDescribe -- the path, "fd N" or "memory" */
+
+const char *PlinthStreamDescribe(PlinthStream stream)
+{
+  assert(stream != NULL);
+  return stream->description;
+}
+
+
+/* Clocks.  design/telemetry.txt .sol.clock
+ *
+ * PlinthClockFrequency must be cheap, because the runtime calls it when
+ * it starts: no sleeping.  It takes the first of:
+ *   1. the TSC frequency that some Linux kernels publish in
+ *      /sys/devices/system/cpu/cpu0/tsc_freq_khz;
+ *   2. a calibration: count cycles while CLOCK_MONOTONIC advances
+ *      PLINTH_CALIBRATE_NS (about 0.2 ms of spinning).
+ * The estimate is good to a few parts in 10^4; the tools refine it from
+ * ClockSync events.  It is found once, under pthread_once.
+ */
+
+#define PLINTH_CALIBRATE_NS     200000u   /* spin this long to calibrate */
+#define PLINTH_CALIBRATE_TRIES  5         /* readings per sample; keep the tightest */
+#define PLINTH_TSC_FREQ_PATH    "/sys/devices/system/cpu/cpu0/tsc_freq_khz"
+
+static pthread_once_t clockOnce = PTHREAD_ONCE_INIT;
+static uint64_t clockFrequency;           /* Hz; 0 if unknown; set under clockOnce */
+
+/* PlinthMonotonicNs -- CLOCK_MONOTONIC in nanoseconds */
+
+uint64_t PlinthMonotonicNs(void)
+{
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+    return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* PlinthRealtimeNs -- CLOCK_REALTIME in nanoseconds since the epoch */
+
+uint64_t PlinthRealtimeNs(void)
+{
+  struct timespec ts;
+  if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+    return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if PLINTH_CLOCK_IS_CYCLES
+
+/* clockFrequencyPublished -- the kernel's TSC frequency in Hz, or 0 */
+
+static uint64_t clockFrequencyPublished(void)
+{
+  char text[32];
+  uint64_t khz = 0;
+  ssize_t n;
+  int fd;
+
+  fd = open(PLINTH_TSC_FREQ_PATH, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  do
+    n = read(fd, text, sizeof text - 1);
+  while (n < 0 && errno == EINTR);
+  (void)close(fd);
+  if (n <= 0)
+    return 0;
+  text[n] = '\0';
+  for (const char *p = text; *p >= '0' && *p <= '9'; ++p) {
+    if (khz > UINT64_MAX / 10000)
+      return 0;
+    khz = khz * 10 + (uint64_t)(*p - '0');
+  }
+  return khz * 1000;
+}
+
+/* clockSample -- read the cycle counter and CLOCK_MONOTONIC together
+ *
+ * Brackets clock_gettime between two cycle counts, takes their midpoint,
+ * and keeps the tightest of a few tries, so that an interrupt during one
+ * reading does not skew the calibration.
+ */
+
+static void clockSample(uint64_t *cyclesReturn, uint64_t *nsReturn)
+{
+  uint64_t best = UINT64_MAX;
+
+  for (int i = 0; i < PLINTH_CALIBRATE_TRIES; ++i) {
+    uint64_t before = PlinthClockNow();
+    uint64_t ns = PlinthMonotonicNs();
+    uint64_t after = PlinthClockNow();
+    if (after >= before && after - before < best) {
+      best = after - before;
+      *cyclesReturn = before + best / 2;
+      *nsReturn = ns;
+    }
+  }
+  if (best == UINT64_MAX) {         /* the counter never went forward */
+    *cyclesReturn = PlinthClockNow();
+    *nsReturn = PlinthMonotonicNs();
+  }
+}
+
+/* clockFrequencyCalibrate -- cycles per second over a short spin, or 0 */
+
+static uint64_t clockFrequencyCalibrate(void)
+{
+  uint64_t cycles0, ns0, cycles1, ns1;
+
+  clockSample(&cycles0, &ns0);
+  if (ns0 == 0)
+    return 0;                       /* no CLOCK_MONOTONIC */
+  while (PlinthMonotonicNs() - ns0 < PLINTH_CALIBRATE_NS)
+    continue;
+  clockSample(&cycles1, &ns1);
+  if (cycles1 <= cycles0 || ns1 <= ns0)
+    return 0;
+  /* In double: (cycles1 - cycles0) * 1e9 overflows 64 bits if the
+     thread was descheduled for seconds. */
+  return (uint64_t)((double)(cycles1 - cycles0) * 1e9 / (double)(ns1 - ns0) + 0.5);
+}
+
+#endif /* PLINTH_CLOCK_IS_CYCLES */
+
+/* clockFrequencyInit -- find the frequency, once */
+
+static void clockFrequencyInit(void)
+{
+#if PLINTH_CLOCK_IS_CYCLES
+  uint64_t hz = clockFrequencyPublished();
+  if (hz == 0)
+    hz = clockFrequencyCalibrate();
+  clockFrequency = hz;
+#else
+  clockFrequency = 1000000000u;     /* PlinthClockNow is PlinthMonotonicNs */
+#endif
+}
+
+/* PlinthClockFrequency -- the rate of PlinthClockNow in Hz, 0 if unknown */
+
+uint64_t PlinthClockFrequency(void)
+{
+  if (pthread_once(&clockOnce, clockFrequencyInit) != 0)
+    return 0;
+  return clockFrequency;
+}
+
+
+/* Threads.  design/telemetry.txt .plinth.thread
+ *
+ * PlinthThreadOnExit uses one pthread key, whose destructor runs when a
+ * thread exits through pthread_exit or by returning from its start
+ * routine.  It does not run for the main thread when the process exits:
+ * the runtime uses PlinthAtExit for that.  The key's value points to the
+ * thread's own record of fn and arg, so it is never NULL (a NULL value
+ * would skip the destructor) even when arg is.
+ */
+
+typedef struct ThreadExitStruct {
+  void (*fn)(void *);
+  void *arg;
+} ThreadExitStruct;
+
+static pthread_once_t threadExitOnce = PTHREAD_ONCE_INIT;
+static pthread_key_t threadExitKey;
+static int threadExitKeyError;            /* set under threadExitOnce */
+static _Thread_local ThreadExitStruct threadExit;
+
+/* threadExitDestructor -- call the thread's fn(arg) as it exits */
+
+static void threadExitDestructor(void *value)
+{
+  ThreadExitStruct *te = value;
+  void (*fn)(void *) = te->fn;
+
+  /* Clear first: if fn registers again, the key's value is set again and
+     pthreads calls this destructor again, up to
+     PTHREAD_DESTRUCTOR_ITERATIONS times. */
+  te->fn = NULL;
+  if (fn != NULL)
+    fn(te->arg);
+}
+
+/* threadExitKeyCreate -- create the key, once */
+
+static void threadExitKeyCreate(void)
+{
+  threadExitKeyError = pthread_key_create(&threadExitKey, threadExitDestructor);
+}
+
+/* PlinthThreadOnExit -- call fn(arg) when the calling thread exits */
+
+int PlinthThreadOnExit(void (*fn)(void *), void *arg)
+{
+  int res;
+
+  assert(fn != NULL);
+  res = pthread_once(&threadExitOnce, threadExitKeyCreate);
+  if (res != 0)
+    return res;
+  if (threadExitKeyError != 0)
+    return threadExitKeyError;
+  threadExit.fn = fn;
+  threadExit.arg = arg;
+  return pthread_setspecific(threadExitKey, &threadExit);
+}
+
+/* PlinthThreadOSId -- the kernel's thread id (gettid) */
+
+uint64_t PlinthThreadOSId(void)
+{
+  return (uint64_t)syscall(SYS_gettid);
+}
+
+/* copyTruncated -- copy a string into a buffer, truncating to fit */
+
+static void copyTruncated(char *buf, size_t size, const char *s)
+{
+  size_t length = strlen(s);
+  if (length >= size)
+    length = size - 1;
+  memcpy(buf, s, length);
+  buf[length] = '\0';
+}
+
+/* PlinthThreadName -- the calling thread's name, truncated to fit buf
+ *
+ * Linux names are at most 15 characters; a thread that was never named
+ * has the name of the thread that created it, ultimately the program's.
+ */
+
+int PlinthThreadName(char *buf, size_t size)
+{
+  char name[64];
+  int res;
+
+  assert(buf != NULL);
+  if (size == 0)
+    return ERANGE;
+  res = pthread_getname_np(pthread_self(), name, sizeof name);
+  if (res != 0) {
+    buf[0] = '\0';
+    return res;
+  }
+  copyTruncated(buf, size, name);
+  return 0;
+}
+
+
+/* The lock.  design/telemetry.txt .plinth
+ *
+ * One recursive mutex.  PlinthAtFork makes it safe across fork(): the
+ * forking thread claims it before the fork, so no other thread is inside
+ * the runtime's slow path when the child's copy is made, and the child
+ * reinitialises its copy (it cannot unlock it: glibc records the owner
+ * by thread id, which differs in the child).
+ */
+
+static pthread_mutex_t plinthLock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+/* PlinthLockClaim -- claim the process-wide recursive lock */
+
+void PlinthLockClaim(void)
+{
+  int res = pthread_mutex_lock(&plinthLock);
+  assert(res == 0);
+  (void)res;
+}
+
+/* PlinthLockRelease -- release the process-wide recursive lock */
+
+void PlinthLockRelease(void)
+{
+  int res = pthread_mutex_unlock(&plinthLock);
+  assert(res == 0);   /* EPERM: released by a thread that did not claim it */
+  (void)res;
+}
+
+/* lockForkChild -- give the child a fresh, unowned lock */
+
+static void lockForkChild(void)
+{
+  plinthLock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+}
+
+
+/* Memory */
+
+/* PlinthAlloc -- malloc */
+
+void *PlinthAlloc(size_t size)
+{
+  return malloc(size);
+}
+
+/* PlinthFree -- free */
+
+void PlinthFree(void *p)
+{
+  free(p);
+}
+
+
+/* Process.  design/telemetry.txt .plinth.process */
+
+/* PlinthGetEnv -- an environment variable, or NULL */
+
+const char *PlinthGetEnv(const char *name)
+{
+  assert(name != NULL);
+  return getenv(name);
+}
+
+/* PlinthProcessId -- getpid */
+
+uint64_t PlinthProcessId(void)
+{
+  return (uint64_t)getpid();
+}
+
+/* PlinthProgramName -- the program's short name, truncated to fit buf
+ *
+ * program_invocation_short_name is argv[0] after its last '/'.  If
+ * that is empty, the kernel's name for the process, /proc/self/comm.
+ */
+
+int PlinthProgramName(char *buf, size_t size)
+{
+  const char *name = program_invocation_short_name;
+  char comm[64];
+
+  assert(buf != NULL);
+  if (size == 0)
+    return ERANGE;
+  if (name == NULL || name[0] == '\0') {
+    ssize_t n;
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int res = errno;
+      buf[0] = '\0';
+      return res;
+    }
+    do
+      n = read(fd, comm, sizeof comm - 1);
+    while (n < 0 && errno == EINTR);
+    (void)close(fd);
+    if (n < 0)
+      n = 0;
+    if (n > 0 && comm[n - 1] == '\n')
+      --n;
+    comm[n] = '\0';
+    name = comm;
+  }
+  copyTruncated(buf, size, name);
+  return 0;
+}
+
+/* PlinthAtExit -- call fn at normal process exit (atexit) */
+
+int PlinthAtExit(void (*fn)(void))
+{
+  assert(fn != NULL);
+  return atexit(fn) == 0 ? 0 : ENOMEM;
+}
+
+static pthread_once_t forkOnce = PTHREAD_ONCE_INIT;
+static int forkLockError;                 /* set under forkOnce */
+
+/* forkLockRegister -- make the lock safe across fork, once
+ *
+ * Registered before any caller's handler, so that the lock's prepare
+ * handler runs last before fork and its child handler runs first after.
+ */
+
+static void forkLockRegister(void)
+{
+  forkLockError = pthread_atfork(PlinthLockClaim, PlinthLockRelease, lockForkChild);
+}
+
+/* PlinthAtFork -- call child() in the child after fork() */
+
+int PlinthAtFork(void (*child)(void))
+{
+  int res;
+
+  assert(child != NULL);
+  res = pthread_once(&forkOnce, forkLockRegister);
+  if (res != 0)
+    return res;
+  if (forkLockError != 0)
+    return forkLockError;
+  return pthread_atfork(NULL, NULL, child);
+}
+
+/* PlinthWriteError -- write to standard error; async-signal-safe
+ *
+ * Only write(), retried on EINTR and short writes.  Any other failure is
+ * ignored: there is nowhere left to report it.  errno is preserved, so
+ * a signal handler may call this.
+ */
+
+void PlinthWriteError(const char *buf, size_t size)
+{
+  int saved = errno;
+
+  assert(buf != NULL || size == 0);
+  (void)fdWrite(STDERR_FILENO, (const unsigned char *)buf, size);
+  errno = saved;
+}
+
+/* PlinthStrError -- strerror */
+
+const char *PlinthStrError(int code)
+{
+  return strerror(code);
+}

@@ -1,0 +1,81 @@
+/* <src/plinth/plinth.h> -- the platform interface of the telltale runtime
+ *
+ * .design: design/telemetry.txt .plinth
+ *
+ * Everything the runtime needs from the operating system goes through
+ * these functions: output streams, clocks, threads, one lock, the
+ * environment and process exit.  The rest of the runtime (src/event)
+ * includes no OS headers.  A user porting telltale reimplements this
+ * file's functions; plinth.c is the POSIX implementation.
+ *
+ * Functions that can fail return 0 on success and a positive errno-style
+ * code on failure; they never print.  The caller decides what to say.
+ */
+
+#ifndef plinth_h
+#define plinth_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Output streams.  design/telemetry.txt .plinth.stream
+ *
+ * A stream accepts whole blocks of bytes in order.  PlinthStreamWrite
+ * writes all of size bytes or fails; it retries short writes and EINTR.
+ */
+
+typedef struct PlinthStreamStruct *PlinthStream;
+
+extern int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path);
+extern int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
+extern int PlinthStreamOpenMemory(PlinthStream *streamReturn);
+extern int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size);
+extern int PlinthStreamFlush(PlinthStream stream);
+extern void PlinthStreamClose(PlinthStream stream);
+
+/* PlinthStreamMemory -- the bytes written so far to a memory stream.
+ * The pointer is valid until the next write or close.  NULL and size 0
+ * for a stream that is not a memory stream. */
+extern const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn);
+
+/* PlinthStreamDescribe -- a short name for messages: a path, "fd 3", "memory" */
+extern const char *PlinthStreamDescribe(PlinthStream stream);
+
+/* Clocks.  design/telemetry.txt .sol.clock
+ *
+ * The cycle counter read on the hot path is inline, in plinthclock.h.
+ * PlinthClockFrequency estimates its rate in Hz; the tools refine it
+ * from ClockSync events. */
+extern uint64_t PlinthClockFrequency(void);
+extern uint64_t PlinthMonotonicNs(void);
+extern uint64_t PlinthRealtimeNs(void);
+
+/* Threads.  design/telemetry.txt .plinth.thread */
+extern uint64_t PlinthThreadOSId(void);    /* the kernel's id for the calling thread */
+/* PlinthThreadOnExit -- arrange for fn(arg) when the calling thread exits;
+ * once per thread, with the most recent arg. */
+extern int PlinthThreadOnExit(void (*fn)(void *), void *arg);
+extern int PlinthThreadName(char *buf, size_t size);  /* the calling thread's name, "" if none */
+
+/* The lock.  One process-wide recursive lock guards the runtime's slow
+ * paths; the emitting hot path never takes it. */
+extern void PlinthLockClaim(void);
+extern void PlinthLockRelease(void);
+
+/* Memory for the runtime's own structures (never on the hot path). */
+extern void *PlinthAlloc(size_t size);
+extern void PlinthFree(void *p);
+
+/* Process.  design/telemetry.txt .plinth.process */
+extern const char *PlinthGetEnv(const char *name);
+extern uint64_t PlinthProcessId(void);
+extern int PlinthProgramName(char *buf, size_t size);
+extern int PlinthAtExit(void (*fn)(void));
+/* PlinthAtFork -- fn runs in the child after fork() */
+extern int PlinthAtFork(void (*child)(void));
+/* PlinthWriteError -- write bytes to the process's standard error */
+extern void PlinthWriteError(const char *buf, size_t size);
+/* PlinthStrError -- a message for a code returned by a plinth function */
+extern const char *PlinthStrError(int code);
+
+#endif /* plinth_h */

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# tests/eventcnv.sh -- golden-file tests of eventcnv and the stream reader
+#
+# .design: design/telemetry.txt .eventcnv .stream
+#
+# Usage: tests/eventcnv.sh [--update] EVENTCNV
+#   e.g. tests/eventcnv.sh build/eventcnv
+#        tests/eventcnv.sh build/san/eventcnv
+#
+# Each case writes a synthetic stream with tests/mkstream.py, runs
+# EVENTCNV on it, and checks the exit status, stdout against
+# tests/golden/CASE.out, and (where given) that stderr contains a
+# substring.  The oracle-* cases also check the default output of every
+# sound variant against mkstream.py --expect, a second formatter written
+# in Python, so the golden files are not merely what eventcnv printed.
+#
+# Prints "ok CASE" or "FAIL CASE: why" per case, then "N passed, N failed";
+# exits 1 if any case failed.  --update rewrites the golden files instead
+# of comparing (check the diff, and the oracle cases, before committing).
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+update=0
+if [ "${1:-}" = --update ]; then
+  update=1
+  shift
+fi
+if [ $# -ne 1 ]; then
+  echo "usage: $0 [--update] path/to/eventcnv" >&2
+  exit 2
+fi
+eventcnv=$1
+case $eventcnv in
+  /*) ;;
+  *) eventcnv=$PWD/$eventcnv ;;
+esac
+if [ ! -x "$eventcnv" ]; then
+  echo "$0: $eventcnv is not an executable" >&2
+  exit 2
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/eventcnv-test.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+# stream VARIANT -- make tests' stream for VARIANT, once
+stream() {
+  local f=$tmp/$1.tt
+  if [ ! -f "$f" ]; then
+    python3 "$here/mkstream.py" --variant "$1" "$f" || {
+      echo "$0: mkstream.py --variant $1 failed" >&2
+      exit 2
+    }
+  fi
+}
+
+# result CASE WHY -- count and print one case's result
+result() {
+  if [ -z "$2" ]; then
+    echo "ok $1"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $1:$2"
+    failed=$((failed + 1))
+  fi
+}
+
+# check CASE VARIANT STATUS STDERR-SUBSTRING [ARG...]
+#   Runs EVENTCNV ARG... FILE, where FILE is VARIANT's stream; VARIANT
+#   "none" passes no file, and "stdin:VARIANT" feeds it on stdin.
+check() {
+  local name=$1 variant=$2 status=$3 errsub=$4
+  shift 4
+  local out=$tmp/$name.out err=$tmp/$name.err golden=$here/golden/$name.out got why=""
+  case $variant in
+    none)
+      "$eventcnv" "$@" >"$out" 2>"$err" ;;
+    stdin:*)
+      stream "${variant#stdin:}"
+      "$eventcnv" "$@" <"$tmp/${variant#stdin:}.tt" >"$out" 2>"$err" ;;
+    *)
+      stream "$variant"
+      "$eventcnv" "$@" "$tmp/$variant.tt" >"$out" 2>"$err" ;;
+  esac
+  got=$?
+  if [ $update -eq 1 ]; then
+    cp "$out" "$golden"
+  fi
+  if [ "$got" -ge 128 ]; then
+    why="$why crashed with signal $((got - 128))"
+  elif [ "$got" -ne "$status" ]; then
+    why="$why exit status $got, expected $status"
+  fi
+  if [ ! -f "$golden" ]; then
+    why="$why no golden/$name.out"
+  elif ! cmp -s "$golden" "$out"; then
+    why="$why stdout differs from golden/$name.out"
+  fi
+  if [ -n "$errsub" ] && ! grep -qF -- "$errsub" "$err"; then
+    why="$why stderr lacks '$errsub'"
+  fi
+  if grep -q "Sanitizer\|runtime error" "$err"; then
+    why="$why sanitizer report on stderr"
+  fi
+  if [ -n "$why" ]; then
+    sed 's/^/    stderr: /' "$err" | head -5
+  fi
+  result "$name" "$why"
+}
+
+# oracle VARIANT -- default output equals mkstream.py --expect
+oracle() {
+  local why=""
+  stream "$1"
+  python3 "$here/mkstream.py" --variant "$1" --expect "$tmp/$1.expect" || why=" mkstream.py --expect failed"
+  "$eventcnv" "$tmp/$1.tt" >"$tmp/$1.oracle" 2>/dev/null
+  if [ -z "$why" ] && ! cmp -s "$tmp/$1.expect" "$tmp/$1.oracle"; then
+    why=" output differs from mkstream.py --expect"
+  fi
+  result "oracle-$1" "$why"
+}
+
+unknown="skipped 1 event with codes not in the stream's registry"
+
+# Sound streams: every layout, a newer minor, and clock variations.
+check basic            basic    0 "$unknown"
+check big              big      0 "$unknown"
+check ptr32            ptr32    0 "$unknown"
+check big32            big32    0 "$unknown"
+check minor            minor    0 ""
+check noend            noend    0 "did not end cleanly (no StreamEnd event)"
+check hz0sync          hz0sync  0 ""
+check hz0              hz0      0 ""
+check stdin            stdin:basic 0 "$unknown" -
+check stdin-default    stdin:basic 0 "$unknown"
+for v in basic big ptr32 big32 minor noend hz0sync hz0; do
+  oracle "$v"
+done
+
+# Options.
+check list             basic    0 "" --list
+check header           basic    0 "" --header
+check header-big32     big32    0 "" --header
+check header-hz0       hz0      0 "" --header
+check header-hz0sync   hz0sync  0 "" --header
+check header-list      basic    0 "" --header --list
+check count            basic    0 "" --count
+check count-kind       basic    0 "" --count --kind Object
+check kind             basic    0 "" --kind Pool,Object
+check event            basic    0 "" --event Intern,Label,PoolDestroy,Everything
+check kind-event       basic    0 "" --kind=User --event=Measure,Tick
+check big32-kind       big32    0 "" --kind Object
+check help             none     0 "" --help
+
+# Usage errors: exit 2.
+check bad-kind         basic    2 "--kind: the stream has no kind named 'Nope'" --kind Pool,Nope
+check bad-kind-list    basic    2 "valid kind names are: Telltale Pool Object User" --kind Nope
+check bad-event        basic    2 "--event: the stream has no event named 'Nope'" --event Nope
+check bad-option       none     2 "unknown option: --bogus" --bogus
+check two-files        none     2 "more than one FILE" a b
+check missing-arg      none     2 "missing argument to --kind" --kind
+check missing-file     none     1 "No such file or directory" /nonexistent/stream.tt
+
+# Bad streams: exit 1, naming the offset, after printing what could be read.
+check empty            empty              1 "offset 0: empty file"
+check trunc-header     trunc-header       1 "offset 0: header truncated: the file is 40 bytes, the fixed header is 64"
+check trunc-registry   trunc-registry     1 "offset 20: header length 2315 runs past end of file (size 2305)"
+check bad-magic        bad-magic          1 "offset 0: bad magic: not a telltale stream"
+check bad-bom          bad-bom            1 "offset 14: bad byte-order mark"
+check version2         version2           1 "offset 8: stream version 2.0.0 is not supported: this reader reads 1.0.x"
+check median1          median1            1 "offset 8: stream version 1.1.0 is not supported: this reader reads 1.0.x"
+check trunc-block      trunc-block        1 "offset 4575: block length 72 runs past end of file (size 4605)"
+check trunc-block-header trunc-block-header 1 "offset 4575: block header truncated: 10 bytes left"
+check bad-block-magic  bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\")"
+check event-overrun    event-overrun      1 "offset 2997: event code 0x0104 length 4095: event runs past the end"
+check short-event      short-event        1 "offset 2729: event code 0x0102 length 4: event length is less than the 12-byte event header"
+check bad-string       bad-string         1 "offset 2641: event code 0x0008 length 32: string does not end with a NUL"
+check block-kind       block-kind         1 "offset 2789: block kind 9 is not in the registry (4 kinds)"
+check bad-header-only  bad-block-magic    1 "offset 2593: bad block magic" --header
+
+# Recovery: --resync skips a corrupt block and goes on, still exit 1.
+check resync-magic     bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\"); skipped 80 bytes to the next block at offset 2673" --resync
+check resync-overrun   event-overrun      1 "offset 2997: event code 0x0104 length 4095" --resync
+check resync-short     short-event        1 "offset 2729: event code 0x0102 length 4" --resync
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

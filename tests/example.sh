@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# tests/example.sh -- the example pool allocator, read by eventcnv, and
+# the environment variables
+#
+# .design: design/telemetry.txt .req.self .sol.intern .sol.env .sol.multi
+#
+# Usage: tests/example.sh CONFIG      e.g. tests/example.sh build/san
+# CONFIG's examples/pool and eventcnv must be built.
+#
+# Covers:
+#   cross-registry   eventcnv, built without the pool registry, prints the
+#                    example's PoolAlloc events with their field names
+#                    (pool=0x... addr=0x... size=N), from the stream's own
+#                    registry; it reads the log without a complaint
+#   label-nodes      the pool created as "nodes" is shown as [nodes] after
+#                    its address in the later Label event (labels are shown
+#                    for A fields; the pool is a P field elsewhere)
+#   list-registry    --list shows the pool registry's kinds, events and
+#                    parameter docs, and the retired PoolCheck as retired
+#   thread-name      the worker thread's name
+#   control-minus    TELLTALE_CONTROL=all,-Object: no PoolAlloc, Pool events kept
+#   record-minus     TELLTALE_RECORD=all,-Object: the same by recording
+#   control-bogus    TELLTALE_CONTROL=Bogus: exit 2, a message naming the
+#                    variable and listing the kinds, and no log
+#   buffer-bad       TELLTALE_BUFFER=5000: exit 2 and a message
+#   buffer-small     TELLTALE_BUFFER=4k: the same events as the default
+#   mirror-pool      TELLTALE_MIRROR=Pool: Pool events as text on stderr,
+#                    no Object events there, and the binary log still written
+#   file-none        TELLTALE_FILE=none: no file written
+#   file-default     TELLTALE_FILE unset: telltale.log in the working directory
+# (fork is covered by tests/test_threads.c, threads-2.1.)
+# Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
+
+set -u
+cd "$(dirname "$0")/.."
+
+cfg=${1:?usage: tests/example.sh CONFIG}
+cfg=${cfg%/}
+top=$PWD
+pool="$top/$cfg/examples/pool"
+eventcnv="$top/$cfg/eventcnv"
+
+passed=0
+failed=0
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for f in "$pool" "$eventcnv"; do
+  if [ ! -x "$f" ]; then
+    echo "FAIL setup: $f is not built"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+done
+
+# run NAME VAR=VALUE... -- run the example in the empty directory
+# $tmp/NAME with the given environment; its status is in $status, its
+# output in $tmp/NAME.out and $tmp/NAME.err
+run() {
+  local name=$1
+  shift
+  mkdir -p "$tmp/$name"
+  (cd "$tmp/$name" && env -u TELLTALE_CONTROL -u TELLTALE_RECORD -u TELLTALE_FILE \
+     -u TELLTALE_MIRROR -u TELLTALE_BUFFER "$@" "$pool" >"$tmp/$name.out" 2>"$tmp/$name.err")
+  status=$?
+}
+
+# count LOG NAME -- how many NAME events eventcnv counts in LOG (0 if none)
+count() {
+  "$eventcnv" --count "$1" 2>/dev/null | awk -v name="$2" '$2 == name { n = $1 } END { print n + 0 }'
+}
+
+# --- the default run, read by eventcnv ----------------------------------
+
+log="$tmp/main/pool.log"
+run main TELLTALE_FILE="$log"
+if [ "$status" -ne 0 ] || [ ! -s "$log" ]; then
+  fail example-runs "status $status, log $(ls -l "$log" 2>&1)"
+  echo "$passed passed, $((failed)) failed"
+  exit 1
+fi
+"$eventcnv" "$log" >"$tmp/main.txt" 2>"$tmp/main.cnv.err"
+cnvStatus=$?
+
+if [ "$cnvStatus" -ne 0 ]; then
+  fail cross-registry "eventcnv exited $cnvStatus: $(head -3 "$tmp/main.cnv.err")"
+elif [ -s "$tmp/main.cnv.err" ]; then
+  fail cross-registry "eventcnv complained: $(head -3 "$tmp/main.cnv.err")"
+elif ! grep -Eq ' PoolAlloc +pool=0x[0-9a-f]+ addr=0x[0-9a-f]+ size=[0-9]+$' "$tmp/main.txt"; then
+  fail cross-registry "no 'PoolAlloc pool=0x... addr=0x... size=N' line: $(grep -m1 PoolAlloc "$tmp/main.txt")"
+elif [ "$(grep -c ' PoolAlloc ' "$tmp/main.txt")" -ne "$(count "$log" PoolAlloc)" ]; then
+  fail cross-registry "--count and the listing disagree on PoolAlloc"
+else
+  ok cross-registry
+fi
+
+# the address of the pool named "nodes", and a later line labelling it
+nodes=$(sed -n 's/.* PoolCreate .*pool=\(0x[0-9a-f]*\) .*name="nodes".*/\1/p' "$tmp/main.txt")
+if [ -z "$nodes" ]; then
+  fail label-nodes "no PoolCreate with name=\"nodes\""
+elif ! awk -v create="pool=$nodes " -v label="=$nodes[nodes]" '
+       index($0, " PoolCreate ") && index($0, create) { seen = 1; next }
+       seen && index($0, label) { found = 1 }
+       END { exit !found }' "$tmp/main.txt"; then
+  fail label-nodes "no '$nodes[nodes]' after the PoolCreate line"
+else
+  ok label-nodes
+fi
+
+"$eventcnv" --list "$log" >"$tmp/list.txt" 2>&1
+missing=""
+for want in "Arena" "Pool" "Object" \
+            "PoolAlloc: kind Object, always, format PAW" \
+            "an object was allocated from a pool" \
+            "P pool: the pool" "A addr: the object" "W size: its size in bytes" \
+            "PoolVerify: kind Pool" "PoolCheck: kind Pool, retired" \
+            "UserMark: kind User" "S what: what the phase does"; do
+  grep -qF -- "$want" "$tmp/list.txt" || missing="$missing '$want'"
+done
+if [ -n "$missing" ]; then
+  fail list-registry "--list lacks$missing"
+else
+  ok list-registry
+fi
+
+if grep -Eq ' ThreadName +thread=[0-9]+ name="worker"$' "$tmp/main.txt"; then
+  ok thread-name
+else
+  fail thread-name "no ThreadName name=\"worker\""
+fi
+
+# --- the environment -----------------------------------------------------
+
+run control TELLTALE_FILE="$tmp/control/x.log" TELLTALE_CONTROL=all,-Object
+if [ "$status" -ne 0 ]; then
+  fail control-minus "status $status: $(head -3 "$tmp/control.err")"
+elif [ "$(count "$tmp/control/x.log" PoolAlloc)" -ne 0 ] || [ "$(count "$tmp/control/x.log" PoolFree)" -ne 0 ]; then
+  fail control-minus "Object events in the log"
+elif [ "$(count "$tmp/control/x.log" PoolCreate)" -ne 2 ] || [ "$(count "$tmp/control/x.log" PoolGrow)" -eq 0 ]; then
+  fail control-minus "Pool events missing"
+else
+  ok control-minus
+fi
+
+run record TELLTALE_FILE="$tmp/record/x.log" TELLTALE_RECORD=all,-Object
+if [ "$status" -ne 0 ]; then
+  fail record-minus "status $status: $(head -3 "$tmp/record.err")"
+elif [ "$(count "$tmp/record/x.log" PoolAlloc)" -ne 0 ]; then
+  fail record-minus "PoolAlloc in the log"
+elif [ "$(count "$tmp/record/x.log" PoolCreate)" -ne 2 ]; then
+  fail record-minus "PoolCreate missing"
+else
+  ok record-minus
+fi
+
+run bogus TELLTALE_FILE="$tmp/bogus/x.log" TELLTALE_CONTROL=Bogus
+if [ "$status" -ne 2 ]; then
+  fail control-bogus "status $status, not 2"
+elif ! grep -q '^telltale: TELLTALE_CONTROL: .*Bogus' "$tmp/bogus.err"; then
+  fail control-bogus "message: $(head -3 "$tmp/bogus.err")"
+elif ! grep -q 'Telltale, Arena, Pool, Trace, Seg, Ref, Object, User' "$tmp/bogus.err"; then
+  fail control-bogus "the kinds are not listed: $(head -3 "$tmp/bogus.err")"
+elif [ -n "$(ls -A "$tmp/bogus")" ]; then
+  fail control-bogus "files were written: $(ls -A "$tmp/bogus")"
+else
+  ok control-bogus
+fi
+
+run bufbad TELLTALE_FILE="$tmp/bufbad/x.log" TELLTALE_BUFFER=5000
+if [ "$status" -ne 2 ]; then
+  fail buffer-bad "status $status, not 2"
+elif ! grep -q '^telltale: TELLTALE_BUFFER: ' "$tmp/bufbad.err"; then
+  fail buffer-bad "message: $(head -3 "$tmp/bufbad.err")"
+else
+  ok buffer-bad
+fi
+
+run bufsmall TELLTALE_FILE="$tmp/bufsmall/x.log" TELLTALE_BUFFER=4k
+if [ "$status" -ne 0 ]; then
+  fail buffer-small "status $status: $(head -3 "$tmp/bufsmall.err")"
+elif ! "$eventcnv" "$tmp/bufsmall/x.log" >/dev/null 2>"$tmp/bufsmall.cnv.err" || [ -s "$tmp/bufsmall.cnv.err" ]; then
+  fail buffer-small "eventcnv: $(head -3 "$tmp/bufsmall.cnv.err")"
+else
+  diffs=""
+  for e in PoolAlloc PoolFree PoolCreate PoolGrow PoolVerify UserMark; do
+    [ "$(count "$tmp/bufsmall/x.log" $e)" -eq "$(count "$log" $e)" ] || diffs="$diffs $e"
+  done
+  if [ -n "$diffs" ]; then
+    fail buffer-small "counts differ from the default run:$diffs"
+  else
+    ok buffer-small
+  fi
+fi
+
+run mirror TELLTALE_FILE="$tmp/mirror/x.log" TELLTALE_MIRROR=Pool
+if [ "$status" -ne 0 ]; then
+  fail mirror-pool "status $status: $(head -3 "$tmp/mirror.err")"
+elif ! grep -Eq ' Pool +PoolCreate +pool=0x[0-9a-f]+ .*name="nodes"' "$tmp/mirror.err"; then
+  fail mirror-pool "no PoolCreate line on stderr: $(head -3 "$tmp/mirror.err")"
+elif grep -q ' PoolAlloc ' "$tmp/mirror.err"; then
+  fail mirror-pool "Object events mirrored too"
+elif [ "$(count "$tmp/mirror/x.log" PoolAlloc)" -eq 0 ]; then
+  fail mirror-pool "the binary log lacks PoolAlloc"
+else
+  ok mirror-pool
+fi
+
+run none TELLTALE_FILE=none
+if [ "$status" -ne 0 ]; then
+  fail file-none "status $status: $(head -3 "$tmp/none.err")"
+elif [ -n "$(ls -A "$tmp/none")" ]; then
+  fail file-none "files were written: $(ls -A "$tmp/none")"
+else
+  ok file-none
+fi
+
+run default
+if [ "$status" -ne 0 ]; then
+  fail file-default "status $status: $(head -3 "$tmp/default.err")"
+elif [ "$(ls -A "$tmp/default")" != "telltale.log" ]; then
+  fail file-default "files written: $(ls -A "$tmp/default" | tr '\n' ' ')"
+elif [ "$(count "$tmp/default/telltale.log" PoolAlloc)" -eq 0 ]; then
+  fail file-default "telltale.log lacks PoolAlloc"
+else
+  ok file-default
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# tests/gen.sh -- test gen, the registry generator
+#
+# .design: design/telemetry.txt .gen.errors
+#
+# Run from the repository root.  Prints "ok NAME" or "FAIL NAME: why"
+# per case and ends with "N passed, N failed"; exits 1 on any failure.
+#
+# Bad registries: every tests/gen/*.h is a copy of one small valid
+# registry with ONE defect, named for the error gen must report.  Its
+# first two lines say how to run and what to expect:
+#   line 1: /* expect: LINE: SUBSTRING */
+#           gen must exit 1 and print exactly one line on stderr, which
+#           starts "tests/gen/NAME.h:LINE: " and contains SUBSTRING
+#   line 2: /* core */ to run with --core eventdef.h (the client is
+#           merged with telltale's registry), anything else to run alone
+# and no Python traceback may appear.
+#
+# Also: the valid registries generate; output is deterministic, says DO
+# NOT EDIT and has no timestamp; --help and bad usage; and the generated
+# header compiles, while an emitter of the wrong format fails to compile
+# with an error naming the event (.gen.check), under gcc and clang; doc
+# text with "*/" in it compiles.
+set -u
+
+PYTHON=${PYTHON:-python3}
+CORE=eventdef.h
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok()   { passed=$((passed + 1)); echo "ok $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+# gen_run ARGS... -- run gen; leaves $rc, $tmp/out and $tmp/err
+gen_run() {
+  "$PYTHON" gen "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+}
+
+# check_error NAME FILE LINE SUBSTRING GEN-ARGS... -- gen must reject,
+# naming FILE
+check_error() {
+  local name=$1 file=$2 line=$3 sub=$4
+  shift 4
+  gen_run --out "$tmp/bad" "$@"
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  local first
+  first=$(head -n 1 "$tmp/err")
+  if grep -q Traceback "$tmp/err" "$tmp/out"; then
+    fail "$name" "Python traceback: $(tail -n 1 "$tmp/err")"
+  elif [ "$rc" -ne 1 ]; then
+    fail "$name" "exit status $rc, not 1: $first"
+  elif [ "$lines" -ne 1 ]; then
+    fail "$name" "$lines lines on stderr, not 1: $first"
+  elif [ "${first#"$file:$line: "}" = "$first" ]; then
+    fail "$name" "expected '$file:$line: ...', got: $first"
+  elif [[ "$first" != *"$sub"* ]]; then
+    fail "$name" "expected '$sub' in: $first"
+  else
+    ok "$name"
+  fi
+}
+
+# Bad registries, one error each.
+count=0
+for file in tests/gen/*.h; do
+  count=$((count + 1))
+  name=gen/$(basename "$file" .h)
+  expect=$(sed -n '1s|^/\* expect: \([0-9][0-9]*\): \(.*\) \*/$|\1 \2|p' "$file")
+  if [ -z "$expect" ]; then
+    fail "$name" "line 1 is not /* expect: LINE: SUBSTRING */"
+    continue
+  fi
+  core=()
+  [ "$(sed -n 2p "$file")" = "/* core */" ] && core=(--core "$CORE")
+  check_error "$name" "$file" "${expect%% *}" "${expect#* }" "${core[@]+"${core[@]}"}" "$file"
+done
+[ "$count" -ge 30 ] && ok "gen/count" || fail "gen/count" "only $count files in tests/gen"
+
+# A registry that does not exist, as the client and as the core.
+check_error gen/missing-file tests/gen/no-such-file.h 0 "cannot read registry" \
+  tests/gen/no-such-file.h
+check_error gen/missing-core tests/gen/no-such-core.h 0 "cannot read registry" \
+  --core tests/gen/no-such-core.h examples/pool/eventdef.h
+
+# Valid registries generate, deterministically: each is generated into
+# NAME.a, then a second later into NAME.b (a timestamp would differ).
+# build.ninja's commands.
+generate() {   # generate NAME DIR REGISTRY [ARGS...]
+  local name=$1 dir=$2 reg=$3
+  shift 3
+  gen_run "$@" --out "$dir" "$reg"
+  if [ "$rc" -ne 0 ] || [ -s "$tmp/err" ] || [ -s "$tmp/out" ]; then
+    fail "valid/$name" "exit status $rc: $(head -n 1 "$tmp/err")"
+    return 1
+  fi
+}
+valid() {   # valid NAME REGISTRY [ARGS...]
+  local name=$1 reg=$2
+  shift 2
+  [ -d "$tmp/$name.a" ] || return   # generate failed
+  generate "$name" "$tmp/$name.b" "$reg" "$@" || return
+  local f
+  for f in eventgen.h eventgen.c; do
+    if ! [ -s "$tmp/$name.a/$f" ]; then
+      fail "valid/$name" "no $f"; return
+    elif ! cmp -s "$tmp/$name.a/$f" "$tmp/$name.b/$f"; then
+      fail "valid/$name" "$f differs between two runs"; return
+    elif ! head -n 5 "$tmp/$name.a/$f" | grep -q "DO NOT EDIT"; then
+      fail "valid/$name" "$f does not say DO NOT EDIT"; return
+    elif grep -Eiq '[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}:[0-9]{2}:[0-9]{2}|generated (at|on)' "$tmp/$name.a/$f"; then
+      fail "valid/$name" "$f has a timestamp"; return
+    fi
+  done
+  # Running again over the same output rewrites nothing (ninja restat).
+  local before
+  before=$(stat -c %.9Y.%i "$tmp/$name.a/eventgen.h" "$tmp/$name.a/eventgen.c")
+  gen_run "$@" --out "$tmp/$name.a" "$reg"
+  if [ "$rc" -ne 0 ] ||
+     [ "$(stat -c %.9Y.%i "$tmp/$name.a/eventgen.h" "$tmp/$name.a/eventgen.c")" != "$before" ]; then
+    fail "valid/$name" "unchanged output was rewritten"; return
+  fi
+  ok "valid/$name"
+}
+generate core "$tmp/core.a" eventdef.h
+generate pool "$tmp/pool.a" examples/pool/eventdef.h --core "$CORE"
+generate test "$tmp/test.a" tests/eventdef.h --core "$CORE"
+sleep 1
+valid core eventdef.h
+valid pool examples/pool/eventdef.h --core "$CORE"
+valid test tests/eventdef.h --core "$CORE"
+
+# Usage.
+usage() {   # usage NAME STATUS ARGS...
+  local name=$1 status=$2
+  shift 2
+  gen_run "$@"
+  if grep -q Traceback "$tmp/err"; then
+    fail "$name" "Python traceback"
+  elif [ "$rc" -ne "$status" ]; then
+    fail "$name" "exit status $rc, not $status"
+  elif [ "$status" -eq 0 ] && ! grep -q "usage: gen" "$tmp/out"; then
+    fail "$name" "no usage on stdout"
+  elif [ "$status" -eq 2 ] && ! grep -q "usage: gen" "$tmp/err"; then
+    fail "$name" "no usage on stderr"
+  else
+    ok "$name"
+  fi
+}
+usage usage/help 0 --help
+usage usage/h 0 -h
+usage usage/none 2
+usage usage/no-out 2 eventdef.h
+usage usage/out-no-arg 2 eventdef.h --out
+usage usage/core-no-arg 2 --out "$tmp/u" eventdef.h --core
+usage usage/unknown-option 2 --frobnicate --out "$tmp/u" eventdef.h
+usage usage/two-registries 2 --out "$tmp/u" eventdef.h tests/eventdef.h
+
+# The generated header compiles, and a wrong format does not, naming
+# the event.  The pool example's registry: PoolAlloc is PAW.
+emit() {   # emit FILE CALL
+  printf '#include "event.h"\nvoid f(void *p);\nvoid f(void *p) { %s; }\n' "$2" >"$1"
+}
+emit "$tmp/right.c" 'EVENT_PAW(PoolAlloc, p, 1, 2)'
+emit "$tmp/wrong.c" 'EVENT_PW(PoolAlloc, p, 1)'
+for cc in gcc clang; do
+  if ! command -v "$cc" >/dev/null; then
+    fail "compile/$cc" "no $cc"
+    continue
+  fi
+  for variety in 0 1 2; do
+    flags=(-std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+           -fsyntax-only -DEVENT_VARIETY=$variety -Isrc/event -Isrc/plinth -I"$tmp/pool.a")
+    if "$cc" "${flags[@]}" "$tmp/right.c" >"$tmp/cc" 2>&1; then
+      ok "compile/$cc/variety$variety/right"
+    else
+      fail "compile/$cc/variety$variety/right" "$(grep -m 1 error "$tmp/cc")"
+    fi
+    if "$cc" "${flags[@]}" "$tmp/wrong.c" >"$tmp/cc" 2>&1; then
+      fail "compile/$cc/variety$variety/wrong" "EVENT_PW(PoolAlloc, ...) compiled"
+    elif ! grep error "$tmp/cc" | grep -q PoolAlloc; then
+      fail "compile/$cc/variety$variety/wrong" "no error names PoolAlloc: $(grep -m 1 error "$tmp/cc")"
+    else
+      ok "compile/$cc/variety$variety/wrong"
+    fi
+  done
+done
+
+# Registry text that would end or nest a C comment in eventgen.h
+# compiles; a garbled old eventgen.h is replaced.
+sed -e 's|"the object"|"the object */ or /* its base"|' \
+    -e 's|^#define EVENT_REGISTRY_NAME .*|#define EVENT_REGISTRY_NAME "pool */ example"|' \
+    examples/pool/eventdef.h >"$tmp/comment.h"
+mkdir -p "$tmp/comment"
+printf '\377garbage\n' >"$tmp/comment/eventgen.h"
+if ! generate comment-text "$tmp/comment" "$tmp/comment.h" --core "$CORE"; then
+  :
+elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+       -I"$tmp/comment" "$tmp/right.c" >"$tmp/cc" 2>&1; then
+  fail valid/comment-text "$(grep -m 1 error "$tmp/cc")"
+else
+  ok valid/comment-text
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

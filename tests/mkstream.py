@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+# tests/mkstream.py -- write deterministic synthetic telltale streams
+#
+# .design: design/telemetry.txt .stream
+#
+# Writes a stream exactly as design/telemetry.txt .stream describes it,
+# independently of the C runtime, so that the reader (eventread.c) and
+# eventcnv can be tested against a second implementation of the format.
+# Every variant is deterministic: the same bytes on every run.
+#
+# Usage:
+#   mkstream.py --variant NAME OUTFILE         write a stream
+#   mkstream.py --variant NAME --expect FILE   write what eventcnv should print
+#                                              for it (sound variants only)
+#   mkstream.py --list                         list the variants
+#
+# The stream has its own registry: telltale's own events (0x0001-0x0009,
+# design/telemetry.txt .stream.own) in kind 0 "Telltale", and client
+# events covering every format letter.  Three threads emit into several
+# kinds with interleaved clocks, so a reader must merge the blocks to
+# print events in time order; one event has a code not in the registry.
+#
+# --expect is an oracle: it formats the events in Python as eventcnv's
+# default output should look (tests/golden/*.out were checked with it).
+
+import argparse
+import struct
+import sys
+
+VERSION = (1, 0, 0)
+
+KINDS = [
+    ("Telltale", "telltale's own events: stream, clock, strings, labels, threads"),
+    ("Pool", "per pool: creation, destruction"),
+    ("Object", "per object: allocation and freeing"),
+    ("User", "events the test defines for itself"),
+]
+
+# (code, name, kind, always, retired, format, doc, [(param, doc), ...])
+EVENTS = [
+    (0x0001, "StreamStart", 0, 1, 0, "UUUS", "the stream began: its format version and the program",
+     [("major", "stream format version, major"), ("median", "stream format version, median"),
+      ("minor", "stream format version, minor"), ("program", "the program's name")]),
+    (0x0002, "StreamEnd", 0, 1, 0, "W", "the stream ended cleanly; nothing follows",
+     [("blocks", "blocks written before the one holding this event")]),
+    (0x0003, "ClockSync", 0, 1, 0, "WW", "pairs the event clock with the system clocks",
+     [("monotonic", "CLOCK_MONOTONIC in nanoseconds"),
+      ("realtime", "CLOCK_REALTIME in nanoseconds since the epoch")]),
+    (0x0004, "Intern", 0, 1, 0, "WS", "a string was interned; later events refer to it by id",
+     [("id", "the string's id"), ("string", "the string")]),
+    (0x0005, "Label", 0, 1, 0, "AW", "an address was labelled with an interned string",
+     [("address", "the address"), ("id", "the id of the interned label")]),
+    (0x0006, "EventsDropped", 0, 1, 0, "UW", "events of a kind were dropped, not recorded",
+     [("kind", "the kind's index"), ("count", "how many events were dropped")]),
+    (0x0007, "ThreadStart", 0, 1, 0, "UW", "a thread emitted its first event",
+     [("thread", "telltale's serial number for the thread"),
+      ("osid", "the operating system's id for the thread")]),
+    (0x0008, "ThreadName", 0, 1, 0, "US", "a thread's name",
+     [("thread", "telltale's serial number for the thread"), ("name", "the name")]),
+    (0x0009, "ThreadExit", 0, 1, 0, "U", "a thread exited; its buffers were flushed",
+     [("thread", "telltale's serial number for the thread")]),
+    (0x0100, "PoolCreate", 1, 1, 0, "PAWS", "a pool was created",
+     [("pool", "the pool"), ("base", "its first address"), ("size", "its size in bytes"),
+      ("name", "its name")]),
+    (0x0101, "PoolDestroy", 1, 1, 0, "A", "a pool was destroyed", [("pool", "the pool")]),
+    (0x0102, "ObjectAlloc", 2, 0, 0, "AWU", "an object was allocated",
+     [("address", "the object"), ("size", "its size in bytes"), ("align", "its alignment")]),
+    (0x0103, "ObjectFree", 2, 0, 0, "AW", "an object was freed",
+     [("address", "the object"), ("size", "its size in bytes")]),
+    (0x0104, "Measure", 3, 1, 0, "UD", "a measurement",
+     [("index", "which one"), ("value", "its value")]),
+    (0x0105, "Message", 3, 1, 0, "S", "a message", [("text", "the message")]),
+    (0x0106, "Pointers", 3, 1, 0, "PP", "two pointers",
+     [("low", "the first"), ("high", "the second")]),
+    (0x0107, "OldThing", 3, 0, 1, "W", "an event no longer emitted", [("count", "how many")]),
+    (0x0108, "Everything", 3, 1, 0, "PAWUDS", "one of each letter",
+     [("p", "a pointer"), ("a", "an address"), ("w", "a word"), ("u", "32 bits"),
+      ("d", "a double"), ("s", "a string")]),
+    (0x0109, "Tick", 3, 1, 0, "", "an event with no parameters", []),
+]
+
+BY_NAME = {e[1]: e for e in EVENTS}
+BY_CODE = {e[0]: e for e in EVENTS}
+UNKNOWN_CODE = 0x0200           # not in the registry: design/telemetry.txt .stream.unknown
+
+START_CLOCK = 1000000000000
+HZ = 2000000000                 # 2 ticks per ns
+REALTIME0 = 1700000000123456789  # 2023-11-14T22:13:20.123456789Z
+MONOTONIC0 = 5000000000
+PID = 4242
+PROGRAM = "mkstream"
+LONG_STRING = ("telltale-" * 120)[:1023]
+
+
+class Stream:
+    """A stream being built: header fields, then blocks of events."""
+
+    def __init__(self, big=False, psize=8, wsize=8, version=VERSION, hz=HZ,
+                 extra_header=b"", sync=True, end=True):
+        self.e = ">" if big else "<"
+        self.psize, self.wsize = psize, wsize
+        self.version, self.hz = version, hz
+        self.extra_header = extra_header
+        self.sync, self.end = sync, end
+        self.blocks = []        # (thread, kind, seq, [event], pad)
+        self.base = 0x7F0000000000 if psize == 8 else 0x40000000
+
+    def addr(self, off):
+        return self.base + off
+
+    # Encoding
+
+    def uint(self, size, value):
+        mask = (1 << (8 * size)) - 1
+        return struct.pack(self.e + {4: "I", 8: "Q"}[size], value & mask)
+
+    def encode(self, ev):
+        code, clock, values = ev["code"], ev["clock"], ev["values"]
+        if code in BY_CODE:
+            fields = b""
+            for letter, value in zip(BY_CODE[code][5], values):
+                if letter in "PA":
+                    fields += self.uint(self.psize, value)
+                elif letter == "W":
+                    fields += self.uint(self.wsize, value)
+                elif letter == "U":
+                    fields += self.uint(4, value)
+                elif letter == "D":
+                    fields += struct.pack(self.e + "d", value)
+                elif letter == "S":
+                    fields += value + b"\0"
+        else:
+            fields = values[0]  # raw bytes
+        length = 12 + len(fields)
+        return struct.pack(self.e + "HHQ", code, length, clock) + fields
+
+    def header(self):
+        def s(text):
+            b = text.encode() if isinstance(text, str) else text
+            return struct.pack("<H", len(b)) + b
+        var = s(PROGRAM) + s("mkstream synthetic")
+        var += struct.pack("<H", len(KINDS))
+        for name, doc in KINDS:
+            var += s(name) + s(doc)
+        var += struct.pack("<H", len(EVENTS))
+        for code, name, kind, always, retired, fmt, doc, params in EVENTS:
+            var += struct.pack("<HBB", code, kind, always | retired << 1)
+            var += s(fmt) + s(name) + s(doc)
+            for pname, pdoc in params:
+                var += s(pname) + s(pdoc)
+        var += self.extra_header
+        length = 64 + len(var)
+        fixed = b"TELLTALE" + struct.pack("<HHH", *self.version)
+        fixed += struct.pack(self.e + "H", 0x0102)
+        fixed += struct.pack("<BBBBIQQQQII", self.psize, self.wsize, 1, 0, length,
+                             self.hz, START_CLOCK, REALTIME0, MONOTONIC0, PID, 0)
+        assert len(fixed) == 64
+        return fixed + var
+
+    def build(self):
+        """The stream's bytes; records each event's and block's offset."""
+        out = bytearray(self.header())
+        for block in self.blocks:
+            thread, kind, seq, events, pad = block["thread"], block["kind"], block["seq"], \
+                block["events"], block["pad"]
+            block["offset"] = len(out)
+            body = bytearray()
+            for ev in events:
+                ev["offset"] = len(out) + 24 + len(body)
+                ev["thread"], ev["kind"], ev["seq"] = thread, kind, seq
+                body += self.encode(ev)
+            if pad:
+                body += b"\0" * pad     # code 0 ends the data: design/telemetry.txt .stream.block
+            out += b"TTBK" + struct.pack(self.e + "IIHHQ", 24 + len(body), thread, kind, 0, seq)
+            out += body
+        return bytes(out)
+
+
+def ev(name_or_code, clock, *values):
+    code = BY_NAME[name_or_code][0] if isinstance(name_or_code, str) else name_or_code
+    vals = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
+    return {"code": code, "clock": START_CLOCK + clock, "values": vals}
+
+
+def scenario(st):
+    """The events of the sound stream: threads 1-3, kinds 0-3, interleaved."""
+    a = st.addr
+    ones = (1 << 64) - 1
+    blocks = []
+
+    def block(thread, kind, events, pad=0):
+        blocks.append({"thread": thread, "kind": kind, "seq": len(blocks), "events": events,
+                       "pad": pad})
+
+    t1 = [ev("StreamStart", 0, *VERSION, PROGRAM)]
+    if st.sync:
+        t1.append(ev("ClockSync", 0, MONOTONIC0, REALTIME0))
+    t1 += [ev("ThreadStart", 100, 1, 7001),
+           ev("ThreadName", 200, 1, "main"),
+           ev("Intern", 3000, 1, "main pool"),
+           ev("Label", 3020, a(0x1000), 1)]
+    block(1, 0, t1)                                                  # seq 0
+    block(1, 1, [ev("PoolCreate", 3010, a(0x1000), a(0x1000), 65536, "main pool"),
+                 ev("PoolDestroy", 9000, a(0x1000))])                # seq 1
+    block(2, 0, [ev("ThreadStart", 500, 2, 7002),
+                 ev("ThreadName", 600, 2, b"worker \"1\"\t\x01\\\xc3\xa9")])  # seq 2
+    block(2, 2, [ev("ObjectAlloc", 4000, a(0x1040), 32, 8),
+                 ev("ObjectAlloc", 4200, a(0x1060), 48, 16),
+                 ev("ObjectFree", 4400, a(0x1040), 32)])             # seq 3
+    block(3, 2, [ev("ObjectAlloc", 4100, a(0x2000), 8, 8),
+                 ev("ObjectAlloc", 4200, a(0x2010), 8, 8),           # ties with seq 3
+                 ev(UNKNOWN_CODE, 4300, b"\x01\x02\x03\x04\x05\x06\x07\x08"),
+                 ev("ObjectFree", 4500, a(0x2000), 8)])              # seq 4
+    inf = float("inf")
+    block(1, 3, [ev("Measure", 5000, 0, 0.0),
+                 ev("Measure", 5001, 1, -0.0),
+                 ev("Measure", 5002, 2, float("nan")),
+                 ev("Measure", 5003, 3, inf),
+                 ev("Measure", 5004, 4, -inf),
+                 ev("Measure", 5005, 5, 0.1),
+                 ev("Measure", 5006, 6, 1e300),
+                 ev("Measure", 5007, 7, 5e-324),
+                 ev("Measure", 5008, 8, -123456.789),
+                 ev("Measure", 5009, 9, 1.7976931348623157e308),
+                 ev("Message", 5010, ""),
+                 ev("Message", 5011, LONG_STRING),
+                 ev("Pointers", 5012, 0, ones),
+                 ev("Everything", 5013, 0xDEADBEEF, a(0x1000), ones, 0xFFFFFFFF, 2.5,
+                    "all letters"),
+                 ev("Tick", 5014),
+                 ev("OldThing", 5015, 7)], pad=5)                     # seq 5
+    block(2, 2, [ev("ObjectAlloc", 4600, a(0x1080), 64, 8),
+                 ev("ObjectFree", 4700, a(0x1060), 48)])             # seq 6
+    block(3, 0, [ev("ThreadStart", 450, 3, 7003),
+                 ev("ThreadExit", 8000, 3)])                         # seq 7
+    block(2, 0, [ev("EventsDropped", 8500, 2, 3),
+                 ev("ThreadExit", 8600, 2)])                         # seq 8
+    last = []
+    if st.sync:   # 2 ms after the first: design/telemetry.txt .sol.clock
+        last.append(ev("ClockSync", 4000000, MONOTONIC0 + 2000000, REALTIME0 + 2000000))
+    if st.end:
+        last.append(ev("StreamEnd", 4000100, 9))
+    if last:
+        block(1, 0, last)                                            # seq 9
+    st.blocks = blocks
+
+
+# The oracle: what eventcnv prints.  See EventFormat in src/event/eventread.c.
+
+def escape(b):
+    out = []
+    for c in b:
+        ch = chr(c)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif c < 0x20 or c >= 0x7F:
+            out.append("\\%03o" % c)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def fmt_double(d):
+    if d != d:
+        return "nan"
+    if d in (float("inf"), float("-inf")):
+        return "inf" if d > 0 else "-inf"
+    return "%.17g" % d
+
+
+def expect(st):
+    events = [e for b in st.blocks for e in b["events"] if e["code"] in BY_CODE]
+    events.sort(key=lambda e: (e["clock"], e["seq"], e["offset"]))
+    hz = st.hz
+    syncs = sorted((e for e in events if e["code"] == 0x0003), key=lambda e: e["clock"])
+    if len(syncs) >= 2:
+        ticks = syncs[-1]["clock"] - syncs[0]["clock"]
+        ns = syncs[-1]["values"][0] - syncs[0]["values"][0]
+        if ticks > 0 and ns >= 1000000:
+            hz = ticks * 10**9 // ns or hz
+    kind_width = max(len(k[0]) for k in KINDS)
+    name_width = max(len(e[1]) for e in EVENTS)
+    mask_p = (1 << (8 * st.psize)) - 1
+    mask_w = (1 << (8 * st.wsize)) - 1
+    interns, labels = {}, {}
+    lines = []
+    for e in events:
+        code, name, kind, always, retired, fmt, doc, params = BY_CODE[e["code"]]
+        delta = e["clock"] - START_CLOCK
+        neg = delta < 0
+        delta = abs(delta)
+        if hz:
+            sec, ns = delta // hz, (delta % hz) * 10**9 // hz
+        else:
+            sec, ns = divmod(delta, 10**9)
+        elapsed = "%s%d.%09d" % ("-" if neg else "", sec, ns)
+        total = sec * 10**9 + ns
+        real = REALTIME0 - total if neg else REALTIME0 + total
+        sod = real // 10**9 % 86400
+        wall = "%02d:%02d:%02d.%09d" % (sod // 3600, sod // 60 % 60, sod % 60, real % 10**9)
+        thread = "T%d" % e["thread"]
+        line = "%15s %s %-3s %-*s " % (elapsed, wall, thread, kind_width, KINDS[e["kind"]][0])
+        if not fmt:
+            lines.append(line + name)
+            continue
+        line += "%-*s" % (name_width, name)
+        values = list(e["values"])
+        if code == 0x0004:
+            interns[values[0] & mask_w] = values[1]
+        elif code == 0x0005:
+            labels[values[0] & mask_p] = values[1] & mask_w
+        for letter, (pname, _), value in zip(fmt, params, values):
+            if letter == "P":
+                text = "0x%x" % (value & mask_p)
+            elif letter == "A":
+                text = "0x%x" % (value & mask_p)
+                lid = labels.get(value & mask_p)
+                if lid is not None and lid in interns:
+                    text += "[%s]" % escape(interns[lid])
+            elif letter == "W":
+                text = "%d" % (value & mask_w)
+            elif letter == "U":
+                text = "%d" % (value & 0xFFFFFFFF)
+            elif letter == "D":
+                text = fmt_double(value)
+            else:
+                text = '"%s"' % escape(value)
+            line += " %s=%s" % (pname, text)
+        lines.append(line)
+    return "".join(l + "\n" for l in lines)
+
+
+# Variants.  Each returns (bytes, Stream, note); note says what is wrong
+# with a corrupt one and where.
+
+def sound(**kw):
+    st = Stream(**kw)
+    scenario(st)
+    return st
+
+
+def mutated(mutate, **kw):
+    st = sound(**kw)
+    data = bytearray(st.build())
+    note = mutate(st, data)
+    return bytes(data), st, note
+
+
+def variant(name):
+    plain = {
+        "basic": {},
+        "big": {"big": True},
+        "ptr32": {"psize": 4, "wsize": 4},
+        "big32": {"big": True, "psize": 4, "wsize": 4},
+        "minor": {"version": (1, 0, 9), "extra_header": b"newer minor field"},
+        "noend": {"end": False},
+        "hz0sync": {"hz": 0},
+        "hz0": {"hz": 0, "sync": False},
+    }
+    if name in plain:
+        st = sound(**plain[name])
+        return st.build(), st, "sound"
+
+    def block_of(st, seq):
+        return next(b for b in st.blocks if b["seq"] == seq)
+
+    def event_of(st, seq, i):
+        return block_of(st, seq)["events"][i]
+
+    def put16(st, data, off, value):
+        data[off:off + 2] = struct.pack(st.e + "H", value)
+
+    def m_trunc_header(st, data):
+        del data[40:]
+        return "truncated at 40 bytes, inside the fixed header"
+
+    def m_trunc_registry(st, data):
+        cut = block_of(st, 0)["offset"] - 10
+        del data[cut:]
+        return "truncated at %d, inside the registry: header length runs past end" % cut
+
+    def m_bad_magic(st, data):
+        data[0:8] = b"TELLTAIL"
+        return "file magic TELLTAIL"
+
+    def m_bad_bom(st, data):
+        data[14:16] = b"\x03\x04"
+        return "byte-order mark 03 04 at offset 14"
+
+    def m_version2(st, data):
+        data[8:14] = struct.pack("<HHH", 2, 0, 0)
+        return "version 2.0.0 at offset 8"
+
+    def m_median1(st, data):
+        data[8:14] = struct.pack("<HHH", 1, 1, 0)
+        return "version 1.1.0 at offset 8"
+
+    def m_trunc_block(st, data):
+        off = st.blocks[-1]["offset"]
+        del data[off + 30:]
+        return "last block at %d cut 30 bytes in" % off
+
+    def m_trunc_block_header(st, data):
+        off = st.blocks[-1]["offset"]
+        del data[off + 10:]
+        return "last block header at %d cut 10 bytes in" % off
+
+    def m_bad_block_magic(st, data):
+        off = block_of(st, 2)["offset"]
+        data[off:off + 4] = b"TTBX"
+        return "block seq 2 at %d has magic TTBX" % off
+
+    def m_event_overrun(st, data):
+        e = event_of(st, 5, 2)
+        put16(st, data, e["offset"] + 2, 0x0FFF)
+        return "event at %d (seq 5, third) has length 4095" % e["offset"]
+
+    def m_short_event(st, data):
+        e = event_of(st, 3, 1)
+        put16(st, data, e["offset"] + 2, 4)
+        return "event at %d (seq 3, second) has length 4" % e["offset"]
+
+    def m_bad_string(st, data):
+        e = event_of(st, 2, 1)
+        end = e["offset"] + len(st.encode(e)) - 1
+        data[end] = ord("!")
+        return "event at %d (seq 2, ThreadName) string has no NUL" % e["offset"]
+
+    def m_block_kind(st, data):
+        off = block_of(st, 4)["offset"]
+        put16(st, data, off + 12, 9)
+        return "block seq 4 at %d has kind 9" % off
+
+    corrupt = {
+        "trunc-header": m_trunc_header,
+        "trunc-registry": m_trunc_registry,
+        "bad-magic": m_bad_magic,
+        "bad-bom": m_bad_bom,
+        "version2": m_version2,
+        "median1": m_median1,
+        "trunc-block": m_trunc_block,
+        "trunc-block-header": m_trunc_block_header,
+        "bad-block-magic": m_bad_block_magic,
+        "event-overrun": m_event_overrun,
+        "short-event": m_short_event,
+        "bad-string": m_bad_string,
+        "block-kind": m_block_kind,
+    }
+    if name in corrupt:
+        return mutated(corrupt[name])
+    if name == "empty":
+        return b"", None, "an empty file"
+    raise KeyError(name)
+
+
+VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0",
+            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "version2", "median1",
+            "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
+            "short-event", "bad-string", "block-kind", "empty"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Write a deterministic synthetic telltale stream.")
+    parser.add_argument("--variant", default="basic", help="which stream (see --list)")
+    parser.add_argument("--expect", metavar="FILE",
+                        help="write eventcnv's expected output instead of the stream")
+    parser.add_argument("--list", action="store_true", help="list the variants")
+    parser.add_argument("--note", action="store_true",
+                        help="say on stderr what is wrong with a corrupt variant")
+    parser.add_argument("outfile", nargs="?")
+    args = parser.parse_args()
+    if args.list:
+        print("\n".join(VARIANTS))
+        return 0
+    if args.variant not in VARIANTS:
+        parser.error("unknown variant %r; try --list" % args.variant)
+    data, st, note = variant(args.variant)
+    if args.note:
+        sys.stderr.write("%s: %s\n" % (args.variant, note))
+    if args.expect:
+        if note != "sound":
+            parser.error("--expect needs a sound variant")
+        with open(args.expect, "w") as f:
+            f.write(expect(st))
+        return 0
+    if not args.outfile:
+        parser.error("OUTFILE is required")
+    with open(args.outfile, "wb") as f:
+        f.write(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,412 @@
+/* <tests/test_control.c> -- kind control through the API
+ *
+ * .design: design/telemetry.txt .sol.control .sol.control.own .sol.env
+ *
+ * Covers:
+ *   control-1.*  output control: EventControlReset keeps a kind's events
+ *                out of the stream while other kinds go out; a kind
+ *                turned back on before the flush sends what it buffered
+ *                (output is decided when a buffer goes out); EventControl's
+ *                (old & ~reset) ^ flip, EventControlSet and EventControlFlip,
+ *                each returning the previous set; bits beyond the registry's
+ *                kinds are never set.
+ *   control-2.*  recording control: EventRecord stops a kind being recorded
+ *                at all, so turning it back on later sends nothing old.
+ *   control-3.*  the Telltale kind can be neither turned off nor left
+ *                unrecorded: its Intern and Label events must reach the
+ *                log, or the labels of every other kind cannot be read.
+ *   control-4.*  EventKindParse: "all", "none", lists, removals, spaces,
+ *                and its errors (unknown kind, listing the kinds; empty
+ *                name; too long; a short or empty message buffer);
+ *                EventKindIndex.
+ * The environment variables (TELLTALE_CONTROL and friends) are covered by
+ * tests/example.sh, since they are read before main.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "capture.h"
+
+#define BIT(kind) EVENT_KIND_BIT(EventKind##kind)
+#define ALL_KINDS (EVENT_KIND_BIT(EVENT_KIND_COUNT) - 1)
+
+/* Each case uses its own marker values, so that events a ring kept from
+ * an earlier case cannot be mistaken for this case's. */
+
+static EventKindSet controlNow(void)
+{
+  return atomic_load(&EventKindControl);
+}
+
+static EventKindSet recordNow(void)
+{
+  return atomic_load(&EventKindRecord);
+}
+
+/* restoreAll -- every kind output and recorded, as at start */
+static int restoreAll(void **state)
+{
+  (void)state;
+  (void)EventControlSet(ALL_KINDS);
+  (void)EventRecord(0, ALL_KINDS & ~recordNow());
+  assert_int_equal(controlNow(), ALL_KINDS);
+  assert_int_equal(recordNow(), ALL_KINDS);
+  return 0;
+}
+
+
+/* control-1: output ------------------------------------------------- */
+
+/* control-1.1: Noisy off: its events stay out, Test events go out */
+static void control_1_1_reset_keeps_kind_out(void **state)
+{
+  CaptureStruct c;
+  EventKindSet old;
+  (void)state;
+  CaptureStart(&c);
+  old = EventControlReset(BIT(Noisy));
+  assert_int_equal(old, ALL_KINDS);
+  assert_int_equal(controlNow(), ALL_KINDS & ~BIT(Noisy));
+  for (unsigned i = 0; i < 100; ++i) {
+    EVENT_PAW(TestPAW, NULL, 0, 1100 + i);
+    EVENT_W(TestW, 1100 + i);
+  }
+  CaptureFinish(&c);
+  assert_int_equal(CaptureCount(&c, EventCodeTestPAW), 0);
+  assert_int_equal(CaptureCount(&c, EventCodeTestW), 100);
+  CaptureClose(&c);
+}
+
+/* control-1.2: output is decided when a buffer goes out: events of a
+ * kind turned off and on again before the flush are sent */
+static void control_1_2_turned_on_before_flush_goes_out(void **state)
+{
+  CaptureStruct c;
+  EventRecordStruct rec;
+  size_t n = 0;
+  (void)state;
+  CaptureStart(&c);
+  (void)EventControlReset(BIT(Noisy));
+  EVENT_PAW(TestPAW, NULL, 0, 1200);
+  (void)EventControlSet(BIT(Noisy));
+  EVENT_PAW(TestPAW, NULL, 0, 1201);
+  CaptureFinish(&c);
+  while (CaptureNext(&c, &rec))
+    if (rec.code == EventCodeTestPAW && (rec.values[2].u == 1200 || rec.values[2].u == 1201))
+      ++n;
+  assert_int_equal(n, 2);
+  CaptureClose(&c);
+}
+
+/* control-1.3: EventControl computes (old & ~reset) ^ flip and returns old */
+static void control_1_3_control_formula(void **state)
+{
+  (void)state;
+  /* reset Test and Noisy, then flip Noisy: Test off, Noisy on */
+  assert_int_equal(EventControl(BIT(Test) | BIT(Noisy), BIT(Noisy)), ALL_KINDS);
+  assert_int_equal(controlNow(), ALL_KINDS & ~BIT(Test));
+  /* flip only: Test on again, Noisy off */
+  assert_int_equal(EventControl(0, BIT(Test) | BIT(Noisy)), ALL_KINDS & ~BIT(Test));
+  assert_int_equal(controlNow(), ALL_KINDS & ~BIT(Noisy));
+  /* EventControl(0, 0) reads without changing */
+  assert_int_equal(EventControl(0, 0), ALL_KINDS & ~BIT(Noisy));
+  assert_int_equal(controlNow(), ALL_KINDS & ~BIT(Noisy));
+}
+
+/* control-1.4: EventControlSet turns on, EventControlFlip toggles */
+static void control_1_4_set_and_flip(void **state)
+{
+  (void)state;
+  (void)EventControlReset(BIT(Test) | BIT(Noisy) | BIT(User));
+  assert_int_equal(EventControlSet(BIT(Test)), ALL_KINDS & ~(BIT(Test) | BIT(Noisy) | BIT(User)));
+  assert_int_equal(controlNow(), ALL_KINDS & ~(BIT(Noisy) | BIT(User)));
+  assert_int_equal(EventControlSet(BIT(Test)), controlNow());   /* already on: no change */
+  assert_int_equal(EventControlFlip(BIT(Test) | BIT(Noisy)), ALL_KINDS & ~(BIT(Noisy) | BIT(User)));
+  assert_int_equal(controlNow(), ALL_KINDS & ~(BIT(Test) | BIT(User)));
+  (void)EventControlFlip(BIT(Test) | BIT(Noisy));
+  assert_int_equal(controlNow(), ALL_KINDS & ~(BIT(Noisy) | BIT(User)));
+}
+
+/* control-1.5: bits beyond the registry's kinds are never set */
+static void control_1_5_unknown_bits_ignored(void **state)
+{
+  (void)state;
+  assert_true(EVENT_KIND_COUNT < 32);
+  (void)EventControlSet((EventKindSet)1 << 31);
+  assert_int_equal(controlNow(), ALL_KINDS);
+  (void)EventControlFlip((EventKindSet)-1);
+  assert_int_equal(controlNow(), BIT(Telltale));
+  (void)EventRecord(0, (EventKindSet)1 << 31);
+  assert_int_equal(recordNow(), ALL_KINDS);
+}
+
+
+/* control-2: recording ----------------------------------------------- */
+
+/* control-2.1: a kind not recorded is not even buffered: turning it
+ * back on sends only what was emitted afterwards */
+static void control_2_1_record_off_not_buffered(void **state)
+{
+  CaptureStruct c;
+  (void)state;
+  CaptureStart(&c);
+  assert_int_equal(EventRecord(BIT(Noisy), 0), ALL_KINDS);
+  assert_int_equal(recordNow(), ALL_KINDS & ~BIT(Noisy));
+  EVENT_PAW(TestPAW, NULL, 0, 2100);
+  EVENT_W(TestW, 2100);
+  assert_int_equal(EventRecord(0, BIT(Noisy)), ALL_KINDS & ~BIT(Noisy));
+  EVENT_PAW(TestPAW, NULL, 0, 2101);
+  CaptureFinish(&c);
+  assert_int_equal(CaptureCount(&c, EventCodeTestW), 1);
+  assert_int_equal(CaptureCount(&c, EventCodeTestPAW), 1);
+  {
+    EventRecordStruct rec;
+    CaptureRewind(&c);
+    while (CaptureNext(&c, &rec))
+      if (rec.code == EventCodeTestPAW)
+        assert_int_equal(rec.values[2].u, 2101);
+  }
+  CaptureClose(&c);
+}
+
+/* control-2.2: recording everything off but the Telltale kind */
+static void control_2_2_record_none(void **state)
+{
+  CaptureStruct c;
+  (void)state;
+  CaptureStart(&c);
+  (void)EventRecord(ALL_KINDS, 0);
+  assert_int_equal(recordNow(), BIT(Telltale));
+  EVENT_W(TestW, 2200);
+  EVENT_U(TestU, 2200);
+  EVENT_WS(TestWS, 2200, "not recorded");
+  CaptureFinish(&c);
+  assert_int_equal(CaptureCount(&c, EventCodeTestW), 0);
+  assert_int_equal(CaptureCount(&c, EventCodeTestU), 0);
+  assert_int_equal(CaptureCount(&c, EventCodeTestWS), 0);
+  assert_int_equal(CaptureCount(&c, EventCodeStreamEnd), 1);
+  CaptureClose(&c);
+}
+
+
+/* control-3: the Telltale kind ---------------------------------------- */
+
+/* control-3.1: the Telltale kind cannot be turned off, in output or
+ * recording, by any of the functions.  Its Intern, Label, ClockSync and
+ * thread events are what make the rest of the stream readable
+ * (design/telemetry.txt .sol.control.own). */
+static void control_3_1_telltale_always_on(void **state)
+{
+  (void)state;
+  (void)EventControlReset(BIT(Telltale));
+  assert_true(controlNow() & BIT(Telltale));
+  (void)EventControl(ALL_KINDS, 0);
+  assert_int_equal(controlNow(), BIT(Telltale));
+  (void)EventControlFlip(BIT(Telltale));
+  assert_true(controlNow() & BIT(Telltale));
+  (void)EventRecord(BIT(Telltale), 0);
+  assert_true(recordNow() & BIT(Telltale));
+  (void)EventRecord(0, BIT(Telltale));
+  assert_true(recordNow() & BIT(Telltale));
+}
+
+/* control-3.2: with everything but Telltale off, labels still reach the
+ * log, so an A event of a kind turned on later can be read with them */
+static void control_3_2_labels_reach_log(void **state)
+{
+  static int object;
+  CaptureStruct c;
+  EventRecordStruct rec;
+  int found = 0;
+  (void)state;
+  CaptureStart(&c);
+  (void)EventControl(ALL_KINDS, 0);
+  (void)EventRecord(ALL_KINDS, 0);
+  EventLabelString((EventA)&object, "kept label 3.2");
+  (void)EventRecord(0, ALL_KINDS & ~recordNow());
+  (void)EventControlSet(ALL_KINDS);
+  EVENT_A(TestA, (EventA)&object);
+  CaptureFinish(&c);
+  assert_int_equal(CaptureCount(&c, EventCodeLabel), 1);
+  CaptureRewind(&c);
+  while (CaptureNext(&c, &rec))
+    if (rec.code == EventCodeTestA && rec.values[0].u == (EventA)&object) {
+      const char *label = EventStreamLabel(c.reader, rec.values[0].u);
+      assert_non_null(label);
+      assert_string_equal(label, "kept label 3.2");
+      found = 1;
+    }
+  assert_true(found);
+  CaptureClose(&c);
+}
+
+
+/* control-4: parsing kind sets ---------------------------------------- */
+
+static EventKindSet parseOK(const char *spec)
+{
+  EventKindSet kinds = 0xDEADBEEF;
+  char err[256] = "";
+  int res = EventKindParse(spec, &kinds, err, sizeof err);
+  if (res != 0)
+    fail_msg("EventKindParse(\"%s\") = %d: %s", spec, res, err);
+  return kinds;
+}
+
+/* parseError -- parse a bad spec; the message, in a static buffer */
+static const char *parseError(const char *spec)
+{
+  static char err[1024];
+  EventKindSet kinds = 0x5A5A5A5A;
+  memset(err, 'x', sizeof err - 1);
+  err[sizeof err - 1] = '\0';
+  assert_int_equal(EventKindParse(spec, &kinds, err, sizeof err), 22);
+  assert_int_equal(kinds, 0x5A5A5A5A);          /* not written on error */
+  return err;
+}
+
+/* control-4.1: all and none */
+static void control_4_1_parse_all_none(void **state)
+{
+  (void)state;
+  assert_int_equal(parseOK("all"), ALL_KINDS);
+  assert_int_equal(parseOK("none"), 0);
+  assert_int_equal(parseOK("none,Test"), BIT(Test));
+  assert_int_equal(parseOK("all,none"), 0);
+}
+
+/* control-4.2: lists, removals, signs and spaces */
+static void control_4_2_parse_lists(void **state)
+{
+  (void)state;
+  assert_int_equal(parseOK("Test"), BIT(Test));
+  assert_int_equal(parseOK("Test,Noisy"), BIT(Test) | BIT(Noisy));
+  assert_int_equal(parseOK(" Test , Noisy "), BIT(Test) | BIT(Noisy));
+  assert_int_equal(parseOK("\tTest,\tNoisy\t"), BIT(Test) | BIT(Noisy));
+  assert_int_equal(parseOK("all,-Noisy"), ALL_KINDS & ~BIT(Noisy));
+  assert_int_equal(parseOK("all, -Noisy, -Test"), ALL_KINDS & ~(BIT(Noisy) | BIT(Test)));
+  assert_int_equal(parseOK("+Test,+Arena"), BIT(Test) | BIT(Arena));
+  assert_int_equal(parseOK("Test,-Test"), 0);
+  assert_int_equal(parseOK("Telltale,Arena,Pool,Trace,Seg,Ref,Object,User,Test,Noisy"), ALL_KINDS);
+}
+
+/* control-4.3: an unknown kind is named, and the message lists every kind */
+static void control_4_3_parse_unknown_lists_kinds(void **state)
+{
+  const char *err;
+  (void)state;
+  err = parseError("Test,Bogus");
+  if (strstr(err, "Bogus") == NULL)
+    fail_msg("message does not name the kind: %s", err);
+  for (unsigned i = 0; i < EventRegistry.kindCount; ++i)
+    if (strstr(err, EventRegistry.kinds[i].name) == NULL)
+      fail_msg("message does not list kind %s: %s", EventRegistry.kinds[i].name, err);
+  if (strstr(err, "all") == NULL || strstr(err, "none") == NULL)
+    fail_msg("message does not list all and none: %s", err);
+  err = parseError("test");                     /* names are case-sensitive */
+  assert_non_null(strstr(err, "test"));
+}
+
+/* control-4.4: empty names */
+static void control_4_4_parse_empty_name(void **state)
+{
+  (void)state;
+  assert_non_null(strstr(parseError("Test,,Noisy"), "empty"));
+  assert_non_null(strstr(parseError(",Test"), "empty"));
+  assert_non_null(strstr(parseError("-"), "empty"));
+  assert_non_null(strstr(parseError("Test, -"), "empty"));
+}
+
+/* control-4.5: a name longer than EVENT_NAME_MAX; one of exactly that
+ * length is merely unknown */
+static void control_4_5_parse_too_long(void **state)
+{
+  char name[EVENT_NAME_MAX + 2];
+  (void)state;
+  memset(name, 'K', EVENT_NAME_MAX + 1);
+  name[EVENT_NAME_MAX + 1] = '\0';
+  assert_non_null(strstr(parseError(name), "too long"));
+  name[EVENT_NAME_MAX] = '\0';
+  assert_non_null(strstr(parseError(name), "unknown"));
+}
+
+/* control-4.6: a short message buffer is cut and terminated; a NULL or
+ * empty one is not written; NULL arguments are refused */
+static void control_4_6_parse_message_buffers(void **state)
+{
+  char small[8], untouched[4] = {'x', 'x', 'x', 'x'};
+  EventKindSet kinds = 0;
+  (void)state;
+  memset(small, 'x', sizeof small);
+  assert_int_equal(EventKindParse("Bogus", &kinds, small, sizeof small), 22);
+  assert_true(memchr(small, '\0', sizeof small) != NULL);
+  assert_int_equal(strlen(small), sizeof small - 1);
+  assert_int_equal(EventKindParse("Bogus", &kinds, NULL, 0), 22);
+  assert_int_equal(EventKindParse("Bogus", &kinds, untouched, 0), 22);
+  assert_memory_equal(untouched, "xxxx", 4);
+  assert_int_equal(EventKindParse(NULL, &kinds, NULL, 0), 22);
+  assert_int_equal(EventKindParse("all", NULL, NULL, 0), 22);
+}
+
+/* control-4.7: EventKindIndex: registry order, telltale's kinds first */
+static void control_4_7_kind_index(void **state)
+{
+  (void)state;
+  assert_int_equal(EventKindIndex("Telltale"), EventKindTelltale);
+  assert_int_equal(EventKindIndex("Telltale"), 0);
+  assert_int_equal(EventKindIndex("User"), EventKindUser);
+  assert_int_equal(EventKindIndex("Test"), EventKindTest);
+  assert_int_equal(EventKindIndex("Noisy"), EventKindNoisy);
+  assert_int_equal(EventKindIndex("Noisy"), EVENT_KIND_COUNT - 1);
+  assert_int_equal(EventKindIndex("Bogus"), -1);
+  assert_int_equal(EventKindIndex(""), -1);
+  assert_int_equal(EventKindIndex("all"), -1);
+  assert_int_equal(EventKindIndex("test"), -1);
+}
+
+
+int main(void)
+{
+  char dir[] = "/tmp/test_control.XXXXXX";
+  int failures;
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(control_1_1_reset_keeps_kind_out, restoreAll),
+    cmocka_unit_test_teardown(control_1_2_turned_on_before_flush_goes_out, restoreAll),
+    cmocka_unit_test_teardown(control_1_3_control_formula, restoreAll),
+    cmocka_unit_test_teardown(control_1_4_set_and_flip, restoreAll),
+    cmocka_unit_test_teardown(control_1_5_unknown_bits_ignored, restoreAll),
+    cmocka_unit_test_teardown(control_2_1_record_off_not_buffered, restoreAll),
+    cmocka_unit_test_teardown(control_2_2_record_none, restoreAll),
+    cmocka_unit_test_teardown(control_3_1_telltale_always_on, restoreAll),
+    cmocka_unit_test_teardown(control_3_2_labels_reach_log, restoreAll),
+    cmocka_unit_test(control_4_1_parse_all_none),
+    cmocka_unit_test(control_4_2_parse_lists),
+    cmocka_unit_test(control_4_3_parse_unknown_lists_kinds),
+    cmocka_unit_test(control_4_4_parse_empty_name),
+    cmocka_unit_test(control_4_5_parse_too_long),
+    cmocka_unit_test(control_4_6_parse_message_buffers),
+    cmocka_unit_test(control_4_7_kind_index),
+  };
+  /* an empty directory, so that a stray default telltale.log would show */
+  if (mkdtemp(dir) == NULL || chdir(dir) != 0) {
+    perror("test_control: temporary directory");
+    return 1;
+  }
+  failures = cmocka_run_group_tests(tests, NULL, NULL);
+  EventFinish();
+  if (access("telltale.log", F_OK) == 0) {
+    fprintf(stderr, "test_control: a default telltale.log was written in %s\n", dir);
+    ++failures;
+  } else
+    (void)rmdir(dir);
+  return failures == 0 ? 0 : 1;
+}

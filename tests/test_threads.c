@@ -1,0 +1,381 @@
+/* <tests/test_threads.c> -- threads and processes: nothing lost or torn
+ *
+ * .design: design/telemetry.txt .req.threads .req.lossless .sol.thread
+ *          .sol.thread.exit .sol.fork
+ *
+ * Covers:
+ *   threads-1.1  two threads emit THREAD_EVENTS TestThread events each
+ *                at once (thread, seq, check = a hash of both) into one
+ *                memory stream; decoded, every thread's seq runs 0..N-1
+ *                exactly once and in order, every check matches (no event
+ *                lost or torn), the merged clock never goes back, and each
+ *                thread has ThreadStart, its ThreadName and ThreadExit.
+ *   threads-1.2  a thread that emits and returns without flushing: its
+ *                events are in the stream as soon as it is joined, before
+ *                EventFinish (the exit hook wrote them).
+ *   threads-1.3  while two threads emit and intern strings, the main
+ *                thread flips output and recording of their kind: no data
+ *                race (build/tsan), every event decoded is whole, each
+ *                thread's seqs only increase, and each string has one id
+ *                and one Intern event.
+ *   threads-2.1  fork: the child writes its own log, telltale.log.PID,
+ *                holding only its own events; the parent's stream holds
+ *                none of the child's.
+ * Run under build/tsan too: it must be clean there.
+ */
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "capture.h"
+
+/* 10^6 events per thread: about 1 s in build/, 3 s under ASan and 6 s
+ * under ThreadSanitizer. */
+#define THREAD_EVENTS 1000000u
+#define THREAD_COUNT 2
+
+/* check -- a hash of thread and seq, so that a torn event shows */
+static uint64_t check(uint64_t thread, uint64_t seq)
+{
+  uint64_t z = (thread << 40 ^ seq) + UINT64_C(0x9E3779B97F4A7C15);
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return (z ^ (z >> 31)) & UINTPTR_MAX;
+}
+
+static pthread_barrier_t startTogether;
+
+/* emitter -- one test thread: THREAD_EVENTS TestThread events */
+static void *emitter(void *arg)
+{
+  EventU thread = (EventU)(uintptr_t)arg;
+  char name[16];
+  snprintf(name, sizeof name, "emitter %u", (unsigned)thread);
+  EventThreadNameSet(name);
+  (void)pthread_barrier_wait(&startTogether);
+  for (EventW seq = 0; seq < THREAD_EVENTS; ++seq)
+    EVENT_UWW(TestThread, thread, seq, (EventW)check(thread, seq));
+  return NULL;
+}
+
+/* threads-1.1: two threads at once, none lost or torn */
+static void threads_1_1_two_threads_lossless(void **state)
+{
+  pthread_t threads[THREAD_COUNT];
+  uint64_t nextSeq[THREAD_COUNT + 1] = {0};
+  uint32_t serialOf[THREAD_COUNT + 1] = {0};
+  int started[THREAD_COUNT + 1] = {0}, named[THREAD_COUNT + 1] = {0}, exited[THREAD_COUNT + 1] = {0};
+  CaptureStruct c;
+  EventRecordStruct rec;
+  EventClock lastClock = 0;
+  (void)state;
+
+  CaptureStart(&c);
+  assert_int_equal(pthread_barrier_init(&startTogether, NULL, THREAD_COUNT), 0);
+  for (uintptr_t t = 1; t <= THREAD_COUNT; ++t)
+    assert_int_equal(pthread_create(&threads[t - 1], NULL, emitter, (void *)t), 0);
+  for (unsigned t = 0; t < THREAD_COUNT; ++t)
+    assert_int_equal(pthread_join(threads[t], NULL), 0);
+  (void)pthread_barrier_destroy(&startTogether);
+  CaptureFinish(&c);
+
+  while (CaptureNext(&c, &rec)) {
+    if (rec.clock < lastClock)
+      fail_msg("time order: clock %" PRIu64 " after %" PRIu64, rec.clock, lastClock);
+    lastClock = rec.clock;
+    if (rec.code == EventCodeTestThread) {
+      uint64_t t = rec.values[0].u, seq = rec.values[1].u;
+      if (t < 1 || t > THREAD_COUNT)
+        fail_msg("TestThread with thread %" PRIu64, t);
+      if (serialOf[t] == 0)
+        serialOf[t] = rec.thread;
+      if (rec.thread != serialOf[t])
+        fail_msg("thread %" PRIu64 "'s events come from serials %u and %u",
+                 t, (unsigned)serialOf[t], (unsigned)rec.thread);
+      if (seq != nextSeq[t])
+        fail_msg("thread %" PRIu64 ": seq %" PRIu64 " where %" PRIu64 " was due", t, seq, nextSeq[t]);
+      if (rec.values[2].u != check(t, seq))
+        fail_msg("thread %" PRIu64 " seq %" PRIu64 ": torn (check 0x%" PRIx64 ")",
+                 t, seq, rec.values[2].u);
+      ++nextSeq[t];
+    }
+  }
+  for (unsigned t = 1; t <= THREAD_COUNT; ++t) {
+    assert_int_equal(nextSeq[t], THREAD_EVENTS);
+    assert_true(serialOf[t] != 0);
+  }
+  assert_true(serialOf[1] != serialOf[2]);
+
+  /* each emitter's ThreadStart, ThreadName and ThreadExit, by serial */
+  CaptureRewind(&c);
+  while (CaptureNext(&c, &rec))
+    for (unsigned t = 1; t <= THREAD_COUNT; ++t) {
+      char name[16];
+      if (rec.thread != serialOf[t])
+        continue;
+      snprintf(name, sizeof name, "emitter %u", t);
+      if (rec.code == EventCodeThreadStart && rec.values[0].u == serialOf[t])
+        ++started[t];
+      else if (rec.code == EventCodeThreadName && rec.values[0].u == serialOf[t]
+               && strcmp(rec.values[1].s, name) == 0)
+        ++named[t];
+      else if (rec.code == EventCodeThreadExit && rec.values[0].u == serialOf[t])
+        ++exited[t];
+    }
+  for (unsigned t = 1; t <= THREAD_COUNT; ++t) {
+    assert_int_equal(started[t], 1);
+    assert_int_equal(named[t], 1);
+    assert_int_equal(exited[t], 1);
+  }
+  assert_true(c.info->streamEnd);
+  CaptureClose(&c);
+}
+
+#define QUIET_EVENTS 1000u
+
+/* quiet -- emit and return, without EventFlush */
+static void *quiet(void *arg)
+{
+  (void)arg;
+  for (EventW i = 0; i < QUIET_EVENTS; ++i)
+    EVENT_W(TestW, 0x51000 + i);
+  return NULL;
+}
+
+/* threads-1.2: a thread's events are written when it exits */
+static void threads_1_2_exit_writes_events(void **state)
+{
+  pthread_t thread;
+  CaptureStruct c;
+  EventRecordStruct rec;
+  EventW next = 0x51000;
+  size_t exits = 0;
+  (void)state;
+  CaptureStart(&c);
+  assert_int_equal(pthread_create(&thread, NULL, quiet, NULL), 0);
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  CaptureOpen(&c);                              /* before EventFinish */
+  while (CaptureNext(&c, &rec)) {
+    if (rec.code == EventCodeTestW) {
+      assert_int_equal(rec.values[0].u, next);
+      ++next;
+    } else if (rec.code == EventCodeThreadExit)
+      ++exits;
+  }
+  assert_int_equal(next, 0x51000 + QUIET_EVENTS);
+  assert_int_equal(exits, 1);
+  assert_false(c.info->streamEnd);
+  EventStreamClose(c.reader);
+  c.reader = NULL;
+  CaptureFinish(&c);
+  CaptureClose(&c);
+}
+
+
+#define RACE_EVENTS 200000u
+#define RACE_STRINGS 64u
+
+/* racer -- emit TestThread events and intern strings shared with the
+ * other racer, labelling an address with each */
+static void *racer(void *arg)
+{
+  EventU thread = (EventU)(uintptr_t)arg;
+  (void)pthread_barrier_wait(&startTogether);
+  for (EventW seq = 0; seq < RACE_EVENTS; ++seq) {
+    EVENT_UWW(TestThread, thread, seq, (EventW)check(thread, seq));
+    if (seq % 1000 == 0) {
+      char name[32];
+      snprintf(name, sizeof name, "shared %u", (unsigned)(seq / 1000 % RACE_STRINGS));
+      EventLabelString((EventA)(0x1000 * thread + seq), name);
+    }
+  }
+  return NULL;
+}
+
+/* threads-1.3: control and interning race with emitters */
+static void threads_1_3_control_and_intern_race(void **state)
+{
+  pthread_t threads[THREAD_COUNT];
+  uint64_t lastSeq[THREAD_COUNT + 1];
+  uint64_t ids[RACE_STRINGS] = {0};
+  size_t interns[RACE_STRINGS] = {0}, decoded = 0;
+  CaptureStruct c;
+  EventRecordStruct rec;
+  EventKindSet noisy = EVENT_KIND_BIT(EventKindNoisy);
+  (void)state;
+
+  CaptureStart(&c);
+  assert_int_equal(pthread_barrier_init(&startTogether, NULL, THREAD_COUNT + 1), 0);
+  for (uintptr_t t = 1; t <= THREAD_COUNT; ++t)
+    assert_int_equal(pthread_create(&threads[t - 1], NULL, racer, (void *)t), 0);
+  (void)pthread_barrier_wait(&startTogether);
+  for (unsigned i = 0; i < 20000; ++i) {
+    if (i % 2 == 0)
+      (void)EventControlFlip(noisy);
+    else
+      (void)EventRecord(0, noisy);
+    if (i % 100 == 0)
+      (void)EventInternString("shared 0");
+  }
+  for (unsigned t = 0; t < THREAD_COUNT; ++t)
+    assert_int_equal(pthread_join(threads[t], NULL), 0);
+  (void)pthread_barrier_destroy(&startTogether);
+  (void)EventControlSet(noisy);
+  (void)EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+  CaptureFinish(&c);
+
+  for (unsigned t = 0; t <= THREAD_COUNT; ++t)
+    lastSeq[t] = UINT64_MAX;
+  while (CaptureNext(&c, &rec)) {
+    if (rec.code == EventCodeTestThread) {
+      uint64_t t = rec.values[0].u, seq = rec.values[1].u;
+      assert_true(t >= 1 && t <= THREAD_COUNT);
+      if (lastSeq[t] != UINT64_MAX && seq <= lastSeq[t])
+        fail_msg("thread %" PRIu64 ": seq %" PRIu64 " after %" PRIu64, t, seq, lastSeq[t]);
+      if (rec.values[2].u != check(t, seq))
+        fail_msg("thread %" PRIu64 " seq %" PRIu64 ": torn", t, seq);
+      lastSeq[t] = seq;
+      ++decoded;
+    } else if (rec.code == EventCodeIntern) {
+      unsigned n;
+      if (sscanf(rec.values[1].s, "shared %u", &n) == 1 && n < RACE_STRINGS) {
+        if (interns[n]++ == 0)
+          ids[n] = rec.values[0].u;
+      }
+    } else if (rec.code == EventCodeLabel) {
+      const char *label = EventStreamLabel(c.reader, rec.values[0].u);
+      assert_non_null(label);                   /* its Intern came first */
+    }
+  }
+  assert_true(decoded > 0);
+  for (unsigned n = 0; n < RACE_STRINGS; ++n) {
+    char name[32];
+    snprintf(name, sizeof name, "shared %u", n);
+    assert_int_equal(interns[n], 1);
+    assert_int_equal(EventInternString(name), ids[n]);
+  }
+  CaptureClose(&c);
+}
+
+
+/* threads-2: fork ---------------------------------------------------- */
+
+/* readFile -- a whole file, malloc'd; NULL if it cannot be read */
+static unsigned char *readFile(const char *path, size_t *sizeReturn)
+{
+  FILE *f = fopen(path, "rb");
+  unsigned char *buf = NULL;
+  size_t size = 0, limit = 0, n;
+  if (f == NULL)
+    return NULL;
+  do {
+    if (size == limit) {
+      limit = limit == 0 ? 65536 : 2 * limit;
+      buf = realloc(buf, limit);
+      assert_non_null(buf);
+    }
+    n = fread(buf + size, 1, limit - size, f);
+    size += n;
+  } while (n > 0);
+  fclose(f);
+  *sizeReturn = size;
+  return buf;
+}
+
+/* threads-2.1: the child of fork writes its own log with only its events */
+static void threads_2_1_fork_child_own_log(void **state)
+{
+  CaptureStruct c;
+  EventRecordStruct rec;
+  char path[64];
+  unsigned char *bytes;
+  size_t size = 0;
+  pid_t child;
+  int status;
+  (void)state;
+  CaptureStart(&c);
+  EVENT_W(TestW, 0x2100);                       /* buffered in the parent at fork */
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    /* No cmocka here: the child reports by its exit status. */
+    EVENT_W(TestW, 0x2101);
+    EventFinish();
+    _exit(0);
+  }
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EVENT_W(TestW, 0x2102);
+  CaptureFinish(&c);
+  assert_int_equal(CaptureCountValue(&c, EventCodeTestW, 0x2100), 1);
+  assert_int_equal(CaptureCountValue(&c, EventCodeTestW, 0x2101), 0);
+  assert_int_equal(CaptureCountValue(&c, EventCodeTestW, 0x2102), 1);
+  CaptureClose(&c);
+
+  /* The tests run in an empty directory with TELLTALE_FILE unset, so
+   * the child's log is telltale.log.PID. */
+  snprintf(path, sizeof path, "telltale.log.%ld", (long)child);
+  bytes = readFile(path, &size);
+  if (bytes == NULL)
+    fail_msg("the child wrote no %s", path);
+  {
+    EventStreamStruct *reader;
+    char msg[256];
+    size_t mine = 0, others = 0;
+    EventStreamRes res = EventStreamOpen(&reader, bytes, size, 0, msg, sizeof msg);
+    if (res != EventStreamOK)
+      fail_msg("%s: %s", path, msg);
+    assert_int_equal(EventStreamInfo(reader)->pid, (uint32_t)child);
+    while ((res = EventStreamNext(reader, &rec)) == EventStreamOK)
+      if (rec.code == EventCodeTestW) {
+        if (rec.values[0].u == 0x2101)
+          ++mine;
+        else
+          ++others;
+      }
+    assert_int_equal(res, EventStreamEND);
+    assert_int_equal(mine, 1);
+    assert_int_equal(others, 0);
+    assert_true(EventStreamInfo(reader)->streamEnd);
+    EventStreamClose(reader);
+  }
+  free(bytes);
+  assert_int_equal(unlink(path), 0);
+}
+
+
+int main(void)
+{
+  char dir[] = "/tmp/test_threads.XXXXXX";
+  int failures;
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(threads_1_1_two_threads_lossless),
+    cmocka_unit_test(threads_1_2_exit_writes_events),
+    cmocka_unit_test(threads_1_3_control_and_intern_race),
+    cmocka_unit_test(threads_2_1_fork_child_own_log),
+  };
+  /* an empty directory: the fork case's child writes its log here */
+  if (mkdtemp(dir) == NULL || chdir(dir) != 0) {
+    perror("test_threads: temporary directory");
+    return 1;
+  }
+  failures = cmocka_run_group_tests(tests, NULL, NULL);
+  EventFinish();
+  if (access("telltale.log", F_OK) == 0) {
+    fprintf(stderr, "test_threads: a default telltale.log was written in %s\n", dir);
+    ++failures;
+  } else
+    (void)rmdir(dir);
+  return failures == 0 ? 0 : 1;
+}
