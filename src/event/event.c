@@ -14,6 +14,7 @@
  * .sol.finish).
  */
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,13 +36,15 @@ _Atomic EventKindSet EventKindControl = (EventKindSet)-1;
 #define TEXT_LINE_MAX 4096
 
 /* EventKindBufStruct -- the runtime's side of one thread's buffer for one kind.
- * ring[0] is allocated on first use; ring[1] when the kind's output is
- * off and ring[0] fills, so that the flight recorder always holds the
- * latest full buffer as well as the current one.  .sol.ring */
+ * The kind fills one slot while the other holds the events before
+ * them, for the flight recorder.  .sol.ring, .sol.map */
 typedef struct EventKindBufStruct {
-  unsigned char *ring[2];
-  unsigned current;             /* index into ring of the buffer in use */
-  uintptr_t previousEnd;        /* end of the data in the other buffer */
+  unsigned char *slot[2];       /* the kind's two buffers */
+  size_t slotSize[2];           /* bytes in each */
+  unsigned char mapped[2];      /* 1: the slot is a region of the mapped log */
+  unsigned current;             /* the slot being filled */
+  uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
+  uintptr_t sent;               /* the current slot has been sent up to here */
 } EventKindBufStruct;
 
 typedef struct EventThreadStruct {
@@ -49,6 +52,7 @@ typedef struct EventThreadStruct {
   uint32_t serial;
   EventBufStruct *bufs;         /* the thread's EventThreadBuf */
   size_t bufferSize;            /* size of each of its buffers */
+  void *altStack;               /* its alternate signal stack, or NULL */
   EventKindBufStruct kind[EVENT_KIND_LIMIT];
 } EventThreadStruct;
 
@@ -58,6 +62,7 @@ typedef struct EventStreamEntryStruct {
   int owned;                    /* 1: telltale opened it and closes it */
   EventKindSet kinds;           /* text mirror: kinds to show */
   int failed;                   /* a write failed; reported once */
+  int map;                      /* the mapped log: blocks are mapped, .sol.map */
 } EventStreamEntryStruct;
 
 /* The session.  design/telemetry.txt .sol.session */
@@ -71,6 +76,11 @@ static struct {
   EventThreadStruct *threads;
   size_t streamCount;
   EventStreamEntryStruct streams[STREAM_LIMIT];
+  EventStreamEntryStruct *mapEntry;  /* the mapped log, or NULL */
+  int mapAllowed;               /* TELLTALE_MAP is not off */
+  int signals;                  /* the fatal-signal handlers are installed */
+  volatile int dumped;          /* the traceback has been written */
+  unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
   EventKindSet mirrorKinds;     /* TELLTALE_MIRROR */
   char fileName[1024];          /* TELLTALE_FILE, or "telltale.log" */
   int noDefault;                /* TELLTALE_FILE=none */
@@ -87,26 +97,30 @@ static _Thread_local EventThreadStruct *threadState
 static void sessionStart(void);
 static void internSessionEnd(void);
 static void sessionClock(void);
-static void threadFlushAll(EventThreadStruct *thread, int outputOnly);
+static size_t formatUnsigned(char *buf, uint64_t value);
+#define DUMP_LIMIT 4096
 
 
 /* Messages ---------------------------------------------------------- */
 
-/* say -- write "telltale: " and the pieces to stderr; no stdio, so it
- * can be used anywhere */
-static void say(const char *a, const char *b, const char *c)
+/* say -- write "telltale: ", the strings up to a NULL, and a newline to
+ * stderr; no stdio and no malloc, so it can be used anywhere */
+static void say(const char *first, ...)
 {
   char line[1024];
   size_t n = 0;
-  const char *parts[4] = {"telltale: ", a, b, c};
-  for (size_t i = 0; i < 4; ++i) {
-    const char *s = parts[i] != NULL ? parts[i] : "";
+  va_list args;
+  const char *s = "telltale: ";
+  va_start(args, first);
+  for (int i = 0; s != NULL; ++i) {
     size_t len = strlen(s);
     if (len > sizeof line - 1 - n)
       len = sizeof line - 1 - n;
     memcpy(line + n, s, len);
     n += len;
+    s = i == 0 ? first : va_arg(args, const char *);
   }
+  va_end(args);
   line[n++] = '\n';
   PlinthWriteError(line, n);
 }
@@ -268,10 +282,42 @@ static EventKindSet envKinds(const char *variable, EventKindSet otherwise)
   if (value == NULL)
     return otherwise;
   if (EventKindParse(value, &kinds, err, sizeof err) != 0) {
-    say(variable, ": ", err);
+    say(variable, ": ", err, NULL);
     exit(2);
   }
   return kinds;
+}
+
+/* envSwitch -- an on/off variable, or die with a clear message */
+static int envSwitch(const char *variable, int otherwise)
+{
+  const char *value = PlinthGetEnv(variable);
+  if (value == NULL || value[0] == '\0')
+    return otherwise;
+  if (strcmp(value, "on") == 0 || strcmp(value, "1") == 0)
+    return 1;
+  if (strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
+    return 0;
+  say(variable, ": '", value, "' must be on or off (or 1 or 0)", NULL);
+  exit(2);
+}
+
+/* envNumber -- a count from 0 to limit, or die with a clear message */
+static unsigned long envNumber(const char *variable, unsigned long otherwise, unsigned long limit)
+{
+  const char *value = PlinthGetEnv(variable);
+  char *end;
+  unsigned long n;
+  if (value == NULL || value[0] == '\0')
+    return otherwise;
+  n = strtoul(value, &end, 10);
+  if (*end != '\0' || value[0] == '-' || n > limit) {
+    char number[24];
+    formatUnsigned(number, limit);
+    say(variable, ": '", value, "' is not a number from 0 to ", number, NULL);
+    exit(2);
+  }
+  return n;
 }
 
 /* EventBufferSizeSet -- size of buffers made from now on */
@@ -313,7 +359,7 @@ int EventInit(void)
       size <<= 20, ++end;
     if (*end != '\0' || EventBufferSizeSet((size_t)size) != 0) {
       say("TELLTALE_BUFFER: '", value,
-          "' is not a power of two from 4096 to 64M (suffixes k and M allowed)");
+          "' is not a power of two from 4096 to 64M (suffixes k and M allowed)", NULL);
       exit(2);
     }
   }
@@ -325,15 +371,19 @@ int EventInit(void)
     session.noDefault = 1;
   else if (value != NULL && value[0] != '\0') {
     if (strlen(value) >= sizeof session.fileName) {
-      say("TELLTALE_FILE: the file name is too long", NULL, NULL);
+      say("TELLTALE_FILE: the file name is too long", NULL);
       exit(2);
     }
     copyString(session.fileName, sizeof session.fileName, value);
   } else
     copyString(session.fileName, sizeof session.fileName, "telltale.log");
+  session.mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  session.dumpCount = (unsigned)envNumber("TELLTALE_DUMP", 50, DUMP_LIMIT);
   sessionClock();
   PlinthAtExit(atExit);
   PlinthAtFork(afterFork);
+  if (envSwitch("TELLTALE_SIGNALS", 1))
+    (void)EventFatalSignals(1);
   PlinthLockRelease();
   return 0;
 }
@@ -395,7 +445,7 @@ static void putStr(HeaderBufStruct *h, const char *s)
 }
 
 /* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
-static int headerBuild(HeaderBufStruct *h)
+static int headerBuild(HeaderBufStruct *h, size_t padTo)
 {
   uint16_t bom = EVENT_BYTE_ORDER_MARK;
   char program[256];
@@ -440,6 +490,11 @@ static int headerBuild(HeaderBufStruct *h)
       putStr(h, e->paramDocs[j]);
     }
   }
+  /* Pad to padTo with zeros, inside the header length: the mapped
+   * log's blocks start on a page.  .sol.map */
+  if (padTo > 0)
+    while (h->size % padTo != 0 && !h->failed)
+      putLE(h, 0, 1);
   if (h->failed) {
     PlinthFree(h->base);
     return 12; /* ENOMEM */
@@ -456,21 +511,36 @@ static void streamFailed(EventStreamEntryStruct *entry, int code)
 {
   if (!entry->failed) {
     entry->failed = 1;
-    say("cannot write to ", PlinthStreamDescribe(entry->stream), PlinthStrError(code));
+    say("cannot write to ", PlinthStreamDescribe(entry->stream), ": ", PlinthStrError(code),
+        "; events for it are lost from here on", NULL);
   }
 }
 
-/* streamHeader -- write the header to a binary stream */
+static size_t roundUp(size_t size, size_t to)
+{
+  return (size + to - 1) / to * to;
+}
+
+/* streamHeader -- write the header to a binary stream.
+ * The first stream that can be mapped becomes the mapped log: its header
+ * is padded to a page so that blocks can be mapped after it (the reader
+ * skips the padding: .stream.header.var).  design/telemetry.txt .sol.map */
 static void streamHeader(EventStreamEntryStruct *entry)
 {
   HeaderBufStruct h;
-  int res = headerBuild(&h);
+  int map = session.mapEntry == NULL && session.mapAllowed &&
+            PlinthStreamMappable(entry->stream);
+  int res = headerBuild(&h, map ? PlinthPageSize() : 0);
   if (res == 0) {
     res = PlinthStreamWrite(entry->stream, h.base, h.size);
     PlinthFree(h.base);
   }
   if (res != 0)
     streamFailed(entry, res);
+  else if (map) {
+    entry->map = 1;
+    session.mapEntry = entry;
+  }
 }
 
 static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet kinds)
@@ -485,11 +555,11 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet ki
     return 28; /* ENOSPC */
   }
   entry = &session.streams[session.streamCount++];
+  memset(entry, 0, sizeof *entry);
   entry->stream = stream;
   entry->binary = binary;
   entry->owned = owned;
   entry->kinds = kinds;
-  entry->failed = 0;
   session.finished = 0;
   sessionClock();
   if (binary && session.started)
@@ -530,7 +600,7 @@ static void sessionClock(void)
 }
 
 /* sessionStart -- open the default streams and write the headers.
- * Called with the lock held, before the first block goes out.
+ * Called with the lock held, before the first block is claimed or sent.
  * design/telemetry.txt .sol.session */
 static void sessionStart(void)
 {
@@ -541,7 +611,7 @@ static void sessionStart(void)
     PlinthStream stream;
     int res = PlinthStreamOpenFile(&stream, session.fileName);
     if (res != 0)
-      say("cannot open ", session.fileName, PlinthStrError(res));
+      say("cannot open ", session.fileName, ": ", PlinthStrError(res), NULL);
     else
       (void)streamAdd(stream, 1, 1, 0);
   }
@@ -559,12 +629,12 @@ static void sessionStart(void)
       streamHeader(&session.streams[i]);
 }
 
-/* textMirror -- write a block's events as text.  design/telemetry.txt .sol.multi */
-static void textMirror(EventStreamEntryStruct *entry, const unsigned char *block, size_t size,
+/* textMirror -- write events as text.  design/telemetry.txt .sol.multi */
+static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data, size_t size,
                        uint32_t thread, unsigned kind)
 {
   EventLayoutStruct layout;
-  size_t offset = EVENT_BLOCK_HEADER_LEN;
+  size_t offset = 0;
   char line[TEXT_LINE_MAX];
   EventFormatContextStruct context;
   if ((entry->kinds & EVENT_KIND_BIT(kind)) == 0)
@@ -577,7 +647,7 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *block
   while (offset + EVENT_HEADER_LEN <= size) {
     EventRecordStruct rec;
     size_t n;
-    if (EventDecode(&layout, &EventRegistry, block + offset, size - offset, &rec, NULL)
+    if (EventDecode(&layout, &EventRegistry, data + offset, size - offset, &rec, NULL)
         != EventDecodeOK)
       break;
     rec.thread = thread;
@@ -592,31 +662,60 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *block
   }
 }
 
-/* blockWrite -- send a thread's buffer out as a block.  Lock held.
- * design/telemetry.txt .stream.block */
-static void blockWrite(EventThreadStruct *thread, unsigned kind, unsigned char *base, size_t used)
+/* blockHeader -- fill in a block header.  design/telemetry.txt .stream.block */
+static void blockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind)
 {
-  uint32_t length = (uint32_t)used;
+  uint32_t length32 = (uint32_t)length;
   uint16_t kind16 = (uint16_t)kind, flags = 0;
-  uint64_t seq;
-  if (used <= EVENT_BLOCK_HEADER_LEN)
-    return;
-  sessionStart();
-  seq = session.blocks++;
+  uint64_t seq = session.blocks++;
   memcpy(base, EVENT_BLOCK_MAGIC, 4);
-  memcpy(base + 4, &length, 4);
-  memcpy(base + 8, &thread->serial, 4);
+  memcpy(base + 4, &length32, 4);
+  memcpy(base + 8, &serial, 4);
   memcpy(base + 12, &kind16, 2);
   memcpy(base + 14, &flags, 2);
   memcpy(base + 16, &seq, 8);
+}
+
+/* blockSend -- send events of a thread's kind to the streams.  Lock held.
+ *
+ * The events data[0 .. size-1] go as one block to each binary stream
+ * and as text to each mirror.  With inLog, the events are already in the
+ * mapped log (they were stored there), which is skipped; otherwise the
+ * mapped log gets a copy in a region of its own.
+ * design/telemetry.txt .sol.block, .sol.map */
+static void blockSend(EventThreadStruct *thread, unsigned kind, const unsigned char *data,
+                      size_t size, int inLog)
+{
+  if (size == 0)
+    return;
+  sessionStart();
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
-    if (entry->binary) {
-      int res = PlinthStreamWrite(entry->stream, base, used);
-      if (res != 0)
-        streamFailed(entry, res);
-    } else
-      textMirror(entry, base, used, thread->serial, kind);
+    int res = 0;
+    if (!entry->binary)
+      textMirror(entry, data, size, thread->serial, kind);
+    else if (entry->failed)
+      continue;
+    else if (entry->map) {
+      void *base;
+      size_t length = roundUp(EVENT_BLOCK_HEADER_LEN + size, PlinthPageSize());
+      if (inLog)
+        continue;
+      res = PlinthStreamMap(entry->stream, length, &base);
+      if (res == 0) {
+        blockHeader(base, length, thread->serial, kind);
+        memcpy((unsigned char *)base + EVENT_BLOCK_HEADER_LEN, data, size);
+        PlinthStreamUnmap(entry->stream, base, length);
+      }
+    } else {
+      unsigned char header[EVENT_BLOCK_HEADER_LEN];
+      blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, thread->serial, kind);
+      res = PlinthStreamWrite(entry->stream, header, sizeof header);
+      if (res == 0)
+        res = PlinthStreamWrite(entry->stream, data, size);
+    }
+    if (res != 0)
+      streamFailed(entry, res);
   }
 }
 
@@ -641,6 +740,8 @@ static EventThreadStruct *threadCreate(void)
   if (session.threads != NULL)
     session.threads->prev = thread;
   session.threads = thread;
+  if (session.signals)
+    thread->altStack = PlinthAltStackCreate();
   PlinthLockRelease();
   threadState = thread;
   (void)PlinthThreadOnExit(threadExit, thread);
@@ -666,31 +767,105 @@ static void threadAnnounce(EventThreadStruct *thread)
   }
 }
 
-/* bufferFull -- make room in a full buffer: write it out if the kind's
- * output is on, else move to the other buffer of the ring.
- * design/telemetry.txt .sol.buffer, .sol.ring */
-static int bufferFull(EventThreadStruct *thread, unsigned kind)
+/* slotRelease -- give up a slot: unmap a region of the log, free memory */
+static void slotRelease(EventKindBufStruct *kb, unsigned s)
+{
+  if (kb->slot[s] == NULL)
+    return;
+  if (kb->mapped[s])
+    PlinthStreamUnmap(session.mapEntry != NULL ? session.mapEntry->stream : NULL,
+                      kb->slot[s], kb->slotSize[s]);
+  else
+    PlinthFree(kb->slot[s]);
+  kb->slot[s] = NULL;
+  kb->mapped[s] = 0;
+}
+
+/* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
+ *
+ * If the kind's output is on and the session has a mapped log, the slot
+ * is a fresh block of the log, its header filled in: events stored there
+ * are in the file at once.  Otherwise it is memory, reused if the slot
+ * has some: a ring buffer (output off), or a buffer that is written to
+ * the streams when it fills (no mapped log).
+ * design/telemetry.txt .sol.map, .sol.ring */
+static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
+{
+  EventKindBufStruct *kb = &thread->kind[kind];
+  int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
+                & EVENT_KIND_BIT(kind)) != 0;
+  if (output)
+    sessionStart();
+  if (kb->mapped[s])
+    slotRelease(kb, s);
+  if (output && session.mapEntry != NULL && !session.mapEntry->failed) {
+    size_t size = roundUp(thread->bufferSize, PlinthPageSize());
+    void *base;
+    int res = PlinthStreamMap(session.mapEntry->stream, size, &base);
+    if (res == 0) {
+      slotRelease(kb, s);
+      kb->slot[s] = base;
+      kb->slotSize[s] = size;
+      kb->mapped[s] = 1;
+      blockHeader(base, size, thread->serial, kind);
+      return 0;
+    }
+    streamFailed(session.mapEntry, res);
+  }
+  if (kb->slot[s] == NULL) {
+    kb->slot[s] = PlinthAlloc(thread->bufferSize);
+    if (kb->slot[s] == NULL)
+      return 12; /* ENOMEM */
+    kb->slotSize[s] = thread->bufferSize;
+  }
+  return 0;
+}
+
+/* slotUse -- start filling slot s */
+static void slotUse(EventThreadStruct *thread, unsigned kind, unsigned s)
 {
   EventKindBufStruct *kb = &thread->kind[kind];
   EventBufStruct *buf = &thread->bufs[kind];
-  unsigned char *base = kb->ring[kb->current];
-  if (atomic_load_explicit(&EventKindControl, memory_order_relaxed) & EVENT_KIND_BIT(kind)) {
-    PlinthLockClaim();
-    blockWrite(thread, kind, base, buf->next - (uintptr_t)base);
-    PlinthLockRelease();
-  } else {
-    unsigned other = 1 - kb->current;
-    if (kb->ring[other] == NULL) {
-      kb->ring[other] = PlinthAlloc(thread->bufferSize);
-      if (kb->ring[other] == NULL)
-        return 12;
-    }
-    kb->previousEnd = buf->next;
-    kb->current = other;
-    base = kb->ring[other];
+  kb->current = s;
+  buf->next = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
+  buf->limit = (uintptr_t)kb->slot[s] + kb->slotSize[s];
+  kb->sent = buf->next;
+}
+
+/* kindFlush -- send what a kind's current slot holds and has not sent.
+ * Lock held.  A slot in the mapped log is in the file already; a memory
+ * slot is sent only if the kind's output is on (else it is the ring). */
+static void kindFlush(EventThreadStruct *thread, unsigned kind)
+{
+  EventKindBufStruct *kb = &thread->kind[kind];
+  EventBufStruct *buf = &thread->bufs[kind];
+  unsigned s = kb->current;
+  int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
+                & EVENT_KIND_BIT(kind)) != 0;
+  if (kb->slot[s] == NULL || buf->next <= kb->sent)
+    return;
+  if (kb->mapped[s] || output) {
+    blockSend(thread, kind, (const unsigned char *)kb->sent, buf->next - kb->sent, kb->mapped[s]);
+    kb->sent = buf->next;
   }
-  buf->next = (uintptr_t)base + EVENT_BLOCK_HEADER_LEN;
-  buf->limit = (uintptr_t)base + thread->bufferSize;
+}
+
+/* bufferFull -- make room when a kind's buffer is full: send what it
+ * holds, and move to the kind's other slot, keeping this one as the
+ * flight recorder's older half.  design/telemetry.txt .sol.buffer, .sol.ring */
+static int bufferFull(EventThreadStruct *thread, unsigned kind)
+{
+  EventKindBufStruct *kb = &thread->kind[kind];
+  unsigned other = 1 - kb->current;
+  int res;
+  PlinthLockClaim();
+  kindFlush(thread, kind);
+  kb->previousEnd = thread->bufs[kind].next;
+  res = slotPrepare(thread, kind, other);
+  PlinthLockRelease();
+  if (res != 0)
+    return res;
+  slotUse(thread, kind, other);
   return 0;
 }
 
@@ -703,6 +878,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
 {
   static unsigned char sink[EVENT_SIZE_MAX];  /* for events with nowhere to go */
   EventThreadStruct *thread = threadState;
+  EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
   if (thread == NULL) {
     (void)EventInit();
     thread = threadCreate();
@@ -713,13 +889,15 @@ void *EventReserveSlow(unsigned kind, size_t size)
   for (;;) {
     EventKindBufStruct *kb = &thread->kind[kind];
     EventBufStruct *buf = &thread->bufs[kind];
-    if (kb->ring[0] == NULL) {
-      kb->ring[0] = PlinthAlloc(thread->bufferSize);
-      if (kb->ring[0] == NULL)
+    if (kb->slot[kb->current] == NULL) {
+      int res;
+      PlinthLockClaim();
+      res = slotPrepare(thread, kind, kb->current);
+      PlinthLockRelease();
+      if (res != 0)
         return sink;
-      kb->current = 0;
-      buf->next = (uintptr_t)kb->ring[0] + EVENT_BLOCK_HEADER_LEN;
-      buf->limit = (uintptr_t)kb->ring[0] + thread->bufferSize;
+      slotUse(thread, kind, kb->current);
+      kb->previousEnd = 0;
     }
     if (buf->limit - buf->next >= size) {
       void *p = (void *)buf->next;
@@ -731,19 +909,20 @@ void *EventReserveSlow(unsigned kind, size_t size)
   }
 }
 
-/* threadFlushAll -- write out a thread's buffers.  Lock held.
- * With outputOnly, only kinds whose output is on. */
-static void threadFlushAll(EventThreadStruct *thread, int outputOnly)
+/* threadFlush -- send what a thread's buffers hold.  Lock held. */
+static void threadFlush(EventThreadStruct *thread)
 {
-  EventKindSet output = atomic_load(&EventKindControl);
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+    kindFlush(thread, kind);
+}
+
+/* threadRelease -- give up a thread's buffers */
+static void threadRelease(EventThreadStruct *thread)
+{
   for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-    EventKindBufStruct *kb = &thread->kind[kind];
-    EventBufStruct *buf = &thread->bufs[kind];
-    unsigned char *base = kb->ring[kb->current];
-    if (base == NULL || (outputOnly && (output & EVENT_KIND_BIT(kind)) == 0))
-      continue;
-    blockWrite(thread, kind, base, buf->next - (uintptr_t)base);
-    buf->next = (uintptr_t)base + EVENT_BLOCK_HEADER_LEN;
+    slotRelease(&thread->kind[kind], 0);
+    slotRelease(&thread->kind[kind], 1);
+    thread->kind[kind].previousEnd = 0;
   }
 }
 
@@ -755,10 +934,7 @@ static void threadFree(EventThreadStruct *thread)
     session.threads = thread->next;
   if (thread->next != NULL)
     thread->next->prev = thread->prev;
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-    PlinthFree(thread->kind[kind].ring[0]);
-    PlinthFree(thread->kind[kind].ring[1]);
-  }
+  threadRelease(thread);
   PlinthFree(thread);
 }
 
@@ -767,18 +943,23 @@ static void threadFree(EventThreadStruct *thread)
 static void threadExit(void *arg)
 {
   EventThreadStruct *thread = arg;
+  void *altStack;
   if (thread != threadState)
     return;
   EVENT_U(ThreadExit, thread->serial);
   PlinthLockClaim();
-  threadFlushAll(thread, 1);
+  threadFlush(thread);
+  altStack = thread->altStack;
   threadFree(thread);
   PlinthLockRelease();
   threadState = NULL;
   memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  PlinthAltStackDestroy(altStack);
 }
 
-/* EventFlush -- write the calling thread's output buffers to the streams */
+/* EventFlush -- send the calling thread's buffers to the streams.
+ * Events in the mapped log are in the file already; this sends them to
+ * the other streams, and sends memory buffers to all. */
 void EventFlush(void)
 {
   EventThreadStruct *thread = threadState;
@@ -786,7 +967,7 @@ void EventFlush(void)
     return;
   EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
   PlinthLockClaim();
-  threadFlushAll(thread, 1);
+  threadFlush(thread);
   for (size_t i = 0; i < session.streamCount; ++i)
     (void)PlinthStreamFlush(session.streams[i].stream);
   PlinthLockRelease();
@@ -794,9 +975,10 @@ void EventFlush(void)
 
 /* EventFinish -- end the session.  design/telemetry.txt .sol.finish
  *
- * Other threads that are still running have their buffers written as
- * they stand; an event they are emitting at this moment may be cut.
- * The calling thread's StreamEnd is the last event in the stream. */
+ * Threads still running keep their buffers: what they emit into a
+ * region of the mapped log is in the file, even after StreamEnd; their
+ * memory buffers are sent as they stand.  The calling thread's StreamEnd
+ * is the last event it sends. */
 void EventFinish(void)
 {
   EventThreadStruct *self = threadState;
@@ -806,20 +988,17 @@ void EventFinish(void)
     return;
   }
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
-    if (t != self)
-      threadFlushAll(t, 1);
-  if (self != NULL)
-    threadFlushAll(self, 1);
+    threadFlush(t);
   PlinthLockRelease();
   EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
   PlinthLockClaim();
   EVENT_W(StreamEnd, (EventW)session.blocks);
   if (threadState != NULL) {
-    EventThreadStruct *t = threadState;
-    EventKindBufStruct *kb = &t->kind[EventKindTelltale];
-    unsigned char *base = kb->ring[kb->current];
-    blockWrite(t, EventKindTelltale, base, t->bufs[EventKindTelltale].next - (uintptr_t)base);
-    t->bufs[EventKindTelltale].next = (uintptr_t)base + EVENT_BLOCK_HEADER_LEN;
+    self = threadState;
+    kindFlush(self, EventKindTelltale);
+    /* The next session starts this thread's buffers afresh. */
+    threadRelease(self);
+    memset(EventThreadBuf, 0, sizeof EventThreadBuf);
   }
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
@@ -828,6 +1007,7 @@ void EventFinish(void)
       PlinthStreamClose(entry->stream);
   }
   session.streamCount = 0;
+  session.mapEntry = NULL;
   session.started = 0;
   session.finished = 1;
   session.startClock = 0;
@@ -837,31 +1017,30 @@ void EventFinish(void)
 }
 
 /* afterFork -- in the child of fork(): the parent's buffered events are
- * the parent's to write, and its streams are shared with the parent, so
- * the child drops both and starts a stream of its own, named after the
- * parent's with ".PID" added.  design/telemetry.txt .sol.fork */
+ * the parent's to write, its regions of the mapped log are the parent's
+ * file, and its streams are shared with the parent, so the child drops
+ * all of them (unmapping affects only the child) and starts a session
+ * of its own in a file named after the parent's with ".PID" added.
+ * design/telemetry.txt .sol.fork */
 static void afterFork(void)
 {
-  EventThreadStruct *self = threadState, *t, *next;
+  EventThreadStruct *t, *next;
   session.finished = 0;      /* the child's own session may open its file */
   for (t = session.threads; t != NULL; t = next) {
     next = t->next;
-    if (t != self)
-      threadFree(t);
+    threadFree(t);
   }
-  if (self != NULL)
-    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-      EventKindBufStruct *kb = &self->kind[kind];
-      if (kb->ring[kb->current] != NULL)
-        self->bufs[kind].next = (uintptr_t)kb->ring[kb->current] + EVENT_BLOCK_HEADER_LEN;
-      kb->previousEnd = 0;
-    }
+  threadState = NULL;
+  memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  session.threadSerial = 0;
   for (size_t i = 0; i < session.streamCount; ++i)
     if (session.streams[i].owned)
       PlinthStreamClose(session.streams[i].stream);
   session.streamCount = 0;
+  session.mapEntry = NULL;
   session.started = 0;
   session.blocks = 0;
+  session.startClock = 0;
   internSessionEnd();
   if (!session.noDefault) {
     size_t n = strlen(session.fileName);
@@ -879,6 +1058,217 @@ static void afterFork(void)
       session.fileName[n] = '\0';
     }
   }
+}
+
+
+/* Death ------------------------------------------------------------- */
+
+/* DumpEntryStruct -- an event found in a buffer, for EventDump */
+typedef struct DumpEntryStruct {
+  EventClock clock;
+  const unsigned char *event;
+  uint32_t thread;
+  unsigned kind;
+} DumpEntryStruct;
+
+static DumpEntryStruct dumpHeap[DUMP_LIMIT];  /* static: no malloc in a signal handler */
+
+/* dumpSift -- restore the min-heap (by clock) below i */
+static void dumpSift(size_t i, size_t n)
+{
+  for (;;) {
+    size_t least = i, l = 2 * i + 1, r = l + 1;
+    DumpEntryStruct t;
+    if (l < n && dumpHeap[l].clock < dumpHeap[least].clock)
+      least = l;
+    if (r < n && dumpHeap[r].clock < dumpHeap[least].clock)
+      least = r;
+    if (least == i)
+      return;
+    t = dumpHeap[i];
+    dumpHeap[i] = dumpHeap[least];
+    dumpHeap[least] = t;
+    i = least;
+  }
+}
+
+/* dumpRange -- offer the events in [p, limit) to the heap of the latest */
+static size_t dumpRange(const unsigned char *p, uintptr_t limit, uint32_t thread, unsigned kind,
+                        size_t n, size_t count, size_t *seenReturn)
+{
+  while ((uintptr_t)p + EVENT_HEADER_LEN <= limit) {
+    uint32_t codeLength;
+    EventClock clock;
+    size_t length;
+    memcpy(&codeLength, p, 4);
+    length = codeLength >> 16;
+    if ((codeLength & 0xFFFF) == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
+      break;
+    memcpy(&clock, p + 4, 8);
+    ++*seenReturn;
+    if (n < count) {
+      size_t i = n++;
+      dumpHeap[i].clock = clock;
+      dumpHeap[i].event = p;
+      dumpHeap[i].thread = thread;
+      dumpHeap[i].kind = kind;
+      while (i > 0 && dumpHeap[(i - 1) / 2].clock > dumpHeap[i].clock) {
+        DumpEntryStruct t = dumpHeap[i];
+        dumpHeap[i] = dumpHeap[(i - 1) / 2];
+        dumpHeap[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+      }
+    } else if (count > 0 && clock > dumpHeap[0].clock) {
+      dumpHeap[0].clock = clock;
+      dumpHeap[0].event = p;
+      dumpHeap[0].thread = thread;
+      dumpHeap[0].kind = kind;
+      dumpSift(0, n);
+    }
+    p += length;
+  }
+  return n;
+}
+
+static size_t formatUnsigned(char *buf, uint64_t value)
+{
+  char digits[24];
+  size_t d = 0, n = 0;
+  do {
+    digits[d++] = (char)('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  while (d > 0)
+    buf[n++] = digits[--d];
+  buf[n] = '\0';
+  return n;
+}
+
+/* EventDump -- write the latest count events of every thread and kind
+ * to stderr, oldest first, decoded.  design/telemetry.txt .sol.traceback
+ *
+ * The flight recorder: every buffer in memory, whether its kind's output
+ * is on or off.  Async-signal-safe: no malloc, no stdio, no lock; so it
+ * can be called from a fatal-signal handler and from a debugger
+ * ("call EventDump(20)"). */
+void EventDump(unsigned count)
+{
+  size_t n = 0, seen = 0;
+  EventLayoutStruct layout;
+  EventFormatContextStruct context;
+  char line[TEXT_LINE_MAX], number[24];
+  if (count > DUMP_LIMIT)
+    count = DUMP_LIMIT;
+  for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+      EventKindBufStruct *kb = &t->kind[kind];
+      unsigned s = kb->current, o = 1 - s;
+      if (kb->slot[o] != NULL && kb->previousEnd != 0)
+        n = dumpRange(kb->slot[o] + EVENT_BLOCK_HEADER_LEN, kb->previousEnd, t->serial, kind,
+                      n, count, &seen);
+      if (kb->slot[s] != NULL)
+        n = dumpRange(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, t->bufs[kind].next, t->serial, kind,
+                      n, count, &seen);
+    }
+  /* Heap sort in place: the earliest goes to the end, so the array ends
+   * up latest first; print it backwards. */
+  for (size_t end = n; end > 1; --end) {
+    DumpEntryStruct tmp = dumpHeap[0];
+    dumpHeap[0] = dumpHeap[end - 1];
+    dumpHeap[end - 1] = tmp;
+    dumpSift(0, end - 1);
+  }
+  formatUnsigned(number, n);
+  say("the last ", number, " events in the flight recorder, oldest first:", NULL);
+  EventLayoutNative(&layout);
+  EventFormatContextInit(&context, &EventRegistry);
+  context.clockHz = PlinthClockFrequency();
+  context.startClock = session.startClock;
+  context.startRealtime = session.startRealtime;
+  for (size_t i = n; i > 0; --i) {
+    DumpEntryStruct *e = &dumpHeap[i - 1];
+    EventRecordStruct rec;
+    size_t len;
+    if (EventDecode(&layout, &EventRegistry, e->event, EVENT_SIZE_MAX, &rec, NULL) != EventDecodeOK)
+      continue;
+    rec.thread = e->thread;
+    rec.kind = e->kind;
+    len = EventFormat(line, sizeof line - 1, &rec, &context);
+    if (len > sizeof line - 2)
+      len = sizeof line - 2;
+    line[len++] = '\n';
+    PlinthWriteError(line, len);
+  }
+  (void)seen;
+}
+
+/* deathFlush -- send every thread's buffers as the program dies.
+ * The mapped log needs nothing: what was stored is in the file.  Other
+ * streams are written only if no other thread holds the lock, which
+ * must not be waited for.  design/telemetry.txt .sol.death */
+static void deathFlush(void)
+{
+  if (!PlinthLockTry()) {
+    say("another thread holds the lock: buffers not in the mapped log are not flushed", NULL);
+    return;
+  }
+  for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
+    threadFlush(t);
+  PlinthLockRelease();
+}
+
+/* fatalSignal -- telltale's part of a fatal signal: the traceback and the
+ * flush.  The plinth then passes the signal on.  .sol.signal */
+static void fatalSignal(int sig, const char *name)
+{
+  char number[24];
+  (void)sig;
+  if (!session.dumped) {
+    session.dumped = 1;
+    formatUnsigned(number, threadState != NULL ? threadState->serial : 0);
+    say("fatal signal ", name, " in thread T", number, NULL);
+    EventDump(session.dumpCount);
+  }
+  deathFlush();
+}
+
+/* EventAssertFail -- an assertion failed: say so, dump, flush, abort.
+ * design/telemetry.txt .sol.assert */
+void EventAssertFail(const char *condition, const char *file, unsigned line)
+{
+  char number[24], where[1100];
+  size_t n = 0, len = strlen(file);
+  if (len > 1000)
+    len = 1000;
+  memcpy(where, file, len);
+  n = len;
+  where[n++] = ':';
+  formatUnsigned(number, line);
+  copyString(where + n, sizeof where - n, number);
+  if (!session.dumped) {
+    session.dumped = 1;
+    say("assertion failed: ", condition, " at ", where, NULL);
+    EventDump(session.dumpCount);
+  }
+  deathFlush();
+  PlinthAbort();
+}
+
+/* EventFatalSignals -- install (on) or remove (off) telltale's handlers
+ * for fatal signals.  Installed at start unless TELLTALE_SIGNALS=off. */
+int EventFatalSignals(int on)
+{
+  int res = 0;
+  PlinthLockClaim();
+  if (on && !session.signals) {
+    res = PlinthFatalSignalsInstall(fatalSignal);
+    session.signals = res == 0;
+  } else if (!on && session.signals) {
+    PlinthFatalSignalsRemove();
+    session.signals = 0;
+  }
+  PlinthLockRelease();
+  return res;
 }
 
 

@@ -159,6 +159,29 @@ extern void EventLabelString(EventA address, const char *label);
 /* Thread names: emits ThreadName for the calling thread. */
 extern void EventThreadNameSet(const char *name);
 
+/* Death.  design/telemetry.txt .sol.traceback, .sol.signal, .sol.assert */
+
+/* EVENT_ASSERT -- check a condition in every variety.  On failure, print
+ * the condition, the file and line and the latest events (the flight
+ * recorder, decoded, in time order), flush every stream and abort. */
+#define EVENT_ASSERT(condition) \
+  do { \
+    if (__builtin_expect(!(condition), 0)) \
+      EventAssertFail(#condition, __FILE__, __LINE__); \
+  } while (0)
+
+extern void EventAssertFail(const char *condition, const char *file, unsigned line)
+  __attribute__((noreturn));
+
+/* EventDump -- write the latest count events to stderr, oldest first.
+ * Async-signal-safe; callable from a debugger: "call EventDump(20)". */
+extern void EventDump(unsigned count);
+
+/* EventFatalSignals -- install (1) or remove (0) the handlers that dump
+ * and flush on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT, then pass the
+ * signal on.  Installed before main unless TELLTALE_SIGNALS=off. */
+extern int EventFatalSignals(int on);
+
 /* Buffer size in bytes: a power of two, at least 4096 (TELLTALE_BUFFER).
  * Applies to buffers made after the call. */
 extern int EventBufferSizeSet(size_t size);

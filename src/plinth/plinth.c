@@ -20,9 +20,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +50,9 @@ typedef struct PlinthStreamStruct {
   int sort;                     /* PlinthStreamSortFd or ...Memory */
   int fd;                       /* fd streams: the descriptor */
   int closeOnDestroy;           /* fd streams: close fd in PlinthStreamClose */
+  int regular;                  /* a regular file PlinthStreamOpenFile opened */
+  int mapped;                   /* PlinthStreamMap has been called */
+  uint64_t mapEnd;              /* mapped streams: the end of the file */
   unsigned char *base;          /* memory streams: the bytes written */
   size_t size;                  /* memory streams: bytes used */
   size_t capacity;              /* memory streams: bytes allocated */
@@ -65,6 +71,7 @@ static int streamCreate(PlinthStream *streamReturn, int sort, const char *descri
   stream = malloc(sizeof(PlinthStreamStruct) + length + 1);
   if (stream == NULL)
     return ENOMEM;
+  memset(stream, 0, sizeof *stream);
   stream->sort = sort;
   stream->fd = -1;
   stream->closeOnDestroy = 0;
@@ -87,7 +94,7 @@ int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
   assert(path != NULL);
 
   do
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);  /* RDWR: .sol.map */
   while (fd < 0 && errno == EINTR);   /* open of a FIFO can be interrupted */
   if (fd < 0)
     return errno;
@@ -97,6 +104,10 @@ int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
     goto failCreate;
   stream->fd = fd;
   stream->closeOnDestroy = 1;
+  {
+    struct stat st;
+    stream->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  }
   *streamReturn = stream;
   return 0;
 
@@ -225,6 +236,73 @@ int PlinthStreamFlush(PlinthStream stream)
   assert(stream != NULL);
   (void)stream;
   return 0;
+}
+
+/* PlinthPageSize -- the size of a page, for mapped streams */
+
+size_t PlinthPageSize(void)
+{
+  static size_t pageSize;
+  if (pageSize == 0) {
+    long size = sysconf(_SC_PAGESIZE);
+    pageSize = size > 0 ? (size_t)size : 4096;
+  }
+  return pageSize;
+}
+
+/* PlinthStreamMappable -- can PlinthStreamMap be used on this stream? */
+
+int PlinthStreamMappable(PlinthStream stream)
+{
+  assert(stream != NULL);
+  return stream->sort == PlinthStreamSortFd && stream->regular;
+}
+
+/* PlinthStreamMap -- extend the file by size bytes and map them shared.
+ * design/telemetry.txt .sol.map */
+
+int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn)
+{
+  void *base;
+  int res;
+
+  assert(stream != NULL);
+  assert(baseReturn != NULL);
+  if (!PlinthStreamMappable(stream))
+    return ENOTSUP;
+  if (size == 0 || size % PlinthPageSize() != 0)
+    return EINVAL;
+  if (!stream->mapped) {
+    off_t end = lseek(stream->fd, 0, SEEK_END);
+    if (end < 0)
+      return errno;
+    if ((uint64_t)end % PlinthPageSize() != 0)
+      return EINVAL;
+    stream->mapEnd = (uint64_t)end;
+    stream->mapped = 1;
+  }
+  /* Allocate the blocks now: a store to a mapped hole on a full disk
+   * would be SIGBUS.  fallocate where the file system has it. */
+  res = fallocate(stream->fd, 0, (off_t)stream->mapEnd, (off_t)size) == 0 ? 0 : errno;
+  if (res == EOPNOTSUPP || res == ENOSYS)
+    res = ftruncate(stream->fd, (off_t)(stream->mapEnd + size)) == 0 ? 0 : errno;
+  if (res != 0)
+    return res;
+  base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, stream->fd, (off_t)stream->mapEnd);
+  if (base == MAP_FAILED)
+    return errno;
+  stream->mapEnd += size;
+  *baseReturn = base;
+  return 0;
+}
+
+/* PlinthStreamUnmap -- unmap a region; the kernel writes it back */
+
+void PlinthStreamUnmap(PlinthStream stream, void *base, size_t size)
+{
+  (void)stream;                 /* may be NULL once the stream is closed */
+  if (base != NULL)
+    (void)munmap(base, size);
 }
 
 /* PlinthStreamClose -- close the descriptor if owned, and free the stream */
@@ -645,6 +723,126 @@ int PlinthAtFork(void (*child)(void))
   if (forkLockError != 0)
     return forkLockError;
   return pthread_atfork(NULL, NULL, child);
+}
+
+/* Fatal signals.  design/telemetry.txt .sol.signal */
+
+static const int fatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+static const char *const fatalNames[] = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"};
+#define FATAL_COUNT (sizeof fatalSignals / sizeof fatalSignals[0])
+static struct sigaction fatalOld[FATAL_COUNT];
+static PlinthFatalHandler fatalHandler;
+static volatile sig_atomic_t fatalEntered;
+
+/* fatalSignal -- the handler: telltale's dump once, then the old disposition */
+
+static void fatalSignal(int sig, siginfo_t *info, void *context)
+{
+  size_t i;
+  int saved = errno;
+  for (i = 0; i < FATAL_COUNT && fatalSignals[i] != sig; ++i)
+    ;
+  if (i == FATAL_COUNT)
+    return;
+  if (!fatalEntered) {
+    fatalEntered = 1;           /* a fault in the dump goes straight on */
+    if (fatalHandler != NULL)
+      fatalHandler(sig, fatalNames[i]);
+  }
+  /* Put back what was there before telltale, and hand the signal on. */
+  (void)sigaction(sig, &fatalOld[i], NULL);
+  errno = saved;
+  if ((fatalOld[i].sa_flags & SA_SIGINFO) != 0 && fatalOld[i].sa_sigaction != NULL)
+    fatalOld[i].sa_sigaction(sig, info, context);
+  else if (fatalOld[i].sa_handler != SIG_DFL && fatalOld[i].sa_handler != SIG_IGN)
+    fatalOld[i].sa_handler(sig);
+  else
+    (void)raise(sig);           /* blocked until we return, then default */
+}
+
+/* PlinthFatalSignalsInstall -- call handler on a fatal signal, then chain */
+
+int PlinthFatalSignalsInstall(PlinthFatalHandler handler)
+{
+  struct sigaction action;
+  assert(handler != NULL);
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = fatalSignal;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  fatalHandler = handler;
+  fatalEntered = 0;
+  for (size_t i = 0; i < FATAL_COUNT; ++i)
+    if (sigaction(fatalSignals[i], &action, &fatalOld[i]) != 0)
+      return errno;
+  return 0;
+}
+
+/* PlinthFatalSignalsRemove -- put back the dispositions found at install */
+
+void PlinthFatalSignalsRemove(void)
+{
+  if (fatalHandler == NULL)
+    return;
+  for (size_t i = 0; i < FATAL_COUNT; ++i) {
+    struct sigaction current;
+    /* Only if ours is still there: a handler installed later stays. */
+    if (sigaction(fatalSignals[i], NULL, &current) == 0 &&
+        (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == fatalSignal)
+      (void)sigaction(fatalSignals[i], &fatalOld[i], NULL);
+  }
+  fatalHandler = NULL;
+}
+
+#define ALT_STACK_SIZE ((size_t)64 * 1024)
+
+/* PlinthAltStackCreate -- an alternate signal stack for the calling
+ * thread, so that the fatal-signal handler runs after a stack overflow */
+
+void *PlinthAltStackCreate(void)
+{
+  stack_t ss, old;
+  void *base;
+  if (sigaltstack(NULL, &old) == 0 && (old.ss_flags & SS_DISABLE) == 0)
+    return NULL;                /* the program gave the thread one */
+  base = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED)
+    return NULL;
+  ss.ss_sp = base;
+  ss.ss_size = ALT_STACK_SIZE;
+  ss.ss_flags = 0;
+  if (sigaltstack(&ss, NULL) != 0) {
+    (void)munmap(base, ALT_STACK_SIZE);
+    return NULL;
+  }
+  return base;
+}
+
+/* PlinthAltStackDestroy -- stop using and free the calling thread's stack */
+
+void PlinthAltStackDestroy(void *stack)
+{
+  stack_t ss;
+  if (stack == NULL)
+    return;
+  memset(&ss, 0, sizeof ss);
+  ss.ss_flags = SS_DISABLE;
+  (void)sigaltstack(&ss, NULL);
+  (void)munmap(stack, ALT_STACK_SIZE);
+}
+
+/* PlinthAbort -- abort() */
+
+void PlinthAbort(void)
+{
+  abort();
+}
+
+/* PlinthLockTry -- claim the lock unless another thread holds it */
+
+int PlinthLockTry(void)
+{
+  return pthread_mutex_trylock(&plinthLock) == 0;
 }
 
 /* PlinthWriteError -- write to standard error; async-signal-safe

@@ -38,6 +38,21 @@ extern void PlinthStreamClose(PlinthStream stream);
  * for a stream that is not a memory stream. */
 extern const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn);
 
+/* Mapped streams.  design/telemetry.txt .sol.map
+ *
+ * A stream to a regular file that PlinthStreamOpenFile opened can be
+ * mapped: PlinthStreamMap extends the file by size bytes (a multiple of
+ * PlinthPageSize) and maps them shared, so that what the program stores
+ * there is the kernel's at once and survives the program's death, even
+ * by SIGKILL.  The file's current end must be page-aligned at the first
+ * map; from then on everything goes through maps.  The blocks are
+ * allocated on disk before they are mapped, so a full disk is ENOSPC
+ * here rather than SIGBUS later.  Other streams return ENOTSUP. */
+extern int PlinthStreamMappable(PlinthStream stream);
+extern int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn);
+extern void PlinthStreamUnmap(PlinthStream stream, void *base, size_t size);
+extern size_t PlinthPageSize(void);
+
 /* PlinthStreamDescribe -- a short name for messages: a path, "fd 3", "memory" */
 extern const char *PlinthStreamDescribe(PlinthStream stream);
 
@@ -61,6 +76,28 @@ extern int PlinthThreadName(char *buf, size_t size);  /* the calling thread's na
  * paths; the emitting hot path never takes it. */
 extern void PlinthLockClaim(void);
 extern void PlinthLockRelease(void);
+
+/* PlinthLockTry -- claim the lock if no other thread holds it; 1 if claimed.
+ * For a signal handler, which must not wait for a thread it interrupted. */
+extern int PlinthLockTry(void);
+
+/* Fatal signals.  design/telemetry.txt .sol.signal
+ *
+ * PlinthFatalSignalsInstall installs one handler for SIGSEGV, SIGBUS,
+ * SIGILL, SIGFPE and SIGABRT that calls handler(sig, name) once, then
+ * passes the signal on to the disposition it found when it was
+ * installed: a handler the program installed before is called; the
+ * default is restored and the signal raised again, so the exit status
+ * and any core dump are what they would have been.  handler runs on
+ * the thread's alternate signal stack if it has one
+ * (PlinthAltStackCreate) and must be async-signal-safe. */
+typedef void (*PlinthFatalHandler)(int sig, const char *name);
+extern int PlinthFatalSignalsInstall(PlinthFatalHandler handler);
+extern void PlinthFatalSignalsRemove(void);
+extern void *PlinthAltStackCreate(void);
+extern void PlinthAltStackDestroy(void *stack);
+/* PlinthAbort -- abort(): SIGABRT, with its handlers */
+extern void PlinthAbort(void) __attribute__((noreturn));
 
 /* Memory for the runtime's own structures (never on the hot path). */
 extern void *PlinthAlloc(size_t size);
