@@ -37,11 +37,13 @@ _Atomic EventKindSet EventKindControl = (EventKindSet)-1;
 
 /* EventKindBufStruct -- the runtime's side of one thread's buffer for one kind.
  * The kind fills one slot while the other holds the events before
- * them, for the flight recorder.  .sol.ring, .sol.map */
+ * them, for the flight recorder.  .sol.ring, .sol.live */
 typedef struct EventKindBufStruct {
   unsigned char *slot[2];       /* the kind's two buffers */
   size_t slotSize[2];           /* bytes in each */
-  unsigned char mapped[2];      /* 1: the slot is a region of the mapped log */
+  unsigned char mapped[2];      /* 1: the slot is a region of the live file */
+  uint64_t seq[2];              /* live slots: the block's sequence number */
+  uintptr_t slotEnd[2];         /* where the data ended when the slot was left */
   unsigned current;             /* the slot being filled */
   uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
   uintptr_t sent;               /* the current slot has been sent up to here */
@@ -62,7 +64,6 @@ typedef struct EventStreamEntryStruct {
   int owned;                    /* 1: telltale opened it and closes it */
   EventKindSet kinds;           /* text mirror: kinds to show */
   int failed;                   /* a write failed; reported once */
-  int map;                      /* the mapped log: blocks are mapped, .sol.map */
 } EventStreamEntryStruct;
 
 /* The session.  design/telemetry.txt .sol.session */
@@ -76,7 +77,10 @@ static struct {
   EventThreadStruct *threads;
   size_t streamCount;
   EventStreamEntryStruct streams[STREAM_LIMIT];
-  EventStreamEntryStruct *mapEntry;  /* the mapped log, or NULL */
+  PlinthStream live;            /* the live file, or NULL: .sol.live */
+  char liveName[1040];
+  int liveFailed;               /* mapping failed; reported once */
+  struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse */
   int mapAllowed;               /* TELLTALE_MAP is not off */
   int signals;                  /* the fatal-signal handlers are installed */
   volatile int dumped;          /* the traceback has been written */
@@ -90,6 +94,13 @@ static struct {
   struct { char *string; EventW id; int inSession; } *interns;
   size_t internCount, internSize;
 } session;
+
+/* LiveRegionStruct -- a region of the live file no thread is using */
+typedef struct LiveRegionStruct {
+  struct LiveRegionStruct *next;
+  unsigned char *base;
+  size_t size;
+} LiveRegionStruct;
 
 static _Thread_local EventThreadStruct *threadState
   __attribute__((tls_model("initial-exec")));
@@ -490,8 +501,8 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
       putStr(h, e->paramDocs[j]);
     }
   }
-  /* Pad to padTo with zeros, inside the header length: the mapped
-   * log's blocks start on a page.  .sol.map */
+  /* Pad to padTo with zeros, inside the header length: the live
+   * file's regions start on a page.  .sol.live */
   if (padTo > 0)
     while (h->size % padTo != 0 && !h->failed)
       putLE(h, 0, 1);
@@ -521,26 +532,79 @@ static size_t roundUp(size_t size, size_t to)
   return (size + to - 1) / to * to;
 }
 
-/* streamHeader -- write the header to a binary stream.
- * The first stream that can be mapped becomes the mapped log: its header
- * is padded to a page so that blocks can be mapped after it (the reader
- * skips the padding: .stream.header.var).  design/telemetry.txt .sol.map */
+/* streamHeader -- write the header to a binary stream */
 static void streamHeader(EventStreamEntryStruct *entry)
 {
   HeaderBufStruct h;
-  int map = session.mapEntry == NULL && session.mapAllowed &&
-            PlinthStreamMappable(entry->stream);
-  int res = headerBuild(&h, map ? PlinthPageSize() : 0);
+  int res = headerBuild(&h, 0);
   if (res == 0) {
     res = PlinthStreamWrite(entry->stream, h.base, h.size);
     PlinthFree(h.base);
   }
   if (res != 0)
     streamFailed(entry, res);
-  else if (map) {
-    entry->map = 1;
-    session.mapEntry = entry;
+}
+
+/* liveStart -- open the live file beside the first binary stream that
+ * is a regular file: its header, padded to a page, then the regions
+ * that the buffers of output kinds live in.  Lock held.
+ * design/telemetry.txt .sol.live */
+static void liveStart(void)
+{
+  EventStreamEntryStruct *entry = NULL;
+  HeaderBufStruct h;
+  const char *name;
+  size_t n;
+  int res;
+  if (!session.mapAllowed || session.live != NULL)
+    return;
+  for (size_t i = 0; i < session.streamCount && entry == NULL; ++i)
+    if (session.streams[i].binary && PlinthStreamMappable(session.streams[i].stream))
+      entry = &session.streams[i];
+  if (entry == NULL)
+    return;
+  name = PlinthStreamDescribe(entry->stream);
+  n = strlen(name);
+  if (n + sizeof ".live" > sizeof session.liveName)
+    return;
+  memcpy(session.liveName, name, n);
+  memcpy(session.liveName + n, ".live", sizeof ".live");
+  res = PlinthStreamOpenFile(&session.live, session.liveName);
+  if (res != 0) {
+    session.live = NULL;
+    say("cannot open ", session.liveName, ": ", PlinthStrError(res),
+        "; events emitted just before a crash may be lost", NULL);
+    return;
   }
+  res = headerBuild(&h, PlinthPageSize());
+  if (res == 0) {
+    res = PlinthStreamWrite(session.live, h.base, h.size);
+    PlinthFree(h.base);
+  }
+  if (res != 0) {
+    say("cannot write ", session.liveName, ": ", PlinthStrError(res), NULL);
+    PlinthStreamClose(session.live);
+    (void)PlinthRemoveFile(session.liveName);
+    session.live = NULL;
+  }
+}
+
+/* liveEnd -- the session ends cleanly: every event is in the streams,
+ * so the live file goes.  Lock held. */
+static void liveEnd(void)
+{
+  while (session.liveFree != NULL) {
+    LiveRegionStruct *region = session.liveFree;
+    session.liveFree = region->next;
+    PlinthStreamUnmap(session.live, region->base, region->size);
+    PlinthFree(region);
+  }
+  if (session.live != NULL) {
+    PlinthStreamClose(session.live);
+    (void)PlinthRemoveFile(session.liveName);
+    session.live = NULL;
+  }
+  session.liveFailed = 0;
 }
 
 static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet kinds)
@@ -627,6 +691,7 @@ static void sessionStart(void)
   for (size_t i = 0; i < session.streamCount; ++i)
     if (session.streams[i].binary)
       streamHeader(&session.streams[i]);
+  liveStart();
 }
 
 /* textMirror -- write events as text.  design/telemetry.txt .sol.multi */
@@ -663,11 +728,11 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
 }
 
 /* blockHeader -- fill in a block header.  design/telemetry.txt .stream.block */
-static void blockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind)
+static void blockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
+                        uint64_t seq)
 {
   uint32_t length32 = (uint32_t)length;
   uint16_t kind16 = (uint16_t)kind, flags = 0;
-  uint64_t seq = session.blocks++;
   memcpy(base, EVENT_BLOCK_MAGIC, 4);
   memcpy(base + 4, &length32, 4);
   memcpy(base + 8, &serial, 4);
@@ -678,42 +743,29 @@ static void blockHeader(unsigned char *base, size_t length, uint32_t serial, uns
 
 /* blockSend -- send events of a thread's kind to the streams.  Lock held.
  *
- * The events data[0 .. size-1] go as one block to each binary stream
- * and as text to each mirror.  With inLog, the events are already in the
- * mapped log (they were stored there), which is skipped; otherwise the
- * mapped log gets a copy in a region of its own.
- * design/telemetry.txt .sol.block, .sol.map */
+ * The events data[0 .. size-1] go as one block numbered seq to each
+ * binary stream, and as text to each mirror.
+ * design/telemetry.txt .sol.block */
 static void blockSend(EventThreadStruct *thread, unsigned kind, const unsigned char *data,
-                      size_t size, int inLog)
+                      size_t size, uint64_t seq)
 {
   if (size == 0)
     return;
   sessionStart();
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
-    int res = 0;
-    if (!entry->binary)
+    unsigned char header[EVENT_BLOCK_HEADER_LEN];
+    int res;
+    if (!entry->binary) {
       textMirror(entry, data, size, thread->serial, kind);
-    else if (entry->failed)
       continue;
-    else if (entry->map) {
-      void *base;
-      size_t length = roundUp(EVENT_BLOCK_HEADER_LEN + size, PlinthPageSize());
-      if (inLog)
-        continue;
-      res = PlinthStreamMap(entry->stream, length, &base);
-      if (res == 0) {
-        blockHeader(base, length, thread->serial, kind);
-        memcpy((unsigned char *)base + EVENT_BLOCK_HEADER_LEN, data, size);
-        PlinthStreamUnmap(entry->stream, base, length);
-      }
-    } else {
-      unsigned char header[EVENT_BLOCK_HEADER_LEN];
-      blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, thread->serial, kind);
-      res = PlinthStreamWrite(entry->stream, header, sizeof header);
-      if (res == 0)
-        res = PlinthStreamWrite(entry->stream, data, size);
     }
+    if (entry->failed)
+      continue;
+    blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, thread->serial, kind, seq);
+    res = PlinthStreamWrite(entry->stream, header, sizeof header);
+    if (res == 0)
+      res = PlinthStreamWrite(entry->stream, data, size);
     if (res != 0)
       streamFailed(entry, res);
   }
@@ -767,28 +819,65 @@ static void threadAnnounce(EventThreadStruct *thread)
   }
 }
 
-/* slotRelease -- give up a slot: unmap a region of the log, free memory */
+/* slotRelease -- give up a slot: a region of the live file goes on the
+ * free list, marked free (magic zeroed, length kept) so that recovery
+ * passes over it; memory is freed.  Lock held. */
 static void slotRelease(EventKindBufStruct *kb, unsigned s)
 {
   if (kb->slot[s] == NULL)
     return;
-  if (kb->mapped[s])
-    PlinthStreamUnmap(session.mapEntry != NULL ? session.mapEntry->stream : NULL,
-                      kb->slot[s], kb->slotSize[s]);
-  else
+  if (!kb->mapped[s])
     PlinthFree(kb->slot[s]);
+  else {
+    LiveRegionStruct *region = NULL;
+    /* Without a live file (after EventFinish, or in the child of fork,
+     * where the region is the parent's) the region is only unmapped. */
+    if (session.live != NULL) {
+      memset(kb->slot[s], 0, 4);
+      region = PlinthAlloc(sizeof *region);
+    }
+    if (region == NULL)
+      PlinthStreamUnmap(session.live, kb->slot[s], kb->slotSize[s]);
+    else {
+      region->base = kb->slot[s];
+      region->size = kb->slotSize[s];
+      region->next = session.liveFree;
+      session.liveFree = region;
+    }
+  }
   kb->slot[s] = NULL;
   kb->mapped[s] = 0;
 }
 
+/* liveRegion -- a region of the live file of the given size */
+static int liveRegion(size_t size, unsigned char **baseReturn)
+{
+  void *base;
+  int res;
+  for (LiveRegionStruct **p = &session.liveFree; *p != NULL; p = &(*p)->next)
+    if ((*p)->size == size) {
+      LiveRegionStruct *region = *p;
+      *p = region->next;
+      *baseReturn = region->base;
+      PlinthFree(region);
+      return 0;
+    }
+  res = PlinthStreamMap(session.live, size, &base);
+  if (res == 0) {
+    memset(base, 0, EVENT_BLOCK_HEADER_LEN);
+    *baseReturn = base;
+  }
+  return res;
+}
+
 /* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
  *
- * If the kind's output is on and the session has a mapped log, the slot
- * is a fresh block of the log, its header filled in: events stored there
- * are in the file at once.  Otherwise it is memory, reused if the slot
- * has some: a ring buffer (output off), or a buffer that is written to
- * the streams when it fills (no mapped log).
- * design/telemetry.txt .sol.map, .sol.ring */
+ * If the kind's output is on and the session has a live file, the slot
+ * is a region of the live file (reused if the slot has one, its old
+ * events, all sent, cleared) under a fresh block header: what is stored
+ * there survives the program's death.  Otherwise it is memory, reused
+ * if the slot has some: a ring buffer (output off), or a buffer that is
+ * sent when it fills.  design/telemetry.txt .sol.live, .sol.ring */
 static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
 {
   EventKindBufStruct *kb = &thread->kind[kind];
@@ -796,28 +885,44 @@ static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
                 & EVENT_KIND_BIT(kind)) != 0;
   if (output)
     sessionStart();
-  if (kb->mapped[s])
-    slotRelease(kb, s);
-  if (output && session.mapEntry != NULL && !session.mapEntry->failed) {
+  if (output && session.live != NULL && !session.liveFailed) {
     size_t size = roundUp(thread->bufferSize, PlinthPageSize());
-    void *base;
-    int res = PlinthStreamMap(session.mapEntry->stream, size, &base);
-    if (res == 0) {
+    if (kb->mapped[s] && kb->slotSize[s] == size) {
+      unsigned char *base = kb->slot[s];
+      memset(base, 0, 4);                     /* not a block while it is cleared */
+      if (kb->slotEnd[s] > (uintptr_t)base + EVENT_BLOCK_HEADER_LEN)
+        memset(base + EVENT_BLOCK_HEADER_LEN, 0,
+               kb->slotEnd[s] - ((uintptr_t)base + EVENT_BLOCK_HEADER_LEN));
+    } else {
+      unsigned char *base;
+      int res = liveRegion(size, &base);
+      if (res != 0) {
+        session.liveFailed = 1;
+        say("cannot extend ", session.liveName, ": ", PlinthStrError(res),
+            "; events emitted just before a crash may be lost", NULL);
+        goto memory;
+      }
       slotRelease(kb, s);
       kb->slot[s] = base;
       kb->slotSize[s] = size;
       kb->mapped[s] = 1;
-      blockHeader(base, size, thread->serial, kind);
-      return 0;
     }
-    streamFailed(session.mapEntry, res);
+    kb->seq[s] = session.blocks++;
+    kb->slotEnd[s] = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
+    atomic_signal_fence(memory_order_release);
+    blockHeader(kb->slot[s], size, thread->serial, kind, kb->seq[s]);
+    return 0;
   }
+memory:
+  if (kb->mapped[s])
+    slotRelease(kb, s);
   if (kb->slot[s] == NULL) {
     kb->slot[s] = PlinthAlloc(thread->bufferSize);
     if (kb->slot[s] == NULL)
       return 12; /* ENOMEM */
     kb->slotSize[s] = thread->bufferSize;
   }
+  kb->slotEnd[s] = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
   return 0;
 }
 
@@ -833,8 +938,9 @@ static void slotUse(EventThreadStruct *thread, unsigned kind, unsigned s)
 }
 
 /* kindFlush -- send what a kind's current slot holds and has not sent.
- * Lock held.  A slot in the mapped log is in the file already; a memory
- * slot is sent only if the kind's output is on (else it is the ring). */
+ * Lock held.  A live slot is always sent (its kind's output was on when
+ * it was prepared); a memory slot only if the kind's output is on (else
+ * it is the ring). */
 static void kindFlush(EventThreadStruct *thread, unsigned kind)
 {
   EventKindBufStruct *kb = &thread->kind[kind];
@@ -845,7 +951,10 @@ static void kindFlush(EventThreadStruct *thread, unsigned kind)
   if (kb->slot[s] == NULL || buf->next <= kb->sent)
     return;
   if (kb->mapped[s] || output) {
-    blockSend(thread, kind, (const unsigned char *)kb->sent, buf->next - kb->sent, kb->mapped[s]);
+    /* A live slot's block keeps its number through partial sends, so
+     * that recovery knows how much of it the log has.  .sol.live */
+    uint64_t seq = kb->mapped[s] ? kb->seq[s] : session.blocks++;
+    blockSend(thread, kind, (const unsigned char *)kb->sent, buf->next - kb->sent, seq);
     kb->sent = buf->next;
   }
 }
@@ -860,7 +969,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned kind)
   int res;
   PlinthLockClaim();
   kindFlush(thread, kind);
-  kb->previousEnd = thread->bufs[kind].next;
+  kb->previousEnd = kb->slotEnd[kb->current] = thread->bufs[kind].next;
   res = slotPrepare(thread, kind, other);
   PlinthLockRelease();
   if (res != 0)
@@ -957,9 +1066,7 @@ static void threadExit(void *arg)
   PlinthAltStackDestroy(altStack);
 }
 
-/* EventFlush -- send the calling thread's buffers to the streams.
- * Events in the mapped log are in the file already; this sends them to
- * the other streams, and sends memory buffers to all. */
+/* EventFlush -- send the calling thread's buffers to the streams */
 void EventFlush(void)
 {
   EventThreadStruct *thread = threadState;
@@ -975,10 +1082,9 @@ void EventFlush(void)
 
 /* EventFinish -- end the session.  design/telemetry.txt .sol.finish
  *
- * Threads still running keep their buffers: what they emit into a
- * region of the mapped log is in the file, even after StreamEnd; their
- * memory buffers are sent as they stand.  The calling thread's StreamEnd
- * is the last event it sends. */
+ * Threads still running have their buffers sent as they stand; what
+ * they emit afterwards is not in the log.  The calling thread's
+ * StreamEnd is the last event it sends. */
 void EventFinish(void)
 {
   EventThreadStruct *self = threadState;
@@ -1006,8 +1112,8 @@ void EventFinish(void)
     if (entry->owned)
       PlinthStreamClose(entry->stream);
   }
+  liveEnd();
   session.streamCount = 0;
-  session.mapEntry = NULL;
   session.started = 0;
   session.finished = 1;
   session.startClock = 0;
@@ -1017,7 +1123,7 @@ void EventFinish(void)
 }
 
 /* afterFork -- in the child of fork(): the parent's buffered events are
- * the parent's to write, its regions of the mapped log are the parent's
+ * the parent's to write, its regions of the live file are the parent's
  * file, and its streams are shared with the parent, so the child drops
  * all of them (unmapping affects only the child) and starts a session
  * of its own in a file named after the parent's with ".PID" added.
@@ -1026,6 +1132,18 @@ static void afterFork(void)
 {
   EventThreadStruct *t, *next;
   session.finished = 0;      /* the child's own session may open its file */
+  /* The parent's live file is the parent's: unmap its regions (in the
+   * child only) rather than reuse them, and let go of the stream. */
+  if (session.live != NULL) {
+    PlinthStreamClose(session.live);
+    session.live = NULL;
+  }
+  while (session.liveFree != NULL) {
+    LiveRegionStruct *region = session.liveFree;
+    session.liveFree = region->next;
+    PlinthStreamUnmap(NULL, region->base, region->size);
+    PlinthFree(region);
+  }
   for (t = session.threads; t != NULL; t = next) {
     next = t->next;
     threadFree(t);
@@ -1037,7 +1155,6 @@ static void afterFork(void)
     if (session.streams[i].owned)
       PlinthStreamClose(session.streams[i].stream);
   session.streamCount = 0;
-  session.mapEntry = NULL;
   session.started = 0;
   session.blocks = 0;
   session.startClock = 0;
@@ -1203,13 +1320,13 @@ void EventDump(unsigned count)
 }
 
 /* deathFlush -- send every thread's buffers as the program dies.
- * The mapped log needs nothing: what was stored is in the file.  Other
- * streams are written only if no other thread holds the lock, which
- * must not be waited for.  design/telemetry.txt .sol.death */
+ * Written only if no other thread holds the lock, which must not be
+ * waited for; the live file keeps what was not.  .sol.death */
 static void deathFlush(void)
 {
   if (!PlinthLockTry()) {
-    say("another thread holds the lock: buffers not in the mapped log are not flushed", NULL);
+    say("another thread holds the lock: buffers are not flushed; eventcnv recovers them from ",
+        session.live != NULL ? session.liveName : "(no live file)", NULL);
     return;
   }
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)

@@ -218,4 +218,17 @@ extern void EventStreamFormatContext(EventStreamStruct *stream, EventFormatConte
 extern size_t EventStreamProblemCount(const EventStreamStruct *stream);
 extern const char *EventStreamProblem(const EventStreamStruct *stream, size_t i);
 
+/* THE LIVE FILE */
+
+/* EventRecover -- a dead program's log with its last events recovered
+ * from its live file (LOG.live): a malloc'd stream of the log followed
+ * by blocks of the events the log lacks.  Returns 0, or 1 with a message
+ * if the files do not belong together.  eventrecover.c;
+ * design/telemetry.txt .sol.recover */
+extern int EventRecover(const unsigned char *log, size_t logSize,
+                        const unsigned char *live, size_t liveSize,
+                        unsigned char **streamReturn, size_t *sizeReturn,
+                        size_t *eventsReturn, size_t *blocksReturn,
+                        char *msg, size_t msgSize);
+
 #endif /* eventread_h */

@@ -94,7 +94,7 @@ int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
   assert(path != NULL);
 
   do
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);  /* RDWR: .sol.map */
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);  /* RDWR: .sol.live */
   while (fd < 0 && errno == EINTR);   /* open of a FIFO can be interrupted */
   if (fd < 0)
     return errno;
@@ -250,6 +250,14 @@ size_t PlinthPageSize(void)
   return pageSize;
 }
 
+/* PlinthRemoveFile -- unlink */
+
+int PlinthRemoveFile(const char *path)
+{
+  assert(path != NULL);
+  return unlink(path) == 0 ? 0 : errno;
+}
+
 /* PlinthStreamMappable -- can PlinthStreamMap be used on this stream? */
 
 int PlinthStreamMappable(PlinthStream stream)
@@ -259,7 +267,7 @@ int PlinthStreamMappable(PlinthStream stream)
 }
 
 /* PlinthStreamMap -- extend the file by size bytes and map them shared.
- * design/telemetry.txt .sol.map */
+ * design/telemetry.txt .sol.live */
 
 int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn)
 {

@@ -38,7 +38,7 @@ extern void PlinthStreamClose(PlinthStream stream);
  * for a stream that is not a memory stream. */
 extern const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn);
 
-/* Mapped streams.  design/telemetry.txt .sol.map
+/* Mapped streams.  design/telemetry.txt .sol.live
  *
  * A stream to a regular file that PlinthStreamOpenFile opened can be
  * mapped: PlinthStreamMap extends the file by size bytes (a multiple of
@@ -52,6 +52,8 @@ extern int PlinthStreamMappable(PlinthStream stream);
 extern int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn);
 extern void PlinthStreamUnmap(PlinthStream stream, void *base, size_t size);
 extern size_t PlinthPageSize(void);
+/* PlinthRemoveFile -- remove a file the runtime made (the live file) */
+extern int PlinthRemoveFile(const char *path);
 
 /* PlinthStreamDescribe -- a short name for messages: a path, "fd 3", "memory" */
 extern const char *PlinthStreamDescribe(PlinthStream stream);

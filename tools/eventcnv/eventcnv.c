@@ -203,6 +203,45 @@ static void InputFree(InputStruct *in)
     free(in->data);
 }
 
+/* RecoverLive -- if the program that wrote the log died, its live file
+ * (LOG.live) is still there: add the events only it has to the input.
+ * design/telemetry.txt .sol.recover */
+static int RecoverLive(const char *path, const char *name, InputStruct *in)
+{
+  char livePath[4096];
+  InputStruct live;
+  unsigned char *merged;
+  size_t size, events, blocks;
+  char msg[256];
+  int err;
+  if (path == NULL || strcmp(path, "-") == 0)
+    return 0;
+  if (snprintf(livePath, sizeof livePath, "%s.live", path) >= (int)sizeof livePath)
+    return 0;
+  memset(&live, 0, sizeof live);
+  err = ReadInput(livePath, &live);
+  if (err == ENOENT)
+    return 0;
+  if (err != 0) {
+    fprintf(stderr, "%s: %s: %s\n", programName, livePath, strerror(err));
+    return 1;
+  }
+  if (EventRecover(in->data, in->size, live.data, live.size, &merged, &size, &events, &blocks,
+                   msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath, msg);
+    InputFree(&live);
+    return 0;
+  }
+  InputFree(&live);
+  InputFree(in);
+  in->data = merged;
+  in->size = size;
+  in->mapped = 0;
+  fprintf(stderr, "%s: %s: the program did not finish: recovered %zu events in %zu blocks "
+          "from %s\n", programName, name, events, blocks, livePath);
+  return 0;
+}
+
 
 /* Filters.  --kind and --event name kinds and events of the stream's
  * registry; a name it does not have is a usage error that lists the
@@ -409,6 +448,10 @@ int main(int argc, char **argv)
   err = ReadInput(opt.path, &in);
   if (err != 0) {
     fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
+    return EXIT_BAD_STREAM;
+  }
+  if (RecoverLive(opt.path, name, &in) != 0) {
+    InputFree(&in);
     return EXIT_BAD_STREAM;
   }
 
