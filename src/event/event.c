@@ -43,7 +43,6 @@ typedef struct EventKindBufStruct {
   size_t slotSize[2];           /* bytes in each */
   unsigned char mapped[2];      /* 1: the slot is a region of the live file */
   uint64_t seq[2];              /* live slots: the block's sequence number */
-  uintptr_t slotEnd[2];         /* where the data ended when the slot was left */
   unsigned current;             /* the slot being filled */
   uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
   uintptr_t sent;               /* the current slot has been sent up to here */
@@ -888,11 +887,10 @@ static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
   if (output && session.live != NULL && !session.liveFailed) {
     size_t size = roundUp(thread->bufferSize, PlinthPageSize());
     if (kb->mapped[s] && kb->slotSize[s] == size) {
-      unsigned char *base = kb->slot[s];
-      memset(base, 0, 4);                     /* not a block while it is cleared */
-      if (kb->slotEnd[s] > (uintptr_t)base + EVENT_BLOCK_HEADER_LEN)
-        memset(base + EVENT_BLOCK_HEADER_LEN, 0,
-               kb->slotEnd[s] - ((uintptr_t)base + EVENT_BLOCK_HEADER_LEN));
+      /* Reused: its old events were all sent.  They stay, but the data
+       * end at the first zero code, which slotUse puts at the start and
+       * every EVENT_END moves along.  .sol.live */
+      memset(kb->slot[s], 0, 4);              /* not a block until its new header */
     } else {
       unsigned char *base;
       int res = liveRegion(size, &base);
@@ -908,7 +906,8 @@ static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
       kb->mapped[s] = 1;
     }
     kb->seq[s] = session.blocks++;
-    kb->slotEnd[s] = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
+    /* The data end at once, before the header makes this a block. */
+    memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);
     atomic_signal_fence(memory_order_release);
     blockHeader(kb->slot[s], size, thread->serial, kind, kb->seq[s]);
     return 0;
@@ -922,7 +921,6 @@ memory:
       return 12; /* ENOMEM */
     kb->slotSize[s] = thread->bufferSize;
   }
-  kb->slotEnd[s] = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
   return 0;
 }
 
@@ -933,8 +931,9 @@ static void slotUse(EventThreadStruct *thread, unsigned kind, unsigned s)
   EventBufStruct *buf = &thread->bufs[kind];
   kb->current = s;
   buf->next = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
-  buf->limit = (uintptr_t)kb->slot[s] + kb->slotSize[s];
+  buf->limit = (uintptr_t)kb->slot[s] + kb->slotSize[s] - EVENT_END_SLACK;
   kb->sent = buf->next;
+  memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);  /* the data end here */
 }
 
 /* kindFlush -- send what a kind's current slot holds and has not sent.
@@ -969,7 +968,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned kind)
   int res;
   PlinthLockClaim();
   kindFlush(thread, kind);
-  kb->previousEnd = kb->slotEnd[kb->current] = thread->bufs[kind].next;
+  kb->previousEnd = thread->bufs[kind].next;
   res = slotPrepare(thread, kind, other);
   PlinthLockRelease();
   if (res != 0)
@@ -985,7 +984,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned kind)
  * Own events emitted here (ThreadStart) re-enter; the loop re-checks. */
 void *EventReserveSlow(unsigned kind, size_t size)
 {
-  static unsigned char sink[EVENT_SIZE_MAX];  /* for events with nowhere to go */
+  static unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* for events with nowhere to go */
   EventThreadStruct *thread = threadState;
   EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
   if (thread == NULL) {

@@ -57,6 +57,8 @@ extern _Atomic EventKindSet EventKindControl;
 
 extern void *EventReserveSlow(unsigned kind, size_t size);
 
+#define EVENT_END_SLACK 4   /* bytes past limit that EVENT_END may zero */
+
 /* EventReserve -- room for size bytes in the calling thread's buffer */
 static inline void *EventReserve(unsigned kind, size_t size)
 {
@@ -71,8 +73,11 @@ static inline void *EventReserve(unsigned kind, size_t size)
 /* EVENT_BEGIN, EVENT_END -- the hot path of every emitter.
  *
  * One load and branch when the kind is not recorded.  Otherwise reserve
- * by bumping a pointer, store the fields and the clock, and commit by
- * storing code and length together last.  design/telemetry.txt .sol.hot
+ * by bumping a pointer, store the clock and the fields, store a zero
+ * code after the event (so that the data always end at a zero code, even
+ * in a reused buffer), and commit by storing code and length together
+ * last.  design/telemetry.txt .sol.hot, .sol.live
+ * The buffer's limit leaves EVENT_END_SLACK bytes for that zero.
  * EVENT_BEGIN declares _event, a pointer to the event's struct, for the
  * field stores between the two. */
 #define EVENT_BEGIN(structType, kind, size) \
@@ -81,6 +86,7 @@ static inline void *EventReserve(unsigned kind, size_t size)
     _event->header.clock = PlinthClockNow();
 
 #define EVENT_END(code, size) \
+    ((EventHeaderStruct *)((char *)_event + (size)))->codeLength = 0; \
     atomic_signal_fence(memory_order_release); \
     _event->header.codeLength = EVENT_CODE_LENGTH((code), (size)); \
   }
