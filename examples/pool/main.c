@@ -4,6 +4,8 @@
  * thread and a worker thread, frees half, then tears everything down.
  * Run it, then read its log:
  *     build/examples/pool && build/eventcnv telltale.log
+ * "pool crash" dies of SIGSEGV and "pool assert" of a failed assertion
+ * halfway through, to show telltale's traceback.
  */
 
 #include <pthread.h>
@@ -55,8 +57,9 @@ static void *worker(void *arg)
   return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+  const char *die = argc > 1 ? argv[1] : "";
   Arena arena = ArenaCreate((size_t)1 << 20);
   Pool nodes, strings;
   pthread_t thread;
@@ -73,6 +76,12 @@ int main(void)
   pthread_join(thread, NULL);
   EVENT_US(UserMark, 3, "drop the tree");
   (void)PoolVerify(nodes);
+  if (strcmp(die, "assert") == 0)
+    EVENT_ASSERT(PoolVerify(nodes) == 0);
+  if (strcmp(die, "crash") == 0) {
+    volatile Node *gone = NULL;
+    gone->value = 42;                         /* SIGSEGV */
+  }
   drop(nodes, tree);
   (void)PoolVerify(nodes);
   PoolDestroy(strings);

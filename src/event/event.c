@@ -107,6 +107,7 @@ static _Thread_local EventThreadStruct *threadState
 static void sessionStart(void);
 static void internSessionEnd(void);
 static void sessionClock(void);
+static const char *labelLookup(void *closure, uint64_t address);
 static size_t formatUnsigned(char *buf, uint64_t value);
 #define DUMP_LIMIT 4096
 
@@ -1295,9 +1296,11 @@ void EventDump(unsigned count)
     dumpSift(0, end - 1);
   }
   formatUnsigned(number, n);
-  say("the last ", number, " events in the flight recorder, oldest first:", NULL);
+  say("the last ", number, " events in the flight recorder, oldest first", NULL);
+  say("(seconds since start, UTC time, thread, kind, event, its fields):", NULL);
   EventLayoutNative(&layout);
   EventFormatContextInit(&context, &EventRegistry);
+  context.label = labelLookup;
   context.clockHz = PlinthClockFrequency();
   context.startClock = session.startClock;
   context.startRealtime = session.startRealtime;
@@ -1469,10 +1472,52 @@ static void internSessionEnd(void)
     session.interns[i].inSession = 0;
 }
 
+/* The runtime's labels, for the traceback: open addressing on the
+ * address, static so that EventDump can read it without malloc.  When
+ * it is full, a new label goes to the stream but not here.  .sol.intern */
+#define LABEL_LIMIT 1024
+static struct { EventA address; EventW id; } labels[LABEL_LIMIT];
+
+static size_t labelSlot(EventA address)
+{
+  return (size_t)((address >> 3) * 0x9E3779B97F4A7C15u >> 54) & (LABEL_LIMIT - 1);
+}
+
 /* EventLabel -- label an address with an interned string */
 void EventLabel(EventA address, EventW id)
 {
+  if (address != 0) {
+    PlinthLockClaim();
+    for (size_t i = labelSlot(address), n = 0; n < LABEL_LIMIT; i = (i + 1) & (LABEL_LIMIT - 1), ++n)
+      if (labels[i].address == 0 || labels[i].address == address) {
+        labels[i].address = address;
+        labels[i].id = id;
+        break;
+      }
+    PlinthLockRelease();
+  }
   EVENT_AW(Label, address, id);
+}
+
+/* labelLookup -- an EventLabelFunction over the runtime's labels; no
+ * malloc and no lock, for the traceback */
+static const char *labelLookup(void *closure, uint64_t address)
+{
+  (void)closure;
+  if (address == 0)
+    return NULL;
+  for (size_t i = labelSlot((EventA)address), n = 0; n < LABEL_LIMIT;
+       i = (i + 1) & (LABEL_LIMIT - 1), ++n) {
+    if (labels[i].address == 0)
+      return NULL;
+    if (labels[i].address == (EventA)address) {
+      for (size_t j = 0; j < session.internSize; ++j)
+        if (session.interns[j].string != NULL && session.interns[j].id == labels[i].id)
+          return session.interns[j].string;
+      return NULL;
+    }
+  }
+  return NULL;
 }
 
 void EventLabelString(EventA address, const char *label)

@@ -675,9 +675,7 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
     }
     PutChar(&w, '=');
     switch (desc->format[i]) {
-    case 'P':
-      PutHex(&w, value->u, 1);
-      break;
+    case 'P':                   /* labels name objects too: a pool, an arena */
     case 'A': {
       const char *label = ctx->label != NULL ? ctx->label(ctx->labelClosure, value->u) : NULL;
       PutHex(&w, value->u, 1);

@@ -121,7 +121,7 @@ extern void EventFormatContextInit(EventFormatContextStruct *ctx,
  *
  * ELAPSED is seconds since ctx->startClock with 9 decimals; WALLCLOCK
  * is the UTC time of day HH:MM:SS.nnnnnnnnn.  P and A values are hex,
- * an A value followed by [label] if ctx->label knows it; W and U are
+ * a P or A value followed by [label] if ctx->label knows it; W and U are
  * decimal; D is like printf's %.17g ("nan", "inf", "-inf"); S is quoted
  * with C escapes.  An unknown code gives "? code=0x1234 length=N".
  *
