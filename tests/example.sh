@@ -89,7 +89,7 @@ if [ "$cnvStatus" -ne 0 ]; then
   fail cross-registry "eventcnv exited $cnvStatus: $(head -3 "$tmp/main.cnv.err")"
 elif [ -s "$tmp/main.cnv.err" ]; then
   fail cross-registry "eventcnv complained: $(head -3 "$tmp/main.cnv.err")"
-elif ! grep -Eq ' PoolAlloc +pool=0x[0-9a-f]+ addr=0x[0-9a-f]+ size=[0-9]+$' "$tmp/main.txt"; then
+elif ! grep -Eq ' PoolAlloc +pool=0x[0-9a-f]+(\[(nodes|strings)\])? addr=0x[0-9a-f]+ size=[0-9]+$' "$tmp/main.txt"; then
   fail cross-registry "no 'PoolAlloc pool=0x... addr=0x... size=N' line: $(grep -m1 PoolAlloc "$tmp/main.txt")"
 elif [ "$(grep -c ' PoolAlloc ' "$tmp/main.txt")" -ne "$(count "$log" PoolAlloc)" ]; then
   fail cross-registry "--count and the listing disagree on PoolAlloc"

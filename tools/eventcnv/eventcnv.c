@@ -36,7 +36,8 @@ static const char usageText[] =
   "\n"
   "Options:\n"
   "  --header          print the stream's header: version, program, pid, start\n"
-  "                    time, clock rate, byte order, pointer and word sizes\n"
+  "                    time, clock rate, byte order, pointer and word sizes,\n"
+  "                    and how the stream ended: clean, or recovered after a crash\n"
   "  --list            print the registry the stream carries: kinds, and for each\n"
   "                    event its code, kind, format, doc and parameters\n"
   "  --count           print how many events there are of each name, not the events\n"
@@ -203,6 +204,13 @@ static void InputFree(InputStruct *in)
     free(in->data);
 }
 
+/* What RecoverLive found, for --header and the end-of-stream sentence */
+static struct {
+  int done;                     /* a live file was read and merged */
+  size_t events, blocks;        /* what it added */
+  char path[4096];              /* LOG.live */
+} recovered;
+
 /* RecoverLive -- if the program that wrote the log died, its live file
  * (LOG.live) is still there: add the events only it has to the input.
  * design/telemetry.txt .sol.recover */
@@ -237,8 +245,12 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
   in->data = merged;
   in->size = size;
   in->mapped = 0;
-  fprintf(stderr, "%s: %s: the program did not finish: recovered %zu events in %zu blocks "
-          "from %s\n", programName, name, events, blocks, livePath);
+  /* Said once, with the rest of how the stream ended: ReportWarnings. */
+  (void)name;
+  recovered.done = 1;
+  recovered.events = events;
+  recovered.blocks = blocks;
+  memcpy(recovered.path, livePath, sizeof recovered.path);
   return 0;
 }
 
@@ -347,6 +359,21 @@ static int FilterPasses(const FilterStruct *filter, const EventRecordStruct *rec
 }
 
 
+/* Recovered -- what a stream that did not end cleanly still holds:
+ * "N events in M blocks", and how many came from the live file.  The
+ * program died before it could write StreamEnd (an assertion, a fatal
+ * signal, SIGKILL, the OOM killer, a power cut); this is what was
+ * recovered.  design/telemetry.txt .sol.death.limits .sol.recover */
+static void Recovered(char *buf, size_t size, const EventStreamInfoStruct *info)
+{
+  int n = snprintf(buf, size, "%lu event%s in %lu block%s",
+                   (unsigned long)info->eventCount, info->eventCount == 1 ? "" : "s",
+                   (unsigned long)info->blockCount, info->blockCount == 1 ? "" : "s");
+  if (n > 0 && (size_t)n < size && recovered.done)
+    snprintf(buf + n, size - (size_t)n, ", %lu of them from %s",
+             (unsigned long)recovered.events, recovered.path);
+}
+
 /* PrintHeader -- --header.  design/telemetry.txt .stream.header */
 
 static void PrintHeader(const EventStreamInfoStruct *info)
@@ -376,6 +403,15 @@ static void PrintHeader(const EventStreamInfoStruct *info)
   printf("header        %lu bytes\n", (unsigned long)info->headerLength);
   printf("registry      \"%s\": %u kinds, %u events\n", info->registry->name,
          info->registry->kindCount, info->registry->eventCount);
+  {
+    char counts[4096 + 200];
+    if (info->streamEnd)
+      printf("end           clean\n");
+    else {
+      Recovered(counts, sizeof counts, info);
+      printf("end           no StreamEnd: recovered after a crash (%s)\n", counts);
+    }
+  }
 }
 
 
@@ -420,9 +456,14 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
   if (info->skippedBytes > 0)
     fprintf(stderr, "%s: %s: warning: skipped %lu corrupt bytes\n", programName, name,
             (unsigned long)info->skippedBytes);
-  if (!info->streamEnd)
-    fprintf(stderr, "%s: %s: warning: the stream did not end cleanly (no StreamEnd event)\n",
-            programName, name);
+  /* A clean end says nothing: stderr stays empty for a sound stream. */
+  if (!info->streamEnd) {
+    char counts[4096 + 200];
+    Recovered(counts, sizeof counts, info);
+    fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event): the program "
+            "died before it could end it, and the log was recovered after the crash: %s\n",
+            programName, name, counts);
+  }
 }
 
 

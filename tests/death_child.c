@@ -1,0 +1,218 @@
+/* <tests/death_child.c> -- a program that emits known events and dies
+ *
+ * .design: design/telemetry.txt .sol.death .sol.death.limits .sol.signal
+ *          .sol.assert .test.death
+ *
+ * Run by tests/test_death.c, one fresh process per case, with
+ * TELLTALE_FILE naming the log it is to write (the default mapped log
+ * unless TELLTALE_MAP=off) and stderr sent to a file.  Not a CMocka
+ * program: its whole job is to die in the way its argument names.
+ *
+ * Usage: death_child DEATH
+ *
+ * Every death except kill first emits the prelude: with the output of
+ * kind Noisy turned off, TestW 0 .. CHILD_EVENTS-1, and one TestPAW
+ * (kind Noisy, so in the flight recorder but never in the log) with
+ * w = CHILD_NOISY_W right after TestW CHILD_NOISY_AFTER.  (The thread
+ * cases leave Noisy on, for their TestThread, and emit no TestPAW.)
+ * Then:
+ *
+ *   assert       EVENT_ASSERT(deathZero == 1) fails         SIGABRT
+ *   segv         a store to a PROT_NONE page                SIGSEGV
+ *   bus          a store to a shared mapping of an empty
+ *                file, beyond its end                       SIGBUS
+ *   ill          __builtin_trap() (ud2 on x86-64)           SIGILL
+ *   fpe          integer division by zero                   SIGFPE
+ *   abort        abort()                                    SIGABRT
+ *   exit-thread  a second thread emits CHILD_THREAD_EVENTS TestThread
+ *                and calls exit(CHILD_EXIT_STATUS) while main waits
+ *                                                           exit 3
+ *   return-main  main returns CHILD_RETURN_STATUS           exit 5
+ *   thread-exit  CHILD_THREADS threads emit CHILD_THREAD_EVENTS
+ *                TestThread each and return; main joins them and
+ *                returns 0                                  exit 0
+ *   chain        the program's own SIGSEGV handler is installed
+ *                between EventFatalSignals(0) and (1), so it is the
+ *                disposition telltale found; then segv.  The handler
+ *                writes CHILD_CHAIN_MARKER to stderr and _exit(42)s.
+ *   replace      the program installs its own SIGSEGV handler after
+ *                telltale's; then segv.  Same handler.      exit 42
+ *   kill         no prelude: TestW 0, 1, 2, ... for ever; after each
+ *                1000 the count so far is written (a uint64_t) to
+ *                fd 3, a pipe to the parent, which kills it with
+ *                SIGKILL at a moment of its choosing.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "death_child.h"
+
+static volatile int deathZero = 0;  /* volatile: the compiler cannot see the death coming */
+
+/* prelude -- the events every death but kill emits first.  Without
+ * noisy (the thread cases, whose TestThread is of kind Noisy), Noisy's
+ * output stays on and there is no TestPAW. */
+static void prelude(int noisy)
+{
+  if (noisy)
+    (void)EventControlReset(EVENT_KIND_BIT(EventKindNoisy));
+  for (EventW i = 0; i < CHILD_EVENTS; ++i) {
+    EVENT_W(TestW, i);
+    if (noisy && i == CHILD_NOISY_AFTER)
+      EVENT_PAW(TestPAW, (void *)&deathZero, (EventA)0x1000, CHILD_NOISY_W);
+  }
+}
+
+static void *threadEmit(void *arg)
+{
+  EventU thread = (EventU)(uintptr_t)arg;
+  for (EventW seq = 0; seq < CHILD_THREAD_EVENTS; ++seq)
+    EVENT_UWW(TestThread, thread, seq, ChildCheck(thread, seq));
+  return NULL;
+}
+
+static void *threadExitProcess(void *arg)
+{
+  (void)threadEmit(arg);
+  exit(CHILD_EXIT_STATUS);
+}
+
+/* ownHandler -- the program's own SIGSEGV handler */
+static void ownHandler(int sig)
+{
+  static const char marker[] = CHILD_CHAIN_MARKER "\n";
+  (void)sig;
+  (void)!write(2, marker, sizeof marker - 1);
+  _exit(CHILD_CHAIN_STATUS);
+}
+
+static void installOwn(void)
+{
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = ownHandler;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGSEGV, &action, NULL) != 0) {
+    perror("death_child: sigaction");
+    exit(99);
+  }
+}
+
+static void segv(void)
+{
+  volatile int *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if ((void *)p == MAP_FAILED) {
+    perror("death_child: mmap");
+    exit(99);
+  }
+  *p = 1;
+}
+
+static void bus(void)
+{
+  int fd = open("bus.tmp", O_RDWR | O_CREAT | O_TRUNC, 0600);
+  volatile int *p;
+  if (fd < 0 || ftruncate(fd, 0) != 0) {
+    perror("death_child: bus.tmp");
+    exit(99);
+  }
+  p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if ((void *)p == MAP_FAILED) {
+    perror("death_child: mmap");
+    exit(99);
+  }
+  *p = 1;                       /* beyond the end of the file: SIGBUS */
+}
+
+static void fpe(void)
+{
+#if defined(__x86_64__)
+  /* idiv by zero in assembly: UndefinedBehaviorSanitizer (build/san)
+   * would otherwise report the C division itself and exit, and the
+   * point is the hardware's SIGFPE. */
+  int64_t a = 1, d = 0, q;
+  __asm__ volatile("cqto; idivq %2" : "=a"(q), "+d"(d) : "r"((int64_t)deathZero), "a"(a));
+  (void)q;
+#else
+  volatile int zero = deathZero;
+  volatile int q = 1 / zero;
+  (void)q;
+#endif
+}
+
+static void kill9Loop(void)
+{
+  for (EventW seq = 0;; ++seq) {
+    EVENT_W(TestW, seq);
+    if ((seq + 1) % 1000 == 0) {
+      uint64_t count = seq + 1;
+      if (write(3, &count, sizeof count) != sizeof count)
+        _exit(98);              /* the parent has gone: stop */
+    }
+  }
+}
+
+int main(int argc, char **argv)
+{
+  const char *death = argc == 2 ? argv[1] : "";
+  pthread_t threads[CHILD_THREADS];
+
+  if (strcmp(death, "kill") == 0) {
+    kill9Loop();
+    return 97;
+  }
+  if (strcmp(death, "chain") == 0) {
+    /* The disposition telltale finds when it installs is the program's:
+     * it is called after the dump.  .sol.signal */
+    (void)EventFatalSignals(0);
+    installOwn();
+    if (EventFatalSignals(1) != 0)
+      return 99;
+  }
+  prelude(strcmp(death, "exit-thread") != 0 && strcmp(death, "thread-exit") != 0);
+  if (strcmp(death, "assert") == 0) {
+    EVENT_ASSERT(deathZero == 1);
+  } else if (strcmp(death, "segv") == 0 || strcmp(death, "chain") == 0) {
+    segv();
+  } else if (strcmp(death, "replace") == 0) {
+    installOwn();               /* replaces telltale's, as asked */
+    segv();
+  } else if (strcmp(death, "bus") == 0) {
+    bus();
+  } else if (strcmp(death, "ill") == 0) {
+    __builtin_trap();
+  } else if (strcmp(death, "fpe") == 0) {
+    fpe();
+  } else if (strcmp(death, "abort") == 0) {
+    abort();
+  } else if (strcmp(death, "exit-thread") == 0) {
+    if (pthread_create(&threads[0], NULL, threadExitProcess, (void *)(uintptr_t)1) != 0)
+      return 99;
+    (void)pthread_join(threads[0], NULL);
+    return 96;                  /* not reached: the thread exits the process */
+  } else if (strcmp(death, "return-main") == 0) {
+    return CHILD_RETURN_STATUS;
+  } else if (strcmp(death, "thread-exit") == 0) {
+    for (uintptr_t t = 0; t < CHILD_THREADS; ++t)
+      if (pthread_create(&threads[t], NULL, threadEmit, (void *)(t + 1)) != 0)
+        return 99;
+    for (uintptr_t t = 0; t < CHILD_THREADS; ++t)
+      (void)pthread_join(threads[t], NULL);
+    return 0;
+  } else {
+    fprintf(stderr, "death_child: unknown death '%s'\n", death);
+    return 2;
+  }
+  fprintf(stderr, "death_child: %s did not kill me\n", death);
+  return 95;
+}

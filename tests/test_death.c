@@ -1,0 +1,733 @@
+/* <tests/test_death.c> -- every kind of death: nothing emitted is lost
+ *
+ * .design: design/telemetry.txt .req.lossless .sol.map .sol.death
+ *          .sol.death.limits .sol.signal .sol.assert .sol.traceback
+ *          .test.death
+ *
+ * Each case runs tests/death_child (from the same build directory as
+ * this program) in a fresh process: fork, then exec with a clean
+ * environment whose TELLTALE_FILE names a log in a temporary directory,
+ * the child's working directory, and with stderr sent to a file there.
+ * So every child is a new session with the default log, written with
+ * write(), and its live file LOG.live, mapped (.sol.live), unless the
+ * case sets TELLTALE_MAP=off.  death_child.c says what each death
+ * emits; the test checks
+ *   - the exit status: the signal (WIFSIGNALED, WTERMSIG) or exit code;
+ *   - the log, read with the shared reader (EventStreamOpen, Next),
+ *     alone and merged with its live file by EventRecover as eventcnv
+ *     does (.sol.recover): it is sound and holds exactly the events
+ *     emitted, count and values, none twice, and no event of kind
+ *     Noisy, whose output was off;
+ *   - StreamEnd and no live file after a clean end; after an assertion
+ *     or a fatal signal, the log alone already whole (.sol.death) and
+ *     the live file adding nothing;
+ *   - for an assertion and a fatal signal, the dump on stderr: one
+ *     traceback, headed by the condition or the signal's name, whose
+ *     TestW values are the last ones emitted, in order, ending with the
+ *     last, with the Noisy TestPAW (output off: flight recorder only)
+ *     in its place among them.
+ *
+ * Cases (each for the mapped log and for TELLTALE_MAP=off unless said):
+ *   death-1.x   assert, segv, bus, ill (x86-64), fpe, abort
+ *   death-2.x   exit() from a non-main thread; return from main;
+ *               threads that exit, then return from main
+ *   death-3.1   chaining: the program's handler, installed before
+ *               telltale's (EventFatalSignals(0), sigaction,
+ *               EventFatalSignals(1)), runs after the dump
+ *   death-3.2   a handler installed after telltale's replaces it
+ *   death-3.3   TELLTALE_SIGNALS=off: no dump, plain SIGSEGV, the log
+ *               whole once the live file is recovered
+ *   death-3.4   core dumps as before: with RLIMIT_CORE unlimited and a
+ *               plain core_pattern, WCOREDUMP with and without
+ *               telltale's handler (not under AddressSanitizer, which
+ *               turns core dumps off)
+ *   death-4.1   SIGKILL at a random moment: the log with its live file
+ *               holds TestW 0..k, contiguous and every value right, with
+ *               k+1 at least the last count the child reported
+ *   death-4.2   SIGKILL, TELLTALE_MAP=off: what the design promises
+ *               (.sol.death.limits: no live file, so the unsent buffers
+ *               are lost): the
+ *               log is readable, its TestW are a contiguous prefix, and
+ *               at most the buffer being filled and the one being
+ *               written are lost
+ *   death-5.1   eventcnv --header says "end  clean" after a clean end
+ *               and "recovered after a crash" after a crash
+ *
+ * Under AddressSanitizer (build/san) the child runs with
+ * ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:
+ * handle_sigill=0:handle_abort=0: with its defaults ASan installs its
+ * own SIGSEGV, SIGBUS and SIGFPE handlers before telltale's, so
+ * telltale, chaining to them as designed, would hand the signal to ASan,
+ * which reports it and exits with status 1 instead of dying by the
+ * signal.  The child is still instrumented, so its emitting and the
+ * dump are checked by ASan and UBSan.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "event.h"
+#include "eventread.h"
+#include "death_child.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+extern char **environ;
+
+static char dir[PATH_MAX];              /* the temporary directory */
+static char logPath[PATH_MAX + 16], livePath[PATH_MAX + 32], errPath[PATH_MAX + 16];
+static char childPath[PATH_MAX], eventcnvPath[PATH_MAX];
+static unsigned seed;
+
+/* Running the child ------------------------------------------------- */
+
+typedef struct ChildStruct {
+  const char *death;
+  int mapOff;                   /* TELLTALE_MAP=off */
+  int signalsOff;               /* TELLTALE_SIGNALS=off */
+  int core;                     /* RLIMIT_CORE unlimited, else 0 */
+  int pipeFd;                   /* becomes the child's fd 3, or -1 */
+} ChildStruct;
+
+/* childStart -- fork and exec death_child; returns its pid */
+static pid_t childStart(const ChildStruct *c)
+{
+  static char file[PATH_MAX + 32];
+  char *envp[256];
+  size_t n = 0;
+  pid_t pid;
+  (void)unlink(logPath);
+  (void)unlink(livePath);
+  snprintf(file, sizeof file, "TELLTALE_FILE=%s", logPath);
+  envp[n++] = file;
+  if (c->mapOff)
+    envp[n++] = "TELLTALE_MAP=off";
+  if (c->signalsOff)
+    envp[n++] = "TELLTALE_SIGNALS=off";
+  envp[n++] = "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+              "handle_sigill=0:handle_abort=0:detect_leaks=1";
+  for (char **e = environ; *e != NULL && n < sizeof envp / sizeof envp[0] - 1; ++e)
+    if (strncmp(*e, "TELLTALE_", 9) != 0 && strncmp(*e, "ASAN_OPTIONS=", 13) != 0)
+      envp[n++] = *e;
+  envp[n] = NULL;
+  fflush(NULL);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct rlimit rl;
+    char *argv[] = {childPath, (char *)c->death, NULL};
+    int fd = open(errPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 2) < 0 || chdir(dir) != 0)
+      _exit(126);
+    if (c->pipeFd >= 0 && dup2(c->pipeFd, 3) < 0)
+      _exit(126);
+    /* No cores unless the case asks: the signal cases would leave them. */
+    if (getrlimit(RLIMIT_CORE, &rl) == 0) {
+      rl.rlim_cur = c->core ? rl.rlim_max : 0;
+      (void)setrlimit(RLIMIT_CORE, &rl);
+    }
+    execve(childPath, argv, envp);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int childWait(pid_t pid)
+{
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    assert_int_equal(errno, EINTR);
+  return status;
+}
+
+static int childRun(const ChildStruct *c)
+{
+  return childWait(childStart(c));
+}
+
+static void expectSignal(int status, int sig, const char *death)
+{
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
+    fail_msg("%s: expected death by signal %d (%s), got %s %d", death, sig, strsignal(sig),
+             WIFSIGNALED(status) ? "signal" : "exit status",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+static void expectExit(int status, int code, const char *death)
+{
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != code)
+    fail_msg("%s: expected exit status %d, got %s %d", death, code,
+             WIFSIGNALED(status) ? "signal" : "exit status",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* readFile -- a whole file into malloc'd memory, NUL-terminated */
+static char *readFile(const char *path, size_t *sizeReturn)
+{
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t size = 0, cap = 0, got;
+  if (f == NULL)
+    fail_msg("cannot open %s: %s", path, strerror(errno));
+  do {
+    if (cap - size < 65536) {
+      cap = cap == 0 ? 1 << 20 : cap * 2;
+      buf = realloc(buf, cap + 1);
+      assert_non_null(buf);
+    }
+    got = fread(buf + size, 1, cap - size, f);
+    size += got;
+  } while (got > 0);
+  fclose(f);
+  buf[size] = '\0';
+  *sizeReturn = size;
+  return buf;
+}
+
+
+/* Reading the log ---------------------------------------------------- */
+
+typedef struct LogStruct {
+  size_t w;                     /* TestW events */
+  size_t wWrong;                /* TestW whose value is not its position */
+  size_t paw;                   /* TestPAW events: must be none */
+  uint64_t threadNext[CHILD_THREADS + 2];  /* next TestThread seq per thread */
+  size_t threadWrong;           /* out of order, bad thread or torn */
+  int streamEnd;
+  size_t events, blocks;
+  size_t problems;
+  char problem[256];            /* the first */
+  int live;                     /* a live file was there and was merged */
+  size_t recovered;             /* events that only the live file had */
+} LogStruct;
+
+/* streamRead -- what a stream holds, read with the shared reader */
+static void streamRead(LogStruct *log, const unsigned char *bytes, size_t size, const char *what)
+{
+  char msg[256];
+  EventStreamStruct *stream;
+  EventRecordStruct rec;
+  EventStreamRes res;
+  memset(log, 0, sizeof *log);
+  res = EventStreamOpen(&stream, bytes, size, 0, msg, sizeof msg);
+  if (res != EventStreamOK)
+    fail_msg("%s: EventStreamOpen: %s", what, msg);
+  while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
+    if (rec.code == EventCodeTestW) {
+      if (rec.values[0].u != log->w)
+        ++log->wWrong;
+      ++log->w;
+    } else if (rec.code == EventCodeTestPAW) {
+      ++log->paw;
+    } else if (rec.code == EventCodeTestThread) {
+      uint64_t t = rec.values[0].u, seq = rec.values[1].u;
+      if (t < 1 || t > CHILD_THREADS || seq != log->threadNext[t]
+          || rec.values[2].u != ChildCheck(t, seq))
+        ++log->threadWrong;
+      else
+        ++log->threadNext[t];
+    }
+  }
+  log->streamEnd = EventStreamInfo(stream)->streamEnd;
+  log->events = EventStreamInfo(stream)->eventCount;
+  log->blocks = EventStreamInfo(stream)->blockCount;
+  log->problems = EventStreamProblemCount(stream);
+  if (log->problems > 0)
+    snprintf(log->problem, sizeof log->problem, "%s", EventStreamProblem(stream, 0));
+  if (res != EventStreamEND && log->problems == 0)
+    snprintf(log->problem, sizeof log->problem, "EventStreamNext failed"), log->problems = 1;
+  EventStreamClose(stream);
+}
+
+/* logRead -- the log alone, and the log with what its live file adds
+ * (EventRecover, as eventcnv does: design/telemetry.txt .sol.recover).
+ * Without a live file, merged is the log alone. */
+static void logRead(LogStruct *alone, LogStruct *merged)
+{
+  size_t size, liveSize, mergedSize, events, blocks;
+  char *bytes = readFile(logPath, &size), *live, msg[256];
+  unsigned char *mergedBytes;
+  streamRead(alone, (unsigned char *)bytes, size, logPath);
+  if (access(livePath, F_OK) != 0) {
+    *merged = *alone;
+    free(bytes);
+    return;
+  }
+  live = readFile(livePath, &liveSize);
+  if (EventRecover((unsigned char *)bytes, size, (unsigned char *)live, liveSize, &mergedBytes,
+                   &mergedSize, &events, &blocks, msg, sizeof msg) != 0)
+    fail_msg("%s: EventRecover: %s", livePath, msg);
+  streamRead(merged, mergedBytes, mergedSize, "the log and its live file");
+  merged->live = 1;
+  merged->recovered = events;
+  free(mergedBytes);
+  free(live);
+  free(bytes);
+}
+
+/* expectPrelude -- the log is sound and holds exactly the prelude's
+ * events: TestW 0..CHILD_EVENTS-1 in order, no TestPAW */
+static void expectPrelude(const LogStruct *log, const char *death)
+{
+  if (log->problems != 0)
+    fail_msg("%s: the log has %zu problem(s); first: %s", death, log->problems, log->problem);
+  if (log->w != CHILD_EVENTS || log->wWrong != 0)
+    fail_msg("%s: the log holds %zu TestW (%zu wrong); expected %u, 0..%u", death, log->w,
+             log->wWrong, CHILD_EVENTS, CHILD_EVENTS - 1);
+  if (log->paw != 0)
+    fail_msg("%s: the log holds %zu TestPAW, whose kind's output was off", death, log->paw);
+}
+
+
+/* Reading the dump ---------------------------------------------------- */
+
+/* expectDump -- stderr holds one traceback, after headline, whose TestW
+ * are the last ones emitted, in order, with the TestPAW in its place */
+static void expectDump(const char *headline, const char *death)
+{
+  size_t size, dumps = 0;
+  char *err = readFile(errPath, &size), *p, *line;
+  uint64_t first = 0, last = 0, pawAfter = UINT64_MAX;
+  size_t ws = 0, paws = 0;
+  int inDump = 0;
+  char *head = strstr(err, headline);
+  if (head == NULL)
+    fail_msg("%s: stderr lacks \"%s\"; it is:\n%s", death, headline, err);
+  for (p = err; (p = strstr(p, "events in the flight recorder, oldest first")) != NULL; ++p)
+    ++dumps;
+  if (dumps != 1)
+    fail_msg("%s: %zu tracebacks on stderr; expected 1:\n%s", death, dumps, err);
+  if (strstr(err, "events in the flight recorder") < head)
+    fail_msg("%s: the traceback comes before \"%s\":\n%s", death, headline, err);
+  for (line = strtok(head, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+    char *w;
+    if (strstr(line, "flight recorder, oldest first") != NULL) {
+      inDump = 1;
+      continue;
+    }
+    if (!inDump || strncmp(line, "telltale:", 9) == 0 || strncmp(line, "death_child:", 12) == 0)
+      continue;
+    w = strstr(line, " w=");
+    if (strstr(line, " TestW ") != NULL && w != NULL) {
+      uint64_t v = strtoull(w + 3, NULL, 10);
+      if (ws > 0 && v != last + 1)
+        fail_msg("%s: the traceback's TestW go from %" PRIu64 " to %" PRIu64 ":\n%s", death,
+                 last, v, line);
+      if (ws++ == 0)
+        first = v;
+      last = v;
+    } else if (strstr(line, " TestPAW ") != NULL && w != NULL) {
+      assert_int_equal(strtoull(w + 3, NULL, 10), CHILD_NOISY_W);
+      ++paws;
+      pawAfter = ws > 0 ? last : UINT64_MAX;
+    }
+  }
+  if (ws < 5 || last != CHILD_EVENTS - 1)
+    fail_msg("%s: the traceback's TestW are %zu from %" PRIu64 " to %" PRIu64
+             "; expected the last, ending at %u", death, ws, first, last, CHILD_EVENTS - 1);
+  if (paws != 1 || pawAfter != CHILD_NOISY_AFTER)
+    fail_msg("%s: the traceback has %zu TestPAW (Noisy, output off), after TestW %" PRIu64
+             "; expected 1, after %u", death, paws, pawAfter, CHILD_NOISY_AFTER);
+  free(err);
+}
+
+static int stderrHas(const char *s)
+{
+  size_t size;
+  char *err = readFile(errPath, &size);
+  int has = strstr(err, s) != NULL;
+  free(err);
+  return has;
+}
+
+
+/* death-1.x: an assertion and the fatal signals ------------------------ */
+
+typedef struct FatalStruct {
+  const char *death;
+  int sig;
+  const char *headline;
+} FatalStruct;
+
+static const FatalStruct fatals[] = {
+  {"assert", SIGABRT, "telltale: assertion failed: deathZero == 1 at tests/death_child.c:"},
+  {"segv", SIGSEGV, "telltale: fatal signal SIGSEGV in thread T1"},
+  {"bus", SIGBUS, "telltale: fatal signal SIGBUS in thread T1"},
+#if defined(__x86_64__)
+  {"ill", SIGILL, "telltale: fatal signal SIGILL in thread T1"},
+#endif
+  {"fpe", SIGFPE, "telltale: fatal signal SIGFPE in thread T1"},
+  {"abort", SIGABRT, "telltale: fatal signal SIGABRT in thread T1"},
+};
+
+static void fatalCase(const FatalStruct *f, int mapOff)
+{
+  ChildStruct c = {f->death, mapOff, 0, 0, -1};
+  char what[64];
+  LogStruct alone, log;
+  int status = childRun(&c);
+  snprintf(what, sizeof what, "%s%s", f->death, mapOff ? " (TELLTALE_MAP=off)" : "");
+  expectSignal(status, f->sig, what);
+  logRead(&alone, &log);
+  /* .sol.death: the handler sent every unsent event to the log, so the
+   * live file (there unless TELLTALE_MAP=off) adds none. */
+  expectPrelude(&alone, what);
+  expectPrelude(&log, what);
+  assert_false(log.streamEnd);
+  assert_int_equal(log.live, !mapOff);
+  assert_int_equal(log.recovered, 0);
+  expectDump(f->headline, what);
+}
+
+static void death_1_1_fatal_mapped(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < sizeof fatals / sizeof fatals[0]; ++i)
+    fatalCase(&fatals[i], 0);
+}
+
+static void death_1_2_fatal_written(void **state)
+{
+  (void)state;
+  for (size_t i = 0; i < sizeof fatals / sizeof fatals[0]; ++i)
+    fatalCase(&fatals[i], 1);
+}
+
+
+/* death-2.x: exits ----------------------------------------------------- */
+
+static void exitCase(const char *death, int code, unsigned threads, int mapOff)
+{
+  ChildStruct c = {death, mapOff, 0, 0, -1};
+  char what[64];
+  LogStruct alone, log;
+  snprintf(what, sizeof what, "%s%s", death, mapOff ? " (TELLTALE_MAP=off)" : "");
+  expectExit(childRun(&c), code, what);
+  logRead(&alone, &log);
+  /* .sol.finish: a clean end removes the live file */
+  if (log.live)
+    fail_msg("%s: the live file %s is still there after a clean exit", what, livePath);
+  expectPrelude(&log, what);
+  if (!log.streamEnd)
+    fail_msg("%s: no StreamEnd after a clean exit", what);
+  assert_int_equal(log.threadWrong, 0);
+  for (unsigned t = 1; t <= CHILD_THREADS; ++t)
+    if (log.threadNext[t] != (t <= threads ? CHILD_THREAD_EVENTS : 0))
+      fail_msg("%s: thread %u has %" PRIu64 " TestThread in the log", what, t, log.threadNext[t]);
+  if (stderrHas("telltale:"))
+    fail_msg("%s: telltale wrote to stderr at a clean exit", what);
+}
+
+static void death_2_1_exit_thread(void **state)
+{
+  (void)state;
+  exitCase("exit-thread", CHILD_EXIT_STATUS, 1, 0);
+  exitCase("exit-thread", CHILD_EXIT_STATUS, 1, 1);
+}
+
+static void death_2_2_return_main(void **state)
+{
+  (void)state;
+  exitCase("return-main", CHILD_RETURN_STATUS, 0, 0);
+  exitCase("return-main", CHILD_RETURN_STATUS, 0, 1);
+}
+
+static void death_2_3_thread_exit(void **state)
+{
+  (void)state;
+  exitCase("thread-exit", 0, CHILD_THREADS, 0);
+  exitCase("thread-exit", 0, CHILD_THREADS, 1);
+}
+
+
+/* death-3.x: handlers -------------------------------------------------- */
+
+/* death-3.1: a handler found at install runs after telltale's dump */
+static void death_3_1_chain(void **state)
+{
+  ChildStruct c = {"chain", 0, 0, 0, -1};
+  LogStruct alone, log;
+  size_t size;
+  char *err;
+  (void)state;
+  expectExit(childRun(&c), CHILD_CHAIN_STATUS, "chain");
+  logRead(&alone, &log);
+  expectPrelude(&alone, "chain");
+  expectPrelude(&log, "chain");
+  expectDump("telltale: fatal signal SIGSEGV in thread T1", "chain");
+  err = readFile(errPath, &size);
+  if (strstr(err, CHILD_CHAIN_MARKER) == NULL
+      || strstr(err, CHILD_CHAIN_MARKER) < strstr(err, "flight recorder"))
+    fail_msg("chain: the program's handler did not run after the dump:\n%s", err);
+  free(err);
+}
+
+/* death-3.2: a handler installed after telltale's replaces it */
+static void death_3_2_replace(void **state)
+{
+  ChildStruct c = {"replace", 0, 0, 0, -1};
+  LogStruct alone, log;
+  (void)state;
+  expectExit(childRun(&c), CHILD_CHAIN_STATUS, "replace");
+  /* Nothing flushed: the events are recovered from the live file. */
+  logRead(&alone, &log);
+  assert_true(log.live);
+  expectPrelude(&log, "replace");
+  assert_true(stderrHas(CHILD_CHAIN_MARKER));
+  assert_false(stderrHas("flight recorder"));
+}
+
+/* death-3.3: TELLTALE_SIGNALS=off: the program dies as without telltale */
+static void death_3_3_signals_off(void **state)
+{
+  ChildStruct c = {"segv", 0, 1, 0, -1};
+  LogStruct alone, log;
+  (void)state;
+  expectSignal(childRun(&c), SIGSEGV, "segv (TELLTALE_SIGNALS=off)");
+  logRead(&alone, &log);
+  assert_true(log.live);
+  expectPrelude(&log, "segv (TELLTALE_SIGNALS=off)");
+  assert_false(stderrHas("telltale:"));
+}
+
+/* death-3.4: core dumps are as they would have been */
+static void death_3_4_core(void **state)
+{
+  size_t size;
+  char *pattern;
+  char corePath[PATH_MAX + 16];
+  (void)state;
+  if (SANITIZED)
+    skip();                     /* ASan sets RLIMIT_CORE to 0 (disable_coredump) */
+  pattern = readFile("/proc/sys/kernel/core_pattern", &size);
+  if (strcmp(pattern, "core\n") != 0 && strcmp(pattern, "core") != 0) {
+    free(pattern);
+    skip();                     /* cores go elsewhere: nothing to compare here */
+  }
+  free(pattern);
+  snprintf(corePath, sizeof corePath, "%s/core", dir);
+  for (int signalsOff = 1; signalsOff >= 0; --signalsOff) {
+    ChildStruct c = {"segv", 0, signalsOff, 1, -1};
+    struct rlimit rl;
+    int status;
+    if (getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_max == 0)
+      skip();                   /* no cores may be made at all */
+    (void)unlink(corePath);
+    status = childRun(&c);
+    expectSignal(status, SIGSEGV, signalsOff ? "segv, core (TELLTALE_SIGNALS=off)" : "segv, core");
+    if (signalsOff && !WCOREDUMP(status))
+      skip();                   /* this system makes no cores, even without telltale */
+    if (!WCOREDUMP(status))
+      fail_msg("segv with telltale's handler: no core dump, though there was one without it");
+    (void)unlink(corePath);
+  }
+}
+
+
+/* death-4.x: SIGKILL at a random moment -------------------------------- */
+
+/* cutShort -- the reader's problem is a last block cut short by death
+ * in the middle of write() */
+static int cutShort(const char *problem)
+{
+  return strstr(problem, "past end of file") != NULL
+         || strstr(problem, "block header truncated") != NULL;
+}
+
+static void killCase(int mapOff)
+{
+  const char *what = mapOff ? "kill (TELLTALE_MAP=off)" : "kill";
+  int fds[2];
+  ChildStruct c = {"kill", mapOff, 0, 0, -1};
+  uint64_t count = 0, reported = 0;
+  LogStruct alone, log;
+  pid_t pid;
+  ssize_t n;
+  unsigned sleepUs = 500 + (unsigned)(rand() % 4500);
+  struct timespec ts;
+  assert_int_equal(pipe(fds), 0);
+  c.pipeFd = fds[1];
+  pid = childStart(&c);
+  assert_int_equal(close(fds[1]), 0);
+  /* The first count, then a random few ms, then SIGKILL. */
+  n = read(fds[0], &count, sizeof count);
+  assert_int_equal(n, sizeof count);
+  ts.tv_sec = 0;
+  ts.tv_nsec = (long)sleepUs * 1000;
+  (void)nanosleep(&ts, NULL);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  expectSignal(childWait(pid), SIGKILL, what);
+  /* Every count in the pipe was written after its events were emitted. */
+  reported = count;
+  while ((n = read(fds[0], &count, sizeof count)) == sizeof count)
+    if (count > reported)
+      reported = count;
+  close(fds[0]);
+  logRead(&alone, &log);
+  print_message("%s: killed after %u us; reported %" PRIu64 "; the log holds %zu TestW, "
+                "%zu with the live file's %zu recovered events\n", what, sleepUs, reported,
+                alone.w, log.w, log.recovered);
+  assert_int_equal(log.live, !mapOff);
+  assert_false(log.streamEnd);
+  assert_int_equal(log.paw, 0);
+  if (log.wWrong != 0)
+    fail_msg("%s: %zu TestW in the log are not in place 0..%zu (torn or missing)", what,
+             log.wWrong, log.w);
+  if (!mapOff) {
+    /* .sol.live, .sol.recover: nothing stored is lost; the event being
+     * stored at the moment of death has code 0 and ends its block's
+     * data.  The log alone may end in a block cut short (killed in
+     * the middle of write()): at most that one problem, and what it
+     * holds before is in place; EventRecover leaves the cut block out
+     * and takes its events from the live file. */
+    if (alone.problems > 1 || alone.wWrong != 0 ||
+        (alone.problems == 1 && !cutShort(alone.problem)))
+      fail_msg("%s: the log alone has %zu problem(s), %zu TestW out of place; first: %s", what,
+               alone.problems, alone.wWrong, alone.problem);
+    if (log.problems != 0)
+      fail_msg("%s: the log has %zu problem(s); first: %s", what, log.problems, log.problem);
+    if (log.w < reported)
+      fail_msg("%s: the log holds TestW 0..%zu, but the child had reported %" PRIu64, what,
+               log.w, reported);
+  } else {
+    /* .sol.death.limits: SIGKILL loses the unsent buffers of a stream
+     * written with write(): the 64 KiB buffer being filled, and the one
+     * being written at the moment of death, which the kernel may have
+     * cut short (a fatal signal ends a regular file's write early), so
+     * the last block may run past the end of the file.  The log is
+     * still readable up to there. */
+    uint64_t perBlock = (64 * 1024 - EVENT_BLOCK_HEADER_LEN) / sizeof(EventTestWStruct) + 1;
+    if (log.problems > 1 || (log.problems == 1 && !cutShort(log.problem)))
+      fail_msg("%s: the log has %zu problem(s); first: %s", what, log.problems, log.problem);
+    if (log.w + 2 * perBlock < reported)
+      fail_msg("%s: the log holds TestW 0..%zu, but the child had reported %" PRIu64
+               ": more than two buffers lost", what, log.w, reported);
+  }
+}
+
+static void death_4_1_kill_mapped(void **state)
+{
+  (void)state;
+  for (int i = 0; i < 3; ++i)
+    killCase(0);
+}
+
+static void death_4_2_kill_written(void **state)
+{
+  (void)state;
+  for (int i = 0; i < 2; ++i)
+    killCase(1);
+}
+
+
+/* death-5.1: eventcnv says how the stream ended ------------------------- */
+
+static void eventcnvHeader(const char *expect, const char *what)
+{
+  char command[4 * PATH_MAX], outPath[PATH_MAX + 16];
+  size_t size;
+  char *out;
+  snprintf(outPath, sizeof outPath, "%s/eventcnv.out", dir);
+  snprintf(command, sizeof command, "'%s' --header '%s' >'%s' 2>&1", eventcnvPath, logPath,
+           outPath);
+  if (system(command) != 0)
+    fail_msg("%s: %s failed", what, command);
+  out = readFile(outPath, &size);
+  if (strstr(out, expect) == NULL)
+    fail_msg("%s: eventcnv --header lacks \"%s\":\n%s", what, expect, out);
+  free(out);
+}
+
+static void death_5_1_eventcnv_end(void **state)
+{
+  ChildStruct c = {"return-main", 0, 0, 0, -1};
+  (void)state;
+  if (access(eventcnvPath, X_OK) != 0)
+    skip();
+  expectExit(childRun(&c), CHILD_RETURN_STATUS, "return-main");
+  eventcnvHeader("end           clean", "return-main");
+  c.death = "segv";
+  expectSignal(childRun(&c), SIGSEGV, "segv");
+  eventcnvHeader("end           no StreamEnd: recovered after a crash", "segv");
+  eventcnvHeader("the program died before it could end it", "segv");
+}
+
+
+static int setup(void **state)
+{
+  char self[2048], *slash;
+  ssize_t n;
+  const char *tmp = getenv("TMPDIR");
+  (void)state;
+  n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return -1;
+  self[n] = '\0';
+  slash = strrchr(self, '/');
+  *slash = '\0';
+  snprintf(childPath, sizeof childPath, "%s/death_child", self);
+  snprintf(eventcnvPath, sizeof eventcnvPath, "%s/../eventcnv", self);
+  snprintf(dir, sizeof dir, "%s/test_death.XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+  if (mkdtemp(dir) == NULL)
+    return -1;
+  snprintf(logPath, sizeof logPath, "%s/log", dir);
+  snprintf(livePath, sizeof livePath, "%s.live", logPath);
+  snprintf(errPath, sizeof errPath, "%s/stderr", dir);
+  seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+  srand(seed);
+  print_message("test_death: child %s, directory %s, seed %u\n", childPath, dir, seed);
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  char command[PATH_MAX + 16];
+  (void)state;
+  snprintf(command, sizeof command, "rm -rf '%s'", dir);
+  return system(command) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(death_1_1_fatal_mapped),
+    cmocka_unit_test(death_1_2_fatal_written),
+    cmocka_unit_test(death_2_1_exit_thread),
+    cmocka_unit_test(death_2_2_return_main),
+    cmocka_unit_test(death_2_3_thread_exit),
+    cmocka_unit_test(death_3_1_chain),
+    cmocka_unit_test(death_3_2_replace),
+    cmocka_unit_test(death_3_3_signals_off),
+    cmocka_unit_test(death_3_4_core),
+    cmocka_unit_test(death_4_1_kill_mapped),
+    cmocka_unit_test(death_4_2_kill_written),
+    cmocka_unit_test(death_5_1_eventcnv_end),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
