@@ -1,0 +1,821 @@
+# <tools/gdb/telltale.py> -- telltale commands for gdb
+#
+# .design: design/telemetry.txt .gdb
+#
+# Load it into gdb with "source tools/gdb/telltale.py" (or gdb -x), then
+# "help telltale".  The commands read the program's telltale runtime
+# (src/event/event.c) out of memory and decode its events themselves, in
+# Python, with the registry read from the program (EventRegistry).  They
+# make no calls into the inferior, so they work on a core file as on a
+# live process; only "on", "off" and "record" write memory, and only to
+# the globals EventKindControl and EventKindRecord.
+
+import struct
+
+import gdb
+
+EVENT_HEADER_LEN = 12           # src/event/eventcom.h
+EVENT_BLOCK_HEADER_LEN = 24
+EVENT_PARAM_MAX = 16
+EVENT_STRING_MAX = 1023
+EVENT_NAME_MAX = 63
+DUMP_DEFAULT = 20
+SLOT_SIZE_MAX = 1 << 30         # larger than any buffer (64M), for sanity checks
+THREAD_LIMIT = 1 << 20          # more threads than this means a corrupt list
+NS_PER_SECOND = 1000000000
+SYNC_SPAN_MIN = 1000000         # ns between ClockSyncs to trust them (eventread.c)
+M64 = (1 << 64) - 1
+ELAPSED_WIDTH = 15              # column widths of EventFormat (eventread.c)
+THREAD_WIDTH = 3
+OWN_KIND = 0                    # the Telltale kind: always on, .sol.control.own
+
+
+class TelltaleError(gdb.GdbError):
+    pass
+
+
+def _fail(message):
+    raise TelltaleError("telltale: " + message)
+
+
+# Reading the inferior: memory and symbols only, never a call ------------
+
+def _inferior():
+    inf = gdb.selected_inferior()
+    if inf is None or not inf.is_valid() or (inf.pid == 0 and not _has_core()):
+        _fail("no process or core file: run, attach to or load a telltale program first")
+    return inf
+
+
+def _has_core():
+    try:
+        return "core" in gdb.execute("info target", to_string=True).lower()
+    except gdb.error:
+        return False
+
+
+def _read(addr, size):
+    """size bytes at addr, or gdb.MemoryError"""
+    if size == 0:
+        return b""
+    return bytes(gdb.selected_inferior().read_memory(addr, size))
+
+
+def _cstr(addr, limit=4096, raw=False):
+    """the NUL-terminated string at addr (None for NULL), at most limit
+    bytes; bytes if raw, else str"""
+    addr = int(addr)
+    if addr == 0:
+        return None
+    out = b""
+    while len(out) < limit:
+        chunk = 256 - (addr + len(out)) % 256     # do not read across a page needlessly
+        try:
+            data = _read(addr + len(out), chunk)
+        except gdb.MemoryError:
+            _fail("cannot read a string at 0x%x: the registry is not in memory" % addr)
+        nul = data.find(b"\0")
+        if nul >= 0:
+            out += data[:nul]
+            break
+        out += data
+    out = out[:limit]
+    return out if raw else out.decode("utf-8", "replace")
+
+
+def _byte_order():
+    try:
+        text = gdb.execute("show endian", to_string=True)
+    except gdb.error:
+        return "<"
+    return ">" if "big endian" in text else "<"
+
+
+def _global(name):
+    """the value of a global variable, or None"""
+    try:
+        sym = gdb.lookup_global_symbol(name)
+    except gdb.error:
+        sym = None
+    if sym is None:
+        try:
+            sym = gdb.lookup_symbol(name)[0]
+        except gdb.error:
+            sym = None
+    if sym is None or sym.is_function or sym.addr_class == gdb.SYMBOL_LOC_TYPEDEF:
+        return None
+    try:
+        return sym.value()
+    except gdb.error:
+        return None
+
+
+def _static(name, source):
+    """the value of the file-static name defined in a file ending in source, or None"""
+    syms = []
+    try:
+        syms = list(gdb.lookup_static_symbols(name))       # gdb 10 and later
+    except (AttributeError, gdb.error):
+        try:
+            sym = gdb.lookup_static_symbol(name)
+            syms = [sym] if sym is not None else []
+        except (AttributeError, gdb.error):
+            syms = []
+    for sym in syms:
+        if sym.symtab is not None and sym.symtab.filename.endswith(source):
+            try:
+                return sym.value()
+            except gdb.error:
+                return None
+    try:        # older gdb: the file-scope syntax, which is not a call
+        return gdb.parse_and_eval("'%s'::%s" % (source.split("/")[-1], name))
+    except gdb.error:
+        return None
+
+
+class Registry(object):
+    """EventRegistry, read out of the inferior's memory (eventcom.h)"""
+
+    def __init__(self):
+        _inferior()
+        reg = _global("EventRegistry")
+        if reg is None:
+            _fail("this program has no telltale registry: EventRegistry is not found "
+                  "(is it linked with libtelltale and built with -g?)")
+        try:
+            self.name = _cstr(reg["name"])
+            kind_count = int(reg["kindCount"])
+            event_count = int(reg["eventCount"])
+            if kind_count > 32 or event_count > 65536:
+                _fail("EventRegistry is corrupt: %d kinds, %d events" % (kind_count, event_count))
+            self.kinds = []
+            for i in range(kind_count):
+                k = reg["kinds"][i]
+                self.kinds.append((_cstr(k["name"]) or "K%d" % i, _cstr(k["doc"]) or ""))
+            self.events = {}
+            for i in range(event_count):
+                e = reg["events"][i]
+                fmt = _cstr(e["format"]) or ""
+                if fmt == "0":
+                    fmt = ""
+                names = []
+                pn = int(e["paramNames"])
+                for j in range(min(len(fmt), EVENT_PARAM_MAX)):
+                    names.append(_cstr(e["paramNames"][j]) if pn != 0 else None)
+                self.events[int(e["code"])] = (_cstr(e["name"]) or "?", fmt, names)
+        except gdb.MemoryError as err:
+            _fail("cannot read EventRegistry: %s" % err)
+        except gdb.error as err:
+            _fail("EventRegistry is not what telltale expects: %s" % err)
+        self.kind_width = max([len(n) for n, _ in self.kinds if len(n) <= EVENT_NAME_MAX] or [0])
+        self.name_width = max([len(n) for n, _, _ in self.events.values()
+                               if len(n) <= EVENT_NAME_MAX] or [0])
+
+    def kind_index(self, name):
+        for i, (n, _) in enumerate(self.kinds):
+            if n == name:
+                return i
+        return -1
+
+    def all_kinds(self):
+        n = len(self.kinds)
+        return 0xFFFFFFFF if n >= 32 else (1 << n) - 1
+
+    def kind_list(self):
+        return ", ".join(["all"] + [n for n, _ in self.kinds])
+
+
+class KindSet(object):
+    """EventKindRecord or EventKindControl: read and written as 4 bytes"""
+
+    def __init__(self, name):
+        value = _global(name)
+        if value is None or value.address is None:
+            _fail("%s is not found: is this a telltale program built with -g?" % name)
+        self.name = name
+        self.addr = int(value.address)
+        self.size = value.type.sizeof
+        self.order = _byte_order()
+
+    def get(self):
+        try:
+            data = _read(self.addr, self.size)
+        except gdb.MemoryError:
+            _fail("cannot read %s at 0x%x" % (self.name, self.addr))
+        return int.from_bytes(data, "big" if self.order == ">" else "little")
+
+    def set(self, bits):
+        data = (bits & 0xFFFFFFFF).to_bytes(self.size, "big" if self.order == ">" else "little")
+        try:
+            gdb.selected_inferior().write_memory(self.addr, data)
+        except (gdb.MemoryError, gdb.error) as err:
+            _fail("cannot change %s (%s): only a live process can be changed, "
+                  "not a core file" % (self.name, err))
+        if self.get() != bits & 0xFFFFFFFF:
+            _fail("%s did not change: is this a live process?" % self.name)
+
+
+# Decoding events: the same rules as EventDecode (src/event/eventread.c)
+
+class Corrupt(Exception):
+    pass
+
+
+class Layout(object):
+    def __init__(self):
+        self.order = _byte_order()
+        self.pointer = gdb.lookup_type("void").pointer().sizeof
+        try:
+            self.word = gdb.lookup_type("EventW").sizeof
+        except gdb.error:
+            self.word = self.pointer
+
+
+def _decode(layout, registry, data, off):
+    """decode the event at data[off:]: (code, length, clock, desc, values),
+    None at the end of the data (code 0 or too little room for a header),
+    or Corrupt with a sentence saying what is wrong"""
+    o = layout.order
+    if len(data) - off < 2:
+        return None
+    code, = struct.unpack_from(o + "H", data, off)
+    if code == 0:
+        return None
+    if len(data) - off < EVENT_HEADER_LEN:
+        raise Corrupt("event header truncated")
+    length, clock = struct.unpack_from(o + "HQ", data, off + 2)
+    if length < EVENT_HEADER_LEN:
+        raise Corrupt("event length %d is less than the 12-byte event header" % length)
+    if length > len(data) - off:
+        raise Corrupt("event (length %d) runs past the end of the data" % length)
+    desc = registry.events.get(code)
+    if desc is None:
+        return code, length, clock, None, []
+    fmt = desc[1]
+    values = []
+    pos = EVENT_HEADER_LEN
+    for i, letter in enumerate(fmt):
+        if i >= EVENT_PARAM_MAX:
+            raise Corrupt("the event's format has more than 16 parameters")
+        if letter == "S":
+            if i + 1 != len(fmt):
+                raise Corrupt("the event's format has a string that is not last")
+            if length - pos < 1:
+                raise Corrupt("event is too short for its format")
+            s = data[off + pos:off + length - 1]
+            if data[off + length - 1] != 0:
+                raise Corrupt("string does not end with a NUL at the end of the event")
+            if b"\0" in s:
+                raise Corrupt("string has a NUL before the end of the event")
+            if len(s) > EVENT_STRING_MAX:
+                raise Corrupt("string is longer than EVENT_STRING_MAX (1023)")
+            values.append(s)
+            pos = length
+            continue
+        size = {"P": layout.pointer, "A": layout.pointer, "W": layout.word,
+                "U": 4, "D": 8}.get(letter)
+        if size is None:
+            raise Corrupt("the event's format has an unknown letter")
+        if length - pos < size:
+            raise Corrupt("event is too short for its format")
+        if letter == "D":
+            values.append(struct.unpack_from(o + "d", data, off + pos)[0])
+        else:
+            values.append(struct.unpack_from(o + ("I" if size == 4 else "Q"), data, off + pos)[0])
+        pos += size
+    if pos != length:
+        raise Corrupt("event is longer than its format")
+    return code, length, clock, desc, values
+
+
+# Formatting: the same line as EventFormat (src/event/eventread.c) -------
+
+def _escaped(s):
+    if not isinstance(s, (bytes, bytearray)):
+        s = s.encode("utf-8", "replace")
+    out = []
+    for c in bytearray(s):
+        if c == 0x22:
+            out.append('\\"')
+        elif c == 0x5C:
+            out.append("\\\\")
+        elif c == 0x0A:
+            out.append("\\n")
+        elif c == 0x09:
+            out.append("\\t")
+        elif c == 0x0D:
+            out.append("\\r")
+        elif c < 0x20 or c >= 0x7F:
+            out.append("\\%03o" % c)
+        else:
+            out.append(chr(c))
+    return "".join(out)
+
+
+def _double(d):
+    if d != d:
+        return "nan"
+    return "%.17g" % d
+
+
+class Clock(object):
+    """how clock values become times: hz (0: print cycles), start, realtime"""
+
+    def __init__(self, hz, start, realtime, source):
+        self.hz, self.start, self.realtime, self.source = hz, start, realtime, source
+
+    def columns(self, clock):
+        negative = clock < self.start
+        delta = self.start - clock if negative else clock - self.start
+        if self.hz is None:     # no frequency: cycles since the start, no wall clock
+            elapsed = ("-" if negative else "+") + "%d" % delta
+            return elapsed.rjust(ELAPSED_WIDTH) + " " + "--:--:--.-cycles--"
+        if self.hz == 0:
+            seconds, ns = delta // NS_PER_SECOND, delta % NS_PER_SECOND
+        else:
+            seconds = delta // self.hz
+            ns = (delta % self.hz) * NS_PER_SECOND // self.hz
+        elapsed = ("-" if negative else "") + "%d.%09d" % (seconds, ns)
+        total = (seconds * NS_PER_SECOND + ns) & M64
+        realtime = (self.realtime - total if negative else self.realtime + total) & M64
+        day = realtime // NS_PER_SECOND % 86400
+        return "%s %02d:%02d:%02d.%09d" % (elapsed.rjust(ELAPSED_WIDTH), day // 3600,
+                                           day // 60 % 60, day % 60, realtime % NS_PER_SECOND)
+
+
+def _format(registry, clock, labels, ev):
+    clk, thread, kind, _, code, length, desc, values = ev
+    line = [clock.columns(clk), " ", ("T%d" % thread).ljust(THREAD_WIDTH), " "]
+    if kind < len(registry.kinds):
+        line.append(registry.kinds[kind][0].ljust(registry.kind_width))
+    else:
+        line.append(("K%d" % kind).ljust(registry.kind_width))
+    line.append(" ")
+    if desc is None:
+        line.append("? code=0x%04x length=%d" % (code, length))
+        return "".join(line)
+    name, fmt, names = desc
+    if fmt == "":
+        line.append(name)
+        return "".join(line)
+    line.append(name.ljust(registry.name_width))
+    for i, letter in enumerate(fmt):
+        v = values[i]
+        line.append(" %s=" % (names[i] if names[i] is not None else "p%d" % i))
+        if letter in "PA":
+            line.append("0x%x" % v)
+            label = labels.get(v)
+            if label is not None:
+                line.append("[%s]" % _escaped(label))
+        elif letter in "WU":
+            line.append("%d" % v)
+        elif letter == "D":
+            line.append(_double(v))
+        elif letter == "S":
+            line.append('"%s"' % _escaped(v))
+        else:
+            line.append("?")
+    return "".join(line)
+
+
+# The flight recorder: every thread's buffers (.sol.ring, .sol.traceback)
+
+def _session():
+    session = _static("session", "event.c")
+    if session is None:
+        if _global("EventRegistry") is None:
+            _fail("this program has no telltale runtime: neither EventRegistry nor "
+                  "event.c's session is found")
+        _fail("event.c's session is not found: the runtime was built without -g")
+    return session
+
+
+def _warn(message):
+    gdb.write("telltale: %s\n" % message, gdb.STDERR)
+
+
+def _events(registry, layout, session):
+    """every event in every thread's buffers: a list of
+    (clock, thread, kind, address, code, length, desc, values), and the
+    number of threads"""
+    events = []
+    seen = set()
+    threads = 0
+    in_core = _has_core()
+    try:
+        t = session["threads"]
+    except gdb.error as err:
+        _fail("event.c's session is not what this script expects: %s" % err)
+    while int(t) != 0:
+        addr = int(t)
+        if addr in seen or len(seen) >= THREAD_LIMIT:
+            _warn("the thread list loops at 0x%x: stopped there" % addr)
+            break
+        seen.add(addr)
+        try:
+            thread = t.dereference()
+            serial = int(thread["serial"])
+            bufs = thread["bufs"]
+            kinds = thread["kind"]
+            limit = kinds.type.range()[1] + 1
+            nxt = thread["next"]
+            int(nxt)
+        except (gdb.MemoryError, gdb.error) as err:
+            _warn("cannot read the thread at 0x%x (%s): stopped there" % (addr, err))
+            break
+        threads += 1
+        for kind in range(limit):
+            try:
+                kb = kinds[kind]
+                slots = [int(kb["slot"][0]), int(kb["slot"][1])]
+                sizes = [int(kb["slotSize"][0]), int(kb["slotSize"][1])]
+                current = int(kb["current"])
+                previous_end = int(kb["previousEnd"])
+                if slots == [0, 0]:
+                    continue
+                nxt_event = int(bufs[kind]["next"])
+            except (gdb.MemoryError, gdb.error) as err:
+                _warn("T%d kind %d: cannot read its buffer state (%s): skipped"
+                      % (serial, kind, err))
+                continue
+            where = "T%d %s" % (serial, registry.kinds[kind][0]
+                                if kind < len(registry.kinds) else "K%d" % kind)
+            if current not in (0, 1):
+                _warn("%s: corrupt buffer state (current slot %d): skipped" % (where, current))
+                continue
+            other = 1 - current
+            ranges = []
+            if slots[other] != 0 and previous_end != 0:
+                ranges.append((slots[other], sizes[other], previous_end))
+            if slots[current] != 0:
+                ranges.append((slots[current], sizes[current], nxt_event))
+            for base, size, end in ranges:
+                start = base + EVENT_BLOCK_HEADER_LEN
+                if size > SLOT_SIZE_MAX or not start <= end <= base + size:
+                    _warn("%s: corrupt buffer at 0x%x: its data end 0x%x is outside it "
+                          "(size %d): skipped" % (where, base, end, size))
+                    continue
+                try:
+                    data = _read(start, end - start)
+                except gdb.MemoryError:
+                    _warn("%s: cannot read the buffer at 0x%x-0x%x: skipped%s"
+                          % (where, start, end, "" if not in_core else
+                             " (a region of the live file is in a core file only if "
+                             "bit 3 of /proc/PID/coredump_filter was set, and gdb reads "
+                             "it from the log file only while that is where it was; "
+                             "its events are in the log)"))
+                    continue
+                off = 0
+                while True:
+                    try:
+                        ev = _decode(layout, registry, data, off)
+                    except Corrupt as why:
+                        _warn("%s: corrupt event at 0x%x: %s: stopped reading this buffer"
+                              % (where, start + off, why))
+                        break
+                    if ev is None:
+                        break
+                    code, length, clock, desc, values = ev
+                    events.append((clock, serial, kind, start + off, code, length, desc, values))
+                    off += length
+        t = nxt
+    return events, threads
+
+
+def _clock(registry, session, events):
+    """the clock: the plinth's frequency from memory, else from ClockSync
+    events, else none (cycles)"""
+    try:
+        start = int(session["startClock"])
+        realtime = int(session["startRealtime"])
+        monotonic = int(session["startMonotonic"])
+    except (gdb.MemoryError, gdb.error) as err:
+        _fail("cannot read the session's start (%s)" % err)
+    freq = _static("clockFrequency", "plinth.c")
+    try:
+        hz = int(freq) if freq is not None else 0
+    except (gdb.MemoryError, gdb.error):
+        hz = 0
+    if hz != 0:
+        return Clock(hz, start, realtime, "%d Hz, the plinth's estimate, from memory" % hz)
+    # ClockSync (monotonic, realtime) pairs the clock with CLOCK_MONOTONIC;
+    # so does the session's start.  .sol.clock
+    points = [(start, monotonic)] if start != 0 and monotonic != 0 else []
+    for ev in events:
+        desc = ev[6]
+        if desc is not None and desc[0] == "ClockSync" and desc[1] == "WW":
+            points.append((ev[0], ev[7][0]))
+    # A ClockSync's clock is read after its monotonic time, sometimes
+    # long after (a thread's first event takes the slow path in between),
+    # so each later point gives an upper bound on the frequency: the
+    # least is the best.
+    points.sort()
+    if points:
+        c0, m0 = points[0]
+        bounds = [(c - c0) * NS_PER_SECOND // (m - m0) for c, m in points[1:]
+                  if m - m0 >= SYNC_SPAN_MIN and c > c0]
+        if bounds:
+            hz = min(bounds)
+            return Clock(hz, start, realtime, "%d Hz, from ClockSync events" % hz)
+    return Clock(None, start, realtime,
+                 "frequency unknown: times are cycles since the session's start")
+
+
+def _fields(value_type):
+    """{field name: byte offset} of a struct type"""
+    return dict((f.name, f.bitpos // 8) for f in value_type.strip_typedefs().fields())
+
+
+class Labels(object):
+    """address -> label, as EventDump finds them: event.c's static table
+    of the latest labels (labels) and the intern table (session.interns).
+    A runtime without that table: from the Intern and Label events in the
+    buffers instead.  Strings are read only when an address needs one."""
+
+    def __init__(self, session, events, layout):
+        self.ids = {}           # address -> id
+        self.strings = {}       # id -> string, or address of the string
+        order = "big" if layout.order == ">" else "little"
+        table = _static("labels", "event.c")
+        if table is None:
+            self._from_events(events)
+            return
+        try:
+            entry = table.type.strip_typedefs().target()
+            offsets = _fields(entry)
+            n = table.type.sizeof // entry.sizeof
+            data = _read(int(table.address), table.type.sizeof)
+            a, i = offsets["address"], offsets["id"]
+            asz, isz = entry["address"].type.sizeof, entry["id"].type.sizeof
+            for k in range(n):
+                base = k * entry.sizeof
+                address = int.from_bytes(data[base + a:base + a + asz], order)
+                if address != 0:
+                    self.ids[address] = int.from_bytes(data[base + i:base + i + isz], order)
+            interns = session["interns"]
+            size = int(session["internSize"])
+            if int(interns) != 0 and 0 < size <= (1 << 24):
+                entry = interns.type.strip_typedefs().target()
+                offsets = _fields(entry)
+                data = _read(int(interns), size * entry.sizeof)
+                sp, ip = offsets["string"], offsets["id"]
+                psz, isz = entry["string"].type.sizeof, entry["id"].type.sizeof
+                for k in range(size):
+                    base = k * entry.sizeof
+                    string = int.from_bytes(data[base + sp:base + sp + psz], order)
+                    if string != 0:
+                        ident = int.from_bytes(data[base + ip:base + ip + isz], order)
+                        self.strings.setdefault(ident, string)
+        except (gdb.MemoryError, gdb.error, KeyError, ValueError) as err:
+            _warn("cannot read the runtime's labels (%s): addresses are not labelled" % err)
+            self.ids, self.strings = {}, {}
+
+    def _from_events(self, events):
+        for ev in sorted(events, key=lambda e: e[0]):
+            desc = ev[6]
+            if desc is None:
+                continue
+            if desc[0] == "Intern" and desc[1] == "WS":
+                self.strings[ev[7][0]] = ev[7][1]
+            elif desc[0] == "Label" and desc[1] == "AW":
+                self.ids[ev[7][0]] = ev[7][1]
+
+    def get(self, address):
+        if address == 0 or address not in self.ids:
+            return None
+        string = self.strings.get(self.ids[address])
+        if isinstance(string, int):
+            try:
+                string = _cstr(string, EVENT_STRING_MAX + 1, raw=True)
+            except gdb.GdbError:
+                string = None
+            self.strings[self.ids[address]] = string
+        return string
+
+
+# The commands -----------------------------------------------------------
+
+def _guarded(invoke):
+    """run a command; anything unexpected becomes a gdb error, not a traceback"""
+    def run(self, arg, from_tty):
+        try:
+            return invoke(self, arg, from_tty)
+        except gdb.GdbError:
+            raise
+        except KeyboardInterrupt:
+            raise gdb.GdbError("telltale: interrupted")
+        except Exception as err:    # a corrupt runtime can surprise us anywhere
+            raise gdb.GdbError("telltale: cannot do that: %s: %s" % (type(err).__name__, err))
+    return run
+
+
+class TelltaleCommand(gdb.Command):
+    """Examine and control telltale telemetry in a live process or a core file.
+
+telltale kinds
+    List the kinds of the program's registry (EventRegistry): index, name,
+    whether it is recorded (EventKindRecord), whether its output is on
+    (EventKindControl), and its doc.
+
+telltale on KIND...
+telltale off KIND...
+    Turn the output of kinds on or off: set or clear their bits in
+    EventKindControl.  A kind whose output is off is still recorded, into
+    its ring of two buffers (the flight recorder), and is not written to
+    the log.  The change takes effect when a buffer fills or is flushed.
+    KIND is a kind's name or "all"; names may be separated by spaces or
+    commas.  The Telltale kind can't be turned off: the runtime keeps it
+    on, because its Intern, Label, ClockSync and thread events are needed
+    to read the rest ("off all" leaves it on).
+
+telltale record on KIND...
+telltale record off KIND...
+    The same for recording (EventKindRecord): a kind not recorded is not
+    even buffered.
+
+telltale dump [N]
+    Print the latest N events (default 20) in every thread's buffers,
+    whether their output is on or off, merged in time order, oldest
+    first, in the line format of eventcnv and EventDump:
+        ELAPSED WALLCLOCK THREAD KIND EVENT name=value ...
+    A P or A value is followed by [label] if the address is labelled,
+    from the runtime's table of labels, as EventDump does (or, with a
+    runtime that has none, from the Intern and Label events found).
+    It reads the buffers out of memory by walking event.c's session, and
+    decodes them in Python with the registry read from the program.  It
+    makes no calls into the program, so it works on a core file.
+    ELAPSED is seconds since the session started, with the plinth's
+    clock frequency read from memory (plinth.c's clockFrequency), as
+    EventDump prints it; if that is not known, with a frequency worked
+    out from the ClockSync events in the buffers and the session's start
+    (each gives an upper bound, as its clock is read after its monotonic
+    time; the least is used);
+    if that fails too, ELAPSED is "+CYCLES", clock cycles since the
+    start, and the wall clock is not shown.  The first line says which.
+    A buffer that cannot be read or holds a corrupt event is reported
+    and skipped from that point; the others are still printed.
+    In a core file, a kind whose output is on has its buffers in regions
+    of the live file; a core holds those only if bit 3 of the process's
+    /proc/PID/coredump_filter was set (e.g. echo 0x3b > .../coredump_filter
+    before gcore or the crash).  Otherwise their events are in the log.
+
+Nothing here calls the program: "call EventDump(20)" does the same as
+"telltale dump" in a live process, through the program, to its stderr."""
+
+    def __init__(self):
+        super(TelltaleCommand, self).__init__("telltale", gdb.COMMAND_DATA, gdb.COMPLETE_NONE, True)
+
+    @_guarded
+    def invoke(self, arg, from_tty):
+        gdb.execute("help telltale", from_tty)
+
+
+def _on_off(word):
+    if word == "on":
+        return True
+    if word == "off":
+        return False
+    _fail("say on or off, not '%s'" % word)
+
+
+def _kind_bits(registry, args, off):
+    """the bits of the kinds named in args, and whether Telltale was asked off"""
+    names = [n for n in args.replace(",", " ").split() if n]
+    if not names:
+        _fail("name at least one kind; the kinds are %s" % registry.kind_list())
+    bits = 0
+    for name in names:
+        if name == "all":
+            bits |= registry.all_kinds()
+            continue
+        i = registry.kind_index(name)
+        if i < 0:
+            _fail("unknown kind '%s'; the kinds are %s" % (name, registry.kind_list()))
+        if off and i == OWN_KIND:
+            _fail("the %s kind can't be turned off: the runtime keeps it on, because "
+                  "its Intern, Label, ClockSync and thread events are needed to read "
+                  "the rest (design/telemetry.txt .sol.control.own)" % name)
+        bits |= 1 << i
+    return bits
+
+
+def _change(set_name, args, on):
+    registry = Registry()
+    kinds = KindSet(set_name)
+    bits = _kind_bits(registry, args, not on)
+    old = kinds.get()
+    if on:
+        new = old | bits
+    else:
+        new = old & ~(bits & ~(1 << OWN_KIND))
+    kinds.set(new)
+    what = "output" if set_name == "EventKindControl" else "recording"
+    changed = [registry.kinds[i][0] for i in range(len(registry.kinds))
+               if bits >> i & 1 and (on or i != OWN_KIND)]
+    gdb.write("%s %s: %s (%s 0x%x -> 0x%x)\n" % (what, "on" if on else "off",
+                                                 ", ".join(changed), set_name, old, new))
+    if not on and bits >> OWN_KIND & 1:
+        gdb.write("telltale: %s stays on: the runtime keeps it on (.sol.control.own)\n"
+                  % registry.kinds[OWN_KIND][0])
+
+
+class TelltaleKinds(gdb.Command):
+    """List the registry's kinds: index, name, recorded, output, doc.
+Recorded is EventKindRecord's bit for the kind, output EventKindControl's."""
+
+    def __init__(self):
+        super(TelltaleKinds, self).__init__("telltale kinds", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    @_guarded
+    def invoke(self, arg, from_tty):
+        registry = Registry()
+        record = KindSet("EventKindRecord").get()
+        control = KindSet("EventKindControl").get()
+        width = max(registry.kind_width, 4)
+        gdb.write("registry \"%s\": %d kinds (EventKindRecord 0x%x, EventKindControl 0x%x)\n"
+                  % (registry.name or "", len(registry.kinds), record, control))
+        gdb.write("%3s  %-*s  %-6s  %-6s  %s\n" % ("#", width, "kind", "record", "output", "doc"))
+        for i, (name, doc) in enumerate(registry.kinds):
+            gdb.write("%3d  %-*s  %-6s  %-6s  %s\n" % (
+                i, width, name, "on" if record >> i & 1 else "off",
+                "on" if control >> i & 1 else "off", doc))
+
+
+class TelltaleOn(gdb.Command):
+    """Turn output on for kinds: telltale on KIND... (or all).  Sets their bits in EventKindControl."""
+
+    def __init__(self):
+        super(TelltaleOn, self).__init__("telltale on", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    @_guarded
+    def invoke(self, arg, from_tty):
+        _change("EventKindControl", arg, True)
+
+
+class TelltaleOff(gdb.Command):
+    """Turn output off for kinds: telltale off KIND... (or all).  Clears their bits in EventKindControl.
+Their events are still recorded, into the flight recorder.  Telltale cannot be turned off."""
+
+    def __init__(self):
+        super(TelltaleOff, self).__init__("telltale off", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    @_guarded
+    def invoke(self, arg, from_tty):
+        _change("EventKindControl", arg, False)
+
+
+class TelltaleRecord(gdb.Command):
+    """Turn recording on or off for kinds: telltale record on|off KIND... (or all).
+Sets or clears their bits in EventKindRecord.  Telltale cannot be turned off."""
+
+    def __init__(self):
+        super(TelltaleRecord, self).__init__("telltale record", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    @_guarded
+    def invoke(self, arg, from_tty):
+        words = arg.split(None, 1)
+        if not words:
+            _fail("usage: telltale record on|off KIND...")
+        _change("EventKindRecord", words[1] if len(words) > 1 else "", _on_off(words[0]))
+
+
+class TelltaleDump(gdb.Command):
+    """Print the latest N events (default 20) of every thread, oldest first: telltale dump [N].
+Reads and decodes the buffers out of memory; makes no calls, so it works on a core file.
+See "help telltale" for the clock and for core files."""
+
+    def __init__(self):
+        super(TelltaleDump, self).__init__("telltale dump", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    @_guarded
+    def invoke(self, arg, from_tty):
+        arg = arg.strip()
+        count = DUMP_DEFAULT
+        if arg:
+            try:
+                count = int(arg, 0)
+            except ValueError:
+                count = -1
+            if count < 0:
+                _fail("usage: telltale dump [N], N a count of events, not '%s'" % arg)
+        _inferior()
+        registry = Registry()
+        layout = Layout()
+        session = _session()
+        events, threads = _events(registry, layout, session)
+        clock = _clock(registry, session, events)
+        labels = Labels(session, events, layout)
+        events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
+        latest = events[len(events) - count:] if count > 0 else []
+        gdb.write("telltale: the last %d of %d events in the buffers of %d threads, "
+                  "oldest first (clock: %s):\n" % (len(latest), len(events), threads, clock.source))
+        for ev in latest:
+            gdb.write(_format(registry, clock, labels, ev) + "\n")
+
+
+TelltaleCommand()
+TelltaleKinds()
+TelltaleOn()
+TelltaleOff()
+TelltaleRecord()
+TelltaleDump()
