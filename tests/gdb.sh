@@ -205,11 +205,13 @@ else
   fail gdb-corrupt "$(grep -v '^\[' "$tmp/corrupt" | tail -12)"
 fi
 
-# Without the plinth's frequency: one from the ClockSync events, within 1%.
+# Without the plinth's frequency: one from the ClockSync events, within 3%
+# (the target lives for tens of milliseconds, and on a loaded machine a
+# preemption between the paired clock reads shows at about 1%).
 hz=$(sed -n 's/^telltale: the last 5 of .*(clock: \([0-9]*\) Hz, the plinth.s estimate, from memory):$/\1/p' "$tmp/live")
 synced=$(sed -n 's/^telltale: the last 1 of .*(clock: \([0-9]*\) Hz, from ClockSync events):$/\1/p' "$tmp/clocksync")
 if [ -n "$hz" ] && [ -n "$synced" ] &&
-   [ $(( (synced - hz) * 100 / hz )) -lt 1 ] && [ $(( (hz - synced) * 100 / hz )) -lt 1 ]; then
+   [ $(( (synced - hz) * 100 / hz )) -lt 3 ] && [ $(( (hz - synced) * 100 / hz )) -lt 3 ]; then
   ok gdb-clocksync
 else
   fail gdb-clocksync "plinth's frequency '$hz', from ClockSync '$synced'"
