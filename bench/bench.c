@@ -13,6 +13,9 @@
  *   compiled    telltale, variety off (bench_off.c)
  *   fprintf     the same three values formatted by fprintf to /dev/null
  *
+ * Then two threads against one, recorded only and written to the file:
+ * the ratio of their aggregate rates.
+ *
  * Each case runs ROUNDS rounds of COUNT events; the median ns/event is
  * printed with its ratio to the floor's median.  Rounds of the cases
  * are interleaved so that a noisy neighbour hurts them alike.
@@ -23,6 +26,7 @@
  */
 
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +75,35 @@ static void __attribute__((noinline)) runFprintf(size_t count, void *p)
 {
   for (size_t i = 0; i < count; ++i)
     fprintf(devnull, "TestPAW p=%p a=%#lx w=%zu\n", p, (unsigned long)((uintptr_t)p + 8), i);
+}
+
+/* scaling: each thread runs the emitter; the aggregate rate of two
+ * threads against one shows whether anything on the hot path is shared */
+typedef struct ScaleArgStruct {
+  size_t count;
+} ScaleArgStruct;
+
+static void *scaleThread(void *arg)
+{
+  ScaleArgStruct *a = arg;
+  runTelltale(a->count, a);
+  return NULL;
+}
+
+static double nowNs(void);
+
+/* scaleRun -- seconds for threads threads to emit count events each */
+static double scaleRun(int threads, size_t count)
+{
+  pthread_t t[2];
+  ScaleArgStruct a = {count};
+  double t0 = nowNs();
+  for (int i = 0; i < threads; ++i)
+    if (pthread_create(&t[i], NULL, scaleThread, &a) != 0)
+      return -1;
+  for (int i = 0; i < threads; ++i)
+    pthread_join(t[i], NULL);
+  return (nowNs() - t0) / 1e9;
 }
 
 static double nowNs(void)
@@ -212,7 +245,6 @@ int main(int argc, char **argv)
       runCase(c, count);
       ns[c][r] = (nowNs() - t0) / (double)count;
     }
-  EventFinish();
   for (int c = 0; c < CASES; ++c) {
     qsort(ns[c], rounds, sizeof(double), cmpDouble);
     median[c] = ns[c][rounds / 2];
@@ -222,6 +254,31 @@ int main(int argc, char **argv)
   for (int c = 0; c < CASES; ++c)
     printf("%-10s %9.2f %9.2f %9.2f %8.2f  %s\n", caseNames[c], median[c], ns[c][0],
            ns[c][rounds - 1], median[c] / median[CASE_FLOOR], caseDocs[c]);
+
+  /* Two threads against one, recorded only and written to the file. */
+  printf("\n2 threads against 1, aggregate events/s (median of %zu):\n", rounds / 2 + 1);
+  for (int output = 0; output < 2; ++output) {
+    EventKindSet noisy = EVENT_KIND_BIT(EventKindNoisy);
+    size_t r, n = rounds / 2 + 1;
+    double one[64], two[64];
+    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    if (output)
+      EventControlSet(noisy);
+    else
+      EventControlReset(noisy);
+    if (n > 64)
+      n = 64;
+    for (r = 0; r < n; ++r) {
+      one[r] = (double)count / scaleRun(1, count);
+      two[r] = 2.0 * (double)count / scaleRun(2, count);
+    }
+    qsort(one, n, sizeof(double), cmpDouble);
+    qsort(two, n, sizeof(double), cmpDouble);
+    printf("%-10s 1 thread %7.1f M/s   2 threads %7.1f M/s   ratio %.2f\n",
+           output ? "enabled" : "recorded", one[n / 2] / 1e6, two[n / 2] / 1e6,
+           two[n / 2] / one[n / 2]);
+  }
+  EventFinish();
   PlinthStreamClose(stream);
   if (path == NULL)
     unlink(tmpl);
