@@ -183,13 +183,14 @@ int main(int argc, char **argv)
     else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
       path = argv[++i];
     else {
-      fprintf(stderr,
+      int help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+      fprintf(help ? stdout : stderr,
               "usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]\n"
               "  Prints the median ns per event of each case and its ratio to the floor.\n"
               "  --case NAME runs one case once, silently (for callgrind).\n"
               "  --file PATH keeps the log of the enabled case there.\n"
               "  cases: floor enabled recorded filtered compiled fprintf\n");
-      return 2;
+      return help ? 0 : 2;
     }
   }
   if (rounds == 0 || count == 0) {

@@ -60,6 +60,16 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
   const char *die = argc > 1 ? argv[1] : "";
+  if (argc > 2 || (argc == 2 && strcmp(die, "crash") != 0 && strcmp(die, "assert") != 0)) {
+    int help = strcmp(die, "--help") == 0 || strcmp(die, "-h") == 0;
+    fprintf(help ? stdout : stderr,
+            "usage: pool [crash|assert]\n"
+            "  Runs a small pool allocator instrumented with telltale and writes its\n"
+            "  events to telltale.log (or TELLTALE_FILE); read them with eventcnv.\n"
+            "  crash   die of SIGSEGV halfway, to show the traceback\n"
+            "  assert  die of a failed EVENT_ASSERT halfway\n");
+    return help ? 0 : 2;
+  }
   Arena arena = ArenaCreate((size_t)1 << 20);
   Pool nodes, strings;
   pthread_t thread;
