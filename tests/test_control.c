@@ -19,6 +19,10 @@
  *                and its errors (unknown kind, listing the kinds; empty
  *                name; too long; a short or empty message buffer);
  *                EventKindIndex.
+ *   control-5.*  an event with no buffer to go to (memory ran out) is
+ *                counted and reported by EventsDropped, never dropped
+ *                silently (.sol.dropped).  Skipped under sanitizers,
+ *                whose shadow memory an address-space limit breaks.
  * The environment variables (TELLTALE_CONTROL and friends) are covered by
  * tests/example.sh, since they are read before main.
  */
@@ -30,6 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -374,6 +381,75 @@ static void control_4_7_kind_index(void **state)
 }
 
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+static void *dropThread(void *arg)
+{
+  (void)arg;
+  for (EventW i = 0; i < 10; ++i)
+    EVENT_W(TestW, 0x5100 + i);
+  return NULL;
+}
+
+/* control-5.1: with 64 MiB buffers and an address-space limit, a new
+   thread's buffers cannot be had: its 10 events are counted, and the
+   main thread's EventFinish reports them as EventsDropped(Test, 10). */
+static void control_5_1_dropped_counted(void **state)
+{
+  pid_t child;
+  int status;
+  (void)state;
+#ifdef SANITIZED
+  skip();
+#endif
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    CaptureStruct c;
+    EventRecordStruct rec;
+    struct rlimit limit;
+    pthread_attr_t attr;
+    pthread_t thread;
+    unsigned long pages = 0;
+    size_t reported = 0, leaked = 0;
+    FILE *statm = fopen("/proc/self/statm", "r");
+    CaptureStart(&c);
+    EVENT_W(TestW, 0x50FF);       /* the main thread's buffers exist first */
+    if (statm == NULL || fscanf(statm, "%lu", &pages) != 1)
+      _exit(3);
+    fclose(statm);
+    if (EventBufferSizeSet((size_t)64 << 20) != 0)
+      _exit(4);
+    limit.rlim_cur = limit.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)16 << 20);
+    if (setrlimit(RLIMIT_AS, &limit) != 0)
+      _exit(5);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    if (pthread_create(&thread, &attr, dropThread, NULL) != 0)
+      _exit(6);
+    pthread_join(thread, NULL);
+    CaptureFinish(&c);
+    while (EventStreamNext(c.reader, &rec) == EventStreamOK) {
+      if (rec.code == EventCodeEventsDropped && rec.values[0].u == EventKindTest)
+        reported += rec.values[1].u;
+      if (rec.code == EventCodeTestW && rec.values[0].u >= 0x5100 && rec.values[0].u < 0x5110)
+        ++leaked;
+    }
+    if (reported != 10 || leaked != 0)
+      fprintf(stderr, "control-5.1: EventsDropped(Test) reported %zu, events leaked %zu\n", reported, leaked);
+    _exit(reported == 10 && leaked == 0 ? 0 : 7);
+  }
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
   char dir[] = "/tmp/test_control.XXXXXX";
@@ -395,6 +471,7 @@ int main(void)
     cmocka_unit_test(control_4_5_parse_too_long),
     cmocka_unit_test(control_4_6_parse_message_buffers),
     cmocka_unit_test(control_4_7_kind_index),
+    cmocka_unit_test(control_5_1_dropped_counted),
   };
   /* an empty directory, so that a stray default telltale.log would show */
   if (mkdtemp(dir) == NULL || chdir(dir) != 0) {

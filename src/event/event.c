@@ -980,6 +980,40 @@ static int bufferFull(EventThreadStruct *thread, unsigned kind)
   return 0;
 }
 
+/* Events with nowhere to go (memory ran out for a buffer) are counted
+ * per kind, never dropped silently: EventsDropped reports them at the
+ * next flush, and on stderr.  design/telemetry.txt .sol.dropped */
+static _Atomic uint64_t dropCount[EVENT_KIND_LIMIT];
+
+static void *dropped(unsigned kind, void *sink)
+{
+  if (atomic_fetch_add(&dropCount[kind], 1) == 0)
+    say("out of memory for a buffer of kind ", EventRegistry.kinds[kind].name,
+        ": its events are dropped and counted (EventsDropped)", NULL);
+  return sink;
+}
+
+/* dropsReport -- emit EventsDropped for the kinds that lost events,
+ * from a thread that has a buffer for them (or the report would be
+ * lost as well; another thread, or EventFinish, reports instead) */
+static void dropsReport(void)
+{
+  EventThreadStruct *thread = threadState;
+  EventKindBufStruct *kb;
+  if (thread == NULL)
+    return;
+  kb = &thread->kind[EventKindTelltale];
+  if (kb->slot[kb->current] == NULL)
+    return;
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    uint64_t n = atomic_load(&dropCount[kind]);
+    if (n != 0) {
+      atomic_fetch_sub(&dropCount[kind], n);
+      EVENT_UW(EventsDropped, kind, (EventW)n);
+    }
+  }
+}
+
 /* EventReserveSlow -- the slow path of EventReserve.  design/telemetry.txt .sol.slow
  *
  * Sets the thread up on its first event, makes the kind's buffer on its
@@ -994,7 +1028,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
     (void)EventInit();
     thread = threadCreate();
     if (thread == NULL)
-      return sink;
+      return dropped(kind, sink);
     threadAnnounce(thread);
   }
   for (;;) {
@@ -1006,7 +1040,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
       res = slotPrepare(thread, kind, kb->current);
       PlinthLockRelease();
       if (res != 0)
-        return sink;
+        return dropped(kind, sink);
       slotUse(thread, kind, kb->current);
       kb->previousEnd = 0;
     }
@@ -1016,7 +1050,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
       return p;
     }
     if (bufferFull(thread, kind) != 0)
-      return sink;
+      return dropped(kind, sink);
   }
 }
 
@@ -1058,6 +1092,7 @@ static void threadExit(void *arg)
   if (thread != threadState)
     return;
   EVENT_U(ThreadExit, thread->serial);
+  dropsReport();
   PlinthLockClaim();
   threadFlush(thread);
   altStack = thread->altStack;
@@ -1075,6 +1110,7 @@ void EventFlush(void)
   if (thread == NULL)
     return;
   EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+  dropsReport();
   PlinthLockClaim();
   threadFlush(thread);
   for (size_t i = 0; i < session.streamCount; ++i)
@@ -1099,6 +1135,7 @@ void EventFinish(void)
     threadFlush(t);
   PlinthLockRelease();
   EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+  dropsReport();
   PlinthLockClaim();
   EVENT_W(StreamEnd, (EventW)session.blocks);
   if (threadState != NULL) {
