@@ -35,8 +35,9 @@
  *                between EventFatalSignals(0) and (1), so it is the
  *                disposition telltale found; then segv.  The handler
  *                writes CHILD_CHAIN_MARKER to stderr and _exit(42)s.
- *   replace      the program installs its own SIGSEGV handler after
- *                telltale's; then segv.  Same handler.      exit 42
+ *   after        the program installs its own SIGSEGV handler after
+ *                telltale's, which chains to it; then segv.  Same
+ *                handler.                                   exit 42
  *   kill         no prelude: TestW 0, 1, 2, ... for ever; after each
  *                1000 the count so far is written (a uint64_t) to
  *                fd 3, a pipe to the parent, which kills it with
@@ -184,8 +185,8 @@ int main(int argc, char **argv)
     EVENT_ASSERT(deathZero == 1);
   } else if (strcmp(death, "segv") == 0 || strcmp(death, "chain") == 0) {
     segv();
-  } else if (strcmp(death, "replace") == 0) {
-    installOwn();               /* replaces telltale's, as asked */
+  } else if (strcmp(death, "after") == 0) {
+    installOwn();               /* chained to, after the dump: .sol.signal.after */
     segv();
   } else if (strcmp(death, "bus") == 0) {
     bus();

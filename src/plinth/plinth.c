@@ -735,10 +735,19 @@ int PlinthAtFork(void (*child)(void))
 
 /* Fatal signals.  design/telemetry.txt .sol.signal */
 
+/* realSigaction -- the C library's sigaction, past the program's one below */
+#ifdef __GLIBC__
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+#define realSigaction __sigaction
+#else
+#define realSigaction sigaction
+#endif
+
 static const int fatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 static const char *const fatalNames[] = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"};
 #define FATAL_COUNT (sizeof fatalSignals / sizeof fatalSignals[0])
-static struct sigaction fatalOld[FATAL_COUNT];
+static struct sigaction fatalOld[FATAL_COUNT];  /* what the signal is passed on to */
+static volatile sig_atomic_t fatalInstalled[FATAL_COUNT];
 static PlinthFatalHandler fatalHandler;
 static volatile sig_atomic_t fatalEntered;
 
@@ -758,7 +767,8 @@ static void fatalSignal(int sig, siginfo_t *info, void *context)
       fatalHandler(sig, fatalNames[i]);
   }
   /* Put back what was there before telltale, and hand the signal on. */
-  (void)sigaction(sig, &fatalOld[i], NULL);
+  (void)realSigaction(sig, &fatalOld[i], NULL);
+  fatalInstalled[i] = 0;
   errno = saved;
   if ((fatalOld[i].sa_flags & SA_SIGINFO) != 0 && fatalOld[i].sa_sigaction != NULL)
     fatalOld[i].sa_sigaction(sig, info, context);
@@ -781,8 +791,10 @@ int PlinthFatalSignalsInstall(PlinthFatalHandler handler)
   fatalHandler = handler;
   fatalEntered = 0;
   for (size_t i = 0; i < FATAL_COUNT; ++i)
-    if (sigaction(fatalSignals[i], &action, &fatalOld[i]) != 0)
+    if (realSigaction(fatalSignals[i], &action, &fatalOld[i]) != 0)
       return errno;
+    else
+      fatalInstalled[i] = 1;
   return 0;
 }
 
@@ -795,12 +807,52 @@ void PlinthFatalSignalsRemove(void)
   for (size_t i = 0; i < FATAL_COUNT; ++i) {
     struct sigaction current;
     /* Only if ours is still there: a handler installed later stays. */
-    if (sigaction(fatalSignals[i], NULL, &current) == 0 &&
+    if (realSigaction(fatalSignals[i], NULL, &current) == 0 &&
         (current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == fatalSignal)
-      (void)sigaction(fatalSignals[i], &fatalOld[i], NULL);
+      (void)realSigaction(fatalSignals[i], &fatalOld[i], NULL);
+    fatalInstalled[i] = 0;
   }
   fatalHandler = NULL;
 }
+
+#ifdef __GLIBC__
+
+/* sigaction -- the program's sigaction, so that a handler it installs for
+ * a fatal signal while telltale's is installed is chained to rather than
+ * put in its place: telltale's stays, and the program's becomes the one
+ * the signal is passed on to.  The program sees what it would have seen:
+ * old is the handler that would have been there.  Other signals, and all
+ * signals once telltale's handlers are removed, go straight through.
+ * design/telemetry.txt .sol.signal.after */
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+  size_t i;
+  for (i = 0; i < FATAL_COUNT && fatalSignals[i] != sig; ++i)
+    ;
+  if (i == FATAL_COUNT || !fatalInstalled[i])
+    return realSigaction(sig, act, old);
+  if (old != NULL)
+    *old = fatalOld[i];
+  if (act != NULL)
+    fatalOld[i] = *act;
+  return 0;
+}
+
+/* signal -- the same for signal(): glibc's own signal() does not call
+ * sigaction through the symbol, so it is here too, with its BSD meaning */
+void (*signal(int sig, void (*handler)(int)))(int)
+{
+  struct sigaction action, old;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = handler;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(sig, &action, &old) != 0)
+    return SIG_ERR;
+  return (old.sa_flags & SA_SIGINFO) != 0 ? (void (*)(int))(void *)old.sa_sigaction : old.sa_handler;
+}
+
+#endif
 
 #define ALT_STACK_SIZE ((size_t)64 * 1024)
 
