@@ -54,7 +54,7 @@ static uint64_t check(uint64_t thread, uint64_t seq)
   return (z ^ (z >> 31)) & UINTPTR_MAX;
 }
 
-static pthread_barrier_t startTogether;
+static pthread_barrier_t startTogether, doneFlipping;
 
 /* emitter -- one test thread: THREAD_EVENTS TestThread events */
 static void *emitter(void *arg)
@@ -200,6 +200,10 @@ static void *racer(void *arg)
       EventLabelString((EventA)(0x1000 * thread + seq), name);
     }
   }
+  /* Exit only when the flipping is over and every kind is on again:
+   * a thread's exit sends its buffers only for kinds whose output is
+   * on, so otherwise what it sent would depend on the timing. */
+  (void)pthread_barrier_wait(&doneFlipping);
   return NULL;
 }
 
@@ -219,6 +223,7 @@ static void threads_1_3_control_and_intern_race(void **state)
   assert_int_equal(pthread_barrier_init(&startTogether, NULL, THREAD_COUNT + 1), 0);
   for (uintptr_t t = 1; t <= THREAD_COUNT; ++t)
     assert_int_equal(pthread_create(&threads[t - 1], NULL, racer, (void *)t), 0);
+  assert_int_equal(pthread_barrier_init(&doneFlipping, NULL, THREAD_COUNT + 1), 0);
   (void)pthread_barrier_wait(&startTogether);
   for (unsigned i = 0; i < 20000; ++i) {
     if (i % 2 == 0)
@@ -228,11 +233,13 @@ static void threads_1_3_control_and_intern_race(void **state)
     if (i % 100 == 0)
       (void)EventInternString("shared 0");
   }
+  (void)EventControlSet(noisy);
+  (void)EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+  (void)pthread_barrier_wait(&doneFlipping);
   for (unsigned t = 0; t < THREAD_COUNT; ++t)
     assert_int_equal(pthread_join(threads[t], NULL), 0);
   (void)pthread_barrier_destroy(&startTogether);
-  (void)EventControlSet(noisy);
-  (void)EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+  (void)pthread_barrier_destroy(&doneFlipping);
   CaptureFinish(&c);
 
   for (unsigned t = 0; t <= THREAD_COUNT; ++t)
