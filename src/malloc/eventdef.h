@@ -1,0 +1,107 @@
+/* <src/malloc/eventdef.h> -- the allocation registry: malloc and pools
+ *
+ * .design: design/telemetry.txt .malloc .reg
+ *
+ * THIS FILE IS READ BY A PROGRAM: gen accepts exactly the row patterns
+ * of eventdef.h.  telltale's own registry is merged in first.
+ *
+ * The C allocation interface, as the recorder libtelltale-malloc.so
+ * sees it (design/telemetry.txt .malloc.events), and MPS-style pool
+ * events that tools/replay replays against a pool implementation
+ * (.replay.pool).  Codes start at 0x0200 so that they never collide
+ * with the example and test registries (0x0100-0x01FF), and are never
+ * reused.
+ *
+ * Threads: there are no thread events here.  telltale's own ThreadStart
+ * and ThreadExit (eventdef.h) already mark a thread's first event and
+ * its exit, and every block carries the thread's serial, so each event
+ * below is attributed to its thread without a field for it.
+ *
+ * Realloc: a realloc that moves its block releases the old address
+ * when it starts and gets the new one when it returns; another thread
+ * may take the old address, or free the new one, in between.  So a
+ * moving realloc is two events: ReallocMove(old) with the clock taken
+ * before the call and Realloc(old, result, size) with the clock after
+ * it (design/telemetry.txt .malloc.order).  An in-place realloc, a
+ * realloc(NULL, n) and a failed one are one Realloc event.
+ *
+ * Sizes: an event is its 12-byte header and its fields, so Malloc is 28
+ * bytes and Free 20 on a 64-bit platform (design/telemetry.txt
+ * .stream.event).  A failed allocation records a null result.
+ */
+
+#ifndef malloc_eventdef_h
+#define malloc_eventdef_h
+
+#define EVENT_REGISTRY_NAME "telltale malloc"
+
+#define EVENT_KIND_LIST(KIND) \
+  /*   name     doc */ \
+  KIND(Malloc, "the C allocation interface: malloc, free and their relatives")
+
+#define EVENT_LIST(RELATION, RETIRED) \
+  /*        name           code    always kind    format */ \
+  RELATION( Malloc       , 0x0200, TRUE  , Malloc, WP   ) \
+  RELATION( Calloc       , 0x0201, TRUE  , Malloc, WWP  ) \
+  RELATION( Realloc      , 0x0202, TRUE  , Malloc, PPW  ) \
+  RELATION( Free         , 0x0203, TRUE  , Malloc, P    ) \
+  RELATION( FreeSized    , 0x0204, TRUE  , Malloc, PW   ) \
+  RELATION( Memalign     , 0x0205, TRUE  , Malloc, WWP  ) \
+  RELATION( AlignedAlloc , 0x0206, TRUE  , Malloc, WWP  ) \
+  RELATION( PosixMemalign, 0x0207, TRUE  , Malloc, WWPU ) \
+  RELATION( ReallocMove  , 0x0208, TRUE  , Malloc, P    ) \
+  RELATION( PoolCreate   , 0x0210, TRUE  , Pool  , PPWS ) \
+  RELATION( PoolDestroy  , 0x0211, TRUE  , Pool  , PW   ) \
+  RELATION( PoolAlloc    , 0x0212, TRUE  , Object, PAW  ) \
+  RELATION( PoolFree     , 0x0213, TRUE  , Object, PAW  )
+
+#define EVENT_DOC_LIST(DOC, PARAM) \
+  DOC(Malloc, "malloc returned a block (or null)") \
+    PARAM(size,   "the size asked for, in bytes") \
+    PARAM(result, "the block, or null if it failed") \
+  DOC(Calloc, "calloc returned a zeroed block (or null)") \
+    PARAM(count,  "the number of elements") \
+    PARAM(size,   "the size of each element, in bytes") \
+    PARAM(result, "the block, or null if it failed") \
+  DOC(Realloc, "realloc (or reallocarray) resized a block") \
+    PARAM(old,    "the block passed in, or null: then it is malloc") \
+    PARAM(result, "the block returned; null with size 0 means old was freed") \
+    PARAM(size,   "the new size, in bytes") \
+  DOC(ReallocMove, "a realloc that moved its block began: it released the old one") \
+    PARAM(old, "the block passed in; the Realloc event that follows names its result") \
+  DOC(Free, "free released a block; null is recorded as it was passed") \
+    PARAM(pointer, "the block") \
+  DOC(FreeSized, "a sized free (free_sized, free_aligned_sized) released a block") \
+    PARAM(pointer, "the block") \
+    PARAM(size,    "the size the caller gave") \
+  DOC(Memalign, "memalign, valloc or pvalloc returned an aligned block") \
+    PARAM(alignment, "the alignment, in bytes") \
+    PARAM(size,      "the size asked for, in bytes") \
+    PARAM(result,    "the block, or null if it failed") \
+  DOC(AlignedAlloc, "aligned_alloc returned an aligned block") \
+    PARAM(alignment, "the alignment, in bytes") \
+    PARAM(size,      "the size asked for, in bytes") \
+    PARAM(result,    "the block, or null if it failed") \
+  DOC(PosixMemalign, "posix_memalign stored an aligned block") \
+    PARAM(alignment, "the alignment, in bytes") \
+    PARAM(size,      "the size asked for, in bytes") \
+    PARAM(result,    "the block stored, or null if it failed") \
+    PARAM(status,    "its result: 0 or an errno code") \
+  DOC(PoolCreate, "a pool of objects was created in an arena") \
+    PARAM(pool,  "the pool") \
+    PARAM(arena, "the arena it takes memory from, or null") \
+    PARAM(size,  "the size of its objects in bytes, or 0 if they vary") \
+    PARAM(name,  "the pool's name") \
+  DOC(PoolDestroy, "a pool was destroyed") \
+    PARAM(pool, "the pool") \
+    PARAM(live, "objects still allocated when it was destroyed") \
+  DOC(PoolAlloc, "an object was allocated from a pool") \
+    PARAM(pool, "the pool") \
+    PARAM(addr, "the object") \
+    PARAM(size, "its size in bytes") \
+  DOC(PoolFree, "an object was freed to its pool") \
+    PARAM(pool, "the pool") \
+    PARAM(addr, "the object") \
+    PARAM(size, "its size in bytes")
+
+#endif /* malloc_eventdef_h */

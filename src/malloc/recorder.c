@@ -1,0 +1,431 @@
+/* <src/malloc/recorder.c> -- libtelltale-malloc.so: record a program's allocations
+ *
+ * .design: design/telemetry.txt .malloc
+ *
+ * Loaded with LD_PRELOAD, this library interposes on the C allocation
+ * interface (malloc, calloc, realloc, reallocarray, free, free_sized,
+ * free_aligned_sized, memalign, valloc, pvalloc, aligned_alloc,
+ * posix_memalign), calls the next definition (normally glibc's), and
+ * emits one event per call from src/malloc/eventdef.h.  The program is
+ * not changed or rebuilt.
+ *
+ * Re-entry (design/telemetry.txt .malloc.reentry):
+ *   - dlsym may allocate while the real functions are being looked up:
+ *     those allocations come from a small static arena and are never
+ *     recorded; freeing them does nothing.
+ *   - the runtime's own allocations (event.c, plinth.c, eventread.c) are
+ *     compiled with malloc and free renamed to TelltaleReal* below, so
+ *     they go straight to the real allocator and are never recorded.
+ *   - anything else the runtime calls that allocates (pthread keys,
+ *     atexit) runs with the thread-local flag inside set, so the wrapper
+ *     passes it through without emitting: an event is never emitted from
+ *     inside another.
+ *
+ * Order (design/telemetry.txt .malloc.order): an allocation's clock is
+ * taken after the real call returns, a free's before the real call, and
+ * a realloc's on both sides of it (ReallocMove, Realloc), so that a block passed to another thread is
+ * never seen freed before it was allocated, and an address reused by
+ * another thread is seen freed before it is allocated again.
+ */
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <malloc.h>
+#include <pthread.h>
+
+#include "event.h"
+#include "plinth.h"
+
+/* The real functions, found with dlsym(RTLD_NEXT). */
+static struct {
+  void *(*malloc)(size_t);
+  void *(*calloc)(size_t, size_t);
+  void *(*realloc)(void *, size_t);
+  void (*free)(void *);
+  void *(*memalign)(size_t, size_t);
+  void *(*aligned_alloc)(size_t, size_t);
+  int (*posix_memalign)(void **, size_t, size_t);
+  void *(*valloc)(size_t);
+  void *(*pvalloc)(size_t);
+} real;
+
+/* inside -- set while this thread is in the runtime on the wrapper's
+ * behalf: allocations it makes are passed through, not recorded. */
+static _Thread_local int inside __attribute__((tls_model("initial-exec")));
+
+
+/* The bootstrap arena ----------------------------------------------- */
+
+#define ARENA_SIZE ((size_t)64 << 10)
+#define ARENA_ALIGN ((size_t)16)
+static unsigned char arena[ARENA_SIZE] __attribute__((aligned(16)));
+static _Atomic size_t arenaUsed;
+
+/* arenaAlloc -- a block from the arena, with its size in the 16 bytes before it */
+static void *arenaAlloc(size_t size)
+{
+  size_t need = (size + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN + ARENA_ALIGN;
+  size_t at = atomic_fetch_add(&arenaUsed, need);
+  if (size > ARENA_SIZE || at + need > ARENA_SIZE)
+    return NULL;
+  memcpy(arena + at, &size, sizeof size);
+  return arena + at + ARENA_ALIGN;
+}
+
+static int inArena(const void *p)
+{
+  return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + ARENA_SIZE;
+}
+
+static size_t arenaSize(const void *p)
+{
+  size_t size;
+  memcpy(&size, (const unsigned char *)p - ARENA_ALIGN, sizeof size);
+  return size;
+}
+
+
+/* Bootstrap --------------------------------------------------------- */
+
+static _Atomic int booting;
+
+/* bootstrap -- find the real functions.  While dlsym runs, allocations
+ * (from this thread or any other) are served from the arena. */
+static void bootstrap(void)
+{
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&booting, &expected, 1))
+    return;
+  real.calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+  real.realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+  real.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+  real.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+  real.aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+  real.posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
+  real.valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+  real.pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
+  /* malloc last: the hot paths test it to know the others are set. */
+  atomic_signal_fence(memory_order_seq_cst);
+  real.malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+  if (real.malloc == NULL || real.free == NULL || real.calloc == NULL || real.realloc == NULL) {
+    static const char msg[] = "libtelltale-malloc: cannot find the real malloc\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(127);
+  }
+}
+
+/* ready -- 1 if the real functions are known; bootstraps if not */
+static inline int ready(void)
+{
+  if (__builtin_expect(real.malloc != NULL, 1))
+    return 1;
+  bootstrap();
+  return real.malloc != NULL;
+}
+
+
+/* The runtime's own allocations -------------------------------------
+ * event.c, plinth.c and eventread.c are compiled for this library with
+ * -Dmalloc=TelltaleRealMalloc and so on (ninja/targets.ninja), so that
+ * telltale's buffers are never recorded.  design/telemetry.txt .malloc.reentry */
+
+extern void *TelltaleRealMalloc(size_t size);
+extern void *TelltaleRealCalloc(size_t count, size_t size);
+extern void *TelltaleRealRealloc(void *p, size_t size);
+extern void TelltaleRealFree(void *p);
+
+void *TelltaleRealMalloc(size_t size)
+{
+  return ready() ? real.malloc(size) : arenaAlloc(size);
+}
+
+void *TelltaleRealCalloc(size_t count, size_t size)
+{
+  if (ready())
+    return real.calloc(count, size);
+  if (size != 0 && count > SIZE_MAX / size)
+    return NULL;
+  return arenaAlloc(count * size);      /* the arena is zero and never reused */
+}
+
+void *TelltaleRealRealloc(void *p, size_t size)
+{
+  if (p != NULL && inArena(p)) {
+    void *q = TelltaleRealMalloc(size);
+    size_t old = arenaSize(p);
+    if (q != NULL)
+      memcpy(q, p, old < size ? old : size);
+    return q;
+  }
+  return ready() ? real.realloc(p, size) : NULL;
+}
+
+void TelltaleRealFree(void *p)
+{
+  if (p == NULL || inArena(p))
+    return;
+  if (ready())
+    real.free(p);
+}
+
+
+/* The interposed functions ------------------------------------------ */
+
+/* RECORD -- emit an event unless this thread is already inside telltale */
+#define RECORD(emit) \
+  do { \
+    if (!inside) { \
+      inside = 1; \
+      emit; \
+      inside = 0; \
+    } \
+  } while (0)
+
+void *malloc(size_t size)
+{
+  void *p;
+  if (!ready())
+    return arenaAlloc(size);
+  p = real.malloc(size);
+  RECORD(EVENT_WP(Malloc, size, p));    /* clock after the call: .malloc.order */
+  return p;
+}
+
+void *calloc(size_t count, size_t size)
+{
+  void *p;
+  if (!ready())
+    return TelltaleRealCalloc(count, size);
+  p = real.calloc(count, size);
+  RECORD(EVENT_WWP(Calloc, count, size, p));
+  return p;
+}
+
+/* reallocRecord -- emit a realloc.  One that moved its block is
+ * ReallocMove with the clock from before the call, then Realloc with
+ * the clock after it; a realloc that freed (size 0) has the clock from
+ * before; any other one, the clock after.  design/telemetry.txt .malloc.order */
+static inline void reallocRecord(EventClock before, void *old, void *result, size_t size)
+{
+  EventClock clock = PlinthClockNow();
+  if (old != NULL && result != NULL && result != old) {
+    EVENT_BEGIN(EventReallocMoveStruct, EventKindMalloc, sizeof(EventReallocMoveStruct))
+      _event->header.clock = before;
+      _event->old = old;
+    EVENT_END(EventCodeReallocMove, sizeof(EventReallocMoveStruct))
+  } else if (result == NULL)
+    clock = before;
+  EVENT_BEGIN(EventReallocStruct, EventKindMalloc, sizeof(EventReallocStruct))
+    _event->header.clock = clock;
+    _event->old = old;
+    _event->result = result;
+    _event->size = size;
+  EVENT_END(EventCodeRealloc, sizeof(EventReallocStruct))
+}
+
+void *realloc(void *old, size_t size)
+{
+  void *p;
+  EventClock before;
+  if (old != NULL && inArena(old))
+    return TelltaleRealRealloc(old, size);
+  if (!ready())
+    return old == NULL ? arenaAlloc(size) : NULL;
+  before = PlinthClockNow();
+  p = real.realloc(old, size);
+  RECORD(reallocRecord(before, old, p, size));
+  return p;
+}
+
+void *reallocarray(void *old, size_t count, size_t size)
+{
+  if (size != 0 && count > SIZE_MAX / size) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return realloc(old, count * size);
+}
+
+void free(void *p)
+{
+  if (p != NULL && inArena(p))
+    return;
+  if (!ready())
+    return;
+  RECORD(EVENT_P(Free, p));             /* clock before the call: .malloc.order */
+  real.free(p);
+}
+
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t alignment, size_t size);
+
+void free_sized(void *p, size_t size)
+{
+  if (p != NULL && inArena(p))
+    return;
+  if (!ready())
+    return;
+  RECORD(EVENT_PW(FreeSized, p, size));
+  real.free(p);
+}
+
+void free_aligned_sized(void *p, size_t alignment, size_t size)
+{
+  (void)alignment;
+  free_sized(p, size);
+}
+
+void *memalign(size_t alignment, size_t size)
+{
+  void *p;
+  if (!ready() || real.memalign == NULL)
+    return NULL;
+  p = real.memalign(alignment, size);
+  RECORD(EVENT_WWP(Memalign, alignment, size, p));
+  return p;
+}
+
+void *valloc(size_t size)
+{
+  void *p;
+  if (!ready() || real.valloc == NULL)
+    return NULL;
+  p = real.valloc(size);
+  RECORD(EVENT_WWP(Memalign, (EventW)sysconf(_SC_PAGESIZE), size, p));
+  return p;
+}
+
+void *pvalloc(size_t size)
+{
+  void *p;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (!ready() || real.pvalloc == NULL)
+    return NULL;
+  p = real.pvalloc(size);
+  RECORD(EVENT_WWP(Memalign, page, (size + page - 1) / page * page, p));
+  return p;
+}
+
+void *aligned_alloc(size_t alignment, size_t size)
+{
+  void *p;
+  if (!ready() || real.aligned_alloc == NULL)
+    return NULL;
+  p = real.aligned_alloc(alignment, size);
+  RECORD(EVENT_WWP(AlignedAlloc, alignment, size, p));
+  return p;
+}
+
+int posix_memalign(void **result, size_t alignment, size_t size)
+{
+  int res;
+  if (!ready() || real.posix_memalign == NULL)
+    return ENOMEM;
+  res = real.posix_memalign(result, alignment, size);
+  RECORD(EVENT_WWPU(PosixMemalign, alignment, size, res == 0 ? *result : NULL, (EventU)res));
+  return res;
+}
+
+
+/* Start -------------------------------------------------------------- */
+
+/* claimLog -- open and lock path for this process: the descriptor, or
+ * -1 if another process holds it, or -2 if it cannot be opened.  The
+ * lock lives as long as the process image: the descriptor is
+ * close-on-exec, so a program that execs another hands the log on, and
+ * one that runs meanwhile (a child of a shell) writes PATH.PID instead.
+ * design/telemetry.txt .malloc.file */
+static int claimLog(const char *path)
+{
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -2;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    (void)close(fd);
+    return -1;
+  }
+  if (ftruncate(fd, 0) != 0) {
+    (void)close(fd);
+    return -2;
+  }
+  return fd;
+}
+
+/* RECORDER_BUFFER -- the buffer size unless TELLTALE_BUFFER says: 1 MiB
+ * a thread and kind, resident only as far as it fills.  Sixteen times
+ * fewer writes than the runtime's 64 KiB, which on a malloc-heavy
+ * program is a measurable part of the cost.  design/telemetry.txt .malloc.perf */
+#define RECORDER_BUFFER ((size_t)1 << 20)
+
+/* basePath -- the log named by TELLTALE_FILE (or the default);
+ * logPath -- the log this process writes: basePath or basePath.PID */
+static char basePath[4096], logPath[4096 + 24];
+
+/* openLog -- open path as this process's log and add it as a stream */
+static void openLog(const char *path)
+{
+  PlinthStream stream;
+  const char *map = getenv("TELLTALE_MAP");
+  int fd = claimLog(path);
+  if (fd == -1) {               /* another process has it: BASE.PID */
+    (void)snprintf(logPath, sizeof logPath, "%s.%ld", basePath, (long)getpid());
+    path = logPath;
+    fd = claimLog(path);
+  }
+  if (fd < 0)
+    return;                     /* the runtime's default stream reports it */
+  if (map != NULL && strcmp(map, "on") == 0) {
+    if (PlinthStreamOpenFile(&stream, path) == 0)
+      (void)EventStreamAddBinary(stream);
+  } else if (PlinthStreamOpenFd(&stream, fd, 1) == 0)
+    (void)EventStreamAddBinary(stream);
+}
+
+/* afterFork -- in a child that did not exec: after the runtime has
+ * dropped the parent's streams (.sol.fork), write LOG.PID.  Registered
+ * after EventInit, so that it runs after the runtime's own handler. */
+static void afterFork(void)
+{
+  inside = 1;
+  if (basePath[0] != '\0') {
+    (void)snprintf(logPath, sizeof logPath, "%s.%ld", basePath, (long)getpid());
+    openLog(logPath);
+  }
+  inside = 0;
+}
+
+/* recorderStart -- before the runtime's own constructor: find the real
+ * functions, choose the log and start telemetry.
+ *
+ * The log is written with write(), not mapped (.sol.map), unless
+ * TELLTALE_MAP=on: mapping costs an fallocate, an mmap and page faults
+ * per block, which on a malloc-heavy program costs more than the copy.
+ * design/telemetry.txt .malloc.file .malloc.perf */
+__attribute__((constructor(101))) static void recorderStart(void)
+{
+  const char *file;
+  inside = 1;
+  (void)ready();
+  file = getenv("TELLTALE_FILE");
+  if (file == NULL || file[0] == '\0')
+    (void)snprintf(basePath, sizeof basePath, "telltale-malloc.%ld.log", (long)getpid());
+  else if (strcmp(file, "none") != 0)
+    (void)snprintf(basePath, sizeof basePath, "%s", file);
+  if (basePath[0] != '\0') {
+    (void)snprintf(logPath, sizeof logPath, "%s", basePath);
+    openLog(logPath);
+  }
+  (void)EventInit();
+  if (getenv("TELLTALE_BUFFER") == NULL)
+    (void)EventBufferSizeSet(RECORDER_BUFFER);
+  (void)pthread_atfork(NULL, NULL, afterFork);
+  inside = 0;
+}

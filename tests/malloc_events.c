@@ -1,0 +1,68 @@
+/* <tests/malloc_events.c> -- write allocation streams for replay's tests
+ *
+ * Emits the events of src/malloc/eventdef.h directly, with made-up
+ * addresses, so that tests/replay.sh can give replay every case a real
+ * program cannot safely make: a free of something never allocated, a
+ * double free, an address allocated twice, free(NULL), and pool events.
+ * Usage: TELLTALE_FILE=out.log malloc_events SCENARIO
+ *   clean      malloc, calloc, realloc (in place and moving), aligned, free
+ *   unknown    a free of an address never allocated
+ *   double     a block freed twice
+ *   duplicate  an address allocated twice without a free between
+ *   null       free(NULL)
+ *   pool       two pools: allocations, frees, destruction
+ * It prints the operations it emitted, one "NAME COUNT" a line.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "event.h"
+
+#define A(n) ((void *)(uintptr_t)(0x10000 + (n) * 0x100))
+
+int main(int argc, char **argv)
+{
+  const char *s = argc > 1 ? argv[1] : "clean";
+  if (strcmp(s, "pool") == 0) {
+    EVENT_PPWS(PoolCreate, A(100), NULL, 32, "nodes");
+    EVENT_PPWS(PoolCreate, A(101), NULL, 64, "strings");
+    for (unsigned i = 0; i < 100; ++i)
+      EVENT_PAW(PoolAlloc, A(100 + i % 2), (EventA)A(200 + i), i % 2 ? 64 : 32);
+    for (unsigned i = 0; i < 60; ++i)
+      EVENT_PAW(PoolFree, A(100 + i % 2), (EventA)A(200 + i), i % 2 ? 64 : 32);
+    EVENT_PW(PoolDestroy, A(100), 20);
+    EVENT_PW(PoolDestroy, A(101), 20);
+    printf("pool create 2\npool alloc 100\npool free 60\npool destroy 2\n");
+    return 0;
+  }
+  EVENT_WP(Malloc, 100, A(1));
+  EVENT_WWP(Calloc, 10, 10, A(2));
+  EVENT_PPW(Realloc, A(1), A(1), 120);          /* in place */
+  EVENT_P(ReallocMove, A(1));                   /* moving: two events */
+  EVENT_PPW(Realloc, A(1), A(3), 4000);
+  EVENT_PPW(Realloc, NULL, A(4), 50);           /* realloc(NULL, n) */
+  EVENT_WWP(Memalign, 64, 100, A(5));
+  EVENT_WWP(AlignedAlloc, 128, 256, A(6));
+  EVENT_WWPU(PosixMemalign, 32, 48, A(7), 0);
+  EVENT_P(Free, A(3));
+  EVENT_P(Free, A(2));
+  EVENT_PW(FreeSized, A(4), 50);
+  EVENT_P(Free, A(5));
+  EVENT_P(Free, A(6));
+  EVENT_P(Free, A(7));
+  if (strcmp(s, "unknown") == 0)
+    EVENT_P(Free, A(50));
+  else if (strcmp(s, "double") == 0)
+    EVENT_P(Free, A(2));
+  else if (strcmp(s, "duplicate") == 0) {
+    EVENT_WP(Malloc, 10, A(8));
+    EVENT_WP(Malloc, 10, A(8));
+    EVENT_P(Free, A(8));
+  } else if (strcmp(s, "null") == 0)
+    EVENT_P(Free, NULL);
+  printf("malloc %d\ncalloc 1\nrealloc 3\nfree %d\nmemalign 1\naligned_alloc 1\nposix_memalign 1\n",
+         strcmp(s, "duplicate") == 0 ? 3 : 1,
+         strcmp(s, "clean") == 0 ? 6 : 7);
+  return 0;
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# tests/replay.sh -- the allocation recorder and replay
+#
+# .design: design/telemetry.txt .malloc .replay
+#
+# Usage: tests/replay.sh CONFIG     e.g. tests/replay.sh build/san
+# CONFIG's replay, replay-pool-null.so and tests/malloc_events must be
+# built, and so must examples/pool.  The recorder libtelltale-malloc.so
+# cannot be combined with a sanitizer, so under build/san and build/tsan
+# the logs are recorded with build/'s recorder and test program, and
+# replayed by CONFIG's replay.
+#
+# Covers:
+#   threads-counts     tests/malloc_threads (4 threads, blocks freed by
+#                      other threads) recorded; the replayed operation
+#                      counts, less those of a run with no work (the C
+#                      library's own), equal the program's own counts
+#   threads-clean      and 0 unknown frees, double frees, duplicates
+#   threads-serial     the same with --serial
+#   threads-jemalloc   the same counts replayed against jemalloc (build/
+#                      and build/clang, when libjemalloc2 is installed)
+#   record-command     tools/replay/record OUT -- CMD writes OUT, and a
+#                      program CMD runs writes OUT.PID
+#   file-default       without TELLTALE_FILE: telltale-malloc.PID.log
+#   clean              every allocation event replayed: counts match,
+#                      and --strict passes
+#   unknown, double, duplicate, null
+#                      each anomaly is counted (1) and reported with its
+#                      offset, exit 0; with --strict, exit 1
+#   truncated          a log cut short: an error naming the offset, exit 1
+#   corrupt            a block's magic overwritten: the same
+#   not-a-log          a file that is not a stream: an error, exit 1
+#   missing            no such file: an error, exit 1
+#   bad-alloc-name     an unknown allocator name: an error, exit 1
+#   pool-events        pool events replayed against the example pool:
+#                      create, alloc, free and destroy counts match
+#   pool-example       the log of examples/pool replays with the counts
+#                      eventcnv shows, and 0 anomalies
+#   pool-user          --pool replay-pool-null.so: the same counts
+#   pool-bad           --pool with a missing .so: an error, exit 1
+#   svg                --svg writes a chart with a line per allocator
+# Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
+
+set -u
+cd "$(dirname "$0")/.."
+
+cfg=${1:?usage: tests/replay.sh CONFIG}
+cfg=${cfg%/}
+top=$PWD
+rec=$cfg
+case $cfg in
+  */san | */tsan) rec=build ;;
+esac
+replay="$top/$cfg/replay"
+events="$top/$cfg/tests/malloc_events"
+preload="$top/$rec/libtelltale-malloc.so"
+threads="$top/$rec/tests/malloc_threads"
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+# row FILE LABEL [COLUMN] -- a figure from a report (column 1 = first allocator)
+row() {
+  local col=${3:-1}
+  grep "^$2  " "$1" | cut -c27- | awk -v c="$col" '{print $c}'
+}
+
+# counts FILE -- "name count" for every operation row of a report
+counts() {
+  for op in malloc calloc realloc free memalign aligned_alloc posix_memalign; do
+    echo "$op $(row "$1" "$op")"
+  done
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+# --- the recorder, across threads -----------------------------------
+TELLTALE_FILE=work.log LD_PRELOAD="$preload" "$threads" 20000 >program.txt
+TELLTALE_FILE=base.log LD_PRELOAD="$preload" "$threads" 0 >/dev/null
+"$replay" -q work.log >work.txt 2>work.err
+r1=$?
+"$replay" -q base.log >base.txt 2>/dev/null
+expected=$(sort program.txt)
+delta() {   # the counts of report $1 less those of base.txt
+  for op in malloc calloc realloc free memalign aligned_alloc posix_memalign; do
+    a=$(row "$1" "$op"); b=$(row base.txt "$op")
+    echo "$op $(( ${a:-0} - ${b:-0} ))"
+  done | sort
+}
+if [ $r1 -ne 0 ]; then
+  bad threads-counts "replay exit $r1: $(head -3 work.err)"
+elif [ "$(delta work.txt)" = "$expected" ]; then
+  ok threads-counts
+else
+  bad threads-counts "replayed $(delta work.txt | tr '\n' ' ') program $(echo "$expected" | tr '\n' ' ')"
+fi
+anom() { echo "$(row "$1" 'unknown frees') $(row "$1" 'double frees') $(row "$1" 'duplicate live')"; }
+if [ "$(anom work.txt)" = "0 0 0" ] && grep -q "threads" work.txt; then
+  ok threads-clean
+else
+  bad threads-clean "unknown/double/duplicate: $(anom work.txt)"
+fi
+"$replay" -q --serial work.log >serial.txt 2>&1
+if [ "$(delta serial.txt)" = "$expected" ] && [ "$(anom serial.txt)" = "0 0 0" ]; then
+  ok threads-serial
+else
+  bad threads-serial "$(delta serial.txt | tr '\n' ' ') / $(anom serial.txt)"
+fi
+if [ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
+  "$replay" -q -a glibc,jemalloc work.log >je.txt 2>&1
+  if [ "$(counts je.txt | awk '{print $1, $2}')" = "$(counts work.txt)" ] &&
+     [ "$(for op in malloc free realloc; do row je.txt $op 2; done)" = "$(for op in malloc free realloc; do row je.txt $op 1; done)" ] &&
+     [ "$(row je.txt 'unknown frees' 2)" = 0 ]; then
+    ok threads-jemalloc
+  else
+    bad threads-jemalloc "$(head -20 je.txt)"
+  fi
+fi
+
+# --- the record command and the log's name ----------------------------
+if [ "$rec" = "$cfg" ]; then
+  TELLTALE_PRELOAD="$preload" "$top/tools/replay/record" rec.log -- \
+    sh -c "\"$threads\" 10 >/dev/null; \"$threads\" 10 >/dev/null" >/dev/null 2>&1
+  n=$(ls rec.log.* 2>/dev/null | wc -l)
+  good=1
+  for f in rec.log rec.log.*; do
+    "$replay" -q "$f" >"$f.txt" 2>/dev/null && [ "$(anom "$f.txt")" = "0 0 0" ] || good=0
+  done
+  if [ $good -eq 1 ] && [ -s rec.log ] && [ "$n" -eq 2 ]; then
+    ok record-command
+  else
+    bad record-command "$(ls -la rec.log* 2>&1 | tr '\n' ' ')"
+  fi
+  mkdir dflt && (cd dflt && LD_PRELOAD="$preload" "$threads" 10 >/dev/null)
+  if ls dflt/telltale-malloc.*.log >/dev/null 2>&1; then
+    ok file-default
+  else
+    bad file-default "$(ls dflt)"
+  fi
+fi
+
+# --- every case replay must handle ------------------------------------
+for s in clean unknown double duplicate null pool; do
+  TELLTALE_FILE=$s.log "$events" $s >$s.expected
+done
+"$replay" clean.log >clean.txt 2>clean.err
+r1=$?
+"$replay" --strict clean.log >/dev/null 2>&1
+r2=$?
+if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ "$(counts clean.txt | sort)" = "$(sort clean.expected)" ] &&
+   [ "$(anom clean.txt) $(row clean.txt 'free(NULL)')" = "0 0 0 0" ] && [ ! -s clean.err ]; then
+  ok clean
+else
+  bad clean "exit $r1/$r2: $(counts clean.txt | tr '\n' ' ') $(cat clean.err)"
+fi
+
+anomaly() {   # anomaly CASE ROW MESSAGE
+  "$replay" "$1.log" >"$1.txt" 2>"$1.err"
+  local r1=$?
+  "$replay" --strict "$1.log" >/dev/null 2>"$1.strict"
+  local r2=$?
+  if [ $r1 -eq 0 ] && [ "$(row "$1.txt" "$2")" = 1 ] && grep -q "offset [0-9]*: .*$3" "$1.err" &&
+     [ $r2 -eq 1 ] && grep -q "offset [0-9]*: .*$3" "$1.strict" &&
+     [ "$(counts "$1.txt" | sort)" = "$(sort "$1.expected")" ]; then
+    ok "$1"
+  else
+    bad "$1" "exit $r1, strict exit $r2, $2=$(row "$1.txt" "$2"): $(cat "$1.err" "$1.strict" | head -3)"
+  fi
+}
+anomaly unknown 'unknown frees' 'unknown free'
+anomaly double 'double frees' 'double free'
+anomaly duplicate 'duplicate live' 'duplicate live pointer'
+anomaly null 'free(NULL)' 'free(NULL)'
+
+broken() {   # broken CASE FILE PATTERN
+  "$replay" "$2" >"$1.txt" 2>"$1.err"
+  local r=$?
+  if [ $r -eq 1 ] && grep -q "$3" "$1.err"; then
+    ok "$1"
+  else
+    bad "$1" "exit $r: $(head -3 "$1.err")"
+  fi
+}
+size=$(stat -c %s work.log)
+head -c $((size - 100)) work.log >truncated.log
+broken truncated truncated.log "truncated.log: offset [0-9]*:"
+cp work.log corrupt.log
+# the second block's magic, somewhere after the header
+at=$(grep -abo TTBK work.log | sed -n 2p | cut -d: -f1)
+printf 'XXXX' | dd of=corrupt.log bs=1 seek="$at" conv=notrunc 2>/dev/null
+broken corrupt corrupt.log "corrupt.log: offset [0-9]*:"
+head -c 5000 /dev/urandom >garbage.log
+broken not-a-log garbage.log "garbage.log: "
+broken missing no-such.log "no-such.log: No such file"
+"$replay" -a bogus clean.log >bad-alloc.txt 2>bad-alloc.err
+if [ $? -eq 1 ] && grep -q "unknown allocator 'bogus'" bad-alloc.err; then
+  ok bad-alloc-name
+else
+  bad bad-alloc-name "$(cat bad-alloc.err)"
+fi
+
+# --- pools ------------------------------------------------------------
+pools() { echo "$(row "$1" 'pool create') $(row "$1" 'pool alloc') $(row "$1" 'pool free') $(row "$1" 'pool destroy')"; }
+"$replay" pool.log >pool.txt 2>pool.err
+if [ $? -eq 0 ] && [ "$(pools pool.txt)" = "2 100 60 2" ] && [ "$(anom pool.txt)" = "0 0 0" ] &&
+   [ "$(row pool.txt 'replay failures')" = 0 ]; then
+  ok pool-events
+else
+  bad pool-events "$(pools pool.txt) / $(anom pool.txt) $(cat pool.err)"
+fi
+TELLTALE_FILE=example.log "$top/$cfg/examples/pool" >/dev/null 2>&1
+want=$(for e in PoolCreate PoolAlloc PoolFree PoolDestroy; do
+         "$top/$cfg/eventcnv" --event $e example.log | grep -c " $e "; done | tr '\n' ' ')
+"$replay" --strict example.log >example.txt 2>example.err
+if [ $? -eq 0 ] && [ "$(pools example.txt) " = "$want" ] && [ "$(row example.txt 'pool alloc')" -gt 0 ]; then
+  ok pool-example
+else
+  bad pool-example "replayed $(pools example.txt), eventcnv $want: $(cat example.err)"
+fi
+"$replay" --pool "$top/$cfg/replay-pool-null.so" --strict example.log >user.txt 2>user.err
+if [ $? -eq 0 ] && [ "$(pools user.txt) " = "$want" ]; then
+  ok pool-user
+else
+  bad pool-user "$(pools user.txt) $(cat user.err)"
+fi
+"$replay" --pool "$tmp/no-such-pool.so" example.log >/dev/null 2>poolbad.err
+if [ $? -eq 1 ] && grep -q "no-such-pool.so" poolbad.err; then
+  ok pool-bad
+else
+  bad pool-bad "$(cat poolbad.err)"
+fi
+
+# --- the chart --------------------------------------------------------
+allocs=glibc
+[ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ] && allocs=glibc,jemalloc
+"$replay" -q -a $allocs --svg chart.svg work.log >/dev/null 2>&1
+n=$(echo "$allocs" | tr ',' '\n' | wc -l)
+if [ -s chart.svg ] && [ "$(grep -c '<polyline' chart.svg)" -eq $((n + 1)) ] &&
+   grep -q '</svg>' chart.svg && ! grep -q 'DO NOT EDIT' chart.svg; then
+  ok svg
+else
+  bad svg "$(head -c 300 chart.svg 2>&1)"
+fi
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
