@@ -126,12 +126,13 @@ valid() {   # valid NAME REGISTRY [ARGS...]
   ok "valid/$name"
 }
 generate core "$tmp/core.a" eventdef.h
-generate pool "$tmp/pool.a" examples/pool/eventdef.h --core "$CORE"
+generate pool "$tmp/pool.a" examples/pool/eventdef.h --core "$CORE" --with src/malloc/eventdef.h
 generate test "$tmp/test.a" tests/eventdef.h --core "$CORE"
 sleep 1
 valid core eventdef.h
-valid pool examples/pool/eventdef.h --core "$CORE"
+valid pool examples/pool/eventdef.h --core "$CORE" --with src/malloc/eventdef.h
 valid test tests/eventdef.h --core "$CORE"
+generate malloc "$tmp/malloc.a" src/malloc/eventdef.h --core "$CORE"
 
 # Usage.
 usage() {   # usage NAME STATUS ARGS...
@@ -158,6 +159,8 @@ usage usage/out-no-arg 2 eventdef.h --out
 usage usage/core-no-arg 2 --out "$tmp/u" eventdef.h --core
 usage usage/unknown-option 2 --frobnicate --out "$tmp/u" eventdef.h
 usage usage/two-registries 2 --out "$tmp/u" eventdef.h tests/eventdef.h
+usage usage/with-no-core 2 --out "$tmp/u" --with src/malloc/eventdef.h tests/eventdef.h
+usage usage/with-no-arg 2 --out "$tmp/u" --core eventdef.h tests/eventdef.h --with
 
 # The generated header compiles, and a wrong format does not, naming
 # the event.  The pool example's registry: PoolAlloc is PAW.
@@ -196,7 +199,7 @@ sed -e 's|"the object"|"the object */ or /* its base"|' \
     examples/pool/eventdef.h >"$tmp/comment.h"
 mkdir -p "$tmp/comment"
 printf '\377garbage\n' >"$tmp/comment/eventgen.h"
-if ! generate comment-text "$tmp/comment" "$tmp/comment.h" --core "$CORE"; then
+if ! generate comment-text "$tmp/comment" "$tmp/comment.h" --core "$CORE" --with src/malloc/eventdef.h; then
   :
 elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
        -I"$tmp/comment" "$tmp/right.c" >"$tmp/cc" 2>&1; then

@@ -5,7 +5,11 @@
  * THIS FILE IS READ BY A PROGRAM: gen accepts exactly the row patterns
  * of eventdef.h.  telltale's own registry is merged in first, so the
  * kinds Arena, Pool, Object and User are available here, and codes
- * start at 0x0100.
+ * start at 0x0100.  The pool events themselves (PoolCreate, PoolDestroy,
+ * PoolAlloc, PoolFree) are the standard ones that ship with telltale in
+ * src/malloc/eventdef.h, merged in with gen --with, so that tools/replay
+ * replays this allocator's logs: this file adds only what is particular
+ * to the example.
  */
 
 #ifndef pool_eventdef_h
@@ -21,11 +25,11 @@
   /*        name          code    always kind    format */ \
   RELATION( ArenaCreate , 0x0100, TRUE  , Arena , PAW  ) \
   RELATION( ArenaDestroy, 0x0101, TRUE  , Arena , P    ) \
-  RELATION( PoolCreate  , 0x0102, TRUE  , Pool  , PPWS ) \
-  RELATION( PoolDestroy , 0x0103, TRUE  , Pool  , PW   ) \
+  RETIRED(  OldPoolCreate , 0x0102, TRUE , Pool  , PPWS ) \
+  RETIRED(  OldPoolDestroy, 0x0103, TRUE , Pool  , PW   ) \
   RELATION( PoolGrow    , 0x0104, TRUE  , Pool  , PAW  ) \
-  RELATION( PoolAlloc   , 0x0105, TRUE  , Object, PAW  ) \
-  RELATION( PoolFree    , 0x0106, TRUE  , Object, PAW  ) \
+  RETIRED(  OldPoolAlloc  , 0x0105, TRUE , Object, PAW  ) \
+  RETIRED(  OldPoolFree   , 0x0106, TRUE , Object, PAW  ) \
   RETIRED(  PoolCheck   , 0x0107, FALSE , Pool  , P    ) \
   RELATION( PoolVerify  , 0x0108, FALSE , Pool  , PWWD ) \
   RELATION( UserMark    , 0x0109, TRUE  , User  , US   )
@@ -37,26 +41,26 @@
     PARAM(size,  "the region's size in bytes") \
   DOC(ArenaDestroy, "an arena was destroyed") \
     PARAM(arena, "the arena") \
-  DOC(PoolCreate, "a pool of fixed-size objects was created in an arena") \
+  DOC(OldPoolCreate, "retired: the example emits the standard PoolCreate now") \
     PARAM(pool,  "the pool") \
     PARAM(arena, "the arena it takes memory from") \
     PARAM(size,  "the size of its objects in bytes") \
     PARAM(name,  "the pool's name") \
-  DOC(PoolDestroy, "a pool was destroyed") \
+  DOC(OldPoolDestroy, "retired: the example emits the standard PoolDestroy now") \
     PARAM(pool, "the pool") \
     PARAM(live, "objects still allocated when it was destroyed") \
+  DOC(OldPoolAlloc, "retired: the example emits the standard PoolAlloc now") \
+    PARAM(pool, "the pool") \
+    PARAM(addr, "the object") \
+    PARAM(size, "its size in bytes") \
+  DOC(OldPoolFree, "retired: the example emits the standard PoolFree now") \
+    PARAM(pool, "the pool") \
+    PARAM(addr, "the object") \
+    PARAM(size, "its size in bytes") \
   DOC(PoolGrow, "a pool took a new chunk of memory from its arena") \
     PARAM(pool,  "the pool") \
     PARAM(chunk, "the chunk's first address") \
     PARAM(size,  "the chunk's size in bytes") \
-  DOC(PoolAlloc, "an object was allocated from a pool") \
-    PARAM(pool, "the pool") \
-    PARAM(addr, "the object") \
-    PARAM(size, "its size in bytes") \
-  DOC(PoolFree, "an object was freed to its pool") \
-    PARAM(pool, "the pool") \
-    PARAM(addr, "the object") \
-    PARAM(size, "its size in bytes") \
   DOC(PoolCheck, "retired in favour of PoolVerify") \
     PARAM(pool, "the pool") \
   DOC(PoolVerify, "a pool's free list was checked (checking variety only)") \
