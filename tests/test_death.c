@@ -468,46 +468,39 @@ static void death_2_3_thread_exit(void **state)
 
 /* death-3.x: handlers -------------------------------------------------- */
 
-/* death-3.1: a handler found at install runs after telltale's dump */
-static void death_3_1_chain(void **state)
+/* expectChained -- the child died in the program's own SIGSEGV handler,
+   which ran after telltale's dump, with the log whole */
+static void expectChained(const char *death)
 {
-  ChildStruct c = {"chain", 0, 0, 0, -1};
+  ChildStruct c = {death, 0, 0, 0, -1};
   LogStruct alone, log;
   size_t size;
   char *err;
-  (void)state;
-  expectExit(childRun(&c), CHILD_CHAIN_STATUS, "chain");
+  expectExit(childRun(&c), CHILD_CHAIN_STATUS, death);
   logRead(&alone, &log);
-  expectPrelude(&alone, "chain");
-  expectPrelude(&log, "chain");
-  expectDump("telltale: fatal signal SIGSEGV in thread T1", "chain");
+  expectPrelude(&alone, death);
+  expectPrelude(&log, death);
+  expectDump("telltale: fatal signal SIGSEGV in thread T1", death);
   err = readFile(errPath, &size);
   if (strstr(err, CHILD_CHAIN_MARKER) == NULL
       || strstr(err, CHILD_CHAIN_MARKER) < strstr(err, "flight recorder"))
-    fail_msg("chain: the program's handler did not run after the dump:\n%s", err);
+    fail_msg("%s: the program's handler did not run after the dump:\n%s", death, err);
   free(err);
 }
 
+/* death-3.1: a handler found at install runs after telltale's dump */
+static void death_3_1_chain(void **state)
+{
+  (void)state;
+  expectChained("chain");
+}
+
 /* death-3.2: a handler installed after telltale's is chained to, as one
-   installed before is: telltale's dump and flush, then the program's
-   handler (plinth.c's sigaction; .sol.signal.after) */
+   installed before is (plinth.c's sigaction; .sol.signal.after) */
 static void death_3_2_after(void **state)
 {
-  ChildStruct c = {"after", 0, 0, 0, -1};
-  LogStruct alone, log;
-  size_t size;
-  char *err;
   (void)state;
-  expectExit(childRun(&c), CHILD_CHAIN_STATUS, "after");
-  logRead(&alone, &log);
-  expectPrelude(&alone, "after");
-  expectPrelude(&log, "after");
-  expectDump("telltale: fatal signal SIGSEGV in thread T1", "after");
-  err = readFile(errPath, &size);
-  if (strstr(err, CHILD_CHAIN_MARKER) == NULL
-      || strstr(err, CHILD_CHAIN_MARKER) < strstr(err, "flight recorder"))
-    fail_msg("after: the program's handler did not run after the dump:\n%s", err);
-  free(err);
+  expectChained("after");
 }
 
 /* death-3.3: TELLTALE_SIGNALS=off: the program dies as without telltale */
