@@ -20,6 +20,8 @@
 #   thread-name      the worker thread's name
 #   control-minus    TELLTALE_CONTROL=all,-Object: no PoolAlloc, Pool events kept
 #   record-minus     TELLTALE_RECORD=all,-Object: the same by recording
+#   events-minus     TELLTALE_EVENTS=-PoolAlloc: no PoolAlloc, PoolFree kept
+#   events-bad       TELLTALE_EVENTS=-Bogus and =PoolAlloc (no sign): exit 2
 #   control-bogus    TELLTALE_CONTROL=Bogus: exit 2, a message naming the
 #                    variable and listing the kinds, and no log
 #   buffer-bad       TELLTALE_BUFFER=5000: exit 2 and a message
@@ -64,7 +66,8 @@ run() {
   shift
   mkdir -p "$tmp/$name"
   (cd "$tmp/$name" && env -u TELLTALE_CONTROL -u TELLTALE_RECORD -u TELLTALE_FILE \
-     -u TELLTALE_MIRROR -u TELLTALE_BUFFER "$@" "$pool" >"$tmp/$name.out" 2>"$tmp/$name.err")
+     -u TELLTALE_MIRROR -u TELLTALE_BUFFER -u TELLTALE_EVENTS "$@" "$pool" \
+     >"$tmp/$name.out" 2>"$tmp/$name.err")
   status=$?
 }
 
@@ -154,6 +157,29 @@ elif [ "$(count "$tmp/record/x.log" PoolCreate)" -ne 2 ]; then
   fail record-minus "PoolCreate missing"
 else
   ok record-minus
+fi
+
+run events TELLTALE_FILE="$tmp/events/x.log" TELLTALE_EVENTS=-PoolAlloc
+if [ "$status" -ne 0 ]; then
+  fail events-minus "status $status: $(head -3 "$tmp/events.err")"
+elif [ "$(count "$tmp/events/x.log" PoolAlloc)" -ne 0 ]; then
+  fail events-minus "PoolAlloc in the log"
+elif [ "$(count "$tmp/events/x.log" PoolFree)" -eq 0 ]; then
+  fail events-minus "PoolFree missing"
+else
+  ok events-minus
+fi
+
+run eventsbad TELLTALE_FILE="$tmp/eventsbad/x.log" TELLTALE_EVENTS=-Bogus
+status1=$status
+grep -q "^telltale: TELLTALE_EVENTS: unknown event 'Bogus'" "$tmp/eventsbad.err"; found1=$?
+run eventsbad2 TELLTALE_FILE="$tmp/eventsbad2/x.log" TELLTALE_EVENTS=PoolAlloc
+if [ "$status1" -ne 2 ] || [ "$status" -ne 2 ]; then
+  fail events-bad "status $status1 and $status, not 2"
+elif [ "$found1" -ne 0 ] || ! grep -q '^telltale: TELLTALE_EVENTS: .*needs - (off) or + (on)' "$tmp/eventsbad2.err"; then
+  fail events-bad "messages: $(head -2 "$tmp/eventsbad.err") / $(head -2 "$tmp/eventsbad2.err")"
+else
+  ok events-bad
 fi
 
 run bogus TELLTALE_FILE="$tmp/bogus/x.log" TELLTALE_CONTROL=Bogus

@@ -27,6 +27,7 @@ _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
   __attribute__((tls_model("initial-exec")));
 _Atomic EventKindSet EventKindRecord = (EventKindSet)-1;
 _Atomic EventKindSet EventKindControl = (EventKindSet)-1;
+_Atomic unsigned char EventEventOff[0x10000];
 
 #define KIND_OWN EVENT_KIND_BIT(EventKindTelltale)  /* always on: .sol.control.own */
 #define BUFFER_SIZE_DEFAULT ((size_t)64 * 1024)
@@ -274,6 +275,74 @@ EventKindSet EventControlFlip(EventKindSet kinds)
   return control(&EventKindControl, 0, kinds);
 }
 
+/* EventEventRecord -- turn one event off or on by name.
+ * design/telemetry.txt .sol.control.event */
+int EventEventRecord(const char *name, int on, char *err, size_t errSize)
+{
+  if (errSize == 0)
+    err = NULL;
+  if (name == NULL)
+    return 22; /* EINVAL */
+  for (unsigned i = 0; i < EventRegistry.eventCount; ++i) {
+    const EventDescStruct *e = &EventRegistry.events[i];
+    if (strcmp(e->name, name) != 0)
+      continue;
+    if (e->code < EVENT_CODE_RESERVED_LIMIT) {
+      if (err != NULL)
+        copyString(err, errSize, "telltale's own events cannot be turned off");
+      return 1; /* EPERM */
+    }
+    atomic_store(&EventEventOff[e->code], on ? 0 : 1);
+    return 0;
+  }
+  if (err != NULL) {
+    size_t n;
+    copyString(err, errSize, "unknown event '");
+    n = strlen(err);
+    copyString(err + n, errSize - n, name);
+    n = strlen(err);
+    copyString(err + n, errSize - n, "'; eventcnv --list shows a log's events");
+  }
+  return 2; /* ENOENT */
+}
+
+/* envEvents -- TELLTALE_EVENTS: "-Name,+Name,...", or die with a clear message */
+static void envEvents(void)
+{
+  const char *p = PlinthGetEnv("TELLTALE_EVENTS");
+  if (p == NULL)
+    return;
+  while (*p != '\0') {
+    char name[EVENT_NAME_MAX + 2], err[256];
+    size_t len = 0;
+    int on = 0;
+    while (*p == ' ' || *p == ',')
+      ++p;
+    if (*p == '\0')
+      break;
+    if (*p == '-' || *p == '+') {
+      on = *p == '+';
+      ++p;
+    } else {
+      say("TELLTALE_EVENTS: '", p, "': each event needs - (off) or + (on) before its name", NULL);
+      exit(2);
+    }
+    while (p[len] != '\0' && p[len] != ',' && p[len] != ' ')
+      ++len;
+    if (len == 0 || len > EVENT_NAME_MAX) {
+      say("TELLTALE_EVENTS: an event name is empty or too long", NULL);
+      exit(2);
+    }
+    memcpy(name, p, len);
+    name[len] = '\0';
+    p += len;
+    if (EventEventRecord(name, on, err, sizeof err) != 0) {
+      say("TELLTALE_EVENTS: ", err, NULL);
+      exit(2);
+    }
+  }
+}
+
 /* EventRecord -- change recording control: kinds not recorded are not
  * even buffered.  design/telemetry.txt .sol.control.record */
 EventKindSet EventRecord(EventKindSet reset, EventKindSet flip)
@@ -377,6 +446,7 @@ int EventInit(void)
   atomic_store(&EventKindControl, envKinds("TELLTALE_CONTROL", allKinds()) | KIND_OWN);
   atomic_store(&EventKindRecord, envKinds("TELLTALE_RECORD", allKinds()) | KIND_OWN);
   session.mirrorKinds = envKinds("TELLTALE_MIRROR", 0);
+  envEvents();
   value = PlinthGetEnv("TELLTALE_FILE");
   if (value != NULL && strcmp(value, "none") == 0)
     session.noDefault = 1;

@@ -55,6 +55,13 @@ extern _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
 extern _Atomic EventKindSet EventKindRecord;
 extern _Atomic EventKindSet EventKindControl;
 
+/* EventEventOff -- events turned off one by one, by code: nonzero means
+ * the event is not recorded even when its kind is.  For a single noisy
+ * event in a kind you want (QNX's per-event bitmap).  A debugger can set
+ * it: "set var EventEventOff[0x212] = 1".  design/telemetry.txt
+ * .sol.control.event */
+extern _Atomic unsigned char EventEventOff[0x10000];
+
 extern void *EventReserveSlow(unsigned kind, size_t size);
 
 #define EVENT_END_SLACK 4   /* bytes past limit that EVENT_END may zero */
@@ -72,7 +79,8 @@ static inline void *EventReserve(unsigned kind, size_t size)
 
 /* EVENT_BEGIN, EVENT_END -- the hot path of every emitter.
  *
- * One load and branch when the kind is not recorded.  Otherwise reserve
+ * One load and branch when the kind is not recorded; one more when the
+ * event itself is turned off (EventEventOff).  Otherwise reserve
  * by bumping a pointer, store the clock and the fields, store a zero
  * code after the event (so that the data always end at a zero code, even
  * in a reused buffer), and commit by storing code and length together
@@ -80,8 +88,9 @@ static inline void *EventReserve(unsigned kind, size_t size)
  * The buffer's limit leaves EVENT_END_SLACK bytes for that zero.
  * EVENT_BEGIN declares _event, a pointer to the event's struct, for the
  * field stores between the two. */
-#define EVENT_BEGIN(structType, kind, size) \
-  if (atomic_load_explicit(&EventKindRecord, memory_order_relaxed) & EVENT_KIND_BIT(kind)) { \
+#define EVENT_BEGIN(structType, kind, code, size) \
+  if ((atomic_load_explicit(&EventKindRecord, memory_order_relaxed) & EVENT_KIND_BIT(kind)) && \
+      !atomic_load_explicit(&EventEventOff[(code)], memory_order_relaxed)) { \
     structType *_event = EventReserve((kind), (size)); \
     _event->header.clock = PlinthClockNow();
 
@@ -150,6 +159,12 @@ extern EventKindSet EventControlSet(EventKindSet kinds);     /* output on */
 extern EventKindSet EventControlReset(EventKindSet kinds);   /* output off */
 extern EventKindSet EventControlFlip(EventKindSet kinds);
 extern EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
+
+/* EventEventRecord -- turn one event off (on = 0) or back on, by name.
+ * Its kind's control still applies.  telltale's own events (codes below
+ * 0x0100) cannot be turned off.  Returns 0, or an errno-style code with
+ * a message in err.  design/telemetry.txt .sol.control.event */
+extern int EventEventRecord(const char *name, int on, char *err, size_t errSize);
 
 /* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref" */
 extern int EventKindParse(const char *spec, EventKindSet *kindsReturn,

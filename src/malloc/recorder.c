@@ -217,13 +217,14 @@ static inline void reallocRecord(EventClock before, void *old, void *result, siz
 {
   EventClock clock = PlinthClockNow();
   if (old != NULL && result != NULL && result != old) {
-    EVENT_BEGIN(EventReallocMoveStruct, EventKindMalloc, sizeof(EventReallocMoveStruct))
+    EVENT_BEGIN(EventReallocMoveStruct, EventKindMalloc, EventCodeReallocMove,
+                sizeof(EventReallocMoveStruct))
       _event->header.clock = before;
       _event->old = old;
     EVENT_END(EventCodeReallocMove, sizeof(EventReallocMoveStruct))
   } else if (result == NULL)
     clock = before;
-  EVENT_BEGIN(EventReallocStruct, EventKindMalloc, sizeof(EventReallocStruct))
+  EVENT_BEGIN(EventReallocStruct, EventKindMalloc, EventCodeRealloc, sizeof(EventReallocStruct))
     _event->header.clock = clock;
     _event->old = old;
     _event->result = result;
