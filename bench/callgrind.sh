@@ -17,7 +17,7 @@ count() {   # count CASE N -> total instructions
   sed -n 's/^summary: //p' "$dir/out"
 }
 printf '%-10s %14s\n' case "instr/event"
-for c in floor enabled recorded filtered compiled fprintf; do
+for c in floor enabled async recorded filtered compiled fprintf; do
   a=$(count "$c" $n)
   b=$(count "$c" $((2 * n)))
   awk -v a="$a" -v b="$b" -v n=$n -v c="$c" 'BEGIN { printf "%-10s %14.2f\n", c, (b - a) / n }'

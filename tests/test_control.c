@@ -24,6 +24,8 @@
  *                counted and reported by EventsDropped, never dropped
  *                silently (.sol.dropped).  Skipped under sanitizers,
  *                whose shadow memory an address-space limit breaks.
+ *                control-5.2: the asynchronous writer's drop policy, with
+ *                a slowly read pipe: written + dropped = emitted.
  * The environment variables (TELLTALE_CONTROL and friends) are covered by
  * tests/example.sh, since they are read before main.
  */
@@ -479,6 +481,86 @@ static void control_5_1_dropped_counted(void **state)
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A slow reader at the end of a pipe, for control-5.2 */
+typedef struct SlowReaderStruct {
+  int fd;
+  unsigned char *data;
+  size_t size, limit;
+} SlowReaderStruct;
+
+static void *slowReader(void *arg)
+{
+  SlowReaderStruct *r = arg;
+  for (;;) {
+    ssize_t n;
+    if (r->size + 4096 > r->limit) {
+      r->limit = r->limit == 0 ? 1 << 20 : 2 * r->limit;
+      r->data = realloc(r->data, r->limit);
+      if (r->data == NULL)
+        return NULL;
+    }
+    n = read(r->fd, r->data + r->size, 4096);
+    if (n <= 0)
+      return NULL;
+    r->size += (size_t)n;
+    usleep(1000);               /* about 4 MB/s: the writer falls behind */
+  }
+}
+
+static void *dropEmitter(void *arg)
+{
+  (void)arg;
+  for (EventW i = 0; i < 200000; ++i)
+    EVENT_W(TestW, i);
+  return NULL;
+}
+
+/* control-5.2: the asynchronous writer with the drop policy, writing to
+   a pipe read slowly: the emitter never waits, and every event is either
+   in the stream or counted by EventsDropped (.sol.writer) */
+static void control_5_2_writer_drops_counted(void **state)
+{
+  int fds[2];
+  PlinthStream stream;
+  SlowReaderStruct reader = {0};
+  pthread_t readerThread, emitter;
+  EventStreamStruct *s;
+  EventRecordStruct rec;
+  char msg[256];
+  size_t got = 0, dropped = 0;
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  reader.fd = fds[0];
+  assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
+  EventFinish();                                  /* a session of its own */
+  assert_int_equal(PlinthStreamOpenFd(&stream, fds[1], 0), 0);
+  assert_int_equal(EventStreamAddBinary(stream), 0);
+  assert_int_equal(EventWriterAsync(1, 1), 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);   /* for the new thread */
+  assert_int_equal(pthread_create(&emitter, NULL, dropEmitter, NULL), 0);
+  assert_int_equal(pthread_join(emitter, NULL), 0);
+  EventFinish();
+  assert_int_equal(EventWriterAsync(0, 0), 0);
+  assert_int_equal(EventBufferSizeSet(65536), 0);
+  PlinthStreamClose(stream);
+  close(fds[1]);
+  assert_int_equal(pthread_join(readerThread, NULL), 0);
+  close(fds[0]);
+  assert_non_null(reader.data);
+  assert_int_equal(EventStreamOpen(&s, reader.data, reader.size, 0, msg, sizeof msg), EventStreamOK);
+  while (EventStreamNext(s, &rec) == EventStreamOK) {
+    if (rec.code == EventCodeTestW)
+      ++got;
+    else if (rec.code == EventCodeEventsDropped && rec.values[0].u == EventKindTest)
+      dropped += rec.values[1].u;
+  }
+  print_message("written %zu, dropped %zu\n", got, dropped);
+  assert_int_equal(got + dropped, 200000);
+  assert_true(dropped > 0);                       /* the reader was slow */
+  EventStreamClose(s);
+  free(reader.data);
+}
+
 int main(void)
 {
   char dir[] = "/tmp/test_control.XXXXXX";
@@ -502,6 +584,7 @@ int main(void)
     cmocka_unit_test(control_4_6_parse_message_buffers),
     cmocka_unit_test(control_4_7_kind_index),
     cmocka_unit_test(control_5_1_dropped_counted),
+    cmocka_unit_test_teardown(control_5_2_writer_drops_counted, restoreAll),
   };
   /* an empty directory, so that a stray default telltale.log would show */
   if (mkdtemp(dir) == NULL || chdir(dir) != 0) {

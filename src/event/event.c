@@ -44,6 +44,7 @@ typedef struct EventKindBufStruct {
   size_t slotSize[2];           /* bytes in each */
   unsigned char mapped[2];      /* 1: the slot is a region of the live file */
   uint64_t seq[2];              /* live slots: the block's sequence number */
+  unsigned pending[2];          /* writer jobs reading the slot (queue lock) */
   unsigned current;             /* the slot being filled */
   uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
   uintptr_t sent;               /* the current slot has been sent up to here */
@@ -82,6 +83,8 @@ static struct {
   int liveFailed;               /* mapping failed; reported once */
   struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse */
   int mapAllowed;               /* TELLTALE_MAP is not off */
+  int async;                    /* the asynchronous writer: .sol.writer */
+  int dropWhenBehind;           /* TELLTALE_WRITER=async,drop */
   int signals;                  /* the fatal-signal handlers are installed */
   volatile int dumped;          /* the traceback has been written */
   unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
@@ -459,6 +462,19 @@ int EventInit(void)
   } else
     copyString(session.fileName, sizeof session.fileName, "telltale.log");
   session.mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  value = PlinthGetEnv("TELLTALE_WRITER");
+  if (value != NULL && value[0] != '\0') {
+    if (strcmp(value, "sync") == 0)
+      session.async = 0;
+    else if (strcmp(value, "async") == 0 || strcmp(value, "async,block") == 0)
+      session.async = 1;
+    else if (strcmp(value, "async,drop") == 0)
+      session.async = session.dropWhenBehind = 1;
+    else {
+      say("TELLTALE_WRITER: '", value, "' must be sync, async (async,block) or async,drop", NULL);
+      exit(2);
+    }
+  }
   session.dumpCount = (unsigned)envNumber("TELLTALE_DUMP", 50, DUMP_LIMIT);
   sessionClock();
   PlinthAtExit(atExit);
@@ -818,29 +834,178 @@ static void blockHeader(unsigned char *base, size_t length, uint32_t serial, uns
  * The events data[0 .. size-1] go as one block numbered seq to each
  * binary stream, and as text to each mirror.
  * design/telemetry.txt .sol.block */
-static void blockSend(EventThreadStruct *thread, unsigned kind, const unsigned char *data,
-                      size_t size, uint64_t seq)
+static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
+                       const unsigned char *data, size_t size, uint64_t seq, int *failed);
+static int writerEnqueue(EventThreadStruct *thread, unsigned kind, unsigned slot,
+                         const unsigned char *data, size_t size, uint64_t seq);
+
+static void blockSend(EventThreadStruct *thread, unsigned kind, unsigned slot,
+                      const unsigned char *data, size_t size, uint64_t seq)
 {
   if (size == 0)
     return;
   sessionStart();
+  if (session.async && writerEnqueue(thread, kind, slot, data, size, seq) == 0)
+    return;
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
-    unsigned char header[EVENT_BLOCK_HEADER_LEN];
-    int res;
-    if (!entry->binary) {
-      textMirror(entry, data, size, thread->serial, kind);
-      continue;
-    }
-    if (entry->failed)
-      continue;
-    blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, thread->serial, kind, seq);
-    res = PlinthStreamWrite(entry->stream, header, sizeof header);
-    if (res == 0)
-      res = PlinthStreamWrite(entry->stream, data, size);
-    if (res != 0)
-      streamFailed(entry, res);
+    int failed = 0;
+    blockWrite(entry, thread->serial, kind, data, size, seq, &failed);
+    if (failed != 0)
+      streamFailed(entry, failed);
   }
+}
+
+/* blockWrite -- one block to one stream: binary, or text if a mirror.
+ * *failed gets the error of a failed write. */
+static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
+                       const unsigned char *data, size_t size, uint64_t seq, int *failed)
+{
+  unsigned char header[EVENT_BLOCK_HEADER_LEN];
+  int res;
+  if (!entry->binary) {
+    textMirror(entry, data, size, serial, kind);
+    return;
+  }
+  if (entry->failed)
+    return;
+  blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, seq);
+  res = PlinthStreamWrite(entry->stream, header, sizeof header);
+  if (res == 0)
+    res = PlinthStreamWrite(entry->stream, data, size);
+  *failed = res;
+}
+
+
+/* The asynchronous writer.  design/telemetry.txt .sol.writer
+ *
+ * In async mode a block is not written by the thread that fills it: it
+ * becomes a job on a queue, and the writer thread writes it while the
+ * emitter goes on in its other slot.  The job points into the slot, so
+ * the slot is not reused until the job is done (pending, under the queue
+ * lock).  The writer never claims the plinth lock, so an emitter may wait
+ * for it while holding that lock. */
+
+#define JOB_LIMIT 256
+
+typedef struct JobStruct {
+  EventStreamEntryStruct streams[STREAM_LIMIT];  /* the session's, when queued */
+  size_t streamCount;
+  const unsigned char *data;
+  size_t size;
+  uint64_t seq;
+  uint32_t serial;
+  unsigned kind;
+  unsigned *pending;            /* the slot's count, to decrement when done */
+} JobStruct;
+
+static struct {
+  JobStruct jobs[JOB_LIMIT];
+  size_t head, count;           /* the queue: jobs[head .. head + count) */
+  int writing;                  /* the writer holds a job it took off */
+  int started;
+  uint64_t blocksWritten;
+} writer;
+
+/* writerRun -- the writer thread: write jobs as they come */
+static void writerRun(void)
+{
+  for (;;) {
+    JobStruct job;
+    PlinthQueueClaim();
+    while (writer.count == 0)
+      PlinthQueueWait();
+    job = writer.jobs[writer.head];
+    writer.head = (writer.head + 1) % JOB_LIMIT;
+    --writer.count;
+    writer.writing = 1;
+    PlinthQueueRelease();
+    for (size_t i = 0; i < job.streamCount; ++i) {
+      int failed = 0;
+      blockWrite(&job.streams[i], job.serial, job.kind, job.data, job.size, job.seq, &failed);
+      if (failed != 0)
+        say("the writer cannot write to ", PlinthStreamDescribe(job.streams[i].stream), ": ",
+            PlinthStrError(failed), NULL);
+    }
+    PlinthQueueClaim();
+    --*job.pending;
+    writer.writing = 0;
+    ++writer.blocksWritten;
+    PlinthQueueWake();
+    PlinthQueueRelease();
+  }
+}
+
+/* writerEnqueue -- queue a block for the writer.  Plinth lock held.
+ * Returns nonzero if there is no writer: the caller writes it. */
+static int writerEnqueue(EventThreadStruct *thread, unsigned kind, unsigned slot,
+                         const unsigned char *data, size_t size, uint64_t seq)
+{
+  JobStruct *job;
+  if (!writer.started) {
+    if (PlinthWriterStart(writerRun) != 0) {
+      say("cannot start the writer thread: writing synchronously", NULL);
+      session.async = 0;
+      return 1;
+    }
+    writer.started = 1;
+  }
+  PlinthQueueClaim();
+  while (writer.count == JOB_LIMIT)
+    PlinthQueueWait();
+  job = &writer.jobs[(writer.head + writer.count) % JOB_LIMIT];
+  memcpy(job->streams, session.streams, sizeof job->streams);
+  job->streamCount = session.streamCount;
+  job->data = data;
+  job->size = size;
+  job->seq = seq;
+  job->serial = thread->serial;
+  job->kind = kind;
+  job->pending = &thread->kind[kind].pending[slot];
+  ++*job->pending;
+  ++writer.count;
+  PlinthQueueWake();
+  PlinthQueueRelease();
+  return 0;
+}
+
+/* writerIdle -- wait until the writer has written every queued job */
+static void writerIdle(void)
+{
+  if (!writer.started)
+    return;
+  PlinthQueueClaim();
+  while (writer.count > 0 || writer.writing)
+    PlinthQueueWait();
+  PlinthQueueRelease();
+}
+
+/* slotBusy -- does a job still read slot s?  With wait, wait until not. */
+static int slotBusy(EventKindBufStruct *kb, unsigned s, int wait)
+{
+  int busy;
+  if (!writer.started)
+    return 0;
+  PlinthQueueClaim();
+  while (wait && kb->pending[s] > 0)
+    PlinthQueueWait();
+  busy = kb->pending[s] > 0;
+  PlinthQueueRelease();
+  return busy;
+}
+
+/* EventWriterAsync -- write blocks on the writer thread (1) or on the
+ * emitting thread (0, the default).  drop: when the writer is behind,
+ * drop and count events (EventsDropped) rather than wait for it. */
+int EventWriterAsync(int async, int drop)
+{
+  PlinthLockClaim();
+  if (!async)
+    writerIdle();
+  session.async = async != 0;
+  session.dropWhenBehind = async && drop;
+  PlinthLockRelease();
+  return 0;
 }
 
 
@@ -894,10 +1059,13 @@ static void threadAnnounce(EventThreadStruct *thread)
 /* slotRelease -- give up a slot: a region of the live file goes on the
  * free list, marked free (magic zeroed, length kept) so that recovery
  * passes over it; memory is freed.  Lock held. */
+static int slotBusy(EventKindBufStruct *kb, unsigned s, int wait);
+
 static void slotRelease(EventKindBufStruct *kb, unsigned s)
 {
   if (kb->slot[s] == NULL)
     return;
+  (void)slotBusy(kb, s, 1);     /* the writer may still read it */
   if (!kb->mapped[s])
     PlinthFree(kb->slot[s]);
   else {
@@ -955,6 +1123,10 @@ static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
   EventKindBufStruct *kb = &thread->kind[kind];
   int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
                 & EVENT_KIND_BIT(kind)) != 0;
+  /* The writer may still be writing what the slot held: wait for it,
+   * or, when dropping rather than waiting, say so (.sol.writer). */
+  if (slotBusy(kb, s, !session.dropWhenBehind))
+    return 11; /* EAGAIN */
   if (output)
     sessionStart();
   if (output && session.live != NULL && !session.liveFailed) {
@@ -1026,7 +1198,7 @@ static void kindFlush(EventThreadStruct *thread, unsigned kind)
     /* A live slot's block keeps its number through partial sends, so
      * that recovery knows how much of it the log has.  .sol.live */
     uint64_t seq = kb->mapped[s] ? kb->seq[s] : session.blocks++;
-    blockSend(thread, kind, (const unsigned char *)kb->sent, buf->next - kb->sent, seq);
+    blockSend(thread, kind, s, (const unsigned char *)kb->sent, buf->next - kb->sent, seq);
     kb->sent = buf->next;
   }
 }
@@ -1058,8 +1230,9 @@ static _Atomic uint64_t dropCount[EVENT_KIND_LIMIT];
 static void *dropped(unsigned kind, void *sink)
 {
   if (atomic_fetch_add(&dropCount[kind], 1) == 0)
-    say("out of memory for a buffer of kind ", EventRegistry.kinds[kind].name,
-        ": its events are dropped and counted (EventsDropped)", NULL);
+    say("no buffer for kind ", EventRegistry.kinds[kind].name,
+        " (memory ran out, or the writer is behind with TELLTALE_WRITER=async,drop):",
+        " its events are dropped and counted (EventsDropped)", NULL);
   return sink;
 }
 
@@ -1183,6 +1356,7 @@ void EventFlush(void)
   dropsReport();
   PlinthLockClaim();
   threadFlush(thread);
+  writerIdle();
   for (size_t i = 0; i < session.streamCount; ++i)
     (void)PlinthStreamFlush(session.streams[i].stream);
   PlinthLockRelease();
@@ -1215,6 +1389,7 @@ void EventFinish(void)
     threadRelease(self);
     memset(EventThreadBuf, 0, sizeof EventThreadBuf);
   }
+  writerIdle();                 /* every block written before the streams close */
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
     (void)PlinthStreamFlush(entry->stream);
@@ -1241,6 +1416,9 @@ static void afterFork(void)
 {
   EventThreadStruct *t, *next;
   session.finished = 0;      /* the child's own session may open its file */
+  /* The writer thread is the parent's: the child starts its own when it
+   * needs one, and the parent's queued jobs are the parent's. */
+  memset(&writer, 0, sizeof writer);
   /* The parent's live file is the parent's: unmap its regions (in the
    * child only) rather than reuse them, and let go of the stream. */
   if (session.live != NULL) {
@@ -1435,6 +1613,13 @@ void EventDump(unsigned count)
  * waited for; the live file keeps what was not.  .sol.death */
 static void deathFlush(void)
 {
+  if (session.async) {
+    /* The writer thread may be writing; writing here too could tangle
+     * the two in one stream, and the queue lock must not be waited for.
+     * The writer goes on until the process ends; the live file keeps
+     * the rest.  .sol.writer */
+    return;
+  }
   if (!PlinthLockTry()) {
     say("another thread holds the lock: buffers are not flushed; eventcnv recovers them from ",
         session.live != NULL ? session.liveName : "(no live file)", NULL);

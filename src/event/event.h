@@ -203,6 +203,13 @@ extern void EventDump(unsigned count);
  * signal on.  Installed before main unless TELLTALE_SIGNALS=off. */
 extern int EventFatalSignals(int on);
 
+/* EventWriterAsync -- write full buffers on a writer thread (async 1)
+ * or on the emitting thread (0, the default); with drop, an emitter
+ * whose next buffer the writer has not yet written drops its events,
+ * counted as EventsDropped, instead of waiting.  TELLTALE_WRITER=sync,
+ * async or async,drop.  design/telemetry.txt .sol.writer */
+extern int EventWriterAsync(int async, int drop);
+
 /* Buffer size in bytes: a power of two, at least 4096 (TELLTALE_BUFFER).
  * Applies to buffers made after the call. */
 extern int EventBufferSizeSet(size_t size);

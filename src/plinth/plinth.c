@@ -617,10 +617,16 @@ void PlinthLockRelease(void)
   (void)res;
 }
 
-/* lockForkChild -- give the child a fresh, unowned lock */
+/* The writer's queue lock and its condition.  design/telemetry.txt .sol.writer */
+static pthread_mutex_t queueLock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queueCond = PTHREAD_COND_INITIALIZER;
+
+/* lockForkChild -- give the child fresh, unowned locks */
 
 static void lockForkChild(void)
 {
+  queueLock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+  queueCond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
   plinthLock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 }
 
@@ -896,6 +902,61 @@ void PlinthAltStackDestroy(void *stack)
 void PlinthAbort(void)
 {
   abort();
+}
+
+/* The writer's thread and queue lock.  design/telemetry.txt .sol.writer */
+
+static void *writerRun(void *arg)
+{
+  void (*run)(void) = (void (*)(void))(uintptr_t)arg;
+  sigset_t all;
+  /* Fatal signals are the program's threads' business, not the writer's. */
+  sigfillset(&all);
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGILL);
+  sigdelset(&all, SIGFPE);
+  (void)pthread_sigmask(SIG_SETMASK, &all, NULL);
+#ifdef __GLIBC__
+  (void)pthread_setname_np(pthread_self(), "telltale-write");
+#endif
+  run();
+  return NULL;
+}
+
+/* PlinthWriterStart -- a detached thread running run() */
+
+int PlinthWriterStart(void (*run)(void))
+{
+  pthread_t thread;
+  pthread_attr_t attr;
+  int res = pthread_attr_init(&attr);
+  if (res != 0)
+    return res;
+  (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  res = pthread_create(&thread, &attr, writerRun, (void *)(uintptr_t)run);
+  (void)pthread_attr_destroy(&attr);
+  return res;
+}
+
+void PlinthQueueClaim(void)
+{
+  (void)pthread_mutex_lock(&queueLock);
+}
+
+void PlinthQueueRelease(void)
+{
+  (void)pthread_mutex_unlock(&queueLock);
+}
+
+void PlinthQueueWait(void)
+{
+  (void)pthread_cond_wait(&queueCond, &queueLock);
+}
+
+void PlinthQueueWake(void)
+{
+  (void)pthread_cond_broadcast(&queueCond);
 }
 
 /* PlinthLockTry -- claim the lock unless another thread holds it */

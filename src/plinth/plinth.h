@@ -101,6 +101,18 @@ extern void PlinthAltStackDestroy(void *stack);
 /* PlinthAbort -- abort(): SIGABRT, with its handlers */
 extern void PlinthAbort(void) __attribute__((noreturn));
 
+/* The writer.  design/telemetry.txt .sol.writer
+ * PlinthWriterStart starts a detached thread running run(), for the
+ * asynchronous writer.  The queue lock is a second, plain lock that the
+ * writer and the emitters share; it is a leaf: nothing else is claimed
+ * while it is held.  PlinthQueueWait (queue lock held) waits for
+ * PlinthQueueWake, which wakes every waiter. */
+extern int PlinthWriterStart(void (*run)(void));
+extern void PlinthQueueClaim(void);
+extern void PlinthQueueRelease(void);
+extern void PlinthQueueWait(void);
+extern void PlinthQueueWake(void);
+
 /* Memory for the runtime's own structures (never on the hot path). */
 extern void *PlinthAlloc(size_t size);
 extern void PlinthFree(void *p);
