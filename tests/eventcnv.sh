@@ -135,6 +135,7 @@ check hz0sync          hz0sync  0 ""
 check hz0              hz0      0 ""
 check stdin            stdin:basic 0 "$unknown" -
 check stdin-default    stdin:basic 0 "$unknown"
+check dropped          basic    0 "the program dropped 3 events of kind Object (EventsDropped)"
 for v in basic big ptr32 big32 minor noend hz0sync hz0; do
   oracle "$v"
 done

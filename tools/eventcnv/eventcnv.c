@@ -467,8 +467,30 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
 }
 
 
+/* NoteDropped, ReportDropped -- events the program dropped (EventsDropped:
+ * kind, count) are said on stderr at the end, per kind, so that no loss
+ * goes unnoticed.  design/telemetry.txt .sol.dropped */
+#define EVENTS_DROPPED_CODE 0x0006
+static void NoteDropped(const EventRecordStruct *rec, uint64_t *dropped)
+{
+  if (rec->code == EVENTS_DROPPED_CODE && rec->desc != NULL && rec->desc->paramCount == 2 &&
+      rec->values[0].u < EVENT_KIND_LIMIT)
+    dropped[rec->values[0].u] += rec->values[1].u;
+}
+
+static void ReportDropped(const EventRegistryStruct *registry, const char *name,
+                          const uint64_t *dropped)
+{
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+    if (dropped[kind] != 0)
+      fprintf(stderr, "%s: %s: the program dropped %llu events of kind %s (EventsDropped)\n",
+              programName, name, (unsigned long long)dropped[kind],
+              kind < registry->kindCount ? registry->kinds[kind].name : "?");
+}
+
 int main(int argc, char **argv)
 {
+  uint64_t dropped[EVENT_KIND_LIMIT] = {0};
   OptionsStruct opt;
   InputStruct in;
   EventStreamStruct *stream;
@@ -526,9 +548,11 @@ int main(int argc, char **argv)
     unsigned i;
     if (opt.header || opt.list)
       printf("\n");
-    while ((res = EventStreamNext(stream, &rec)) == EventStreamOK)
+    while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
+      NoteDropped(&rec, dropped);
       if (FilterPasses(filter, &rec))
         ++counts[rec.code & 0xFFFF];
+    }
     for (i = 0; i < info->registry->eventCount; ++i) {
       const EventDescStruct *desc = &info->registry->events[i];
       if (counts[desc->code] > 0)
@@ -538,6 +562,7 @@ int main(int argc, char **argv)
     EventStreamFormatContext(stream, &ctx);
     while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
       size_t len;
+      NoteDropped(&rec, dropped);
       if (!FilterPasses(filter, &rec))
         continue;
       len = EventFormat(line, lineSize, &rec, &ctx);
@@ -565,6 +590,7 @@ int main(int argc, char **argv)
   if (res == EventStreamERROR && ReportProblems(stream, name))
     status = EXIT_BAD_STREAM;
   ReportWarnings(info, name);
+  ReportDropped(info->registry, name, dropped);
 
   free(line);
   free(filter);
