@@ -4,7 +4,7 @@
  *          .sol.assert .test.death
  *
  * Run by tests/test_death.c, one fresh process per case, with
- * TELLTALE_FILE naming the log it is to write (the default mapped log
+ * TELLTALE_FILE naming the log it is to write (with its live file
  * unless TELLTALE_MAP=off) and stderr sent to a file.  Not a CMocka
  * program: its whole job is to die in the way its argument names.
  *

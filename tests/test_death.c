@@ -1,6 +1,6 @@
 /* <tests/test_death.c> -- every kind of death: nothing emitted is lost
  *
- * .design: design/telemetry.txt .req.lossless .sol.map .sol.death
+ * .design: design/telemetry.txt .req.lossless .sol.live .sol.death
  *          .sol.death.limits .sol.signal .sol.assert .sol.traceback
  *          .test.death
  *
@@ -27,7 +27,7 @@
  *     last, with the Noisy TestPAW (output off: flight recorder only)
  *     in its place among them.
  *
- * Cases (each for the mapped log and for TELLTALE_MAP=off unless said):
+ * Cases (each with the live file and with TELLTALE_MAP=off unless said):
  *   death-1.x   assert, segv, bus, ill (x86-64), fpe, abort
  *   death-2.x   exit() from a non-main thread; return from main;
  *               threads that exit, then return from main

@@ -406,10 +406,10 @@ static void afterFork(void)
 /* recorderStart -- before the runtime's own constructor: find the real
  * functions, choose the log and start telemetry.
  *
- * The log is written with write(), not mapped (.sol.map), unless
- * TELLTALE_MAP=on: mapping costs an fallocate, an mmap and page faults
- * per block, which on a malloc-heavy program costs more than the copy.
- * design/telemetry.txt .malloc.file .malloc.perf */
+ * The log is written through the claimed descriptor, without a live
+ * file (.sol.live), unless TELLTALE_MAP=on: a recorded program that
+ * execs another leaves its image's live file behind, and the next image
+ * truncates the log anyway.  design/telemetry.txt .malloc.file */
 __attribute__((constructor(101))) static void recorderStart(void)
 {
   const char *file;
