@@ -11,7 +11,8 @@
  * Locking: one plinth lock guards the session, the stream list, the
  * thread list and the intern table.  A thread's buffers are written only
  * by that thread, except at EventFinish (design/telemetry.txt
- * .sol.finish).
+ * .sol.finish); the asynchronous writer reads full ones, under the queue
+ * lock's rules (.sol.writer).
  */
 
 #include <stdarg.h>
@@ -904,7 +905,6 @@ static struct {
   size_t head, count;           /* the queue: jobs[head .. head + count) */
   int writing;                  /* the writer holds a job it took off */
   int started;
-  uint64_t blocksWritten;
 } writer;
 
 /* writerRun -- the writer thread: write jobs as they come */
@@ -930,7 +930,6 @@ static void writerRun(void)
     PlinthQueueClaim();
     --*job.pending;
     writer.writing = 0;
-    ++writer.blocksWritten;
     PlinthQueueWake();
     PlinthQueueRelease();
   }
@@ -1498,7 +1497,7 @@ static void dumpSift(size_t i, size_t n)
 
 /* dumpRange -- offer the events in [p, limit) to the heap of the latest */
 static size_t dumpRange(const unsigned char *p, uintptr_t limit, uint32_t thread, unsigned kind,
-                        size_t n, size_t count, size_t *seenReturn)
+                        size_t n, size_t count)
 {
   while ((uintptr_t)p + EVENT_HEADER_LEN <= limit) {
     uint32_t codeLength;
@@ -1509,7 +1508,6 @@ static size_t dumpRange(const unsigned char *p, uintptr_t limit, uint32_t thread
     if ((codeLength & 0xFFFF) == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
       break;
     memcpy(&clock, p + 4, 8);
-    ++*seenReturn;
     if (n < count) {
       size_t i = n++;
       dumpHeap[i].clock = clock;
@@ -1557,7 +1555,7 @@ static size_t formatUnsigned(char *buf, uint64_t value)
  * ("call EventDump(20)"). */
 void EventDump(unsigned count)
 {
-  size_t n = 0, seen = 0;
+  size_t n = 0;
   EventLayoutStruct layout;
   EventFormatContextStruct context;
   char line[TEXT_LINE_MAX], number[24];
@@ -1569,10 +1567,10 @@ void EventDump(unsigned count)
       unsigned s = kb->current, o = 1 - s;
       if (kb->slot[o] != NULL && kb->previousEnd != 0)
         n = dumpRange(kb->slot[o] + EVENT_BLOCK_HEADER_LEN, kb->previousEnd, t->serial, kind,
-                      n, count, &seen);
+                      n, count);
       if (kb->slot[s] != NULL)
         n = dumpRange(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, t->bufs[kind].next, t->serial, kind,
-                      n, count, &seen);
+                      n, count);
     }
   /* Heap sort in place: the earliest goes to the end, so the array ends
    * up latest first; print it backwards. */
@@ -1605,7 +1603,6 @@ void EventDump(unsigned count)
     line[len++] = '\n';
     PlinthWriteError(line, len);
   }
-  (void)seen;
 }
 
 /* deathFlush -- send every thread's buffers as the program dies.
