@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 
@@ -601,20 +603,62 @@ static pthread_mutex_t plinthLock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 /* PlinthLockClaim -- claim the process-wide recursive lock */
 
+/* Once the program has a handler of its own (wrapActive), the lock's
+ * holder blocks signals, so that a handler on the same thread cannot
+ * enter the runtime's slow path while the holder is half way through
+ * it (the lock is recursive: it would not stop it).  Faults stay
+ * unblocked: one raised here would be killed outright while blocked.
+ * design/telemetry.txt .sol.signal.level */
+static _Atomic int wrapActive;
+static _Thread_local unsigned lockDepth;
+static _Thread_local int lockBlocked;
+static _Thread_local sigset_t lockSavedMask;
+
+static void lockBlockSignals(void)
+{
+  sigset_t all;
+  sigfillset(&all);
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGILL);
+  sigdelset(&all, SIGFPE);
+  sigdelset(&all, SIGTRAP);
+  lockBlocked = pthread_sigmask(SIG_BLOCK, &all, &lockSavedMask) == 0;
+}
+
+static void lockClaimed(void)
+{
+  if (lockDepth++ == 0) {
+    lockBlocked = 0;
+    if (atomic_load_explicit(&wrapActive, memory_order_relaxed))
+      lockBlockSignals();
+  }
+}
+
 void PlinthLockClaim(void)
 {
   int res = pthread_mutex_lock(&plinthLock);
   assert(res == 0);
   (void)res;
+  lockClaimed();
 }
 
 /* PlinthLockRelease -- release the process-wide recursive lock */
 
 void PlinthLockRelease(void)
 {
-  int res = pthread_mutex_unlock(&plinthLock);
+  int res, restore = 0;
+  sigset_t mask;
+  assert(lockDepth > 0);
+  if (--lockDepth == 0 && lockBlocked) {
+    restore = 1;
+    mask = lockSavedMask;
+  }
+  res = pthread_mutex_unlock(&plinthLock);
   assert(res == 0);   /* EPERM: released by a thread that did not claim it */
   (void)res;
+  if (restore)
+    (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 /* The writer's queue lock and its condition.  design/telemetry.txt .sol.writer */
@@ -628,6 +672,12 @@ static void lockForkChild(void)
   queueLock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
   queueCond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
   plinthLock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+  /* fork() ran with the lock held (the atfork prepare handler), and
+   * perhaps with signals blocked by it */
+  if (lockDepth > 0 && lockBlocked)
+    (void)pthread_sigmask(SIG_SETMASK, &lockSavedMask, NULL);
+  lockDepth = 0;
+  lockBlocked = 0;
 }
 
 
@@ -645,6 +695,23 @@ void *PlinthAlloc(size_t size)
 void PlinthFree(void *p)
 {
   free(p);
+}
+
+/* PlinthPagesAlloc -- zeroed pages straight from the kernel: mmap, which
+ * a signal handler may call, as it may not malloc */
+
+void *PlinthPagesAlloc(size_t size)
+{
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* PlinthPagesFree -- give back what PlinthPagesAlloc gave */
+
+void PlinthPagesFree(void *p, size_t size)
+{
+  if (p != NULL)
+    (void)munmap(p, size);
 }
 
 
@@ -742,7 +809,20 @@ int PlinthAtFork(void (*child)(void))
 /* Fatal signals.  design/telemetry.txt .sol.signal */
 
 /* realSigaction -- the C library's sigaction, past the program's one below */
-#ifdef __GLIBC__
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PLINTH_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(PLINTH_TSAN)
+#define PLINTH_TSAN 1
+#endif
+#ifdef PLINTH_TSAN
+/* ThreadSanitizer's own sigaction, which makes handlers run where its
+ * books are safe; the C library's would bypass it. */
+extern int __interceptor_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+#define realSigaction __interceptor_sigaction
+#elif defined(__GLIBC__)
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 #define realSigaction __sigaction
 #else
@@ -756,6 +836,34 @@ static struct sigaction fatalOld[FATAL_COUNT];  /* what the signal is passed on 
 static volatile sig_atomic_t fatalInstalled[FATAL_COUNT];
 static PlinthFatalHandler fatalHandler;
 static volatile sig_atomic_t fatalEntered;
+
+/* Handlers the program installs.  design/telemetry.txt .sol.signal.level
+ *
+ * Every handler the program installs with sigaction or signal is
+ * wrapped in a trampoline that tells the runtime a handler is running
+ * on this thread (enterHook before, leaveHook after), so that its events
+ * go into buffers of their own rather than into the middle of an event
+ * the handler interrupted.  The trampoline is installed with every
+ * signal blocked, so that the hooks run undisturbed; it sets the mask
+ * the program asked for around the program's handler. */
+static PlinthSignalEnterFn enterHook;
+static PlinthSignalLeaveFn leaveHook;
+
+void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn leave)
+{
+  enterHook = enter;
+  leaveHook = leave;
+}
+
+/* callHandler -- call a program's handler as the kernel would have */
+static void callHandler(const struct sigaction *action, int sig, siginfo_t *info, void *context)
+{
+  if ((action->sa_flags & SA_SIGINFO) != 0) {
+    if (action->sa_sigaction != NULL)
+      action->sa_sigaction(sig, info, context);
+  } else if (action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN)
+    action->sa_handler(sig);
+}
 
 /* fatalSignal -- the handler: telltale's dump once, then the old disposition */
 
@@ -776,12 +884,15 @@ static void fatalSignal(int sig, siginfo_t *info, void *context)
   (void)realSigaction(sig, &fatalOld[i], NULL);
   fatalInstalled[i] = 0;
   errno = saved;
-  if ((fatalOld[i].sa_flags & SA_SIGINFO) != 0 && fatalOld[i].sa_sigaction != NULL)
-    fatalOld[i].sa_sigaction(sig, info, context);
-  else if (fatalOld[i].sa_handler != SIG_DFL && fatalOld[i].sa_handler != SIG_IGN)
-    fatalOld[i].sa_handler(sig);
-  else
+  if ((fatalOld[i].sa_flags & SA_SIGINFO) == 0 &&
+      (fatalOld[i].sa_handler == SIG_DFL || fatalOld[i].sa_handler == SIG_IGN))
     (void)raise(sig);           /* blocked until we return, then default */
+  else {
+    int token = enterHook != NULL ? enterHook() : 0;
+    callHandler(&fatalOld[i], sig, info, context);
+    if (leaveHook != NULL)
+      leaveHook(token);
+  }
 }
 
 /* PlinthFatalSignalsInstall -- call handler on a fatal signal, then chain */
@@ -823,6 +934,38 @@ void PlinthFatalSignalsRemove(void)
 
 #ifdef __GLIBC__
 
+static struct sigaction userAction[NSIG];   /* the program's, for wrapped signals */
+
+static void trampoline(int sig, siginfo_t *info, void *context)
+{
+  struct sigaction action = userAction[sig];  /* the program may change it meanwhile */
+  ucontext_t *uc = context;
+  sigset_t mask, all;
+  int saved = errno, token = 0;
+  if ((action.sa_flags & SA_RESETHAND) != 0) {
+    /* The kernel has put SIG_DFL back; so does the program's view. */
+    memset(&userAction[sig], 0, sizeof userAction[sig]);
+    userAction[sig].sa_handler = SIG_DFL;
+  }
+  if (enterHook != NULL)
+    token = enterHook();
+  mask = uc->uc_sigmask;
+  for (int s = 1; s < NSIG; ++s)
+    if (sigismember(&action.sa_mask, s) == 1)
+      sigaddset(&mask, s);
+  if ((action.sa_flags & SA_NODEFER) == 0)
+    sigaddset(&mask, sig);
+  errno = saved;
+  (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
+  callHandler(&action, sig, info, context);
+  saved = errno;
+  sigfillset(&all);
+  (void)pthread_sigmask(SIG_BLOCK, &all, NULL);  /* until sigreturn restores the old mask */
+  if (leaveHook != NULL)
+    leaveHook(token);
+  errno = saved;
+}
+
 /* sigaction -- the program's sigaction, so that a handler it installs for
  * a fatal signal while telltale's is installed is chained to rather than
  * put in its place: telltale's stays, and the program's becomes the one
@@ -833,15 +976,48 @@ void PlinthFatalSignalsRemove(void)
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
   size_t i;
+  struct sigaction kernelOld, previous, wrapped;
+  sigset_t all, mask;
+  int res;
   for (i = 0; i < FATAL_COUNT && fatalSignals[i] != sig; ++i)
     ;
-  if (i == FATAL_COUNT || !fatalInstalled[i])
+  if (i < FATAL_COUNT && fatalInstalled[i]) {
+    if (old != NULL)
+      *old = fatalOld[i];
+    if (act != NULL)
+      fatalOld[i] = *act;
+    return 0;
+  }
+  if (sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
     return realSigaction(sig, act, old);
-  if (old != NULL)
-    *old = fatalOld[i];
-  if (act != NULL)
-    fatalOld[i] = *act;
-  return 0;
+  /* A handler is wrapped (.sol.signal.level); SIG_DFL and SIG_IGN are
+   * not.  Signals are blocked while the kernel's action and userAction
+   * change together, so that the trampoline sees them agree. */
+  sigfillset(&all);
+  (void)pthread_sigmask(SIG_BLOCK, &all, &mask);
+  previous = userAction[sig];
+  if (act != NULL && (act->sa_flags & SA_SIGINFO) == 0 &&
+      (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN))
+    res = realSigaction(sig, act, &kernelOld);
+  else if (act != NULL) {
+    wrapped = *act;
+    wrapped.sa_sigaction = trampoline;
+    wrapped.sa_flags |= SA_SIGINFO;
+    sigfillset(&wrapped.sa_mask);
+    userAction[sig] = *act;
+    atomic_store(&wrapActive, 1);
+    res = realSigaction(sig, &wrapped, &kernelOld);
+    if (res != 0)
+      userAction[sig] = previous;
+  } else
+    res = realSigaction(sig, NULL, &kernelOld);
+  (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
+  if (res == 0 && old != NULL) {
+    /* What the program installed, if the trampoline stands for it */
+    int ours = (kernelOld.sa_flags & SA_SIGINFO) != 0 && kernelOld.sa_sigaction == trampoline;
+    *old = ours ? previous : kernelOld;
+  }
+  return res;
 }
 
 /* signal -- the same for signal(): glibc's own signal() does not call
@@ -963,7 +1139,10 @@ void PlinthQueueWake(void)
 
 int PlinthLockTry(void)
 {
-  return pthread_mutex_trylock(&plinthLock) == 0;
+  if (pthread_mutex_trylock(&plinthLock) != 0)
+    return 0;
+  lockClaimed();
+  return 1;
 }
 
 /* PlinthWriteError -- write to standard error; async-signal-safe

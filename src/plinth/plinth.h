@@ -98,6 +98,13 @@ extern int PlinthFatalSignalsInstall(PlinthFatalHandler handler);
 extern void PlinthFatalSignalsRemove(void);
 extern void *PlinthAltStackCreate(void);
 extern void PlinthAltStackDestroy(void *stack);
+/* PlinthSignalHooks -- enter() runs before, and leave(token) after,
+ * every handler the program installs (through sigaction or signal,
+ * which the plinth wraps), with every signal blocked; enter's result is
+ * leave's token.  design/telemetry.txt .sol.signal.level */
+typedef int (*PlinthSignalEnterFn)(void);
+typedef void (*PlinthSignalLeaveFn)(int token);
+extern void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn leave);
 /* PlinthAbort -- abort(): SIGABRT, with its handlers */
 extern void PlinthAbort(void) __attribute__((noreturn));
 
@@ -116,6 +123,10 @@ extern void PlinthQueueWake(void);
 /* Memory for the runtime's own structures (never on the hot path). */
 extern void *PlinthAlloc(size_t size);
 extern void PlinthFree(void *p);
+/* Zeroed pages for thread structures and buffers: callable from a
+ * signal handler, as malloc is not.  design/telemetry.txt .sol.signal.level */
+extern void *PlinthPagesAlloc(size_t size);
+extern void PlinthPagesFree(void *p, size_t size);
 
 /* Process.  design/telemetry.txt .plinth.process */
 extern const char *PlinthGetEnv(const char *name);
