@@ -21,12 +21,23 @@
  *   threads-2.1  fork: the child writes its own log, telltale.log.PID,
  *                holding only its own events; the parent's stream holds
  *                none of the child's.
+ *   threads-3.1  signal handlers emit on the thread they interrupt: a
+ *                thread emits TestThread events into 4 KiB buffers (so
+ *                its slow path is interrupted too) while another sends
+ *                it SIGUSR1, until the handler has run 5000 times (or
+ *                5 s, at least 100 times, under ThreadSanitizer); it
+ *                emits one, and every 8th time raises SIGUSR2, whose
+ *                handler emits one more (a second level).  Every event of
+ *                the thread, of each handler, is there once, in order,
+ *                and whole.  design/telemetry.txt .sol.signal.level
  * Run under build/tsan too: it must be clean there.
  */
 
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -362,6 +374,138 @@ static void threads_2_1_fork_child_own_log(void **state)
 }
 
 
+#define SIGNAL_EVENTS 400000u
+
+static _Atomic int signalStop, signalGo;
+static atomic_uint usr1Count, usr2Count;
+
+/* onUsr2, onUsr1 -- the handlers: one event each, numbered */
+static void onUsr2(int sig)
+{
+  unsigned n = atomic_fetch_add(&usr2Count, 1);
+  (void)sig;
+  EVENT_UWW(TestThread, 4, n, (EventW)check(4, n));
+}
+
+static void onUsr1(int sig, siginfo_t *info, void *context)
+{
+  unsigned n = atomic_fetch_add(&usr1Count, 1);
+  (void)sig, (void)info, (void)context;
+  EVENT_UWW(TestThread, 3, n, (EventW)check(3, n));
+  if (n % 8 == 0)
+    (void)raise(SIGUSR2);       /* SA_NODEFER not needed: another signal */
+}
+
+#define SIGNAL_HANDLED 5000u
+static EventW signalledEvents;
+
+/* signalled -- emit at least SIGNAL_EVENTS events, and on until the
+ * handlers have run SIGNAL_HANDLED times or 5 seconds have passed
+ * (ThreadSanitizer delivers signals only at its interceptors) */
+static void *signalled(void *arg)
+{
+  EventW seq = 0;
+  struct timespec start, now;
+  (void)arg;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  /* The thread's first event sets it up (.sol.thread): before the
+   * signals come, as that mallocs */
+  EventThreadNameSet("signalled");
+  atomic_store(&signalGo, 1);
+  for (;;) {
+    EVENT_UWW(TestThread, 1, seq, (EventW)check(1, seq));
+    ++seq;
+    if (seq >= SIGNAL_EVENTS && seq % 1024 == 0) {
+      if (atomic_load_explicit(&usr1Count, memory_order_relaxed) >= SIGNAL_HANDLED)
+        break;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (now.tv_sec - start.tv_sec >= 5)
+        break;
+    }
+  }
+  signalledEvents = seq;
+  atomic_store(&signalStop, 1);
+  return NULL;
+}
+
+/* threads-3.1: handlers' events never land inside an interrupted one */
+static void threads_3_1_signal_handlers_emit(void **state)
+{
+  struct sigaction action, old1, old2;
+  pthread_t thread;
+  PlinthStream stream;
+  EventStreamStruct *reader;
+  EventStreamRes res;
+  EventRecordStruct rec;
+  uint64_t next[5] = {0};
+  unsigned sent = 0;
+  unsigned char *bytes;
+  size_t size = 0;
+  char msg[256];
+  (void)state;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = onUsr1;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  assert_int_equal(sigaction(SIGUSR1, &action, &old1), 0);
+  assert_true(signal(SIGUSR2, onUsr2) != SIG_ERR);
+  /* what the program installed is what it reads back */
+  assert_int_equal(sigaction(SIGUSR1, NULL, &action), 0);
+  assert_true(action.sa_sigaction == onUsr1);
+  assert_int_equal(sigaction(SIGUSR2, NULL, &old2), 0);
+  assert_true(old2.sa_handler == onUsr2);
+
+  /* A file, as a handler's flush must write() (a memory stream would
+   * realloc in the handler) */
+  assert_int_equal(PlinthStreamOpenFile(&stream, "signals.log"), 0);
+  assert_int_equal(EventStreamAddBinary(stream), 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);
+  atomic_store(&signalStop, 0);
+  atomic_store(&signalGo, 0);
+  assert_int_equal(pthread_create(&thread, NULL, signalled, NULL), 0);
+  while (!atomic_load(&signalGo))
+    ;
+  while (!atomic_load(&signalStop)) {
+    if (pthread_kill(thread, SIGUSR1) == 0)
+      ++sent;
+    for (volatile int spin = 0; spin < 200; ++spin)
+      ;
+  }
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  assert_int_equal(EventBufferSizeSet(65536), 0);
+  EventFinish();
+  PlinthStreamClose(stream);
+  assert_true(atomic_load(&usr1Count) >= 100);  /* the handlers ran, often */
+  assert_true(atomic_load(&usr1Count) <= sent);
+
+  bytes = readFile("signals.log", &size);
+  assert_non_null(bytes);
+  res = EventStreamOpen(&reader, bytes, size, 0, msg, sizeof msg);
+  if (res != EventStreamOK)
+    fail_msg("signals.log: %s", msg);
+  while ((res = EventStreamNext(reader, &rec)) == EventStreamOK)
+    if (rec.code == EventCodeTestThread) {
+      uint64_t t = rec.values[0].u, seq = rec.values[1].u;
+      if (t != 1 && t != 3 && t != 4)
+        fail_msg("TestThread from %" PRIu64, t);
+      if (seq != next[t])
+        fail_msg("source %" PRIu64 ": seq %" PRIu64 " where %" PRIu64 " was due", t, seq, next[t]);
+      if (rec.values[2].u != check(t, seq))
+        fail_msg("source %" PRIu64 " seq %" PRIu64 ": torn", t, seq);
+      ++next[t];
+    }
+  assert_int_equal(next[1], signalledEvents);
+  assert_int_equal(next[3], atomic_load(&usr1Count));
+  assert_int_equal(next[4], atomic_load(&usr2Count));
+  assert_int_equal(next[4], (atomic_load(&usr1Count) + 7) / 8);
+  assert_int_equal(res, EventStreamEND);
+  EventStreamClose(reader);
+  free(bytes);
+  assert_int_equal(unlink("signals.log"), 0);
+  assert_int_equal(sigaction(SIGUSR1, &old1, NULL), 0);
+  assert_true(signal(SIGUSR2, SIG_DFL) != SIG_ERR);
+}
+
 int main(void)
 {
   char dir[] = "/tmp/test_threads.XXXXXX";
@@ -371,6 +515,7 @@ int main(void)
     cmocka_unit_test(threads_1_2_exit_writes_events),
     cmocka_unit_test(threads_1_3_control_and_intern_race),
     cmocka_unit_test(threads_2_1_fork_child_own_log),
+    cmocka_unit_test(threads_3_1_signal_handlers_emit),
   };
   /* an empty directory: the fork case's child writes its log here */
   if (mkdtemp(dir) == NULL || chdir(dir) != 0) {

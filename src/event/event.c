@@ -51,14 +51,33 @@ typedef struct EventKindBufStruct {
   uintptr_t sent;               /* the current slot has been sent up to here */
 } EventKindBufStruct;
 
+/* Levels: a signal handler running on a thread emits into buffers of its
+ * own level, so that its events never land inside an event it
+ * interrupted.  Level 0 is the thread's ordinary code; handlers nested
+ * deeper than LEVEL_LIMIT - 1 drop their events, counted.
+ * design/telemetry.txt .sol.signal.level */
+#define LEVEL_LIMIT 4
+
 typedef struct EventThreadStruct {
   struct EventThreadStruct *next, *prev;
   uint32_t serial;
-  EventBufStruct *bufs;         /* the thread's EventThreadBuf */
+  EventBufStruct *bufs;         /* the thread's EventThreadBuf: the running level's */
   size_t bufferSize;            /* size of each of its buffers */
   void *altStack;               /* its alternate signal stack, or NULL */
-  EventKindBufStruct kind[EVENT_KIND_LIMIT];
+  unsigned level;               /* the running level */
+  unsigned deeper;              /* handlers nested past the last level */
+  EventKindBufStruct *kind;     /* levels[level] */
+  EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
+  EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
 } EventThreadStruct;
+
+/* hotBuf -- a level's next and limit: in EventThreadBuf if it is running */
+static EventBufStruct *hotBuf(EventThreadStruct *thread, unsigned level, unsigned kind)
+{
+  if (level == thread->level && thread->deeper == 0)
+    return &thread->bufs[kind];
+  return &thread->saved[level][kind];
+}
 
 typedef struct EventStreamEntryStruct {
   PlinthStream stream;
@@ -421,6 +440,8 @@ static void atExit(void)
 }
 
 static void afterFork(void);
+static int signalEnter(void);
+static void signalLeave(int token);
 
 /* EventInit -- read the environment; idempotent.  design/telemetry.txt .sol.env */
 int EventInit(void)
@@ -480,6 +501,7 @@ int EventInit(void)
   sessionClock();
   PlinthAtExit(atExit);
   PlinthAtFork(afterFork);
+  PlinthSignalHooks(signalEnter, signalLeave);
   if (envSwitch("TELLTALE_SIGNALS", 1))
     (void)EventFatalSignals(1);
   PlinthLockRelease();
@@ -818,10 +840,10 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
 
 /* blockHeader -- fill in a block header.  design/telemetry.txt .stream.block */
 static void blockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
-                        uint64_t seq)
+                        unsigned level, uint64_t seq)
 {
   uint32_t length32 = (uint32_t)length;
-  uint16_t kind16 = (uint16_t)kind, flags = 0;
+  uint16_t kind16 = (uint16_t)kind, flags = (uint16_t)(level & EVENT_BLOCK_LEVEL_MASK);
   memcpy(base, EVENT_BLOCK_MAGIC, 4);
   memcpy(base + 4, &length32, 4);
   memcpy(base + 8, &serial, 4);
@@ -836,22 +858,23 @@ static void blockHeader(unsigned char *base, size_t length, uint32_t serial, uns
  * binary stream, and as text to each mirror.
  * design/telemetry.txt .sol.block */
 static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
-                       const unsigned char *data, size_t size, uint64_t seq, int *failed);
-static int writerEnqueue(EventThreadStruct *thread, unsigned kind, unsigned slot,
+                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
+                       int *failed);
+static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
                          const unsigned char *data, size_t size, uint64_t seq);
 
-static void blockSend(EventThreadStruct *thread, unsigned kind, unsigned slot,
+static void blockSend(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
                       const unsigned char *data, size_t size, uint64_t seq)
 {
   if (size == 0)
     return;
   sessionStart();
-  if (session.async && writerEnqueue(thread, kind, slot, data, size, seq) == 0)
+  if (session.async && writerEnqueue(thread, level, kind, slot, data, size, seq) == 0)
     return;
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
     int failed = 0;
-    blockWrite(entry, thread->serial, kind, data, size, seq, &failed);
+    blockWrite(entry, thread->serial, kind, level, data, size, seq, &failed);
     if (failed != 0)
       streamFailed(entry, failed);
   }
@@ -860,7 +883,8 @@ static void blockSend(EventThreadStruct *thread, unsigned kind, unsigned slot,
 /* blockWrite -- one block to one stream: binary, or text if a mirror.
  * *failed gets the error of a failed write. */
 static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
-                       const unsigned char *data, size_t size, uint64_t seq, int *failed)
+                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
+                       int *failed)
 {
   unsigned char header[EVENT_BLOCK_HEADER_LEN];
   int res;
@@ -870,7 +894,7 @@ static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned 
   }
   if (entry->failed)
     return;
-  blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, seq);
+  blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
   res = PlinthStreamWrite(entry->stream, header, sizeof header);
   if (res == 0)
     res = PlinthStreamWrite(entry->stream, data, size);
@@ -896,7 +920,7 @@ typedef struct JobStruct {
   size_t size;
   uint64_t seq;
   uint32_t serial;
-  unsigned kind;
+  unsigned kind, level;
   unsigned *pending;            /* the slot's count, to decrement when done */
 } JobStruct;
 
@@ -922,7 +946,8 @@ static void writerRun(void)
     PlinthQueueRelease();
     for (size_t i = 0; i < job.streamCount; ++i) {
       int failed = 0;
-      blockWrite(&job.streams[i], job.serial, job.kind, job.data, job.size, job.seq, &failed);
+      blockWrite(&job.streams[i], job.serial, job.kind, job.level, job.data, job.size, job.seq,
+                 &failed);
       if (failed != 0)
         say("the writer cannot write to ", PlinthStreamDescribe(job.streams[i].stream), ": ",
             PlinthStrError(failed), NULL);
@@ -937,7 +962,7 @@ static void writerRun(void)
 
 /* writerEnqueue -- queue a block for the writer.  Plinth lock held.
  * Returns nonzero if there is no writer: the caller writes it. */
-static int writerEnqueue(EventThreadStruct *thread, unsigned kind, unsigned slot,
+static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
                          const unsigned char *data, size_t size, uint64_t seq)
 {
   JobStruct *job;
@@ -960,7 +985,8 @@ static int writerEnqueue(EventThreadStruct *thread, unsigned kind, unsigned slot
   job->seq = seq;
   job->serial = thread->serial;
   job->kind = kind;
-  job->pending = &thread->kind[kind].pending[slot];
+  job->level = level;
+  job->pending = &thread->levels[level][kind].pending[slot];
   ++*job->pending;
   ++writer.count;
   PlinthQueueWake();
@@ -1012,15 +1038,23 @@ int EventWriterAsync(int async, int drop)
 
 static void threadExit(void *arg);
 
-/* threadCreate -- set the calling thread up.  design/telemetry.txt .sol.thread */
-static EventThreadStruct *threadCreate(void)
+/* threadCreate -- set the calling thread up.  design/telemetry.txt .sol.thread
+ * *createdReturn is 0 if a signal handler set it up meanwhile. */
+static EventThreadStruct *threadCreate(int *createdReturn)
 {
-  EventThreadStruct *thread = PlinthAlloc(sizeof *thread);
+  EventThreadStruct *thread = PlinthPagesAlloc(sizeof *thread);   /* zeroed */
+  *createdReturn = 0;
   if (thread == NULL)
     return NULL;
-  memset(thread, 0, sizeof *thread);
   thread->bufs = EventThreadBuf;
+  thread->kind = thread->levels[0];
   PlinthLockClaim();
+  if (threadState != NULL) {    /* a handler's event, since our first look */
+    PlinthLockRelease();
+    PlinthPagesFree(thread, sizeof *thread);
+    return threadState;
+  }
+  *createdReturn = 1;
   thread->serial = ++session.threadSerial;
   sessionClock();
   thread->bufferSize = session.bufferSize;
@@ -1030,8 +1064,8 @@ static EventThreadStruct *threadCreate(void)
   session.threads = thread;
   if (session.signals)
     thread->altStack = PlinthAltStackCreate();
-  PlinthLockRelease();
   threadState = thread;
+  PlinthLockRelease();
   (void)PlinthThreadOnExit(threadExit, thread);
   return thread;
 }
@@ -1066,7 +1100,7 @@ static void slotRelease(EventKindBufStruct *kb, unsigned s)
     return;
   (void)slotBusy(kb, s, 1);     /* the writer may still read it */
   if (!kb->mapped[s])
-    PlinthFree(kb->slot[s]);
+    PlinthPagesFree(kb->slot[s], kb->slotSize[s]);
   else {
     LiveRegionStruct *region = NULL;
     /* Without a live file (after EventFinish, or in the child of fork,
@@ -1117,9 +1151,9 @@ static int liveRegion(size_t size, unsigned char **baseReturn)
  * there survives the program's death.  Otherwise it is memory, reused
  * if the slot has some: a ring buffer (output off), or a buffer that is
  * sent when it fills.  design/telemetry.txt .sol.live, .sol.ring */
-static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
+static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s)
 {
-  EventKindBufStruct *kb = &thread->kind[kind];
+  EventKindBufStruct *kb = &thread->levels[level][kind];
   int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
                 & EVENT_KIND_BIT(kind)) != 0;
   /* The writer may still be writing what the slot held: wait for it,
@@ -1153,14 +1187,14 @@ static int slotPrepare(EventThreadStruct *thread, unsigned kind, unsigned s)
     /* The data end at once, before the header makes this a block. */
     memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);
     atomic_signal_fence(memory_order_release);
-    blockHeader(kb->slot[s], size, thread->serial, kind, kb->seq[s]);
+    blockHeader(kb->slot[s], size, thread->serial, kind, level, kb->seq[s]);
     return 0;
   }
 memory:
   if (kb->mapped[s])
     slotRelease(kb, s);
   if (kb->slot[s] == NULL) {
-    kb->slot[s] = PlinthAlloc(thread->bufferSize);
+    kb->slot[s] = PlinthPagesAlloc(thread->bufferSize);
     if (kb->slot[s] == NULL)
       return 12; /* ENOMEM */
     kb->slotSize[s] = thread->bufferSize;
@@ -1169,10 +1203,10 @@ memory:
 }
 
 /* slotUse -- start filling slot s */
-static void slotUse(EventThreadStruct *thread, unsigned kind, unsigned s)
+static void slotUse(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s)
 {
-  EventKindBufStruct *kb = &thread->kind[kind];
-  EventBufStruct *buf = &thread->bufs[kind];
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  EventBufStruct *buf = hotBuf(thread, level, kind);
   kb->current = s;
   buf->next = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
   buf->limit = (uintptr_t)kb->slot[s] + kb->slotSize[s] - EVENT_END_SLACK;
@@ -1184,10 +1218,10 @@ static void slotUse(EventThreadStruct *thread, unsigned kind, unsigned s)
  * Lock held.  A live slot is always sent (its kind's output was on when
  * it was prepared); a memory slot only if the kind's output is on (else
  * it is the ring). */
-static void kindFlush(EventThreadStruct *thread, unsigned kind)
+static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind)
 {
-  EventKindBufStruct *kb = &thread->kind[kind];
-  EventBufStruct *buf = &thread->bufs[kind];
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  EventBufStruct *buf = hotBuf(thread, level, kind);
   unsigned s = kb->current;
   int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
                 & EVENT_KIND_BIT(kind)) != 0;
@@ -1197,7 +1231,7 @@ static void kindFlush(EventThreadStruct *thread, unsigned kind)
     /* A live slot's block keeps its number through partial sends, so
      * that recovery knows how much of it the log has.  .sol.live */
     uint64_t seq = kb->mapped[s] ? kb->seq[s] : session.blocks++;
-    blockSend(thread, kind, s, (const unsigned char *)kb->sent, buf->next - kb->sent, seq);
+    blockSend(thread, level, kind, s, (const unsigned char *)kb->sent, buf->next - kb->sent, seq);
     kb->sent = buf->next;
   }
 }
@@ -1205,20 +1239,19 @@ static void kindFlush(EventThreadStruct *thread, unsigned kind)
 /* bufferFull -- make room when a kind's buffer is full: send what it
  * holds, and move to the kind's other slot, keeping this one as the
  * flight recorder's older half.  design/telemetry.txt .sol.buffer, .sol.ring */
-static int bufferFull(EventThreadStruct *thread, unsigned kind)
+static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
 {
-  EventKindBufStruct *kb = &thread->kind[kind];
+  EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned other = 1 - kb->current;
   int res;
   PlinthLockClaim();
-  kindFlush(thread, kind);
-  kb->previousEnd = thread->bufs[kind].next;
-  res = slotPrepare(thread, kind, other);
+  kindFlush(thread, level, kind);
+  kb->previousEnd = hotBuf(thread, level, kind)->next;
+  res = slotPrepare(thread, level, kind, other);
+  if (res == 0)
+    slotUse(thread, level, kind, other);
   PlinthLockRelease();
-  if (res != 0)
-    return res;
-  slotUse(thread, kind, other);
-  return 0;
+  return res;
 }
 
 /* Events with nowhere to go (memory ran out for a buffer) are counted
@@ -1230,7 +1263,8 @@ static void *dropped(unsigned kind, void *sink)
 {
   if (atomic_fetch_add(&dropCount[kind], 1) == 0)
     say("no buffer for kind ", EventRegistry.kinds[kind].name,
-        " (memory ran out, or the writer is behind with TELLTALE_WRITER=async,drop):",
+        " (memory ran out, the writer is behind with TELLTALE_WRITER=async,drop,",
+        " or signal handlers nested too deep):",
         " its events are dropped and counted (EventsDropped)", NULL);
   return sink;
 }
@@ -1256,6 +1290,51 @@ static void dropsReport(void)
   }
 }
 
+/* signalEnter, signalLeave -- a handler the program installed starts or
+ * ends on this thread (the plinth's trampoline calls them, with every
+ * signal blocked).  The running level's next and limit are put aside
+ * and the next level's brought in, so that the handler's events go
+ * into buffers of their own: an event it interrupted, half written,
+ * is left as it was.  Past the last level, next and limit are zero,
+ * and the slow path drops and counts.  design/telemetry.txt
+ * .sol.signal.level */
+static int signalEnter(void)
+{
+  EventThreadStruct *thread = threadState;
+  if (thread == NULL)
+    return 0;                   /* no buffers to protect */
+  if (thread->deeper > 0 || thread->level == LEVEL_LIMIT - 1) {
+    if (thread->deeper++ == 0) {
+      memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+      memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+    }
+    return 1;
+  }
+  memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+  ++thread->level;
+  memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+  thread->kind = thread->levels[thread->level];
+  return 1;
+}
+
+static void signalLeave(int token)
+{
+  EventThreadStruct *thread = threadState;
+  if (token == 0 || thread == NULL)
+    return;
+  if (thread->deeper > 0) {
+    if (--thread->deeper == 0)
+      memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+    return;
+  }
+  if (thread->level == 0)
+    return;                     /* the session was reset in the handler */
+  memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+  --thread->level;
+  memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+  thread->kind = thread->levels[thread->level];
+}
+
 /* EventReserveSlow -- the slow path of EventReserve.  design/telemetry.txt .sol.slow
  *
  * Sets the thread up on its first event, makes the kind's buffer on its
@@ -1265,52 +1344,71 @@ void *EventReserveSlow(unsigned kind, size_t size)
 {
   static unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* for events with nowhere to go */
   EventThreadStruct *thread = threadState;
+  unsigned level;
   EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
   if (thread == NULL) {
+    int created;
     (void)EventInit();
-    thread = threadCreate();
+    thread = threadCreate(&created);
     if (thread == NULL)
       return dropped(kind, sink);
-    threadAnnounce(thread);
+    if (created)
+      threadAnnounce(thread);
   }
+  if (thread->deeper > 0)       /* a handler nested past the last level */
+    return dropped(kind, sink);
+  /* A handler that interrupts from here on runs on a level of its own
+   * and puts this level's next and limit back as it found them
+   * (.sol.signal.level); what the lock guards it does not enter. */
+  level = thread->level;
   for (;;) {
-    EventKindBufStruct *kb = &thread->kind[kind];
+    EventKindBufStruct *kb = &thread->levels[level][kind];
     EventBufStruct *buf = &thread->bufs[kind];
     if (kb->slot[kb->current] == NULL) {
       int res;
       PlinthLockClaim();
-      res = slotPrepare(thread, kind, kb->current);
+      res = slotPrepare(thread, level, kind, kb->current);
+      if (res == 0) {
+        slotUse(thread, level, kind, kb->current);
+        kb->previousEnd = 0;
+      }
       PlinthLockRelease();
       if (res != 0)
         return dropped(kind, sink);
-      slotUse(thread, kind, kb->current);
-      kb->previousEnd = 0;
     }
     if (buf->limit - buf->next >= size) {
       void *p = (void *)buf->next;
       buf->next += size;
       return p;
     }
-    if (bufferFull(thread, kind) != 0)
+    if (bufferFull(thread, level, kind) != 0)
       return dropped(kind, sink);
   }
 }
 
-/* threadFlush -- send what a thread's buffers hold.  Lock held. */
-static void threadFlush(EventThreadStruct *thread)
+/* threadFlush -- send what a thread's buffers hold at levels from
+ * "from" up.  Lock held.  A handler flushes only its own level and
+ * those above: a level below may have an event half written, which it
+ * interrupted.  design/telemetry.txt .sol.signal.level */
+static void threadFlush(EventThreadStruct *thread, unsigned from)
 {
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
-    kindFlush(thread, kind);
+  for (unsigned level = from; level < LEVEL_LIMIT; ++level)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+      kindFlush(thread, level, kind);
 }
 
 /* threadRelease -- give up a thread's buffers */
 static void threadRelease(EventThreadStruct *thread)
 {
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-    slotRelease(&thread->kind[kind], 0);
-    slotRelease(&thread->kind[kind], 1);
-    thread->kind[kind].previousEnd = 0;
-  }
+  for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+      EventKindBufStruct *kb = &thread->levels[level][kind];
+      slotRelease(kb, 0);
+      slotRelease(kb, 1);
+      kb->previousEnd = 0;
+      kb->current = 0;
+      memset(&thread->saved[level][kind], 0, sizeof thread->saved[level][kind]);
+    }
 }
 
 static void threadFree(EventThreadStruct *thread)
@@ -1322,7 +1420,7 @@ static void threadFree(EventThreadStruct *thread)
   if (thread->next != NULL)
     thread->next->prev = thread->prev;
   threadRelease(thread);
-  PlinthFree(thread);
+  PlinthPagesFree(thread, sizeof *thread);
 }
 
 /* threadExit -- a thread is exiting: flush its buffers, never lose them.
@@ -1336,12 +1434,12 @@ static void threadExit(void *arg)
   EVENT_U(ThreadExit, thread->serial);
   dropsReport();
   PlinthLockClaim();
-  threadFlush(thread);
+  threadFlush(thread, 0);
   altStack = thread->altStack;
   threadFree(thread);
-  PlinthLockRelease();
-  threadState = NULL;
+  threadState = NULL;           /* before a handler can run again */
   memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  PlinthLockRelease();
   PlinthAltStackDestroy(altStack);
 }
 
@@ -1354,7 +1452,7 @@ void EventFlush(void)
   EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
   dropsReport();
   PlinthLockClaim();
-  threadFlush(thread);
+  threadFlush(thread, thread->level);
   writerIdle();
   for (size_t i = 0; i < session.streamCount; ++i)
     (void)PlinthStreamFlush(session.streams[i].stream);
@@ -1375,7 +1473,7 @@ void EventFinish(void)
     return;
   }
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
-    threadFlush(t);
+    threadFlush(t, t == self ? self->level : 0);
   PlinthLockRelease();
   EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
   dropsReport();
@@ -1383,7 +1481,7 @@ void EventFinish(void)
   EVENT_W(StreamEnd, (EventW)session.blocks);
   if (threadState != NULL) {
     self = threadState;
-    kindFlush(self, EventKindTelltale);
+    kindFlush(self, self->level, EventKindTelltale);
     /* The next session starts this thread's buffers afresh. */
     threadRelease(self);
     memset(EventThreadBuf, 0, sizeof EventThreadBuf);
@@ -1562,16 +1660,17 @@ void EventDump(unsigned count)
   if (count > DUMP_LIMIT)
     count = DUMP_LIMIT;
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
-    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-      EventKindBufStruct *kb = &t->kind[kind];
-      unsigned s = kb->current, o = 1 - s;
-      if (kb->slot[o] != NULL && kb->previousEnd != 0)
-        n = dumpRange(kb->slot[o] + EVENT_BLOCK_HEADER_LEN, kb->previousEnd, t->serial, kind,
-                      n, count);
-      if (kb->slot[s] != NULL)
-        n = dumpRange(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, t->bufs[kind].next, t->serial, kind,
-                      n, count);
-    }
+    for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+      for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+        EventKindBufStruct *kb = &t->levels[level][kind];
+        unsigned s = kb->current, o = 1 - s;
+        if (kb->slot[o] != NULL && kb->previousEnd != 0)
+          n = dumpRange(kb->slot[o] + EVENT_BLOCK_HEADER_LEN, kb->previousEnd, t->serial, kind,
+                        n, count);
+        if (kb->slot[s] != NULL)
+          n = dumpRange(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, hotBuf(t, level, kind)->next,
+                        t->serial, kind, n, count);
+      }
   /* Heap sort in place: the earliest goes to the end, so the array ends
    * up latest first; print it backwards. */
   for (size_t end = n; end > 1; --end) {
@@ -1623,7 +1722,7 @@ static void deathFlush(void)
     return;
   }
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
-    threadFlush(t);
+    threadFlush(t, 0);
   PlinthLockRelease();
 }
 

@@ -28,7 +28,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 /* Stream format version.  design/telemetry.txt .sol.version */
 #define EVENT_VERSION_MAJOR  1      /* the file format changed */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  0      /* a telltale event or header field was added */
+#define EVENT_VERSION_MINOR  1      /* a telltale event or header field was added */
 
 /* Stream header and blocks.  design/telemetry.txt .stream.header, .stream.block */
 #define EVENT_STREAM_MAGIC      "TELLTALE"   /* 8 bytes, first in the stream */
@@ -37,6 +37,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_BYTE_ORDER_MARK   0x0102u      /* written in data byte order */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_HEADER_LEN  24
+#define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 
 /* Limits.  design/telemetry.txt .reg.limits */
 #define EVENT_CODE_RESERVED_LIMIT 0x0100u    /* codes below are telltale's own */

@@ -782,6 +782,7 @@ typedef struct BlockStruct {
   size_t dataEnd;               /* end of its sound events: code 0, end, or a fault */
   uint32_t thread;
   unsigned kind;
+  unsigned level;               /* signal level, from the flags (.sol.signal.level) */
   uint64_t seq;
 } BlockStruct;
 
@@ -1410,6 +1411,7 @@ static void IndexBlocks(EventStreamStruct *stream)
       block.offset = pos;
       block.thread = (uint32_t)LoadUnsigned(b + pos + 8, 4, bigEndian);
       block.kind = (unsigned)LoadUnsigned(b + pos + 12, 2, bigEndian);
+      block.level = (unsigned)LoadUnsigned(b + pos + 14, 2, bigEndian) & EVENT_BLOCK_LEVEL_MASK;
       block.seq = LoadUnsigned(b + pos + 16, 8, bigEndian);
       if (length < EVENT_BLOCK_HEADER_LEN) {
         fault = "block length %u is less than the 24-byte block header";
@@ -1494,6 +1496,8 @@ static int BlockCompare(const void *a, const void *b)
     return ba->thread < bb->thread ? -1 : 1;
   if (ba->kind != bb->kind)
     return ba->kind < bb->kind ? -1 : 1;
+  if (ba->level != bb->level)
+    return ba->level < bb->level ? -1 : 1;
   if (ba->seq != bb->seq)
     return ba->seq < bb->seq ? -1 : 1;
   return ba->offset < bb->offset ? -1 : ba->offset > bb->offset;
@@ -1564,6 +1568,14 @@ static void HeapDown(EventStreamStruct *stream, size_t i)
   }
 }
 
+/* SeqStarts -- whether block i starts a sequence: a (thread, kind,
+ * signal level) of its own.  Blocks sorted by BlockCompare. */
+static int SeqStarts(const EventStreamStruct *stream, size_t i)
+{
+  const BlockStruct *b = &stream->blocks[i];
+  return i == 0 || b->thread != b[-1].thread || b->kind != b[-1].kind || b->level != b[-1].level;
+}
+
 /* MergeStart -- group the blocks into sequences and heap them */
 static int MergeStart(EventStreamStruct *stream)
 {
@@ -1572,8 +1584,7 @@ static int MergeStart(EventStreamStruct *stream)
     return 1;
   qsort(stream->blocks, stream->blockCount, sizeof *stream->blocks, BlockCompare);
   for (i = 0; i < stream->blockCount; ++i)
-    if (i == 0 || stream->blocks[i].thread != stream->blocks[i - 1].thread
-        || stream->blocks[i].kind != stream->blocks[i - 1].kind)
+    if (SeqStarts(stream, i))
       ++count;
   stream->seqs = calloc(count, sizeof *stream->seqs);
   stream->heap = calloc(count, sizeof *stream->heap);
@@ -1581,8 +1592,7 @@ static int MergeStart(EventStreamStruct *stream)
     return 0;
   for (i = 0; i < stream->blockCount; ++i) {
     SeqStruct *seq;
-    if (i == 0 || stream->blocks[i].thread != stream->blocks[i - 1].thread
-        || stream->blocks[i].kind != stream->blocks[i - 1].kind) {
+    if (SeqStarts(stream, i)) {
       seq = &stream->seqs[stream->seqCount++];
       seq->block = i;
       seq->pos = stream->blocks[i].offset + EVENT_BLOCK_HEADER_LEN;

@@ -416,24 +416,31 @@ def _events(registry, layout, session):
             thread = t.dereference()
             serial = int(thread["serial"])
             bufs = thread["bufs"]
-            kinds = thread["kind"]
-            limit = kinds.type.range()[1] + 1
+            levels = thread["levels"]
+            saved = thread["saved"]
+            running = int(thread["level"])
+            deeper = int(thread["deeper"])
+            level_limit = levels.type.range()[1] + 1
+            limit = levels[0].type.range()[1] + 1
             nxt = thread["next"]
             int(nxt)
         except (gdb.MemoryError, gdb.error) as err:
             _warn("cannot read the thread at 0x%x (%s): stopped there" % (addr, err))
             break
         threads += 1
-        for kind in range(limit):
+        # Each signal level has its own buffers (.sol.signal.level): the
+        # running level's next is in EventThreadBuf, the others' in saved.
+        for level, kind in ((lv, k) for lv in range(level_limit) for k in range(limit)):
             try:
-                kb = kinds[kind]
+                kb = levels[level][kind]
                 slots = [int(kb["slot"][0]), int(kb["slot"][1])]
                 sizes = [int(kb["slotSize"][0]), int(kb["slotSize"][1])]
                 current = int(kb["current"])
                 previous_end = int(kb["previousEnd"])
                 if slots == [0, 0]:
                     continue
-                nxt_event = int(bufs[kind]["next"])
+                hot = bufs[kind] if level == running and deeper == 0 else saved[level][kind]
+                nxt_event = int(hot["next"])
             except (gdb.MemoryError, gdb.error) as err:
                 _warn("T%d kind %d: cannot read its buffer state (%s): skipped"
                       % (serial, kind, err))
