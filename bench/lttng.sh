@@ -25,13 +25,17 @@
 #
 # The channel blocks (--blocking-timeout=inf, with LTTNG_UST_ALLOW_BLOCKING=1
 # in the bench's environment) rather than discarding: like telltale's log,
-# nothing is lost, and if the consumer daemon falls behind, the time the
+# nothing is lost, and when the consumer daemon falls behind, the time the
 # emitter waits for it is in the figure.  Its buffers, 8 sub-buffers of
 # 4 MiB per CPU, hold most of a round of a million events (about 28 MB),
-# which the consumer daemon writes out while the other cases run, as
-# telltale's writer thread does: with the default 4 of 512 KiB the
-# emitter waits for the consumer and the event costs 20-50% more on a
-# 2-core machine.  A session daemon is not started here: start one with
+# so lttng-on is the emitter's own cost: the consumer daemon writes the
+# trace out on the other core, mostly after the round, which flatters
+# LTTng beside telltale's enabled case (write() on the emitting thread)
+# and async (the round waits for the writer).  With LTTng's default
+# buffers, 4 of 512 KiB (LTTNG_SUBBUF_SIZE=512K LTTNG_NUM_SUBBUF=4
+# bench/run), the emitter waits for the consumer, and on a loaded 2-core
+# machine the figure is up to three times as high, and as variable.  A
+# session daemon is not started here: start one with
 # `lttng-sessiond --daemonize` before bench/run.
 set -eu
 cd "$(dirname "$0")/.."
@@ -72,7 +76,7 @@ start() {
   {
     lttng create "$name" --output="$dir" &&
       lttng enable-channel --userspace --session="$name" --blocking-timeout=inf \
-        --subbuf-size=4M --num-subbuf=8 bench &&
+        --subbuf-size="${LTTNG_SUBBUF_SIZE:-4M}" --num-subbuf="${LTTNG_NUM_SUBBUF:-8}" bench &&
       lttng enable-event --userspace --session="$name" --channel=bench bench:paw &&
       lttng start "$name"
   } >/dev/null || { lttng destroy "$name" >/dev/null 2>&1; return 1; }
@@ -89,7 +93,7 @@ finish() {
   else
     recorded="? (babeltrace2 is not installed; the trace is $(du -sh "$dir" | cut -f1))"
   fi
-  echo "lttng session $name: ${emitted:+$emitted events emitted, }$recorded recorded, $discarded discarded (blocking channel)"
+  echo "lttng session $name: ${emitted:+$emitted events emitted, }$recorded recorded, $discarded discarded (blocking channel, ${LTTNG_NUM_SUBBUF:-8} x ${LTTNG_SUBBUF_SIZE:-4M} a CPU)"
 }
 
 cmd=${1:-}
