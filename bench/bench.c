@@ -13,6 +13,16 @@
  *   filtered    telltale, kind not recorded
  *   compiled    telltale, variety off (bench_off.c)
  *   fprintf     the same three values formatted by fprintf to /dev/null
+ *   lttng-off   an LTTng-UST tracepoint of the same three words that no
+ *               session enables (lttng_tp.h)
+ *   lttng-on    one that bench/run's lttng session enables and records
+ *
+ * The LTTng cases are built in only with -DBENCH_LTTNG (bench/lttng.sh
+ * builds bench-lttng so, where liblttng-ust-dev is installed); lttng-on
+ * runs only if its tracepoint is enabled when the program starts, that
+ * is, if an lttng session had enabled bench:paw before.  Elsewhere their
+ * rows say why they did not run, given --lttng-note, and are otherwise
+ * left out.
  *
  * Then two threads against one, recorded only and written to the file:
  * the ratio of their aggregate rates.
@@ -22,8 +32,10 @@
  * are interleaved so that a noisy neighbour hurts them alike.
  *
  * Usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]
+ *              [--list] [--lttng-note WHY]
  * With --case, runs only that case once with N events and prints
- * nothing: bench/callgrind.sh uses it to count instructions.
+ * nothing: bench/callgrind.sh uses it to count instructions, for each
+ * case that --list names.
  */
 
 #define _GNU_SOURCE
@@ -36,6 +48,10 @@
 
 #include "event.h"
 #include "plinth.h"
+
+#ifdef BENCH_LTTNG
+#include "lttng_tp.h"
+#endif
 
 extern void benchCompiledOut(size_t count, void *p);   /* bench_off.c */
 
@@ -77,6 +93,21 @@ static void __attribute__((noinline)) runFprintf(size_t count, void *p)
   for (size_t i = 0; i < count; ++i)
     fprintf(devnull, "TestPAW p=%p a=%#lx w=%zu\n", p, (unsigned long)((uintptr_t)p + 8), i);
 }
+
+#ifdef BENCH_LTTNG
+/* runLttng -- LTTng-UST's tracepoint: bench:paw, or bench:paw_off */
+static void __attribute__((noinline)) runLttng(size_t count, void *p)
+{
+  for (size_t i = 0; i < count; ++i)
+    lttng_ust_tracepoint(bench, paw, (uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)p + 8, i);
+}
+
+static void __attribute__((noinline)) runLttngOff(size_t count, void *p)
+{
+  for (size_t i = 0; i < count; ++i)
+    lttng_ust_tracepoint(bench, paw_off, (uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)p + 8, i);
+}
+#endif
 
 /* scaling: each thread runs the emitter; the aggregate rate of two
  * threads against one shows whether anything on the hot path is shared */
@@ -121,9 +152,10 @@ static int cmpDouble(const void *a, const void *b)
 }
 
 enum { CASE_FLOOR, CASE_ENABLED, CASE_ASYNC, CASE_RECORDED, CASE_FILTERED, CASE_COMPILED,
-       CASE_FPRINTF, CASES };
+       CASE_FPRINTF, CASE_LTTNG_OFF, CASE_LTTNG_ON, CASES };
 static const char *const caseNames[CASES] = {
-  "floor", "enabled", "async", "recorded", "filtered", "compiled", "fprintf"
+  "floor", "enabled", "async", "recorded", "filtered", "compiled", "fprintf",
+  "lttng-off", "lttng-on"
 };
 static const char *const caseDocs[CASES] = {
   "rdtsc + stores of the 36-byte record, L1 buffer",
@@ -133,7 +165,12 @@ static const char *const caseDocs[CASES] = {
   "telltale: kind not recorded",
   "telltale: variety off",
   "fprintf of the same values to /dev/null",
+  "LTTng-UST: tracepoint not enabled",
+  "LTTng-UST: tracepoint enabled, recorded by a session",
 };
+
+/* caseWhyNot -- why a case cannot run in this process, or NULL */
+static const char *caseWhyNot[CASES];
 
 /* runCase -- set the controls for a case and run it */
 static void runCase(int c, size_t count)
@@ -173,13 +210,22 @@ static void runCase(int c, size_t count)
   case CASE_FPRINTF:
     runFprintf(count, p);
     break;
+#ifdef BENCH_LTTNG
+  case CASE_LTTNG_OFF:
+    runLttngOff(count, p);
+    break;
+  case CASE_LTTNG_ON:
+    runLttng(count, p);
+    break;
+#endif
   }
 }
 
 int main(int argc, char **argv)
 {
   size_t rounds = 21, count = 1000000;
-  const char *only = NULL, *path = NULL;
+  const char *only = NULL, *path = NULL, *note = NULL;
+  int list = 0;
   char tmpl[] = "/tmp/telltale-bench-XXXXXX";
   PlinthStream stream;
   double *ns[CASES], median[CASES];
@@ -194,20 +240,42 @@ int main(int argc, char **argv)
       only = argv[++i];
     else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
       path = argv[++i];
+    else if (strcmp(argv[i], "--list") == 0)
+      list = 1;
+    else if (strcmp(argv[i], "--lttng-note") == 0 && i + 1 < argc)
+      note = argv[++i];
     else {
       int help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
       fprintf(help ? stdout : stderr,
               "usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]\n"
+              "             [--list] [--lttng-note WHY]\n"
               "  Prints the median ns per event of each case and its ratio to the floor.\n"
               "  --case NAME runs one case once, silently (for callgrind).\n"
               "  --file PATH keeps the log of the enabled case there.\n"
-              "  cases: floor enabled async recorded filtered compiled fprintf\n");
+              "  --list prints the cases this process can run, one a line.\n"
+              "  --lttng-note WHY is printed in the rows of LTTng cases that cannot run.\n"
+              "  cases: floor enabled async recorded filtered compiled fprintf\n"
+              "         lttng-off lttng-on (built with -DBENCH_LTTNG: bench/lttng.sh)\n");
       return help ? 0 : 2;
     }
   }
   if (rounds == 0 || count == 0) {
     fprintf(stderr, "bench: rounds and count must be positive\n");
     return 2;
+  }
+  /* liblttng-ust's constructor has registered with the session daemon,
+   * if one runs, and enabled what its sessions enable, before main. */
+#ifdef BENCH_LTTNG
+  if (!lttng_ust_tracepoint_enabled(bench, paw))
+    caseWhyNot[CASE_LTTNG_ON] = note != NULL ? note : "bench:paw is not enabled: no lttng session";
+#else
+  caseWhyNot[CASE_LTTNG_OFF] = caseWhyNot[CASE_LTTNG_ON] = note != NULL ? note : "";
+#endif
+  if (list) {
+    for (int c = 0; c < CASES; ++c)
+      if (caseWhyNot[c] == NULL)
+        printf("%s\n", caseNames[c]);
+    return 0;
   }
   devnull = fopen("/dev/null", "w");
   if (devnull == NULL) {
@@ -237,6 +305,11 @@ int main(int argc, char **argv)
       fprintf(stderr, "bench: unknown case %s\n", only);
       return 2;
     }
+    if (caseWhyNot[c] != NULL) {
+      fprintf(stderr, "bench: %s cannot run: %s\n", only,
+              caseWhyNot[c][0] != '\0' ? caseWhyNot[c] : "not in this build");
+      return 3;
+    }
     runCase(CASE_ENABLED, 1000);     /* set the thread up outside the count */
     runCase(c, count);
     EventFinish();
@@ -250,11 +323,15 @@ int main(int argc, char **argv)
     ns[c] = calloc(rounds, sizeof(double));
     if (ns[c] == NULL)
       return 1;
-    runCase(c, count / 10 + 1);     /* warm up */
+    if (caseWhyNot[c] == NULL)
+      runCase(c, count / 10 + 1);     /* warm up */
   }
   for (size_t r = 0; r < rounds; ++r)
     for (int c = 0; c < CASES; ++c) {
-      double t0 = nowNs();
+      double t0;
+      if (caseWhyNot[c] != NULL)
+        continue;
+      t0 = nowNs();
       runCase(c, count);
       ns[c][r] = (nowNs() - t0) / (double)count;
     }
@@ -265,8 +342,13 @@ int main(int argc, char **argv)
   printf("telltale bench: %zu rounds of %zu events, median ns/event (min-max)\n", rounds, count);
   printf("%-10s %9s %9s %9s %8s  %s\n", "case", "ns/event", "min", "max", "x floor", "what");
   for (int c = 0; c < CASES; ++c)
-    printf("%-10s %9.2f %9.2f %9.2f %8.2f  %s\n", caseNames[c], median[c], ns[c][0],
-           ns[c][rounds - 1], median[c] / median[CASE_FLOOR], caseDocs[c]);
+    if (caseWhyNot[c] == NULL)
+      printf("%-10s %9.2f %9.2f %9.2f %8.2f  %s\n", caseNames[c], median[c], ns[c][0],
+             ns[c][rounds - 1], median[c] / median[CASE_FLOOR], caseDocs[c]);
+    else if (caseWhyNot[c][0] != '\0')   /* "" leaves the row out */
+      printf("%-10s %9s %9s %9s %8s  %s\n", caseNames[c], "-", "-", "-", "-", caseWhyNot[c]);
+  if (caseWhyNot[CASE_LTTNG_ON] == NULL)   /* bench/lttng.sh finish checks the trace */
+    printf("lttng-on emitted %zu events\n", count / 10 + 1 + rounds * count);
 
   /* Two threads against one, recorded only and written to the file. */
   printf("\n2 threads against 1, aggregate events/s (median of %zu):\n", rounds / 2 + 1);
