@@ -25,6 +25,8 @@
 #define CODE_CLOCK_SYNC  0x0003u
 #define CODE_INTERN      0x0004u
 #define CODE_LABEL       0x0005u
+#define CODE_EVENTS_DROPPED 0x0006u
+#define CODE_OWN_LIMIT   0x0100u         /* codes below are telltale's own */
 
 #define NS_PER_SECOND    1000000000u
 #define SYNC_SPAN_MIN    1000000u        /* ns between ClockSyncs to trust them */
@@ -59,14 +61,17 @@ static uint64_t LoadUnsigned(const unsigned char *p, unsigned size, unsigned big
 
 static uint64_t MulDiv(uint64_t a, uint64_t b, uint64_t c)
 {
-  uint64_t aLo = a & 0xFFFFFFFFu, aHi = a >> 32;
-  uint64_t bLo = b & 0xFFFFFFFFu, bHi = b >> 32;
-  uint64_t p0 = aLo * bLo, p1 = aLo * bHi, p2 = aHi * bLo, p3 = aHi * bHi;
-  uint64_t mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
-  uint64_t lo = (p0 & 0xFFFFFFFFu) | mid << 32;
-  uint64_t hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
-  uint64_t q = 0, r = 0;
+  uint64_t aLo, aHi, bLo, bHi, p0, p1, p2, p3, mid, lo, hi, q, r;
   int i;
+  if (b == 0 || a <= UINT64_MAX / b)    /* the product fits: the same quotient, at once */
+    return a * b / c;
+  aLo = a & 0xFFFFFFFFu, aHi = a >> 32;
+  bLo = b & 0xFFFFFFFFu, bHi = b >> 32;
+  p0 = aLo * bLo, p1 = aLo * bHi, p2 = aHi * bLo, p3 = aHi * bHi;
+  mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
+  lo = (p0 & 0xFFFFFFFFu) | mid << 32;
+  hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+  q = 0, r = 0;
   for (i = 127; i >= 0; --i) {
     uint64_t carry = r >> 63;
     uint64_t bit = i >= 64 ? hi >> (i - 64) & 1 : lo >> i & 1;
@@ -120,6 +125,10 @@ const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry, 
 }
 
 
+static EventDecodeRes DecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
+                                   const unsigned char *p, size_t length,
+                                   EventRecordStruct *rec, const char **whyReturn);
+
 /* EventDecode -- decode one event.  design/telemetry.txt .stream.event
  *
  * Each check comes before the read it guards: avail for the header,
@@ -134,8 +143,7 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
   const char *whyDummy;
   const EventDescStruct *desc;
   unsigned bigEndian = layout->bigEndian;
-  size_t length, offset;
-  unsigned i;
+  size_t length;
 
   if (whyReturn == NULL)
     whyReturn = &whyDummy;
@@ -167,9 +175,24 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
   desc = EventRegistryLookup(registry, rec->code);
   if (desc == NULL)             /* design/telemetry.txt .stream.unknown */
     return EventDecodeUNKNOWN;
+  return DecodeFields(layout, desc, p, length, rec, whyReturn);
+}
+
+/* DecodeFields -- the fields of an event whose header EventDecode (or
+ * the stream's index) has read: desc is its code's descriptor and
+ * length, at least EVENT_HEADER_LEN, bytes at p are readable.  Sets
+ * rec->desc, rec->kind and the values; rec's header fields are the
+ * caller's. */
+static EventDecodeRes DecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
+                                   const unsigned char *p, size_t length,
+                                   EventRecordStruct *rec, const char **whyReturn)
+{
+  unsigned bigEndian = layout->bigEndian;
+  size_t offset;
+  unsigned i;
+
   rec->desc = desc;
   rec->kind = desc->kind;
-
   offset = EVENT_HEADER_LEN;
   for (i = 0; desc->format != NULL && desc->format[i] != '\0'; ++i) {
     size_t size;
@@ -260,6 +283,11 @@ static void PutChar(WriterStruct *w, char c)
 static void PutChars(WriterStruct *w, const char *s, size_t n)
 {
   size_t i;
+  if (w->len < w->size && w->size - w->len > n) {   /* room for them and a NUL */
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    return;
+  }
   for (i = 0; i < n; ++i)
     PutChar(w, s[i]);
 }
@@ -271,39 +299,56 @@ static void PutString(WriterStruct *w, const char *s)
 
 static void PutSpaces(WriterStruct *w, size_t n)
 {
+  if (w->len < w->size && w->size - w->len > n) {
+    memset(w->buf + w->len, ' ', n);
+    w->len += n;
+    return;
+  }
   while (n-- > 0)
     PutChar(w, ' ');
 }
 
-/* PutUnsigned -- value in decimal, at least minDigits digits (zero-padded) */
+/* PutUnsigned -- value in decimal, at least minDigits digits (zero-padded).
+ * Two digits at a time, from the end of a small buffer, then put at once. */
 static void PutUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
+  static const char pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
   char digits[24];
-  unsigned n = 0;
-  do {
-    digits[n++] = (char)('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  while (n < minDigits && n < sizeof digits)
-    digits[n++] = '0';
-  while (n > 0)
-    PutChar(w, digits[--n]);
+  unsigned n = sizeof digits;
+  while (value >= 100) {
+    unsigned pair = (unsigned)(value % 100);
+    value /= 100;
+    n -= 2;
+    memcpy(digits + n, pairs + 2 * pair, 2);
+  }
+  if (value >= 10) {
+    n -= 2;
+    memcpy(digits + n, pairs + 2 * value, 2);
+  } else {
+    digits[--n] = (char)('0' + value);
+  }
+  while (sizeof digits - n < minDigits && n > 0)
+    digits[--n] = '0';
+  PutChars(w, digits + n, sizeof digits - n);
 }
 
 /* PutHex -- "0x" and value in lower-case hex, at least minDigits digits */
 static void PutHex(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
   char digits[20];
-  unsigned n = 0;
+  unsigned n = sizeof digits;
   do {
-    digits[n++] = "0123456789abcdef"[value & 0xF];
+    digits[--n] = "0123456789abcdef"[value & 0xF];
     value >>= 4;
   } while (value != 0);
-  while (n < minDigits && n < sizeof digits)
-    digits[n++] = '0';
-  PutChars(w, "0x", 2);
-  while (n > 0)
-    PutChar(w, digits[--n]);
+  while (sizeof digits - n < minDigits && n > 2)
+    digits[--n] = '0';
+  digits[--n] = 'x';
+  digits[--n] = '0';
+  PutChars(w, digits + n, sizeof digits - n);
 }
 
 /* PutEscaped -- n bytes with C escapes for quotes, backslashes and
@@ -554,16 +599,15 @@ void EventFormatContextInit(EventFormatContextStruct *ctx, const EventRegistrySt
  * wall clock is startRealtime plus elapsed, as a UTC time of day.
  */
 
-static void PutTimes(WriterStruct *w, const EventRecordStruct *rec,
-                     const EventFormatContextStruct *ctx)
+static void PutTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
 {
   uint64_t delta, seconds, ns, total, realtime, secondOfDay;
-  int negative = rec->clock < ctx->startClock;
+  int negative = clock < ctx->startClock;
   char elapsed[40];
   WriterStruct ew;
   size_t elapsedLen;
 
-  delta = negative ? ctx->startClock - rec->clock : rec->clock - ctx->startClock;
+  delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
   if (ctx->clockHz == 0) {
     seconds = delta / NS_PER_SECOND;
     ns = delta % NS_PER_SECOND;
@@ -599,6 +643,20 @@ static void PutTimes(WriterStruct *w, const EventRecordStruct *rec,
 }
 
 
+/* EventFormatTimes -- the first two columns of EventFormat's line */
+
+size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
+                        const EventFormatContextStruct *ctx)
+{
+  WriterStruct w;
+  w.buf = buf;
+  w.size = size;
+  w.len = 0;
+  PutTimes(&w, clock, ctx);
+  return WriterFinish(&w);
+}
+
+
 /* PutPadded -- s, then spaces to width */
 
 static void PutPadded(WriterStruct *w, const char *s, unsigned width)
@@ -628,7 +686,7 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
   w.size = size;
   w.len = 0;
 
-  PutTimes(&w, rec, ctx);
+  PutTimes(&w, rec->clock, ctx);
   PutChar(&w, ' ');
 
   before = w.len;
@@ -783,17 +841,37 @@ typedef struct BlockStruct {
   uint32_t thread;
   unsigned kind;
   uint64_t seq;
+  size_t events;                /* known events in it */
 } BlockStruct;
 
 /* SeqStruct -- the blocks of one (thread, kind), and a cursor in them.
- * design/telemetry.txt .stream.order */
+ * Only the clock of the current event is read: its fields are decoded
+ * when it is returned.  design/telemetry.txt .stream.order .eventcnv.reader */
 
 typedef struct SeqStruct {
   size_t block;                 /* current block: index into blocks */
   size_t blockLimit;            /* one past its last block */
   size_t pos;                   /* stream offset of the current event */
-  EventRecordStruct rec;        /* the current event, decoded */
+  EventClock clock;             /* its clock */
+  const EventDescStruct *desc;  /* its descriptor */
 } SeqStruct;
+
+/* CodeStruct -- what the index knows of a code, in a table of all
+ * 65536, so that checking an event is a load, not a search.
+ * design/telemetry.txt .eventcnv.reader */
+
+typedef struct CodeStruct {
+  uint16_t event;               /* 1 + its index in the registry's events; 0: unknown */
+  uint16_t length;              /* the length of all its events, if that is fixed and
+                                   the index need not look inside them; 0: decode each */
+} CodeStruct;
+
+/* ThreadStruct -- a thread with events, for EventStreamThread */
+
+typedef struct ThreadStruct {
+  uint32_t thread;
+  size_t events;
+} ThreadStruct;
 
 struct EventStreamStruct {
   const unsigned char *base;
@@ -809,8 +887,15 @@ struct EventStreamStruct {
   char *strings;                /* NUL-terminated copies of the header's strs */
   size_t stringsSize, stringsUsed;
 
+  CodeStruct *codes;            /* 65536 of them, by code */
+  unsigned swap;                /* the data's byte order is not the machine's */
+  size_t *counts;               /* known events by kind and event: [kind * eventCount + i] */
+  ThreadStruct *threads;        /* sorted by serial */
+  size_t threadCount;
+
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
+  int merging;                  /* MergeStart has run */
   SeqStruct *seqs;
   size_t seqCount;
   size_t *heap;                 /* indexes of seqs, a min-heap by EventBefore */
@@ -1329,28 +1414,124 @@ static int IsFormat(const EventDescStruct *desc, const char *format)
   return desc != NULL && desc->format != NULL && strcmp(desc->format, format) == 0;
 }
 
+/* Loading in the data's byte order, for the index and the merge: swap
+ * is 1 if it is not the machine's. */
+
+static uint16_t Load16(const unsigned char *p, unsigned swap)
+{
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return swap ? (uint16_t)(v >> 8 | v << 8) : v;
+}
+
+static uint64_t Load64(const unsigned char *p, unsigned swap)
+{
+  unsigned char bytes[8];
+  uint64_t v;
+  unsigned i;
+  if (!swap) {
+    memcpy(&v, p, sizeof v);
+    return v;
+  }
+  for (i = 0; i < 8; ++i)
+    bytes[i] = p[7 - i];
+  memcpy(&v, bytes, sizeof v);
+  return v;
+}
+
+/* FixedLength -- the length of every event of desc in this layout, or
+ * 0 if it has a string (its length varies) */
+static unsigned FixedLength(const EventDescStruct *desc, const EventLayoutStruct *layout)
+{
+  unsigned length = EVENT_HEADER_LEN, i;
+  for (i = 0; desc->format[i] != '\0'; ++i)
+    switch (desc->format[i]) {
+    case 'P': case 'A': length += layout->pointerSize; break;
+    case 'W': length += layout->wordSize; break;
+    case 'U': length += 4; break;
+    case 'D': length += 8; break;
+    default: return 0;          /* S, or a letter ParseRegistry refused */
+    }
+  return length;
+}
+
+/* CodesInit -- the direct table of codes, and the counts.  An event of
+ * a fixed length and not one of telltale's own (which the index reads)
+ * is sound if its length is that length: its fields need no look. */
+static int CodesInit(EventStreamStruct *stream)
+{
+  const EventRegistryStruct *registry = &stream->registry;
+  EventLayoutStruct native;
+  unsigned i;
+  EventLayoutNative(&native);
+  stream->swap = native.bigEndian != stream->info.layout.bigEndian;
+  stream->codes = calloc(0x10000, sizeof *stream->codes);
+  stream->counts = calloc((size_t)registry->kindCount * registry->eventCount + 1,
+                          sizeof *stream->counts);
+  if (stream->codes == NULL || stream->counts == NULL)
+    return 0;
+  for (i = 0; i < registry->eventCount; ++i) {
+    const EventDescStruct *desc = &registry->events[i];
+    CodeStruct *c = &stream->codes[desc->code & 0xFFFF];
+    c->event = (uint16_t)(i + 1);
+    c->length = desc->code < CODE_OWN_LIMIT ? 0 : (uint16_t)FixedLength(desc, &stream->info.layout);
+  }
+  return 1;
+}
+
 /* IndexEvents -- check the events of one block and note what matters.
- * Returns 1 if the block is sound; else reports the fault. */
+ * Returns 1 if the block is sound; else reports the fault.
+ *
+ * Most events take the first path: a code in the table with a fixed
+ * length, and that length.  Every other event (a string, one of
+ * telltale's own, an unknown code, a fault) is decoded in full.
+ * design/telemetry.txt .eventcnv.reader */
 static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
+  const unsigned char *base = stream->base;
+  const CodeStruct *codes = stream->codes;
+  size_t *counts = stream->counts + (size_t)block->kind * stream->registry.eventCount;
+  unsigned swap = stream->swap;
   size_t pos = block->offset + EVENT_BLOCK_HEADER_LEN;
+  size_t events = 0;
+  EventClock first = info->firstClock, last = info->lastClock;
+  int sound = 1;
 
+  block->dataEnd = end;
   while (pos < end) {
     EventRecordStruct rec;
     const char *why = "?";
-    EventDecodeRes res = EventDecode(&info->layout, &stream->registry, stream->base + pos,
-                                     end - pos, &rec, &why);
-    switch (res) {
-    case EventDecodeEND:
+    EventDecodeRes res;
+    if (end - pos >= EVENT_HEADER_LEN) {
+      const unsigned char *p = base + pos;
+      unsigned length = Load16(p + 2, swap);
+      CodeStruct c = codes[Load16(p, swap)];
+      if (length == c.length && length != 0 && length <= end - pos) {
+        EventClock clock = Load64(p + 4, swap);
+        ++counts[c.event - 1];
+        ++events;
+        first = clock < first ? clock : first;
+        last = clock > last ? clock : last;
+        pos += length;
+        continue;
+      }
+    }
+    res = EventDecode(&info->layout, &stream->registry, base + pos, end - pos, &rec, &why);
+    if (res == EventDecodeEND) {
       block->dataEnd = pos;
-      return 1;
-    case EventDecodeUNKNOWN:    /* design/telemetry.txt .stream.unknown */
+      break;
+    }
+    if (res == EventDecodeUNKNOWN) {    /* design/telemetry.txt .stream.unknown */
       ++info->unknownCount;
       pos += rec.length;
       continue;
-    case EventDecodeOK:
-      ++info->eventCount;
+    }
+    if (res == EventDecodeOK) {
+      ++counts[rec.desc - stream->registry.events];
+      ++events;
+      first = rec.clock < first ? rec.clock : first;
+      last = rec.clock > last ? rec.clock : last;
       if (rec.code == CODE_STREAM_END && IsFormat(rec.desc, "W")) {
         info->streamEnd = 1;
       } else if (rec.code == CODE_CLOCK_SYNC && IsFormat(rec.desc, "WW")) {
@@ -1362,24 +1543,62 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
         if (info->clockSyncCount == 0 || sync.clock > index->last.clock)
           index->last = sync;
         ++info->clockSyncCount;
+      } else if (rec.code == CODE_EVENTS_DROPPED && rec.desc->paramCount == 2
+                 && rec.values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
+        info->dropped[rec.values[0].u] += rec.values[1].u;
       }
       pos += rec.length;
       continue;
-    case EventDecodeTRUNCATED:
-    case EventDecodeCORRUPT:
-    default:
-      block->dataEnd = pos;
-      if (end - pos >= EVENT_HEADER_LEN)
-        AddProblem(stream, "offset %u: event code %x length %u: %s (%u bytes left in the block at offset %u)",
-                   (uint64_t)pos, (uint64_t)rec.code, (uint64_t)rec.length, why,
-                   (uint64_t)(end - pos), (uint64_t)block->offset);
-      else
-        AddProblem(stream, "offset %u: %s (%u bytes left in the block at offset %u)",
-                   (uint64_t)pos, why, (uint64_t)(end - pos), (uint64_t)block->offset);
-      return 0;
     }
+    /* EventDecodeTRUNCATED, EventDecodeCORRUPT */
+    block->dataEnd = pos;
+    if (end - pos >= EVENT_HEADER_LEN)
+      AddProblem(stream, "offset %u: event code %x length %u: %s (%u bytes left in the block at offset %u)",
+                 (uint64_t)pos, (uint64_t)rec.code, (uint64_t)rec.length, why,
+                 (uint64_t)(end - pos), (uint64_t)block->offset);
+    else
+      AddProblem(stream, "offset %u: %s (%u bytes left in the block at offset %u)",
+                 (uint64_t)pos, why, (uint64_t)(end - pos), (uint64_t)block->offset);
+    sound = 0;
+    break;
   }
-  block->dataEnd = end;
+  block->events = events;
+  info->eventCount += events;
+  info->firstClock = first;
+  info->lastClock = last;
+  return sound;
+}
+
+static int ThreadCompare(const void *a, const void *b)
+{
+  const ThreadStruct *ta = a, *tb = b;
+  return ta->thread < tb->thread ? -1 : ta->thread > tb->thread;
+}
+
+/* IndexThreads -- the threads with events, and how many each has */
+static int IndexThreads(EventStreamStruct *stream)
+{
+  size_t i, n = 0;
+  if (stream->blockCount == 0)
+    return 1;
+  stream->threads = malloc(stream->blockCount * sizeof *stream->threads);
+  if (stream->threads == NULL)
+    return 0;
+  for (i = 0; i < stream->blockCount; ++i)
+    if (stream->blocks[i].events > 0) {
+      stream->threads[n].thread = stream->blocks[i].thread;
+      stream->threads[n].events = stream->blocks[i].events;
+      ++n;
+    }
+  qsort(stream->threads, n, sizeof *stream->threads, ThreadCompare);
+  stream->threadCount = 0;
+  for (i = 0; i < n; ++i) {
+    if (stream->threadCount > 0
+        && stream->threads[stream->threadCount - 1].thread == stream->threads[i].thread)
+      stream->threads[stream->threadCount - 1].events += stream->threads[i].events;
+    else
+      stream->threads[stream->threadCount++] = stream->threads[i];
+  }
   return 1;
 }
 
@@ -1393,6 +1612,8 @@ static void IndexBlocks(EventStreamStruct *stream)
   IndexStruct index;
 
   memset(&index, 0, sizeof index);
+  info->firstClock = UINT64_MAX;
+  info->lastClock = 0;
   while (pos < size) {
     BlockStruct block;
     const char *fault = NULL;
@@ -1466,6 +1687,10 @@ static void IndexBlocks(EventStreamStruct *stream)
     }
     pos += (size_t)length;
   }
+  if (info->eventCount == 0)
+    info->firstClock = 0;
+  if (!IndexThreads(stream))
+    stream->outOfMemory = 1;
 
   /* The clock frequency, refined from ClockSync events if they span at
    * least 1 ms; the first and last by clock, so the result does not
@@ -1500,27 +1725,27 @@ static int BlockCompare(const void *a, const void *b)
 }
 
 /* SeqSeek -- move a cursor to the next known event at or after its
- * position.  Returns 0 if the sequence has no more events. */
+ * position, reading only its header.  Returns 0 if the sequence has no
+ * more events.  IndexEvents checked every event before dataEnd: each
+ * has a code other than 0 and a length from 12 to what is left. */
 static int SeqSeek(EventStreamStruct *stream, SeqStruct *seq)
 {
   while (seq->block < seq->blockLimit) {
     const BlockStruct *block = &stream->blocks[seq->block];
     if (seq->pos < block->dataEnd) {
-      EventDecodeRes res = EventDecode(&stream->info.layout, &stream->registry,
-                                       stream->base + seq->pos, block->dataEnd - seq->pos,
-                                       &seq->rec, NULL);
-      if (res == EventDecodeOK) {
-        seq->rec.thread = block->thread;
-        seq->rec.kind = block->kind;
-        seq->rec.offset = seq->pos;
+      const unsigned char *p = stream->base + seq->pos;
+      unsigned event = stream->codes[Load16(p, stream->swap)].event;
+      unsigned length = Load16(p + 2, stream->swap);
+      if (event != 0) {
+        seq->clock = Load64(p + 4, stream->swap);
+        seq->desc = &stream->registry.events[event - 1];
         return 1;
       }
-      if (res == EventDecodeUNKNOWN) {
-        seq->pos += seq->rec.length;
+      if (length >= EVENT_HEADER_LEN) {   /* unknown: skip it */
+        seq->pos += length;
         continue;
       }
-      /* Cannot happen: IndexEvents checked every event before dataEnd. */
-      seq->pos = block->dataEnd;
+      seq->pos = block->dataEnd;          /* cannot happen */
       continue;
     }
     ++seq->block;
@@ -1536,8 +1761,8 @@ static int SeqBefore(const EventStreamStruct *stream, size_t a, size_t b)
 {
   const SeqStruct *sa = &stream->seqs[a], *sb = &stream->seqs[b];
   uint64_t seqA, seqB;
-  if (sa->rec.clock != sb->rec.clock)
-    return sa->rec.clock < sb->rec.clock;
+  if (sa->clock != sb->clock)
+    return sa->clock < sb->clock;
   seqA = stream->blocks[sa->block].seq;
   seqB = stream->blocks[sb->block].seq;
   if (seqA != seqB)
@@ -1568,6 +1793,7 @@ static void HeapDown(EventStreamStruct *stream, size_t i)
 static int MergeStart(EventStreamStruct *stream)
 {
   size_t i, count = 0;
+  stream->merging = 1;
   if (stream->blockCount == 0)
     return 1;
   qsort(stream->blocks, stream->blockCount, sizeof *stream->blocks, BlockCompare);
@@ -1623,9 +1849,12 @@ EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
     EventStreamClose(stream);
     return res;
   }
+  if (!CodesInit(stream)) {
+    FormatMessage(msg, msgSize, "offset %u: out of memory", (uint64_t)stream->info.headerLength);
+    EventStreamClose(stream);
+    return EventStreamERROR;
+  }
   IndexBlocks(stream);
-  if (!MergeStart(stream))
-    stream->outOfMemory = 1;
   *streamReturn = stream;
   return EventStreamOK;
 }
@@ -1644,6 +1873,9 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->heap);
   free(stream->seqs);
   free(stream->blocks);
+  free(stream->threads);
+  free(stream->counts);
+  free(stream->codes);
   free(stream->strings);
   free(stream->paramStrings);
   free(stream->events);
@@ -1658,20 +1890,35 @@ const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream)
 }
 
 
-/* EventStreamNext -- the event that comes first of all the sequences' */
+/* EventStreamNext -- the event that comes first of all the sequences',
+ * decoded now.  The first call starts the merge. */
 
 EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn)
 {
   SeqStruct *seq;
-  const EventRecordStruct *rec;
+  const EventRecordStruct *rec = recReturn;
+  const BlockStruct *block;
+  const unsigned char *p;
+  const char *why;
 
+  if (!stream->merging && !MergeStart(stream))
+    stream->outOfMemory = 1;
   if (stream->heapCount == 0)
     return stream->problemCount > 0 || stream->outOfMemory ? EventStreamERROR : EventStreamEND;
   seq = &stream->seqs[stream->heap[0]];
-  *recReturn = seq->rec;
-  rec = recReturn;
+  block = &stream->blocks[seq->block];
+  p = stream->base + seq->pos;
+  memset(recReturn, 0, sizeof *recReturn);
+  recReturn->code = Load16(p, stream->swap);
+  recReturn->length = Load16(p + 2, stream->swap);
+  recReturn->clock = seq->clock;
+  /* IndexEvents checked it: this cannot fail. */
+  (void)DecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
+  recReturn->thread = block->thread;
+  recReturn->kind = block->kind;
+  recReturn->offset = seq->pos;
 
-  seq->pos += seq->rec.length;
+  seq->pos += recReturn->length;
   if (!SeqSeek(stream, seq))
     stream->heap[0] = stream->heap[--stream->heapCount];
   HeapDown(stream, 0);
@@ -1711,6 +1958,28 @@ void EventStreamFormatContext(EventStreamStruct *stream, EventFormatContextStruc
   ctxReturn->startRealtime = stream->info.startRealtime;
   ctxReturn->label = EventStreamLabel;
   ctxReturn->labelClosure = stream;
+}
+
+
+size_t EventStreamCount(const EventStreamStruct *stream, unsigned kind, unsigned code)
+{
+  const CodeStruct *c = &stream->codes[code & 0xFFFF];
+  if (kind >= stream->registry.kindCount || c->event == 0 || code > 0xFFFF)
+    return 0;
+  return stream->counts[(size_t)kind * stream->registry.eventCount + c->event - 1];
+}
+
+
+size_t EventStreamThreadCount(const EventStreamStruct *stream)
+{
+  return stream->threadCount;
+}
+
+void EventStreamThread(const EventStreamStruct *stream, size_t i, uint32_t *threadReturn,
+                       size_t *eventsReturn)
+{
+  *threadReturn = i < stream->threadCount ? stream->threads[i].thread : 0;
+  *eventsReturn = i < stream->threadCount ? stream->threads[i].events : 0;
 }
 
 

@@ -131,6 +131,12 @@ extern void EventFormatContextInit(EventFormatContextStruct *ctx,
 extern size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
                           const EventFormatContextStruct *ctx);
 
+/* EventFormatTimes -- the ELAPSED and WALLCLOCK columns of EventFormat's
+ * line for clock, "    0.000500000 22:13:20.123956789".  Returns the
+ * length, like EventFormat. */
+extern size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
+                               const EventFormatContextStruct *ctx);
+
 /* EventFormatDouble -- d as printf's "%.17g" would, into buf.
  * Returns the length, like EventFormat. */
 extern size_t EventFormatDouble(char *buf, size_t size, double d);
@@ -178,9 +184,18 @@ typedef struct EventStreamInfoStruct {
   size_t clockSyncCount;
   size_t skippedBytes;          /* bytes skipped because they were corrupt */
   int streamEnd;                /* 1 if a StreamEnd event was seen */
+  EventClock firstClock, lastClock;  /* the lowest and highest clock of the
+                                   known events; 0 if there are none */
+  uint64_t dropped[EVENT_KIND_LIMIT];  /* events the program dropped, by kind:
+                                   the sum of the EventsDropped events */
 } EventStreamInfoStruct;
 
 /* EventStreamOpen -- read the header and index the blocks of a stream
+ *
+ * The index walks every block and event once, in file order, and
+ * counts what it finds: EventStreamInfo, EventStreamCount and
+ * EventStreamThread then answer without reading the events again.
+ * design/telemetry.txt .eventcnv.reader .eventcnv.scan
  *
  * buf holds the whole stream and must outlive the stream object.
  * Returns EventStreamOK with *streamReturn set; EventStreamREFUSED or
@@ -203,6 +218,17 @@ extern const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *str
  * record's strings point into the stream's buffer.  Intern and Label
  * events update the label table before they are returned. */
 extern EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn);
+
+/* EventStreamCount -- how many known events with code the blocks of
+ * kind hold: how many of them EventStreamNext returns, counted by
+ * EventStreamOpen without merging.  design/telemetry.txt .eventcnv.scan */
+extern size_t EventStreamCount(const EventStreamStruct *stream, unsigned kind, unsigned code);
+
+/* EventStreamThreadCount, EventStreamThread -- the threads that have
+ * known events, by serial number, and how many each has. */
+extern size_t EventStreamThreadCount(const EventStreamStruct *stream);
+extern void EventStreamThread(const EventStreamStruct *stream, size_t i, uint32_t *threadReturn,
+                              size_t *eventsReturn);
 
 /* EventStreamLabel -- an EventLabelFunction: closure is the stream.
  * The label of address from the Intern and Label events read so far. */
