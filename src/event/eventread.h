@@ -207,6 +207,23 @@ extern EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
                                       const unsigned char *buf, size_t size,
                                       unsigned options, char *msg, size_t msgSize);
 
+/* EventStreamReadFunction -- read up to size bytes of a stream into
+ * buf: returns how many, 0 at its end, or -1 if it cannot be read */
+typedef long (*EventStreamReadFunction)(void *closure, unsigned char *buf, size_t size);
+
+/* EventStreamScan -- EventStreamOpen for a stream that is read, not
+ * held: read calls give its bytes in order, each byte once, and the
+ * index counts them as they come through a small window, which is much
+ * faster than touching a large mapping once.  The stream it returns
+ * answers EventStreamInfo, EventStreamCount, EventStreamThread* and
+ * the problems, but holds no events: EventStreamNext returns none.
+ * There is no EVENT_STREAM_RESYNC: reading stops at the first fault.
+ * A read failure is a problem, "offset N: the stream could not be
+ * read further".  design/telemetry.txt .eventcnv.scan */
+extern EventStreamRes EventStreamScan(EventStreamStruct **streamReturn,
+                                      EventStreamReadFunction read, void *closure,
+                                      char *msg, size_t msgSize);
+
 extern void EventStreamClose(EventStreamStruct *stream);
 
 extern const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream);
