@@ -292,9 +292,17 @@ static void PutChars(WriterStruct *w, const char *s, size_t n)
     PutChar(w, s[i]);
 }
 
-static void PutString(WriterStruct *w, const char *s)
+/* PutString -- s, measured as it is copied (names are short: one pass,
+ * no calls); returns its length */
+static size_t PutString(WriterStruct *w, const char *s)
 {
-  PutChars(w, s, strlen(s));
+  size_t start = w->len;
+  for (; *s != '\0'; ++s) {
+    if (w->len + 1 < w->size)
+      w->buf[w->len] = *s;
+    ++w->len;
+  }
+  return w->len - start;
 }
 
 static void PutSpaces(WriterStruct *w, size_t n)
@@ -318,6 +326,35 @@ static void PutUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
     "8081828384858687888990919293949596979899";
   char digits[24];
   unsigned n = sizeof digits;
+  if (w->len < w->size && w->size - w->len > sizeof digits) {
+    /* Room for any number: write it in place, from its last digit. */
+    unsigned count = 1;
+    uint64_t rest = value;
+    char *end;
+    while (rest >= 10) {
+      rest /= 10;
+      ++count;
+    }
+    if (count < minDigits)
+      count = minDigits < sizeof digits ? minDigits : (unsigned)sizeof digits;
+    end = w->buf + w->len + count;
+    w->len += count;
+    while (value >= 100) {
+      unsigned pair = (unsigned)(value % 100);
+      value /= 100;
+      end -= 2;
+      memcpy(end, pairs + 2 * pair, 2);
+    }
+    if (value >= 10) {
+      end -= 2;
+      memcpy(end, pairs + 2 * value, 2);
+    } else {
+      *--end = (char)('0' + value);
+    }
+    while (end > w->buf + w->len - count)
+      *--end = '0';
+    return;
+  }
   while (value >= 100) {
     unsigned pair = (unsigned)(value % 100);
     value /= 100;
@@ -340,6 +377,24 @@ static void PutHex(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
   char digits[20];
   unsigned n = sizeof digits;
+  if (w->len < w->size && w->size - w->len > sizeof digits) {
+    /* Room for any number: write it in place, from its last digit. */
+    unsigned count = 1;
+    char *end;
+    while (count < 16 && value >> 4 * count != 0)
+      ++count;
+    if (count < minDigits)
+      count = minDigits < 16 ? minDigits : 16;
+    w->buf[w->len] = '0';
+    w->buf[w->len + 1] = 'x';
+    end = w->buf + w->len + 2 + count;
+    w->len += 2 + count;
+    while (count-- > 0) {
+      *--end = "0123456789abcdef"[value & 0xF];
+      value >>= 4;
+    }
+    return;
+  }
   do {
     digits[--n] = "0123456789abcdef"[value & 0xF];
     value >>= 4;
@@ -661,8 +716,7 @@ size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
 
 static void PutPadded(WriterStruct *w, const char *s, unsigned width)
 {
-  size_t len = strlen(s);
-  PutChars(w, s, len);
+  size_t len = PutString(w, s);
   if (len < width)
     PutSpaces(w, width - len);
 }
