@@ -149,6 +149,13 @@ check header-hz0sync   hz0sync  0 "" --header
 check header-list      basic    0 "" --header --list
 check count            basic    0 "" --count
 check count-kind       basic    0 "" --count --kind Object
+check count-big32      big32    0 "$unknown" --count
+check count-stdin      stdin:basic 0 "$unknown" --count
+check summary          basic    0 "the program dropped 3 events of kind Object" --summary
+check summary-kind     basic    0 "" --summary --kind Object,User
+check summary-big32    big32    0 "$unknown" --summary
+check summary-noend    noend    0 "did not end cleanly (no StreamEnd event)" --summary
+check summary-header   basic    0 "" --header --summary
 check kind             basic    0 "" --kind Pool,Object
 check event            basic    0 "" --event Intern,Label,PoolDestroy,Everything
 check kind-event       basic    0 "" --kind=User --event=Measure,Tick
@@ -180,11 +187,17 @@ check short-event      short-event        1 "offset 2729: event code 0x0102 leng
 check bad-string       bad-string         1 "offset 2641: event code 0x0008 length 32: string does not end with a NUL"
 check block-kind       block-kind         1 "offset 2789: block kind 9 is not in the registry (4 kinds)"
 check bad-header-only  bad-block-magic    1 "offset 2593: bad block magic" --header
+check count-overrun    event-overrun      1 "offset 2997: event code 0x0104 length 4095: event runs past the end" --count
+check count-trunc-block trunc-block       1 "offset 4575: block length 72 runs past end of file (size 4605)" --count
+check summary-bad-string bad-string       1 "offset 2641: event code 0x0008 length 32: string does not end with a NUL" --summary
+check count-trunc-registry trunc-registry 1 "offset 20: header length 2315 runs past end of file (size 2305)" --count
+check count-empty      empty              1 "offset 0: empty file" --count
 
 # Recovery: --resync skips a corrupt block and goes on, still exit 1.
 check resync-magic     bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\"); skipped 80 bytes to the next block at offset 2673" --resync
 check resync-overrun   event-overrun      1 "offset 2997: event code 0x0104 length 4095" --resync
 check resync-short     short-event        1 "offset 2729: event code 0x0102 length 4" --resync
+check count-resync     bad-block-magic    1 "skipped 80 bytes to the next block at offset 2673" --count --resync
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

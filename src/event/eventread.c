@@ -25,6 +25,8 @@
 #define CODE_CLOCK_SYNC  0x0003u
 #define CODE_INTERN      0x0004u
 #define CODE_LABEL       0x0005u
+#define CODE_EVENTS_DROPPED 0x0006u
+#define CODE_OWN_LIMIT   0x0100u         /* codes below are telltale's own */
 
 #define NS_PER_SECOND    1000000000u
 #define SYNC_SPAN_MIN    1000000u        /* ns between ClockSyncs to trust them */
@@ -59,14 +61,17 @@ static uint64_t LoadUnsigned(const unsigned char *p, unsigned size, unsigned big
 
 static uint64_t MulDiv(uint64_t a, uint64_t b, uint64_t c)
 {
-  uint64_t aLo = a & 0xFFFFFFFFu, aHi = a >> 32;
-  uint64_t bLo = b & 0xFFFFFFFFu, bHi = b >> 32;
-  uint64_t p0 = aLo * bLo, p1 = aLo * bHi, p2 = aHi * bLo, p3 = aHi * bHi;
-  uint64_t mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
-  uint64_t lo = (p0 & 0xFFFFFFFFu) | mid << 32;
-  uint64_t hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
-  uint64_t q = 0, r = 0;
+  uint64_t aLo, aHi, bLo, bHi, p0, p1, p2, p3, mid, lo, hi, q, r;
   int i;
+  if (b == 0 || a <= UINT64_MAX / b)    /* the product fits: the same quotient, at once */
+    return a * b / c;
+  aLo = a & 0xFFFFFFFFu, aHi = a >> 32;
+  bLo = b & 0xFFFFFFFFu, bHi = b >> 32;
+  p0 = aLo * bLo, p1 = aLo * bHi, p2 = aHi * bLo, p3 = aHi * bHi;
+  mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
+  lo = (p0 & 0xFFFFFFFFu) | mid << 32;
+  hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+  q = 0, r = 0;
   for (i = 127; i >= 0; --i) {
     uint64_t carry = r >> 63;
     uint64_t bit = i >= 64 ? hi >> (i - 64) & 1 : lo >> i & 1;
@@ -120,6 +125,10 @@ const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry, 
 }
 
 
+static EventDecodeRes DecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
+                                   const unsigned char *p, size_t length,
+                                   EventRecordStruct *rec, const char **whyReturn);
+
 /* EventDecode -- decode one event.  design/telemetry.txt .stream.event
  *
  * Each check comes before the read it guards: avail for the header,
@@ -134,8 +143,7 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
   const char *whyDummy;
   const EventDescStruct *desc;
   unsigned bigEndian = layout->bigEndian;
-  size_t length, offset;
-  unsigned i;
+  size_t length;
 
   if (whyReturn == NULL)
     whyReturn = &whyDummy;
@@ -167,9 +175,24 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
   desc = EventRegistryLookup(registry, rec->code);
   if (desc == NULL)             /* design/telemetry.txt .stream.unknown */
     return EventDecodeUNKNOWN;
+  return DecodeFields(layout, desc, p, length, rec, whyReturn);
+}
+
+/* DecodeFields -- the fields of an event whose header EventDecode (or
+ * the stream's index) has read: desc is its code's descriptor and
+ * length, at least EVENT_HEADER_LEN, bytes at p are readable.  Sets
+ * rec->desc, rec->kind and the values; rec's header fields are the
+ * caller's. */
+static EventDecodeRes DecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
+                                   const unsigned char *p, size_t length,
+                                   EventRecordStruct *rec, const char **whyReturn)
+{
+  unsigned bigEndian = layout->bigEndian;
+  size_t offset;
+  unsigned i;
+
   rec->desc = desc;
   rec->kind = desc->kind;
-
   offset = EVENT_HEADER_LEN;
   for (i = 0; desc->format != NULL && desc->format[i] != '\0'; ++i) {
     size_t size;
@@ -260,50 +283,127 @@ static void PutChar(WriterStruct *w, char c)
 static void PutChars(WriterStruct *w, const char *s, size_t n)
 {
   size_t i;
+  if (w->len < w->size && w->size - w->len > n) {   /* room for them and a NUL */
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    return;
+  }
   for (i = 0; i < n; ++i)
     PutChar(w, s[i]);
 }
 
-static void PutString(WriterStruct *w, const char *s)
+/* PutString -- s, measured as it is copied (names are short: one pass,
+ * no calls); returns its length */
+static size_t PutString(WriterStruct *w, const char *s)
 {
-  PutChars(w, s, strlen(s));
+  size_t start = w->len;
+  for (; *s != '\0'; ++s) {
+    if (w->len + 1 < w->size)
+      w->buf[w->len] = *s;
+    ++w->len;
+  }
+  return w->len - start;
 }
 
 static void PutSpaces(WriterStruct *w, size_t n)
 {
+  if (w->len < w->size && w->size - w->len > n) {
+    memset(w->buf + w->len, ' ', n);
+    w->len += n;
+    return;
+  }
   while (n-- > 0)
     PutChar(w, ' ');
 }
 
-/* PutUnsigned -- value in decimal, at least minDigits digits (zero-padded) */
+/* PutUnsigned -- value in decimal, at least minDigits digits (zero-padded).
+ * Two digits at a time, from the end of a small buffer, then put at once. */
 static void PutUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
+  static const char pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
   char digits[24];
-  unsigned n = 0;
-  do {
-    digits[n++] = (char)('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  while (n < minDigits && n < sizeof digits)
-    digits[n++] = '0';
-  while (n > 0)
-    PutChar(w, digits[--n]);
+  unsigned n = sizeof digits;
+  if (w->len < w->size && w->size - w->len > sizeof digits) {
+    /* Room for any number: write it in place, from its last digit. */
+    unsigned count = 1;
+    uint64_t rest = value;
+    char *end;
+    while (rest >= 10) {
+      rest /= 10;
+      ++count;
+    }
+    if (count < minDigits)
+      count = minDigits < sizeof digits ? minDigits : (unsigned)sizeof digits;
+    end = w->buf + w->len + count;
+    w->len += count;
+    while (value >= 100) {
+      unsigned pair = (unsigned)(value % 100);
+      value /= 100;
+      end -= 2;
+      memcpy(end, pairs + 2 * pair, 2);
+    }
+    if (value >= 10) {
+      end -= 2;
+      memcpy(end, pairs + 2 * value, 2);
+    } else {
+      *--end = (char)('0' + value);
+    }
+    while (end > w->buf + w->len - count)
+      *--end = '0';
+    return;
+  }
+  while (value >= 100) {
+    unsigned pair = (unsigned)(value % 100);
+    value /= 100;
+    n -= 2;
+    memcpy(digits + n, pairs + 2 * pair, 2);
+  }
+  if (value >= 10) {
+    n -= 2;
+    memcpy(digits + n, pairs + 2 * value, 2);
+  } else {
+    digits[--n] = (char)('0' + value);
+  }
+  while (sizeof digits - n < minDigits && n > 0)
+    digits[--n] = '0';
+  PutChars(w, digits + n, sizeof digits - n);
 }
 
 /* PutHex -- "0x" and value in lower-case hex, at least minDigits digits */
 static void PutHex(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
   char digits[20];
-  unsigned n = 0;
+  unsigned n = sizeof digits;
+  if (w->len < w->size && w->size - w->len > sizeof digits) {
+    /* Room for any number: write it in place, from its last digit. */
+    unsigned count = 1;
+    char *end;
+    while (count < 16 && value >> 4 * count != 0)
+      ++count;
+    if (count < minDigits)
+      count = minDigits < 16 ? minDigits : 16;
+    w->buf[w->len] = '0';
+    w->buf[w->len + 1] = 'x';
+    end = w->buf + w->len + 2 + count;
+    w->len += 2 + count;
+    while (count-- > 0) {
+      *--end = "0123456789abcdef"[value & 0xF];
+      value >>= 4;
+    }
+    return;
+  }
   do {
-    digits[n++] = "0123456789abcdef"[value & 0xF];
+    digits[--n] = "0123456789abcdef"[value & 0xF];
     value >>= 4;
   } while (value != 0);
-  while (n < minDigits && n < sizeof digits)
-    digits[n++] = '0';
-  PutChars(w, "0x", 2);
-  while (n > 0)
-    PutChar(w, digits[--n]);
+  while (sizeof digits - n < minDigits && n > 2)
+    digits[--n] = '0';
+  digits[--n] = 'x';
+  digits[--n] = '0';
+  PutChars(w, digits + n, sizeof digits - n);
 }
 
 /* PutEscaped -- n bytes with C escapes for quotes, backslashes and
@@ -554,16 +654,15 @@ void EventFormatContextInit(EventFormatContextStruct *ctx, const EventRegistrySt
  * wall clock is startRealtime plus elapsed, as a UTC time of day.
  */
 
-static void PutTimes(WriterStruct *w, const EventRecordStruct *rec,
-                     const EventFormatContextStruct *ctx)
+static void PutTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
 {
   uint64_t delta, seconds, ns, total, realtime, secondOfDay;
-  int negative = rec->clock < ctx->startClock;
+  int negative = clock < ctx->startClock;
   char elapsed[40];
   WriterStruct ew;
   size_t elapsedLen;
 
-  delta = negative ? ctx->startClock - rec->clock : rec->clock - ctx->startClock;
+  delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
   if (ctx->clockHz == 0) {
     seconds = delta / NS_PER_SECOND;
     ns = delta % NS_PER_SECOND;
@@ -599,12 +698,25 @@ static void PutTimes(WriterStruct *w, const EventRecordStruct *rec,
 }
 
 
+/* EventFormatTimes -- the first two columns of EventFormat's line */
+
+size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
+                        const EventFormatContextStruct *ctx)
+{
+  WriterStruct w;
+  w.buf = buf;
+  w.size = size;
+  w.len = 0;
+  PutTimes(&w, clock, ctx);
+  return WriterFinish(&w);
+}
+
+
 /* PutPadded -- s, then spaces to width */
 
 static void PutPadded(WriterStruct *w, const char *s, unsigned width)
 {
-  size_t len = strlen(s);
-  PutChars(w, s, len);
+  size_t len = PutString(w, s);
   if (len < width)
     PutSpaces(w, width - len);
 }
@@ -628,7 +740,7 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
   w.size = size;
   w.len = 0;
 
-  PutTimes(&w, rec, ctx);
+  PutTimes(&w, rec->clock, ctx);
   PutChar(&w, ' ');
 
   before = w.len;
@@ -784,22 +896,53 @@ typedef struct BlockStruct {
   unsigned kind;
   unsigned level;               /* signal level, from the flags (.sol.signal.level) */
   uint64_t seq;
+  size_t events;                /* known events in it */
 } BlockStruct;
 
 /* SeqStruct -- the blocks of one (thread, kind), and a cursor in them.
- * design/telemetry.txt .stream.order */
+ * Only the clock of the current event is read: its fields are decoded
+ * when it is returned.  design/telemetry.txt .stream.order .eventcnv.reader */
 
 typedef struct SeqStruct {
   size_t block;                 /* current block: index into blocks */
   size_t blockLimit;            /* one past its last block */
   size_t pos;                   /* stream offset of the current event */
-  EventRecordStruct rec;        /* the current event, decoded */
+  EventClock clock;             /* its clock */
+  const EventDescStruct *desc;  /* its descriptor */
 } SeqStruct;
 
+/* CodeStruct -- what the index knows of a code, in a table of all
+ * 65536, so that checking an event is a load, not a search.
+ * design/telemetry.txt .eventcnv.reader */
+
+typedef struct CodeStruct {
+  uint16_t event;               /* 1 + its index in the registry's events; 0: unknown */
+  uint16_t length;              /* the length of all its events, if that is fixed and
+                                   the index need not look inside them; 0: decode each */
+} CodeStruct;
+
+/* ThreadStruct -- a thread with events, for EventStreamThread */
+
+typedef struct ThreadStruct {
+  uint32_t thread;
+  size_t events;
+} ThreadStruct;
+
 struct EventStreamStruct {
-  const unsigned char *base;
-  size_t size;
+  const unsigned char *base;    /* the stream; for a scan, its window */
+  size_t size;                  /* bytes at base */
   unsigned options;
+
+  /* A scan (EventStreamScan) holds a window of the stream, bytes
+   * origin to origin + size, and reads more as the index needs them.
+   * design/telemetry.txt .eventcnv.scan */
+  size_t origin;                /* stream offset of base[0]; 0 if not a scan */
+  int eof;                      /* the stream ends at origin + size */
+  unsigned char *window;
+  size_t windowCapacity;
+  EventStreamReadFunction read; /* NULL if not a scan */
+  void *readClosure;
+
   EventStreamInfoStruct info;
 
   /* The registry the stream carries, and the memory behind it. */
@@ -810,8 +953,15 @@ struct EventStreamStruct {
   char *strings;                /* NUL-terminated copies of the header's strs */
   size_t stringsSize, stringsUsed;
 
+  CodeStruct *codes;            /* 65536 of them, by code */
+  unsigned swap;                /* the data's byte order is not the machine's */
+  size_t *counts;               /* known events by kind and event: [kind * eventCount + i] */
+  ThreadStruct *threads;        /* sorted by serial */
+  size_t threadCount;
+
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
+  int merging;                  /* MergeStart has run */
   SeqStruct *seqs;
   size_t seqCount;
   size_t *heap;                 /* indexes of seqs, a min-heap by EventBefore */
@@ -1311,6 +1461,45 @@ static size_t FindBlockMagic(const EventStreamStruct *stream, size_t from)
   return stream->size;
 }
 
+/* Fill -- for a scan: make the window hold need bytes from *pos on,
+ * or all there are to the end of the stream.  The window moves: *pos
+ * is where the same byte is after.  design/telemetry.txt .eventcnv.scan */
+static void Fill(EventStreamStruct *stream, size_t *pos, size_t need)
+{
+  if (stream->read == NULL || stream->eof || stream->size - *pos >= need)
+    return;
+  if (*pos > 0) {
+    memmove(stream->window, stream->window + *pos, stream->size - *pos);
+    stream->origin += *pos;
+    stream->size -= *pos;
+    *pos = 0;
+  }
+  if (need > stream->windowCapacity) {
+    unsigned char *bigger = realloc(stream->window, need);
+    if (bigger == NULL) {       /* read no further: what is left is truncated */
+      stream->outOfMemory = 1;
+      stream->eof = 1;
+      return;
+    }
+    stream->window = bigger;
+    stream->windowCapacity = need;
+  }
+  stream->base = stream->window;
+  while (stream->size < need) {
+    long n = stream->read(stream->readClosure, stream->window + stream->size,
+                          stream->windowCapacity - stream->size);
+    if (n <= 0) {
+      if (n < 0)
+        AddProblem(stream, "offset %u: the stream could not be read further",
+                   (uint64_t)(stream->origin + stream->size));
+      stream->eof = 1;
+      return;
+    }
+    stream->size += (size_t)n;
+  }
+}
+
+/* AddBlock -- note a block, at its stream offset */
 static int AddBlock(EventStreamStruct *stream, const BlockStruct *block)
 {
   if (stream->blockCount == stream->blockCapacity) {
@@ -1321,7 +1510,10 @@ static int AddBlock(EventStreamStruct *stream, const BlockStruct *block)
     stream->blocks = bigger;
     stream->blockCapacity = newCapacity;
   }
-  stream->blocks[stream->blockCount++] = *block;
+  stream->blocks[stream->blockCount] = *block;
+  stream->blocks[stream->blockCount].offset += stream->origin;
+  stream->blocks[stream->blockCount].dataEnd += stream->origin;
+  ++stream->blockCount;
   return 1;
 }
 
@@ -1330,28 +1522,124 @@ static int IsFormat(const EventDescStruct *desc, const char *format)
   return desc != NULL && desc->format != NULL && strcmp(desc->format, format) == 0;
 }
 
+/* Loading in the data's byte order, for the index and the merge: swap
+ * is 1 if it is not the machine's. */
+
+static uint16_t Load16(const unsigned char *p, unsigned swap)
+{
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return swap ? (uint16_t)(v >> 8 | v << 8) : v;
+}
+
+static uint64_t Load64(const unsigned char *p, unsigned swap)
+{
+  unsigned char bytes[8];
+  uint64_t v;
+  unsigned i;
+  if (!swap) {
+    memcpy(&v, p, sizeof v);
+    return v;
+  }
+  for (i = 0; i < 8; ++i)
+    bytes[i] = p[7 - i];
+  memcpy(&v, bytes, sizeof v);
+  return v;
+}
+
+/* FixedLength -- the length of every event of desc in this layout, or
+ * 0 if it has a string (its length varies) */
+static unsigned FixedLength(const EventDescStruct *desc, const EventLayoutStruct *layout)
+{
+  unsigned length = EVENT_HEADER_LEN, i;
+  for (i = 0; desc->format[i] != '\0'; ++i)
+    switch (desc->format[i]) {
+    case 'P': case 'A': length += layout->pointerSize; break;
+    case 'W': length += layout->wordSize; break;
+    case 'U': length += 4; break;
+    case 'D': length += 8; break;
+    default: return 0;          /* S, or a letter ParseRegistry refused */
+    }
+  return length;
+}
+
+/* CodesInit -- the direct table of codes, and the counts.  An event of
+ * a fixed length and not one of telltale's own (which the index reads)
+ * is sound if its length is that length: its fields need no look. */
+static int CodesInit(EventStreamStruct *stream)
+{
+  const EventRegistryStruct *registry = &stream->registry;
+  EventLayoutStruct native;
+  unsigned i;
+  EventLayoutNative(&native);
+  stream->swap = native.bigEndian != stream->info.layout.bigEndian;
+  stream->codes = calloc(0x10000, sizeof *stream->codes);
+  stream->counts = calloc((size_t)registry->kindCount * registry->eventCount + 1,
+                          sizeof *stream->counts);
+  if (stream->codes == NULL || stream->counts == NULL)
+    return 0;
+  for (i = 0; i < registry->eventCount; ++i) {
+    const EventDescStruct *desc = &registry->events[i];
+    CodeStruct *c = &stream->codes[desc->code & 0xFFFF];
+    c->event = (uint16_t)(i + 1);
+    c->length = desc->code < CODE_OWN_LIMIT ? 0 : (uint16_t)FixedLength(desc, &stream->info.layout);
+  }
+  return 1;
+}
+
 /* IndexEvents -- check the events of one block and note what matters.
- * Returns 1 if the block is sound; else reports the fault. */
+ * Returns 1 if the block is sound; else reports the fault.
+ *
+ * Most events take the first path: a code in the table with a fixed
+ * length, and that length.  Every other event (a string, one of
+ * telltale's own, an unknown code, a fault) is decoded in full.
+ * design/telemetry.txt .eventcnv.reader */
 static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
+  const unsigned char *base = stream->base;
+  const CodeStruct *codes = stream->codes;
+  size_t *counts = stream->counts + (size_t)block->kind * stream->registry.eventCount;
+  unsigned swap = stream->swap;
   size_t pos = block->offset + EVENT_BLOCK_HEADER_LEN;
+  size_t events = 0;
+  EventClock first = info->firstClock, last = info->lastClock;
+  int sound = 1;
 
+  block->dataEnd = end;
   while (pos < end) {
     EventRecordStruct rec;
     const char *why = "?";
-    EventDecodeRes res = EventDecode(&info->layout, &stream->registry, stream->base + pos,
-                                     end - pos, &rec, &why);
-    switch (res) {
-    case EventDecodeEND:
+    EventDecodeRes res;
+    if (end - pos >= EVENT_HEADER_LEN) {
+      const unsigned char *p = base + pos;
+      unsigned length = Load16(p + 2, swap);
+      CodeStruct c = codes[Load16(p, swap)];
+      if (length == c.length && length != 0 && length <= end - pos) {
+        EventClock clock = Load64(p + 4, swap);
+        ++counts[c.event - 1];
+        ++events;
+        first = clock < first ? clock : first;
+        last = clock > last ? clock : last;
+        pos += length;
+        continue;
+      }
+    }
+    res = EventDecode(&info->layout, &stream->registry, base + pos, end - pos, &rec, &why);
+    if (res == EventDecodeEND) {
       block->dataEnd = pos;
-      return 1;
-    case EventDecodeUNKNOWN:    /* design/telemetry.txt .stream.unknown */
+      break;
+    }
+    if (res == EventDecodeUNKNOWN) {    /* design/telemetry.txt .stream.unknown */
       ++info->unknownCount;
       pos += rec.length;
       continue;
-    case EventDecodeOK:
-      ++info->eventCount;
+    }
+    if (res == EventDecodeOK) {
+      ++counts[rec.desc - stream->registry.events];
+      ++events;
+      first = rec.clock < first ? rec.clock : first;
+      last = rec.clock > last ? rec.clock : last;
       if (rec.code == CODE_STREAM_END && IsFormat(rec.desc, "W")) {
         info->streamEnd = 1;
       } else if (rec.code == CODE_CLOCK_SYNC && IsFormat(rec.desc, "WW")) {
@@ -1363,43 +1651,96 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
         if (info->clockSyncCount == 0 || sync.clock > index->last.clock)
           index->last = sync;
         ++info->clockSyncCount;
+      } else if (rec.code == CODE_EVENTS_DROPPED && rec.desc->paramCount == 2
+                 && rec.values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
+        info->dropped[rec.values[0].u] += rec.values[1].u;
       }
       pos += rec.length;
       continue;
-    case EventDecodeTRUNCATED:
-    case EventDecodeCORRUPT:
-    default:
-      block->dataEnd = pos;
-      if (end - pos >= EVENT_HEADER_LEN)
-        AddProblem(stream, "offset %u: event code %x length %u: %s (%u bytes left in the block at offset %u)",
-                   (uint64_t)pos, (uint64_t)rec.code, (uint64_t)rec.length, why,
-                   (uint64_t)(end - pos), (uint64_t)block->offset);
-      else
-        AddProblem(stream, "offset %u: %s (%u bytes left in the block at offset %u)",
-                   (uint64_t)pos, why, (uint64_t)(end - pos), (uint64_t)block->offset);
-      return 0;
     }
+    /* EventDecodeTRUNCATED, EventDecodeCORRUPT */
+    block->dataEnd = pos;
+    if (end - pos >= EVENT_HEADER_LEN)
+      AddProblem(stream, "offset %u: event code %x length %u: %s (%u bytes left in the block at offset %u)",
+                 (uint64_t)(stream->origin + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
+                 (uint64_t)(end - pos), (uint64_t)(stream->origin + block->offset));
+    else
+      AddProblem(stream, "offset %u: %s (%u bytes left in the block at offset %u)",
+                 (uint64_t)(stream->origin + pos), why, (uint64_t)(end - pos),
+                 (uint64_t)(stream->origin + block->offset));
+    sound = 0;
+    break;
   }
-  block->dataEnd = end;
+  block->events = events;
+  info->eventCount += events;
+  info->firstClock = first;
+  info->lastClock = last;
+  return sound;
+}
+
+static int ThreadCompare(const void *a, const void *b)
+{
+  const ThreadStruct *ta = a, *tb = b;
+  return ta->thread < tb->thread ? -1 : ta->thread > tb->thread;
+}
+
+/* IndexThreads -- the threads with events, and how many each has */
+static int IndexThreads(EventStreamStruct *stream)
+{
+  size_t i, n = 0;
+  if (stream->blockCount == 0)
+    return 1;
+  stream->threads = malloc(stream->blockCount * sizeof *stream->threads);
+  if (stream->threads == NULL)
+    return 0;
+  for (i = 0; i < stream->blockCount; ++i)
+    if (stream->blocks[i].events > 0) {
+      stream->threads[n].thread = stream->blocks[i].thread;
+      stream->threads[n].events = stream->blocks[i].events;
+      ++n;
+    }
+  qsort(stream->threads, n, sizeof *stream->threads, ThreadCompare);
+  stream->threadCount = 0;
+  for (i = 0; i < n; ++i) {
+    if (stream->threadCount > 0
+        && stream->threads[stream->threadCount - 1].thread == stream->threads[i].thread)
+      stream->threads[stream->threadCount - 1].events += stream->threads[i].events;
+    else
+      stream->threads[stream->threadCount++] = stream->threads[i];
+  }
   return 1;
 }
 
 static void IndexBlocks(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
-  const unsigned char *b = stream->base;
-  size_t size = stream->size;
+  const unsigned char *b;
+  size_t size;
   size_t pos = info->headerLength;
   int resync = (stream->options & EVENT_STREAM_RESYNC) != 0;
+  unsigned bigEndian = info->layout.bigEndian;
   IndexStruct index;
 
   memset(&index, 0, sizeof index);
-  while (pos < size) {
+  info->firstClock = UINT64_MAX;
+  info->lastClock = 0;
+  for (;;) {
     BlockStruct block;
     const char *fault = NULL;
-    uint64_t length = 0, detail = 0, detail2 = size;
-    size_t left = size - pos;
-    unsigned bigEndian = info->layout.bigEndian;
+    uint64_t length = 0, detail = 0, detail2;
+    size_t left;
+
+    /* A scan reads the block header, then the whole block. */
+    Fill(stream, &pos, EVENT_BLOCK_HEADER_LEN);
+    if (stream->size - pos >= EVENT_BLOCK_HEADER_LEN
+        && memcmp(stream->base + pos, EVENT_BLOCK_MAGIC, 4) == 0)
+      Fill(stream, &pos, (size_t)LoadUnsigned(stream->base + pos + 4, 4, bigEndian));
+    b = stream->base;
+    size = stream->size;
+    if (pos >= size)
+      break;
+    left = size - pos;
+    detail2 = stream->origin + size;
 
     if (left < EVENT_BLOCK_HEADER_LEN) {
       fault = "block header truncated: %u bytes left, a block header is 24";
@@ -1439,7 +1780,7 @@ static void IndexBlocks(EventStreamStruct *stream)
         FormatMessage(what, sizeof what, fault, detail, detail2);
       }
       if (!resync) {
-        AddProblem(stream, "offset %u: %s", (uint64_t)pos, what);
+        AddProblem(stream, "offset %u: %s", (uint64_t)(stream->origin + pos), what);
         break;
       }
       info->skippedBytes += next - pos;
@@ -1468,6 +1809,17 @@ static void IndexBlocks(EventStreamStruct *stream)
     }
     pos += (size_t)length;
   }
+  if (stream->read != NULL) {   /* the scan is over: its window goes */
+    free(stream->window);
+    stream->window = NULL;
+    stream->base = NULL;
+    stream->size = 0;
+    stream->merging = 1;        /* and it has no events to merge */
+  }
+  if (info->eventCount == 0)
+    info->firstClock = 0;
+  if (!IndexThreads(stream))
+    stream->outOfMemory = 1;
 
   /* The clock frequency, refined from ClockSync events if they span at
    * least 1 ms; the first and last by clock, so the result does not
@@ -1504,27 +1856,27 @@ static int BlockCompare(const void *a, const void *b)
 }
 
 /* SeqSeek -- move a cursor to the next known event at or after its
- * position.  Returns 0 if the sequence has no more events. */
+ * position, reading only its header.  Returns 0 if the sequence has no
+ * more events.  IndexEvents checked every event before dataEnd: each
+ * has a code other than 0 and a length from 12 to what is left. */
 static int SeqSeek(EventStreamStruct *stream, SeqStruct *seq)
 {
   while (seq->block < seq->blockLimit) {
     const BlockStruct *block = &stream->blocks[seq->block];
     if (seq->pos < block->dataEnd) {
-      EventDecodeRes res = EventDecode(&stream->info.layout, &stream->registry,
-                                       stream->base + seq->pos, block->dataEnd - seq->pos,
-                                       &seq->rec, NULL);
-      if (res == EventDecodeOK) {
-        seq->rec.thread = block->thread;
-        seq->rec.kind = block->kind;
-        seq->rec.offset = seq->pos;
+      const unsigned char *p = stream->base + seq->pos;
+      unsigned event = stream->codes[Load16(p, stream->swap)].event;
+      unsigned length = Load16(p + 2, stream->swap);
+      if (event != 0) {
+        seq->clock = Load64(p + 4, stream->swap);
+        seq->desc = &stream->registry.events[event - 1];
         return 1;
       }
-      if (res == EventDecodeUNKNOWN) {
-        seq->pos += seq->rec.length;
+      if (length >= EVENT_HEADER_LEN) {   /* unknown: skip it */
+        seq->pos += length;
         continue;
       }
-      /* Cannot happen: IndexEvents checked every event before dataEnd. */
-      seq->pos = block->dataEnd;
+      seq->pos = block->dataEnd;          /* cannot happen */
       continue;
     }
     ++seq->block;
@@ -1540,8 +1892,8 @@ static int SeqBefore(const EventStreamStruct *stream, size_t a, size_t b)
 {
   const SeqStruct *sa = &stream->seqs[a], *sb = &stream->seqs[b];
   uint64_t seqA, seqB;
-  if (sa->rec.clock != sb->rec.clock)
-    return sa->rec.clock < sb->rec.clock;
+  if (sa->clock != sb->clock)
+    return sa->clock < sb->clock;
   seqA = stream->blocks[sa->block].seq;
   seqB = stream->blocks[sb->block].seq;
   if (seqA != seqB)
@@ -1580,6 +1932,7 @@ static int SeqStarts(const EventStreamStruct *stream, size_t i)
 static int MergeStart(EventStreamStruct *stream)
 {
   size_t i, count = 0;
+  stream->merging = 1;
   if (stream->blockCount == 0)
     return 1;
   qsort(stream->blocks, stream->blockCount, sizeof *stream->blocks, BlockCompare);
@@ -1608,7 +1961,25 @@ static int MergeStart(EventStreamStruct *stream)
 }
 
 
-/* EventStreamOpen -- read the header, index the blocks, start the merge */
+/* StreamIndex -- read the header, then index the blocks.  On failure,
+ * closes the stream. */
+static EventStreamRes StreamIndex(EventStreamStruct *stream, char *msg, size_t msgSize)
+{
+  EventStreamRes res = ParseHeader(stream, msg, msgSize);
+  if (res != EventStreamOK) {
+    EventStreamClose(stream);
+    return res;
+  }
+  if (!CodesInit(stream)) {
+    FormatMessage(msg, msgSize, "offset %u: out of memory", (uint64_t)stream->info.headerLength);
+    EventStreamClose(stream);
+    return EventStreamERROR;
+  }
+  IndexBlocks(stream);
+  return EventStreamOK;
+}
+
+/* EventStreamOpen -- read the header, index the blocks */
 
 EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
                                const unsigned char *buf, size_t size,
@@ -1628,16 +1999,55 @@ EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
   stream->base = buf;
   stream->size = buf != NULL ? size : 0;
   stream->options = options;
-  res = ParseHeader(stream, msg, msgSize);
-  if (res != EventStreamOK) {
+  stream->eof = 1;
+  res = StreamIndex(stream, msg, msgSize);
+  if (res == EventStreamOK)
+    *streamReturn = stream;
+  return res;
+}
+
+
+/* EventStreamScan -- read the header and index the blocks, reading the
+ * stream through a window that moves on, so that it is read once, in
+ * file order, into memory that stays warm.  design/telemetry.txt .eventcnv.scan */
+
+#define SCAN_WINDOW (256u * 1024u)      /* fastest of 64K to 4M, measured */
+
+EventStreamRes EventStreamScan(EventStreamStruct **streamReturn, EventStreamReadFunction read,
+                               void *closure, char *msg, size_t msgSize)
+{
+  EventStreamStruct *stream;
+  EventStreamRes res;
+  size_t pos = 0;
+
+  *streamReturn = NULL;
+  if (msgSize > 0)
+    msg[0] = '\0';
+  stream = calloc(1, sizeof *stream);
+  if (stream != NULL)
+    stream->window = malloc(SCAN_WINDOW);
+  if (stream == NULL || stream->window == NULL) {
+    FormatMessage(msg, msgSize, "offset 0: out of memory");
     EventStreamClose(stream);
-    return res;
+    return EventStreamERROR;
   }
-  IndexBlocks(stream);
-  if (!MergeStart(stream))
-    stream->outOfMemory = 1;
-  *streamReturn = stream;
-  return EventStreamOK;
+  stream->base = stream->window;
+  stream->windowCapacity = SCAN_WINDOW;
+  stream->read = read;
+  stream->readClosure = closure;
+  /* The fixed header, then the whole header, for ParseHeader. */
+  Fill(stream, &pos, EVENT_STREAM_FIXED_LEN);
+  if (stream->size >= EVENT_STREAM_FIXED_LEN)
+    Fill(stream, &pos, (size_t)LoadUnsigned(stream->base + 20, 4, 0));
+  if (stream->problemCount > 0 || stream->outOfMemory) {
+    FormatMessage(msg, msgSize, "%s", stream->problemCount > 0 ? stream->problems[0] : "offset 0: out of memory");
+    EventStreamClose(stream);
+    return EventStreamERROR;
+  }
+  res = StreamIndex(stream, msg, msgSize);
+  if (res == EventStreamOK)
+    *streamReturn = stream;
+  return res;
 }
 
 
@@ -1654,6 +2064,10 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->heap);
   free(stream->seqs);
   free(stream->blocks);
+  free(stream->window);
+  free(stream->threads);
+  free(stream->counts);
+  free(stream->codes);
   free(stream->strings);
   free(stream->paramStrings);
   free(stream->events);
@@ -1668,20 +2082,35 @@ const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream)
 }
 
 
-/* EventStreamNext -- the event that comes first of all the sequences' */
+/* EventStreamNext -- the event that comes first of all the sequences',
+ * decoded now.  The first call starts the merge. */
 
 EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn)
 {
   SeqStruct *seq;
-  const EventRecordStruct *rec;
+  const EventRecordStruct *rec = recReturn;
+  const BlockStruct *block;
+  const unsigned char *p;
+  const char *why;
 
+  if (!stream->merging && !MergeStart(stream))
+    stream->outOfMemory = 1;
   if (stream->heapCount == 0)
     return stream->problemCount > 0 || stream->outOfMemory ? EventStreamERROR : EventStreamEND;
   seq = &stream->seqs[stream->heap[0]];
-  *recReturn = seq->rec;
-  rec = recReturn;
+  block = &stream->blocks[seq->block];
+  p = stream->base + seq->pos;
+  memset(recReturn, 0, sizeof *recReturn);
+  recReturn->code = Load16(p, stream->swap);
+  recReturn->length = Load16(p + 2, stream->swap);
+  recReturn->clock = seq->clock;
+  /* IndexEvents checked it: this cannot fail. */
+  (void)DecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
+  recReturn->thread = block->thread;
+  recReturn->kind = block->kind;
+  recReturn->offset = seq->pos;
 
-  seq->pos += seq->rec.length;
+  seq->pos += recReturn->length;
   if (!SeqSeek(stream, seq))
     stream->heap[0] = stream->heap[--stream->heapCount];
   HeapDown(stream, 0);
@@ -1721,6 +2150,28 @@ void EventStreamFormatContext(EventStreamStruct *stream, EventFormatContextStruc
   ctxReturn->startRealtime = stream->info.startRealtime;
   ctxReturn->label = EventStreamLabel;
   ctxReturn->labelClosure = stream;
+}
+
+
+size_t EventStreamCount(const EventStreamStruct *stream, unsigned kind, unsigned code)
+{
+  const CodeStruct *c = &stream->codes[code & 0xFFFF];
+  if (kind >= stream->registry.kindCount || c->event == 0 || code > 0xFFFF)
+    return 0;
+  return stream->counts[(size_t)kind * stream->registry.eventCount + c->event - 1];
+}
+
+
+size_t EventStreamThreadCount(const EventStreamStruct *stream)
+{
+  return stream->threadCount;
+}
+
+void EventStreamThread(const EventStreamStruct *stream, size_t i, uint32_t *threadReturn,
+                       size_t *eventsReturn)
+{
+  *threadReturn = i < stream->threadCount ? stream->threads[i].thread : 0;
+  *eventsReturn = i < stream->threadCount ? stream->threads[i].events : 0;
 }
 
 

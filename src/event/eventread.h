@@ -131,6 +131,12 @@ extern void EventFormatContextInit(EventFormatContextStruct *ctx,
 extern size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
                           const EventFormatContextStruct *ctx);
 
+/* EventFormatTimes -- the ELAPSED and WALLCLOCK columns of EventFormat's
+ * line for clock, "    0.000500000 22:13:20.123956789".  Returns the
+ * length, like EventFormat. */
+extern size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
+                               const EventFormatContextStruct *ctx);
+
 /* EventFormatDouble -- d as printf's "%.17g" would, into buf.
  * Returns the length, like EventFormat. */
 extern size_t EventFormatDouble(char *buf, size_t size, double d);
@@ -178,9 +184,18 @@ typedef struct EventStreamInfoStruct {
   size_t clockSyncCount;
   size_t skippedBytes;          /* bytes skipped because they were corrupt */
   int streamEnd;                /* 1 if a StreamEnd event was seen */
+  EventClock firstClock, lastClock;  /* the lowest and highest clock of the
+                                   known events; 0 if there are none */
+  uint64_t dropped[EVENT_KIND_LIMIT];  /* events the program dropped, by kind:
+                                   the sum of the EventsDropped events */
 } EventStreamInfoStruct;
 
 /* EventStreamOpen -- read the header and index the blocks of a stream
+ *
+ * The index walks every block and event once, in file order, and
+ * counts what it finds: EventStreamInfo, EventStreamCount and
+ * EventStreamThread then answer without reading the events again.
+ * design/telemetry.txt .eventcnv.reader .eventcnv.scan
  *
  * buf holds the whole stream and must outlive the stream object.
  * Returns EventStreamOK with *streamReturn set; EventStreamREFUSED or
@@ -191,6 +206,23 @@ typedef struct EventStreamInfoStruct {
 extern EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
                                       const unsigned char *buf, size_t size,
                                       unsigned options, char *msg, size_t msgSize);
+
+/* EventStreamReadFunction -- read up to size bytes of a stream into
+ * buf: returns how many, 0 at its end, or -1 if it cannot be read */
+typedef long (*EventStreamReadFunction)(void *closure, unsigned char *buf, size_t size);
+
+/* EventStreamScan -- EventStreamOpen for a stream that is read, not
+ * held: read calls give its bytes in order, each byte once, and the
+ * index counts them as they come through a small window, which is much
+ * faster than touching a large mapping once.  The stream it returns
+ * answers EventStreamInfo, EventStreamCount, EventStreamThread* and
+ * the problems, but holds no events: EventStreamNext returns none.
+ * There is no EVENT_STREAM_RESYNC: reading stops at the first fault.
+ * A read failure is a problem, "offset N: the stream could not be
+ * read further".  design/telemetry.txt .eventcnv.scan */
+extern EventStreamRes EventStreamScan(EventStreamStruct **streamReturn,
+                                      EventStreamReadFunction read, void *closure,
+                                      char *msg, size_t msgSize);
 
 extern void EventStreamClose(EventStreamStruct *stream);
 
@@ -203,6 +235,17 @@ extern const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *str
  * record's strings point into the stream's buffer.  Intern and Label
  * events update the label table before they are returned. */
 extern EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn);
+
+/* EventStreamCount -- how many known events with code the blocks of
+ * kind hold: how many of them EventStreamNext returns, counted by
+ * EventStreamOpen without merging.  design/telemetry.txt .eventcnv.scan */
+extern size_t EventStreamCount(const EventStreamStruct *stream, unsigned kind, unsigned code);
+
+/* EventStreamThreadCount, EventStreamThread -- the threads that have
+ * known events, by serial number, and how many each has. */
+extern size_t EventStreamThreadCount(const EventStreamStruct *stream);
+extern void EventStreamThread(const EventStreamStruct *stream, size_t i, uint32_t *threadReturn,
+                              size_t *eventsReturn);
 
 /* EventStreamLabel -- an EventLabelFunction: closure is the stream.
  * The label of address from the Intern and Label events read so far. */

@@ -5,7 +5,9 @@
  * eventcnv reads a whole stream into memory (mmap for a file, read for
  * a pipe), decodes it with the shared decoder (eventread.h,
  * design/telemetry.txt .req.share) and prints its events in time order,
- * one line each, on stdout.  Warnings and errors go to stderr.
+ * one line each, on stdout.  --count and --summary print what the
+ * reader's index counted, with no merge (design/telemetry.txt
+ * .eventcnv.scan).  Warnings and errors go to stderr.
  *
  * Exit status: 0 success; 1 a bad stream (the message names the byte
  * offset) or a file that cannot be read; 2 a usage error.
@@ -41,6 +43,10 @@ static const char usageText[] =
   "  --list            print the registry the stream carries: kinds, and for each\n"
   "                    event its code, kind, format, doc and parameters\n"
   "  --count           print how many events there are of each name, not the events\n"
+  "  --summary         print what the stream holds, not the events: how many events\n"
+  "                    and blocks, the first and last event's times, how many\n"
+  "                    events were dropped, and how many events each thread, each\n"
+  "                    kind and each event name has\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -48,7 +54,8 @@ static const char usageText[] =
   "  --help            print this help and exit\n"
   "\n"
   "--header and --list print instead of the events; --kind and --event apply\n"
-  "to the events and to --count, and both must match.\n"
+  "to the events, to --count and to --summary's kinds and names, and both must\n"
+  "match.\n"
   "\n"
   "Each event is printed as\n"
   "  ELAPSED WALLCLOCK THREAD KIND EVENT name=value...\n"
@@ -66,13 +73,14 @@ static const char usageText[] =
   "  eventcnv --kind Pool,Object telemetry.tt | less\n"
   "  eventcnv --event Label,Intern - < telemetry.tt\n"
   "  eventcnv --header --list telemetry.tt  what the stream is and what it holds\n"
-  "  eventcnv --count telemetry.tt          how many of each event\n";
+  "  eventcnv --count telemetry.tt          how many of each event\n"
+  "  eventcnv --summary telemetry.tt        what is in it, at a glance\n";
 
 
 /* OptionsStruct -- what the command line asked for */
 
 typedef struct OptionsStruct {
-  int header, list, count, resync;
+  int header, list, count, summary, resync;
   const char *kinds;            /* --kind argument, or NULL */
   const char *events;           /* --event argument, or NULL */
   const char *path;             /* NULL or "-" for stdin */
@@ -104,6 +112,8 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       opt->list = 1;
     } else if (!endOfOptions && strcmp(arg, "--count") == 0) {
       opt->count = 1;
+    } else if (!endOfOptions && strcmp(arg, "--summary") == 0) {
+      opt->summary = 1;
     } else if (!endOfOptions && strcmp(arg, "--resync") == 0) {
       opt->resync = 1;
     } else if (!endOfOptions && strncmp(arg, "--kind", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
@@ -202,6 +212,64 @@ static void InputFree(InputStruct *in)
     munmap(in->data, in->size);
   else
     free(in->data);
+}
+
+/* ReadSome -- an EventStreamReadFunction for a ScanInputStruct */
+typedef struct ScanInputStruct {
+  int fd;
+  int err;                      /* errno of a failed read, or 0 */
+} ScanInputStruct;
+
+static long ReadSome(void *closure, unsigned char *buf, size_t size)
+{
+  ScanInputStruct *input = closure;
+  for (;;) {
+    ssize_t n = read(input->fd, buf, size);
+    if (n >= 0)
+      return (long)n;
+    if (errno != EINTR) {
+      input->err = errno;
+      return -1;
+    }
+  }
+}
+
+/* Scan -- index the stream at path (NULL or "-": stdin) as it is read,
+ * for --count and --summary.  design/telemetry.txt .eventcnv.scan */
+static EventStreamRes Scan(const char *path, EventStreamStruct **streamReturn, char *msg,
+                           size_t msgSize)
+{
+  EventStreamRes res;
+  ScanInputStruct input;
+  input.fd = STDIN_FILENO;
+  input.err = 0;
+  if (path != NULL && strcmp(path, "-") != 0) {
+    input.fd = open(path, O_RDONLY);
+    if (input.fd < 0) {
+      snprintf(msg, msgSize, "%s", strerror(errno));
+      return EventStreamERROR;
+    }
+  }
+  res = EventStreamScan(streamReturn, ReadSome, &input, msg, msgSize);
+  if (res != EventStreamOK && input.err != 0)   /* as ReadInput says it */
+    snprintf(msg, msgSize, "%s", strerror(input.err));
+  else if (input.err != 0)
+    fprintf(stderr, "%s: %s\n", programName, strerror(input.err));
+  if (input.fd != STDIN_FILENO)
+    close(input.fd);
+  return res;
+}
+
+/* LiveExists -- whether path has a live file, for RecoverLive to read */
+static int LiveExists(const char *path)
+{
+  char livePath[4096];
+  struct stat st;
+  if (path == NULL || strcmp(path, "-") == 0)
+    return 0;
+  if (snprintf(livePath, sizeof livePath, "%s.live", path) >= (int)sizeof livePath)
+    return 0;
+  return stat(livePath, &st) == 0 || errno != ENOENT;
 }
 
 /* What RecoverLive found, for --header and the end-of-stream sentence */
@@ -349,13 +417,90 @@ static void FilterInit(FilterStruct *filter, const OptionsStruct *opt, const Eve
   }
 }
 
-static int FilterPasses(const FilterStruct *filter, const EventRecordStruct *rec)
+static int FilterPasses(const FilterStruct *filter, unsigned kind, unsigned code)
 {
-  if (filter->byKind && (rec->kind >= EVENT_KIND_LIMIT || !(filter->kinds & EVENT_KIND_BIT(rec->kind))))
+  if (filter->byKind && (kind >= EVENT_KIND_LIMIT || !(filter->kinds & EVENT_KIND_BIT(kind))))
     return 0;
-  if (filter->byEvent && !filter->codes[rec->code & 0xFFFF])
+  if (filter->byEvent && !filter->codes[code & 0xFFFF])
     return 0;
   return 1;
+}
+
+/* FilteredCount -- how many events of desc's code pass the filter, in
+ * blocks of every kind, as the reader's index counted them.
+ * design/telemetry.txt .eventcnv.scan */
+static size_t FilteredCount(const EventStreamStruct *stream, const FilterStruct *filter,
+                            const EventDescStruct *desc)
+{
+  const EventRegistryStruct *registry = EventStreamInfo(stream)->registry;
+  size_t n = 0;
+  for (unsigned kind = 0; kind < registry->kindCount; ++kind)
+    if (FilterPasses(filter, kind, desc->code))
+      n += EventStreamCount(stream, kind, desc->code);
+  return n;
+}
+
+
+/* PrintCount -- --count: how many events of each name */
+static void PrintCount(const EventStreamStruct *stream, const FilterStruct *filter)
+{
+  const EventRegistryStruct *registry = EventStreamInfo(stream)->registry;
+  for (unsigned i = 0; i < registry->eventCount; ++i) {
+    size_t n = FilteredCount(stream, filter, &registry->events[i]);
+    if (n > 0)
+      printf("%10lu %s\n", (unsigned long)n, registry->events[i].name);
+  }
+}
+
+/* PrintSummary -- --summary: what the stream holds, from the index.
+ * design/telemetry.txt .eventcnv.scan */
+static void PrintSummary(EventStreamStruct *stream, const FilterStruct *filter)
+{
+  const EventStreamInfoStruct *info = EventStreamInfo(stream);
+  const EventRegistryStruct *registry = info->registry;
+  EventFormatContextStruct ctx;
+  char times[128];
+  uint64_t dropped = 0;
+  size_t i;
+
+  EventStreamFormatContext(stream, &ctx);
+  printf("events      %lu in %lu block%s\n", (unsigned long)info->eventCount,
+         (unsigned long)info->blockCount, info->blockCount == 1 ? "" : "s");
+  printf("unknown     %lu\n", (unsigned long)info->unknownCount);
+  if (info->eventCount > 0) {
+    (void)EventFormatTimes(times, sizeof times, info->firstClock, &ctx);
+    printf("first       %s\n", times);
+    (void)EventFormatTimes(times, sizeof times, info->lastClock, &ctx);
+    printf("last        %s\n", times);
+  }
+  for (i = 0; i < EVENT_KIND_LIMIT; ++i)
+    dropped += info->dropped[i];
+  printf("dropped     %llu\n", (unsigned long long)dropped);
+  for (i = 0; i < EVENT_KIND_LIMIT; ++i)
+    if (info->dropped[i] != 0)
+      printf("%10llu %s\n", (unsigned long long)info->dropped[i],
+             i < registry->kindCount ? registry->kinds[i].name : "?");
+
+  printf("\nthreads     %lu\n", (unsigned long)EventStreamThreadCount(stream));
+  for (i = 0; i < EventStreamThreadCount(stream); ++i) {
+    uint32_t thread;
+    size_t events;
+    EventStreamThread(stream, i, &thread, &events);
+    printf("%10lu T%lu\n", (unsigned long)events, (unsigned long)thread);
+  }
+
+  printf("\nkinds\n");
+  for (unsigned kind = 0; kind < registry->kindCount; ++kind) {
+    size_t n = 0;
+    for (unsigned e = 0; e < registry->eventCount; ++e)
+      if (FilterPasses(filter, kind, registry->events[e].code))
+        n += EventStreamCount(stream, kind, registry->events[e].code);
+    if (n > 0)
+      printf("%10lu %s\n", (unsigned long)n, registry->kinds[kind].name);
+  }
+
+  printf("\nevents\n");
+  PrintCount(stream, filter);
 }
 
 
@@ -467,17 +612,9 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
 }
 
 
-/* NoteDropped, ReportDropped -- events the program dropped (EventsDropped:
- * kind, count) are said on stderr at the end, per kind, so that no loss
- * goes unnoticed.  design/telemetry.txt .sol.dropped */
-#define EVENTS_DROPPED_CODE 0x0006
-static void NoteDropped(const EventRecordStruct *rec, uint64_t *dropped)
-{
-  if (rec->code == EVENTS_DROPPED_CODE && rec->desc != NULL && rec->desc->paramCount == 2 &&
-      rec->values[0].u < EVENT_KIND_LIMIT)
-    dropped[rec->values[0].u] += rec->values[1].u;
-}
-
+/* ReportDropped -- events the program dropped (EventsDropped: kind,
+ * count; the reader sums them) are said on stderr at the end, per kind,
+ * so that no loss goes unnoticed.  design/telemetry.txt .sol.dropped */
 static void ReportDropped(const EventRegistryStruct *registry, const char *name,
                           const uint64_t *dropped)
 {
@@ -488,38 +625,82 @@ static void ReportDropped(const EventRegistryStruct *registry, const char *name,
               kind < registry->kindCount ? registry->kinds[kind].name : "?");
 }
 
+/* PrintEvents -- the events in time order, formatted into a big buffer
+ * that is written when full: no stdio for each line.  Returns 0, or 1
+ * if out of memory. */
+static int PrintEvents(EventStreamStruct *stream, const FilterStruct *filter)
+{
+  EventFormatContextStruct ctx;
+  EventRecordStruct rec;
+  size_t size = 1 << 20, used = 0;
+  char *out = malloc(size);
+  if (out == NULL)
+    return 1;
+  EventStreamFormatContext(stream, &ctx);
+  while (EventStreamNext(stream, &rec) == EventStreamOK) {
+    size_t len;
+    if (!FilterPasses(filter, rec.kind, rec.code))
+      continue;
+    len = EventFormat(out + used, size - used, &rec, &ctx);
+    if (len >= size - used) {   /* it did not fit with its NUL: write what came before */
+      fwrite(out, 1, used, stdout);
+      used = 0;
+      if (len >= size) {
+        char *bigger = realloc(out, len + 1);
+        if (bigger == NULL) {
+          free(out);
+          return 1;
+        }
+        out = bigger;
+        size = len + 1;
+      }
+      (void)EventFormat(out, size, &rec, &ctx);
+    }
+    out[used + len] = '\n';   /* where the NUL was */
+    used += len + 1;
+    if (used == size) {
+      fwrite(out, 1, used, stdout);
+      used = 0;
+    }
+  }
+  fwrite(out, 1, used, stdout);
+  free(out);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
-  uint64_t dropped[EVENT_KIND_LIMIT] = {0};
   OptionsStruct opt;
   InputStruct in;
   EventStreamStruct *stream;
   EventStreamRes res;
   const EventStreamInfoStruct *info;
   FilterStruct *filter;
-  EventFormatContextStruct ctx;
-  EventRecordStruct rec;
   char msg[512];
   const char *name;
   int err, status = EXIT_SUCCESS;
-  size_t lineSize = 1 << 16;
-  char *line;
 
   ParseArgs(argc, argv, &opt);
   name = opt.path == NULL || strcmp(opt.path, "-") == 0 ? "<stdin>" : opt.path;
 
-  err = ReadInput(opt.path, &in);
-  if (err != 0) {
-    fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
-    return EXIT_BAD_STREAM;
+  memset(&in, 0, sizeof in);
+  if ((opt.count || opt.summary) && !opt.resync && !LiveExists(opt.path)) {
+    /* No events to print: read the stream once, in order, not mapped.
+     * design/telemetry.txt .eventcnv.scan */
+    res = Scan(opt.path, &stream, msg, sizeof msg);
+  } else {
+    err = ReadInput(opt.path, &in);
+    if (err != 0) {
+      fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
+      return EXIT_BAD_STREAM;
+    }
+    if (RecoverLive(opt.path, name, &in) != 0) {
+      InputFree(&in);
+      return EXIT_BAD_STREAM;
+    }
+    res = EventStreamOpen(&stream, in.data, in.size, opt.resync ? EVENT_STREAM_RESYNC : 0,
+                          msg, sizeof msg);
   }
-  if (RecoverLive(opt.path, name, &in) != 0) {
-    InputFree(&in);
-    return EXIT_BAD_STREAM;
-  }
-
-  res = EventStreamOpen(&stream, in.data, in.size, opt.resync ? EVENT_STREAM_RESYNC : 0,
-                        msg, sizeof msg);
   if (res != EventStreamOK) {
     fprintf(stderr, "%s: %s: %s\n", programName, name, msg);
     InputFree(&in);
@@ -528,8 +709,7 @@ int main(int argc, char **argv)
   info = EventStreamInfo(stream);
 
   filter = malloc(sizeof *filter);
-  line = malloc(lineSize);
-  if (filter == NULL || line == NULL) {
+  if (filter == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
@@ -543,45 +723,20 @@ int main(int argc, char **argv)
     PrintList(info->registry);
   }
 
-  if (opt.count) {
-    static size_t counts[0x10000];
-    unsigned i;
+  if (opt.count || opt.summary) {        /* design/telemetry.txt .eventcnv.scan */
     if (opt.header || opt.list)
       printf("\n");
-    while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
-      NoteDropped(&rec, dropped);
-      if (FilterPasses(filter, &rec))
-        ++counts[rec.code & 0xFFFF];
-    }
-    for (i = 0; i < info->registry->eventCount; ++i) {
-      const EventDescStruct *desc = &info->registry->events[i];
-      if (counts[desc->code] > 0)
-        printf("%10lu %s\n", (unsigned long)counts[desc->code], desc->name);
-    }
+    if (opt.summary)
+      PrintSummary(stream, filter);
+    else
+      PrintCount(stream, filter);
   } else if (!opt.header && !opt.list) {
-    EventStreamFormatContext(stream, &ctx);
-    while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
-      size_t len;
-      NoteDropped(&rec, dropped);
-      if (!FilterPasses(filter, &rec))
-        continue;
-      len = EventFormat(line, lineSize, &rec, &ctx);
-      if (len >= lineSize) {
-        char *bigger = realloc(line, len + 1);
-        if (bigger == NULL) {
-          fprintf(stderr, "%s: out of memory\n", programName);
-          return EXIT_BAD_STREAM;
-        }
-        line = bigger;
-        lineSize = len + 1;
-        (void)EventFormat(line, lineSize, &rec, &ctx);
-      }
-      line[len] = '\n';
-      fwrite(line, 1, len + 1, stdout);
+    if (PrintEvents(stream, filter) != 0) {
+      fprintf(stderr, "%s: out of memory\n", programName);
+      return EXIT_BAD_STREAM;
     }
-  } else {
-    res = EventStreamProblemCount(stream) > 0 ? EventStreamERROR : EventStreamEND;
   }
+  res = EventStreamProblemCount(stream) > 0 ? EventStreamERROR : EventStreamEND;
 
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
@@ -590,9 +745,9 @@ int main(int argc, char **argv)
   if (res == EventStreamERROR && ReportProblems(stream, name))
     status = EXIT_BAD_STREAM;
   ReportWarnings(info, name);
-  ReportDropped(info->registry, name, dropped);
+  if (opt.count || opt.summary || (!opt.header && !opt.list))
+    ReportDropped(info->registry, name, info->dropped);
 
-  free(line);
   free(filter);
   EventStreamClose(stream);
   InputFree(&in);
