@@ -614,15 +614,22 @@ static _Thread_local unsigned lockDepth;
 static _Thread_local int lockBlocked;
 static _Thread_local sigset_t lockSavedMask;
 
+/* allButFaults -- every signal but the synchronous faults, which a
+ * thread must never block: one raised while blocked kills outright */
+static void allButFaults(sigset_t *set)
+{
+  sigfillset(set);
+  sigdelset(set, SIGSEGV);
+  sigdelset(set, SIGBUS);
+  sigdelset(set, SIGILL);
+  sigdelset(set, SIGFPE);
+  sigdelset(set, SIGTRAP);
+}
+
 static void lockBlockSignals(void)
 {
   sigset_t all;
-  sigfillset(&all);
-  sigdelset(&all, SIGSEGV);
-  sigdelset(&all, SIGBUS);
-  sigdelset(&all, SIGILL);
-  sigdelset(&all, SIGFPE);
-  sigdelset(&all, SIGTRAP);
+  allButFaults(&all);
   lockBlocked = pthread_sigmask(SIG_BLOCK, &all, &lockSavedMask) == 0;
 }
 
@@ -1086,12 +1093,8 @@ static void *writerRun(void *arg)
 {
   void (*run)(void) = (void (*)(void))(uintptr_t)arg;
   sigset_t all;
-  /* Fatal signals are the program's threads' business, not the writer's. */
-  sigfillset(&all);
-  sigdelset(&all, SIGSEGV);
-  sigdelset(&all, SIGBUS);
-  sigdelset(&all, SIGILL);
-  sigdelset(&all, SIGFPE);
+  /* Signals are the program's threads' business, not the writer's. */
+  allButFaults(&all);
   (void)pthread_sigmask(SIG_SETMASK, &all, NULL);
 #ifdef __GLIBC__
   (void)pthread_setname_np(pthread_self(), "telltale-write");
