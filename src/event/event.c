@@ -66,7 +66,6 @@ typedef struct EventThreadStruct {
   void *altStack;               /* its alternate signal stack, or NULL */
   unsigned level;               /* the running level */
   unsigned deeper;              /* handlers nested past the last level */
-  EventKindBufStruct *kind;     /* levels[level] */
   EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
   EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
 } EventThreadStruct;
@@ -1047,7 +1046,6 @@ static EventThreadStruct *threadCreate(int *createdReturn)
   if (thread == NULL)
     return NULL;
   thread->bufs = EventThreadBuf;
-  thread->kind = thread->levels[0];
   PlinthLockClaim();
   if (threadState != NULL) {    /* a handler's event, since our first look */
     PlinthLockRelease();
@@ -1278,7 +1276,7 @@ static void dropsReport(void)
   EventKindBufStruct *kb;
   if (thread == NULL)
     return;
-  kb = &thread->kind[EventKindTelltale];
+  kb = &thread->levels[thread->level][EventKindTelltale];
   if (kb->slot[kb->current] == NULL)
     return;
   for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
@@ -1313,7 +1311,6 @@ static int signalEnter(void)
   memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
   ++thread->level;
   memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
-  thread->kind = thread->levels[thread->level];
   return 1;
 }
 
@@ -1332,7 +1329,6 @@ static void signalLeave(int token)
   memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
   --thread->level;
   memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
-  thread->kind = thread->levels[thread->level];
 }
 
 /* EventReserveSlow -- the slow path of EventReserve.  design/telemetry.txt .sol.slow
