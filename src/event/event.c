@@ -49,6 +49,8 @@ typedef struct EventKindBufStruct {
   unsigned current;             /* the slot being filled */
   uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
   uintptr_t sent;               /* the current slot has been sent up to here */
+  _Atomic unsigned moves;       /* times the ring moved: a traceback read
+                                   without the lock checks it (.sol.traceback) */
 } EventKindBufStruct;
 
 /* Levels: a signal handler running on a thread emits into buffers of its
@@ -66,6 +68,7 @@ typedef struct EventThreadStruct {
   void *altStack;               /* its alternate signal stack, or NULL */
   unsigned level;               /* the running level */
   unsigned deeper;              /* handlers nested past the last level */
+  char name[32];                /* its name, for the traceback */
   EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
   EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
 } EventThreadStruct;
@@ -91,6 +94,8 @@ static struct {
   int initialized;
   int started;                  /* the streams have their headers */
   int finished;                 /* EventFinish ran; no default stream now */
+  int ending;                   /* it ran at exit with threads still running,
+                                   whose later events still go out: .sol.finish */
   size_t bufferSize;
   uint64_t blocks;              /* blocks written: the next sequence number */
   uint32_t threadSerial;        /* serial of the last thread set up */
@@ -157,6 +162,33 @@ static void say(const char *first, ...)
   va_end(args);
   line[n++] = '\n';
   PlinthWriteError(line, n);
+}
+
+/* append -- add src to the string in dst, cut to fit size */
+static void append(char *dst, size_t size, const char *src)
+{
+  size_t n = strlen(dst), len = strlen(src);
+  if (n + 1 >= size)
+    return;
+  if (len > size - 1 - n)
+    len = size - 1 - n;
+  memcpy(dst + n, src, len);
+  dst[n + len] = '\0';
+}
+
+/* formatUnsigned -- value in decimal; async-signal-safe */
+static size_t formatUnsigned(char *buf, uint64_t value)
+{
+  char digits[24];
+  size_t d = 0, n = 0;
+  do {
+    digits[d++] = (char)('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  while (d > 0)
+    buf[n++] = digits[--d];
+  buf[n] = '\0';
+  return n;
 }
 
 static void copyString(char *dst, size_t size, const char *src)
@@ -433,9 +465,11 @@ int EventBufferSizeSet(size_t size)
   return 0;
 }
 
+static void finish(int atExit);
+
 static void atExit(void)
 {
-  EventFinish();
+  finish(1);
 }
 
 static void afterFork(void);
@@ -762,15 +796,66 @@ static int hasBinaryStream(void)
 
 /* sessionClock -- note when the session began, if not yet noted:
  * at EventInit, or at the first event or stream after EventFinish */
+static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
+                      uint64_t *realtimeReturn);
+
 static void sessionClock(void)
 {
   if (session.startClock != 0)
     return;
-  /* Monotonic time first, then the clock at once: the same order and
-   * spacing as in a ClockSync event, so that the reader's pairs agree. */
-  session.startMonotonic = PlinthMonotonicNs();
-  session.startClock = PlinthClockNow();
-  session.startRealtime = PlinthRealtimeNs();
+  clockPair(&session.startClock, &session.startMonotonic, &session.startRealtime);
+}
+
+/* clockPair -- the event clock and the system clocks at one moment.
+ *
+ * The clock is read between two readings of CLOCK_MONOTONIC, three
+ * times, and the tightest try is kept: monotonic time is the middle of
+ * its two readings, so the pair is good to half that gap (tens of ns).
+ * Realtime is read next and moved back by the monotonic time that passed.
+ * Pairs read any looser make the reader's clock rate wrong by the error
+ * over the span between them.  design/telemetry.txt .sol.clock */
+static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
+                      uint64_t *realtimeReturn)
+{
+  uint64_t best = UINT64_MAX, realtime, after;
+  for (int i = 0; i < 3; ++i) {
+    uint64_t m0 = PlinthMonotonicNs();
+    EventClock clock = PlinthClockNow();
+    uint64_t m1 = PlinthMonotonicNs();
+    if (m1 - m0 < best) {
+      best = m1 - m0;
+      *clockReturn = clock;
+      *monotonicReturn = m0 + (m1 - m0) / 2;
+    }
+  }
+  realtime = PlinthRealtimeNs();
+  after = PlinthMonotonicNs();
+  *realtimeReturn = realtime - (after - *monotonicReturn);
+}
+
+/* clockSync -- emit ClockSync from a pair read after the event is
+ * reserved, so that a slow path taken to reserve it (setting the thread
+ * up, writing a full buffer) falls outside the pair.  Returns the pair
+ * in *clockReturn, *monotonicReturn when they are not NULL. */
+static void clockSync(EventClock *clockReturn, uint64_t *monotonicReturn)
+{
+  EventClock clock = 0;
+  uint64_t monotonic = 0, realtime;
+#if EVENT_VARIETY != EVENT_VARIETY_OFF   /* the generated emitters' rule: .sol.variety */
+  EVENT_BEGIN(EventClockSyncStruct, EventKindTelltale, EventCodeClockSync,
+              sizeof(EventClockSyncStruct))
+    clockPair(&clock, &monotonic, &realtime);
+    _event->header.clock = clock;
+    _event->monotonic = (EventW)monotonic;
+    _event->realtime = (EventW)realtime;
+  EVENT_END(EventCodeClockSync, sizeof(EventClockSyncStruct))
+#else
+  (void)realtime;
+#endif
+  if (clockReturn != NULL)
+    *clockReturn = clock;
+  if (monotonicReturn != NULL)
+    *monotonicReturn = monotonic;
 }
 
 /* sessionStart -- open the default streams and write the headers.
@@ -1080,11 +1165,12 @@ static void threadAnnounce(EventThreadStruct *thread)
                program);
   }
   EVENT_UW(ThreadStart, thread->serial, (EventW)PlinthThreadOSId());
-  if (PlinthThreadName(name, sizeof name) == 0 && name[0] != '\0')
+  if (PlinthThreadName(name, sizeof name) == 0 && name[0] != '\0') {
+    copyString(thread->name, sizeof thread->name, name);
     EVENT_US(ThreadName, thread->serial, name);
-  if (thread->serial == 1) {
-    EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
   }
+  if (thread->serial == 1)
+    clockSync(NULL, NULL);
 }
 
 /* slotRelease -- give up a slot: a region of the live file goes on the
@@ -1212,26 +1298,99 @@ static void slotUse(EventThreadStruct *thread, unsigned level, unsigned kind, un
   memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);  /* the data end here */
 }
 
+/* eventCommitted -- is there a whole, committed event at p, ending by
+ * limit?  *lengthReturn gets its length.
+ *
+ * For a buffer another thread may be writing as this one reads it: the
+ * code is stored last, after a release fence (.sol.hot), so an event
+ * whose code is seen is whole, and one being written has code 0.  The
+ * code and length must also fit the runtime's own registry (a fixed
+ * size, or a string's NUL at the end), so that a commit store seen half
+ * done, where it straddles a cache line, is taken for what it is: not
+ * yet an event.  Not checked by ThreadSanitizer: reading another
+ * thread's committed events is the point.  design/telemetry.txt .sol.flush */
+static size_t eventFixedSize(const EventDescStruct *desc, int *stringReturn)
+{
+  size_t size = EVENT_HEADER_LEN;
+  *stringReturn = 0;
+  for (const char *f = desc->format; *f != '\0'; ++f)
+    switch (*f) {
+    case 'P': size += sizeof(EventP); break;
+    case 'A': size += sizeof(EventA); break;
+    case 'W': size += sizeof(EventW); break;
+    case 'U': size += sizeof(EventU); break;
+    case 'D': size += sizeof(EventD); break;
+    default: *stringReturn = 1; break;   /* S: the characters and a NUL */
+    }
+  return size;
+}
+
+__attribute__((no_sanitize("thread")))
+static int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn)
+{
+  uint32_t codeLength;
+  size_t length, fixed;
+  unsigned code;
+  int string;
+  const EventDescStruct *desc;
+  if ((uintptr_t)p + EVENT_HEADER_LEN > limit)
+    return 0;
+  memcpy(&codeLength, p, sizeof codeLength);
+  atomic_thread_fence(memory_order_acquire);
+  code = codeLength & 0xFFFF;
+  length = codeLength >> 16;
+  if (code == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
+    return 0;
+  desc = EventRegistryLookup(&EventRegistry, code);
+  if (desc == NULL)
+    return 0;
+  fixed = eventFixedSize(desc, &string);
+  if (string ? length <= fixed || p[length - 1] != 0 : length != fixed)
+    return 0;
+  *lengthReturn = length;
+  return 1;
+}
+
+/* committedEnd -- the end of the committed events from p on, in a slot
+ * that ends at limit */
+static uintptr_t committedEnd(uintptr_t p, uintptr_t limit)
+{
+  size_t length;
+  while (eventCommitted((const unsigned char *)p, limit, &length))
+    p += length;
+  return p;
+}
+
 /* kindFlush -- send what a kind's current slot holds and has not sent.
  * Lock held.  A live slot is always sent (its kind's output was on when
  * it was prepared); a memory slot only if the kind's output is on (else
- * it is the ring). */
-static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind)
+ * it is the ring).
+ *
+ * own: the slot is the calling thread's, at its running level, so every
+ * event below next is committed.  Otherwise another thread (or a
+ * handler this one interrupted) may be writing it: only the committed
+ * events after "sent" go, and "sent" moves to their end, so that each
+ * event is sent exactly once, whole.  design/telemetry.txt .sol.flush */
+static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, int own)
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
-  EventBufStruct *buf = hotBuf(thread, level, kind);
   unsigned s = kb->current;
+  uintptr_t end;
   int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
                 & EVENT_KIND_BIT(kind)) != 0;
-  if (kb->slot[s] == NULL || buf->next <= kb->sent)
+  if (kb->slot[s] == NULL || !(kb->mapped[s] || output))
     return;
-  if (kb->mapped[s] || output) {
-    /* A live slot's block keeps its number through partial sends, so
-     * that recovery knows how much of it the log has.  .sol.live */
-    uint64_t seq = kb->mapped[s] ? kb->seq[s] : session.blocks++;
-    blockSend(thread, level, kind, s, (const unsigned char *)kb->sent, buf->next - kb->sent, seq);
-    kb->sent = buf->next;
-  }
+  if (own)
+    end = hotBuf(thread, level, kind)->next;
+  else
+    end = committedEnd(kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
+  if (end <= kb->sent)
+    return;
+  /* A live slot's block keeps its number through partial sends, so
+   * that recovery knows how much of it the log has.  .sol.live */
+  blockSend(thread, level, kind, s, (const unsigned char *)kb->sent, end - kb->sent,
+            kb->mapped[s] ? kb->seq[s] : session.blocks++);
+  kb->sent = end;
 }
 
 /* bufferFull -- make room when a kind's buffer is full: send what it
@@ -1243,8 +1402,17 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   unsigned other = 1 - kb->current;
   int res;
   PlinthLockClaim();
-  kindFlush(thread, level, kind);
+  kindFlush(thread, level, kind, 1);
+  /* The thread's own events (names, interned strings, labels) go out
+   * with each full buffer, so that a log with no live file to recover
+   * from still has them.  .sol.death.limits */
+  if (kind != EventKindTelltale)
+    kindFlush(thread, level, EventKindTelltale, 1);
   kb->previousEnd = hotBuf(thread, level, kind)->next;
+  /* The ring moves on: a traceback read without the lock sees the
+   * count change before the slot is overwritten.  .sol.traceback */
+  atomic_fetch_add_explicit(&kb->moves, 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
   res = slotPrepare(thread, level, kind, other);
   if (res == 0)
     slotUse(thread, level, kind, other);
@@ -1331,6 +1499,21 @@ static void signalLeave(int token)
   memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
 }
 
+/* threadEnsure -- the calling thread, set up and announced on its first
+ * use; NULL if memory ran out.  design/telemetry.txt .sol.thread */
+static EventThreadStruct *threadEnsure(void)
+{
+  EventThreadStruct *thread = threadState;
+  int created;
+  if (thread != NULL)
+    return thread;
+  (void)EventInit();
+  thread = threadCreate(&created);
+  if (thread != NULL && created)
+    threadAnnounce(thread);
+  return thread;
+}
+
 /* EventReserveSlow -- the slow path of EventReserve.  design/telemetry.txt .sol.slow
  *
  * Sets the thread up on its first event, makes the kind's buffer on its
@@ -1339,18 +1522,12 @@ static void signalLeave(int token)
 void *EventReserveSlow(unsigned kind, size_t size)
 {
   static unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* for events with nowhere to go */
-  EventThreadStruct *thread = threadState;
+  EventThreadStruct *thread;
   unsigned level;
   EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
-  if (thread == NULL) {
-    int created;
-    (void)EventInit();
-    thread = threadCreate(&created);
-    if (thread == NULL)
-      return dropped(kind, sink);
-    if (created)
-      threadAnnounce(thread);
-  }
+  thread = threadEnsure();
+  if (thread == NULL)
+    return dropped(kind, sink);
   if (thread->deeper > 0)       /* a handler nested past the last level */
     return dropped(kind, sink);
   /* A handler that interrupts from here on runs on a level of its own
@@ -1385,12 +1562,13 @@ void *EventReserveSlow(unsigned kind, size_t size)
 /* threadFlush -- send what a thread's buffers hold at levels from
  * "from" up.  Lock held.  A handler flushes only its own level and
  * those above: a level below may have an event half written, which it
- * interrupted.  design/telemetry.txt .sol.signal.level */
-static void threadFlush(EventThreadStruct *thread, unsigned from)
+ * interrupted.  own: the thread is the caller, and "from" its running
+ * level (kindFlush).  design/telemetry.txt .sol.signal.level, .sol.flush */
+static void threadFlush(EventThreadStruct *thread, unsigned from, int own)
 {
   for (unsigned level = from; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
-      kindFlush(thread, level, kind);
+      kindFlush(thread, level, kind, own);
 }
 
 /* threadRelease -- give up a thread's buffers */
@@ -1430,7 +1608,7 @@ static void threadExit(void *arg)
   EVENT_U(ThreadExit, thread->serial);
   dropsReport();
   PlinthLockClaim();
-  threadFlush(thread, 0);
+  threadFlush(thread, 0, thread->level == 0);
   altStack = thread->altStack;
   threadFree(thread);
   threadState = NULL;           /* before a handler can run again */
@@ -1445,39 +1623,60 @@ void EventFlush(void)
   EventThreadStruct *thread = threadState;
   if (thread == NULL)
     return;
-  EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+  clockSync(NULL, NULL);
   dropsReport();
   PlinthLockClaim();
-  threadFlush(thread, thread->level);
+  threadFlush(thread, thread->level, 1);
   writerIdle();
   for (size_t i = 0; i < session.streamCount; ++i)
     (void)PlinthStreamFlush(session.streams[i].stream);
   PlinthLockRelease();
 }
 
-/* EventFinish -- end the session.  design/telemetry.txt .sol.finish
+/* finish -- end the session.  design/telemetry.txt .sol.finish
  *
- * Threads still running have their buffers sent as they stand; what
- * they emit afterwards is not in the log.  The calling thread's
- * StreamEnd is the last event it sends. */
-void EventFinish(void)
+ * Every thread's committed events are sent, then the calling thread's
+ * ClockSync and StreamEnd.  At exit, threads still running go on
+ * emitting until the process ends: the session then stays open for
+ * them (streams, live file, writer), so that what they emit after
+ * StreamEnd follows it in the log, or is recovered from the live file.
+ * Otherwise the streams close, and what threads still running emit
+ * afterwards is not in this session's log. */
+static void finish(int atExit)
 {
   EventThreadStruct *self = threadState;
+  unsigned running = 0;
   PlinthLockClaim();
-  if (session.threads == NULL && session.streamCount == 0) {
+  if (session.ending || (session.threads == NULL && session.streamCount == 0)) {
     PlinthLockRelease();
     return;
   }
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
-    threadFlush(t, t == self ? self->level : 0);
+    if (t == self)
+      threadFlush(t, self->level, 1);
+    else {
+      threadFlush(t, 0, 0);
+      ++running;
+    }
   PlinthLockRelease();
-  EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
+  clockSync(NULL, NULL);
   dropsReport();
   PlinthLockClaim();
   EVENT_W(StreamEnd, (EventW)session.blocks);
   if (threadState != NULL) {
     self = threadState;
-    kindFlush(self, self->level, EventKindTelltale);
+    kindFlush(self, self->level, EventKindTelltale, 1);
+  }
+  if (atExit && running > 0) {
+    writerIdle();
+    for (size_t i = 0; i < session.streamCount; ++i)
+      (void)PlinthStreamFlush(session.streams[i].stream);
+    session.ending = 1;
+    PlinthLockRelease();
+    return;
+  }
+  if (threadState != NULL) {
+    self = threadState;
     /* The next session starts this thread's buffers afresh. */
     threadRelease(self);
     memset(EventThreadBuf, 0, sizeof EventThreadBuf);
@@ -1499,6 +1698,11 @@ void EventFinish(void)
   PlinthLockRelease();
 }
 
+void EventFinish(void)
+{
+  finish(0);
+}
+
 /* afterFork -- in the child of fork(): the parent's buffered events are
  * the parent's to write, its regions of the live file are the parent's
  * file, and its streams are shared with the parent, so the child drops
@@ -1509,6 +1713,7 @@ static void afterFork(void)
 {
   EventThreadStruct *t, *next;
   session.finished = 0;      /* the child's own session may open its file */
+  session.ending = 0;
   /* The writer thread is the parent's: the child starts its own when it
    * needs one, and the parent's queued jobs are the parent's. */
   memset(&writer, 0, sizeof writer);
@@ -1560,202 +1765,359 @@ static void afterFork(void)
 
 /* Death ------------------------------------------------------------- */
 
-/* DumpEntryStruct -- an event found in a buffer, for EventDump */
+/* lockWithin -- claim the lock, waiting at most about ns for a thread
+ * that holds it; 1 if claimed.  At death the lock must not be waited
+ * for without end (its holder may be stuck), but a moment's wait lets
+ * a thread finish writing a block.  Async-signal-safe.  .sol.death */
+static int lockWithin(uint64_t ns)
+{
+  for (uint64_t waited = 0; ; waited += 1000000) {
+    if (PlinthLockTry())
+      return 1;
+    if (waited >= ns)
+      return 0;
+    PlinthSleepNs(1000000);
+  }
+}
+
+#define DEATH_LOCK_WAIT_NS ((uint64_t)200 * 1000000)
+
+/* DumpEntryStruct -- an event found in a buffer, for the traceback */
 typedef struct DumpEntryStruct {
   EventClock clock;
   const unsigned char *event;
-  uint32_t thread;
+  EventThreadStruct *thread;
+  EventKindBufStruct *kb;       /* its buffer */
+  unsigned moves;               /* the buffer's ring moves when it was found */
+  unsigned slack;               /* moves it survives: 1 in the current slot */
   unsigned kind;
 } DumpEntryStruct;
 
-static DumpEntryStruct dumpHeap[DUMP_LIMIT];  /* static: no malloc in a signal handler */
+/* DumpHeapStruct -- the latest events offered: a min-heap by clock */
+typedef struct DumpHeapStruct {
+  DumpEntryStruct *e;
+  size_t n, cap;
+} DumpHeapStruct;
 
-/* dumpSift -- restore the min-heap (by clock) below i */
-static void dumpSift(size_t i, size_t n)
+static DumpEntryStruct dumpEntries[DUMP_LIMIT];  /* static: no malloc in a signal handler */
+
+static void dumpSwap(DumpEntryStruct *a, DumpEntryStruct *b)
+{
+  DumpEntryStruct t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* dumpSift -- restore the heap below i; max: a max-heap, else a min-heap */
+static void dumpSift(DumpEntryStruct *e, size_t i, size_t n, int max)
 {
   for (;;) {
-    size_t least = i, l = 2 * i + 1, r = l + 1;
-    DumpEntryStruct t;
-    if (l < n && dumpHeap[l].clock < dumpHeap[least].clock)
-      least = l;
-    if (r < n && dumpHeap[r].clock < dumpHeap[least].clock)
-      least = r;
-    if (least == i)
+    size_t best = i, l = 2 * i + 1, r = l + 1;
+    if (l < n && (max ? e[l].clock > e[best].clock : e[l].clock < e[best].clock))
+      best = l;
+    if (r < n && (max ? e[r].clock > e[best].clock : e[r].clock < e[best].clock))
+      best = r;
+    if (best == i)
       return;
-    t = dumpHeap[i];
-    dumpHeap[i] = dumpHeap[least];
-    dumpHeap[least] = t;
-    i = least;
+    dumpSwap(&e[i], &e[best]);
+    i = best;
   }
 }
 
-/* dumpRange -- offer the events in [p, limit) to the heap of the latest */
-static size_t dumpRange(const unsigned char *p, uintptr_t limit, uint32_t thread, unsigned kind,
-                        size_t n, size_t count)
+static void dumpOffer(DumpHeapStruct *h, const DumpEntryStruct *entry)
 {
-  while ((uintptr_t)p + EVENT_HEADER_LEN <= limit) {
-    uint32_t codeLength;
-    EventClock clock;
-    size_t length;
-    memcpy(&codeLength, p, 4);
-    length = codeLength >> 16;
-    if ((codeLength & 0xFFFF) == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
-      break;
-    memcpy(&clock, p + 4, 8);
-    if (n < count) {
-      size_t i = n++;
-      dumpHeap[i].clock = clock;
-      dumpHeap[i].event = p;
-      dumpHeap[i].thread = thread;
-      dumpHeap[i].kind = kind;
-      while (i > 0 && dumpHeap[(i - 1) / 2].clock > dumpHeap[i].clock) {
-        DumpEntryStruct t = dumpHeap[i];
-        dumpHeap[i] = dumpHeap[(i - 1) / 2];
-        dumpHeap[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-      }
-    } else if (count > 0 && clock > dumpHeap[0].clock) {
-      dumpHeap[0].clock = clock;
-      dumpHeap[0].event = p;
-      dumpHeap[0].thread = thread;
-      dumpHeap[0].kind = kind;
-      dumpSift(0, n);
+  if (h->n < h->cap) {
+    size_t i = h->n++;
+    h->e[i] = *entry;
+    while (i > 0 && h->e[(i - 1) / 2].clock > h->e[i].clock) {
+      dumpSwap(&h->e[(i - 1) / 2], &h->e[i]);
+      i = (i - 1) / 2;
+    }
+  } else if (h->cap > 0 && entry->clock > h->e[0].clock) {
+    h->e[0] = *entry;
+    dumpSift(h->e, 0, h->n, 0);
+  }
+}
+
+/* dumpRange -- offer the committed events from p, in a slot ending at
+ * limit, that are no later than bound */
+__attribute__((no_sanitize("thread")))
+static void dumpRange(DumpHeapStruct *h, DumpEntryStruct *entry, const unsigned char *p,
+                      uintptr_t limit, EventClock bound)
+{
+  size_t length;
+  while (eventCommitted(p, limit, &length)) {
+    memcpy(&entry->clock, p + 4, sizeof entry->clock);
+    if (entry->clock <= bound) {
+      entry->event = p;
+      dumpOffer(h, entry);
     }
     p += length;
   }
-  return n;
 }
 
-static size_t formatUnsigned(char *buf, uint64_t value)
+/* dumpScan -- offer a thread's events from every level and kind: the
+ * slot before the current one up to where it ended, then the current
+ * one up to its first uncommitted event.  .sol.ring */
+static void dumpScan(DumpHeapStruct *h, EventThreadStruct *t, EventClock bound)
 {
-  char digits[24];
-  size_t d = 0, n = 0;
-  do {
-    digits[d++] = (char)('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  while (d > 0)
-    buf[n++] = digits[--d];
-  buf[n] = '\0';
-  return n;
+  for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+      EventKindBufStruct *kb = &t->levels[level][kind];
+      unsigned s = kb->current, o = 1 - s;
+      DumpEntryStruct entry;
+      entry.thread = t;
+      entry.kb = kb;
+      entry.kind = kind;
+      entry.moves = atomic_load_explicit(&kb->moves, memory_order_acquire);
+      entry.slack = 0;
+      if (kb->slot[o] != NULL && kb->previousEnd != 0)
+        dumpRange(h, &entry, kb->slot[o] + EVENT_BLOCK_HEADER_LEN, kb->previousEnd, bound);
+      entry.slack = 1;
+      if (kb->slot[s] != NULL)
+        dumpRange(h, &entry, kb->slot[s] + EVENT_BLOCK_HEADER_LEN,
+                  (uintptr_t)kb->slot[s] + kb->slotSize[s], bound);
+    }
 }
 
-/* EventDump -- write the latest count events of every thread and kind
- * to stderr, oldest first, decoded.  design/telemetry.txt .sol.traceback
- *
- * The flight recorder: every buffer in memory, whether its kind's output
- * is on or off.  Async-signal-safe: no malloc, no stdio, no lock; so it
- * can be called from a fatal-signal handler and from a debugger
- * ("call EventDump(20)"). */
-void EventDump(unsigned count)
+/* dumpCopy -- copy an entry's event; 0 if it may have been overwritten
+ * since it was found (its ring moved on: only without the lock) */
+__attribute__((no_sanitize("thread")))
+static int dumpCopy(const DumpEntryStruct *entry, unsigned char *copy, size_t size)
 {
+  size_t length;
+  if (!eventCommitted(entry->event, (uintptr_t)entry->event + size, &length))
+    return 0;
+  memcpy(copy, entry->event, length);
+  atomic_thread_fence(memory_order_acquire);
+  return atomic_load_explicit(&entry->kb->moves, memory_order_relaxed) - entry->moves
+         <= entry->slack;
+}
+
+/* sayTo -- say, to a descriptor */
+static void sayTo(int fd, const char *first, ...)
+{
+  char line[1024];
   size_t n = 0;
+  va_list args;
+  const char *s = "telltale: ";
+  va_start(args, first);
+  for (int i = 0; s != NULL; ++i) {
+    size_t len = strlen(s);
+    if (len > sizeof line - 1 - n)
+      len = sizeof line - 1 - n;
+    memcpy(line + n, s, len);
+    n += len;
+    s = i == 0 ? first : va_arg(args, const char *);
+  }
+  va_end(args);
+  line[n++] = '\n';
+  PlinthWriteFd(fd, line, n);
+}
+
+/* threadLabel -- "T3 (worker-1)", or "T3" for a thread with no name */
+static const char *threadLabel(char *buf, size_t size, const EventThreadStruct *t)
+{
+  char number[24];
+  formatUnsigned(number, t != NULL ? t->serial : 0);
+  buf[0] = '\0';
+  append(buf, size, "T");
+  append(buf, size, number);
+  if (t != NULL && t->name[0] != '\0') {
+    append(buf, size, " (");
+    append(buf, size, t->name);
+    append(buf, size, ")");
+  }
+  return buf;
+}
+
+/* dump -- the traceback: the latest count events, oldest first, to fd.
+ * design/telemetry.txt .sol.traceback
+ *
+ * self (the thread that failed, or called) is given up to half of them,
+ * the other threads the rest, so that the thread that failed is seen
+ * however busy the others are.  Only events no later than bound (the
+ * moment of failure) are shown.  With the lock held no ring moves, so
+ * what was found stays; without it, an event whose ring moved on is
+ * counted as unreadable rather than shown torn.  Async-signal-safe. */
+static void dump(int fd, unsigned count, EventThreadStruct *self, const char *why,
+                 EventClock bound, int locked)
+{
+  DumpHeapStruct mine, rest;
+  size_t n, unreadable = 0;
   EventLayoutStruct layout;
   EventFormatContextStruct context;
-  char line[TEXT_LINE_MAX], number[24];
+  char line[TEXT_LINE_MAX], number[24], other[24], label[64];
+  EventClock syncClock = 0;
+  uint64_t syncMonotonic = 0;
   if (count > DUMP_LIMIT)
     count = DUMP_LIMIT;
+  /* A ClockSync now, at a level of its own (.sol.signal.level), gives
+   * the traceback and the reader the same clock rate (.sol.clock). */
+  if (locked && self != NULL) {
+    int token = signalEnter();
+    clockSync(&syncClock, &syncMonotonic);
+    signalLeave(token);
+  }
+  mine.e = dumpEntries;
+  mine.n = 0;
+  mine.cap = self != NULL ? (count + 1) / 2 : 0;
+  if (self != NULL)
+    dumpScan(&mine, self, bound);
+  rest.e = dumpEntries + mine.n;
+  rest.n = 0;
+  rest.cap = count - mine.n;
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
-    for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
-      for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-        EventKindBufStruct *kb = &t->levels[level][kind];
-        unsigned s = kb->current, o = 1 - s;
-        if (kb->slot[o] != NULL && kb->previousEnd != 0)
-          n = dumpRange(kb->slot[o] + EVENT_BLOCK_HEADER_LEN, kb->previousEnd, t->serial, kind,
-                        n, count);
-        if (kb->slot[s] != NULL)
-          n = dumpRange(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, hotBuf(t, level, kind)->next,
-                        t->serial, kind, n, count);
-      }
-  /* Heap sort in place: the earliest goes to the end, so the array ends
-   * up latest first; print it backwards. */
+    if (t != self)
+      dumpScan(&rest, t, bound);
+  n = mine.n + rest.n;
+  /* Heap sort, oldest first. */
+  for (size_t i = n / 2; i > 0; --i)
+    dumpSift(dumpEntries, i - 1, n, 1);
   for (size_t end = n; end > 1; --end) {
-    DumpEntryStruct tmp = dumpHeap[0];
-    dumpHeap[0] = dumpHeap[end - 1];
-    dumpHeap[end - 1] = tmp;
-    dumpSift(0, end - 1);
+    dumpSwap(&dumpEntries[0], &dumpEntries[end - 1]);
+    dumpSift(dumpEntries, 0, end - 1, 1);
   }
   formatUnsigned(number, n);
-  say("the last ", number, " events in the flight recorder, oldest first", NULL);
-  say("(seconds since start, UTC time, thread, kind, event, its fields):", NULL);
+  if (self != NULL) {
+    formatUnsigned(other, mine.n);
+    sayTo(fd, "the last ", number, " events in the flight recorder, oldest first: ", other,
+          " of ", threadLabel(label, sizeof label, self), ", which ", why,
+          ", and the latest of the other threads", NULL);
+  } else
+    sayTo(fd, "the last ", number, " events in the flight recorder, oldest first", NULL);
+  /* The threads named, those with events shown. */
+  line[0] = '\0';
+  for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
+    for (size_t i = 0; i < n; ++i)
+      if (dumpEntries[i].thread == t) {
+        append(line, sizeof line, line[0] == '\0' ? "threads: " : ", ");
+        append(line, sizeof line, threadLabel(label, sizeof label, t));
+        break;
+      }
+  if (line[0] != '\0')
+    sayTo(fd, line, NULL);
+  sayTo(fd, "(seconds since start, UTC time, thread, kind, event, its fields):", NULL);
   EventLayoutNative(&layout);
   EventFormatContextInit(&context, &EventRegistry);
   context.label = labelLookup;
-  context.clockHz = PlinthClockFrequency();
+  context.clockHz = EventClockRate(PlinthClockFrequency(), session.startClock,
+                                   session.startMonotonic, syncClock, syncMonotonic);
   context.startClock = session.startClock;
   context.startRealtime = session.startRealtime;
-  for (size_t i = n; i > 0; --i) {
-    DumpEntryStruct *e = &dumpHeap[i - 1];
+  for (size_t i = 0; i < n; ++i) {
+    DumpEntryStruct *e = &dumpEntries[i];
+    unsigned char copy[EVENT_SIZE_MAX];
     EventRecordStruct rec;
     size_t len;
-    if (EventDecode(&layout, &EventRegistry, e->event, EVENT_SIZE_MAX, &rec, NULL) != EventDecodeOK)
+    if (!dumpCopy(e, copy, sizeof copy)
+        || EventDecode(&layout, &EventRegistry, copy, sizeof copy, &rec, NULL) != EventDecodeOK) {
+      ++unreadable;
       continue;
-    rec.thread = e->thread;
+    }
+    rec.thread = e->thread->serial;
     rec.kind = e->kind;
     len = EventFormat(line, sizeof line - 1, &rec, &context);
     if (len > sizeof line - 2)
       len = sizeof line - 2;
     line[len++] = '\n';
-    PlinthWriteError(line, len);
+    PlinthWriteFd(fd, line, len);
+  }
+  if (unreadable > 0) {
+    formatUnsigned(number, unreadable);
+    sayTo(fd, number, " of them could not be read: other threads overwrote them"
+          " while the traceback was taken, without the lock", NULL);
   }
 }
 
-/* deathFlush -- send every thread's buffers as the program dies.
- * Written only if no other thread holds the lock, which must not be
- * waited for; the live file keeps what was not.  .sol.death */
-static void deathFlush(void)
+/* EventDumpTo -- the traceback of the calling thread and the others, to fd */
+void EventDumpTo(int fd, unsigned count)
 {
-  if (session.async) {
-    /* The writer thread may be writing; writing here too could tangle
-     * the two in one stream, and the queue lock must not be waited for.
-     * The writer goes on until the process ends; the live file keeps
-     * the rest.  .sol.writer */
-    return;
-  }
-  if (!PlinthLockTry()) {
-    say("another thread holds the lock: buffers are not flushed; eventcnv recovers them from ",
-        session.live != NULL ? session.liveName : "(no live file)", NULL);
-    return;
-  }
+  EventClock bound = PlinthClockNow();
+  int locked = lockWithin(DEATH_LOCK_WAIT_NS);
+  if (!locked)
+    sayTo(fd, "another thread holds telltale's lock: reading buffers without it", NULL);
+  dump(fd, count, threadState, "called", bound, locked);
+  if (locked)
+    PlinthLockRelease();
+}
+
+void EventDump(unsigned count)
+{
+  EventDumpTo(2, count);
+}
+
+/* flushAll -- send every thread's committed events.  Lock held.  With
+ * the asynchronous writer nothing is written here: the writer may be
+ * mid-write in the same stream; it goes on until the process ends, and
+ * the live file keeps the rest.  .sol.death, .sol.writer */
+static int flushAll(void)
+{
+  if (session.async)
+    return 16; /* EBUSY */
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
-    threadFlush(t, 0);
-  PlinthLockRelease();
+    threadFlush(t, 0, 0);
+  for (size_t i = 0; i < session.streamCount; ++i)
+    (void)PlinthStreamFlush(session.streams[i].stream);
+  return 0;
 }
 
-/* fatalSignal -- telltale's part of a fatal signal: the traceback and the
- * flush.  The plinth then passes the signal on.  .sol.signal */
-static void fatalSignal(int sig, const char *name)
+/* EventFlushAll -- send every thread's committed events to the streams,
+ * from anywhere, a fatal-signal handler included.  .sol.death */
+int EventFlushAll(void)
 {
-  char number[24];
-  (void)sig;
+  int res;
+  if (!lockWithin(DEATH_LOCK_WAIT_NS))
+    return 11; /* EAGAIN */
+  res = flushAll();
+  PlinthLockRelease();
+  return res;
+}
+
+/* death -- telltale's part of a death: say what happened, the
+ * traceback, and the flush, under the lock if it can be had.  .sol.death */
+static void death(const char *what, const char *detail)
+{
+  EventClock bound = PlinthClockNow();
+  EventThreadStruct *self = threadState;
+  int locked = lockWithin(DEATH_LOCK_WAIT_NS);
+  char label[64];
   if (!session.dumped) {
     session.dumped = 1;
-    formatUnsigned(number, threadState != NULL ? threadState->serial : 0);
-    say("fatal signal ", name, " in thread T", number, NULL);
-    EventDump(session.dumpCount);
+    say(what, detail, " in thread ", threadLabel(label, sizeof label, self), NULL);
+    if (!locked)
+      say("another thread holds telltale's lock: reading buffers without it", NULL);
+    dump(2, session.dumpCount, self, "failed", bound, locked);
   }
-  deathFlush();
+  if (!locked)
+    say("another thread holds telltale's lock: buffers are not flushed; eventcnv recovers them from ",
+        session.live != NULL ? session.liveName : "(no live file)", NULL);
+  else {
+    (void)flushAll();
+    PlinthLockRelease();
+  }
+}
+
+/* fatalSignal -- telltale's part of a fatal signal.  The plinth then
+ * passes the signal on.  .sol.signal */
+static void fatalSignal(int sig, const char *name)
+{
+  (void)sig;
+  death("fatal signal ", name);
 }
 
 /* EventAssertFail -- an assertion failed: say so, dump, flush, abort.
  * design/telemetry.txt .sol.assert */
 void EventAssertFail(const char *condition, const char *file, unsigned line)
 {
-  char number[24], where[1100];
-  size_t n = 0, len = strlen(file);
-  if (len > 1000)
-    len = 1000;
-  memcpy(where, file, len);
-  n = len;
-  where[n++] = ':';
+  char number[24], detail[1100] = ": ";
   formatUnsigned(number, line);
-  copyString(where + n, sizeof where - n, number);
-  if (!session.dumped) {
-    session.dumped = 1;
-    say("assertion failed: ", condition, " at ", where, NULL);
-    EventDump(session.dumpCount);
-  }
-  deathFlush();
+  append(detail, sizeof detail, condition);
+  append(detail, sizeof detail, " at ");
+  append(detail, sizeof detail, file);
+  append(detail, sizeof detail, ":");
+  append(detail, sizeof detail, number);
+  death("assertion failed", detail);
   PlinthAbort();
 }
 
@@ -1916,12 +2278,9 @@ void EventLabelString(EventA address, const char *label)
 /* EventThreadNameSet -- name the calling thread in the stream */
 void EventThreadNameSet(const char *name)
 {
-  EventThreadStruct *thread = threadState;
-  if (thread == NULL) {
-    /* The first event sets the thread up and announces it. */
-    EVENT_WW(ClockSync, (EventW)PlinthMonotonicNs(), (EventW)PlinthRealtimeNs());
-    thread = threadState;
-  }
-  if (thread != NULL)
+  EventThreadStruct *thread = threadEnsure();
+  if (thread != NULL) {
+    copyString(thread->name, sizeof thread->name, name != NULL ? name : "");
     EVENT_US(ThreadName, thread->serial, name);
+  }
 }

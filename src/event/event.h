@@ -84,7 +84,10 @@ static inline void *EventReserve(unsigned kind, size_t size)
  * by bumping a pointer, store the clock and the fields, store a zero
  * code after the event (so that the data always end at a zero code, even
  * in a reused buffer), and commit by storing code and length together
- * last.  design/telemetry.txt .sol.hot, .sol.live
+ * last, after a release fence (no instruction on x86-64), so that
+ * another thread that sees the code sees the whole event (a flush or a
+ * traceback reading this thread's buffer).  design/telemetry.txt
+ * .sol.hot, .sol.live, .sol.flush
  * The buffer's limit leaves EVENT_END_SLACK bytes for that zero.
  * EVENT_BEGIN declares _event, a pointer to the event's struct, for the
  * field stores between the two. */
@@ -96,7 +99,7 @@ static inline void *EventReserve(unsigned kind, size_t size)
 
 #define EVENT_END(code, size) \
     ((EventHeaderStruct *)((char *)_event + (size)))->codeLength = 0; \
-    atomic_signal_fence(memory_order_release); \
+    atomic_thread_fence(memory_order_release); \
     _event->header.codeLength = EVENT_CODE_LENGTH((code), (size)); \
   }
 
@@ -194,9 +197,21 @@ extern void EventThreadNameSet(const char *name);
 extern void EventAssertFail(const char *condition, const char *file, unsigned line)
   __attribute__((noreturn));
 
-/* EventDump -- write the latest count events to stderr, oldest first.
+/* EventDump -- write the latest count events to stderr, oldest first:
+ * up to half of them the calling thread's, the rest the other threads'.
  * Async-signal-safe; callable from a debugger: "call EventDump(20)". */
 extern void EventDump(unsigned count);
+
+/* EventDumpTo -- EventDump to a descriptor: for a program's own logger.
+ * Async-signal-safe. */
+extern void EventDumpTo(int fd, unsigned count);
+
+/* EventFlushAll -- send every thread's committed events to the streams,
+ * for a program's own fatal-signal handler.  Async-signal-safe.  Returns
+ * 0; EAGAIN if another thread held telltale's lock for 200 ms; EBUSY
+ * with the asynchronous writer, which writes on (the live file keeps
+ * what it has not written).  design/telemetry.txt .sol.death */
+extern int EventFlushAll(void);
 
 /* EventFatalSignals -- install (1) or remove (0) the handlers that dump
  * and flush on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT, then pass the

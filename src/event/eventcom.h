@@ -39,6 +39,12 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_BLOCK_HEADER_LEN  24
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 
+/* The clock.  A reader takes the clock's rate from the stream header,
+ * unless a ClockSync is at least this long (CLOCK_MONOTONIC) after the
+ * header's start pair: the rate between the two pairs is better then.
+ * design/telemetry.txt .sol.clock */
+#define EVENT_SYNC_SPAN_NS   100000000u
+
 /* Limits.  design/telemetry.txt .reg.limits */
 #define EVENT_CODE_RESERVED_LIMIT 0x0100u    /* codes below are telltale's own */
 #define EVENT_PARAM_MAX      16     /* parameters per event */

@@ -29,7 +29,6 @@
 #define CODE_OWN_LIMIT   0x0100u         /* codes below are telltale's own */
 
 #define NS_PER_SECOND    1000000000u
-#define SYNC_SPAN_MIN    1000000u        /* ns between ClockSyncs to trust them */
 
 /* Widths of the columns of a formatted line.  See EventFormat. */
 #define ELAPSED_WIDTH    15              /* "    0.000000000" */
@@ -699,6 +698,25 @@ static void PutTimes(WriterStruct *w, EventClock clock, const EventFormatContext
 
 
 /* EventFormatTimes -- the first two columns of EventFormat's line */
+
+/* EventClockRate -- the clock's rate: the header's, or the rate between
+ * the start pair and a later ClockSync pair at least EVENT_SYNC_SPAN_NS
+ * after it.  The traceback and the reader use this one rule, so they
+ * agree on every event's time.  design/telemetry.txt .sol.clock */
+uint64_t EventClockRate(uint64_t headerHz, EventClock startClock, uint64_t startMonotonic,
+                        EventClock clock, uint64_t monotonic)
+{
+  uint64_t ticks, ns, hz;
+  if (clock <= startClock || monotonic <= startMonotonic
+      || (headerHz != 0 && monotonic - startMonotonic < EVENT_SYNC_SPAN_NS))
+    return headerHz;
+  ticks = clock - startClock;
+  ns = monotonic - startMonotonic;
+  if (ticks / ns >= UINT64_MAX / NS_PER_SECOND)
+    return headerHz;
+  hz = MulDiv(ticks, NS_PER_SECOND, ns);
+  return hz != 0 ? hz : headerHz;
+}
 
 size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
                         const EventFormatContextStruct *ctx)
@@ -1821,21 +1839,14 @@ static void IndexBlocks(EventStreamStruct *stream)
   if (!IndexThreads(stream))
     stream->outOfMemory = 1;
 
-  /* The clock frequency, refined from ClockSync events if they span at
-   * least 1 ms; the first and last by clock, so the result does not
-   * depend on the order of blocks.  design/telemetry.txt .sol.clock */
+  /* The clock frequency: the header's, or from the header's start pair
+   * and the last ClockSync by clock (so the result does not depend on
+   * the order of blocks), by the rule the traceback uses too.
+   * design/telemetry.txt .sol.clock */
   info->clockHz = info->headerHz;
-  if (info->clockSyncCount >= 2 && index.last.clock > index.first.clock
-      && index.last.monotonic > index.first.monotonic
-      && index.last.monotonic - index.first.monotonic >= SYNC_SPAN_MIN) {
-    uint64_t ticks = index.last.clock - index.first.clock;
-    uint64_t ns = index.last.monotonic - index.first.monotonic;
-    if (ticks / ns < UINT64_MAX / NS_PER_SECOND) {
-      uint64_t hz = MulDiv(ticks, NS_PER_SECOND, ns);
-      if (hz != 0)
-        info->clockHz = hz;
-    }
-  }
+  if (info->clockSyncCount >= 1)
+    info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
+                                   index.last.clock, index.last.monotonic);
 }
 
 

@@ -137,6 +137,13 @@ extern size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
 extern size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
                                const EventFormatContextStruct *ctx);
 
+/* EventClockRate -- the clock's rate in Hz: headerHz, unless the pair
+ * (clock, monotonic), a ClockSync, is at least EVENT_SYNC_SPAN_NS after
+ * the stream's start pair, when the rate between the two is used (and
+ * at any span when headerHz is 0, unknown). */
+extern uint64_t EventClockRate(uint64_t headerHz, EventClock startClock,
+                               uint64_t startMonotonic, EventClock clock, uint64_t monotonic);
+
 /* EventFormatDouble -- d as printf's "%.17g" would, into buf.
  * Returns the length, like EventFormat. */
 extern size_t EventFormatDouble(char *buf, size_t size, double d);

@@ -1164,6 +1164,30 @@ void PlinthWriteError(const char *buf, size_t size)
   errno = saved;
 }
 
+/* PlinthWriteFd -- write to a descriptor, as PlinthWriteError */
+
+void PlinthWriteFd(int fd, const char *buf, size_t size)
+{
+  int saved = errno;
+
+  assert(buf != NULL || size == 0);
+  (void)fdWrite(fd, (const unsigned char *)buf, size);
+  errno = saved;
+}
+
+/* PlinthSleepNs -- nanosleep, which is async-signal-safe */
+
+void PlinthSleepNs(uint64_t ns)
+{
+  struct timespec ts;
+  int saved = errno;
+
+  ts.tv_sec = (time_t)(ns / 1000000000u);
+  ts.tv_nsec = (long)(ns % 1000000000u);
+  (void)nanosleep(&ts, NULL);
+  errno = saved;
+}
+
 /* PlinthStrError -- strerror */
 
 const char *PlinthStrError(int code)

@@ -137,6 +137,10 @@ extern int PlinthAtExit(void (*fn)(void));
 extern int PlinthAtFork(void (*child)(void));
 /* PlinthWriteError -- write bytes to the process's standard error */
 extern void PlinthWriteError(const char *buf, size_t size);
+/* PlinthWriteFd -- write bytes to a descriptor; async-signal-safe */
+extern void PlinthWriteFd(int fd, const char *buf, size_t size);
+/* PlinthSleepNs -- sleep about ns nanoseconds; async-signal-safe */
+extern void PlinthSleepNs(uint64_t ns);
 /* PlinthStrError -- a message for a code returned by a plinth function */
 extern const char *PlinthStrError(int code);
 
