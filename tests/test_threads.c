@@ -18,6 +18,12 @@
  *                race (build/tsan), every event decoded is whole, each
  *                thread's seqs only increase, and each string has one id
  *                and one Intern event.
+ *   threads-1.4  while three threads emit TestThread events at full
+ *                speed into 4 KiB buffers, the main thread flushes every
+ *                thread's buffers (EventFlushAll) over and over: every
+ *                thread's seq runs 0..N-1 exactly once, in order and
+ *                whole.  A flush of a thread that is emitting sends its
+ *                committed events only, each once (.sol.flush).
  *   threads-2.1  fork: the child writes its own log, telltale.log.PID,
  *                holding only its own events; the parent's stream holds
  *                none of the child's.
@@ -81,34 +87,22 @@ static void *emitter(void *arg)
   return NULL;
 }
 
-/* threads-1.1: two threads at once, none lost or torn */
-static void threads_1_1_two_threads_lossless(void **state)
+/* expectSeqs -- every emitter thread 1..count's TestThread events are
+ * there, seq 0..events-1 once each, in order and whole, in time order;
+ * serialOf gets each one's serial */
+static void expectSeqs(CaptureStruct *c, unsigned count, uint64_t events, uint32_t *serialOf)
 {
-  pthread_t threads[THREAD_COUNT];
-  uint64_t nextSeq[THREAD_COUNT + 1] = {0};
-  uint32_t serialOf[THREAD_COUNT + 1] = {0};
-  int started[THREAD_COUNT + 1] = {0}, named[THREAD_COUNT + 1] = {0}, exited[THREAD_COUNT + 1] = {0};
-  CaptureStruct c;
+  uint64_t nextSeq[8] = {0};
   EventRecordStruct rec;
   EventClock lastClock = 0;
-  (void)state;
-
-  CaptureStart(&c);
-  assert_int_equal(pthread_barrier_init(&startTogether, NULL, THREAD_COUNT), 0);
-  for (uintptr_t t = 1; t <= THREAD_COUNT; ++t)
-    assert_int_equal(pthread_create(&threads[t - 1], NULL, emitter, (void *)t), 0);
-  for (unsigned t = 0; t < THREAD_COUNT; ++t)
-    assert_int_equal(pthread_join(threads[t], NULL), 0);
-  (void)pthread_barrier_destroy(&startTogether);
-  CaptureFinish(&c);
-
-  while (CaptureNext(&c, &rec)) {
+  assert_true(count < 8);
+  while (CaptureNext(c, &rec)) {
     if (rec.clock < lastClock)
       fail_msg("time order: clock %" PRIu64 " after %" PRIu64, rec.clock, lastClock);
     lastClock = rec.clock;
     if (rec.code == EventCodeTestThread) {
       uint64_t t = rec.values[0].u, seq = rec.values[1].u;
-      if (t < 1 || t > THREAD_COUNT)
+      if (t < 1 || t > count)
         fail_msg("TestThread with thread %" PRIu64, t);
       if (serialOf[t] == 0)
         serialOf[t] = rec.thread;
@@ -123,10 +117,33 @@ static void threads_1_1_two_threads_lossless(void **state)
       ++nextSeq[t];
     }
   }
-  for (unsigned t = 1; t <= THREAD_COUNT; ++t) {
-    assert_int_equal(nextSeq[t], THREAD_EVENTS);
+  for (unsigned t = 1; t <= count; ++t) {
+    if (nextSeq[t] != events)
+      fail_msg("thread %u: %" PRIu64 " events of %" PRIu64, t, nextSeq[t], events);
     assert_true(serialOf[t] != 0);
   }
+}
+
+/* threads-1.1: two threads at once, none lost or torn */
+static void threads_1_1_two_threads_lossless(void **state)
+{
+  pthread_t threads[THREAD_COUNT];
+  uint32_t serialOf[THREAD_COUNT + 1] = {0};
+  int started[THREAD_COUNT + 1] = {0}, named[THREAD_COUNT + 1] = {0}, exited[THREAD_COUNT + 1] = {0};
+  CaptureStruct c;
+  EventRecordStruct rec;
+  (void)state;
+
+  CaptureStart(&c);
+  assert_int_equal(pthread_barrier_init(&startTogether, NULL, THREAD_COUNT), 0);
+  for (uintptr_t t = 1; t <= THREAD_COUNT; ++t)
+    assert_int_equal(pthread_create(&threads[t - 1], NULL, emitter, (void *)t), 0);
+  for (unsigned t = 0; t < THREAD_COUNT; ++t)
+    assert_int_equal(pthread_join(threads[t], NULL), 0);
+  (void)pthread_barrier_destroy(&startTogether);
+  CaptureFinish(&c);
+
+  expectSeqs(&c, THREAD_COUNT, THREAD_EVENTS, serialOf);
   assert_true(serialOf[1] != serialOf[2]);
 
   /* each emitter's ThreadStart, ThreadName and ThreadExit, by serial */
@@ -150,6 +167,59 @@ static void threads_1_1_two_threads_lossless(void **state)
     assert_int_equal(named[t], 1);
     assert_int_equal(exited[t], 1);
   }
+  assert_true(c.info->streamEnd);
+  CaptureClose(&c);
+}
+
+#define FLUSHED_EVENTS 300000u
+#define FLUSHED_THREADS 3
+
+static atomic_uint flushedDone;
+
+/* flushedEmitter -- FLUSHED_EVENTS TestThread events, at full speed */
+static void *flushedEmitter(void *arg)
+{
+  EventU thread = (EventU)(uintptr_t)arg;
+  (void)pthread_barrier_wait(&startTogether);
+  for (EventW seq = 0; seq < FLUSHED_EVENTS; ++seq)
+    EVENT_UWW(TestThread, thread, seq, (EventW)check(thread, seq));
+  atomic_fetch_add(&flushedDone, 1);
+  return NULL;
+}
+
+/* threads-1.4: flushing threads while they emit loses and repeats nothing */
+static void threads_1_4_flush_live_threads(void **state)
+{
+  pthread_t threads[FLUSHED_THREADS];
+  uint32_t serialOf[FLUSHED_THREADS + 1] = {0};
+  const char *writer = getenv("TELLTALE_WRITER");
+  int async = writer != NULL && strncmp(writer, "async", 5) == 0;
+  unsigned flushes = 0;
+  CaptureStruct c;
+  (void)state;
+
+  CaptureStart(&c);
+  assert_int_equal(EventBufferSizeSet(4096), 0);
+  atomic_store(&flushedDone, 0);
+  assert_int_equal(pthread_barrier_init(&startTogether, NULL, FLUSHED_THREADS + 1), 0);
+  for (uintptr_t t = 1; t <= FLUSHED_THREADS; ++t)
+    assert_int_equal(pthread_create(&threads[t - 1], NULL, flushedEmitter, (void *)t), 0);
+  (void)pthread_barrier_wait(&startTogether);
+  while (atomic_load(&flushedDone) < FLUSHED_THREADS) {
+    int res = EventFlushAll();
+    if (async)
+      assert_int_equal(res, 16);        /* EBUSY: the writer writes */
+    else
+      assert_int_equal(res, 0);
+    ++flushes;
+  }
+  for (unsigned t = 0; t < FLUSHED_THREADS; ++t)
+    assert_int_equal(pthread_join(threads[t], NULL), 0);
+  (void)pthread_barrier_destroy(&startTogether);
+  assert_int_equal(EventBufferSizeSet(64 * 1024), 0);
+  CaptureFinish(&c);
+  assert_true(flushes > 10);
+  expectSeqs(&c, FLUSHED_THREADS, FLUSHED_EVENTS, serialOf);
   assert_true(c.info->streamEnd);
   CaptureClose(&c);
 }
@@ -527,6 +597,7 @@ int main(void)
     cmocka_unit_test(threads_1_1_two_threads_lossless),
     cmocka_unit_test(threads_1_2_exit_writes_events),
     cmocka_unit_test(threads_1_3_control_and_intern_race),
+    cmocka_unit_test(threads_1_4_flush_live_threads),
     cmocka_unit_test(threads_2_1_fork_child_own_log),
     cmocka_unit_test(threads_3_1_signal_handlers_emit),
   };

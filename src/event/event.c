@@ -1298,17 +1298,8 @@ static void slotUse(EventThreadStruct *thread, unsigned level, unsigned kind, un
   memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);  /* the data end here */
 }
 
-/* eventCommitted -- is there a whole, committed event at p, ending by
- * limit?  *lengthReturn gets its length.
- *
- * For a buffer another thread may be writing as this one reads it: the
- * code is stored last, after a release fence (.sol.hot), so an event
- * whose code is seen is whole, and one being written has code 0.  The
- * code and length must also fit the runtime's own registry (a fixed
- * size, or a string's NUL at the end), so that a commit store seen half
- * done, where it straddles a cache line, is taken for what it is: not
- * yet an event.  Not checked by ThreadSanitizer: reading another
- * thread's committed events is the point.  design/telemetry.txt .sol.flush */
+/* eventFixedSize -- an event's size in this program's layout, but for
+ * the characters of its string, if it has one (*stringReturn) */
 static size_t eventFixedSize(const EventDescStruct *desc, int *stringReturn)
 {
   size_t size = EVENT_HEADER_LEN;
@@ -1325,7 +1316,16 @@ static size_t eventFixedSize(const EventDescStruct *desc, int *stringReturn)
   return size;
 }
 
-__attribute__((no_sanitize("thread")))
+/* eventCommitted -- is there a whole, committed event at p, ending by
+ * limit?  *lengthReturn gets its length.
+ *
+ * For a buffer another thread may be writing as this one reads it: the
+ * code is stored last, after a release fence (.sol.hot), so an event
+ * whose code is seen is whole, and one being written has code 0.  The
+ * code and length must also fit the runtime's own registry (a fixed
+ * size, or a string's NUL at the end), so that a commit store seen half
+ * done, where it straddles a cache line, is taken for what it is: not
+ * yet an event.  design/telemetry.txt .sol.flush */
 static int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn)
 {
   uint32_t codeLength;
@@ -1335,8 +1335,12 @@ static int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengt
   const EventDescStruct *desc;
   if ((uintptr_t)p + EVENT_HEADER_LEN > limit)
     return 0;
+#ifdef EVENT_TSAN
+  codeLength = __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
+#else
   memcpy(&codeLength, p, sizeof codeLength);
   atomic_thread_fence(memory_order_acquire);
+#endif
   code = codeLength & 0xFFFF;
   length = codeLength >> 16;
   if (code == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
@@ -1841,7 +1845,6 @@ static void dumpOffer(DumpHeapStruct *h, const DumpEntryStruct *entry)
 
 /* dumpRange -- offer the committed events from p, in a slot ending at
  * limit, that are no later than bound */
-__attribute__((no_sanitize("thread")))
 static void dumpRange(DumpHeapStruct *h, DumpEntryStruct *entry, const unsigned char *p,
                       uintptr_t limit, EventClock bound)
 {
@@ -1882,7 +1885,6 @@ static void dumpScan(DumpHeapStruct *h, EventThreadStruct *t, EventClock bound)
 
 /* dumpCopy -- copy an entry's event; 0 if it may have been overwritten
  * since it was found (its ring moved on: only without the lock) */
-__attribute__((no_sanitize("thread")))
 static int dumpCopy(const DumpEntryStruct *entry, unsigned char *copy, size_t size)
 {
   size_t length;
