@@ -19,6 +19,10 @@
  *
  *   assert       EVENT_ASSERT(deathZero == 1) fails         SIGABRT
  *   segv         a store to a PROT_NONE page                SIGSEGV
+ *   late-segv    sleeps CHILD_LATE_MS, then emits TestW
+ *                CHILD_EVENTS .. CHILD_EVENTS+CHILD_LATE_EVENTS-1
+ *                and does segv: a traceback whose clock rate comes
+ *                from a ClockSync (.sol.clock)                SIGSEGV
  *   bus          a store to a shared mapping of an empty
  *                file, beyond its end                       SIGBUS
  *   ill          __builtin_trap() (ud2 on x86-64)           SIGILL
@@ -184,6 +188,11 @@ int main(int argc, char **argv)
   if (strcmp(death, "assert") == 0) {
     EVENT_ASSERT(deathZero == 1);
   } else if (strcmp(death, "segv") == 0 || strcmp(death, "chain") == 0) {
+    segv();
+  } else if (strcmp(death, "late-segv") == 0) {
+    usleep(CHILD_LATE_MS * 1000);
+    for (EventW i = CHILD_EVENTS; i < CHILD_EVENTS + CHILD_LATE_EVENTS; ++i)
+      EVENT_W(TestW, i);
     segv();
   } else if (strcmp(death, "after") == 0) {
     installOwn();               /* chained to, after the dump: .sol.signal.after */

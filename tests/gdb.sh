@@ -167,7 +167,7 @@ if grep -q -F 'telltale: the last 4096 events in the flight recorder, oldest fir
    [ "$(seq "$first" 5000 | tr '\n' ' ')" = "$(tr '\n' ' ' <"$tmp/noisy")" ]; then
   ok gdb-eventdump
 else
-  fail gdb-eventdump "EventDump (target's stderr, $(wc -l <"$tmp/eventdump") events) and telltale dump ($(wc -l <"$tmp/ours")) differ, or the ring is wrong (Noisy w=$first..$(tail -1 "$tmp/noisy")): $(diff "$tmp/eventdump" "$tmp/ours" | head -5)"
+  fail gdb-eventdump "EventDump (target's stderr, $(wc -l <"$tmp/eventdump") events) and telltale dump ($(wc -l <"$tmp/ours")) differ, or the ring is wrong (Noisy w=$first..$(tail -1 "$tmp/noisy")): $(diff "$tmp/eventdump" "$tmp/ours" | head -5; diff "$tmp/eventdump" "$tmp/ours" | grep "^>" | head -5)"
 fi
 
 # (b) cores, made by gdb: one with the process's own coredump_filter

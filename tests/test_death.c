@@ -51,6 +51,9 @@
  *               at most the buffer being filled and the one being
  *               written are lost
  *   death-5.1   eventcnv --header says "end  clean" after a clean end
+ *   death-5.2   late-segv: every TestW in the traceback has the same
+ *               elapsed and wall-clock times as in eventcnv's output of
+ *               the log: the two use one clock rate (.sol.clock)
  *               and "recovered after a crash" after a crash
  *
  * Under AddressSanitizer (build/san) the child runs with
@@ -686,6 +689,64 @@ static void death_5_1_eventcnv_end(void **state)
 }
 
 
+/* timesOf -- from text lines "ELAPSED WALL T1  Test  TestW  w=N", the
+ * times of TestW w=N into times[N] (NULL where missing) */
+static void timesOf(char *text, char **times, size_t limit)
+{
+  for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+    char *w = strstr(line, " TestW ");
+    char *eq = w != NULL ? strstr(w, "w=") : NULL;
+    unsigned long n;
+    if (eq == NULL || strstr(line, " T1 ") == NULL)
+      continue;
+    n = strtoul(eq + 2, NULL, 10);
+    if (n < limit) {
+      while (*line == ' ')
+        ++line;
+      /* the two time columns */
+      times[n] = line;
+      line = strchr(strchr(line, ' ') + 1, ' ');
+      *line = '\0';
+    }
+  }
+}
+
+static void death_5_2_traceback_times(void **state)
+{
+  ChildStruct c = {"late-segv", 0, 0, 0, -1};
+  char command[4 * PATH_MAX], outPath[PATH_MAX + 16];
+  static char *dumped[CHILD_EVENTS + CHILD_LATE_EVENTS], *logged[CHILD_EVENTS + CHILD_LATE_EVENTS];
+  size_t size, compared = 0;
+  char *out, *err;
+  (void)state;
+  if (access(eventcnvPath, X_OK) != 0)
+    fail_msg("%s is not built", eventcnvPath);
+  expectSignal(childRun(&c), SIGSEGV, "late-segv");
+  snprintf(outPath, sizeof outPath, "%s/eventcnv.out", dir);
+  snprintf(command, sizeof command, "'%s' '%s' >'%s' 2>/dev/null", eventcnvPath, logPath,
+           outPath);
+  (void)system(command);
+  out = readFile(outPath, &size);
+  err = readFile(errPath, &size);
+  memset(dumped, 0, sizeof dumped);
+  memset(logged, 0, sizeof logged);
+  timesOf(err, dumped, CHILD_EVENTS + CHILD_LATE_EVENTS);
+  timesOf(out, logged, CHILD_EVENTS + CHILD_LATE_EVENTS);
+  for (size_t i = 0; i < CHILD_EVENTS + CHILD_LATE_EVENTS; ++i)
+    if (dumped[i] != NULL) {
+      if (logged[i] == NULL)
+        fail_msg("late-segv: TestW w=%zu is in the traceback, not the log", i);
+      if (strcmp(dumped[i], logged[i]) != 0)
+        fail_msg("late-segv: TestW w=%zu at %s in the traceback, %s in the log", i, dumped[i],
+                 logged[i]);
+      ++compared;
+    }
+  if (dumped[CHILD_EVENTS + CHILD_LATE_EVENTS - 1] == NULL || compared < 10)
+    fail_msg("late-segv: the traceback lacks the late TestW events (%zu compared)", compared);
+  free(out);
+  free(err);
+}
+
 static int setup(void **state)
 {
   char self[2048], *slash;
@@ -735,6 +796,7 @@ int main(void)
     cmocka_unit_test(death_4_1_kill_mapped),
     cmocka_unit_test(death_4_2_kill_written),
     cmocka_unit_test(death_5_1_eventcnv_end),
+    cmocka_unit_test(death_5_2_traceback_times),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

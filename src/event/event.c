@@ -116,6 +116,8 @@ static struct {
   char fileName[1024];          /* TELLTALE_FILE, or "telltale.log" */
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
+  EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
+  uint64_t syncMonotonic;
   /* the intern table: open addressing, strings owned.  inSession: the
    * string's Intern event is in this session's stream (.sol.intern) */
   struct { char *string; EventW id; int inSession; } *interns;
@@ -835,9 +837,9 @@ static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
 
 /* clockSync -- emit ClockSync from a pair read after the event is
  * reserved, so that a slow path taken to reserve it (setting the thread
- * up, writing a full buffer) falls outside the pair.  Returns the pair
- * in *clockReturn, *monotonicReturn when they are not NULL. */
-static void clockSync(EventClock *clockReturn, uint64_t *monotonicReturn)
+ * up, writing a full buffer) falls outside the pair; the session keeps
+ * the latest pair, for the traceback's clock rate. */
+static void clockSync(void)
 {
   EventClock clock = 0;
   uint64_t monotonic = 0, realtime;
@@ -849,13 +851,17 @@ static void clockSync(EventClock *clockReturn, uint64_t *monotonicReturn)
     _event->monotonic = (EventW)monotonic;
     _event->realtime = (EventW)realtime;
   EVENT_END(EventCodeClockSync, sizeof(EventClockSyncStruct))
+  if (clock != 0) {
+    PlinthLockClaim();
+    if (clock > session.syncClock) {
+      session.syncClock = clock;
+      session.syncMonotonic = monotonic;
+    }
+    PlinthLockRelease();
+  }
 #else
-  (void)realtime;
+  (void)clock, (void)monotonic, (void)realtime;
 #endif
-  if (clockReturn != NULL)
-    *clockReturn = clock;
-  if (monotonicReturn != NULL)
-    *monotonicReturn = monotonic;
 }
 
 /* sessionStart -- open the default streams and write the headers.
@@ -1170,7 +1176,7 @@ static void threadAnnounce(EventThreadStruct *thread)
     EVENT_US(ThreadName, thread->serial, name);
   }
   if (thread->serial == 1)
-    clockSync(NULL, NULL);
+    clockSync();
 }
 
 /* slotRelease -- give up a slot: a region of the live file goes on the
@@ -1627,7 +1633,7 @@ void EventFlush(void)
   EventThreadStruct *thread = threadState;
   if (thread == NULL)
     return;
-  clockSync(NULL, NULL);
+  clockSync();
   dropsReport();
   PlinthLockClaim();
   threadFlush(thread, thread->level, 1);
@@ -1663,7 +1669,7 @@ static void finish(int atExit)
       ++running;
     }
   PlinthLockRelease();
-  clockSync(NULL, NULL);
+  clockSync();
   dropsReport();
   PlinthLockClaim();
   EVENT_W(StreamEnd, (EventW)session.blocks);
@@ -1697,6 +1703,7 @@ static void finish(int atExit)
   session.started = 0;
   session.finished = 1;
   session.startClock = 0;
+  session.syncClock = 0;
   session.blocks = 0;
   internSessionEnd();
   PlinthLockRelease();
@@ -1747,6 +1754,7 @@ static void afterFork(void)
   session.started = 0;
   session.blocks = 0;
   session.startClock = 0;
+  session.syncClock = 0;
   internSessionEnd();
   if (!session.noDefault) {
     size_t n = strlen(session.fileName);
@@ -1943,7 +1951,7 @@ static const char *threadLabel(char *buf, size_t size, const EventThreadStruct *
  * what was found stays; without it, an event whose ring moved on is
  * counted as unreadable rather than shown torn.  Async-signal-safe. */
 static void dump(int fd, unsigned count, EventThreadStruct *self, const char *why,
-                 EventClock bound, int locked)
+                 EventClock bound, int locked, int dying)
 {
   DumpHeapStruct mine, rest;
   size_t n, unreadable = 0;
@@ -1954,13 +1962,16 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   uint64_t syncMonotonic = 0;
   if (count > DUMP_LIMIT)
     count = DUMP_LIMIT;
-  /* A ClockSync now, at a level of its own (.sol.signal.level), gives
-   * the traceback and the reader the same clock rate (.sol.clock). */
-  if (locked && self != NULL) {
+  /* The clock's rate by the reader's rule (.sol.clock), from the
+   * latest ClockSync in the stream: at death, one emitted now, at a
+   * level of its own (.sol.signal.level). */
+  if (dying && locked && threadState != NULL) {
     int token = signalEnter();
-    clockSync(&syncClock, &syncMonotonic);
+    clockSync();
     signalLeave(token);
   }
+  syncClock = session.syncClock;
+  syncMonotonic = session.syncMonotonic;
   mine.e = dumpEntries;
   mine.n = 0;
   mine.cap = self != NULL ? (count + 1) / 2 : 0;
@@ -2032,21 +2043,30 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   }
 }
 
-/* EventDumpTo -- the traceback of the calling thread and the others, to fd */
-void EventDumpTo(int fd, unsigned count)
+/* dumpNow -- a traceback asked for, not a death: self is given a share */
+static void dumpNow(int fd, unsigned count, EventThreadStruct *self)
 {
   EventClock bound = PlinthClockNow();
   int locked = lockWithin(DEATH_LOCK_WAIT_NS);
   if (!locked)
     sayTo(fd, "another thread holds telltale's lock: reading buffers without it", NULL);
-  dump(fd, count, threadState, "called", bound, locked);
+  dump(fd, count, self, "called", bound, locked, 0);
   if (locked)
     PlinthLockRelease();
 }
 
+/* EventDumpTo -- the traceback of the calling thread and the others, to
+ * fd: for a program's own fatal-signal handler and logger */
+void EventDumpTo(int fd, unsigned count)
+{
+  dumpNow(fd, count, threadState);
+}
+
+/* EventDump -- the latest events of every thread, to stderr: what a
+ * debugger calls (the thread it calls from is no more than any other) */
 void EventDump(unsigned count)
 {
-  EventDumpTo(2, count);
+  dumpNow(2, count, NULL);
 }
 
 /* flushAll -- send every thread's committed events.  Lock held.  With
@@ -2089,7 +2109,7 @@ static void death(const char *what, const char *detail)
     say(what, detail, " in thread ", threadLabel(label, sizeof label, self), NULL);
     if (!locked)
       say("another thread holds telltale's lock: reading buffers without it", NULL);
-    dump(2, session.dumpCount, self, "failed", bound, locked);
+    dump(2, session.dumpCount, self, "failed", bound, locked, 1);
   }
   if (!locked)
     say("another thread holds telltale's lock: buffers are not flushed; eventcnv recovers them from ",

@@ -215,12 +215,14 @@ extern void EventThreadNameSet(const char *name);
 extern void EventAssertFail(const char *condition, const char *file, unsigned line)
   __attribute__((noreturn));
 
-/* EventDump -- write the latest count events to stderr, oldest first:
- * up to half of them the calling thread's, the rest the other threads'.
- * Async-signal-safe; callable from a debugger: "call EventDump(20)". */
+/* EventDump -- write the latest count events of every thread to
+ * stderr, oldest first.  Async-signal-safe; callable from a debugger:
+ * "call EventDump(20)". */
 extern void EventDump(unsigned count);
 
-/* EventDumpTo -- EventDump to a descriptor: for a program's own logger.
+/* EventDumpTo -- the traceback a fatal signal prints, to a descriptor,
+ * for a program's own fatal-signal handler or logger: up to half of the
+ * events are the calling thread's, the rest the other threads' latest.
  * Async-signal-safe. */
 extern void EventDumpTo(int fd, unsigned count);
 

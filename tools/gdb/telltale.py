@@ -23,7 +23,8 @@ DUMP_DEFAULT = 20
 SLOT_SIZE_MAX = 1 << 30         # larger than any buffer (64M), for sanity checks
 THREAD_LIMIT = 1 << 20          # more threads than this means a corrupt list
 NS_PER_SECOND = 1000000000
-SYNC_SPAN_MIN = 1000000         # ns between ClockSyncs to trust them (eventread.c)
+SYNC_SPAN_MIN = 1000000         # ns between ClockSyncs to trust them, when the rate is unknown
+SYNC_SPAN = 100000000           # EVENT_SYNC_SPAN_NS (eventcom.h): .sol.clock
 M64 = (1 << 64) - 1
 ELAPSED_WIDTH = 15              # column widths of EventFormat (eventread.c)
 THREAD_WIDTH = 3
@@ -503,8 +504,6 @@ def _clock(registry, session, events):
         hz = int(freq) if freq is not None else 0
     except (gdb.MemoryError, gdb.error):
         hz = 0
-    if hz != 0:
-        return Clock(hz, start, realtime, "%d Hz, the plinth's estimate, from memory" % hz)
     # ClockSync (monotonic, realtime) pairs the clock with CLOCK_MONOTONIC;
     # so does the session's start.  .sol.clock
     points = [(start, monotonic)] if start != 0 and monotonic != 0 else []
@@ -512,6 +511,15 @@ def _clock(registry, session, events):
         desc = ev[6]
         if desc is not None and desc[0] == "ClockSync" and desc[1] == "WW":
             points.append((ev[0], ev[7][0]))
+    if hz != 0:
+        # The runtime's and the reader's rule (EventClockRate): the latest
+        # ClockSync, if it is at least SYNC_SPAN after the start pair.
+        if points and start != 0:
+            c, m = max(points)
+            if m - monotonic >= SYNC_SPAN and c > start:
+                hz = (c - start) * NS_PER_SECOND // (m - monotonic)
+                return Clock(hz, start, realtime, "%d Hz, from ClockSync events" % hz)
+        return Clock(hz, start, realtime, "%d Hz, the plinth's estimate, from memory" % hz)
     # A ClockSync's clock is read after its monotonic time, sometimes
     # long after (a thread's first event takes the slow path in between),
     # so each later point gives an upper bound on the frequency: the
