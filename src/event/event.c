@@ -1809,6 +1809,7 @@ typedef struct DumpEntryStruct {
 typedef struct DumpHeapStruct {
   DumpEntryStruct *e;
   size_t n, cap;
+  size_t seen;                  /* events offered */
 } DumpHeapStruct;
 
 static DumpEntryStruct dumpEntries[DUMP_LIMIT];  /* static: no malloc in a signal handler */
@@ -1862,6 +1863,7 @@ static void dumpRange(DumpHeapStruct *h, DumpEntryStruct *entry, const unsigned 
     if (entry->clock <= bound) {
       entry->event = p;
       dumpOffer(h, entry);
+      ++h->seen;
     }
     p += length;
   }
@@ -1957,7 +1959,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   size_t n, unreadable = 0;
   EventLayoutStruct layout;
   EventFormatContextStruct context;
-  char line[TEXT_LINE_MAX], number[24], other[24], label[64];
+  char line[TEXT_LINE_MAX], number[24], other[24], others[24], label[64];
   EventClock syncClock = 0;
   uint64_t syncMonotonic = 0;
   if (count > DUMP_LIMIT)
@@ -1972,17 +1974,26 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   }
   syncClock = session.syncClock;
   syncMonotonic = session.syncMonotonic;
-  mine.e = dumpEntries;
-  mine.n = 0;
-  mine.cap = self != NULL ? (count + 1) / 2 : 0;
+  /* How many each side has, then the shares: self up to half, and more
+   * if the others have fewer than the rest. */
+  memset(&mine, 0, sizeof mine);
+  memset(&rest, 0, sizeof rest);
   if (self != NULL)
     dumpScan(&mine, self, bound);
-  rest.e = dumpEntries + mine.n;
-  rest.n = 0;
-  rest.cap = count - mine.n;
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
     if (t != self)
       dumpScan(&rest, t, bound);
+  mine.cap = mine.seen < (count + 1) / 2 ? mine.seen : (count + 1) / 2;
+  rest.cap = rest.seen < count - mine.cap ? rest.seen : count - mine.cap;
+  mine.cap = mine.seen < count - rest.cap ? mine.seen : count - rest.cap;
+  mine.e = dumpEntries;
+  rest.e = dumpEntries + mine.cap;
+  if (self != NULL)
+    dumpScan(&mine, self, bound);
+  for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
+    if (t != self)
+      dumpScan(&rest, t, bound);
+  /* (Without the lock the second count can differ from the first.) */
   n = mine.n + rest.n;
   /* Heap sort, oldest first. */
   for (size_t i = n / 2; i > 0; --i)
@@ -1994,9 +2005,10 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   formatUnsigned(number, n);
   if (self != NULL) {
     formatUnsigned(other, mine.n);
+    formatUnsigned(others, rest.n);
     sayTo(fd, "the last ", number, " events in the flight recorder, oldest first: ", other,
-          " of ", threadLabel(label, sizeof label, self), ", which ", why,
-          ", and the latest of the other threads", NULL);
+          " of ", threadLabel(label, sizeof label, self), ", which ", why, ", and ", others,
+          " of the other threads", NULL);
   } else
     sayTo(fd, "the last ", number, " events in the flight recorder, oldest first", NULL);
   /* The threads named, those with events shown. */
