@@ -222,6 +222,7 @@ typedef struct LogStruct {
   size_t paw;                   /* TestPAW events: must be none */
   uint64_t threadNext[CHILD_THREADS + 2];  /* next TestThread seq per thread */
   size_t threadWrong;           /* out of order, bad thread or torn */
+  size_t names;                 /* ThreadName events */
   int streamEnd;
   size_t events, blocks;
   size_t problems;
@@ -248,6 +249,8 @@ static void streamRead(LogStruct *log, const unsigned char *bytes, size_t size, 
       ++log->w;
     } else if (rec.code == EventCodeTestPAW) {
       ++log->paw;
+    } else if (rec.code == EventCodeThreadName) {
+      ++log->names;
     } else if (rec.code == EventCodeTestThread) {
       uint64_t t = rec.values[0].u, seq = rec.values[1].u;
       if (t < 1 || t > CHILD_THREADS || seq != log->threadNext[t]
@@ -638,6 +641,9 @@ static void killCase(int mapOff)
     if (log.w + 2 * perBlock < reported)
       fail_msg("%s: the log holds TestW 0..%zu, but the child had reported %" PRIu64
                ": more than two buffers lost", what, log.w, reported);
+    /* The thread's own events went out with its first full buffer. */
+    if (log.w > 0 && log.names == 0)
+      fail_msg("%s: the log holds %zu TestW but not the thread's name", what, log.w);
   }
 }
 
