@@ -1681,6 +1681,9 @@ static void finish(int atExit)
     writerIdle();
     for (size_t i = 0; i < session.streamCount; ++i)
       (void)PlinthStreamFlush(session.streams[i].stream);
+    /* No drop after StreamEnd could be reported: wait for the writer
+     * instead (.sol.writer). */
+    session.dropWhenBehind = 0;
     session.ending = 1;
     PlinthLockRelease();
     return;
