@@ -1403,6 +1403,27 @@ static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, 
   kb->sent = end;
 }
 
+/* While a traceback is taken, a thread whose buffer fills waits before
+ * its ring moves on, so that the events the traceback found stay where
+ * they are, even before it has the lock.  design/telemetry.txt
+ * .sol.traceback */
+static _Atomic int ringsFrozen;
+static EventThreadStruct *_Atomic ringsFrozenBy;  /* it does not wait */
+
+static void ringsFreeze(int on)
+{
+  if (on)
+    atomic_store(&ringsFrozenBy, threadState);
+  atomic_store(&ringsFrozen, on);
+}
+
+static void ringsWait(EventThreadStruct *thread)
+{
+  while (atomic_load_explicit(&ringsFrozen, memory_order_acquire)
+         && atomic_load(&ringsFrozenBy) != thread)
+    PlinthSleepNs(100000);
+}
+
 /* bufferFull -- make room when a kind's buffer is full: send what it
  * holds, and move to the kind's other slot, keeping this one as the
  * flight recorder's older half.  design/telemetry.txt .sol.buffer, .sol.ring */
@@ -1411,6 +1432,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned other = 1 - kb->current;
   int res;
+  ringsWait(thread);
   PlinthLockClaim();
   kindFlush(thread, level, kind, 1);
   /* The thread's own events (names, interned strings, labels) go out
@@ -2061,13 +2083,17 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
 /* dumpNow -- a traceback asked for, not a death: self is given a share */
 static void dumpNow(int fd, unsigned count, EventThreadStruct *self)
 {
-  EventClock bound = PlinthClockNow();
-  int locked = lockWithin(DEATH_LOCK_WAIT_NS);
+  EventClock bound;
+  int locked;
+  ringsFreeze(1);
+  bound = PlinthClockNow();
+  locked = lockWithin(DEATH_LOCK_WAIT_NS);
   if (!locked)
     sayTo(fd, "another thread holds telltale's lock: reading buffers without it", NULL);
   dump(fd, count, self, "called", bound, locked, 0);
   if (locked)
     PlinthLockRelease();
+  ringsFreeze(0);
 }
 
 /* EventDumpTo -- the traceback of the calling thread and the others, to
@@ -2115,10 +2141,13 @@ int EventFlushAll(void)
  * traceback, and the flush, under the lock if it can be had.  .sol.death */
 static void death(const char *what, const char *detail)
 {
-  EventClock bound = PlinthClockNow();
+  EventClock bound;
   EventThreadStruct *self = threadState;
-  int locked = lockWithin(DEATH_LOCK_WAIT_NS);
+  int locked;
   char label[64];
+  ringsFreeze(1);
+  bound = PlinthClockNow();
+  locked = lockWithin(DEATH_LOCK_WAIT_NS);
   if (!session.dumped) {
     session.dumped = 1;
     say(what, detail, " in thread ", threadLabel(label, sizeof label, self), NULL);
@@ -2133,6 +2162,7 @@ static void death(const char *what, const char *detail)
     (void)flushAll();
     PlinthLockRelease();
   }
+  ringsFreeze(0);
 }
 
 /* fatalSignal -- telltale's part of a fatal signal.  The plinth then
