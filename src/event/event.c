@@ -400,7 +400,7 @@ static void envEvents(void)
 }
 
 /* EventRecord -- change recording control: kinds not recorded are not
- * even buffered.  design/telemetry.txt .sol.control.record */
+ * even buffered.   design/telemetry.txt .sol.control */
 EventKindSet EventRecord(EventKindSet reset, EventKindSet flip)
 {
   return control(&EventKindRecord, reset, flip);

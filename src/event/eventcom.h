@@ -54,7 +54,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_HEADER_LEN     12     /* code (2) + length (2) + clock (8) */
 #define EVENT_SIZE_MAX       (EVENT_HEADER_LEN + EVENT_PARAM_MAX * 8 + EVENT_STRING_MAX + 1)
 
-/* EventHeaderStruct -- first 12 bytes of every event.  design/telemetry.txt .sol.code
+/* EventHeaderStruct -- first 12 bytes of every event.  design/telemetry.txt .stream.event
  *
  * code and length share one 32-bit store on the hot path: codeLength is
  * code | length << 16, in data byte order.  length counts the whole event.

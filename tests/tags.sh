@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# tests/tags.sh -- every design tag the code cites exists in the design.
+#
+# The code cites design/telemetry.txt by tag (".sol.flush"); a tag that
+# is renamed or cut must not leave citations pointing nowhere.  A tag is
+# a line of the design that starts with ".name.name:".  Citations are
+# looked for in the sources, scripts and build files; "(MPS .tag ...)"
+# cites the Memory Pool System's design, not ours.
+# Prints "ok tags" or "FAIL tags: ..." and "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+prefixes='sol|req|reg|stream|gen|plinth|eventcnv|build|bench|malloc|replay|gdb|test|intro|readership'
+tags=$(grep -oE '^\.[a-z0-9]+(\.[a-z0-9]+)*:' design/telemetry.txt | tr -d ':' | sort -u)
+missing=$(git ls-files -- '*.c' '*.h' '*.py' '*.sh' '*.ninja' gen build.ninja .ci bench tests tools src examples |
+  sort -u | xargs cat 2>/dev/null | sed -E 's/\(MPS [^)]*\)//g' |
+  grep -oE "(^|[ (])\.($prefixes)(\.[a-z0-9]+)*" |
+  sed 's/^[ (]//' | sort -u | comm -23 - <(echo "$tags"))
+if [ -z "$missing" ]; then
+  echo "ok tags"
+  echo "1 passed, 0 failed"
+else
+  echo "FAIL tags: cited in the code but not in design/telemetry.txt:"
+  for t in $missing; do
+    echo "  $t: $(git grep -n -- "$t" -- ':!design' | head -3 | tr '\n' ' ')"
+  done
+  echo "0 passed, 1 failed"
+  exit 1
+fi
