@@ -144,15 +144,14 @@ static size_t formatUnsigned(char *buf, uint64_t value);
 
 /* Messages ---------------------------------------------------------- */
 
-/* say -- write "telltale: ", the strings up to a NULL, and a newline to
- * stderr; no stdio and no malloc, so it can be used anywhere */
-static void say(const char *first, ...)
+/* sayv -- write "telltale: ", the strings up to a NULL, and a newline
+ * to fd; no stdio and no malloc, so it can be used anywhere, a signal
+ * handler included */
+static void sayv(int fd, const char *first, va_list args)
 {
   char line[1024];
   size_t n = 0;
-  va_list args;
   const char *s = "telltale: ";
-  va_start(args, first);
   for (int i = 0; s != NULL; ++i) {
     size_t len = strlen(s);
     if (len > sizeof line - 1 - n)
@@ -161,9 +160,26 @@ static void say(const char *first, ...)
     n += len;
     s = i == 0 ? first : va_arg(args, const char *);
   }
-  va_end(args);
   line[n++] = '\n';
-  PlinthWriteError(line, n);
+  PlinthWriteFd(fd, line, n);
+}
+
+/* say -- sayv to stderr */
+static void say(const char *first, ...)
+{
+  va_list args;
+  va_start(args, first);
+  sayv(2, first, args);
+  va_end(args);
+}
+
+/* sayTo -- sayv to fd */
+static void sayTo(int fd, const char *first, ...)
+{
+  va_list args;
+  va_start(args, first);
+  sayv(fd, first, args);
+  va_end(args);
 }
 
 /* append -- add src to the string in dst, cut to fit size */
@@ -1929,27 +1945,6 @@ static int dumpCopy(const DumpEntryStruct *entry, unsigned char *copy, size_t si
   atomic_thread_fence(memory_order_acquire);
   return atomic_load_explicit(&entry->kb->moves, memory_order_relaxed) - entry->moves
          <= entry->slack;
-}
-
-/* sayTo -- say, to a descriptor */
-static void sayTo(int fd, const char *first, ...)
-{
-  char line[1024];
-  size_t n = 0;
-  va_list args;
-  const char *s = "telltale: ";
-  va_start(args, first);
-  for (int i = 0; s != NULL; ++i) {
-    size_t len = strlen(s);
-    if (len > sizeof line - 1 - n)
-      len = sizeof line - 1 - n;
-    memcpy(line + n, s, len);
-    n += len;
-    s = i == 0 ? first : va_arg(args, const char *);
-  }
-  va_end(args);
-  line[n++] = '\n';
-  PlinthWriteFd(fd, line, n);
 }
 
 /* threadLabel -- "T3 (worker-1)", or "T3" for a thread with no name */
