@@ -20,7 +20,8 @@
  *                and one Intern event.
  *   threads-1.4  while three threads emit TestThread events at full
  *                speed into 4 KiB buffers, the main thread flushes every
- *                thread's buffers (EventFlushAll) over and over: every
+ *                thread's buffers (EventFlushAll) over and over, and
+ *                forks now and then (the child exits at once): every
  *                thread's seq runs 0..N-1 exactly once, in order and
  *                whole.  A flush of a thread that is emitting sends its
  *                committed events only, each once (.sol.flush).
@@ -211,7 +212,15 @@ static void threads_1_4_flush_live_threads(void **state)
       assert_int_equal(res, 16);        /* EBUSY: the writer writes */
     else
       assert_int_equal(res, 0);
-    ++flushes;
+    if (++flushes % 16 == 0) {
+      int status;
+      pid_t pid = fork();
+      assert_true(pid >= 0);
+      if (pid == 0)
+        _exit(0);
+      assert_int_equal(waitpid(pid, &status, 0), pid);
+      assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
   }
   for (unsigned t = 0; t < FLUSHED_THREADS; ++t)
     assert_int_equal(pthread_join(threads[t], NULL), 0);
