@@ -25,9 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <malloc.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -43,35 +40,21 @@
 #include "eventread.h"
 #include "plinth.h"
 #include "plinthclock.h"
+#include "replayint.h"
 #include "replaypool.h"
 
-#define ALLOC_LIMIT 8           /* allocators in one run */
-#define SAMPLE_LIMIT 2048       /* points per allocator on the plot */
-#define RING_SIZE 4096          /* ops queued per replay thread, a power of two */
-#define WORKER_LIMIT 4096       /* replay threads alive at once */
 #define PEAK_EVERY 512          /* events between RSS readings, a power of two */
 #define REPORT_LIMIT 5          /* anomalies of each kind reported one by one */
 #define REPORT_LIMIT_NULL 1     /* free(NULL): legal, and common */
 
-
 /* Operations and anomalies ------------------------------------------- */
 
-typedef enum OpKind {
-  OpMalloc, OpCalloc, OpRealloc, OpFree, OpMemalign, OpAlignedAlloc, OpPosixMemalign,
-  OpPoolCreate, OpPoolAlloc, OpPoolFree, OpPoolDestroy, OP_LIMIT
-} OpKind;
-
-static const char *const opName[OP_LIMIT] = {
+const char *const opName[OP_LIMIT] = {
   "malloc", "calloc", "realloc", "free", "memalign", "aligned_alloc", "posix_memalign",
   "pool create", "pool alloc", "pool free", "pool destroy"
 };
 
-typedef enum AnomalyKind {
-  AnomalyUnknownFree, AnomalyDoubleFree, AnomalyDuplicate, AnomalyFreeNull,
-  AnomalyReplayFailed, ANOMALY_LIMIT
-} AnomalyKind;
-
-static const char *const anomalyName[ANOMALY_LIMIT] = {
+const char *const anomalyName[ANOMALY_LIMIT] = {
   "unknown frees", "double frees", "duplicate live", "free(NULL)", "replay failures"
 };
 
@@ -112,28 +95,9 @@ static unsigned char codeParam[65536][4];      /* stream code -> value index per
 
 /* Options ------------------------------------------------------------ */
 
-static struct {
-  const char *log;
-  const char *alloc[ALLOC_LIMIT];
-  size_t allocCount;
-  const char *svg;
-  const char *pool;             /* a pool .so, or NULL for the example */
-  int serial, strict, progress, quiet;
-  const char *one;              /* child: the allocator to replay */
-  int fd;                       /* child: where to send the figures */
-  int report;                   /* child: report anomalies one by one */
-} opt = { .fd = -1 };
+ReplayOptionsStruct opt = { .fd = -1 };
 
-
-/* Memory outside the heap under test.  design/telemetry.txt .replay.map */
-
-#define REGION_LIMIT 65536
-static struct { void *base; size_t size; } region[REGION_LIMIT];
-static size_t regionCount;
-static int ownDirty = 1;        /* regions changed since ownResident */
-
-static void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
+void fail(const char *fmt, ...)
 {
   va_list ap;
   fputs("replay: ", stderr);
@@ -144,388 +108,8 @@ static void fail(const char *fmt, ...)
   exit(1);
 }
 
-/* mapAnon -- size bytes of zeroed memory, not from the heap under test */
-static void *mapAnon(size_t size)
-{
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    fail("out of memory mapping %zu bytes", size);
-  for (size_t i = 0; i < REGION_LIMIT; ++i)
-    if (region[i].base == NULL) {
-      region[i].base = p;
-      region[i].size = size;
-      if (i >= regionCount)
-        regionCount = i + 1;
-      ownDirty = 1;
-      return p;
-    }
-  fail("too many regions");
-}
-
-static void unmapAnon(void *p)
-{
-  for (size_t i = 0; i < regionCount; ++i)
-    if (region[i].base == p) {
-      munmap(p, region[i].size);
-      region[i].base = NULL;
-      ownDirty = 1;
-      return;
-    }
-}
-
-/* ownResident -- bytes of replay's own mapped memory that are resident */
-static size_t ownResident(void)
-{
-  static unsigned char vec[16384];
-  size_t page = 4096, total = 0;
-  for (size_t i = 0; i < regionCount; ++i) {
-    unsigned char *base = region[i].base;
-    size_t pages = region[i].size / page;
-    if (base == NULL)
-      continue;
-    for (size_t at = 0; at < pages; at += sizeof vec) {
-      size_t n = pages - at < sizeof vec ? pages - at : sizeof vec;
-      if (mincore(base + at * page, n * page, vec) != 0)
-        break;
-      for (size_t j = 0; j < n; ++j)
-        total += vec[j] & 1;
-    }
-  }
-  return total * page;
-}
-
-/* rssAnon -- the process's anonymous resident bytes, less replay's own.
- * File pages (the log, mapped to read it) are not counted.  Replay's
- * own resident bytes are counted again when fresh is set (at each
- * sample) or a region was mapped or unmapped: between, they grow by at
- * most a slot chunk (512 KiB), and counting them costs a mincore of
- * every region. */
-static int statmFd = -1;
-static size_t ownCached;
-static size_t rssAnon(int fresh)
-{
-  char buf[256];
-  unsigned long size, resident, shared;
-  ssize_t n = pread(statmFd, buf, sizeof buf - 1, 0);
-  size_t own;
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  if (sscanf(buf, "%lu %lu %lu", &size, &resident, &shared) != 3)
-    return 0;
-  if (fresh || ownDirty) {
-    ownCached = ownResident();
-    ownDirty = 0;
-  }
-  own = ownCached;
-  resident = resident > shared ? resident - shared : 0;
-  resident *= (unsigned long)sysconf(_SC_PAGESIZE);
-  return resident > own ? resident - own : 0;
-}
-
-
-/* Slots: one per replayed block.  design/telemetry.txt .replay.threads
- *
- * A slot holds the replayed pointer of a recorded block.  It is PENDING
- * until the thread that allocates it has done so; a thread that frees a
- * block another thread allocated waits for that.  That is the only
- * synchronisation between replay threads.  Slots are recycled through a
- * stack that any thread pushes onto and only the reading thread takes
- * from, all at once, so there is no ABA problem. */
-
-#define PENDING ((uintptr_t)1)
-
-typedef struct SlotStruct {
-  _Atomic uintptr_t ptr;        /* the replayed block, PENDING or 0 if it failed */
-  struct SlotStruct *next;      /* on a free list */
-  uint64_t size;                /* requested */
-} SlotStruct;
-
-#define SLOT_CHUNK ((size_t)1 << 14)
-static _Atomic(SlotStruct *) slotReturned;     /* pushed by any thread */
-static SlotStruct *slotFree;                   /* the reader's own */
-static SlotStruct *slotChunk;
-static size_t slotChunkUsed = SLOT_CHUNK;
-
-static SlotStruct *slotNew(uint64_t size)
-{
-  SlotStruct *s = slotFree;
-  if (s == NULL)
-    s = slotFree = atomic_exchange(&slotReturned, NULL);
-  if (s != NULL)
-    slotFree = s->next;
-  else {
-    if (slotChunkUsed == SLOT_CHUNK) {
-      slotChunk = mapAnon(SLOT_CHUNK * sizeof(SlotStruct));
-      slotChunkUsed = 0;
-    }
-    s = &slotChunk[slotChunkUsed++];
-  }
-  atomic_store_explicit(&s->ptr, PENDING, memory_order_relaxed);
-  s->size = size;
-  return s;
-}
-
-static void slotRelease(SlotStruct *s)
-{
-  SlotStruct *head = atomic_load_explicit(&slotReturned, memory_order_relaxed);
-  do
-    s->next = head;
-  while (!atomic_compare_exchange_weak_explicit(&slotReturned, &head, s,
-                                                memory_order_release, memory_order_relaxed));
-}
-
-static void *slotWait(SlotStruct *s)
-{
-  uintptr_t p;
-  unsigned spins = 0;
-  while ((p = atomic_load_explicit(&s->ptr, memory_order_acquire)) == PENDING)
-    if (++spins > 64)
-      sched_yield();
-  return (void *)p;
-}
-
-
-/* The pointer map: recorded address -> slot.  design/telemetry.txt .replay.map
- * Open addressing, only the reading thread touches it.  An entry whose
- * block was freed keeps its key with the slot FREED, so that a second
- * free is told from a free of something never allocated. */
-
-#define FREED ((SlotStruct *)1)
-
-typedef struct EntryStruct {
-  uint64_t key;                 /* 0: empty */
-  SlotStruct *slot;
-} EntryStruct;
-
-typedef struct MapStruct {
-  EntryStruct *entries;
-  size_t capacity, count;
-} MapStruct;
-
-static size_t mapHash(uint64_t key)
-{
-  return (size_t)((key >> 3) * 0x9E3779B97F4A7C15u >> 16);
-}
-
-static void mapInit(MapStruct *map, size_t capacity)
-{
-  map->entries = mapAnon(capacity * sizeof(EntryStruct));
-  map->capacity = capacity;
-  map->count = 0;
-}
-
-/* mapFind -- the entry for key: found, or the empty one where it would go */
-static EntryStruct *mapFind(MapStruct *map, uint64_t key)
-{
-  size_t mask = map->capacity - 1, i = mapHash(key) & mask;
-  while (map->entries[i].key != 0 && map->entries[i].key != key)
-    i = (i + 1) & mask;
-  return &map->entries[i];
-}
-
-/* mapPut -- the entry for key, made if new */
-static EntryStruct *mapPut(MapStruct *map, uint64_t key)
-{
-  EntryStruct *e;
-  if ((map->count + 1) * 2 > map->capacity) {
-    MapStruct bigger;
-    mapInit(&bigger, map->capacity * 2);
-    for (size_t i = 0; i < map->capacity; ++i)
-      if (map->entries[i].key != 0) {
-        EntryStruct *n = mapFind(&bigger, map->entries[i].key);
-        *n = map->entries[i];
-        ++bigger.count;
-      }
-    unmapAnon(map->entries);
-    *map = bigger;
-  }
-  e = mapFind(map, key);
-  if (e->key == 0) {
-    e->key = key;
-    e->slot = NULL;
-    ++map->count;
-  }
-  return e;
-}
-
-
-/* Replay threads.  design/telemetry.txt .replay.threads */
-
-typedef enum ExecKind {
-  ExecMalloc, ExecCalloc, ExecRealloc, ExecFree, ExecMemalign, ExecAlignedAlloc,
-  ExecPosixMemalign, ExecExit
-} ExecKind;
-
-typedef struct OpStruct {
-  unsigned kind;                /* ExecKind */
-  uint64_t size, align;         /* calloc: size is count * size */
-  SlotStruct *slot;             /* the block made */
-  SlotStruct *old;              /* the block freed or resized */
-} OpStruct;
-
-typedef struct WorkerStruct {
-  uint32_t serial;
-  int running, exiting;
-  pthread_t thread;
-  OpStruct *ring;
-  _Atomic uint64_t head, tail;
-  uint64_t cycles, calls, failed;
-} WorkerStruct;
-
-static WorkerStruct serialWorker;
-static WorkerStruct *worker[WORKER_LIMIT];
-static size_t workerCount;
-static size_t pageSize = 4096;
-
-/* touch -- write to every page of a new block, as a program would.
- * Past TOUCH_LIMIT bytes, not: a corrupt size that overcommit granted
- * must not make the replay run out of memory. */
-#define TOUCH_LIMIT ((uint64_t)1 << 30)
-static void touch(void *p, uint64_t size)
-{
-  unsigned char *b = p;
-  if (p == NULL || size == 0)
-    return;
-  if (size > TOUCH_LIMIT)
-    size = TOUCH_LIMIT;
-  for (uint64_t at = 0; at < size; at += pageSize)
-    b[at] = 1;
-  b[size - 1] = 1;
-}
-
-/* execute -- make one call of the allocator under test, timing it */
-static void execute(WorkerStruct *w, const OpStruct *op)
-{
-  void *p = NULL, *old = NULL;
-  uint64_t t0, t1;
-  if (op->old != NULL)
-    old = slotWait(op->old);
-  t0 = PlinthClockNow();
-  switch ((ExecKind)op->kind) {
-  case ExecMalloc: p = malloc(op->size); break;
-  case ExecCalloc: p = calloc(1, op->size); break;
-  case ExecRealloc: p = realloc(old, op->size); break;
-  case ExecFree: free(old); break;
-  case ExecMemalign: p = memalign(op->align, op->size); break;
-  case ExecAlignedAlloc: p = aligned_alloc(op->align, op->size); break;
-  case ExecPosixMemalign:
-    if (posix_memalign(&p, op->align, op->size) != 0)
-      p = NULL;
-    break;
-  case ExecExit: return;
-  }
-  t1 = PlinthClockNow();
-  w->cycles += t1 - t0;
-  ++w->calls;
-  if (op->old != NULL && !(op->kind == ExecRealloc && p == NULL && op->size > 0))
-    slotRelease(op->old);
-  if (op->slot != NULL) {
-    if (p == NULL)
-      ++w->failed;
-    else if (op->kind != ExecCalloc)
-      touch(p, op->size);
-    atomic_store_explicit(&op->slot->ptr, (uintptr_t)p, memory_order_release);
-  }
-}
-
-static void *workerRun(void *arg)
-{
-  WorkerStruct *w = arg;
-  uint64_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
-  unsigned idle = 0;
-  for (;;) {
-    uint64_t tail = atomic_load_explicit(&w->tail, memory_order_acquire);
-    if (head == tail) {
-      if (++idle < 256)
-        sched_yield();
-      else {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
-      }
-      continue;
-    }
-    idle = 0;
-    while (head != tail) {
-      OpStruct *op = &w->ring[head & (RING_SIZE - 1)];
-      if (op->kind == ExecExit) {
-        atomic_store_explicit(&w->head, head + 1, memory_order_release);
-        return NULL;
-      }
-      execute(w, op);
-      ++head;
-      atomic_store_explicit(&w->head, head, memory_order_release);
-    }
-  }
-}
-
-/* workerFor -- the replay thread of a recorded thread, started if need be */
-static WorkerStruct *workerFor(uint32_t serial)
-{
-  WorkerStruct *w = NULL;
-  for (size_t i = 0; i < workerCount; ++i)
-    if (worker[i]->serial == serial && !worker[i]->exiting)
-      return worker[i];
-  for (size_t i = 0; i < workerCount; ++i)
-    if (worker[i]->exiting && atomic_load(&worker[i]->head) == atomic_load(&worker[i]->tail)) {
-      pthread_join(worker[i]->thread, NULL);
-      w = worker[i];
-      break;
-    }
-  if (w == NULL) {
-    if (workerCount == WORKER_LIMIT)
-      fail("more than %d threads alive at once", WORKER_LIMIT);
-    w = worker[workerCount++] = mapAnon(sizeof *w);
-    w->ring = mapAnon(RING_SIZE * sizeof(OpStruct));
-  }
-  w->serial = serial;
-  w->exiting = 0;
-  w->running = 1;
-  if (pthread_create(&w->thread, NULL, workerRun, w) != 0)
-    fail("cannot start a replay thread");
-  return w;
-}
-
-/* submit -- run op on the replay thread of a recorded thread, or here */
-static void submit(uint32_t thread, const OpStruct *op)
-{
-  WorkerStruct *w;
-  uint64_t tail;
-  if (opt.serial) {
-    execute(&serialWorker, op);
-    return;
-  }
-  w = workerFor(thread);
-  tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
-  while (tail - atomic_load_explicit(&w->head, memory_order_acquire) >= RING_SIZE)
-    sched_yield();
-  w->ring[tail & (RING_SIZE - 1)] = *op;
-  atomic_store_explicit(&w->tail, tail + 1, memory_order_release);
-  if (op->kind == ExecExit)
-    w->exiting = 1;
-}
-
 
 /* The figures a child sends back.  design/telemetry.txt .replay.report */
-
-typedef struct SampleStruct {
-  uint64_t event;               /* events read so far */
-  uint64_t live;                /* live requested bytes */
-  uint64_t rss;                 /* RSS growth */
-} SampleStruct;
-
-typedef struct ResultStruct {
-  char name[64];
-  uint64_t ops[OP_LIMIT];
-  uint64_t anomaly[ANOMALY_LIMIT];
-  uint64_t calls;               /* calls made of the allocator under test */
-  double seconds;               /* time inside them */
-  double wall;                  /* the whole replay */
-  uint64_t events;
-  uint64_t threads;
-  uint64_t peakLive, peakRss, finalRss;
-  uint32_t sampleCount;
-} ResultStruct;
 
 static ResultStruct result;
 static SampleStruct *sample;
@@ -801,13 +385,8 @@ static void replayEvent(const EventRecordStruct *rec)
     break;
   }
   case EvThreadExit:
-    if (!opt.serial) {
-      for (size_t i = 0; i < workerCount; ++i)
-        if (worker[i]->serial == (uint32_t)v[0] && !worker[i]->exiting) {
-          OpStruct op = {ExecExit, 0, 0, NULL, NULL};
-          submit((uint32_t)v[0], &op);
-        }
-    }
+    if (!opt.serial)
+      execThreadExit((uint32_t)v[0]);
     break;
   case EvPoolCreate:
   case EvPoolDestroy:
@@ -943,13 +522,13 @@ static int child(void)
   EventStreamRes res;
   EventRecordStruct rec;
   char msg[512];
-  uint64_t total, hz;
+  uint64_t total, hz, calls, cycles, failed;
   double start;
   snprintf(result.name, sizeof result.name, "%s", opt.one);
   if (lib != NULL && dlopen(lib, RTLD_NOW | RTLD_NOLOAD) == NULL)
     fail("%s: %s is not loaded: is it installed%s?", opt.one, lib, allocatorPackage(opt.one));
-  pageSize = (size_t)sysconf(_SC_PAGESIZE);
-  statmFd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  execInit();
+  rssInit();
   fd = open(opt.log, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     fail("%s: %s", opt.log, strerror(errno));
@@ -992,32 +571,17 @@ static int child(void)
     size_t n = EventStreamProblemCount(stream);
     fail("%s: %s", opt.log, n > 0 ? EventStreamProblem(stream, n - 1) : "cannot read the stream");
   }
-  for (size_t i = 0; i < workerCount; ++i)
-    if (!worker[i]->exiting) {
-      OpStruct op = {ExecExit, 0, 0, NULL, NULL};
-      submit(worker[i]->serial, &op);
-    }
-  for (size_t i = 0; i < workerCount; ++i)
-    if (worker[i]->running)
-      pthread_join(worker[i]->thread, NULL);
+  execFinish(&calls, &cycles, &failed, &result.threads);
   result.wall = nowSeconds() - start;
   takeSample();
   result.finalRss = sample[result.sampleCount - 1].rss;
   if (opt.progress)
     progress(total, total, 1);
   hz = PlinthClockFrequency();
-  {
-    uint64_t cycles = serialWorker.cycles + poolCycles;
-    result.calls = serialWorker.calls + poolCalls;
-    result.anomaly[AnomalyReplayFailed] += serialWorker.failed;
-    for (size_t i = 0; i < workerCount; ++i) {
-      cycles += worker[i]->cycles;
-      result.calls += worker[i]->calls;
-      result.anomaly[AnomalyReplayFailed] += worker[i]->failed;
-    }
-    result.seconds = hz != 0 ? (double)cycles / (double)hz : (double)cycles / 1e9;
-  }
-  result.threads = opt.serial || workerCount == 0 ? 1 : workerCount;
+  cycles += poolCycles;
+  result.calls = calls + poolCalls;
+  result.anomaly[AnomalyReplayFailed] += failed;
+  result.seconds = hz != 0 ? (double)cycles / (double)hz : (double)cycles / 1e9;
   /* What the program never freed is freed now, untimed, after the
    * figures, so that a leak checker sees replay itself as clean. */
   for (size_t i = 0; i < blocks.capacity; ++i) {
@@ -1120,108 +684,6 @@ static int runChild(size_t i, char **argv0)
   return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
 }
 
-static double mb(uint64_t bytes)
-{
-  return (double)bytes / (1024.0 * 1024.0);
-}
-
-/* report -- the side-by-side table.  design/telemetry.txt .replay.report */
-static void report(void)
-{
-  size_t n = opt.allocCount;
-  printf("replay %s: %" PRIu64 " events, %" PRIu64 " thread%s%s\n\n", opt.log, results[0].events,
-         results[0].threads, results[0].threads == 1 ? "" : "s", opt.serial ? " (serial)" : "");
-  printf("%-26s", "");
-  for (size_t i = 0; i < n; ++i)
-    printf(" %12.12s", results[i].name);
-  printf("\n");
-#define ROW(label, fmt, expr) \
-  do { \
-    printf("%-26s", label); \
-    for (size_t i = 0; i < n; ++i) \
-      printf(" " fmt, expr); \
-    printf("\n"); \
-  } while (0)
-  for (unsigned op = 0; op < OP_LIMIT; ++op) {
-    int any = 0;
-    for (size_t i = 0; i < n; ++i)
-      any |= results[i].ops[op] != 0;
-    if (any || op <= OpFree)
-      ROW(opName[op], "%12" PRIu64, results[i].ops[op]);
-  }
-  for (unsigned a = 0; a < ANOMALY_LIMIT; ++a)
-    ROW(anomalyName[a], "%12" PRIu64, results[i].anomaly[a]);
-  ROW("time in allocator (ms)", "%12.1f", results[i].seconds * 1e3);
-  ROW("allocator ops/s (M)", "%12.2f",
-      results[i].seconds > 0 ? (double)results[i].calls / results[i].seconds / 1e6 : 0.0);
-  ROW("replay wall time (s)", "%12.2f", results[i].wall);
-  ROW("peak live requested (MB)", "%12.1f", mb(results[i].peakLive));
-  ROW("peak RSS growth (MB)", "%12.1f", mb(results[i].peakRss));
-  ROW("peak RSS / ideal", "%12.2f",
-      results[i].peakLive > 0 ? (double)results[i].peakRss / (double)results[i].peakLive : 0.0);
-  ROW("final RSS growth (MB)", "%12.1f", mb(results[i].finalRss));
-#undef ROW
-}
-
-/* writeSvg -- live bytes and RSS over the replay, every allocator on one chart */
-static void writeSvg(const char *path)
-{
-  static const char *const colour[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-  const double W = 800, H = 420, L = 70, R = 170, T = 40, B = 50;
-  double pw = W - L - R, ph = H - T - B;
-  uint64_t maxY = 1, maxX = 1;
-  FILE *f = fopen(path, "w");
-  if (f == NULL)
-    fail("%s: %s", path, strerror(errno));
-  for (size_t i = 0; i < opt.allocCount; ++i)
-    for (uint32_t s = 0; s < results[i].sampleCount; ++s) {
-      if (samples[i][s].rss > maxY) maxY = samples[i][s].rss;
-      if (samples[i][s].live > maxY) maxY = samples[i][s].live;
-      if (samples[i][s].event > maxX) maxX = samples[i][s].event;
-    }
-  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-          "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
-  fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-  fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">replay of %s: live bytes and RSS growth</text>\n",
-          L, strrchr(opt.log, '/') != NULL ? strrchr(opt.log, '/') + 1 : opt.log);
-  for (int t = 0; t <= 5; ++t) {
-    double y = T + ph - ph * t / 5.0, x = L + pw * t / 5.0;
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, y, L + pw, y);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n", L - 6, y + 4,
-            mb(maxY) * t / 5.0);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f%%</text>\n", x, T + ph + 18,
-            20.0 * t);
-  }
-  fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n",
-          L, T, pw, ph);
-  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">events replayed</text>\n",
-          L + pw / 2, H - 12);
-  fprintf(f, "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\">MB</text>\n",
-          T + ph / 2);
-  for (size_t i = 0; i <= opt.allocCount; ++i) {
-    /* i == allocCount: the live bytes of the first, the ideal */
-    size_t a = i < opt.allocCount ? i : 0;
-    const char *c = i < opt.allocCount ? colour[i % 8] : "black";
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"", c,
-            i < opt.allocCount ? "" : " stroke-dasharray=\"5,3\"");
-    for (uint32_t s = 0; s < results[a].sampleCount; ++s) {
-      uint64_t y = i < opt.allocCount ? samples[a][s].rss : samples[a][s].live;
-      fprintf(f, "%.1f,%.1f ", L + pw * (double)samples[a][s].event / (double)maxX,
-              T + ph - ph * (double)y / (double)maxY);
-    }
-    fprintf(f, "\"/>\n");
-    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-            L + pw + 12, T + 10 + 20.0 * (double)i, L + pw + 36, T + 10 + 20.0 * (double)i, c,
-            i < opt.allocCount ? "" : " stroke-dasharray=\"5,3\"");
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", L + pw + 42, T + 14 + 20.0 * (double)i,
-            i < opt.allocCount ? results[i].name : "live (ideal)");
-  }
-  fprintf(f, "</svg>\n");
-  if (fclose(f) != 0)
-    fail("%s: %s", path, strerror(errno));
-}
-
 static void usage(FILE *f)
 {
   fputs("usage: replay [options] LOG\n"
@@ -1319,8 +781,8 @@ int main(int argc, char **argv)
   for (size_t a = 0; a < opt.allocCount; ++a)
     if ((status = runChild(a, argv)) != 0)
       fail("%s: the replay failed", opt.alloc[a]);
-  report();
+  report(results);
   if (opt.svg != NULL)
-    writeSvg(opt.svg);
+    writeSvg(opt.svg, results, samples);
   return 0;
 }

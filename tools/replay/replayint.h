@@ -1,0 +1,144 @@
+/* <tools/replay/replayint.h> -- replay's rooms, as one another sees them
+ *
+ * .design: design/telemetry.txt .replay
+ *
+ * replay.c reads the stream and turns events into operations (and runs
+ * the children and main); replaymem.c holds memory outside the heap
+ * under test, the slots and the pointer map; replayexec.c the replay
+ * threads that make the calls; replayreport.c the table and the chart.
+ */
+
+#ifndef replayint_h
+#define replayint_h
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ALLOC_LIMIT 8           /* allocators in one run */
+#define SAMPLE_LIMIT 2048       /* points per allocator on the plot */
+#define RING_SIZE 4096          /* ops queued per replay thread, a power of two */
+#define WORKER_LIMIT 4096       /* replay threads alive at once */
+
+/* Operations and anomalies */
+
+typedef enum OpKind {
+  OpMalloc, OpCalloc, OpRealloc, OpFree, OpMemalign, OpAlignedAlloc, OpPosixMemalign,
+  OpPoolCreate, OpPoolAlloc, OpPoolFree, OpPoolDestroy, OP_LIMIT
+} OpKind;
+
+extern const char *const opName[OP_LIMIT];
+
+typedef enum AnomalyKind {
+  AnomalyUnknownFree, AnomalyDoubleFree, AnomalyDuplicate, AnomalyFreeNull,
+  AnomalyReplayFailed, ANOMALY_LIMIT
+} AnomalyKind;
+
+extern const char *const anomalyName[ANOMALY_LIMIT];
+
+/* Options */
+
+typedef struct ReplayOptionsStruct {
+  const char *log;
+  const char *alloc[ALLOC_LIMIT];
+  size_t allocCount;
+  const char *svg;
+  const char *pool;             /* a pool .so, or NULL for the example */
+  int serial, strict, progress, quiet;
+  const char *one;              /* child: the allocator to replay */
+  int fd;                       /* child: where to send the figures */
+  int report;                   /* child: report anomalies one by one */
+} ReplayOptionsStruct;
+
+extern ReplayOptionsStruct opt;
+
+extern void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* Memory outside the heap under test (replaymem.c).  .replay.map */
+
+extern void *mapAnon(size_t size);
+extern void unmapAnon(void *p);
+extern void rssInit(void);
+extern size_t rssAnon(int fresh);
+
+/* Slots: one per replayed block (replaymem.c).  .replay.threads */
+
+#define PENDING ((uintptr_t)1)
+
+typedef struct SlotStruct {
+  _Atomic uintptr_t ptr;        /* the replayed block, PENDING or 0 if it failed */
+  struct SlotStruct *next;      /* on a free list */
+  uint64_t size;                /* requested */
+} SlotStruct;
+
+extern SlotStruct *slotNew(uint64_t size);
+extern void slotRelease(SlotStruct *s);
+extern void *slotWait(SlotStruct *s);
+
+/* The pointer map: recorded address -> slot (replaymem.c).  .replay.map */
+
+#define FREED ((SlotStruct *)1)
+
+typedef struct EntryStruct {
+  uint64_t key;                 /* 0: empty */
+  SlotStruct *slot;
+} EntryStruct;
+
+typedef struct MapStruct {
+  EntryStruct *entries;
+  size_t capacity, count;
+} MapStruct;
+
+extern void mapInit(MapStruct *map, size_t capacity);
+extern EntryStruct *mapFind(MapStruct *map, uint64_t key);
+extern EntryStruct *mapPut(MapStruct *map, uint64_t key);
+
+/* Replay threads (replayexec.c).  .replay.threads */
+
+typedef enum ExecKind {
+  ExecMalloc, ExecCalloc, ExecRealloc, ExecFree, ExecMemalign, ExecAlignedAlloc,
+  ExecPosixMemalign, ExecExit
+} ExecKind;
+
+typedef struct OpStruct {
+  unsigned kind;                /* ExecKind */
+  uint64_t size, align;         /* calloc: size is count * size */
+  SlotStruct *slot;             /* the block made */
+  SlotStruct *old;              /* the block freed or resized */
+} OpStruct;
+
+extern void execInit(void);
+extern void submit(uint32_t thread, const OpStruct *op);
+/* execThreadExit -- the recorded thread exited: so does its replay thread */
+extern void execThreadExit(uint32_t thread);
+/* execFinish -- end every replay thread; their calls, cycles and failures */
+extern void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedReturn,
+                       uint64_t *threadsReturn);
+
+/* The figures a child sends back.  .replay.report */
+
+typedef struct SampleStruct {
+  uint64_t event;               /* events read so far */
+  uint64_t live;                /* live requested bytes */
+  uint64_t rss;                 /* RSS growth */
+} SampleStruct;
+
+typedef struct ResultStruct {
+  char name[64];
+  uint64_t ops[OP_LIMIT];
+  uint64_t anomaly[ANOMALY_LIMIT];
+  uint64_t calls;               /* calls made of the allocator under test */
+  double seconds;               /* time inside them */
+  double wall;                  /* the whole replay */
+  uint64_t events;
+  uint64_t threads;
+  uint64_t peakLive, peakRss, finalRss;
+  uint32_t sampleCount;
+} ResultStruct;
+
+/* The report (replayreport.c): the allocators' figures side by side. */
+extern void report(const ResultStruct *results);
+extern void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples);
+
+#endif /* replayint_h */

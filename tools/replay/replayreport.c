@@ -1,0 +1,116 @@
+/* <tools/replay/replayreport.c> -- the allocators' figures side by side
+ *
+ * .design: design/telemetry.txt .replay.report
+ *
+ * The table on stdout and, with --svg, a chart of live bytes and RSS
+ * growth over the replay, every allocator on one chart.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "replayint.h"
+
+static double mb(uint64_t bytes)
+{
+  return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* report -- the side-by-side table.  design/telemetry.txt .replay.report */
+void report(const ResultStruct *results)
+{
+  size_t n = opt.allocCount;
+  printf("replay %s: %" PRIu64 " events, %" PRIu64 " thread%s%s\n\n", opt.log, results[0].events,
+         results[0].threads, results[0].threads == 1 ? "" : "s", opt.serial ? " (serial)" : "");
+  printf("%-26s", "");
+  for (size_t i = 0; i < n; ++i)
+    printf(" %12.12s", results[i].name);
+  printf("\n");
+#define ROW(label, fmt, expr) \
+  do { \
+    printf("%-26s", label); \
+    for (size_t i = 0; i < n; ++i) \
+      printf(" " fmt, expr); \
+    printf("\n"); \
+  } while (0)
+  for (unsigned op = 0; op < OP_LIMIT; ++op) {
+    int any = 0;
+    for (size_t i = 0; i < n; ++i)
+      any |= results[i].ops[op] != 0;
+    if (any || op <= OpFree)
+      ROW(opName[op], "%12" PRIu64, results[i].ops[op]);
+  }
+  for (unsigned a = 0; a < ANOMALY_LIMIT; ++a)
+    ROW(anomalyName[a], "%12" PRIu64, results[i].anomaly[a]);
+  ROW("time in allocator (ms)", "%12.1f", results[i].seconds * 1e3);
+  ROW("allocator ops/s (M)", "%12.2f",
+      results[i].seconds > 0 ? (double)results[i].calls / results[i].seconds / 1e6 : 0.0);
+  ROW("replay wall time (s)", "%12.2f", results[i].wall);
+  ROW("peak live requested (MB)", "%12.1f", mb(results[i].peakLive));
+  ROW("peak RSS growth (MB)", "%12.1f", mb(results[i].peakRss));
+  ROW("peak RSS / ideal", "%12.2f",
+      results[i].peakLive > 0 ? (double)results[i].peakRss / (double)results[i].peakLive : 0.0);
+  ROW("final RSS growth (MB)", "%12.1f", mb(results[i].finalRss));
+#undef ROW
+}
+
+/* writeSvg -- live bytes and RSS over the replay, every allocator on one chart */
+void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples)
+{
+  static const char *const colour[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  const double W = 800, H = 420, L = 70, R = 170, T = 40, B = 50;
+  double pw = W - L - R, ph = H - T - B;
+  uint64_t maxY = 1, maxX = 1;
+  FILE *f = fopen(path, "w");
+  if (f == NULL)
+    fail("%s: %s", path, strerror(errno));
+  for (size_t i = 0; i < opt.allocCount; ++i)
+    for (uint32_t s = 0; s < results[i].sampleCount; ++s) {
+      if (samples[i][s].rss > maxY) maxY = samples[i][s].rss;
+      if (samples[i][s].live > maxY) maxY = samples[i][s].live;
+      if (samples[i][s].event > maxX) maxX = samples[i][s].event;
+    }
+  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+          "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
+  fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+  fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">replay of %s: live bytes and RSS growth</text>\n",
+          L, strrchr(opt.log, '/') != NULL ? strrchr(opt.log, '/') + 1 : opt.log);
+  for (int t = 0; t <= 5; ++t) {
+    double y = T + ph - ph * t / 5.0, x = L + pw * t / 5.0;
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, y, L + pw, y);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n", L - 6, y + 4,
+            mb(maxY) * t / 5.0);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f%%</text>\n", x, T + ph + 18,
+            20.0 * t);
+  }
+  fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n",
+          L, T, pw, ph);
+  fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">events replayed</text>\n",
+          L + pw / 2, H - 12);
+  fprintf(f, "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\">MB</text>\n",
+          T + ph / 2);
+  for (size_t i = 0; i <= opt.allocCount; ++i) {
+    /* i == allocCount: the live bytes of the first, the ideal */
+    size_t a = i < opt.allocCount ? i : 0;
+    const char *c = i < opt.allocCount ? colour[i % 8] : "black";
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"", c,
+            i < opt.allocCount ? "" : " stroke-dasharray=\"5,3\"");
+    for (uint32_t s = 0; s < results[a].sampleCount; ++s) {
+      uint64_t y = i < opt.allocCount ? samples[a][s].rss : samples[a][s].live;
+      fprintf(f, "%.1f,%.1f ", L + pw * (double)samples[a][s].event / (double)maxX,
+              T + ph - ph * (double)y / (double)maxY);
+    }
+    fprintf(f, "\"/>\n");
+    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+            L + pw + 12, T + 10 + 20.0 * (double)i, L + pw + 36, T + 10 + 20.0 * (double)i, c,
+            i < opt.allocCount ? "" : " stroke-dasharray=\"5,3\"");
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", L + pw + 42, T + 14 + 20.0 * (double)i,
+            i < opt.allocCount ? results[i].name : "live (ideal)");
+  }
+  fprintf(f, "</svg>\n");
+  if (fclose(f) != 0)
+    fail("%s: %s", path, strerror(errno));
+}
