@@ -221,104 +221,86 @@ static void runCase(int c, size_t count)
   }
 }
 
-int main(int argc, char **argv)
-{
-  size_t rounds = 21, count = 1000000;
-  const char *only = NULL, *path = NULL, *note = NULL;
-  int list = 0;
-  char tmpl[] = "/tmp/telltale-bench-XXXXXX";
-  PlinthStream stream;
-  double *ns[CASES], median[CASES];
-  int fd, res;
+/* BenchOptionsStruct -- what the command line asks for */
+typedef struct BenchOptionsStruct {
+  size_t rounds, count;
+  const char *only;             /* --case: one case, once */
+  const char *path;             /* --file: keep the log there */
+  const char *note;             /* --lttng-note */
+  int list;
+} BenchOptionsStruct;
 
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]\n"
+          "             [--list] [--lttng-note WHY]\n"
+          "  Prints the median ns per event of each case and its ratio to the floor.\n"
+          "  --case NAME runs one case once, silently (for callgrind).\n"
+          "  --file PATH keeps the log of the enabled case there.\n"
+          "  --list prints the cases this process can run, one a line.\n"
+          "  --lttng-note WHY is printed in the rows of LTTng cases that cannot run.\n"
+          "  cases: floor enabled async recorded filtered compiled fprintf\n"
+          "         lttng-off lttng-on (built with -DBENCH_LTTNG: bench/lttng.sh)\n");
+}
+
+/* options -- parse the command line; -1 to go on, else the exit status */
+static int options(int argc, char **argv, BenchOptionsStruct *o)
+{
+  o->rounds = 21;
+  o->count = 1000000;
+  o->only = o->path = o->note = NULL;
+  o->list = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-      rounds = strtoul(argv[++i], NULL, 0);
+      o->rounds = strtoul(argv[++i], NULL, 0);
     else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
-      count = strtoul(argv[++i], NULL, 0);
+      o->count = strtoul(argv[++i], NULL, 0);
     else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
-      only = argv[++i];
+      o->only = argv[++i];
     else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
-      path = argv[++i];
+      o->path = argv[++i];
     else if (strcmp(argv[i], "--list") == 0)
-      list = 1;
+      o->list = 1;
     else if (strcmp(argv[i], "--lttng-note") == 0 && i + 1 < argc)
-      note = argv[++i];
+      o->note = argv[++i];
     else {
       int help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
-      fprintf(help ? stdout : stderr,
-              "usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]\n"
-              "             [--list] [--lttng-note WHY]\n"
-              "  Prints the median ns per event of each case and its ratio to the floor.\n"
-              "  --case NAME runs one case once, silently (for callgrind).\n"
-              "  --file PATH keeps the log of the enabled case there.\n"
-              "  --list prints the cases this process can run, one a line.\n"
-              "  --lttng-note WHY is printed in the rows of LTTng cases that cannot run.\n"
-              "  cases: floor enabled async recorded filtered compiled fprintf\n"
-              "         lttng-off lttng-on (built with -DBENCH_LTTNG: bench/lttng.sh)\n");
+      usage(help ? stdout : stderr);
       return help ? 0 : 2;
     }
   }
-  if (rounds == 0 || count == 0) {
+  if (o->rounds == 0 || o->count == 0) {
     fprintf(stderr, "bench: rounds and count must be positive\n");
     return 2;
   }
-  /* liblttng-ust's constructor has registered with the session daemon,
-   * if one runs, and enabled what its sessions enable, before main. */
-#ifdef BENCH_LTTNG
-  if (!lttng_ust_tracepoint_enabled(bench, paw))
-    caseWhyNot[CASE_LTTNG_ON] = note != NULL ? note : "bench:paw is not enabled: no lttng session";
-#else
-  caseWhyNot[CASE_LTTNG_OFF] = caseWhyNot[CASE_LTTNG_ON] = note != NULL ? note : "";
-#endif
-  if (list) {
-    for (int c = 0; c < CASES; ++c)
-      if (caseWhyNot[c] == NULL)
-        printf("%s\n", caseNames[c]);
-    return 0;
-  }
-  devnull = fopen("/dev/null", "w");
-  if (devnull == NULL) {
-    perror("bench: /dev/null");
-    return 1;
-  }
-  if (path != NULL)
-    fd = -1, res = PlinthStreamOpenFile(&stream, path);
-  else {
-    fd = mkstemp(tmpl);
-    if (fd < 0) {
-      perror("bench: mkstemp");
-      return 1;
-    }
-    res = PlinthStreamOpenFd(&stream, fd, 1);
-  }
-  if (res != 0 || EventStreamAddBinary(stream) != 0) {
-    fprintf(stderr, "bench: cannot open the log: %s\n", PlinthStrError(res));
-    return 1;
-  }
+  return -1;
+}
 
-  if (only != NULL) {
-    int c;
-    for (c = 0; c < CASES && strcmp(caseNames[c], only) != 0; ++c)
-      ;
-    if (c == CASES) {
-      fprintf(stderr, "bench: unknown case %s\n", only);
-      return 2;
-    }
-    if (caseWhyNot[c] != NULL) {
-      fprintf(stderr, "bench: %s cannot run: %s\n", only,
-              caseWhyNot[c][0] != '\0' ? caseWhyNot[c] : "not in this build");
-      return 3;
-    }
-    runCase(CASE_ENABLED, 1000);     /* set the thread up outside the count */
-    runCase(c, count);
-    EventFinish();
-    PlinthStreamClose(stream);
-    if (path == NULL)
-      unlink(tmpl);
-    return 0;
+/* runOnly -- --case NAME: one case, once, silently (for callgrind) */
+static int runOnly(const char *only, size_t count)
+{
+  int c;
+  for (c = 0; c < CASES && strcmp(caseNames[c], only) != 0; ++c)
+    ;
+  if (c == CASES) {
+    fprintf(stderr, "bench: unknown case %s\n", only);
+    return 2;
   }
+  if (caseWhyNot[c] != NULL) {
+    fprintf(stderr, "bench: %s cannot run: %s\n", only,
+            caseWhyNot[c][0] != '\0' ? caseWhyNot[c] : "not in this build");
+    return 3;
+  }
+  runCase(CASE_ENABLED, 1000);     /* set the thread up outside the count */
+  runCase(c, count);
+  return 0;
+}
 
+/* runTable -- every case, rounds times, interleaved: the median table */
+static int runTable(size_t rounds, size_t count)
+{
+  double *ns[CASES], median[CASES];
   for (int c = 0; c < CASES; ++c) {
     ns[c] = calloc(rounds, sizeof(double));
     if (ns[c] == NULL)
@@ -349,8 +331,14 @@ int main(int argc, char **argv)
       printf("%-10s %9s %9s %9s %8s  %s\n", caseNames[c], "-", "-", "-", "-", caseWhyNot[c]);
   if (caseWhyNot[CASE_LTTNG_ON] == NULL)   /* bench/lttng.sh finish checks the trace */
     printf("lttng-on emitted %zu events\n", count / 10 + 1 + rounds * count);
+  for (int c = 0; c < CASES; ++c)
+    free(ns[c]);
+  return 0;
+}
 
-  /* Two threads against one, recorded only and written to the file. */
+/* runScaling -- two threads against one, recorded only and written */
+static void runScaling(size_t rounds, size_t count)
+{
   printf("\n2 threads against 1, aggregate events/s (median of %zu):\n", rounds / 2 + 1);
   for (int output = 0; output < 2; ++output) {
     EventKindSet noisy = EVENT_KIND_BIT(EventKindNoisy);
@@ -373,9 +361,56 @@ int main(int argc, char **argv)
            output ? "enabled" : "recorded", one[n / 2] / 1e6, two[n / 2] / 1e6,
            two[n / 2] / one[n / 2]);
   }
+}
+
+int main(int argc, char **argv)
+{
+  BenchOptionsStruct o;
+  char tmpl[] = "/tmp/telltale-bench-XXXXXX";
+  PlinthStream stream;
+  int res = options(argc, argv, &o);
+  if (res >= 0)
+    return res;
+  /* liblttng-ust's constructor has registered with the session daemon,
+   * if one runs, and enabled what its sessions enable, before main. */
+#ifdef BENCH_LTTNG
+  if (!lttng_ust_tracepoint_enabled(bench, paw))
+    caseWhyNot[CASE_LTTNG_ON] = o.note != NULL ? o.note : "bench:paw is not enabled: no lttng session";
+#else
+  caseWhyNot[CASE_LTTNG_OFF] = caseWhyNot[CASE_LTTNG_ON] = o.note != NULL ? o.note : "";
+#endif
+  if (o.list) {
+    for (int c = 0; c < CASES; ++c)
+      if (caseWhyNot[c] == NULL)
+        printf("%s\n", caseNames[c]);
+    return 0;
+  }
+  devnull = fopen("/dev/null", "w");
+  if (devnull == NULL) {
+    perror("bench: /dev/null");
+    return 1;
+  }
+  if (o.path != NULL)
+    res = PlinthStreamOpenFile(&stream, o.path);
+  else {
+    int fd = mkstemp(tmpl);
+    if (fd < 0) {
+      perror("bench: mkstemp");
+      return 1;
+    }
+    res = PlinthStreamOpenFd(&stream, fd, 1);
+  }
+  if (res != 0 || EventStreamAddBinary(stream) != 0) {
+    fprintf(stderr, "bench: cannot open the log: %s\n", PlinthStrError(res));
+    return 1;
+  }
+  if (o.only != NULL)
+    res = runOnly(o.only, o.count);
+  else if ((res = runTable(o.rounds, o.count)) == 0)
+    runScaling(o.rounds, o.count);
   EventFinish();
   PlinthStreamClose(stream);
-  if (path == NULL)
+  if (o.path == NULL)
     unlink(tmpl);
-  return 0;
+  return res;
 }
