@@ -1963,39 +1963,16 @@ static const char *threadLabel(char *buf, size_t size, const EventThreadStruct *
   return buf;
 }
 
-/* dump -- the traceback: the latest count events, oldest first, to fd.
- * design/telemetry.txt .sol.traceback
- *
- * self (the thread that failed, or called) is given up to half of them,
- * the other threads the rest, so that the thread that failed is seen
- * however busy the others are.  Only events no later than bound (the
- * moment of failure) are shown.  With the lock held no ring moves, so
- * what was found stays; without it, an event whose ring moved on is
- * counted as unreadable rather than shown torn.  Async-signal-safe. */
-static void dump(int fd, unsigned count, EventThreadStruct *self, const char *why,
-                 EventClock bound, int locked, int dying)
+/* dumpSelect -- find the events to show: self (the thread that failed,
+ * or called) gets up to half of count, more if the other threads have
+ * fewer than the rest; they get the rest.  The entries end up in
+ * dumpEntries, oldest first; returns how many are self's in *mineReturn
+ * and the others' in *restReturn. */
+static size_t dumpSelect(unsigned count, EventThreadStruct *self, EventClock bound,
+                         size_t *mineReturn, size_t *restReturn)
 {
   DumpHeapStruct mine, rest;
-  size_t n, unreadable = 0;
-  EventLayoutStruct layout;
-  EventFormatContextStruct context;
-  char line[TEXT_LINE_MAX], number[24], other[24], others[24], label[64];
-  EventClock syncClock = 0;
-  uint64_t syncMonotonic = 0;
-  if (count > DUMP_LIMIT)
-    count = DUMP_LIMIT;
-  /* The clock's rate by the reader's rule (.sol.clock), from the
-   * latest ClockSync in the stream: at death, one emitted now, at a
-   * level of its own (.sol.signal.level). */
-  if (dying && locked && threadState != NULL) {
-    int token = signalEnter();
-    clockSync();
-    signalLeave(token);
-  }
-  syncClock = session.syncClock;
-  syncMonotonic = session.syncMonotonic;
-  /* How many each side has, then the shares: self up to half, and more
-   * if the others have fewer than the rest. */
+  size_t n;
   memset(&mine, 0, sizeof mine);
   memset(&rest, 0, sizeof rest);
   if (self != NULL)
@@ -2008,12 +1985,12 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   mine.cap = mine.seen < count - rest.cap ? mine.seen : count - rest.cap;
   mine.e = dumpEntries;
   rest.e = dumpEntries + mine.cap;
+  /* (Without the lock the second count can differ from the first.) */
   if (self != NULL)
     dumpScan(&mine, self, bound);
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
     if (t != self)
       dumpScan(&rest, t, bound);
-  /* (Without the lock the second count can differ from the first.) */
   n = mine.n + rest.n;
   /* Heap sort, oldest first. */
   for (size_t i = n / 2; i > 0; --i)
@@ -2022,16 +1999,25 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
     dumpSwap(&dumpEntries[0], &dumpEntries[end - 1]);
     dumpSift(dumpEntries, 0, end - 1, 1);
   }
+  *mineReturn = mine.n;
+  *restReturn = rest.n;
+  return n;
+}
+
+/* dumpHeading -- what the traceback holds, and the threads it names */
+static void dumpHeading(int fd, size_t n, EventThreadStruct *self, const char *why,
+                        size_t mine, size_t rest)
+{
+  char line[TEXT_LINE_MAX], number[24], ofSelf[24], ofRest[24], label[64];
   formatUnsigned(number, n);
   if (self != NULL) {
-    formatUnsigned(other, mine.n);
-    formatUnsigned(others, rest.n);
-    sayTo(fd, "the last ", number, " events in the flight recorder, oldest first: ", other,
-          " of ", threadLabel(label, sizeof label, self), ", which ", why, ", and ", others,
+    formatUnsigned(ofSelf, mine);
+    formatUnsigned(ofRest, rest);
+    sayTo(fd, "the last ", number, " events in the flight recorder, oldest first: ", ofSelf,
+          " of ", threadLabel(label, sizeof label, self), ", which ", why, ", and ", ofRest,
           " of the other threads", NULL);
   } else
     sayTo(fd, "the last ", number, " events in the flight recorder, oldest first", NULL);
-  /* The threads named, those with events shown. */
   line[0] = '\0';
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
     for (size_t i = 0; i < n; ++i)
@@ -2043,11 +2029,40 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   if (line[0] != '\0')
     sayTo(fd, line, NULL);
   sayTo(fd, "(seconds since start, UTC time, thread, kind, event, its fields):", NULL);
+}
+
+/* dump -- the traceback: the latest count events, oldest first, to fd.
+ * design/telemetry.txt .sol.traceback
+ *
+ * Only events no later than bound (the moment of failure) are shown.
+ * With the lock held no ring moves, so what was found stays; without
+ * it, an event whose ring moved on is counted as unreadable rather than
+ * shown torn.  Async-signal-safe. */
+static void dump(int fd, unsigned count, EventThreadStruct *self, const char *why,
+                 EventClock bound, int locked, int dying)
+{
+  size_t n, mine, rest, unreadable = 0;
+  EventLayoutStruct layout;
+  EventFormatContextStruct context;
+  char line[TEXT_LINE_MAX], number[24];
+  if (count > DUMP_LIMIT)
+    count = DUMP_LIMIT;
+  /* The clock's rate by the reader's rule (.sol.clock), from the
+   * latest ClockSync in the stream: at death, one emitted now, at a
+   * level of its own (.sol.signal.level). */
+  if (dying && locked && threadState != NULL) {
+    int token = signalEnter();
+    clockSync();
+    signalLeave(token);
+  }
+  n = dumpSelect(count, self, bound, &mine, &rest);
+  dumpHeading(fd, n, self, why, mine, rest);
   EventLayoutNative(&layout);
   EventFormatContextInit(&context, &EventRegistry);
   context.label = labelLookup;
   context.clockHz = EventClockRate(PlinthClockFrequency(), session.startClock,
-                                   session.startMonotonic, syncClock, syncMonotonic);
+                                   session.startMonotonic, session.syncClock,
+                                   session.syncMonotonic);
   context.startClock = session.startClock;
   context.startRealtime = session.startRealtime;
   for (size_t i = 0; i < n; ++i) {
