@@ -27,8 +27,14 @@
 #   unknown, double, duplicate, null
 #                      each anomaly is counted (1) and reported with its
 #                      offset, exit 0; with --strict, exit 1
-#   truncated          a log cut short: an error naming the offset, exit 1
+#   truncated          a log cut short: the events before the cut are
+#                      replayed and reported, the damage named by its
+#                      offset on stderr, exit 1
 #   corrupt            a block's magic overwritten: the same
+#   killed             a recorded program killed by SIGKILL (with
+#                      TELLTALE_MAP=on): replay says the log did not end
+#                      cleanly, recovers LOG.live as eventcnv does, and
+#                      replays as many events as eventcnv counts, exit 0
 #   not-a-log          a file that is not a stream: an error, exit 1
 #   missing            no such file: an error, exit 1
 #   bad-alloc-name     an unknown allocator name: an error, exit 1
@@ -39,6 +45,14 @@
 #   pool-user          --pool replay-pool-null.so: the same counts
 #   pool-bad           --pool with a missing .so: an error, exit 1
 #   svg                --svg writes a chart with a line per allocator
+#   svg-escape         a log named R&D<1>'s.log: the chart is valid XML
+#   svg-early          an --svg path that cannot be written: said at once,
+#                      before any replay, exit 1
+#   not-an-allocator   -a libz.so.1: refused, not measured as glibc
+#   wide-name          an allocator named by a long path: the whole name
+#                      heads its column
+#   peak-short         a short log (40 blocks of 1 MiB live at once): the
+#                      peak RSS growth is at least the peak live bytes
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
 set -u
@@ -187,14 +201,40 @@ broken() {   # broken CASE FILE PATTERN
     bad "$1" "exit $r: $(head -3 "$1.err")"
   fi
 }
+damaged() {   # damaged CASE FILE: replayed up to the damage, named, exit 1
+  "$replay" -q "$2" >"$1.txt" 2>"$1.err"
+  local r=$? n
+  n=$(sed -n "s/^replay $2: \([0-9]*\) events.*/\1/p" "$1.txt")
+  if [ $r -eq 1 ] && grep -q "$2: offset [0-9]*: .*: replayed the $n events before it" "$1.err" &&
+     [ "${n:-0}" -gt 0 ]; then
+    ok "$1"
+  else
+    bad "$1" "exit $r, ${n:-no} events: $(grep -A12 -m1 "leak of" "$1.err"; head -3 "$1.err")"
+  fi
+}
 size=$(stat -c %s work.log)
 head -c $((size - 100)) work.log >truncated.log
-broken truncated truncated.log "truncated.log: offset [0-9]*:"
+damaged truncated truncated.log
 cp work.log corrupt.log
 # the second block's magic, somewhere after the header
 at=$(grep -abo TTBK work.log | sed -n 2p | cut -d: -f1)
 printf 'XXXX' | dd of=corrupt.log bs=1 seek="$at" conv=notrunc 2>/dev/null
-broken corrupt corrupt.log "corrupt.log: offset [0-9]*:"
+damaged corrupt corrupt.log
+# A killed program: its live file holds what its log lacks.
+PYTHONMALLOC=malloc TELLTALE_MAP=on TELLTALE_FILE=killed.log LD_PRELOAD="$preload" python3 -c \
+  'import os; x = [bytearray(64) for i in range(20000)]; os.kill(os.getpid(), 9)' 2>/dev/null &
+wait $! 2>/dev/null
+"$replay" -q killed.log >killed.txt 2>killed.err
+r=$?
+want=$("$top/$cfg/eventcnv" --count killed.log 2>/dev/null | awk '{s += $1} END {print s}')
+got=$(sed -n 's/^replay killed.log: \([0-9]*\) events.*/\1/p' killed.txt)
+if [ $r -eq 0 ] && grep -q "killed.log: the stream did not end cleanly" killed.err &&
+   grep -q "of its events were recovered from killed.log.live" killed.err &&
+   [ -n "$got" ] && [ "$got" = "$want" ] && [ "$got" -gt 20000 ]; then
+  ok killed
+else
+  bad killed "exit $r, replayed ${got:-none}, eventcnv counts ${want:-none}: $(head -3 killed.err)"
+fi
 head -c 5000 /dev/urandom >garbage.log
 broken not-a-log garbage.log "garbage.log: "
 broken missing no-such.log "no-such.log: No such file"
@@ -246,6 +286,54 @@ if [ -s chart.svg ] && [ "$(grep -c '<polyline' chart.svg)" -eq $((n + 1)) ] &&
   ok svg
 else
   bad svg "$(head -c 300 chart.svg 2>&1)"
+fi
+
+cp work.log "R&D<1>'s.log"
+if "$replay" -q --svg "R&D.svg" "R&D<1>'s.log" >/dev/null 2>&1 &&
+   python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "R&D.svg" 2>/dev/null &&
+   grep -q "R&amp;D&lt;1&gt;&apos;s.log" "R&D.svg"; then
+  ok svg-escape
+else
+  bad svg-escape "$(head -c 300 "R&D.svg" 2>&1)"
+fi
+start=$(date +%s%N)
+"$replay" -q --svg no-such-dir/chart.svg work.log >early.txt 2>early.err
+r=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ $r -eq 1 ] && grep -q "no-such-dir/chart.svg: No such file or directory" early.err &&
+   [ ! -s early.txt ]; then
+  ok svg-early
+else
+  bad svg-early "exit $r after $ms ms: $(head -3 early.err)"
+fi
+libz=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 / {print $NF; exit}')
+if [ -n "$libz" ]; then
+  "$replay" -q -a "$libz" work.log >libz.txt 2>libz.err
+  r=$?
+  if [ $r -eq 1 ] && grep -q "does not define malloc" libz.err; then
+    ok not-an-allocator
+  else
+    bad not-an-allocator "exit $r: $(head -3 libz.err) $(head -3 libz.txt)"
+  fi
+fi
+long=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+if [ "$rec" = "$cfg" ] && [ -e "$long" ]; then
+  "$replay" -q -a "$long" work.log >wide.txt 2>&1
+  if grep -q -- " $long\$" wide.txt && [ "$(row wide.txt malloc)" = "$(row work.txt malloc)" ]; then
+    ok wide-name
+  else
+    bad wide-name "$(head -4 wide.txt)"
+  fi
+fi
+PYTHONMALLOC=malloc TELLTALE_FILE=peak.log LD_PRELOAD="$preload" python3 -c \
+  'x = [bytearray(1 << 20) for i in range(40)]' 2>/dev/null
+"$replay" -q peak.log >peak.txt 2>&1
+live=$(row peak.txt 'peak live requested (MB)')
+rss=$(row peak.txt 'peak RSS growth (MB)')
+if [ -n "$live" ] && awk -v l="$live" -v r="$rss" 'BEGIN { exit !(l >= 40 && r >= l) }'; then
+  ok peak-short
+else
+  bad peak-short "peak live $live MB, peak RSS $rss MB: $(head -3 peak.txt)"
 fi
 
 echo "$passed passed, $failed failed"

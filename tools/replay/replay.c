@@ -25,6 +25,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -510,6 +512,47 @@ static const char *allocatorPackage(const char *name)
     : strcmp(name, "tcmalloc") == 0 ? " (Debian package libtcmalloc-minimal4)" : "";
 }
 
+/* recoverLive -- a program that died leaves LOG.live beside its log:
+ * add the events only it has, as eventcnv does.  design/telemetry.txt
+ * .sol.recover, .replay.log  Returns 1 if *bufReturn is now malloc'd. */
+static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn)
+{
+  char livePath[4096], msg[256];
+  struct stat st;
+  unsigned char *liveBytes, *merged;
+  size_t size, events, blockCount;
+  int fd;
+  if (snprintf(livePath, sizeof livePath, "%s.live", opt.log) >= (int)sizeof livePath)
+    return 0;
+  fd = open(livePath, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT)
+      fail("%s: %s", livePath, strerror(errno));
+    return 0;
+  }
+  if (fstat(fd, &st) != 0 || st.st_size == 0) {
+    close(fd);
+    return 0;
+  }
+  liveBytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (liveBytes == MAP_FAILED)
+    fail("%s: %s", livePath, strerror(errno));
+  if (EventRecover(*bufReturn, *sizeReturn, liveBytes, (size_t)st.st_size, &merged, &size,
+                   &events, &blockCount, msg, sizeof msg) != 0) {
+    if (opt.report)
+      fprintf(stderr, "replay: %s: %s; replaying the log alone\n", livePath, msg);
+    munmap(liveBytes, (size_t)st.st_size);
+    return 0;
+  }
+  munmap(liveBytes, (size_t)st.st_size);
+  munmap(*bufReturn, *sizeReturn);
+  *bufReturn = merged;
+  *sizeReturn = size;
+  result.recovered = events;
+  return 1;
+}
+
 /* child -- replay the log against one allocator, the one in LD_PRELOAD.
  * design/telemetry.txt .replay.child */
 static int child(void)
@@ -522,11 +565,27 @@ static int child(void)
   EventStreamRes res;
   EventRecordStruct rec;
   char msg[512];
-  uint64_t total, hz, calls, cycles, failed;
+  size_t size;
+  uint64_t total, hz, calls, cycles, failed, peakReadAt = 0;
+  int recovered;
   double start;
   snprintf(result.name, sizeof result.name, "%s", opt.one);
-  if (lib != NULL && dlopen(lib, RTLD_NOW | RTLD_NOLOAD) == NULL)
-    fail("%s: %s is not loaded: is it installed%s?", opt.one, lib, allocatorPackage(opt.one));
+  if (lib != NULL) {
+    /* The library must be the allocator: the malloc the replay calls
+     * is defined in it, not in the C library behind it. */
+    void *handle = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    struct link_map *map = NULL;
+    Dl_info info = {0};
+    char mine[PATH_MAX], theirs[PATH_MAX];
+    if (handle == NULL)
+      fail("%s: %s is not loaded: is it installed%s?", opt.one, lib, allocatorPackage(opt.one));
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL
+        || dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info) == 0 || info.dli_fname == NULL
+        || realpath(map->l_name, mine) == NULL || realpath(info.dli_fname, theirs) == NULL
+        || strcmp(mine, theirs) != 0)
+      fail("%s: %s does not define malloc (the replay's is %s's): not an allocator", opt.one,
+           lib, info.dli_fname != NULL ? info.dli_fname : "another library");
+  }
   execInit();
   rssInit();
   fd = open(opt.log, O_RDONLY | O_CLOEXEC);
@@ -539,7 +598,9 @@ static int child(void)
     fail("%s: %s", opt.log, strerror(errno));
   close(fd);
   (void)madvise(buf, (size_t)st.st_size, MADV_SEQUENTIAL);
-  res = EventStreamOpen(&stream, buf, (size_t)st.st_size, 0, msg, sizeof msg);
+  size = (size_t)st.st_size;
+  recovered = recoverLive(&buf, &size);
+  res = EventStreamOpen(&stream, buf, size, 0, msg, sizeof msg);
   if (res != EventStreamOK)
     fail("%s: %s", opt.log, msg);
   findEvents(EventStreamInfo(stream)->registry);
@@ -555,8 +616,17 @@ static int child(void)
   while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
     replayEvent(&rec);
     ++result.events;
-    if ((result.events & (PEAK_EVERY - 1)) == 0) {
-      uint64_t rss = rssAnon(0);
+    /* RSS now and then, and whenever the live bytes have grown by a
+     * 256th since the last reading, once the replay threads have caught
+     * up: so the peak RSS is read within 0.4% of the live peak, however
+     * short the log.  .replay.report */
+    if ((result.events & (PEAK_EVERY - 1)) == 0 || live >= peakReadAt) {
+      uint64_t rss;
+      if (live >= peakReadAt) {
+        execDrain();
+        peakReadAt = live + live / 256 + 1;
+      }
+      rss = rssAnon(0);
       if (rss > baseline && rss - baseline > result.peakRss)
         result.peakRss = rss - baseline;
     }
@@ -567,10 +637,13 @@ static int child(void)
         progress(result.events, total, 0);
     }
   }
-  if (res == EventStreamERROR) {
+  /* A damaged log is replayed as far as it is sound, and said so. */
+  if (res == EventStreamERROR || EventStreamProblemCount(stream) > 0) {
     size_t n = EventStreamProblemCount(stream);
-    fail("%s: %s", opt.log, n > 0 ? EventStreamProblem(stream, n - 1) : "cannot read the stream");
+    snprintf(result.damage, sizeof result.damage, "%s",
+             n > 0 ? EventStreamProblem(stream, 0) : "cannot read the stream");
   }
+  result.unclean = !EventStreamInfo(stream)->streamEnd;
   execFinish(&calls, &cycles, &failed, &result.threads);
   result.wall = nowSeconds() - start;
   takeSample();
@@ -589,6 +662,10 @@ static int child(void)
     if (blocks.entries[i].key != 0 && slot != NULL && slot != FREED)
       free((void *)atomic_load(&slot->ptr));
   }
+  /* So are reallocs in transit where a damaged log stops. */
+  for (size_t i = 0; moving != NULL && i < MOVING_LIMIT; ++i)
+    if (moving[i].valid && moving[i].slot != NULL)
+      free((void *)atomic_load(&moving[i].slot->ptr));
   for (size_t i = 0; i < pools.capacity; ++i) {
     PoolHandleStruct *ph = (PoolHandleStruct *)pools.entries[i].slot;
     if (pools.entries[i].key != 0 && ph != NULL && ph != (PoolHandleStruct *)FREED &&
@@ -596,6 +673,10 @@ static int child(void)
       pool.destroy(ph->handle);
   }
   EventStreamClose(stream);
+  if (recovered)
+    free(buf);                  /* EventRecover's, not the mapped log */
+  else
+    munmap(buf, size);
   if (opt.strict && result.anomaly[AnomalyReplayFailed] > 0)
     fail("%s: --strict: %" PRIu64 " calls failed in replay", opt.one, result.anomaly[AnomalyReplayFailed]);
   if (write(opt.fd, &result, sizeof result) != (ssize_t)sizeof result ||
@@ -682,6 +763,23 @@ static int runChild(size_t i, char **argv0)
   if (WIFSIGNALED(status))
     fprintf(stderr, "replay: %s: the replay died of signal %d\n", opt.alloc[i], WTERMSIG(status));
   return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
+}
+
+/* logSay -- how the log ended, on stderr; 1 if it was damaged */
+static int logSay(const ResultStruct *r)
+{
+  if (r->unclean)
+    fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
+            "before it could end it%s", opt.log, r->recovered > 0 ? "; " : "\n");
+  if (r->unclean && r->recovered > 0)
+    fprintf(stderr, "%" PRIu64 " of its events were recovered from %s.live\n", r->recovered,
+            opt.log);
+  if (r->damage[0] != '\0') {
+    fprintf(stderr, "replay: %s: %s: replayed the %" PRIu64 " events before it\n", opt.log,
+            r->damage, r->events);
+    return 1;
+  }
+  return 0;
 }
 
 static void usage(FILE *f)
@@ -777,6 +875,12 @@ int main(int argc, char **argv)
     opt.alloc[opt.allocCount++] = "glibc";
   if (access(opt.log, R_OK) != 0)
     fail("%s: %s", opt.log, strerror(errno));
+  if (opt.svg != NULL) {
+    /* Said now, not after the replay: the chart's file can be written. */
+    FILE *f = fopen(opt.svg, "w");
+    if (f == NULL || fclose(f) != 0)
+      fail("%s: %s", opt.svg, strerror(errno));
+  }
   opt.progress = !noProgress && isatty(2);
   for (size_t a = 0; a < opt.allocCount; ++a)
     if ((status = runChild(a, argv)) != 0)
@@ -784,5 +888,5 @@ int main(int argc, char **argv)
   report(results);
   if (opt.svg != NULL)
     writeSvg(opt.svg, results, samples);
-  return 0;
+  return logSay(&results[0]);
 }

@@ -162,6 +162,14 @@ void submit(uint32_t thread, const OpStruct *op)
 }
 
 
+void execDrain(void)
+{
+  for (size_t i = 0; i < workerCount; ++i)
+    while (atomic_load_explicit(&worker[i]->head, memory_order_acquire)
+           != atomic_load_explicit(&worker[i]->tail, memory_order_acquire))
+      sched_yield();
+}
+
 void execThreadExit(uint32_t thread)
 {
   for (size_t i = 0; i < workerCount; ++i)

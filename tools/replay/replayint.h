@@ -110,6 +110,8 @@ typedef struct OpStruct {
 
 extern void execInit(void);
 extern void submit(uint32_t thread, const OpStruct *op);
+/* execDrain -- wait until every replay thread has made the calls queued */
+extern void execDrain(void);
 /* execThreadExit -- the recorded thread exited: so does its replay thread */
 extern void execThreadExit(uint32_t thread);
 /* execFinish -- end every replay thread; their calls, cycles and failures */
@@ -135,6 +137,10 @@ typedef struct ResultStruct {
   uint64_t threads;
   uint64_t peakLive, peakRss, finalRss;
   uint32_t sampleCount;
+  /* How the log ended: .replay.log */
+  int unclean;                  /* no StreamEnd: the program died */
+  uint64_t recovered;           /* events only LOG.live had */
+  char damage[256];             /* the log's first damage, or "" */
 } ResultStruct;
 
 /* The report (replayreport.c): the allocators' figures side by side. */

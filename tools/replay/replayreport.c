@@ -22,17 +22,20 @@ static double mb(uint64_t bytes)
 void report(const ResultStruct *results)
 {
   size_t n = opt.allocCount;
+  int width[ALLOC_LIMIT];       /* a column is as wide as its allocator's name */
   printf("replay %s: %" PRIu64 " events, %" PRIu64 " thread%s%s\n\n", opt.log, results[0].events,
          results[0].threads, results[0].threads == 1 ? "" : "s", opt.serial ? " (serial)" : "");
   printf("%-26s", "");
-  for (size_t i = 0; i < n; ++i)
-    printf(" %12.12s", results[i].name);
+  for (size_t i = 0; i < n; ++i) {
+    width[i] = strlen(results[i].name) > 12 ? (int)strlen(results[i].name) : 12;
+    printf(" %*s", width[i], results[i].name);
+  }
   printf("\n");
 #define ROW(label, fmt, expr) \
   do { \
     printf("%-26s", label); \
     for (size_t i = 0; i < n; ++i) \
-      printf(" " fmt, expr); \
+      printf(" %*" fmt, width[i], expr); \
     printf("\n"); \
   } while (0)
   for (unsigned op = 0; op < OP_LIMIT; ++op) {
@@ -40,20 +43,34 @@ void report(const ResultStruct *results)
     for (size_t i = 0; i < n; ++i)
       any |= results[i].ops[op] != 0;
     if (any || op <= OpFree)
-      ROW(opName[op], "%12" PRIu64, results[i].ops[op]);
+      ROW(opName[op], PRIu64, results[i].ops[op]);
   }
   for (unsigned a = 0; a < ANOMALY_LIMIT; ++a)
-    ROW(anomalyName[a], "%12" PRIu64, results[i].anomaly[a]);
-  ROW("time in allocator (ms)", "%12.1f", results[i].seconds * 1e3);
-  ROW("allocator ops/s (M)", "%12.2f",
+    ROW(anomalyName[a], PRIu64, results[i].anomaly[a]);
+  ROW("time in allocator (ms)", ".1f", results[i].seconds * 1e3);
+  ROW("allocator ops/s (M)", ".2f",
       results[i].seconds > 0 ? (double)results[i].calls / results[i].seconds / 1e6 : 0.0);
-  ROW("replay wall time (s)", "%12.2f", results[i].wall);
-  ROW("peak live requested (MB)", "%12.1f", mb(results[i].peakLive));
-  ROW("peak RSS growth (MB)", "%12.1f", mb(results[i].peakRss));
-  ROW("peak RSS / ideal", "%12.2f",
+  ROW("replay wall time (s)", ".2f", results[i].wall);
+  ROW("peak live requested (MB)", ".1f", mb(results[i].peakLive));
+  ROW("peak RSS growth (MB)", ".1f", mb(results[i].peakRss));
+  ROW("peak RSS / ideal", ".2f",
       results[i].peakLive > 0 ? (double)results[i].peakRss / (double)results[i].peakLive : 0.0);
-  ROW("final RSS growth (MB)", "%12.1f", mb(results[i].finalRss));
+  ROW("final RSS growth (MB)", ".1f", mb(results[i].finalRss));
 #undef ROW
+}
+
+/* xml -- s with &, <, >, " and ' escaped for XML text and attributes */
+static void xml(FILE *f, const char *s)
+{
+  for (; *s != '\0'; ++s)
+    switch (*s) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&apos;", f); break;
+    default: fputc(*s, f); break;
+    }
 }
 
 /* writeSvg -- live bytes and RSS over the replay, every allocator on one chart */
@@ -76,8 +93,9 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
   fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
           "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
   fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-  fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">replay of %s: live bytes and RSS growth</text>\n",
-          L, strrchr(opt.log, '/') != NULL ? strrchr(opt.log, '/') + 1 : opt.log);
+  fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">replay of ", L);
+  xml(f, strrchr(opt.log, '/') != NULL ? strrchr(opt.log, '/') + 1 : opt.log);
+  fprintf(f, ": live bytes and RSS growth</text>\n");
   for (int t = 0; t <= 5; ++t) {
     double y = T + ph - ph * t / 5.0, x = L + pw * t / 5.0;
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L, y, L + pw, y);
@@ -107,8 +125,9 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
             L + pw + 12, T + 10 + 20.0 * (double)i, L + pw + 36, T + 10 + 20.0 * (double)i, c,
             i < opt.allocCount ? "" : " stroke-dasharray=\"5,3\"");
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", L + pw + 42, T + 14 + 20.0 * (double)i,
-            i < opt.allocCount ? results[i].name : "live (ideal)");
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">", L + pw + 42, T + 14 + 20.0 * (double)i);
+    xml(f, i < opt.allocCount ? results[i].name : "live (ideal)");
+    fprintf(f, "</text>\n");
   }
   fprintf(f, "</svg>\n");
   if (fclose(f) != 0)
