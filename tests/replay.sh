@@ -22,6 +22,15 @@
 #   record-command     tools/replay/record OUT -- CMD writes OUT, and a
 #                      program CMD runs writes OUT.PID
 #   file-default       without TELLTALE_FILE: telltale-malloc.PID.log
+#   exit-exec          a forked child that mallocs and frees 1000 blocks
+#                      and calls _exit: LOG.PID holds the 1000 pairs, and
+#                      ends clean; a program that does the same and execs
+#                      another: LOG.exec1 keeps its 1000 pairs, LOG is
+#                      the new image's
+#   cxx-child          record OUT -- bash -c 'CXX; true', where CXX is a C++
+#                      program (libstdc++ allocates before the recorder's
+#                      constructor): OUT keeps bash's log, OUT.PID holds
+#                      the C++ program's, both end clean
 #   clean              every allocation event replayed: counts match,
 #                      and --strict passes
 #   unknown, double, duplicate, null
@@ -138,6 +147,67 @@ if [ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; the
 fi
 
 # --- the record command and the log's name ----------------------------
+if [ "$rec" = "$cfg" ]; then
+  cat >ends.c <<'EOF'
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void *volatile keep;     /* so that the compiler keeps every pair */
+static void pairs(void) { for (int i = 0; i < 1000; ++i) { keep = malloc(16 + i); free(keep); } }
+int main(int argc, char **argv)
+{
+  int status;
+  (void)argv;
+  if (argc > 1) {               /* exec: the pairs, then another image */
+    pairs();
+    execlp("true", "true", (char *)NULL);
+    return 1;
+  }
+  if (fork() == 0) {
+    pairs();
+    _exit(0);
+  }
+  wait(&status);
+  return 0;
+}
+EOF
+  if cc -O1 ends.c -o ends 2>ends.err; then
+    pairsIn() { "$top/$cfg/eventcnv" --count "$1" 2>/dev/null | awk '$2 == "Malloc" || $2 == "Free" {n[$2] = $1} END {print n["Malloc"] + 0, n["Free"] + 0}'; }
+    TELLTALE_FILE=ends.log LD_PRELOAD="$preload" ./ends
+    child=$(ls ends.log.* 2>/dev/null | head -1)
+    got1=$( [ -n "$child" ] && pairsIn "$child")
+    clean1=$( [ -n "$child" ] && "$top/$cfg/eventcnv" --header "$child" 2>/dev/null | grep -c '^end  *clean')
+    TELLTALE_FILE=exec.log LD_PRELOAD="$preload" ./ends exec
+    got2=$(pairsIn exec.log.exec1)
+    prog2=$("$top/$cfg/eventcnv" --header exec.log 2>/dev/null | sed -n 's/^program  *//p')
+    if [ "${got1%% *}" -ge 1000 ] && [ "${got1##* }" -ge 1000 ] && [ "$clean1" = 1 ] &&
+       [ "${got2%% *}" -ge 1000 ] && [ "${got2##* }" -ge 1000 ] && [ "$prog2" = true ]; then
+      ok exit-exec
+    else
+      bad exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, exec.log is ${prog2:-nothing}'s"
+    fi
+  else
+    bad exit-exec "cannot compile: $(head -2 ends.err)"
+  fi
+fi
+if [ "$rec" = "$cfg" ]; then
+  printf '%s\n' '#include <string>' '#include <vector>' \
+    'int main() { std::vector<std::string> v; for (int i = 0; i < 1000; ++i) v.push_back(std::string(100, (char)i)); return v.size() == 1000 ? 0 : 1; }' >cxx.cc
+  if c++ -O1 cxx.cc -o cxx 2>cxx.err; then
+    TELLTALE_PRELOAD="$preload" "$top/tools/replay/record" cxx.log -- bash -c './cxx; true' >/dev/null 2>&1
+    parent=$("$top/$cfg/eventcnv" --header cxx.log 2>/dev/null | sed -n 's/^program  *//p')
+    # cxx.log.PID.exec1: bash's forked child, before it exec'd cxx
+    child=$(for f in $(ls cxx.log.* | grep -v exec); do "$top/$cfg/eventcnv" --header "$f" 2>/dev/null | sed -n 's/^program  *//p'; done)
+    ends=$(for f in cxx.log $(ls cxx.log.* | grep -v exec); do "$top/$cfg/eventcnv" --header "$f" 2>/dev/null | grep -c '^end  *clean'; done | tr -d '\n')
+    if [ "$parent" = bash ] && [ "$child" = cxx ] && [ "$ends" = 11 ]; then
+      ok cxx-child
+    else
+      bad cxx-child "cxx.log is ${parent:-nothing}'s, cxx.log.* ${child:-nothing}'s, clean ends $ends"
+    fi
+  else
+    bad cxx-child "cannot compile C++: $(head -2 cxx.err)"
+  fi
+fi
 if [ "$rec" = "$cfg" ]; then
   TELLTALE_PRELOAD="$preload" "$top/tools/replay/record" rec.log -- \
     sh -c "\"$threads\" 10 >/dev/null; \"$threads\" 10 >/dev/null" >/dev/null 2>&1

@@ -21,6 +21,11 @@
  *     passes it through without emitting: an event is never emitted from
  *     inside another.
  *
+ * Ends (design/telemetry.txt .malloc.ends): _exit and _Exit end the
+ * session first, and the exec family sends every buffer first, so that
+ * a shell's forked children and a program that execs another lose
+ * nothing; the next image keeps the previous image's log as LOG.execN.
+ *
  * Order (design/telemetry.txt .malloc.order): an allocation's clock is
  * taken after the real call returns, a free's before the real call, and
  * a realloc's on both sides of it (ReallocMove, Realloc), so that a block passed to another thread is
@@ -30,6 +35,7 @@
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -179,10 +185,19 @@ void TelltaleRealFree(void *p)
 
 /* The interposed functions ------------------------------------------ */
 
-/* RECORD -- emit an event unless this thread is already inside telltale */
+static void recorderStart(void);
+static _Atomic int started;     /* recorderStart has run, or is running */
+
+/* RECORD -- emit an event unless this thread is already inside telltale.
+ * The recorder starts on the first event if its constructor has not
+ * run yet: a library's constructor that allocates (libstdc++'s) may run
+ * first, and its event would make the runtime open TELLTALE_FILE itself,
+ * truncating it, before the recorder claims it.  .malloc.file */
 #define RECORD(emit) \
   do { \
     if (!inside) { \
+      if (__builtin_expect(!atomic_load_explicit(&started, memory_order_relaxed), 0)) \
+        recorderStart(); \
       inside = 1; \
       emit; \
       inside = 0; \
@@ -338,11 +353,38 @@ int posix_memalign(void **result, size_t alignment, size_t size)
 
 /* Start -------------------------------------------------------------- */
 
+/* previousImage -- is the log on fd one that this process wrote in the
+ * image that exec'd this one?  (The stream header's pid is ours: exec
+ * keeps the pid.)  design/telemetry.txt .stream.header */
+static int previousImage(int fd)
+{
+  unsigned char h[64];
+  uint32_t pid;
+  if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, "TELLTALE", 8) != 0)
+    return 0;
+  pid = (uint32_t)h[56] | (uint32_t)h[57] << 8 | (uint32_t)h[58] << 16 | (uint32_t)h[59] << 24;
+  return pid == (uint32_t)getpid();
+}
+
+/* keepPrevious -- move a previous image's log at path aside, as
+ * PATH.execN, the first N free; 0 if done */
+static int keepPrevious(const char *path)
+{
+  char aside[4096 + 32];
+  for (unsigned n = 1; n < 1000; ++n) {
+    (void)snprintf(aside, sizeof aside, "%s.exec%u", path, n);
+    if (access(aside, F_OK) != 0)
+      return rename(path, aside);
+  }
+  return -1;
+}
+
 /* claimLog -- open and lock path for this process: the descriptor, or
  * -1 if another process holds it, or -2 if it cannot be opened.  The
  * lock lives as long as the process image: the descriptor is
  * close-on-exec, so a program that execs another hands the log on, and
  * one that runs meanwhile (a child of a shell) writes PATH.PID instead.
+ * The log of the image that exec'd this one is kept as PATH.execN.
  * design/telemetry.txt .malloc.file */
 static int claimLog(const char *path)
 {
@@ -352,6 +394,10 @@ static int claimLog(const char *path)
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     (void)close(fd);
     return -1;
+  }
+  if (previousImage(fd) && keepPrevious(path) == 0) {
+    (void)close(fd);
+    return claimLog(path);
   }
   if (ftruncate(fd, 0) != 0) {
     (void)close(fd);
@@ -390,12 +436,18 @@ static void openLog(const char *path)
     (void)EventStreamAddBinary(stream);
 }
 
+/* recordPid -- the process the session is this one's: not so in the
+ * child of vfork (or a raw clone), which shares this memory and must
+ * not touch the session (.malloc.ends) */
+static pid_t recordPid;
+
 /* afterFork -- in a child that did not exec: after the runtime has
  * dropped the parent's streams (.sol.fork), write LOG.PID.  Registered
  * after EventInit, so that it runs after the runtime's own handler. */
 static void afterFork(void)
 {
   inside = 1;
+  recordPid = getpid();
   if (basePath[0] != '\0') {
     (void)snprintf(logPath, sizeof logPath, "%s.%ld", basePath, (long)getpid());
     openLog(logPath);
@@ -413,7 +465,11 @@ static void afterFork(void)
 __attribute__((constructor(101))) static void recorderStart(void)
 {
   const char *file;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&started, &expected, 1))
+    return;
   inside = 1;
+  recordPid = getpid();
   (void)ready();
   file = getenv("TELLTALE_FILE");
   if (file == NULL || file[0] == '\0')
@@ -429,4 +485,134 @@ __attribute__((constructor(101))) static void recorderStart(void)
     (void)EventBufferSizeSet(RECORDER_BUFFER);
   (void)pthread_atfork(NULL, NULL, afterFork);
   inside = 0;
+}
+
+
+/* Ends.  design/telemetry.txt .malloc.ends
+ *
+ * _exit ends the process without atexit: the session is ended first
+ * (EventFinish), as exit would.  An exec replaces the image: every
+ * thread's buffers are sent first (EventFlushAll), and the session stays
+ * open in case the exec fails.  Neither is done in the child of vfork,
+ * which shares the parent's memory: there the calls pass straight on. */
+
+static int ours(void)
+{
+  return atomic_load(&started) && recordPid == getpid() && !inside;
+}
+
+static void beforeExit(void)
+{
+  if (ours()) {
+    inside = 1;                 /* and stays so: the process is ending */
+    EventFinish();
+  }
+}
+
+static void beforeExec(void)
+{
+  if (ours()) {
+    inside = 1;
+    (void)EventFlushAll();
+    inside = 0;
+  }
+}
+
+#define REAL(name, type) ((type)dlsym(RTLD_NEXT, name))
+
+void _exit(int status)
+{
+  beforeExit();
+  REAL("_exit", void (*)(int))(status);
+  __builtin_unreachable();
+}
+
+void _Exit(int status)
+{
+  beforeExit();
+  REAL("_Exit", void (*)(int))(status);
+  __builtin_unreachable();
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+  beforeExec();
+  return REAL("execve", int (*)(const char *, char *const[], char *const[]))(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[])
+{
+  beforeExec();
+  return REAL("execv", int (*)(const char *, char *const[]))(path, argv);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+  beforeExec();
+  return REAL("execvp", int (*)(const char *, char *const[]))(file, argv);
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+  beforeExec();
+  return REAL("execvpe", int (*)(const char *, char *const[], char *const[]))(file, argv, envp);
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+  beforeExec();
+  return REAL("fexecve", int (*)(int, char *const[], char *const[]))(fd, argv, envp);
+}
+
+/* The execl family: the arguments into an array, then the v form. */
+#define EXEC_ARGS_LIMIT 4096
+
+static int execArgs(const char *arg, va_list ap, char **argv, char ***envpReturn)
+{
+  int n = 0;
+  argv[n++] = (char *)arg;
+  while (arg != NULL) {
+    if (n == EXEC_ARGS_LIMIT) {
+      errno = E2BIG;
+      return -1;
+    }
+    arg = va_arg(ap, const char *);
+    argv[n++] = (char *)arg;
+  }
+  if (envpReturn != NULL)
+    *envpReturn = va_arg(ap, char **);
+  return 0;
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+  char *argv[EXEC_ARGS_LIMIT + 1];
+  va_list ap;
+  int res;
+  va_start(ap, arg);
+  res = execArgs(arg, ap, argv, NULL);
+  va_end(ap);
+  return res != 0 ? res : execv(path, argv);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+  char *argv[EXEC_ARGS_LIMIT + 1];
+  va_list ap;
+  int res;
+  va_start(ap, arg);
+  res = execArgs(arg, ap, argv, NULL);
+  va_end(ap);
+  return res != 0 ? res : execvp(file, argv);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+  char *argv[EXEC_ARGS_LIMIT + 1], **envp;
+  va_list ap;
+  int res;
+  va_start(ap, arg);
+  res = execArgs(arg, ap, argv, &envp);
+  va_end(ap);
+  return res != 0 ? res : execve(path, argv, envp);
 }
