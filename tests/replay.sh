@@ -17,6 +17,10 @@
 #                      library's own), equal the program's own counts
 #   threads-clean      and 0 unknown frees, double frees, duplicates
 #   threads-serial     the same with --serial
+#   handoff            tests/malloc_handoff (blocks freed by another thread
+#                      tens of ns after they were allocated) recorded 20
+#                      times: no anomaly in any replay, though the clock
+#                      can put a free before its allocation (.replay.skew)
 #   threads-jemalloc   the same counts replayed against jemalloc (build/
 #                      and build/clang, when libjemalloc2 is installed)
 #   record-command     tools/replay/record OUT -- CMD writes OUT, and a
@@ -134,6 +138,19 @@ if [ "$(delta serial.txt)" = "$expected" ] && [ "$(anom serial.txt)" = "0 0 0" ]
   ok threads-serial
 else
   bad threads-serial "$(delta serial.txt | tr '\n' ' ') / $(anom serial.txt)"
+fi
+handoff="$top/$rec/tests/malloc_handoff"
+anomalies=""
+for i in $(seq 1 20); do
+  TELLTALE_FILE=handoff.log LD_PRELOAD="$preload" "$handoff" 50000
+  "$replay" -q handoff.log >handoff.txt 2>&1
+  a=$(anom handoff.txt)
+  [ "$a" = "0 0 0" ] || anomalies="$anomalies run $i: $a;"
+done
+if [ -z "$anomalies" ] && [ "$(row handoff.txt malloc)" -ge 100000 ]; then
+  ok handoff
+else
+  bad handoff "unknown/double/duplicate:$anomalies"
 fi
 if [ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
   "$replay" -q -a glibc,jemalloc work.log >je.txt 2>&1
