@@ -14,8 +14,11 @@
 #   - the recorder's log: bytes per event;
 #   - replay's speed, in events and allocator calls per second;
 #   - fidelity: the order of glibc, jemalloc, mimalloc and tcmalloc by
-#     peak RSS in the replay, against their order by peak RSS when the
-#     program itself runs under each (LD_PRELOAD), which must match.
+#     peak RSS growth in the replay, against their order by peak RSS
+#     growth (less a trivial run's start-up RSS under the same allocator)
+#     when the program itself runs under each (LD_PRELOAD), which must
+#     match; for each workload: the Python one, sqlite3 and xz -T2 where
+#     installed.
 # Needs build/ built (ninja).  Never part of the tests.
 set -u
 cd "$(dirname "$0")/.."
@@ -89,31 +92,67 @@ cp "$tmp/replay.svg" "$top/bench/replay-python.svg" 2>/dev/null &&
   echo "chart: bench/replay-python.svg"
 fi
 
-# Fidelity: order by peak RSS, replayed and real.
-echo
-echo "peak RSS order check:"
-i=1
-real=""
-for a in $(echo "$allocs" | tr ',' ' '); do
-  case $a in
-    glibc) pre="" ;;
-    jemalloc) pre=libjemalloc.so.2 ;;
-    mimalloc) pre=libmimalloc.so.2 ;;
-    tcmalloc) pre=libtcmalloc_minimal.so.4 ;;
+# Fidelity: order by peak RSS, replayed and real, for every workload.
+# A program's peak RSS includes what the allocator and the program cost
+# before any work (a trivial run under the same allocator): that is
+# subtracted, so that the program's growth is ranked against the
+# replay's growth, like with like.  .replay.fidelity
+preloadOf() {
+  case $1 in
+    glibc) echo "" ;;
+    jemalloc) echo libjemalloc.so.2 ;;
+    mimalloc) echo libmimalloc.so.2 ;;
+    tcmalloc) echo libtcmalloc_minimal.so.4 ;;
   esac
-  kb=$(for _ in 1 2 3; do
-         { /usr/bin/time -f '%M' env LD_PRELOAD="$pre" "$python" "$work" >/dev/null; } 2>&1 | tail -1
-       done | sort -g | sed -n 2p)      # the median of three
-  rep=$(row "peak RSS growth (MB)" | awk -v c=$i '{print $c}')
-  printf '  %-10s program peak RSS %8.1f MB   replay peak RSS growth %8.1f MB\n' "$a" "$(echo "$kb / 1024" | bc -l)" "$rep"
-  real="$real$kb $a
+}
+# peakKb PRELOAD CMD... -- the median of three runs' peak RSS, in KiB
+peakKb() {
+  local pre=$1
+  shift
+  for _ in 1 2 3; do
+    LD_PRELOAD="$pre" python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+  done | sort -g | sed -n 2p
+}
+# fidelity NAME TRIVIAL -- WORKLOAD...: TRIVIAL is the same program doing
+# nothing, a quoted command
+mismatches=0
+fidelity() {
+  local name=$1 trivial=$2 log="$tmp/fid.log" i=1 real="" replayed="" a pre kb base rep ro po
+  shift 3
+  rm -f "$log"*
+  TELLTALE_FILE="$log" LD_PRELOAD="$lib" "$@" >/dev/null 2>&1
+  "$replay" -q --no-progress -a "$allocs" "$log" >"$tmp/fid.txt" 2>&1
+  echo
+  echo "peak RSS order check, $name ($(sed -n 's/^replay .*: \([0-9]*\) events.*/\1/p' "$tmp/fid.txt") events):"
+  for a in $(echo "$allocs" | tr ',' ' '); do
+    pre=$(preloadOf "$a")
+    kb=$(peakKb "$pre" "$@")
+    base=$(peakKb "$pre" sh -c "$trivial")
+    rep=$(grep "^peak RSS growth (MB)  " "$tmp/fid.txt" | cut -c27- | awk -v c=$i '{print $c}')
+    printf '  %-10s program %8.1f MB - start-up %6.1f MB = growth %8.1f MB   replay growth %8.1f MB\n' \
+      "$a" "$(echo "$kb / 1024" | bc -l)" "$(echo "$base / 1024" | bc -l)" \
+      "$(echo "($kb - $base) / 1024" | bc -l)" "$rep"
+    real="$real$((kb - base)) $a
 "
-  replayed="${replayed:-}$rep $a
+    replayed="$replayed$rep $a
 "
-  i=$((i + 1))
-done
-ro=$(printf '%s' "$real" | sort -g | awk '{print $2}' | tr '\n' ' ')
-po=$(printf '%s' "$replayed" | sort -g | awk '{print $2}' | tr '\n' ' ')
-echo "  program order: $ro"
-echo "  replay order:  $po"
-if [ "$ro" = "$po" ]; then echo "  order: match"; else echo "  order: MISMATCH"; exit 1; fi
+    i=$((i + 1))
+  done
+  ro=$(printf '%s' "$real" | sort -g | awk '{print $2}' | tr '\n' ' ')
+  po=$(printf '%s' "$replayed" | sort -g | awk '{print $2}' | tr '\n' ' ')
+  echo "  program order: $ro"
+  echo "  replay order:  $po"
+  if [ "$ro" = "$po" ]; then echo "  order: match"; else echo "  order: MISMATCH"; mismatches=$((mismatches + 1)); fi
+}
+fidelity python "$python -c pass" -- "$python" "$work"
+if command -v sqlite3 >/dev/null 2>&1; then
+  fidelity sqlite3 "sqlite3 :memory: 'select 1'" -- sqlite3 :memory: \
+    "create table t(a, b); with recursive n(i) as (select 1 union all select i + 1 from n where i < 300000) insert into t select i, hex(randomblob(40)) from n; create index ti on t(b); select count(*) from t group by substr(b, 1, 2);"
+fi
+if command -v xz >/dev/null 2>&1; then
+  head -c 30000000 /dev/urandom | base64 >"$tmp/xz.in"
+  fidelity "xz -T2" "xz --version" -- xz -T2 -6 -k -c "$tmp/xz.in"
+fi
+[ $mismatches -eq 0 ] || exit 1

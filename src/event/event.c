@@ -1844,6 +1844,7 @@ typedef struct DumpEntryStruct {
   unsigned moves;               /* the buffer's ring moves when it was found */
   unsigned slack;               /* moves it survives: 1 in the current slot */
   unsigned kind;
+  uintptr_t limit;              /* the end of its slot's data */
 } DumpEntryStruct;
 
 /* DumpHeapStruct -- the latest events offered: a min-heap by clock */
@@ -1899,6 +1900,7 @@ static void dumpRange(DumpHeapStruct *h, DumpEntryStruct *entry, const unsigned 
                       uintptr_t limit, EventClock bound)
 {
   size_t length;
+  entry->limit = limit;
   while (eventCommitted(p, limit, &length)) {
     memcpy(&entry->clock, p + 4, sizeof entry->clock);
     if (entry->clock <= bound) {
@@ -1939,7 +1941,8 @@ static void dumpScan(DumpHeapStruct *h, EventThreadStruct *t, EventClock bound)
 static int dumpCopy(const DumpEntryStruct *entry, unsigned char *copy, size_t size)
 {
   size_t length;
-  if (!eventCommitted(entry->event, (uintptr_t)entry->event + size, &length))
+  uintptr_t limit = (uintptr_t)entry->event + size;
+  if (!eventCommitted(entry->event, limit < entry->limit ? limit : entry->limit, &length))
     return 0;
   memcpy(copy, entry->event, length);
   atomic_thread_fence(memory_order_acquire);
