@@ -37,6 +37,14 @@
  *                handler emits one more (a second level).  Every event of
  *                the thread, of each handler, is there once, in order,
  *                and whole.  design/telemetry.txt .sol.signal.level
+ *   threads-3.2  TELLTALE_SIGNALS=none: in a fresh process, a handler the
+ *                program installs is the kernel's handler as it is
+ *                (not wrapped), and telltale installs no fatal-signal
+ *                handler; by default, the program's handler is wrapped
+ *                and telltale's SIGSEGV handler is there.  The kernel's
+ *                actions are read with the raw system call.  Not in
+ *                build/tsan, whose runtime puts its own handlers in the
+ *                kernel.  design/telemetry.txt .sol.signal.none
  * Run under build/tsan too: it must be clean there.
  */
 
@@ -51,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -598,7 +607,64 @@ static void threads_3_1_signal_handlers_emit(void **state)
   assert_true(signal(SIGUSR2, SIG_DFL) != SIG_ERR);
 }
 
-int main(void)
+#ifndef EVENT_TSAN
+/* kernelHandler -- the handler the kernel has for sig, by the raw call */
+static void *kernelHandler(int sig)
+{
+  struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } k;
+  if (syscall(SYS_rt_sigaction, sig, NULL, &k, sizeof k.mask) != 0)
+    return (void *)-1;
+  return k.handler;
+}
+
+static void usr1(int sig)
+{
+  (void)sig;
+}
+
+/* signalsChild -- threads-3.2's child: "raw" or "wrapped", then
+ * "none" or "fatal" */
+static int signalsChild(void)
+{
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = usr1;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGUSR1, &action, NULL) != 0)
+    return 1;
+  printf("%s %s\n", kernelHandler(SIGUSR1) == (void *)usr1 ? "raw" : "wrapped",
+         kernelHandler(SIGSEGV) == (void *)SIG_DFL ? "none" : "fatal");
+  return 0;
+}
+
+/* threads-3.2: TELLTALE_SIGNALS=none leaves the program's handlers alone */
+static void threads_3_2_signals_none(void **state)
+{
+  const char *expect[] = {"wrapped fatal\n", "raw none\n"};
+  (void)state;
+  for (int none = 0; none < 2; ++none) {
+    char command[4200], out[64] = "", self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    FILE *p;
+    assert_true(n > 0);
+    self[n] = '\0';
+    /* ASan keeps a SIGSEGV handler of its own unless told not to */
+    snprintf(command, sizeof command,
+             "env %s TELLTALE_FILE=none ASAN_OPTIONS=handle_segv=0 '%s' --signals-child",
+             none ? "TELLTALE_SIGNALS=none" : "-u TELLTALE_SIGNALS", self);
+    p = popen(command, "r");
+    assert_non_null(p);
+    if (fgets(out, sizeof out, p) == NULL)
+      out[0] = '\0';
+    assert_int_equal(pclose(p), 0);
+    if (strcmp(out, expect[none]) != 0)
+      fail_msg("TELLTALE_SIGNALS=%s: the child says \"%s\", not \"%s\"", none ? "none" : "(unset)",
+               out, expect[none]);
+  }
+}
+#endif
+
+int main(int argc, char **argv)
 {
   char dir[] = "/tmp/test_threads.XXXXXX";
   int failures;
@@ -609,7 +675,15 @@ int main(void)
     cmocka_unit_test(threads_1_4_flush_live_threads),
     cmocka_unit_test(threads_2_1_fork_child_own_log),
     cmocka_unit_test(threads_3_1_signal_handlers_emit),
+#ifndef EVENT_TSAN
+    cmocka_unit_test(threads_3_2_signals_none),
+#endif
   };
+#ifndef EVENT_TSAN
+  if (argc == 2 && strcmp(argv[1], "--signals-child") == 0)
+    return signalsChild();
+#endif
+  (void)argc, (void)argv;
   /* an empty directory: the fork case's child writes its log here */
   if (mkdtemp(dir) == NULL || chdir(dir) != 0) {
     perror("test_threads: temporary directory");

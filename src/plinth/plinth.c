@@ -980,12 +980,29 @@ static void trampoline(int sig, siginfo_t *info, void *context)
  * old is the handler that would have been there.  Other signals, and all
  * signals once telltale's handlers are removed, go straight through.
  * design/telemetry.txt .sol.signal.after */
+/* passThrough -- TELLTALE_SIGNALS=none: the program's handlers are not
+ * wrapped or chained; sigaction and signal are the C library's.  Read at
+ * the first call, which may come before main.  .sol.signal.none */
+static int passThrough(void)
+{
+  static _Atomic int state;     /* 0: not read yet; 1: wrap; 2: pass through */
+  int s = atomic_load_explicit(&state, memory_order_relaxed);
+  if (s == 0) {
+    const char *value = getenv("TELLTALE_SIGNALS");
+    s = value != NULL && strcmp(value, "none") == 0 ? 2 : 1;
+    atomic_store_explicit(&state, s, memory_order_relaxed);
+  }
+  return s == 2;
+}
+
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
   size_t i;
   struct sigaction kernelOld, previous, wrapped;
   sigset_t all, mask;
   int res;
+  if (passThrough())
+    return realSigaction(sig, act, old);
   for (i = 0; i < FATAL_COUNT && fatalSignals[i] != sig; ++i)
     ;
   if (i < FATAL_COUNT && fatalInstalled[i]) {
