@@ -1422,6 +1422,8 @@ static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, 
   kb->sent = end;
 }
 
+static void *dropped(unsigned kind, void *sink);
+
 /* While a traceback is taken, a thread whose buffer fills waits before
  * its ring moves on, so that the events the traceback found stay where
  * they are, even before it has the lock.  design/telemetry.txt
@@ -1467,6 +1469,8 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   res = slotPrepare(thread, level, kind, other);
   if (res == 0)
     slotUse(thread, level, kind, other);
+  else
+    (void)dropped(kind, NULL);  /* counted under the lock: EventFinish's report sees it */
   PlinthLockRelease();
   return res;
 }
@@ -1595,10 +1599,11 @@ void *EventReserveSlow(unsigned kind, size_t size)
       if (res == 0) {
         slotUse(thread, level, kind, kb->current);
         kb->previousEnd = 0;
-      }
+      } else
+        (void)dropped(kind, NULL);
       PlinthLockRelease();
       if (res != 0)
-        return dropped(kind, sink);
+        return sink;
     }
     if (buf->limit - buf->next >= size) {
       void *p = (void *)buf->next;
@@ -1606,7 +1611,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
       return p;
     }
     if (bufferFull(thread, level, kind) != 0)
-      return dropped(kind, sink);
+      return sink;              /* counted by bufferFull */
   }
 }
 
@@ -1702,6 +1707,11 @@ static void finish(int atExit)
     PlinthLockRelease();
     return;
   }
+  /* At exit, threads still running wait for the writer from here on: a
+   * drop after the report below could never be reported (.sol.writer).
+   * A drop before is counted under this lock, so the report sees it. */
+  if (atExit)
+    session.dropWhenBehind = 0;
   for (EventThreadStruct *t = session.threads; t != NULL; t = t->next)
     if (t == self)
       threadFlush(t, self->level, 1);
@@ -1722,9 +1732,6 @@ static void finish(int atExit)
     writerIdle();
     for (size_t i = 0; i < session.streamCount; ++i)
       (void)PlinthStreamFlush(session.streams[i].stream);
-    /* No drop after StreamEnd could be reported: wait for the writer
-     * instead (.sol.writer). */
-    session.dropWhenBehind = 0;
     session.ending = 1;
     PlinthLockRelease();
     return;

@@ -26,6 +26,8 @@
 #define CODE_INTERN      0x0004u
 #define CODE_LABEL       0x0005u
 #define CODE_EVENTS_DROPPED 0x0006u
+#define CODE_THREAD_START 0x0007u
+#define CODE_THREAD_EXIT  0x0009u
 #define CODE_OWN_LIMIT   0x0100u         /* codes below are telltale's own */
 
 #define NS_PER_SECOND    1000000000u
@@ -1672,6 +1674,10 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       } else if (rec.code == CODE_EVENTS_DROPPED && rec.desc->paramCount == 2
                  && rec.values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
         info->dropped[rec.values[0].u] += rec.values[1].u;
+      } else if (rec.code == CODE_THREAD_START) {
+        ++info->threadStarts;
+      } else if (rec.code == CODE_THREAD_EXIT) {
+        ++info->threadExits;
       }
       pos += rec.length;
       continue;

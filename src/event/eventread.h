@@ -195,6 +195,9 @@ typedef struct EventStreamInfoStruct {
                                    known events; 0 if there are none */
   uint64_t dropped[EVENT_KIND_LIMIT];  /* events the program dropped, by kind:
                                    the sum of the EventsDropped events */
+  size_t threadStarts, threadExits;  /* ThreadStart and ThreadExit events: the
+                                   threads still running when the stream
+                                   ended (.sol.finish) */
 } EventStreamInfoStruct;
 
 /* EventStreamOpen -- read the header and index the blocks of a stream

@@ -519,6 +519,45 @@ static void Recovered(char *buf, size_t size, const EventStreamInfoStruct *info)
              (unsigned long)recovered.events, recovered.path);
 }
 
+/* Running -- threads still running when the stream ended: every thread
+ * started and not exited, but the one that ended it.  design/telemetry.txt
+ * .sol.finish */
+static size_t Running(const EventStreamInfoStruct *info)
+{
+  size_t ended = info->threadExits + (info->streamEnd ? 1 : 0);
+  return info->threadStarts > ended ? info->threadStarts - ended : 0;
+}
+
+/* Lossless -- 1 if the log holds everything the program emitted, as far
+ * as can be known: it ended with StreamEnd, and threads still running
+ * then had a live file to keep what they emitted afterwards */
+static int Lossless(const EventStreamInfoStruct *info)
+{
+  return info->streamEnd && (Running(info) == 0 || recovered.done);
+}
+
+/* Ending -- how the stream ended, after "end  " in --header */
+static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
+{
+  char counts[4096 + 200];
+  size_t running = Running(info);
+  if (!info->streamEnd) {
+    Recovered(counts, sizeof counts, info);
+    snprintf(buf, size, "no StreamEnd: recovered after a crash (%s)", counts);
+  } else if (running == 0)
+    snprintf(buf, size, "clean");
+  else if (recovered.done)
+    snprintf(buf, size, "clean; %lu thread%s still running at the end, and the %lu events "
+             "%s emitted after it were recovered from %s", (unsigned long)running,
+             running == 1 ? " was" : "s were", (unsigned long)recovered.events,
+             running == 1 ? "it" : "they", recovered.path);
+  else
+    snprintf(buf, size, "StreamEnd, but %lu thread%s still running and there is no live "
+             "file: what %s emitted after the end, short of a full buffer, is not in the log",
+             (unsigned long)running, running == 1 ? " was" : "s were",
+             running == 1 ? "it" : "they");
+}
+
 /* PrintHeader -- --header.  design/telemetry.txt .stream.header */
 
 static void PrintHeader(const EventStreamInfoStruct *info)
@@ -549,13 +588,9 @@ static void PrintHeader(const EventStreamInfoStruct *info)
   printf("registry      \"%s\": %u kinds, %u events\n", info->registry->name,
          info->registry->kindCount, info->registry->eventCount);
   {
-    char counts[4096 + 200];
-    if (info->streamEnd)
-      printf("end           clean\n");
-    else {
-      Recovered(counts, sizeof counts, info);
-      printf("end           no StreamEnd: recovered after a crash (%s)\n", counts);
-    }
+    char ending[8192];
+    Ending(ending, sizeof ending, info);
+    printf("end           %s\n", ending);
   }
 }
 
@@ -602,6 +637,11 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     fprintf(stderr, "%s: %s: warning: skipped %lu corrupt bytes\n", programName, name,
             (unsigned long)info->skippedBytes);
   /* A clean end says nothing: stderr stays empty for a sound stream. */
+  if (info->streamEnd && !Lossless(info)) {
+    char ending[8192];
+    Ending(ending, sizeof ending, info);
+    fprintf(stderr, "%s: %s: the stream ended with %s\n", programName, name, ending);
+  }
   if (!info->streamEnd) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
