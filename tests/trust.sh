@@ -49,7 +49,8 @@ export TELLTALE_BUFFER=4096 TELLTALE_DUMP=4096
 run() {
   local name=$1 mode=$2 status=$3 promise=$4 tb="" dir r
   shift 4
-  if [ "${1:-}" = traceback ]; then tb=1; shift; fi
+  # traceback[=N]: check the traceback, and that it shows N events
+  case ${1:-} in traceback) tb=" "; shift ;; traceback=*) tb=${1#traceback=}; shift ;; esac
   dir=$(mktemp -d "$tmp/run.XXXXXX")
   # (the braces keep the shell's own "Segmentation fault" line quiet)
   { (cd "$dir" && exec env "$@" TRUST_COUNTS=counts TELLTALE_FILE=t.log "$client" "$mode" \
@@ -60,7 +61,7 @@ run() {
     return 1
   fi
   if ! (cd "$dir" && python3 "$checker" "$eventcnv" t.log counts "$mode" "$promise" \
-          ${tb:+err}) >"$dir/check" 2>&1; then
+          ${tb:+err} ${tb:+$tb}) >"$dir/check" 2>&1; then
     echo "$name: $(grep FAIL "$dir/check" | head -3 | tr '\n' ' ') $(grep -v FAIL "$dir/check" | head -5 | tr '\n' ' ')"
     return 1
   fi
@@ -93,6 +94,9 @@ many segv-slow $repeat segv-slow 139 exact traceback
 many finish $few finish 0 finish
 many pthread-exit $few pthread-exit 0 exact
 many segv $few segv 139 exact traceback
+# With the default 64 KiB buffers the flight recorder holds more than
+# 4096 events: the traceback shows that many.
+many segv-4096 1 segv 139 exact traceback=4096 TELLTALE_BUFFER=65536
 many abort $few abort 134 exact
 many assert $few assert 134 exact traceback
 many overflow $few overflow 139 exact traceback

@@ -3,7 +3,7 @@
 
 .design: design/telemetry.txt .test.trust
 
-Usage: check.py EVENTCNV LOG COUNTS MODE PROMISE [STDERR]
+Usage: check.py EVENTCNV LOG COUNTS MODE PROMISE [STDERR [EVENTS]]
 
 Reads LOG with EVENTCNV (which recovers LOG.live when it is there) and
 the counts the client kept outside telltale (tests/trust/client.c), and
@@ -119,20 +119,23 @@ def main():
         # and the fault (20 ms: a busy machine, the sanitizers); a stack
         # overflow faults only when the stack runs out (100 ms).
         slack = 0.1 if mode == 'overflow' else 0.02
-        failures += traceback(open(stderrPath, errors='replace').read(), slack)
+        failures += traceback(open(stderrPath, errors='replace').read(), slack,
+                              int(sys.argv[7]) if len(sys.argv) > 7 else None)
     for f in failures:
         print('FAIL: ' + f)
     sys.exit(1 if failures else 0)
 
 
-def traceback(text, slack):
+def traceback(text, slack, count):
     """the traceback on the client's stderr; the failure is at most slack
-    seconds after the Fault event"""
+    seconds after the Fault event; count events, if count is given"""
     failures = []
     lines = [l for l in text.splitlines() if LINE.match(l)]
     evs = list(events(lines))
     if not evs:
         return ['no traceback on stderr']
+    if count is not None and len(evs) != count:
+        failures.append('the traceback shows %d events, not %d' % (len(evs), count))
     times = [e[0] for e in evs]
     back = sum(1 for a, b in zip(times, times[1:]) if b < a)
     if back:
