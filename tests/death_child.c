@@ -38,7 +38,8 @@
  *   chain        the program's own SIGSEGV handler is installed
  *                between EventFatalSignals(0) and (1), so it is the
  *                disposition telltale found; then segv.  The handler
- *                writes CHILD_CHAIN_MARKER to stderr and _exit(42)s.
+ *                runs first, writes CHILD_CHAIN_MARKER to stderr and
+ *                _exit(42)s.
  *   after        the program installs its own SIGSEGV handler after
  *                telltale's, which chains to it; then segv.  Same
  *                handler.                                   exit 42
@@ -46,11 +47,33 @@
  *                1000 the count so far is written (a uint64_t) to
  *                fd 3, a pipe to the parent, which kills it with
  *                SIGKILL at a moment of its choosing.
+ *
+ * Faults the program handles itself (.sol.signal.recover); see
+ * handledDeath below.  Each installs the program's own SIGSEGV handler
+ * after telltale's (chained), or with -before in its name between
+ * EventFatalSignals(0) and (1) (found at install):
+ *   recover[-before]  a barrier fault (a store to a PROT_NONE page the
+ *                handler unprotects) first, CHILD_RECOVERED_MARKER on
+ *                stderr, then the prelude, then segv, which the handler
+ *                does not know: it puts back the action it replaced
+ *                (SIG_DFL) and returns                      SIGSEGV
+ *   recover-reset  the same with SA_RESETHAND               SIGSEGV
+ *   recover-exit  the barrier fault, raise(SIGSEGV) (the handler
+ *                returns), SIG_IGN and raise(SIGSEGV), a barrier fault
+ *                the handler leaves by siglongjmp, then the prelude
+ *                and a return from main                     exit 0
+ *   unfixable    the prelude, then segv; the handler writes
+ *                CHILD_HANDLER_MARKER and returns without fixing it
+ *                                                           SIGSEGV
+ *   fallback     the same, but the handler also puts SIG_DFL back
+ *                (signal()) before it returns               SIGSEGV
+ *   handler-abort  the same, but the handler calls abort()  SIGABRT
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -167,18 +190,160 @@ static void kill9Loop(void)
   }
 }
 
+/* Faults the program handles itself.  design/telemetry.txt
+ * .sol.signal.recover ---------------------------------------------- */
+
+static volatile char *barrierPage;      /* PROT_NONE until the handler fixes it */
+static struct sigaction barrierPrevious; /* what barrierHandler replaced */
+static sigjmp_buf barrierJump;
+static volatile sig_atomic_t barrierJumps;  /* leave by siglongjmp */
+
+static void marker(const char *text)
+{
+  (void)!write(2, text, strlen(text));
+  (void)!write(2, "\n", 1);
+}
+
+/* barrierHandler -- a garbage collector's barrier: a fault on its page
+ * is fixed; a fault it does not know is handed back to the action it
+ * replaced, and returns to fault again there; a signal sent by kill or
+ * raise is nothing to fix */
+static void barrierHandler(int sig, siginfo_t *info, void *context)
+{
+  char *addr = info->si_addr;
+  (void)context;
+  if (info->si_code <= 0)
+    return;
+  if (barrierPage != NULL && addr >= barrierPage && addr < barrierPage + 4096) {
+    (void)mprotect((void *)barrierPage, 4096, PROT_READ | PROT_WRITE);
+    if (barrierJumps)
+      siglongjmp(barrierJump, 1);
+    return;
+  }
+  (void)sigaction(sig, &barrierPrevious, NULL);
+}
+
+static void installBarrier(int flags)
+{
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = barrierHandler;
+  action.sa_flags = SA_SIGINFO | flags;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(SIGSEGV, &action, &barrierPrevious) != 0) {
+    perror("death_child: sigaction");
+    exit(99);
+  }
+}
+
+/* barrierFault -- a store to a fresh PROT_NONE page, which the handler fixes */
+static void barrierFault(void)
+{
+  void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    perror("death_child: mmap");
+    exit(99);
+  }
+  barrierPage = p;
+  barrierPage[100] = 1;         /* faults; fixed; the store is done again */
+  if (barrierPage[100] != 1) {
+    fprintf(stderr, "death_child: the store after the barrier fault is lost\n");
+    exit(94);
+  }
+  barrierPage = NULL;
+}
+
+static void unfixableHandler(int sig)
+{
+  (void)sig;
+  marker(CHILD_HANDLER_MARKER);
+}
+
+static void fallbackHandler(int sig)
+{
+  marker(CHILD_HANDLER_MARKER);
+  (void)signal(sig, SIG_DFL);
+}
+
+static void abortHandler(int sig)
+{
+  (void)sig;
+  marker(CHILD_HANDLER_MARKER);
+  abort();
+}
+
+/* handledDeath -- the deaths with a handler of the program's own:
+ * -1 if death is not one of them, else the exit status (or dies) */
+static int handledDeath(const char *death)
+{
+  int before = strstr(death, "-before") != NULL;
+  void (*plain)(int) = NULL;
+  if (strncmp(death, "recover", 7) != 0 && strcmp(death, "unfixable") != 0 &&
+      strcmp(death, "fallback") != 0 && strcmp(death, "handler-abort") != 0)
+    return -1;
+  if (before)
+    (void)EventFatalSignals(0);
+  if (strcmp(death, "unfixable") == 0)
+    plain = unfixableHandler;
+  else if (strcmp(death, "fallback") == 0)
+    plain = fallbackHandler;
+  else if (strcmp(death, "handler-abort") == 0)
+    plain = abortHandler;
+  if (plain != NULL) {
+    if (signal(SIGSEGV, plain) == SIG_ERR)
+      return 99;
+  } else
+    installBarrier(strcmp(death, "recover-reset") == 0 ? SA_RESETHAND : 0);
+  if (before && EventFatalSignals(1) != 0)
+    return 99;
+  if (plain != NULL) {
+    prelude(1);
+    segv();
+    return 95;
+  }
+  barrierFault();
+  marker(CHILD_RECOVERED_MARKER);
+  if (strcmp(death, "recover-reset") == 0) {
+    struct sigaction now;
+    if (sigaction(SIGSEGV, NULL, &now) != 0 || now.sa_handler != SIG_DFL) {
+      fprintf(stderr, "death_child: SA_RESETHAND did not put SIG_DFL back\n");
+      return 93;
+    }
+  }
+  if (strcmp(death, "recover-exit") == 0) {
+    if (raise(SIGSEGV) != 0)    /* sent, not a fault: the handler returns */
+      return 99;
+    (void)signal(SIGSEGV, SIG_IGN);
+    if (raise(SIGSEGV) != 0)    /* ignored */
+      return 99;
+    installBarrier(0);
+    barrierJumps = 1;
+    if (sigsetjmp(barrierJump, 1) == 0)
+      barrierFault();           /* left by siglongjmp from the handler */
+    barrierPage = NULL;
+    prelude(1);
+    return 0;
+  }
+  prelude(1);
+  segv();                       /* not the barrier's page: falls back */
+  return 95;
+}
+
 int main(int argc, char **argv)
 {
   const char *death = argc == 2 ? argv[1] : "";
   pthread_t threads[CHILD_THREADS];
+  int status;
 
   if (strcmp(death, "kill") == 0) {
     kill9Loop();
     return 97;
   }
+  if ((status = handledDeath(death)) >= 0)
+    return status;
   if (strcmp(death, "chain") == 0) {
     /* The disposition telltale finds when it installs is the program's:
-     * it is called after the dump.  .sol.signal */
+     * it is called first.  .sol.signal.recover */
     (void)EventFatalSignals(0);
     installOwn();
     if (EventFatalSignals(1) != 0)
@@ -195,7 +360,7 @@ int main(int argc, char **argv)
       EVENT_W(TestW, i);
     segv();
   } else if (strcmp(death, "after") == 0) {
-    installOwn();               /* chained to, after the dump: .sol.signal.after */
+    installOwn();               /* chained to: .sol.signal.after */
     segv();
   } else if (strcmp(death, "bus") == 0) {
     bus();

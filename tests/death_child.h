@@ -20,6 +20,8 @@
 #define CHILD_LATE_EVENTS 10
 #define CHILD_CHAIN_STATUS 42       /* the program's own SIGSEGV handler */
 #define CHILD_CHAIN_MARKER "death_child: the program's own SIGSEGV handler ran"
+#define CHILD_RECOVERED_MARKER "death_child: recovered from the barrier fault"
+#define CHILD_HANDLER_MARKER "death_child: the handler returns"
 
 /* ChildCheck -- a hash of thread and seq, so that a torn event shows */
 static inline uint64_t ChildCheck(uint64_t thread, uint64_t seq)

@@ -33,7 +33,8 @@
  *               threads that exit, then return from main
  *   death-3.1   chaining: the program's handler, installed before
  *               telltale's (EventFatalSignals(0), sigaction,
- *               EventFatalSignals(1)), runs after the dump
+ *               EventFatalSignals(1)), runs first and _exits: no dump,
+ *               the log whole with its live file
  *   death-3.2   a handler installed after telltale's is chained to too
  *   death-3.3   TELLTALE_SIGNALS=off: no dump, plain SIGSEGV, the log
  *               whole once the live file is recovered
@@ -55,6 +56,17 @@
  *               elapsed and wall-clock times as in eventcnv's output of
  *               the log: the two use one clock rate (.sol.clock)
  *               and "recovered after a crash" after a crash
+ *   death-6.x   faults the program handles itself (.sol.signal.recover):
+ *               6.1 a barrier fault its handler fixes is silent and the
+ *               program goes on; a later real fault dumps (handler
+ *               installed after telltale's, before it, with
+ *               SA_RESETHAND); 6.2 recovered faults, a raise()d SIGSEGV
+ *               the handler returns from, an ignored one and a handler
+ *               left by siglongjmp, then exit 0 with nothing from
+ *               telltale; 6.3 a handler that cannot fix the fault and
+ *               returns: one dump after it has run, death by SIGSEGV;
+ *               6.4 one that puts SIG_DFL back and returns: the same;
+ *               6.5 one that calls abort(): a dump, death by SIGABRT
  *
  * Under AddressSanitizer (build/san) the child runs with
  * ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:
@@ -482,26 +494,24 @@ static void death_2_3_thread_exit(void **state)
 /* death-3.x: handlers -------------------------------------------------- */
 
 /* expectChained -- the child died in the program's own SIGSEGV handler,
-   which ran after telltale's dump, with the log whole */
+   which runs first (.sol.signal.recover) and ends the process itself
+   with _exit: telltale says nothing, and the log is whole with its live
+   file, as after SIGKILL (.sol.death.limits) */
 static void expectChained(const char *death)
 {
   ChildStruct c = {death, 0, 0, 0, -1};
   LogStruct alone, log;
-  size_t size;
-  char *err;
   expectExit(childRun(&c), CHILD_CHAIN_STATUS, death);
+  if (!stderrHas(CHILD_CHAIN_MARKER))
+    fail_msg("%s: the program's handler did not run", death);
+  if (stderrHas("telltale:"))
+    fail_msg("%s: telltale spoke, though the program's handler handled the signal", death);
   logRead(&alone, &log);
-  expectPrelude(&alone, death);
+  assert_true(log.live);
   expectPrelude(&log, death);
-  expectDump("telltale: fatal signal SIGSEGV in thread T1", death);
-  err = readFile(errPath, &size);
-  if (strstr(err, CHILD_CHAIN_MARKER) == NULL
-      || strstr(err, CHILD_CHAIN_MARKER) < strstr(err, "flight recorder"))
-    fail_msg("%s: the program's handler did not run after the dump:\n%s", death, err);
-  free(err);
 }
 
-/* death-3.1: a handler found at install runs after telltale's dump */
+/* death-3.1: a handler found at install is chained to */
 static void death_3_1_chain(void **state)
 {
   (void)state;
@@ -753,6 +763,84 @@ static void death_5_2_traceback_times(void **state)
   free(err);
 }
 
+/* death-6.x: faults the program handles itself ------------------------ */
+
+/* handledCase -- for the log and TELLTALE_MAP=off: the program's handler ran (marker on stderr)
+ * before the one dump, which came under headline; the log is whole */
+static void handledCase(const char *death, int sig, const char *headline, const char *marker,
+                        size_t markersAtLeast)
+{
+  for (int mapOff = 0; mapOff <= 1; ++mapOff) {
+    ChildStruct c = {death, mapOff, 0, 0, -1};
+    LogStruct alone, log;
+    char what[64];
+    size_t size, markers = 0;
+    char *err, *p;
+    snprintf(what, sizeof what, "%s%s", death, mapOff ? " (TELLTALE_MAP=off)" : "");
+    expectSignal(childRun(&c), sig, what);
+    err = readFile(errPath, &size);
+    for (p = err; (p = strstr(p, marker)) != NULL; ++p)
+      ++markers;
+    if (markers < markersAtLeast)
+      fail_msg("%s: %zu \"%s\" on stderr; expected at least %zu:\n%s", what, markers, marker,
+               markersAtLeast, err);
+    if (strstr(err, "telltale:") < strstr(err, marker))
+      fail_msg("%s: telltale spoke before the program's handler ran:\n%s", what, err);
+    free(err);
+    logRead(&alone, &log);
+    expectPrelude(&alone, what);
+    expectPrelude(&log, what);
+    assert_int_equal(log.recovered, 0);
+    expectDump(headline, what);
+  }
+}
+
+/* death-6.1: a fault the program's handler fixes is silent, and
+   telltale's handler stays: a later fault the handler does not know,
+   which it hands back to SIG_DFL, dumps */
+static void death_6_1_recover_then_fault(void **state)
+{
+  static const char *const deaths[] = {"recover", "recover-before", "recover-reset"};
+  (void)state;
+  for (size_t i = 0; i < sizeof deaths / sizeof deaths[0]; ++i)
+    handledCase(deaths[i], SIGSEGV, "telltale: fatal signal SIGSEGV in thread T1",
+                CHILD_RECOVERED_MARKER, 1);
+}
+
+/* death-6.2: recovered faults and handled signals, then a clean exit */
+static void death_6_2_recover_exit(void **state)
+{
+  (void)state;
+  exitCase("recover-exit", 0, 0, 0, 0);
+  exitCase("recover-exit", 0, 0, 1, 0);
+}
+
+/* death-6.3: a handler that cannot fix the fault returns, again and
+   again: telltale sees the fault come back, dumps once and dies */
+static void death_6_3_unfixable(void **state)
+{
+  (void)state;
+  handledCase("unfixable", SIGSEGV, "telltale: fatal signal SIGSEGV in thread T1",
+              CHILD_HANDLER_MARKER, 2);
+}
+
+/* death-6.4: a handler that puts SIG_DFL back and returns */
+static void death_6_4_fallback(void **state)
+{
+  (void)state;
+  handledCase("fallback", SIGSEGV, "telltale: fatal signal SIGSEGV in thread T1",
+              CHILD_HANDLER_MARKER, 1);
+}
+
+/* death-6.5: a handler that calls abort() */
+static void death_6_5_handler_abort(void **state)
+{
+  (void)state;
+  handledCase("handler-abort", SIGABRT, "telltale: fatal signal SIGABRT in thread T1",
+              CHILD_HANDLER_MARKER, 1);
+}
+
+
 static int setup(void **state)
 {
   char self[2048], *slash;
@@ -803,6 +891,11 @@ int main(void)
     cmocka_unit_test(death_4_2_kill_written),
     cmocka_unit_test(death_5_1_eventcnv_end),
     cmocka_unit_test(death_5_2_traceback_times),
+    cmocka_unit_test(death_6_1_recover_then_fault),
+    cmocka_unit_test(death_6_2_recover_exit),
+    cmocka_unit_test(death_6_3_unfixable),
+    cmocka_unit_test(death_6_4_fallback),
+    cmocka_unit_test(death_6_5_handler_abort),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

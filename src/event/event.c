@@ -2161,8 +2161,9 @@ int EventFlushAll(void)
 }
 
 /* death -- telltale's part of a death: say what happened, the
- * traceback, and the flush, under the lock if it can be had.  .sol.death */
-static void death(const char *what, const char *detail)
+ * traceback (of events up to since, if not 0, else now), and the flush,
+ * under the lock if it can be had.  .sol.death */
+static void death(const char *what, const char *detail, EventClock since)
 {
   EventClock bound;
   EventThreadStruct *self = threadState;
@@ -2170,6 +2171,8 @@ static void death(const char *what, const char *detail)
   char label[64];
   ringsFreeze(1);
   bound = PlinthClockNow();
+  if (since != 0 && since < bound)
+    bound = since;
   locked = lockWithin(DEATH_LOCK_WAIT_NS);
   if (!session.dumped) {
     session.dumped = 1;
@@ -2193,7 +2196,8 @@ static void death(const char *what, const char *detail)
 static void fatalSignal(int sig, const char *name)
 {
   (void)sig;
-  death("fatal signal ", name);
+  /* A fault the program's handler tried first came earlier. */
+  death("fatal signal ", name, PlinthFaultClock());
 }
 
 /* EventAssertFail -- an assertion failed: say so, dump, flush, abort.
@@ -2207,7 +2211,7 @@ void EventAssertFail(const char *condition, const char *file, unsigned line)
   append(detail, sizeof detail, file);
   append(detail, sizeof detail, ":");
   append(detail, sizeof detail, number);
-  death("assertion failed", detail);
+  death("assertion failed", detail, 0);
   PlinthAbort();
 }
 

@@ -872,34 +872,181 @@ static void callHandler(const struct sigaction *action, int sig, siginfo_t *info
     action->sa_handler(sig);
 }
 
-/* fatalSignal -- the handler: telltale's dump once, then the old disposition */
-
-static void fatalSignal(int sig, siginfo_t *info, void *context)
+/* chainCall -- call a program's handler from one of telltale's, with
+ * every signal blocked on entry: enterHook, the mask the program asked
+ * for (the interrupted mask, sa_mask, and sig unless SA_NODEFER), the
+ * handler, every signal blocked again, leaveHook.  Signals stay blocked
+ * until sigreturn puts back the interrupted mask.  A handler that
+ * leaves by longjmp skips leaveHook (.sol.signal.level, Limits).
+ * design/telemetry.txt .sol.signal.level */
+static void chainCall(const struct sigaction *action, int sig, siginfo_t *info, void *context)
 {
-  size_t i;
-  int saved = errno;
-  for (i = 0; i < FATAL_COUNT && fatalSignals[i] != sig; ++i)
-    ;
-  if (i == FATAL_COUNT)
-    return;
+  ucontext_t *uc = context;
+  sigset_t mask, all;
+  int saved = errno, token = 0;
+  if (enterHook != NULL)
+    token = enterHook();
+  mask = uc->uc_sigmask;
+  for (int s = 1; s < NSIG; ++s)
+    if (sigismember(&action->sa_mask, s) == 1)
+      sigaddset(&mask, s);
+  if ((action->sa_flags & SA_NODEFER) == 0)
+    sigaddset(&mask, sig);
+  errno = saved;
+  (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
+  callHandler(action, sig, info, context);
+  saved = errno;
+  sigfillset(&all);
+  (void)pthread_sigmask(SIG_BLOCK, &all, NULL);
+  if (leaveHook != NULL)
+    leaveHook(token);
+  errno = saved;
+}
+
+/* isHandler -- the action calls a function (neither SIG_DFL nor SIG_IGN) */
+static int isHandler(const struct sigaction *action)
+{
+  /* sa_handler and sa_sigaction share their storage */
+  return action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN;
+}
+
+/* The fault a program's handler last returned from on this thread, to
+ * tell a fault it fixed from one that comes straight back.
+ * design/telemetry.txt .sol.signal.recover */
+#define FAULT_REPEAT_LIMIT 8                    /* returns from one fault in a row */
+#define FAULT_REPEAT_NS ((uint64_t)10000000)    /* back within 10 ms of the return */
+typedef struct FaultStruct {
+  int sig, code;
+  void *addr;
+  uintptr_t pc;
+  uint64_t returned;            /* PlinthMonotonicNs when the handler returned */
+  uint64_t first;               /* PlinthClockNow when it first came */
+  unsigned repeats;             /* returns in a row from this fault */
+} FaultStruct;
+static _Thread_local FaultStruct lastFault;
+
+/* faultFirst -- the clock when the fault being handled on this thread
+ * first came: a handler the program runs first may take its time, but
+ * the traceback shows nothing after the fault.  .sol.traceback */
+static _Thread_local uint64_t faultFirst;
+
+uint64_t PlinthFaultClock(void)
+{
+  return faultFirst;
+}
+
+/* faultPc -- the faulting instruction's address, or 0 if unknown here */
+static uintptr_t faultPc(void *context)
+{
+  const ucontext_t *uc = context;
+#if defined(__x86_64__) && defined(REG_RIP)
+  return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  return (uintptr_t)uc->uc_mcontext.pc;
+#else
+  (void)uc;
+  return 0;
+#endif
+}
+
+/* faultRepeats -- the program's handler returned from this very fault
+ * (thread, signal, code, address, instruction) FAULT_REPEAT_LIMIT times
+ * in a row, each time back within FAULT_REPEAT_NS: it cannot fix it.
+ * A handler may fix a fault in steps (a read barrier, then a write
+ * barrier on the same page), so one repeat is not enough.  Updates
+ * *fault for faultReturned. */
+static int faultRepeats(FaultStruct *fault, int sig, const siginfo_t *info, void *context)
+{
+  fault->sig = sig;
+  fault->code = info->si_code;
+  fault->addr = info->si_addr;
+  fault->pc = faultPc(context);
+  fault->repeats = 0;
+  if (lastFault.sig == sig && lastFault.code == fault->code && lastFault.addr == fault->addr &&
+      lastFault.pc == fault->pc && PlinthMonotonicNs() - lastFault.returned < FAULT_REPEAT_NS)
+    fault->repeats = lastFault.repeats;
+  return fault->repeats >= FAULT_REPEAT_LIMIT;
+}
+
+/* fatalDie -- telltale's dump once, then the signal passed on to what
+ * action says (the default, ignored, or a handler) */
+static void fatalDie(size_t i, const struct sigaction *action, int sig, siginfo_t *info,
+                     void *context)
+{
   if (!fatalEntered) {
     fatalEntered = 1;           /* a fault in the dump goes straight on */
     if (fatalHandler != NULL)
       fatalHandler(sig, fatalNames[i]);
   }
-  /* Put back what was there before telltale, and hand the signal on. */
-  (void)realSigaction(sig, &fatalOld[i], NULL);
+  (void)realSigaction(sig, action, NULL);
   fatalInstalled[i] = 0;
-  errno = saved;
-  if ((fatalOld[i].sa_flags & SA_SIGINFO) == 0 &&
-      (fatalOld[i].sa_handler == SIG_DFL || fatalOld[i].sa_handler == SIG_IGN))
+  if (!isHandler(action))
     (void)raise(sig);           /* blocked until we return, then default */
   else {
-    int token = enterHook != NULL ? enterHook() : 0;
-    callHandler(&fatalOld[i], sig, info, context);
-    if (leaveHook != NULL)
-      leaveHook(token);
+    sigset_t all;
+    sigfillset(&all);
+    (void)pthread_sigmask(SIG_BLOCK, &all, NULL);
+    chainCall(action, sig, info, context);
   }
+}
+
+/* fatalSignal -- the handler.  design/telemetry.txt .sol.signal
+ *
+ * Where the program has a handler for the signal, it runs first and
+ * may recover (.sol.signal.recover); telltale dumps only when the fault
+ * comes back to a default disposition, or comes back unfixed.  SIGABRT
+ * dumps first, as glibc's abort() puts the default back behind the
+ * wrapper when a handler returns. */
+static void fatalSignal(int sig, siginfo_t *info, void *context)
+{
+  size_t i;
+  int saved = errno;
+  struct sigaction action;
+  FaultStruct fault = {0};
+  static const struct sigaction dfl;  /* SIG_DFL, no flags */
+  uint64_t now = PlinthClockNow();
+  for (i = 0; i < FATAL_COUNT && fatalSignals[i] != sig; ++i)
+    ;
+  if (i == FATAL_COUNT)
+    return;
+  /* The same fault as the one a handler last returned from keeps the
+   * clock of its first coming. */
+  faultFirst = info->si_code > 0 && lastFault.sig == sig && lastFault.addr == info->si_addr
+               && lastFault.pc == faultPc(context)
+               && PlinthMonotonicNs() - lastFault.returned < FAULT_REPEAT_NS
+               ? lastFault.first : now;
+  action = fatalOld[i];
+  if (!isHandler(&action) || sig == SIGABRT) {
+    if (action.sa_handler == SIG_IGN && info->si_code <= 0)
+      ;                         /* sent by kill or raise, and ignored */
+    else
+      fatalDie(i, &action, sig, info, context);
+  } else if (info->si_code > 0 && faultRepeats(&fault, sig, info, context)) {
+    /* The handler cannot fix it: it would loop for ever.  Die as
+     * without a handler, with the traceback and a core dump. */
+    fatalDie(i, &dfl, sig, info, context);
+  } else {
+    sigset_t all;
+    if ((action.sa_flags & SA_RESETHAND) != 0) {
+      /* The kernel would have put SIG_DFL back; so does the program's view. */
+      memset(&fatalOld[i], 0, sizeof fatalOld[i]);
+      fatalOld[i].sa_handler = SIG_DFL;
+    }
+    sigfillset(&all);
+    (void)pthread_sigmask(SIG_BLOCK, &all, NULL);
+    errno = saved;
+    chainCall(&action, sig, info, context);
+    saved = errno;
+    if (info->si_code > 0) {
+      /* Returned: fixed, or the fault comes straight back to faultRepeats,
+       * or to the default the handler put back (fatalDie above). */
+      fault.returned = PlinthMonotonicNs();
+      fault.first = faultFirst;
+      ++fault.repeats;
+      lastFault = fault;
+    }
+  }
+  errno = saved;
 }
 
 /* PlinthFatalSignalsInstall -- call handler on a fatal signal, then chain */
@@ -946,31 +1093,12 @@ static struct sigaction userAction[NSIG];   /* the program's, for wrapped signal
 static void trampoline(int sig, siginfo_t *info, void *context)
 {
   struct sigaction action = userAction[sig];  /* the program may change it meanwhile */
-  ucontext_t *uc = context;
-  sigset_t mask, all;
-  int saved = errno, token = 0;
   if ((action.sa_flags & SA_RESETHAND) != 0) {
     /* The kernel has put SIG_DFL back; so does the program's view. */
     memset(&userAction[sig], 0, sizeof userAction[sig]);
     userAction[sig].sa_handler = SIG_DFL;
   }
-  if (enterHook != NULL)
-    token = enterHook();
-  mask = uc->uc_sigmask;
-  for (int s = 1; s < NSIG; ++s)
-    if (sigismember(&action.sa_mask, s) == 1)
-      sigaddset(&mask, s);
-  if ((action.sa_flags & SA_NODEFER) == 0)
-    sigaddset(&mask, sig);
-  errno = saved;
-  (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
-  callHandler(&action, sig, info, context);
-  saved = errno;
-  sigfillset(&all);
-  (void)pthread_sigmask(SIG_BLOCK, &all, NULL);  /* until sigreturn restores the old mask */
-  if (leaveHook != NULL)
-    leaveHook(token);
-  errno = saved;
+  chainCall(&action, sig, info, context);
 }
 
 /* sigaction -- the program's sigaction, so that a handler it installs for

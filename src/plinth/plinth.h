@@ -86,15 +86,21 @@ extern int PlinthLockTry(void);
 /* Fatal signals.  design/telemetry.txt .sol.signal
  *
  * PlinthFatalSignalsInstall installs one handler for SIGSEGV, SIGBUS,
- * SIGILL, SIGFPE and SIGABRT that calls handler(sig, name) once, then
- * passes the signal on to the disposition it found when it was
- * installed: a handler the program installed before is called; the
- * default is restored and the signal raised again, so the exit status
- * and any core dump are what they would have been.  handler runs on
- * the thread's alternate signal stack if it has one
- * (PlinthAltStackCreate) and must be async-signal-safe. */
+ * SIGILL, SIGFPE and SIGABRT.  Where the program has a handler of its
+ * own for the signal (installed before or after), that runs first and
+ * may recover (.sol.signal.recover); otherwise, or when the fault comes
+ * back unfixed, handler(sig, name) is called once and the signal passed
+ * on: to the default, restored and raised again, so the exit status and
+ * any core dump are what they would have been.  SIGABRT calls handler
+ * first, then the program's.  handler runs on the thread's alternate
+ * signal stack if it has one (PlinthAltStackCreate) and must be
+ * async-signal-safe. */
 typedef void (*PlinthFatalHandler)(int sig, const char *name);
 extern int PlinthFatalSignalsInstall(PlinthFatalHandler handler);
+/* PlinthFaultClock -- PlinthClockNow when the fatal signal being handled
+ * on this thread first came (a program's handler may have run since),
+ * or 0 */
+extern uint64_t PlinthFaultClock(void);
 extern void PlinthFatalSignalsRemove(void);
 extern void *PlinthAltStackCreate(void);
 extern void PlinthAltStackDestroy(void *stack);
