@@ -30,6 +30,12 @@
 #                    no Object events there, and the binary log still written
 #   file-none        TELLTALE_FILE=none: no file written
 #   file-default     TELLTALE_FILE unset: telltale.log in the working directory
+#   file-keep        a second run in the same directory keeps the first's
+#                    log as telltale.log.1: both whole, of two processes
+#   file-not-log     TELLTALE_FILE names a file that is not a telltale log:
+#                    it is left as it was, and the program says so
+#   file-link        TELLTALE_FILE names a symbolic link: not followed, the
+#                    file it points to is left as it was
 # (fork is covered by tests/test_threads.c, threads-2.1.)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
@@ -252,6 +258,34 @@ elif [ "$(count "$tmp/default/telltale.log" PoolAlloc)" -eq 0 ]; then
   fail file-default "telltale.log lacks PoolAlloc"
 else
   ok file-default
+fi
+
+run default
+pids=$(for f in telltale.log telltale.log.1; do
+         "$eventcnv" --header "$tmp/default/$f" 2>/dev/null | sed -n 's/^pid  *//p'; done | sort -u | wc -l)
+if [ "$status" -eq 0 ] && [ "$(count "$tmp/default/telltale.log.1" PoolAlloc)" -gt 0 ] &&
+   [ "$(count "$tmp/default/telltale.log" PoolAlloc)" -gt 0 ] && [ "$pids" -eq 2 ]; then
+  ok file-keep
+else
+  fail file-keep "status $status, $pids pids: $(ls -A "$tmp/default" | tr '\n' ' ')"
+fi
+
+mkdir -p "$tmp/notlog" && echo precious >"$tmp/notlog/p.log"
+run notlog TELLTALE_FILE=p.log
+if [ "$status" -eq 0 ] && [ "$(cat "$tmp/notlog/p.log")" = precious ] &&
+   grep -q "not writing p.log: it is there and is not a telltale log" "$tmp/notlog.err"; then
+  ok file-not-log
+else
+  fail file-not-log "status $status, p.log: $(head -c 40 "$tmp/notlog/p.log"): $(head -2 "$tmp/notlog.err")"
+fi
+
+mkdir -p "$tmp/link" && echo secret >"$tmp/link/victim" && ln -s victim "$tmp/link/l.log"
+run link TELLTALE_FILE=l.log
+if [ "$status" -eq 0 ] && [ "$(cat "$tmp/link/victim")" = secret ] &&
+   grep -q "cannot open l.log" "$tmp/link.err"; then
+  ok file-link
+else
+  fail file-link "status $status, victim: $(head -c 40 "$tmp/link/victim"): $(head -2 "$tmp/link.err")"
 fi
 
 echo "$passed passed, $failed failed"

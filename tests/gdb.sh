@@ -22,6 +22,8 @@
 #                 exactly the lines "telltale dump 4096" prints; the Noisy
 #                 ring has wrapped: its latest events run without a gap to
 #                 w=5000, its first ones are gone
+#   gdb-core-filter the runtime set bit 3 of the process's coredump_filter
+#                 at start-up (.plinth.core)
 #   gdb-core      a core made with gcore (coredump_filter bit 3 set, so the
 #                 live file's regions are in it), read after the process
 #                 and its log are gone: the same 5 events; kinds readable;
@@ -29,6 +31,10 @@
 #   gdb-core-nolog a core without the live file's regions and without the
 #                 log file: each unreadable buffer is reported, the rest
 #                 (the Noisy ring, in memory) is dumped; no traceback
+#   gdb-core-other the same core after a new run in the same place has
+#                 written a live file of the same name: the extension
+#                 says that file is another session's and reads none of
+#                 its regions (no T1 Test events)
 #   gdb-corrupt   a corrupt event in a live buffer: reported, the rest of
 #                 that buffer skipped, the other buffers dumped
 #   gdb-clocksync with the plinth's frequency 0 in memory, the dump works
@@ -170,13 +176,19 @@ else
   fail gdb-eventdump "EventDump (target's stderr, $(wc -l <"$tmp/eventdump") events) and telltale dump ($(wc -l <"$tmp/ours")) differ, or the ring is wrong (Noisy w=$first..$(tail -1 "$tmp/noisy")): $(diff "$tmp/eventdump" "$tmp/ours" | head -5; diff "$tmp/eventdump" "$tmp/ours" | grep "^>" | head -5)"
 fi
 
-# (b) cores, made by gdb: one with the process's own coredump_filter
-# (0x33: no file-backed shared mappings, so not the live file's regions),
-# one with bit 3 set.
-gdb -p "$pid" -batch -nx -ex "gcore $tmp/core.nolog" >"$tmp/gcore0" 2>&1
+# (b) cores, made by gdb: one with the process's own coredump_filter,
+# which the runtime gave bit 3 at start-up (file-backed shared mappings,
+# so the live file's regions are in it), and one without bit 3.
 filter=$(cat "/proc/$pid/coredump_filter")
-printf '0x%x\n' $((0x$filter | 0x8)) >"/proc/$pid/coredump_filter"
+if [ $((0x$filter & 0x8)) -ne 0 ]; then
+  ok gdb-core-filter
+else
+  fail gdb-core-filter "the process's coredump_filter is $filter: bit 3 not set"
+fi
 gdb -p "$pid" -batch -nx -ex "gcore $tmp/core" >"$tmp/gcore" 2>&1
+printf '0x%x\n' $((0x$filter & ~0x8)) >"/proc/$pid/coredump_filter"
+gdb -p "$pid" -batch -nx -ex "gcore $tmp/core.nolog" >"$tmp/gcore0" 2>&1
+printf '0x%x\n' $((0x$filter)) >"/proc/$pid/coredump_filter"
 
 # A corrupt event: T1's TestW w=999 (the last but one of its Test
 # buffer, 20 bytes an event) gets length 5.
@@ -244,6 +256,22 @@ else
     ok gdb-core-nolog
   else
     fail gdb-core-nolog "$(grep -e '^telltale' -e Traceback "$tmp/nolog.out"; cat "$tmp/nolog5")"
+  fi
+  # A new run in the same place writes a live file of the same name: the
+  # old core must not be read against it.
+  "$bin" >"$tmp/other.out" 2>&1 &
+  other=$!
+  for _ in $(seq 100); do grep -q ready "$tmp/other.out" 2>/dev/null && break; sleep 0.05; done
+  gdb -batch -nx "$bin" "$tmp/core.nolog" -x "$py" -ex 'telltale dump 5' >"$tmp/otherlive.out" 2>&1
+  kill "$other"
+  wait "$other" 2>/dev/null
+  events "$tmp/otherlive.out" >"$tmp/otherlive5"
+  if [ -e "$tmp/t.log.live" ] &&
+     grep -q "on disk is another session's" "$tmp/otherlive.out" &&
+     ! grep -q -E '^T1 Test ' "$tmp/otherlive5" && notraceback "$tmp/otherlive.out"; then
+    ok gdb-core-other
+  else
+    fail gdb-core-other "$(grep -e '^telltale' -e Traceback "$tmp/otherlive.out" | head -5; cat "$tmp/otherlive5")"
   fi
 fi
 

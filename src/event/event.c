@@ -535,6 +535,9 @@ int EventInit(void)
   } else
     copyString(session.fileName, sizeof session.fileName, "telltale.log");
   session.mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  /* A core then holds the live file's buffers, for the gdb extension. */
+  if (session.mapAllowed)
+    (void)PlinthCoreSharedFiles();
   value = PlinthGetEnv("TELLTALE_WRITER");
   if (value != NULL && value[0] != '\0') {
     if (strcmp(value, "sync") == 0)
@@ -892,9 +895,16 @@ static void sessionStart(void)
     return;
   sessionClock();
   if (!hasBinaryStream() && !session.noDefault && !session.finished) {
+    /* The last run's log is kept as LOG.1, and a file that is not a
+     * log is never overwritten.  .sol.session */
     PlinthStream stream;
-    int res = PlinthStreamOpenFile(&stream, session.fileName);
-    if (res != 0)
+    int res = PlinthLogKeep(session.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
+    if (res == 17 /* EEXIST */)
+      say("not writing ", session.fileName, ": it is there and is not a telltale log;",
+          " set TELLTALE_FILE to another name", NULL);
+    else if (res != 0)
+      say("cannot open ", session.fileName, ": ", PlinthStrError(res), NULL);
+    else if ((res = PlinthStreamOpenFile(&stream, session.fileName)) != 0)
       say("cannot open ", session.fileName, ": ", PlinthStrError(res), NULL);
     else
       (void)streamAdd(stream, 1, 1, 0);

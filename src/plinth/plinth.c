@@ -87,6 +87,74 @@ static int streamCreate(PlinthStream *streamReturn, int sort, const char *descri
 
 /* PlinthStreamOpenFile -- create or truncate a file and stream to it */
 
+/* PlinthCoreSharedFiles -- ask that a core dump of this process hold its
+ * shared file mappings (bit 3 of /proc/self/coredump_filter), where the
+ * live file's buffers are; the other bits are kept.  Returns 0, or an
+ * errno code (the file is not there, or not writable): nothing else
+ * changes.  .plinth.core */
+int PlinthCoreSharedFiles(void)
+{
+  char buf[32];
+  unsigned long filter;
+  ssize_t n;
+  int fd = open("/proc/self/coredump_filter", O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  n = read(fd, buf, sizeof buf - 1);
+  if (n <= 0) {
+    int res = n < 0 ? errno : EIO;
+    (void)close(fd);
+    return res;
+  }
+  buf[n] = '\0';
+  filter = strtoul(buf, NULL, 16);
+  if ((filter & 0x8) == 0) {
+    n = snprintf(buf, sizeof buf, "0x%lx", filter | 0x8);
+    if (pwrite(fd, buf, (size_t)n, 0) != n) {
+      int res = errno;
+      (void)close(fd);
+      return res;
+    }
+  }
+  (void)close(fd);
+  return 0;
+}
+
+/* PlinthLogKeep -- before a log is written anew at path: a telltale log
+ * already there (its first bytes are magic) is kept as PATH.1, with its
+ * live file PATH.live as PATH.1.live; a non-empty regular file that is
+ * not one is not to be overwritten (EEXIST); anything else (no file, an
+ * empty one, a FIFO, a device) may be opened.  .plinth.stream */
+int PlinthLogKeep(const char *path, const char *magic, size_t magicSize)
+{
+  struct stat st;
+  char head[16], older[4096 + 16], live[4096 + 16];
+  int fd;
+  ssize_t n;
+  if (lstat(path, &st) != 0)
+    return errno == ENOENT ? 0 : errno;
+  if (S_ISLNK(st.st_mode))
+    return ELOOP;
+  if (!S_ISREG(st.st_mode) || st.st_size == 0)
+    return 0;
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return errno;
+  n = read(fd, head, magicSize < sizeof head ? magicSize : sizeof head);
+  (void)close(fd);
+  if (n != (ssize_t)magicSize || memcmp(head, magic, magicSize) != 0)
+    return EEXIST;
+  if ((size_t)snprintf(older, sizeof older, "%s.1", path) >= sizeof older)
+    return ENAMETOOLONG;
+  if (rename(path, older) != 0)
+    return errno;
+  (void)snprintf(live, sizeof live, "%s.live", path);
+  (void)snprintf(older, sizeof older, "%s.1.live", path);
+  if (rename(live, older) != 0 && errno == ENOENT)
+    (void)unlink(older);       /* a stale PATH.1.live belongs to no PATH.1 now */
+  return 0;
+}
+
 int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
 {
   PlinthStream stream;
@@ -95,11 +163,20 @@ int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
   assert(streamReturn != NULL);
   assert(path != NULL);
 
+  /* Not through a planted link; never on descriptors 0-2, where the
+   * program's output (or a closed stdout's successor) would land in it. */
   do
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);  /* RDWR: .sol.live */
+    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);  /* RDWR: .sol.live */
   while (fd < 0 && errno == EINTR);   /* open of a FIFO can be interrupted */
   if (fd < 0)
     return errno;
+  if (fd <= 2) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    (void)close(fd);
+    if (high < 0)
+      return errno;
+    fd = high;
+  }
 
   res = streamCreate(&stream, PlinthStreamSortFd, path);
   if (res != 0)

@@ -26,6 +26,14 @@
 
 typedef struct PlinthStreamStruct *PlinthStream;
 
+/* PlinthCoreSharedFiles -- cores of this process hold its shared file
+ * mappings (coredump_filter bit 3), where allowed; 0 or an errno code */
+extern int PlinthCoreSharedFiles(void);
+/* PlinthLogKeep -- keep a log already at path as PATH.1 (and its
+ * PATH.live as PATH.1.live) before it is written anew; EEXIST if path is
+ * a non-empty file that is not a log (its first bytes are not magic),
+ * ELOOP if it is a link */
+extern int PlinthLogKeep(const char *path, const char *magic, size_t magicSize);
 extern int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path);
 extern int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
 extern int PlinthStreamOpenMemory(PlinthStream *streamReturn);

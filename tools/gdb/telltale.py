@@ -10,6 +10,7 @@
 # live process; only "on", "off" and "record" write memory, and only to
 # the globals EventKindControl and EventKindRecord.
 
+import re
 import struct
 
 import gdb
@@ -53,6 +54,52 @@ def _has_core():
         return "core" in gdb.execute("info target", to_string=True).lower()
     except gdb.error:
         return False
+
+
+def _core_ranges():
+    """the address ranges whose contents a core file holds: its load
+    sections (a mapping the core left out is read by gdb from the file
+    mapped there, as that file is now)"""
+    ranges = []
+    try:
+        text = gdb.execute("maint info sections", to_string=True)
+    except gdb.error:
+        return ranges
+    core = text.find("Core file:")
+    for m in re.finditer(r"0x([0-9a-f]+)->0x([0-9a-f]+) at 0x[0-9a-f]+: load\S* .*HAS_CONTENTS",
+                         text[core:] if core >= 0 else ""):
+        ranges.append((int(m.group(1), 16), int(m.group(2), 16)))
+    return ranges
+
+
+def _live_identity(session):
+    """None if the live file on disk is this session's (or there is
+    none); else a sentence saying whose it is.  A core without the live
+    file's regions would otherwise be read against another run's file
+    of the same name (.sol.recover: pid and start times)."""
+    try:
+        name = session["liveName"].string()
+        start = int(session["startClock"])
+        realtime = int(session["startRealtime"])
+    except (gdb.MemoryError, gdb.error):
+        return "its name and this session's start cannot be read from memory"
+    if name == "":
+        return None
+    try:
+        with open(name, "rb") as f:
+            head = f.read(64)
+    except FileNotFoundError:
+        return None             # gdb cannot read it either, and says so
+    except OSError as err:
+        return "%s cannot be read (%s)" % (name, err.strerror)
+    if len(head) < 64 or head[:8] != b"TELLTALE":
+        return "%s is not a telltale live file" % name
+    clock, rt = struct.unpack_from("<QQ", head, 32)
+    pid = struct.unpack_from("<I", head, 56)[0]
+    if clock != start or rt != realtime:
+        return ("%s on disk is another session's (pid %d, start clock %d), not this core's "
+                "(start clock %d)" % (name, pid, clock, start))
+    return None
 
 
 def _read(addr, size):
@@ -403,6 +450,9 @@ def _events(registry, layout, session):
     seen = set()
     threads = 0
     in_core = _has_core()
+    core_ranges = _core_ranges() if in_core else []
+    live_wrong = _live_identity(session) if in_core else None
+    live_said = False
     try:
         t = session["threads"]
     except gdb.error as err:
@@ -462,6 +512,17 @@ def _events(registry, layout, session):
                 if size > SLOT_SIZE_MAX or not start <= end <= base + size:
                     _warn("%s: corrupt buffer at 0x%x: its data end 0x%x is outside it "
                           "(size %d): skipped" % (where, base, end, size))
+                    continue
+                # A region the core left out is read from the live file on
+                # disk: only if that file is this session's.
+                if live_wrong is not None and not any(lo <= base and base + size <= hi
+                                                      for lo, hi in core_ranges):
+                    if not live_said:
+                        _warn("the live file's regions are not in this core, and %s: "
+                              "they are not read" % live_wrong)
+                        live_said = True
+                    _warn("%s: the buffer at 0x%x-0x%x is not in the core: skipped"
+                          % (where, start, end))
                     continue
                 try:
                     data = _read(start, end - start)
