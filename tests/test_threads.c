@@ -25,6 +25,9 @@
  *                thread's seq runs 0..N-1 exactly once, in order and
  *                whole.  A flush of a thread that is emitting sends its
  *                committed events only, each once (.sol.flush).
+ *   threads-1.5  EventDumpTo(fd, 10) writes to fd what a death prints: a
+ *                heading that names the calling thread, and its last 10
+ *                events (TestW w=11..20 of 20 just emitted), in order.
  *   threads-2.1  fork: the child writes its own log, telltale.log.PID,
  *                holding only its own events; the parent's stream holds
  *                none of the child's.
@@ -240,6 +243,40 @@ static void threads_1_4_flush_live_threads(void **state)
   expectSeqs(&c, FLUSHED_THREADS, FLUSHED_EVENTS, serialOf);
   assert_true(c.info->streamEnd);
   CaptureClose(&c);
+}
+
+/* threads-1.5: the traceback to a descriptor, for a program's own logger */
+static void threads_1_5_dump_to(void **state)
+{
+  char path[] = "/tmp/telltale-dump.XXXXXX", text[8192], *line, *save = NULL;
+  int fd = mkstemp(path);
+  EventW next = 11;
+  ssize_t n;
+  int heading = 0;
+  (void)state;
+  assert_true(fd >= 0);
+  (void)unlink(path);
+  EventThreadNameSet("dumper");
+  for (EventW w = 1; w <= 20; ++w)
+    EVENT_W(TestW, w);
+  EventDumpTo(fd, 10);
+  n = pread(fd, text, sizeof text - 1, 0);
+  assert_true(n > 0);
+  text[n] = '\0';
+  (void)close(fd);
+  for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+    char *w = strstr(line, " TestW ");
+    if (strstr(line, "the last 10 events in the flight recorder, oldest first: 10 of T") != NULL
+        && strstr(line, "(dumper), which called") != NULL)
+      heading = 1;
+    else if (w != NULL) {
+      if (strtoull(strstr(w, "w=") + 2, NULL, 10) != next)
+        fail_msg("EventDumpTo: \"%s\" where TestW w=%u was due", line, (unsigned)next);
+      ++next;
+    }
+  }
+  assert_true(heading);
+  assert_int_equal(next, 21);
 }
 
 #define QUIET_EVENTS 1000u
@@ -673,6 +710,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(threads_1_2_exit_writes_events),
     cmocka_unit_test(threads_1_3_control_and_intern_race),
     cmocka_unit_test(threads_1_4_flush_live_threads),
+    cmocka_unit_test(threads_1_5_dump_to),
     cmocka_unit_test(threads_2_1_fork_child_own_log),
     cmocka_unit_test(threads_3_1_signal_handlers_emit),
 #ifndef EVENT_TSAN
