@@ -584,35 +584,33 @@ static int execArgs(const char *arg, va_list ap, char **argv, char ***envpReturn
   return 0;
 }
 
+/* EXEC_LIST -- in an execl-family wrapper: argv (and, with envp, the
+ * environment after the NULL) from the arguments after arg */
+#define EXEC_LIST(envp) \
+  char *argv[EXEC_ARGS_LIMIT + 1]; \
+  va_list ap; \
+  int res; \
+  va_start(ap, arg); \
+  res = execArgs(arg, ap, argv, (envp)); \
+  va_end(ap); \
+  if (res != 0) \
+    return res
+
 int execl(const char *path, const char *arg, ...)
 {
-  char *argv[EXEC_ARGS_LIMIT + 1];
-  va_list ap;
-  int res;
-  va_start(ap, arg);
-  res = execArgs(arg, ap, argv, NULL);
-  va_end(ap);
-  return res != 0 ? res : execv(path, argv);
+  EXEC_LIST(NULL);
+  return execv(path, argv);
 }
 
 int execlp(const char *file, const char *arg, ...)
 {
-  char *argv[EXEC_ARGS_LIMIT + 1];
-  va_list ap;
-  int res;
-  va_start(ap, arg);
-  res = execArgs(arg, ap, argv, NULL);
-  va_end(ap);
-  return res != 0 ? res : execvp(file, argv);
+  EXEC_LIST(NULL);
+  return execvp(file, argv);
 }
 
 int execle(const char *path, const char *arg, ...)
 {
-  char *argv[EXEC_ARGS_LIMIT + 1], **envp;
-  va_list ap;
-  int res;
-  va_start(ap, arg);
-  res = execArgs(arg, ap, argv, &envp);
-  va_end(ap);
-  return res != 0 ? res : execve(path, argv, envp);
+  char **envp;
+  EXEC_LIST(&envp);
+  return execve(path, argv, envp);
 }
