@@ -130,13 +130,16 @@ check big              big      0 "$unknown"
 check ptr32            ptr32    0 "$unknown"
 check big32            big32    0 "$unknown"
 check minor            minor    0 ""
-check noend            noend    0 "did not end cleanly (no StreamEnd event)"
+check noend            noend    1 "did not end cleanly (no StreamEnd event) and there is no live file"
 check hz0sync          hz0sync  0 ""
 check hz0              hz0      0 ""
 check stdin            stdin:basic 0 "$unknown" -
 check stdin-default    stdin:basic 0 "$unknown"
 check dropped          basic    0 "the program dropped 3 events of kind Object (EventsDropped)"
-for v in basic big ptr32 big32 minor noend hz0sync hz0; do
+check v2               v2       0 "$unknown"
+check v2-big32         v2-big32 0 "$unknown"
+check v2-noend         v2-noend 1 "it is incomplete (39 events in 10 blocks)"
+for v in basic big ptr32 big32 minor noend hz0sync hz0 v2 v2-big32 v2-noend; do
   oracle "$v"
 done
 
@@ -154,7 +157,7 @@ check count-stdin      stdin:basic 0 "$unknown" --count
 check summary          basic    0 "the program dropped 3 events of kind Object" --summary
 check summary-kind     basic    0 "" --summary --kind Object,User
 check summary-big32    big32    0 "$unknown" --summary
-check summary-noend    noend    0 "did not end cleanly (no StreamEnd event)" --summary
+check summary-noend    noend    1 "did not end cleanly (no StreamEnd event)" --summary
 check summary-header   basic    0 "" --header --summary
 check kind             basic    0 "" --kind Pool,Object
 check event            basic    0 "" --event Intern,Label,PoolDestroy,Everything
@@ -177,10 +180,10 @@ check trunc-header     trunc-header       1 "offset 0: header truncated: the fil
 check trunc-registry   trunc-registry     1 "offset 20: header length 2315 runs past end of file (size 2305)"
 check bad-magic        bad-magic          1 "offset 0: bad magic: not a telltale stream"
 check bad-bom          bad-bom            1 "offset 14: bad byte-order mark"
-check version2         version2           1 "offset 8: stream version 2.0.0 is not supported: this reader reads 1.0.x"
-check median1          median1            1 "offset 8: stream version 1.1.0 is not supported: this reader reads 1.0.x"
-check trunc-block      trunc-block        1 "offset 4575: block length 72 runs past end of file (size 4605)"
-check trunc-block-header trunc-block-header 1 "offset 4575: block header truncated: 10 bytes left"
+check version3         version3           1 "offset 8: stream version 3.0.0 is not supported: this reader reads 1.0.x and 2.0.x"
+check median1          median1            1 "offset 8: stream version 1.1.0 is not supported: this reader reads 1.0.x and 2.0.x"
+check trunc-block      trunc-block        1 "offset 4575: block cut short: its length is 72, the stream has 30 of its bytes: the 0 whole events before the cut are shown, unchecked"
+check trunc-block-header trunc-block-header 1 "offset 4575: block header cut short: 10 bytes left"
 check bad-block-magic  bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\")"
 check event-overrun    event-overrun      1 "offset 2997: event code 0x0104 length 4095: event runs past the end"
 check short-event      short-event        1 "offset 2729: event code 0x0102 length 4: event length is less than the 12-byte event header"
@@ -188,10 +191,24 @@ check bad-string       bad-string         1 "offset 2641: event code 0x0008 leng
 check block-kind       block-kind         1 "offset 2789: block kind 9 is not in the registry (4 kinds)"
 check bad-header-only  bad-block-magic    1 "offset 2593: bad block magic" --header
 check count-overrun    event-overrun      1 "offset 2997: event code 0x0104 length 4095: event runs past the end" --count
-check count-trunc-block trunc-block       1 "offset 4575: block length 72 runs past end of file (size 4605)" --count
+check count-trunc-block trunc-block       1 "offset 4575: block cut short: its length is 72" --count
 check summary-bad-string bad-string       1 "offset 2641: event code 0x0008 length 32: string does not end with a NUL" --summary
 check count-trunc-registry trunc-registry 1 "offset 20: header length 2315 runs past end of file (size 2305)" --count
 check count-empty      empty              1 "offset 0: empty file" --count
+
+# Checked blocks (2.0, .stream.check): damage anywhere in a block, a
+# block missing, twice or of another session, and a cut, are found and
+# said, after every sound event before them is shown; exit 1.
+check v2-zero-code     v2-zero-code       1 "offset 2709: block damaged (thread 2, kind 2, 128 bytes)"
+check v2-flip          v2-flip            1 "offset 2985: block damaged (thread 1, kind 3, 1445 bytes)"
+check v2-missing       v2-missing         1 "block 4 of the log is missing: between offsets 2709 and 2837"
+check v2-dup           v2-dup             1 "offset 2837: block 3 of the log again (first at offset 2709): not read twice"
+check v2-foreign       v2-foreign         1 "offset 4762: block of another session: id 0xbadf00d, the stream's is 0x5e551011"
+check v2-cut           v2-cut             1 "the 4 whole events before the cut are shown, unchecked; the rest of the block is lost"
+check v2-flip-resync   v2-flip            1 "skipped 1445 bytes to the next block at offset 4430" --resync
+check v2-count-flip    v2-flip            1 "offset 2985: block damaged" --count
+check v2-count-missing v2-missing         1 "block 4 of the log is missing" --count
+check v2-header-cut    v2-cut             1 "block cut short" --header
 
 # Recovery: --resync skips a corrupt block and goes on, still exit 1.
 check resync-magic     bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\"); skipped 80 bytes to the next block at offset 2673" --resync

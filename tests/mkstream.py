@@ -28,6 +28,21 @@ import struct
 import sys
 
 VERSION = (1, 0, 0)
+VERSION2 = (2, 0, 0)            # checked blocks: design/telemetry.txt .stream.check
+SESSION = 0x5E551011            # the session id of 2.0 streams
+
+
+def crc32c(data, crc=0):
+    """CRC32C (Castagnoli), as EventCheck: "123456789" gives 0xE3069283."""
+    crc ^= 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+
+
+assert crc32c(b"123456789") == 0xE3069283
 
 KINDS = [
     ("Telltale", "telltale's own events: stream, clock, strings, labels, threads"),
@@ -153,26 +168,44 @@ class Stream:
         fixed = b"TELLTALE" + struct.pack("<HHH", *self.version)
         fixed += struct.pack(self.e + "H", 0x0102)
         fixed += struct.pack("<BBBBIQQQQII", self.psize, self.wsize, 1, 0, length,
-                             self.hz, START_CLOCK, REALTIME0, MONOTONIC0, PID, 0)
+                             self.hz, START_CLOCK, REALTIME0, MONOTONIC0, PID,
+                             SESSION if self.v2() else 0)
         assert len(fixed) == 64
         return fixed + var
+
+    def v2(self):
+        return self.version[0] >= 2
+
+    def block_header(self, length, thread, kind, seq, index, session=SESSION):
+        """A block's header; in 2.0, with its check over header and body."""
+        if not self.v2():
+            return b"TTBK" + struct.pack(self.e + "IIHHQ", length, thread, kind, 0, seq)
+        return b"TTBK" + struct.pack(self.e + "IIHHQIII", length, thread, kind, 0x10, seq,
+                                     session, index, 0)
+
+    def seal(self, head, body):
+        """head with its check filled in (2.0), then body."""
+        if not self.v2():
+            return head + body
+        check = crc32c(bytes(body), crc32c(bytes(head)))
+        return head[:32] + struct.pack(self.e + "I", check) + body
 
     def build(self):
         """The stream's bytes; records each event's and block's offset."""
         out = bytearray(self.header())
-        for block in self.blocks:
+        hlen = 36 if self.v2() else 24
+        for index, block in enumerate(self.blocks):
             thread, kind, seq, events, pad = block["thread"], block["kind"], block["seq"], \
                 block["events"], block["pad"]
             block["offset"] = len(out)
             body = bytearray()
             for ev in events:
-                ev["offset"] = len(out) + 24 + len(body)
+                ev["offset"] = len(out) + hlen + len(body)
                 ev["thread"], ev["kind"], ev["seq"] = thread, kind, seq
                 body += self.encode(ev)
-            if pad:
+            if pad and not self.v2():
                 body += b"\0" * pad     # code 0 ends the data: design/telemetry.txt .stream.block
-            out += b"TTBK" + struct.pack(self.e + "IIHHQ", 24 + len(body), thread, kind, 0, seq)
-            out += body
+            out += self.seal(self.block_header(hlen + len(body), thread, kind, seq, index), body)
         return bytes(out)
 
 
@@ -192,7 +225,7 @@ def scenario(st):
         blocks.append({"thread": thread, "kind": kind, "seq": len(blocks), "events": events,
                        "pad": pad})
 
-    t1 = [ev("StreamStart", 0, *VERSION, PROGRAM)]
+    t1 = [ev("StreamStart", 0, *(st.version if st.v2() else VERSION), PROGRAM)]
     if st.sync:
         t1.append(ev("ClockSync", 0, MONOTONIC0, REALTIME0))
     t1 += [ev("ThreadStart", 100, 1, 7001),
@@ -364,6 +397,9 @@ def variant(name):
         "noend": {"end": False},
         "hz0sync": {"hz": 0},
         "hz0": {"hz": 0, "sync": False},
+        "v2": {"version": VERSION2},
+        "v2-big32": {"version": VERSION2, "big": True, "psize": 4, "wsize": 4},
+        "v2-noend": {"version": VERSION2, "end": False},
     }
     if name in plain:
         st = sound(**plain[name])
@@ -395,9 +431,9 @@ def variant(name):
         data[14:16] = b"\x03\x04"
         return "byte-order mark 03 04 at offset 14"
 
-    def m_version2(st, data):
-        data[8:14] = struct.pack("<HHH", 2, 0, 0)
-        return "version 2.0.0 at offset 8"
+    def m_version3(st, data):
+        data[8:14] = struct.pack("<HHH", 3, 0, 0)
+        return "version 3.0.0 at offset 8"
 
     def m_median1(st, data):
         data[8:14] = struct.pack("<HHH", 1, 1, 0)
@@ -439,12 +475,52 @@ def variant(name):
         put16(st, data, off + 12, 9)
         return "block seq 4 at %d has kind 9" % off
 
+    # 2.0: every block is checked (.stream.check).
+
+    def m2_zero_code(st, data):
+        e = event_of(st, 3, 1)
+        data[e["offset"]:e["offset"] + 2] = b"\0\0"
+        return "event at %d (seq 3, second) has code 0: its block's check fails" % e["offset"]
+
+    def m2_flip(st, data):
+        e = event_of(st, 5, 3)
+        data[e["offset"] + 13] ^= 0x04
+        return "one bit of an event at %d (seq 5) flipped" % e["offset"]
+
+    def m2_missing(st, data):
+        b, n = block_of(st, 4), block_of(st, 5)
+        del data[b["offset"]:n["offset"]]
+        return "block seq 4 at %d removed" % b["offset"]
+
+    def m2_dup(st, data):
+        b, n = block_of(st, 3), block_of(st, 4)
+        data[n["offset"]:n["offset"]] = data[b["offset"]:n["offset"]]
+        return "block seq 3 at %d again at %d" % (b["offset"], n["offset"])
+
+    def m2_foreign(st, data):
+        body = st.encode(ev("ObjectAlloc", 4800, st.addr(0x3000), 16, 8))
+        head = st.block_header(36 + len(body), 2, 2, 10, 10, session=0x0BADF00D)
+        data += st.seal(head, body)
+        return "a block of another session appended"
+
+    def m2_cut(st, data):
+        b = block_of(st, 5)
+        e = event_of(st, 5, 4)
+        del data[e["offset"] + 5:]
+        return "cut inside the fifth event of block seq 5 at %d" % b["offset"]
+
     corrupt = {
+        "v2-zero-code": m2_zero_code,
+        "v2-flip": m2_flip,
+        "v2-missing": m2_missing,
+        "v2-dup": m2_dup,
+        "v2-foreign": m2_foreign,
+        "v2-cut": m2_cut,
         "trunc-header": m_trunc_header,
         "trunc-registry": m_trunc_registry,
         "bad-magic": m_bad_magic,
         "bad-bom": m_bad_bom,
-        "version2": m_version2,
+        "version3": m_version3,
         "median1": m_median1,
         "trunc-block": m_trunc_block,
         "trunc-block-header": m_trunc_block_header,
@@ -455,16 +531,18 @@ def variant(name):
         "block-kind": m_block_kind,
     }
     if name in corrupt:
-        return mutated(corrupt[name])
+        return mutated(corrupt[name], **({"version": VERSION2} if name.startswith("v2") else {}))
     if name == "empty":
         return b"", None, "an empty file"
     raise KeyError(name)
 
 
 VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0",
-            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "version2", "median1",
+            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "version3", "median1",
             "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
-            "short-event", "bad-string", "block-kind", "empty"]
+            "short-event", "bad-string", "block-kind", "empty",
+            "v2", "v2-big32", "v2-noend", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",
+            "v2-foreign", "v2-cut"]
 
 
 def main():

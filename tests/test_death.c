@@ -288,7 +288,8 @@ static void streamRead(LogStruct *log, const unsigned char *bytes, size_t size, 
  * Without a live file, merged is the log alone. */
 static void logRead(LogStruct *alone, LogStruct *merged)
 {
-  size_t size, liveSize, mergedSize, events, blocks;
+  size_t size, liveSize, mergedSize;
+  EventRecoverStruct recovery;
   char *bytes = readFile(logPath, &size), *live, msg[256];
   unsigned char *mergedBytes;
   streamRead(alone, (unsigned char *)bytes, size, logPath);
@@ -299,11 +300,13 @@ static void logRead(LogStruct *alone, LogStruct *merged)
   }
   live = readFile(livePath, &liveSize);
   if (EventRecover((unsigned char *)bytes, size, (unsigned char *)live, liveSize, &mergedBytes,
-                   &mergedSize, &events, &blocks, msg, sizeof msg) != 0)
+                   &mergedSize, &recovery, msg, sizeof msg) != 0)
     fail_msg("%s: EventRecover: %s", livePath, msg);
   streamRead(merged, mergedBytes, mergedSize, "the log and its live file");
   merged->live = 1;
-  merged->recovered = events;
+  merged->recovered = recovery.events;
+  if (recovery.rejected > 0)
+    fail_msg("%s: %lu live blocks did not fit the log", livePath, (unsigned long)recovery.rejected);
   free(mergedBytes);
   free(live);
   free(bytes);

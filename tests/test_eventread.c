@@ -793,15 +793,34 @@ static void CheckRefused(BufStruct *b, const char *message)
   assert_string_equal(msg, message);
 }
 
+/* The block check is the standard CRC32C, the same by table and by
+ * instruction, in one piece or in many.  design/telemetry.txt .stream.check */
+static void test_check(void **state)
+{
+  static unsigned char big[70000];
+  uint32_t whole, parts = 0;
+  (void)state;
+  assert_int_equal(EventCheck(0, "123456789", 9), 0xE3069283u);
+  assert_int_equal(EventCheck(0, "", 0), 0);
+  for (size_t i = 0; i < sizeof big; ++i)
+    big[i] = (unsigned char)(i * 2654435761u >> 13);
+  whole = EventCheck(0, big, sizeof big);
+  for (size_t at = 0, step = 1; at < sizeof big; at += step, step = step * 3 % 1031 + 1)
+    parts = EventCheck(parts, big + at, at + step <= sizeof big ? step : sizeof big - at);
+  assert_int_equal(whole, parts);
+  big[12345] ^= 1;
+  assert_true(EventCheck(0, big, sizeof big) != whole);
+}
+
 static void test_stream_versions(void **state)
 {
   BufStruct *b = calloc(1, sizeof *b);
   char lines[4096];
   (void)state;
-  BuildStream(b, 0, 2, 0, 0, NULL);
-  CheckRefused(b, "offset 8: stream version 2.0.0 is not supported: this reader reads 1.0.x");
+  BuildStream(b, 0, 3, 0, 0, NULL);
+  CheckRefused(b, "offset 8: stream version 3.0.0 is not supported: this reader reads 1.0.x and 2.0.x");
   BuildStream(b, 0, 1, 1, 3, NULL);
-  CheckRefused(b, "offset 8: stream version 1.1.3 is not supported: this reader reads 1.0.x");
+  CheckRefused(b, "offset 8: stream version 1.1.3 is not supported: this reader reads 1.0.x and 2.0.x");
   BuildStream(b, 1, 1, 0, 65535, "fields a newer minor added");
   assert_int_equal(ReadAll(b->data, b->len, 0, lines, sizeof lines), 8);
   b->len = 30;
@@ -925,6 +944,7 @@ int main(void)
     cmocka_unit_test(test_format_short_buffer),
     cmocka_unit_test(test_format_double),
     cmocka_unit_test(test_stream_read),
+    cmocka_unit_test(test_check),
     cmocka_unit_test(test_stream_versions),
     cmocka_unit_test(test_stream_block_faults),
     cmocka_unit_test(test_stream_every_truncation),

@@ -34,6 +34,7 @@ _Atomic unsigned char EventEventOff[0x10000];
 #define BUFFER_SIZE_DEFAULT ((size_t)64 * 1024)
 #define BUFFER_SIZE_MIN ((size_t)4096)
 #define BUFFER_SIZE_MAX ((size_t)64 * 1024 * 1024)
+_Static_assert(BUFFER_SIZE_MAX <= EVENT_BLOCK_LENGTH_MAX, "a buffer is a block");
 #define STREAM_LIMIT 8
 #define TEXT_LINE_MAX 4096
 
@@ -87,6 +88,7 @@ typedef struct EventStreamEntryStruct {
   int owned;                    /* 1: telltale opened it and closes it */
   EventKindSet kinds;           /* text mirror: kinds to show */
   int failed;                   /* a write failed; reported once */
+  uint32_t *index;              /* the next block's index (.stream.check) */
 } EventStreamEntryStruct;
 
 /* The session.  design/telemetry.txt .sol.session */
@@ -105,6 +107,8 @@ static struct {
   PlinthStream live;            /* the live file, or NULL: .sol.live */
   char liveName[1040];
   int liveFailed;               /* mapping failed; reported once */
+  int liveKeep;                 /* the log lost writes: keep the live file */
+  PlinthStream liveLog;         /* the log the live file is beside */
   struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse */
   int mapAllowed;               /* TELLTALE_MAP is not off */
   int async;                    /* the asynchronous writer: .sol.writer */
@@ -116,6 +120,8 @@ static struct {
   char fileName[1024];          /* TELLTALE_FILE, or "telltale.log" */
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
+  uint32_t id;                  /* the session id, in every block (.stream.check) */
+  uint32_t streamIndex[STREAM_LIMIT];  /* each stream's next block index */
   EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
   uint64_t syncMonotonic;
   /* the intern table: open addressing, strings owned.  inSession: the
@@ -643,7 +649,7 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
   putLE(h, session.startRealtime, 8);
   putLE(h, session.startMonotonic, 8);
   putLE(h, PlinthProcessId(), 4);
-  putLE(h, 0, 4);
+  putLE(h, session.id, 4);              /* .stream.check */
   if (PlinthProgramName(program, sizeof program) != 0)
     program[0] = '\0';
   putStr(h, program);
@@ -684,10 +690,13 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
 
 /* Streams ---------------------------------------------------------- */
 
+static void liveLogFailed(EventStreamEntryStruct *entry);
+
 static void streamFailed(EventStreamEntryStruct *entry, int code)
 {
   if (!entry->failed) {
     entry->failed = 1;
+    liveLogFailed(entry);
     say("cannot write to ", PlinthStreamDescribe(entry->stream), ": ", PlinthStrError(code),
         "; events for it are lost from here on", NULL);
   }
@@ -735,6 +744,7 @@ static void liveStart(void)
     return;
   memcpy(session.liveName, name, n);
   memcpy(session.liveName + n, ".live", sizeof ".live");
+  session.liveLog = entry->stream;
   res = PlinthStreamOpenFile(&session.live, session.liveName);
   if (res != 0) {
     session.live = NULL;
@@ -747,6 +757,8 @@ static void liveStart(void)
     res = PlinthStreamWrite(session.live, h.base, h.size);
     PlinthFree(h.base);
   }
+  if (res == 0 && entry->failed)
+    liveLogFailed(entry);
   if (res != 0) {
     say("cannot write ", session.liveName, ": ", PlinthStrError(res), NULL);
     PlinthStreamClose(session.live);
@@ -755,8 +767,21 @@ static void liveStart(void)
   }
 }
 
+/* liveLogFailed -- the log beside the live file lost a write: say so in
+ * the live file's header (a write in place, which a full disk allows),
+ * and keep the live file at the end, so that a reader knows the log is
+ * incomplete.  .sol.recover */
+static void liveLogFailed(EventStreamEntryStruct *entry)
+{
+  unsigned char flags = EVENT_LIVE_LOG_FAILED;
+  if (session.live == NULL || entry->stream != session.liveLog)
+    return;
+  session.liveKeep = 1;
+  (void)PlinthStreamWriteAt(session.live, EVENT_STREAM_FLAGS_AT, &flags, 1);
+}
+
 /* liveEnd -- the session ends cleanly: every event is in the streams,
- * so the live file goes.  Lock held. */
+ * so the live file goes, unless the log lost writes.  Lock held. */
 static void liveEnd(void)
 {
   while (session.liveFree != NULL) {
@@ -767,10 +792,12 @@ static void liveEnd(void)
   }
   if (session.live != NULL) {
     PlinthStreamClose(session.live);
-    (void)PlinthRemoveFile(session.liveName);
+    if (!session.liveKeep)
+      (void)PlinthRemoveFile(session.liveName);
     session.live = NULL;
   }
   session.liveFailed = 0;
+  session.liveKeep = 0;
 }
 
 static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet kinds)
@@ -784,8 +811,10 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet ki
     PlinthLockRelease();
     return 28; /* ENOSPC */
   }
-  entry = &session.streams[session.streamCount++];
+  entry = &session.streams[session.streamCount];
   memset(entry, 0, sizeof *entry);
+  entry->index = &session.streamIndex[session.streamCount++];
+  *entry->index = 0;
   entry->stream = stream;
   entry->binary = binary;
   entry->owned = owned;
@@ -823,11 +852,26 @@ static int hasBinaryStream(void)
 static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
                       uint64_t *realtimeReturn);
 
+/* sessionId -- a session's id: a hash of what tells sessions apart
+ * (pid and the three start clocks), never 0.  .stream.check */
+static uint32_t sessionId(void)
+{
+  uint64_t parts[4];
+  uint32_t id;
+  parts[0] = session.startClock;
+  parts[1] = session.startRealtime;
+  parts[2] = session.startMonotonic;
+  parts[3] = PlinthProcessId();
+  id = EventCheck(0, parts, sizeof parts);
+  return id == 0 ? 1 : id;
+}
+
 static void sessionClock(void)
 {
   if (session.startClock != 0)
     return;
   clockPair(&session.startClock, &session.startMonotonic, &session.startRealtime);
+  session.id = sessionId();
 }
 
 /* clockPair -- the event clock and the system clocks at one moment.
@@ -957,18 +1001,23 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
   }
 }
 
-/* blockHeader -- fill in a block header.  design/telemetry.txt .stream.block */
+/* blockHeader -- fill in a block header: of a live region (index
+ * NONE, no check), or of a block about to be written (blockWrite adds
+ * its index and check).  design/telemetry.txt .stream.block */
 static void blockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
                         unsigned level, uint64_t seq)
 {
-  uint32_t length32 = (uint32_t)length;
-  uint16_t kind16 = (uint16_t)kind, flags = (uint16_t)(level & EVENT_BLOCK_LEVEL_MASK);
-  memcpy(base, EVENT_BLOCK_MAGIC, 4);
-  memcpy(base + 4, &length32, 4);
-  memcpy(base + 8, &serial, 4);
-  memcpy(base + 12, &kind16, 2);
-  memcpy(base + 14, &flags, 2);
-  memcpy(base + 16, &seq, 8);
+  EventBlockHeaderStruct h;
+  memcpy(h.magic, EVENT_BLOCK_MAGIC, 4);
+  h.length = (uint32_t)length;
+  h.thread = serial;
+  h.kind = (uint16_t)kind;
+  h.flags = (uint16_t)(level & EVENT_BLOCK_LEVEL_MASK);
+  h.seq = seq;
+  h.session = session.id;
+  h.index = EVENT_BLOCK_INDEX_NONE;
+  h.check = 0;
+  memcpy(base, &h, sizeof h);
 }
 
 /* blockSend -- send events of a thread's kind to the streams.  Lock held.
@@ -1000,12 +1049,16 @@ static void blockSend(EventThreadStruct *thread, unsigned level, unsigned kind, 
 }
 
 /* blockWrite -- one block to one stream: binary, or text if a mirror.
- * *failed gets the error of a failed write. */
+ * *failed gets the error of a failed write.  A binary block gets the
+ * stream's next index and its check here, off the hot path, by
+ * whichever thread writes it.  design/telemetry.txt .stream.check */
 static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
                        unsigned level, const unsigned char *data, size_t size, uint64_t seq,
                        int *failed)
 {
   unsigned char header[EVENT_BLOCK_HEADER_LEN];
+  EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
+  uint32_t check;
   int res;
   if (!entry->binary) {
     textMirror(entry, data, size, serial, kind);
@@ -1014,6 +1067,10 @@ static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned 
   if (entry->failed)
     return;
   blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
+  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED);
+  h->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
+  check = EventCheck(0, header, EVENT_BLOCK_HEADER_LEN);
+  h->check = EventCheck(check, data, size);
   res = PlinthStreamWrite(entry->stream, header, sizeof header);
   if (res == 0)
     res = PlinthStreamWrite(entry->stream, data, size);
@@ -1303,10 +1360,20 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
       kb->mapped[s] = 1;
     }
     kb->seq[s] = session.blocks++;
-    /* The data end at once, before the header makes this a block. */
+    /* The data end at once, before the header makes this a block; the
+     * header's magic goes last, after its checked fields.  .sol.recover */
     memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);
-    atomic_signal_fence(memory_order_release);
-    blockHeader(kb->slot[s], size, thread->serial, kind, level, kb->seq[s]);
+    {
+      unsigned char header[EVENT_BLOCK_HEADER_LEN];
+      uint32_t check;
+      blockHeader(header, size, thread->serial, kind, level, kb->seq[s]);
+      check = EventLiveCheck(header);
+      memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
+      atomic_signal_fence(memory_order_release);
+      memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);
+      atomic_signal_fence(memory_order_release);
+      memcpy(kb->slot[s], header, 4);
+    }
     return 0;
   }
 memory:

@@ -26,18 +26,112 @@ typedef double EventD;              /* D -- a double */
 typedef uint64_t EventClock;        /* cycle counter value */
 
 /* Stream format version.  design/telemetry.txt .sol.version */
-#define EVENT_VERSION_MAJOR  1      /* the file format changed */
+#define EVENT_VERSION_MAJOR  2      /* the file format changed (2: checked blocks) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  1      /* a telltale event or header field was added */
+#define EVENT_VERSION_MINOR  0      /* a telltale event or header field was added */
 
 /* Stream header and blocks.  design/telemetry.txt .stream.header, .stream.block */
 #define EVENT_STREAM_MAGIC      "TELLTALE"   /* 8 bytes, first in the stream */
 #define EVENT_STREAM_MAGIC_LEN  8
 #define EVENT_STREAM_FIXED_LEN  64           /* fixed part of the header */
 #define EVENT_BYTE_ORDER_MARK   0x0102u      /* written in data byte order */
+#define EVENT_STREAM_SESSION_AT 60           /* the session id in the fixed part (2.0) */
+#define EVENT_STREAM_FLAGS_AT   19           /* the flags byte in the fixed part */
+#define EVENT_LIVE_LOG_FAILED   0x01u        /* flags of a live file: its log lost writes (2.0) */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
-#define EVENT_BLOCK_HEADER_LEN  24
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
+#define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */
+#define EVENT_BLOCK_INDEX_NONE  0xFFFFFFFFu  /* index of a block not written to a log (2.0) */
+#define EVENT_BLOCK_HEADER_LEN_1 24          /* a block header in streams of major 1 */
+#define EVENT_BLOCK_LENGTH_MAX  (64u << 20)  /* the largest block: a buffer of 64 MiB */
+
+/* EventBlockHeaderStruct -- first bytes of every block, in data byte
+ * order.  design/telemetry.txt .stream.block, .stream.check */
+typedef struct __attribute__((packed)) EventBlockHeaderStruct {
+  char magic[4];                /* EVENT_BLOCK_MAGIC */
+  uint32_t length;              /* of the block, this header included */
+  uint32_t thread;              /* the thread's serial: 1, 2, ... */
+  uint16_t kind;                /* kind index */
+  uint16_t flags;               /* signal level, EVENT_BLOCK_CHECKED */
+  uint64_t seq;                 /* the buffer's sequence number (.sol.recover) */
+  /* 2.0 on: */
+  uint32_t session;             /* the stream header's session id */
+  uint32_t index;               /* 0, 1, ... in the order written to this log */
+  uint32_t check;               /* CRC32C of the block, with check taken as 0 */
+} EventBlockHeaderStruct;
+
+#define EVENT_BLOCK_HEADER_LEN  36
+
+_Static_assert(sizeof(EventBlockHeaderStruct) == EVENT_BLOCK_HEADER_LEN, "block header is 36 bytes");
+_Static_assert(offsetof(EventBlockHeaderStruct, seq) == 16, "sequence number at 16");
+_Static_assert(offsetof(EventBlockHeaderStruct, session) == EVENT_BLOCK_HEADER_LEN_1,
+               "2.0's fields follow 1.0's header");
+_Static_assert(offsetof(EventBlockHeaderStruct, check) == 32, "check at 32");
+
+/* Byte order.  Loads and stores of n bytes (1 to 8) in either order,
+ * for the reader, recovery and the stream header: the one set.  big is
+ * nonzero for big-endian.  design/telemetry.txt .stream */
+static inline uint64_t EventLoad(const unsigned char *p, unsigned n, unsigned big)
+{
+  uint64_t v = 0;
+  for (unsigned i = 0; i < n; ++i)
+    v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
+  return v;
+}
+
+static inline void EventStore(unsigned char *p, uint64_t v, unsigned n, unsigned big)
+{
+  for (unsigned i = 0; i < n; ++i)
+    p[big ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+/* EventBlockDecode -- a block header read from p in a stream of the
+ * given major version: the fields 1.0 lacks are 0 (session, check) and
+ * EVENT_BLOCK_INDEX_NONE (index).  The magic is copied, not checked. */
+static inline void EventBlockDecode(EventBlockHeaderStruct *h, const unsigned char *p,
+                                    unsigned major, unsigned big)
+{
+  for (unsigned i = 0; i < 4; ++i)
+    h->magic[i] = (char)p[i];
+  h->length = (uint32_t)EventLoad(p + 4, 4, big);
+  h->thread = (uint32_t)EventLoad(p + 8, 4, big);
+  h->kind = (uint16_t)EventLoad(p + 12, 2, big);
+  h->flags = (uint16_t)EventLoad(p + 14, 2, big);
+  h->seq = EventLoad(p + 16, 8, big);
+  h->session = major >= 2 ? (uint32_t)EventLoad(p + 24, 4, big) : 0;
+  h->index = major >= 2 ? (uint32_t)EventLoad(p + 28, 4, big) : EVENT_BLOCK_INDEX_NONE;
+  h->check = major >= 2 ? (uint32_t)EventLoad(p + 32, 4, big) : 0;
+}
+
+/* EventBlockEncode -- a 2.0 block header stored at p */
+static inline void EventBlockEncode(unsigned char *p, const EventBlockHeaderStruct *h, unsigned big)
+{
+  for (unsigned i = 0; i < 4; ++i)
+    p[i] = (unsigned char)h->magic[i];
+  EventStore(p + 4, h->length, 4, big);
+  EventStore(p + 8, h->thread, 4, big);
+  EventStore(p + 12, h->kind, 2, big);
+  EventStore(p + 14, h->flags, 2, big);
+  EventStore(p + 16, h->seq, 8, big);
+  EventStore(p + 24, h->session, 4, big);
+  EventStore(p + 28, h->index, 4, big);
+  EventStore(p + 32, h->check, 4, big);
+}
+
+/* EventCheck -- CRC32C (Castagnoli) of size bytes, continuing crc (0 to
+ * start).  SSE4.2's crc32 instruction where the processor has it, else
+ * a table.  Signal-safe.  design/telemetry.txt .stream.check */
+extern uint32_t EventCheck(uint32_t crc, const void *data, size_t size);
+
+/* EventLiveCheck -- the check of a live region's header: of bytes 4
+ * to 32 (not the magic, which a free region clears), stored at 32.  The
+ * data of a live region change while the program runs, so only its
+ * header is checked.  design/telemetry.txt .sol.recover */
+extern uint32_t EventLiveCheck(const unsigned char *header);
+
+/* EventBlockCheck -- the check of a whole block at p, of length bytes,
+ * header included, with its check field (bytes 32-35) taken as 0 */
+extern uint32_t EventBlockCheck(const unsigned char *p, size_t length);
 
 /* The clock.  A reader takes the clock's rate from the stream header,
  * unless a ClockSync is at least this long (CLOCK_MONOTONIC) after the

@@ -37,23 +37,6 @@
 #define THREAD_WIDTH     3               /* "T1 " */
 
 
-/* LoadUnsigned -- a size-byte unsigned integer in the given byte order */
-
-static uint64_t LoadUnsigned(const unsigned char *p, unsigned size, unsigned bigEndian)
-{
-  uint64_t value = 0;
-  unsigned i;
-  if (bigEndian) {
-    for (i = 0; i < size; ++i)
-      value = value << 8 | p[i];
-  } else {
-    for (i = size; i > 0; --i)
-      value = value << 8 | p[i - 1];
-  }
-  return value;
-}
-
-
 /* MulDiv -- floor(a * b / c), for c > 0 and a quotient below 2^64
  *
  * Exact, with a 128-bit product and long division, so that times are
@@ -154,16 +137,16 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
     *whyReturn = "event header truncated";
     return EventDecodeTRUNCATED;
   }
-  rec->code = (unsigned)LoadUnsigned(p, 2, bigEndian);
+  rec->code = (unsigned)EventLoad(p, 2, bigEndian);
   if (rec->code == 0)           /* design/telemetry.txt .stream.block */
     return EventDecodeEND;
   if (avail < EVENT_HEADER_LEN) {
     *whyReturn = "event header truncated";
     return EventDecodeTRUNCATED;
   }
-  length = (size_t)LoadUnsigned(p + 2, 2, bigEndian);
+  length = (size_t)EventLoad(p + 2, 2, bigEndian);
   rec->length = (unsigned)length;
-  rec->clock = LoadUnsigned(p + 4, 8, bigEndian);
+  rec->clock = EventLoad(p + 4, 8, bigEndian);
   if (length < EVENT_HEADER_LEN) {
     *whyReturn = "event length is less than the 12-byte event header";
     return EventDecodeCORRUPT;
@@ -247,10 +230,10 @@ static EventDecodeRes DecodeFields(const EventLayoutStruct *layout, const EventD
       return EventDecodeCORRUPT;
     }
     if (desc->format[i] == 'D') {
-      uint64_t bits = LoadUnsigned(p + offset, 8, bigEndian);
+      uint64_t bits = EventLoad(p + offset, 8, bigEndian);
       memcpy(&rec->values[i].d, &bits, sizeof bits);
     } else {
-      rec->values[i].u = LoadUnsigned(p + offset, (unsigned)size, bigEndian);
+      rec->values[i].u = EventLoad(p + offset, (unsigned)size, bigEndian);
     }
     offset += size;
   }
@@ -909,6 +892,11 @@ static int TableSet(TableStruct *table, uint64_t key, uint64_t value)
 
 /* BlockStruct -- a block found by the index.  design/telemetry.txt .stream.block */
 
+typedef struct IndexEntryStruct {
+  uint32_t index;               /* a block's index in the log (.stream.check) */
+  size_t offset;                /* and where it is */
+} IndexEntryStruct;
+
 typedef struct BlockStruct {
   size_t offset;                /* of the block header */
   size_t dataEnd;               /* end of its sound events: code 0, end, or a fault */
@@ -916,6 +904,9 @@ typedef struct BlockStruct {
   unsigned kind;
   unsigned level;               /* signal level, from the flags (.sol.signal.level) */
   uint64_t seq;
+  uint32_t index;               /* its place in the log (2.0 on), or NONE */
+  uint32_t length;              /* as its header says */
+  int cut;                      /* it runs past the end of the stream */
   size_t events;                /* known events in it */
 } BlockStruct;
 
@@ -981,6 +972,8 @@ struct EventStreamStruct {
 
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
+  IndexEntryStruct *indexes;    /* the log's block indexes, for IndexCheck */
+  size_t indexCount, indexCapacity;
   int merging;                  /* MergeStart has run */
   SeqStruct *seqs;
   size_t seqCount;
@@ -1120,7 +1113,7 @@ static int ParseU16(ParseStruct *ps, unsigned *valueReturn, const char *what)
 {
   if (ps->end - ps->pos < 2)
     return ParseFail(ps, ps->pos, what);
-  *valueReturn = (unsigned)LoadUnsigned(ps->stream->base + ps->pos, 2, 0);
+  *valueReturn = (unsigned)EventLoad(ps->stream->base + ps->pos, 2, 0);
   ps->pos += 2;
   return 1;
 }
@@ -1363,13 +1356,13 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
   }
   /* The version first: another major may have another header. */
   if (size >= 14) {
-    info->major = (unsigned)LoadUnsigned(b + 8, 2, 0);
-    info->median = (unsigned)LoadUnsigned(b + 10, 2, 0);
-    info->minor = (unsigned)LoadUnsigned(b + 12, 2, 0);
-    if (info->major != EVENT_VERSION_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
-      /* design/telemetry.txt .sol.version .req.back */
+    info->major = (unsigned)EventLoad(b + 8, 2, 0);
+    info->median = (unsigned)EventLoad(b + 10, 2, 0);
+    info->minor = (unsigned)EventLoad(b + 12, 2, 0);
+    if ((info->major != EVENT_VERSION_MAJOR && info->major != 1) || info->median != EVENT_VERSION_MEDIAN) {
+      /* design/telemetry.txt .sol.version .req.back: 1.0.x too */
       FormatMessage(msg, msgSize,
-                    "offset 8: stream version %u.%u.%u is not supported: this reader reads %u.%u.x",
+                    "offset 8: stream version %u.%u.%u is not supported: this reader reads 1.0.x and %u.%u.x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
                     (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
       return EventStreamREFUSED;
@@ -1382,7 +1375,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
     return EventStreamREFUSED;
   }
 
-  mark = (unsigned)LoadUnsigned(b + 14, 2, 0);
+  mark = (unsigned)EventLoad(b + 14, 2, 0);
   if (mark == EVENT_BYTE_ORDER_MARK) {
     info->layout.bigEndian = 0;
   } else if (mark == 0x0201u) {
@@ -1409,7 +1402,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
                   "offset 18: double format %u is not supported (1: IEEE 754 binary64)", (uint64_t)b[18]);
     return EventStreamREFUSED;
   }
-  headerLength = (uint32_t)LoadUnsigned(b + 20, 4, 0);
+  headerLength = (uint32_t)EventLoad(b + 20, 4, 0);
   info->headerLength = headerLength;
   if (headerLength < EVENT_STREAM_FIXED_LEN) {
     FormatMessage(msg, msgSize, "offset 20: header length %u is less than the 64-byte fixed header",
@@ -1421,11 +1414,13 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
                   (uint64_t)headerLength, (uint64_t)size);
     return EventStreamREFUSED;
   }
-  info->headerHz = LoadUnsigned(b + 24, 8, 0);
-  info->startClock = LoadUnsigned(b + 32, 8, 0);
-  info->startRealtime = LoadUnsigned(b + 40, 8, 0);
-  info->startMonotonic = LoadUnsigned(b + 48, 8, 0);
-  info->pid = (uint32_t)LoadUnsigned(b + 56, 4, 0);
+  info->headerHz = EventLoad(b + 24, 8, 0);
+  info->startClock = EventLoad(b + 32, 8, 0);
+  info->startRealtime = EventLoad(b + 40, 8, 0);
+  info->startMonotonic = EventLoad(b + 48, 8, 0);
+  info->pid = (uint32_t)EventLoad(b + 56, 4, 0);
+  info->session = info->major >= 2 ? (uint32_t)EventLoad(b + EVENT_STREAM_SESSION_AT, 4, 0) : 0;
+  info->blockHeaderLength = info->major >= 2 ? EVENT_BLOCK_HEADER_LEN : EVENT_BLOCK_HEADER_LEN_1;
 
   /* Every str copy takes its bytes plus a NUL, and at least 2 bytes of
    * header per str: this is room for all of them. */
@@ -1621,7 +1616,7 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   const CodeStruct *codes = stream->codes;
   size_t *counts = stream->counts + (size_t)block->kind * stream->registry.eventCount;
   unsigned swap = stream->swap;
-  size_t pos = block->offset + EVENT_BLOCK_HEADER_LEN;
+  size_t pos = block->offset + info->blockHeaderLength;
   size_t events = 0;
   EventClock first = info->firstClock, last = info->lastClock;
   int sound = 1;
@@ -1646,9 +1641,17 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       }
     }
     res = EventDecode(&info->layout, &stream->registry, base + pos, end - pos, &rec, &why);
-    if (res == EventDecodeEND) {
-      block->dataEnd = pos;
+    if (res == EventDecodeEND && info->major < 2) {
+      block->dataEnd = pos;     /* 1.0: code 0 ends the data early */
       break;
+    }
+    if (res == EventDecodeTRUNCATED && block->cut) {
+      block->dataEnd = pos;     /* the end of a block cut short: said once, by the caller */
+      break;
+    }
+    if (res == EventDecodeEND) {        /* 2.0: a block holds whole events only */
+      res = EventDecodeCORRUPT;
+      why = "event code 0 inside a block's data";
     }
     if (res == EventDecodeUNKNOWN) {    /* design/telemetry.txt .stream.unknown */
       ++info->unknownCount;
@@ -1735,104 +1738,243 @@ static int IndexThreads(EventStreamStruct *stream)
   return 1;
 }
 
+/* BlockRead -- read the header of the block at pos into *block.
+ * Returns 1 if it is sound; else 0, with what is wrong in what.  A
+ * block running past the end of the stream is also marked cut.
+ * design/telemetry.txt .stream.check */
+static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
+                     size_t whatSize)
+{
+  const EventStreamInfoStruct *info = &stream->info;
+  const unsigned char *p = stream->base + pos;
+  size_t left = stream->size - pos;
+  unsigned headerLength = info->blockHeaderLength;
+  EventBlockHeaderStruct h;
+
+  memset(block, 0, sizeof *block);
+  block->offset = pos;
+  if (left < headerLength) {
+    FormatMessage(what, whatSize, "block header cut short: %u bytes left, a block header is %u",
+                  (uint64_t)left, (uint64_t)headerLength);
+    return 0;
+  }
+  if (memcmp(p, EVENT_BLOCK_MAGIC, 4) != 0) {
+    char found[5];
+    memcpy(found, p, 4);
+    found[4] = '\0';
+    FormatMessage(what, whatSize, "bad block magic %q (expected %q)", found, EVENT_BLOCK_MAGIC);
+    return 0;
+  }
+  EventBlockDecode(&h, p, info->major, info->layout.bigEndian);
+  block->thread = h.thread;
+  block->kind = h.kind;
+  block->level = h.flags & EVENT_BLOCK_LEVEL_MASK;
+  block->seq = h.seq;
+  block->index = h.index;
+  block->length = h.length;
+  block->cut = h.length > left;
+  if (h.length < headerLength)
+    FormatMessage(what, whatSize, "block length %u is less than the %u-byte block header",
+                  (uint64_t)h.length, (uint64_t)headerLength);
+  else if (h.length > EVENT_BLOCK_LENGTH_MAX)
+    FormatMessage(what, whatSize, "block length %u is more than any block's (%u)",
+                  (uint64_t)h.length, (uint64_t)EVENT_BLOCK_LENGTH_MAX);
+  else if (h.kind >= stream->registry.kindCount)
+    FormatMessage(what, whatSize, "block kind %u is not in the registry (%u kinds)",
+                  (uint64_t)h.kind, (uint64_t)stream->registry.kindCount);
+  else if (info->major >= 2 && h.session != info->session)
+    FormatMessage(what, whatSize, "block of another session: id %x, the stream's is %x",
+                  (uint64_t)h.session, (uint64_t)info->session);
+  else if (block->cut)
+    FormatMessage(what, whatSize, "block cut short: its length is %u, the stream has %u of its bytes",
+                  (uint64_t)h.length, (uint64_t)left);
+  else if (info->major >= 2 && (h.flags & EVENT_BLOCK_CHECKED) == 0)
+    FormatMessage(what, whatSize, "block has no check");
+  else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check)
+    FormatMessage(what, whatSize, "block damaged (thread %u, kind %u, %u bytes): its check is %x, "
+                  "its bytes give %x, so none of its events are shown", (uint64_t)h.thread,
+                  (uint64_t)h.kind, (uint64_t)h.length, (uint64_t)h.check,
+                  (uint64_t)EventBlockCheck(p, h.length));
+  else
+    return 1;
+  block->cut = block->cut && h.length >= headerLength && h.length <= EVENT_BLOCK_LENGTH_MAX
+               && h.kind < stream->registry.kindCount
+               && (info->major < 2 || h.session == info->session);
+  return 0;
+}
+
+/* IndexNote -- note a block's index and offset, for IndexCheck */
+static void IndexNote(EventStreamStruct *stream, const BlockStruct *block)
+{
+  if (block->index == EVENT_BLOCK_INDEX_NONE)
+    return;
+  if (stream->indexCount == stream->indexCapacity) {
+    size_t capacity = stream->indexCapacity == 0 ? 64 : stream->indexCapacity * 2;
+    IndexEntryStruct *bigger = realloc(stream->indexes, capacity * sizeof *bigger);
+    if (bigger == NULL) {
+      stream->outOfMemory = 1;
+      return;
+    }
+    stream->indexes = bigger;
+    stream->indexCapacity = capacity;
+  }
+  stream->indexes[stream->indexCount].index = block->index;
+  stream->indexes[stream->indexCount].offset = stream->origin + block->offset;
+  ++stream->indexCount;
+}
+
+static int IndexEntryCompare(const void *a, const void *b)
+{
+  const IndexEntryStruct *x = a, *y = b;
+  if (x->index != y->index)
+    return x->index < y->index ? -1 : 1;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* IndexCheck -- every block the log was written with is there once:
+ * the indexes read are 0 to the highest, none twice.  Only where the
+ * walk read to the end: a walk stopped at damage reports that.
+ * design/telemetry.txt .stream.check */
+static void IndexCheck(EventStreamStruct *stream)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  IndexEntryStruct *e = stream->indexes;
+  size_t n = stream->indexCount, reports = 0;
+  uint64_t expect = 0;
+  if (n == 0)
+    return;
+  qsort(e, n, sizeof *e, IndexEntryCompare);
+  for (size_t i = 0; i < n; ++i) {
+    if (e[i].index < expect) {
+      ++info->duplicateBlocks;
+      if (++reports <= 8)
+        AddProblem(stream, "offset %u: block %u of the log again (first at offset %u): not read twice",
+                   (uint64_t)e[i].offset, (uint64_t)e[i].index, (uint64_t)e[i - 1].offset);
+      continue;
+    }
+    if (e[i].index > expect) {
+      info->missingBlocks += e[i].index - expect;
+      if (++reports <= 8) {
+        if (e[i].index == expect + 1)
+          AddProblem(stream, "block %u of the log is missing: between offsets %u and %u",
+                     (uint64_t)expect, expect == 0 ? (uint64_t)info->headerLength : (uint64_t)e[i - 1].offset,
+                     (uint64_t)e[i].offset);
+        else if (expect == 0)
+          AddProblem(stream, "blocks 0 to %u of the log are missing: the first block there is at offset %u",
+                     (uint64_t)e[i].index - 1, (uint64_t)e[i].offset);
+        else
+          AddProblem(stream, "blocks %u to %u of the log are missing: between offsets %u and %u",
+                     (uint64_t)expect, (uint64_t)e[i].index - 1, (uint64_t)e[i - 1].offset,
+                     (uint64_t)e[i].offset);
+      }
+    }
+    expect = (uint64_t)e[i].index + 1;
+  }
+  if (reports > 8)
+    AddProblem(stream, "%u more faults in the order of blocks not listed", (uint64_t)reports - 8);
+}
+
+/* BlockFault -- report a bad block at pos; with resync, skip to the
+ * next block magic and return where it is, else return 0 (stop). */
+static size_t BlockFault(EventStreamStruct *stream, size_t pos, const char *what)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  size_t next, size = stream->size;
+  ++info->badBlocks;
+  if ((stream->options & EVENT_STREAM_RESYNC) == 0) {
+    AddProblem(stream, "offset %u: %s", (uint64_t)(stream->origin + pos), what);
+    return 0;
+  }
+  next = FindBlockMagic(stream, pos + 1);
+  info->skippedBytes += next - pos;
+  if (next < size)
+    AddProblem(stream, "offset %u: %s; skipped %u bytes to the next block at offset %u",
+               (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos),
+               (uint64_t)(stream->origin + next));
+  else
+    AddProblem(stream, "offset %u: %s; skipped the last %u bytes of the file",
+               (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos));
+  return next;
+}
+
+/* BlockCut -- the sound events of a block cut short by the end of the
+ * stream (a full disk, a program killed in write()): shown, unchecked,
+ * and the rest said lost.  The walk ends here. */
+static void BlockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block,
+                     const char *what)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  ++info->badBlocks;
+  (void)IndexEvents(stream, index, block, stream->size);
+  AddProblem(stream, "offset %u: %s: the %u whole events before the cut are shown, unchecked; the rest of the block is lost",
+             (uint64_t)(stream->origin + block->offset), what, (uint64_t)block->events);
+  if (block->dataEnd > block->offset + info->blockHeaderLength && !AddBlock(stream, block))
+    stream->outOfMemory = 1;
+}
+
+/* IndexBlocks -- walk the blocks in file order.  Each is checked
+ * (BlockRead), then its events (IndexEvents).  At damage the walk stops,
+ * or with resync goes on at the next block.  design/telemetry.txt
+ * .eventcnv.reader, .stream.check */
 static void IndexBlocks(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
-  const unsigned char *b;
-  size_t size;
   size_t pos = info->headerLength;
+  unsigned headerLength = info->blockHeaderLength;
   int resync = (stream->options & EVENT_STREAM_RESYNC) != 0;
-  unsigned bigEndian = info->layout.bigEndian;
   IndexStruct index;
+  int complete = 1;
 
   memset(&index, 0, sizeof index);
   info->firstClock = UINT64_MAX;
   info->lastClock = 0;
   for (;;) {
     BlockStruct block;
-    const char *fault = NULL;
-    uint64_t length = 0, detail = 0, detail2;
-    size_t left;
+    char what[200];
 
     /* A scan reads the block header, then the whole block. */
-    Fill(stream, &pos, EVENT_BLOCK_HEADER_LEN);
-    if (stream->size - pos >= EVENT_BLOCK_HEADER_LEN
-        && memcmp(stream->base + pos, EVENT_BLOCK_MAGIC, 4) == 0)
-      Fill(stream, &pos, (size_t)LoadUnsigned(stream->base + pos + 4, 4, bigEndian));
-    b = stream->base;
-    size = stream->size;
-    if (pos >= size)
-      break;
-    left = size - pos;
-    detail2 = stream->origin + size;
-
-    if (left < EVENT_BLOCK_HEADER_LEN) {
-      fault = "block header truncated: %u bytes left, a block header is 24";
-      detail = left;
-    } else if (memcmp(b + pos, EVENT_BLOCK_MAGIC, 4) != 0) {
-      fault = "bad block magic";
-    } else {
-      length = LoadUnsigned(b + pos + 4, 4, bigEndian);
-      block.offset = pos;
-      block.thread = (uint32_t)LoadUnsigned(b + pos + 8, 4, bigEndian);
-      block.kind = (unsigned)LoadUnsigned(b + pos + 12, 2, bigEndian);
-      block.level = (unsigned)LoadUnsigned(b + pos + 14, 2, bigEndian) & EVENT_BLOCK_LEVEL_MASK;
-      block.seq = LoadUnsigned(b + pos + 16, 8, bigEndian);
-      if (length < EVENT_BLOCK_HEADER_LEN) {
-        fault = "block length %u is less than the 24-byte block header";
-        detail = length;
-      } else if (length > left) {
-        fault = "block length %u runs past end of file (size %u)";
-        detail = length;
-      } else if (block.kind >= stream->registry.kindCount) {
-        fault = "block kind %u is not in the registry (%u kinds)";
-        detail = block.kind;
-        detail2 = stream->registry.kindCount;
-      }
+    Fill(stream, &pos, headerLength);
+    if (stream->size - pos >= headerLength
+        && memcmp(stream->base + pos, EVENT_BLOCK_MAGIC, 4) == 0) {
+      uint64_t length = EventLoad(stream->base + pos + 4, 4, info->layout.bigEndian);
+      if (length <= EVENT_BLOCK_LENGTH_MAX)
+        Fill(stream, &pos, (size_t)length);
     }
-
-    if (fault != NULL) {
-      /* The block header is bad: find the next block by its magic. */
-      char what[160];
-      size_t next = resync ? FindBlockMagic(stream, pos + 1) : size;
-      if (strcmp(fault, "bad block magic") == 0) {
-        char found[5];
-        memcpy(found, b + pos, 4);
-        found[4] = '\0';
-        FormatMessage(what, sizeof what, "bad block magic %q (expected %q)", found, EVENT_BLOCK_MAGIC);
-      } else {
-        FormatMessage(what, sizeof what, fault, detail, detail2);
-      }
-      if (!resync) {
-        AddProblem(stream, "offset %u: %s", (uint64_t)(stream->origin + pos), what);
+    if (pos >= stream->size)
+      break;
+    if (!BlockRead(stream, pos, &block, what, sizeof what)) {
+      if (block.cut) {
+        BlockCut(stream, &index, &block, what);
+        complete = 0;
         break;
       }
-      info->skippedBytes += next - pos;
-      if (next < size)
-        AddProblem(stream, "offset %u: %s; skipped %u bytes to the next block at offset %u",
-                   (uint64_t)pos, what, (uint64_t)(next - pos), (uint64_t)next);
-      else
-        AddProblem(stream, "offset %u: %s; skipped the last %u bytes of the file",
-                   (uint64_t)pos, what, (uint64_t)(next - pos));
-      pos = next;
+      pos = BlockFault(stream, pos, what);
+      if (pos == 0) {
+        complete = 0;
+        break;
+      }
       continue;
     }
-
     ++info->blockCount;
-    if (!IndexEvents(stream, &index, &block, pos + (size_t)length)) {
+    IndexNote(stream, &block);
+    if (!IndexEvents(stream, &index, &block, pos + block.length)) {
+      ++info->badBlocks;
       if (!resync) {
-        if (block.dataEnd > pos + EVENT_BLOCK_HEADER_LEN && !AddBlock(stream, &block))
+        if (block.dataEnd > pos + headerLength && !AddBlock(stream, &block))
           stream->outOfMemory = 1;
+        complete = 0;
         break;
       }
-      info->skippedBytes += pos + (size_t)length - block.dataEnd;
+      info->skippedBytes += pos + block.length - block.dataEnd;
     }
-    if (block.dataEnd > pos + EVENT_BLOCK_HEADER_LEN && !AddBlock(stream, &block)) {
+    if (block.dataEnd > pos + headerLength && !AddBlock(stream, &block)) {
       stream->outOfMemory = 1;
       break;
     }
-    pos += (size_t)length;
+    pos += block.length;
   }
+  if (complete)
+    IndexCheck(stream);
   if (stream->read != NULL) {   /* the scan is over: its window goes */
     free(stream->window);
     stream->window = NULL;
@@ -1898,7 +2040,7 @@ static int SeqSeek(EventStreamStruct *stream, SeqStruct *seq)
     }
     ++seq->block;
     if (seq->block < seq->blockLimit)
-      seq->pos = stream->blocks[seq->block].offset + EVENT_BLOCK_HEADER_LEN;
+      seq->pos = stream->blocks[seq->block].offset + stream->info.blockHeaderLength;
   }
   return 0;
 }
@@ -1965,7 +2107,7 @@ static int MergeStart(EventStreamStruct *stream)
     if (SeqStarts(stream, i)) {
       seq = &stream->seqs[stream->seqCount++];
       seq->block = i;
-      seq->pos = stream->blocks[i].offset + EVENT_BLOCK_HEADER_LEN;
+      seq->pos = stream->blocks[i].offset + stream->info.blockHeaderLength;
     }
     stream->seqs[stream->seqCount - 1].blockLimit = i + 1;
   }
@@ -2055,7 +2197,7 @@ EventStreamRes EventStreamScan(EventStreamStruct **streamReturn, EventStreamRead
   /* The fixed header, then the whole header, for ParseHeader. */
   Fill(stream, &pos, EVENT_STREAM_FIXED_LEN);
   if (stream->size >= EVENT_STREAM_FIXED_LEN)
-    Fill(stream, &pos, (size_t)LoadUnsigned(stream->base + 20, 4, 0));
+    Fill(stream, &pos, (size_t)EventLoad(stream->base + 20, 4, 0));
   if (stream->problemCount > 0 || stream->outOfMemory) {
     FormatMessage(msg, msgSize, "%s", stream->problemCount > 0 ? stream->problems[0] : "offset 0: out of memory");
     EventStreamClose(stream);
@@ -2081,6 +2223,7 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->heap);
   free(stream->seqs);
   free(stream->blocks);
+  free(stream->indexes);
   free(stream->window);
   free(stream->threads);
   free(stream->counts);

@@ -182,6 +182,8 @@ typedef struct EventStreamInfoStruct {
   uint64_t startRealtime;       /* ns since the epoch */
   uint64_t startMonotonic;      /* ns */
   uint32_t pid;
+  uint32_t session;             /* the session id, in every block (2.0 on; .stream.check) */
+  unsigned blockHeaderLength;   /* 36, or 24 in a 1.0 stream */
   const char *program;
   const EventRegistryStruct *registry;  /* the registry the stream carries */
   /* Found in the blocks when the stream was opened */
@@ -190,6 +192,9 @@ typedef struct EventStreamInfoStruct {
   size_t unknownCount;          /* events skipped: code not in the registry */
   size_t clockSyncCount;
   size_t skippedBytes;          /* bytes skipped because they were corrupt */
+  size_t badBlocks;             /* blocks not read: damaged, cut short, another session's */
+  size_t missingBlocks;         /* block indexes absent from the log (2.0 on) */
+  size_t duplicateBlocks;       /* block indexes found twice (2.0 on) */
   int streamEnd;                /* 1 if a StreamEnd event was seen */
   EventClock firstClock, lastClock;  /* the lowest and highest clock of the
                                    known events; 0 if there are none */
@@ -276,12 +281,22 @@ extern const char *EventStreamProblem(const EventStreamStruct *stream, size_t i)
 /* EventRecover -- a dead program's log with its last events recovered
  * from its live file (LOG.live): a malloc'd stream of the log followed
  * by blocks of the events the log lacks.  Returns 0, or 1 with a message
- * if the files do not belong together.  eventrecover.c;
+ * if the files do not belong together.  A live block whose events do
+ * not continue the log's blocks of its number (one file is damaged) is
+ * not recovered, and is counted in rejected.  eventrecover.c;
  * design/telemetry.txt .sol.recover */
+typedef struct EventRecoverStruct {
+  size_t events, blocks;        /* recovered */
+  size_t rejected;              /* live blocks not recovered: they do not fit the log */
+  size_t rejectedOffset;        /* the first of them, in the live file */
+  size_t damaged;               /* live regions whose header is damaged: not recovered */
+  size_t damagedOffset;         /* the first of them */
+  int logFailed;                /* the program could not write all of its log */
+} EventRecoverStruct;
+
 extern int EventRecover(const unsigned char *log, size_t logSize,
                         const unsigned char *live, size_t liveSize,
                         unsigned char **streamReturn, size_t *sizeReturn,
-                        size_t *eventsReturn, size_t *blocksReturn,
-                        char *msg, size_t msgSize);
+                        EventRecoverStruct *result, char *msg, size_t msgSize);
 
 #endif /* eventread_h */

@@ -13,7 +13,11 @@
  * block of the live file, the events that the log does not have.  A
  * live block keeps its sequence number through every partial send, so
  * the log's blocks with the same number hold a prefix of it: the
- * recovered events are the rest.  Depends on libc only.
+ * recovered events are the rest.  Both files may be damaged, so every
+ * walk here moves forward by at least a block header or an event
+ * header, and a live block is recovered only if the log's blocks of its
+ * number are, byte for byte, a whole-event prefix of it.  Depends on
+ * libc only.
  */
 
 #include <stdlib.h>
@@ -23,36 +27,25 @@
 
 typedef struct SentStruct {
   uint64_t seq;
-  size_t bytes;
+  size_t at;                    /* offset of its events in the log */
+  size_t bytes;                 /* how many */
 } SentStruct;
 
-static uint32_t get32(const unsigned char *p, int big)
-{
-  return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-             : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static uint64_t get64(const unsigned char *p, int big)
-{
-  uint64_t hi = get32(p + (big ? 0 : 4), big), lo = get32(p + (big ? 4 : 0), big);
-  return hi << 32 | lo;
-}
-
-static void put32(unsigned char *p, uint32_t v, int big)
-{
-  for (int i = 0; i < 4; ++i)
-    p[big ? 3 - i : i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint16_t get16(const unsigned char *p, int big)
-{
-  return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
-}
+typedef struct FileStruct {
+  const unsigned char *base;
+  size_t size;
+  uint32_t headerLength;        /* of the stream header */
+  unsigned major, big;
+  unsigned blockHeaderLength;   /* 36, or 24 in a 1.0 stream */
+  uint32_t session;             /* 2.0 on */
+} FileStruct;
 
 static int cmpSent(const void *a, const void *b)
 {
-  uint64_t x = ((const SentStruct *)a)->seq, y = ((const SentStruct *)b)->seq;
-  return x < y ? -1 : x > y;
+  const SentStruct *x = a, *y = b;
+  if (x->seq != y->seq)
+    return x->seq < y->seq ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;   /* in the order written */
 }
 
 static void message(char *msg, size_t msgSize, const char *text)
@@ -66,159 +59,258 @@ static void message(char *msg, size_t msgSize, const char *text)
   msg[n] = '\0';
 }
 
-/* headerCheck -- the fixed header of a stream: its length and byte order */
-static int headerCheck(const unsigned char *buf, size_t size, uint32_t *lengthReturn, int *bigReturn)
+/* headerRead -- the fixed header of a stream: its length, version and
+ * byte order */
+static int headerRead(FileStruct *f, const unsigned char *buf, size_t size)
 {
-  uint32_t length;
+  f->base = buf;
+  f->size = size;
   if (size < EVENT_STREAM_FIXED_LEN || memcmp(buf, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) != 0)
     return 0;
-  length = get32(buf + 20, 0);
-  if (length < EVENT_STREAM_FIXED_LEN || length > size)
+  f->major = (unsigned)EventLoad(buf + 8, 2, 0);
+  if (f->major != 1 && f->major != EVENT_VERSION_MAJOR)
     return 0;
-  *lengthReturn = length;
-  *bigReturn = buf[14] == 0x01 && buf[15] == 0x02;
+  f->headerLength = (uint32_t)EventLoad(buf + 20, 4, 0);
+  if (f->headerLength < EVENT_STREAM_FIXED_LEN || f->headerLength > size)
+    return 0;
+  f->big = buf[14] == 0x01 && buf[15] == 0x02;
+  f->blockHeaderLength = f->major >= 2 ? EVENT_BLOCK_HEADER_LEN : EVENT_BLOCK_HEADER_LEN_1;
+  f->session = f->major >= 2 ? (uint32_t)EventLoad(buf + EVENT_STREAM_SESSION_AT, 4, 0) : 0;
   return 1;
 }
 
 /* dataEnd -- where the events of a block's data end: at code 0, at an
- * event that cannot be whole, or at the end */
-static size_t dataEnd(const unsigned char *data, size_t size, int big)
+ * event that cannot be whole, or at the end.  Each step is at least an
+ * event header. */
+static size_t dataEnd(const unsigned char *data, size_t size, unsigned big)
 {
   size_t offset = 0;
-  while (offset + EVENT_HEADER_LEN <= size) {
-    uint16_t code = get16(data + offset, big), length = get16(data + offset + 2, big);
+  while (size - offset >= EVENT_HEADER_LEN) {
+    uint64_t code = EventLoad(data + offset, 2, big), length = EventLoad(data + offset + 2, 2, big);
     if (code == 0 || length < EVENT_HEADER_LEN || length > size - offset)
       break;
-    offset += length;
+    offset += (size_t)length;
   }
   return offset;
+}
+
+/* logBlockSound -- is the log's block at offset whole and its own? */
+static int logBlockSound(const FileStruct *f, size_t offset, EventBlockHeaderStruct *h)
+{
+  const unsigned char *p = f->base + offset;
+  if (f->size - offset < f->blockHeaderLength || memcmp(p, EVENT_BLOCK_MAGIC, 4) != 0)
+    return 0;
+  EventBlockDecode(h, p, f->major, f->big);
+  if (h->length < f->blockHeaderLength || h->length > f->size - offset)
+    return 0;
+  if (f->major >= 2)
+    return h->session == f->session && (h->flags & EVENT_BLOCK_CHECKED) != 0
+           && EventBlockCheck(p, h->length) == h->check;
+  return 1;
+}
+
+/* The live file's regions start on pages: this is the least page. */
+#define LIVE_PAGE 4096u
+
+/* zeros -- are the n bytes at p all zero? */
+static int zeros(const unsigned char *p, size_t n)
+{
+  while (n > 0 && *p == 0)
+    ++p, --n;
+  return n == 0;
+}
+
+/* regionSound -- is the live region's header what the program wrote: its
+ * check holds, its length is whole pages within the file, and it is of
+ * this session (free regions included: the check leaves out the magic) */
+static int regionSound(const FileStruct *f, const unsigned char *p, const EventBlockHeaderStruct *h,
+                       size_t left)
+{
+  return EventLiveCheck(p) == h->check && h->length >= f->blockHeaderLength && h->length <= left
+         && h->length % LIVE_PAGE == 0 && h->session == f->session;
+}
+
+/* nextMagic -- the next block magic after offset, or the end */
+static size_t nextMagic(const FileStruct *f, size_t offset)
+{
+  for (++offset; f->size - offset >= 4; ++offset)
+    if (memcmp(f->base + offset, EVENT_BLOCK_MAGIC, 4) == 0)
+      return offset;
+  return f->size;
+}
+
+/* sentCollect -- what the log holds of each sequence number, from its
+ * sound blocks; a damaged block is passed over (the reader reports it).
+ * Returns the offset where a block cut short by the end of the log
+ * starts (left out of the stream: its events are all in its live
+ * block), or the log's size. */
+static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *countReturn, int *failed)
+{
+  SentStruct *sent = NULL;
+  size_t count = 0, limit = 0, offset = f->headerLength, cut = f->size;
+  while (f->size - offset >= 4) {
+    EventBlockHeaderStruct h;
+    if (!logBlockSound(f, offset, &h)) {
+      /* A program killed in the middle of write() leaves the log's
+       * last block cut short: it is left out, or the recovered blocks
+       * appended after it would be read as its data (tests/test_death.c
+       * death-4.1). */
+      if (f->size - offset < f->blockHeaderLength
+          || (memcmp(f->base + offset, EVENT_BLOCK_MAGIC, 4) == 0
+              && EventLoad(f->base + offset + 4, 4, f->big) > f->size - offset
+              && nextMagic(f, offset) == f->size)) {
+        cut = offset;
+        break;
+      }
+      offset = nextMagic(f, offset);
+      continue;
+    }
+    if (count == limit) {
+      size_t bigger = limit == 0 ? 256 : 2 * limit;
+      SentStruct *more = realloc(sent, bigger * sizeof *sent);
+      if (more == NULL) {
+        *failed = 1;
+        break;
+      }
+      sent = more;
+      limit = bigger;
+    }
+    sent[count].seq = h.seq;
+    sent[count].at = offset + f->blockHeaderLength;
+    sent[count].bytes = dataEnd(f->base + sent[count].at, h.length - f->blockHeaderLength, f->big);
+    ++count;
+    offset += h.length;
+  }
+  if (count > 0)
+    qsort(sent, count, sizeof *sent, cmpSent);
+  *sentReturn = sent;
+  *countReturn = count;
+  return cut;
+}
+
+/* prefixMatch -- are the log's sends of seq a whole-event prefix of the
+ * live block's data[0 .. end)?  Sets *skipReturn to its length. */
+static int prefixMatch(const FileStruct *log, const SentStruct *sent, size_t sentCount, uint64_t seq,
+                       const unsigned char *data, size_t end, unsigned big, size_t *skipReturn)
+{
+  size_t lo = 0, hi = sentCount, skip = 0, boundary = 0;
+  while (lo < hi) {             /* the first send of this seq */
+    size_t mid = lo + (hi - lo) / 2;
+    if (sent[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (; lo < sentCount && sent[lo].seq == seq; ++lo) {
+    if (sent[lo].bytes > end - skip
+        || memcmp(log->base + sent[lo].at, data + skip, sent[lo].bytes) != 0)
+      return 0;
+    skip += sent[lo].bytes;
+  }
+  while (boundary < skip)       /* on an event boundary of the live block */
+    boundary += (size_t)EventLoad(data + boundary + 2, 2, big);
+  *skipReturn = skip;
+  return boundary == skip;
 }
 
 /* EventRecover -- the log with the live file's unsent events appended.
  *
  * On success returns 0 and a malloc'd stream in *streamReturn (the
- * caller frees it), the number of events recovered and the number of
- * blocks they came from.  Returns 1 with a message if the two files do
- * not belong together or the live file is not one. */
-int EventRecover(const unsigned char *log, size_t logSize,
-                 const unsigned char *live, size_t liveSize,
+ * caller frees it), with what was recovered and what was not in
+ * *result.  Returns 1 with a message if the two files do not belong
+ * together or the live file is not one. */
+int EventRecover(const unsigned char *logBytes, size_t logSize,
+                 const unsigned char *liveBytes, size_t liveSize,
                  unsigned char **streamReturn, size_t *sizeReturn,
-                 size_t *eventsReturn, size_t *blocksReturn,
-                 char *msg, size_t msgSize)
+                 EventRecoverStruct *result, char *msg, size_t msgSize)
 {
-  uint32_t logHeader, liveHeader;
-  int big, liveBig;
+  FileStruct log, live;
   SentStruct *sent = NULL;
-  size_t sentCount = 0, sentLimit = 0, offset, outSize, events = 0, blocks = 0;
+  size_t sentCount = 0, offset, outSize;
   unsigned char *out;
+  int failed = 0;
 
-  if (!headerCheck(log, logSize, &logHeader, &big)) {
+  memset(result, 0, sizeof *result);
+  if (!headerRead(&log, logBytes, logSize)) {
     message(msg, msgSize, "the log has no readable header");
     return 1;
   }
-  if (!headerCheck(live, liveSize, &liveHeader, &liveBig)) {
+  if (!headerRead(&live, liveBytes, liveSize)) {
     message(msg, msgSize, "the live file has no readable header");
     return 1;
   }
-  /* Same program, same session: pid, start clock and start time. */
-  if (big != liveBig || memcmp(log + 32, live + 32, 28) != 0) {
+  /* Same program, same session: pid, start clock and start time, and
+   * from 2.0 the session id. */
+  if (log.big != live.big || log.major != live.major
+      || memcmp(logBytes + 32, liveBytes + 32, log.major >= 2 ? 32 : 28) != 0) {
     message(msg, msgSize, "the live file belongs to another session than the log");
     return 1;
   }
 
-  /* How many bytes of each block number the log has. */
-  for (offset = logHeader; offset + EVENT_BLOCK_HEADER_LEN <= logSize;) {
-    uint32_t length = get32(log + offset + 4, big);
-    if (memcmp(log + offset, EVENT_BLOCK_MAGIC, 4) != 0 || length < EVENT_BLOCK_HEADER_LEN ||
-        length > logSize - offset)
-      break;                    /* the reader will report it */
-    if (sentCount == sentLimit) {
-      size_t limit = sentLimit == 0 ? 256 : 2 * sentLimit;
-      SentStruct *bigger = realloc(sent, limit * sizeof *sent);
-      if (bigger == NULL) {
-        free(sent);
-        message(msg, msgSize, "out of memory");
-        return 1;
-      }
-      sent = bigger;
-      sentLimit = limit;
-    }
-    sent[sentCount].seq = get64(log + offset + 16, big);
-    sent[sentCount].bytes = dataEnd(log + offset + EVENT_BLOCK_HEADER_LEN,
-                                    length - EVENT_BLOCK_HEADER_LEN, big);
-    ++sentCount;
-    offset += length;
-  }
-  if (sentCount > 0)
-    qsort(sent, sentCount, sizeof *sent, cmpSent);
-  /* A program killed in the middle of write() leaves the log's last
-   * block cut short: its header, or its data, runs past the end of the
-   * file.  That block is left out (its events are all in its live
-   * block, which the log then lacks), or the recovered blocks appended
-   * after it would be read as its data.  Found by tests/test_death.c
-   * death-4.1.  A bad block before the end stays, for the reader to
-   * report. */
-  if (offset < logSize && (logSize - offset < EVENT_BLOCK_HEADER_LEN ||
-                           (memcmp(log + offset, EVENT_BLOCK_MAGIC, 4) == 0 &&
-                            get32(log + offset + 4, big) > logSize - offset)))
-    logSize = offset;
-
-  out = malloc(logSize + liveSize);
+  log.size = sentCollect(&log, &sent, &sentCount, &failed);
+  out = failed ? NULL : malloc(log.size + liveSize);
   if (out == NULL) {
     free(sent);
     message(msg, msgSize, "out of memory");
     return 1;
   }
-  memcpy(out, log, logSize);
-  outSize = logSize;
+  memcpy(out, logBytes, log.size);
+  outSize = log.size;
 
   /* Each region of the live file: a block (magic), or a free region
-   * (magic zero, length kept), or the end. */
-  for (offset = liveHeader; offset + EVENT_BLOCK_HEADER_LEN <= liveSize;) {
-    const unsigned char *block = live + offset;
-    uint32_t length = get32(block + 4, big);
-    size_t end, skip = 0;
-    uint64_t seq;
-    /* A length of 0 is a region claimed (fallocate, mmap) but whose
-     * header was never written: the program died in between.  Regions
-     * are claimed at the end of the file and given their header under
-     * the lock, so such a region can only be the last, and it holds no
-     * events: stopping there loses nothing and is not corruption.
-     * (tests/test_death.c; design/telemetry.txt .test.death) */
-    if (length < EVENT_BLOCK_HEADER_LEN || length > liveSize - offset)
-      break;
-    offset += length;
-    if (memcmp(block, EVENT_BLOCK_MAGIC, 4) != 0)
+   * (magic zero, length kept), each with its header checked; or a
+   * region claimed (fallocate, mmap) whose header was never written
+   * (zeros: the program died in between).  At a region that is neither,
+   * the walk looks for the next checked header a page on.  Every step
+   * moves on by at least a page.  .sol.recover */
+  result->logFailed = (liveBytes[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_LOG_FAILED) != 0;
+  for (offset = live.headerLength; liveSize - offset >= live.blockHeaderLength;) {
+    const unsigned char *block = liveBytes + offset;
+    const unsigned char *data = block + live.blockHeaderLength;
+    EventBlockHeaderStruct h;
+    size_t end, skip;
+    EventBlockDecode(&h, block, live.major, live.big);
+    if (live.major >= 2 && !regionSound(&live, block, &h, liveSize - offset)) {
+      if (!zeros(block, live.blockHeaderLength) && result->damaged++ == 0)
+        result->damagedOffset = offset;
+      offset = (offset / LIVE_PAGE + 1) * LIVE_PAGE;
       continue;
-    seq = get64(block + 16, big);
-    end = dataEnd(block + EVENT_BLOCK_HEADER_LEN, length - EVENT_BLOCK_HEADER_LEN, big);
-    {
-      size_t lo = 0, hi = sentCount;
-      while (lo < hi) {         /* the first entry with this seq */
-        size_t mid = (lo + hi) / 2;
-        if (sent[mid].seq < seq)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      for (; lo < sentCount && sent[lo].seq == seq; ++lo)
-        skip += sent[lo].bytes;
     }
-    if (skip >= end)
+    if (h.length < live.blockHeaderLength || h.length > liveSize - offset)
+      break;                    /* 1.0: the end, or damage */
+    offset += h.length;
+    if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0)
+      continue;
+    end = dataEnd(data, h.length - live.blockHeaderLength, live.big);
+    if (!prefixMatch(&log, sent, sentCount, h.seq, data, end, live.big, &skip)) {
+      if (result->rejected++ == 0)
+        result->rejectedOffset = offset - h.length;
+      continue;
+    }
+    if (skip == end)
       continue;
     /* A block of the unsent events, with the live block's header. */
-    memcpy(out + outSize, block, EVENT_BLOCK_HEADER_LEN);
-    put32(out + outSize + 4, (uint32_t)(EVENT_BLOCK_HEADER_LEN + end - skip), big);
-    memcpy(out + outSize + EVENT_BLOCK_HEADER_LEN, block + EVENT_BLOCK_HEADER_LEN + skip, end - skip);
-    outSize += EVENT_BLOCK_HEADER_LEN + end - skip;
-    ++blocks;
-    for (size_t e = skip; e < end; e += get16(block + EVENT_BLOCK_HEADER_LEN + e + 2, big))
-      ++events;
+    h.length = (uint32_t)(live.blockHeaderLength + end - skip);
+    h.index = EVENT_BLOCK_INDEX_NONE;
+    h.flags = (uint16_t)(h.flags | EVENT_BLOCK_CHECKED);
+    h.check = 0;
+    if (live.major >= 2)
+      EventBlockEncode(out + outSize, &h, live.big);
+    else {
+      memcpy(out + outSize, block, live.blockHeaderLength);
+      EventStore(out + outSize + 4, h.length, 4, live.big);
+    }
+    memcpy(out + outSize + live.blockHeaderLength, data + skip, end - skip);
+    if (live.major >= 2)
+      EventStore(out + outSize + offsetof(EventBlockHeaderStruct, check),
+                 EventBlockCheck(out + outSize, h.length), 4, live.big);
+    outSize += h.length;
+    ++result->blocks;
+    for (size_t e = skip; e < end; e += (size_t)EventLoad(data + e + 2, 2, live.big))
+      ++result->events;
   }
   free(sent);
   *streamReturn = out;
   *sizeReturn = outSize;
-  *eventsReturn = events;
-  *blocksReturn = blocks;
   return 0;
 }

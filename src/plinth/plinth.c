@@ -300,6 +300,24 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
   return fdWrite(stream->fd, buf, size);
 }
 
+/* PlinthStreamWriteAt -- overwrite bytes already in a file stream, at
+ * offset, without moving where the next write goes (pwrite).  For the
+ * live file's header: it needs no new space, so it works on a full disk. */
+
+int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *buf, size_t size)
+{
+  ssize_t n;
+  assert(stream != NULL);
+  if (stream->sort == PlinthStreamSortMemory)
+    return EINVAL;
+  do
+    n = pwrite(stream->fd, buf, size, (off_t)offset);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return errno;
+  return (size_t)n == size ? 0 : EIO;
+}
+
 /* PlinthStreamFlush -- make written bytes visible to readers
  *
  * A no-op for both sorts.  PlinthStreamWrite buffers nothing: each write()

@@ -38,6 +38,7 @@ extern int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path);
 extern int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
 extern int PlinthStreamOpenMemory(PlinthStream *streamReturn);
 extern int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size);
+extern int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *buf, size_t size);
 extern int PlinthStreamFlush(PlinthStream stream);
 extern void PlinthStreamClose(PlinthStream stream);
 

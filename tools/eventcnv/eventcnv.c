@@ -276,6 +276,9 @@ static int LiveExists(const char *path)
 static struct {
   int done;                     /* a live file was read and merged */
   size_t events, blocks;        /* what it added */
+  size_t rejected, rejectedOffset;  /* live blocks that did not fit the log */
+  size_t damaged, damagedOffset;    /* live regions with damaged headers */
+  int logFailed;                /* the program could not write all of its log */
   char path[4096];              /* LOG.live */
 } recovered;
 
@@ -287,7 +290,8 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
   char livePath[4096];
   InputStruct live;
   unsigned char *merged;
-  size_t size, events, blocks;
+  size_t size;
+  EventRecoverStruct result;
   char msg[256];
   int err;
   if (path == NULL || strcmp(path, "-") == 0)
@@ -302,7 +306,7 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
     fprintf(stderr, "%s: %s: %s\n", programName, livePath, strerror(err));
     return 1;
   }
-  if (EventRecover(in->data, in->size, live.data, live.size, &merged, &size, &events, &blocks,
+  if (EventRecover(in->data, in->size, live.data, live.size, &merged, &size, &result,
                    msg, sizeof msg) != 0) {
     fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath, msg);
     InputFree(&live);
@@ -316,8 +320,13 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
   /* Said once, with the rest of how the stream ended: ReportWarnings. */
   (void)name;
   recovered.done = 1;
-  recovered.events = events;
-  recovered.blocks = blocks;
+  recovered.events = result.events;
+  recovered.blocks = result.blocks;
+  recovered.rejected = result.rejected;
+  recovered.rejectedOffset = result.rejectedOffset;
+  recovered.damaged = result.damaged;
+  recovered.damagedOffset = result.damagedOffset;
+  recovered.logFailed = result.logFailed;
   memcpy(recovered.path, livePath, sizeof recovered.path);
   return 0;
 }
@@ -541,9 +550,13 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
 {
   char counts[4096 + 200];
   size_t running = Running(info);
-  if (!info->streamEnd) {
+  if (!info->streamEnd && recovered.done) {
     Recovered(counts, sizeof counts, info);
     snprintf(buf, size, "no StreamEnd: recovered after a crash (%s)", counts);
+  } else if (!info->streamEnd) {
+    Recovered(counts, sizeof counts, info);
+    snprintf(buf, size, "no StreamEnd and no live file: incomplete (%s); what the program "
+             "held in its buffers when it stopped is not in the log", counts);
   } else if (running == 0)
     snprintf(buf, size, "clean");
   else if (recovered.done)
@@ -560,7 +573,7 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
 
 /* PrintHeader -- --header.  design/telemetry.txt .stream.header */
 
-static void PrintHeader(const EventStreamInfoStruct *info)
+static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
 {
   time_t seconds = (time_t)(info->startRealtime / 1000000000u);
   struct tm tm;
@@ -587,6 +600,17 @@ static void PrintHeader(const EventStreamInfoStruct *info)
   printf("header        %lu bytes\n", (unsigned long)info->headerLength);
   printf("registry      \"%s\": %u kinds, %u events\n", info->registry->name,
          info->registry->kindCount, info->registry->eventCount);
+  if (info->major >= 2)
+    printf("session       0x%08lx\n", (unsigned long)info->session);
+  /* design/telemetry.txt .stream.check */
+  if (problems == 0)
+    printf("blocks        %lu, %s\n", (unsigned long)info->blockCount,
+           info->major >= 2 ? "every one checked and sound" : "sound (1.0: not checked)");
+  else
+    printf("blocks        %lu sound; damaged: %lu bad, %lu missing, %lu twice, %lu bytes "
+           "skipped (see the messages)\n", (unsigned long)info->blockCount,
+           (unsigned long)info->badBlocks, (unsigned long)info->missingBlocks,
+           (unsigned long)info->duplicateBlocks, (unsigned long)info->skippedBytes);
   {
     char ending[8192];
     Ending(ending, sizeof ending, info);
@@ -642,13 +666,44 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     Ending(ending, sizeof ending, info);
     fprintf(stderr, "%s: %s: the stream ended with %s\n", programName, name, ending);
   }
-  if (!info->streamEnd) {
+  if (recovered.rejected > 0)
+    fprintf(stderr, "%s: %s: %lu block%s of %s (the first at offset %lu) did not continue the "
+            "log's blocks of the same number, so one of the files is damaged: their events were "
+            "not recovered\n", programName, name, (unsigned long)recovered.rejected,
+            recovered.rejected == 1 ? "" : "s", recovered.path,
+            (unsigned long)recovered.rejectedOffset);
+  if (recovered.damaged > 0)
+    fprintf(stderr, "%s: %s: %lu region%s of %s (the first at offset %lu) %s a damaged header: "
+            "%s events were not recovered\n", programName, name, (unsigned long)recovered.damaged,
+            recovered.damaged == 1 ? "" : "s", recovered.path, (unsigned long)recovered.damagedOffset,
+            recovered.damaged == 1 ? "has" : "have", recovered.damaged == 1 ? "its" : "their");
+  if (recovered.logFailed)
+    fprintf(stderr, "%s: %s: the program could not write all of its log (%s says a write "
+            "failed, a full disk perhaps): the events it sent after that are lost, but for "
+            "those recovered from the live file\n", programName, name, recovered.path);
+  if (!info->streamEnd && recovered.done) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
     fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event): the program "
             "died before it could end it, and the log was recovered after the crash: %s\n",
             programName, name, counts);
+  } else if (!info->streamEnd) {
+    char counts[4096 + 200];
+    Recovered(counts, sizeof counts, info);
+    fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event) and there is "
+            "no live file to recover from: it is incomplete (%s); the events the program held "
+            "in its buffers when it stopped are lost, or it is still running without one\n",
+            programName, name, counts);
   }
+}
+
+/* Complete -- 1 if the stream holds, as far as can be known, everything
+ * the program emitted: exit 0 says so.  design/telemetry.txt .eventcnv.exit */
+static int Complete(const EventStreamInfoStruct *info)
+{
+  if (recovered.rejected > 0 || recovered.damaged > 0 || recovered.logFailed)
+    return 0;
+  return info->streamEnd ? Lossless(info) : recovered.done;
 }
 
 
@@ -756,7 +811,7 @@ int main(int argc, char **argv)
   FilterInit(filter, &opt, info->registry);
 
   if (opt.header)
-    PrintHeader(info);
+    PrintHeader(info, EventStreamProblemCount(stream));
   if (opt.list) {
     if (opt.header)
       printf("\n");
@@ -785,6 +840,8 @@ int main(int argc, char **argv)
   if (res == EventStreamERROR && ReportProblems(stream, name))
     status = EXIT_BAD_STREAM;
   ReportWarnings(info, name);
+  if (!Complete(info))
+    status = EXIT_BAD_STREAM;
   if (opt.count || opt.summary || (!opt.header && !opt.list))
     ReportDropped(info->registry, name, info->dropped);
 

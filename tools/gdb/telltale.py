@@ -16,7 +16,7 @@ import struct
 import gdb
 
 EVENT_HEADER_LEN = 12           # src/event/eventcom.h
-EVENT_BLOCK_HEADER_LEN = 24
+EVENT_BLOCK_HEADER_LEN = 36    # sizeof(EventBlockHeaderStruct) when debug info lacks it
 EVENT_PARAM_MAX = 16
 EVENT_STRING_MAX = 1023
 EVENT_NAME_MAX = 63
@@ -508,7 +508,7 @@ def _events(registry, layout, session):
             if slots[current] != 0:
                 ranges.append((slots[current], sizes[current], nxt_event))
             for base, size, end in ranges:
-                start = base + EVENT_BLOCK_HEADER_LEN
+                start = base + _block_header_len()
                 if size > SLOT_SIZE_MAX or not start <= end <= base + size:
                     _warn("%s: corrupt buffer at 0x%x: its data end 0x%x is outside it "
                           "(size %d): skipped" % (where, base, end, size))
@@ -595,6 +595,14 @@ def _clock(registry, session, events):
             return Clock(hz, start, realtime, "%d Hz, from ClockSync events" % hz)
     return Clock(None, start, realtime,
                  "frequency unknown: times are cycles since the session's start")
+
+
+def _block_header_len():
+    """a block header's size, from the program's debug info"""
+    try:
+        return gdb.lookup_type("EventBlockHeaderStruct").sizeof
+    except gdb.error:
+        return EVENT_BLOCK_HEADER_LEN
 
 
 def _fields(value_type):

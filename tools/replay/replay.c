@@ -647,7 +647,8 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn)
   char livePath[4096], msg[256];
   struct stat st;
   unsigned char *liveBytes, *merged;
-  size_t size, events, blockCount;
+  size_t size;
+  EventRecoverStruct recovery;
   int fd;
   if (snprintf(livePath, sizeof livePath, "%s.live", opt.log) >= (int)sizeof livePath)
     return 0;
@@ -666,7 +667,7 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn)
   if (liveBytes == MAP_FAILED)
     fail("%s: %s", livePath, strerror(errno));
   if (EventRecover(*bufReturn, *sizeReturn, liveBytes, (size_t)st.st_size, &merged, &size,
-                   &events, &blockCount, msg, sizeof msg) != 0) {
+                   &recovery, msg, sizeof msg) != 0) {
     if (opt.report)
       fprintf(stderr, "replay: %s: %s; replaying the log alone\n", livePath, msg);
     munmap(liveBytes, (size_t)st.st_size);
@@ -676,7 +677,18 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn)
   munmap(*bufReturn, *sizeReturn);
   *bufReturn = merged;
   *sizeReturn = size;
-  result.recovered = events;
+  result.recovered = recovery.events;
+  if (recovery.damaged > 0 && opt.report)
+    fprintf(stderr, "replay: %s: %lu regions have damaged headers (the first at offset %lu): "
+            "not recovered\n", livePath, (unsigned long)recovery.damaged,
+            (unsigned long)recovery.damagedOffset);
+  if (recovery.logFailed && opt.report)
+    fprintf(stderr, "replay: %s: the program could not write all of its log: events are lost\n",
+            livePath);
+  if (recovery.rejected > 0 && opt.report)
+    fprintf(stderr, "replay: %s: %lu live blocks did not continue the log (the first at offset "
+            "%lu): not recovered\n", livePath, (unsigned long)recovery.rejected,
+            (unsigned long)recovery.rejectedOffset);
   return 1;
 }
 

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""tests/damage.py -- real logs, damaged, read by eventcnv
+
+.design: design/telemetry.txt .stream.check .sol.recover .test.damage
+
+Usage: damage.py CONFIG [RUNS]      e.g. damage.py build/san 20
+
+Makes real logs with CONFIG/tests/trust_client (four workers emitting
+numbered Step events, tests/trust/client.c) with 4 KiB buffers, so that
+buffers are sent in part and live blocks share their sequence numbers
+with the log's blocks:
+
+  killed    the client killed with SIGKILL: a log and its LOG.live;
+  full      the same with the file size limited (RLIMIT_FSIZE, as a full
+            disk), so that writes fail with EFBIG part way.
+
+Then it damages copies, one byte at a time, where damage hurts most: the
+sequence number, length or session id of a block in the log or a region
+in the live file, and a random byte anywhere in either.  Each damaged
+pair is read with CONFIG/eventcnv, which must
+
+  - finish within 20 s (no walk may fail to move on),
+  - not crash, nor print a sanitizer report,
+  - show no Step event twice, nor out of its worker's order,
+  - show no more Step events than the undamaged pair shows,
+  - exit 1, and say what is wrong, whenever it shows fewer.
+
+The undamaged killed pair must read exactly (every counted step, exit 0),
+and the full-disk one must say it is incomplete or cut, with exit 1.
+Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
+"""
+
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+STEP = re.compile(r' Step +worker=(\d+) seq=(\d+)')
+BLOCK_HEADER = 36
+
+
+def blocks(data, start):
+    """(offset, length) of each block or region, walking by lengths"""
+    out = []
+    pos = start
+    while pos + BLOCK_HEADER <= len(data):
+        length = struct.unpack_from('<I', data, pos + 4)[0]
+        if length < BLOCK_HEADER or pos + length > len(data):
+            break
+        out.append((pos, length))
+        pos += length
+    return out
+
+
+def header_length(data):
+    return struct.unpack_from('<I', data, 20)[0]
+
+
+def run_client(client, d, env_extra, limit=None):
+    env = dict(os.environ, TRUST_COUNTS='counts', TELLTALE_FILE='t.log', TELLTALE_BUFFER='4096')
+    env.update(env_extra)
+
+    def pre():
+        if limit is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    p = subprocess.Popen([client, 'kill'], cwd=d, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=pre)
+    line = p.stdout.readline()
+    time.sleep(0.005)
+    p.kill()
+    p.wait()
+    return line.startswith(b'ready')
+
+
+def read(eventcnv, path):
+    try:
+        r = subprocess.run([eventcnv, path], capture_output=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return None, None, None, 'hangs (no end within 20 s)'
+    out = r.stdout.decode('utf-8', 'replace')
+    err = r.stderr.decode('utf-8', 'replace')
+    steps = [(int(w), int(s)) for w, s in STEP.findall(out)]
+    return r.returncode, steps, err, None
+
+
+def judge(steps, status, err, limit):
+    """what is wrong with a damaged read, or None"""
+    if status < 0 or status >= 128:
+        return 'crashed (%d)' % status
+    if 'Sanitizer' in err or 'runtime error' in err:
+        return 'sanitizer report: ' + err[:200]
+    seen = set()
+    last = {}
+    for w, s in steps:
+        if (w, s) in seen:
+            return 'worker %d seq %d shown twice' % (w, s)
+        seen.add((w, s))
+        if s < last.get(w, -1):
+            return 'worker %d seq %d after seq %d' % (w, s, last[w])
+        last[w] = s
+    if len(steps) > limit:
+        return '%d steps shown, the sound pair has %d' % (len(steps), limit)
+    if len(steps) < limit and status != 1:
+        return '%d of %d steps shown with exit %d, and %s' % (len(steps), limit, status,
+                                                            'nothing said' if not err else err[:200])
+    return None
+
+
+def main():
+    cfg = sys.argv[1].rstrip('/')
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    client = os.path.abspath(os.path.join(cfg, 'tests', 'trust_client'))
+    eventcnv = os.path.abspath(os.path.join(cfg, 'eventcnv'))
+    rnd = random.Random(int(os.environ.get('DAMAGE_SEED', '1')))
+    passed = failed = 0
+    tmp = tempfile.mkdtemp()
+
+    def result(name, why):
+        nonlocal passed, failed
+        if why:
+            failed += 1
+            print('FAIL %s: %s' % (name, why))
+        else:
+            passed += 1
+            print('ok %s' % name)
+
+    try:
+        # The sound pair.
+        d = os.path.join(tmp, 'killed')
+        os.mkdir(d)
+        if not run_client(client, d, {}):
+            result('killed', 'the client did not start')
+            return 1
+        log = open(os.path.join(d, 't.log'), 'rb').read()
+        live = open(os.path.join(d, 't.log.live'), 'rb').read()
+        status, steps, err, hang = read(eventcnv, os.path.join(d, 't.log'))
+        counts = struct.unpack_from('8Q', open(os.path.join(d, 'counts'), 'rb').read(), 0)
+        if hang:
+            result('killed', hang)
+            return 1
+        want = sum(counts[1:5])     # workers 1 to 4
+        result('killed', None if status == 0 and want <= len(steps) <= want + 4
+               and judge(steps, status, err, len(steps)) is None
+               else 'exit %d, %d steps of %d counted: %s' % (status, len(steps), want, err[:300]))
+        limit = len(steps)
+        logBlocks = blocks(log, header_length(log))
+        liveBlocks = [b for b in blocks(live, header_length(live))
+                      if live[b[0]:b[0] + 4] == b'TTBK']
+
+        # Damage, one byte at a time.
+        def damaged(name, which, offset):
+            nonlocal passed
+            dl = os.path.join(tmp, name)
+            os.makedirs(dl, exist_ok=True)
+            a, b = bytearray(log), bytearray(live)
+            target = a if which == 'log' else b
+            old = target[offset]
+            target[offset] = (old + rnd.randrange(1, 256)) & 0xFF
+            open(os.path.join(dl, 't.log'), 'wb').write(a)
+            open(os.path.join(dl, 't.log.live'), 'wb').write(b)
+            st, got, e, hang = read(eventcnv, os.path.join(dl, 't.log'))
+            why = hang or judge(got, st, e, limit)
+            if why:
+                why = '%s byte %d: %s' % (which, offset, why)
+                if os.environ.get('DAMAGE_KEEP'):
+                    shutil.copytree(dl, os.path.join(os.environ['DAMAGE_KEEP'], name), dirs_exist_ok=True)
+            shutil.rmtree(dl)
+            return why
+
+        cases = []
+        for field, lo, hi in (('seq', 16, 24), ('length', 4, 8), ('session', 24, 28),
+                              ('index', 28, 32)):
+            for _ in range(runs):
+                if logBlocks:
+                    o, _ = rnd.choice(logBlocks)
+                    cases.append(('log-' + field, 'log', o + rnd.randrange(lo, hi)))
+                if liveBlocks:
+                    o, _ = rnd.choice(liveBlocks)
+                    cases.append(('live-' + field, 'live', o + rnd.randrange(lo, hi)))
+        for _ in range(runs):
+            cases.append(('log-any', 'log', rnd.randrange(len(log))))
+            cases.append(('live-any', 'live', rnd.randrange(len(live))))
+        whys = {}
+        for name, which, offset in cases:
+            why = damaged(name, which, offset)
+            if why and name not in whys:
+                whys[name] = why
+        for name in dict.fromkeys(c[0] for c in cases):
+            result(name, whys.get(name))
+
+        # A full disk (RLIMIT_FSIZE: writes fail with EFBIG), then SIGKILL.
+        d = os.path.join(tmp, 'full')
+        os.mkdir(d)
+        if not run_client(client, d, {}, limit=40000):
+            result('full-disk', 'the client did not start')
+        else:
+            st, got, e, hang = read(eventcnv, os.path.join(d, 't.log'))
+            why = hang or judge(got, st, e, 10 ** 9)
+            if not why and st != 1:
+                why = 'exit %d over a log cut by a full disk: %s' % (st, e[:300])
+            if not why and not re.search(r'incomplete|cut short|could not write all of its log', e):
+                why = 'nothing said of the loss: ' + e[:300]
+            result('full-disk', why)
+    finally:
+        shutil.rmtree(tmp)
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
