@@ -158,9 +158,12 @@ run() {
   rm -rf "$dir"
   mkdir -p "$dir"
   { (cd "$dir" && exec env TELLTALE_BUFFER=4096 TELLTALE_FILE=f.log \
-       timeout 120 "$@" "$out/$arch/client" "$mode" >out 2>err); } 2>/dev/null
+       timeout 30 "$@" "$out/$arch/client" "$mode" >out 2>err); } 2>/dev/null
   r=$?
-  if [ "$r" != "$status" ]; then
+  if [ "$r" = 124 ]; then
+    bad "$arch-$mode" "still running after 30 s: killed"
+    return 1
+  elif [ "$r" != "$status" ]; then
     bad "$arch-$mode" "exit $r, not $status: $(head -3 "$dir/err")"
     return 1
   fi
