@@ -10,9 +10,8 @@
 # build/foreign/<arch>/, and natively into build/foreign/x86_64/:
 #   s390x    s390x-linux-gnu-gcc,  run by qemu-s390x   64-bit big-endian
 #   powerpc  powerpc-linux-gnu-gcc, run by qemu-ppc    32-bit big-endian
-#   i386     i686-linux-gnu-gcc, run natively where the kernel runs
-#            32-bit programs (qemu-i386 7.2 hangs in every
-#            pthread_create of glibc 2.36), else by qemu-i386
+#   i386     i686-linux-gnu-gcc,   run by qemu-i386    32-bit little-endian
+# each on the cross sysroot's libraries (qemuSysroot).
 # Each client runs in three endings: finish (StreamEnd), abort (the
 # fatal-signal handler flushes) and kill (SIGKILL: the last events are
 # in the live file, which CONFIG/eventcnv recovers, and says it took some
@@ -256,31 +255,28 @@ have() {
   done
 }
 
+# qemuSysroot TRIPLE -- qemu's options to run the guest on the cross
+# sysroot's libraries.  -L alone is not enough: a path the guest opens
+# is looked for in the sysroot first, then on the host, so the guest's
+# ld.so reads the host's /etc/ld.so.cache and takes the host's libc of
+# the same architecture where one is installed (libc6-i386's /lib32),
+# which does not go with the sysroot's ld.so (pthread_create hangs).
+qemuSysroot() {
+  echo "-L /usr/$1 -E LD_LIBRARY_PATH=/usr/$1/lib"
+}
+
 order=big-endian ptr=8 word=8 clock=1000000000
 have s390x gcc-s390x-linux-gnu s390x-linux-gnu-gcc &&
   have s390x qemu-user qemu-s390x &&
-  platform s390x s390x-linux-gnu-gcc qemu-s390x -L /usr/s390x-linux-gnu
+  platform s390x s390x-linux-gnu-gcc qemu-s390x $(qemuSysroot s390x-linux-gnu)
 
 order=big-endian ptr=4 word=4 clock=1000000000
 have powerpc gcc-powerpc-linux-gnu powerpc-linux-gnu-gcc &&
   have powerpc qemu-user qemu-ppc &&
-  platform powerpc powerpc-linux-gnu-gcc qemu-ppc -L /usr/powerpc-linux-gnu
+  platform powerpc powerpc-linux-gnu-gcc qemu-ppc $(qemuSysroot powerpc-linux-gnu)
 
 order=little-endian ptr=4 word=4 clock=1000000000
-if have i386 gcc-i686-linux-gnu i686-linux-gnu-gcc && build i386 i686-linux-gnu-gcc; then
-  # Natively if the kernel runs 32-bit programs (the usage message, 2).
-  "$out/i386/client" >/dev/null 2>&1
-  if [ $? = 2 ]; then
-    i386=(env)
-  elif have i386 qemu-user qemu-i386; then
-    i386=(qemu-i386 -L /usr/i686-linux-gnu)
-  else
-    i386=()
-  fi
-  if [ ${#i386[@]} -gt 0 ]; then
-    run i386 finish 0 "${i386[@]}" && header i386 "$order" "$ptr" "$word" "$clock"
-    run i386 abort 134 "${i386[@]}"
-    run i386 kill 137 "${i386[@]}"
-  fi
-fi
+have i386 gcc-i686-linux-gnu i686-linux-gnu-gcc &&
+  have i386 qemu-user qemu-i386 &&
+  platform i386 i686-linux-gnu-gcc qemu-i386 $(qemuSysroot i686-linux-gnu)
 finish
