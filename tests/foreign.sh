@@ -28,6 +28,8 @@
 #                       and the block count are taken out; the times are
 #                       sane: in order, within a minute of the start,
 #                       and the start within five minutes of now
+#   ARCH-traceback      the abort's traceback on stderr, decoded on the
+#                       platform, has the native one's events
 # Packages (.ci/install installs them): a platform whose packages cannot
 # be had from apt prints "skip ARCH: ..." and is not counted as passed;
 # one whose packages are available but not installed fails.
@@ -166,6 +168,9 @@ run() {
     bad "$arch-$mode" "exit $r, not $status: $(head -3 "$dir/err")"
     return 1
   fi
+  if [ "$mode" = abort ]; then
+    traceback "$arch"
+  fi
   (cd "$dir" && "$eventcnv" --header f.log >header 2>header.err)
   (cd "$dir" && "$eventcnv" f.log >log 2>log.err)
   r=$?
@@ -203,11 +208,34 @@ run() {
   ok "$arch-$mode"
 }
 
+# traceback ARCH -- the traceback of the abort, decoded by the runtime
+# on the platform (its shared decoder, .sol.traceback), says so and has
+# the native one's events, times, OS ids and names and ClockSync out
+traceback() {
+  local arch=$1 dir=$out/$1/run-abort
+  awk '/^ +[0-9]+\.[0-9]+ / && $5 != "ClockSync" {
+         $1 = ""; $2 = ""
+         sub(/osid=[0-9]+/, "osid=*")
+         if ($5 == "ThreadName" && !named[$3]++)
+           sub(/name=".*"$/, "name=*")
+         print }' "$dir/err" >"$dir/traceback"
+  if ! grep -q "^telltale: fatal signal SIGABRT in thread T1 (main)" "$dir/err"; then
+    bad "$arch-traceback" "no \"fatal signal SIGABRT\" line: $(head -3 "$dir/err")"
+  elif [ "$(wc -l <"$dir/traceback")" -lt 10 ]; then
+    bad "$arch-traceback" "$(wc -l <"$dir/traceback") events: $(grep -v '^ ' "$dir/err" | tail -3)"
+  elif [ "$arch" != x86_64 ] && ! cmp -s "$dir/traceback" "$out/x86_64/run-abort/traceback"; then
+    bad "$arch-traceback" "differs from the native one: $(diff "$out/x86_64/run-abort/traceback" "$dir/traceback" | head -4 | tr '\n' '|')"
+  else
+    ok "$arch-traceback"
+  fi
+}
+
 # header ARCH ORDER POINTER WORD [HZ] -- eventcnv --header says so; its
 # clock rate is the header's, or one from a ClockSync (.sol.clock), so
 # within 0.01% of HZ
 header() {
   local arch=$1 h=$out/$1/run-finish/header want got
+  [ -s "$h" ] || { bad "$arch-header" "eventcnv --header printed nothing"; return; }
   want="byte order:$2 pointer size:$3 bytes word size:$4 bytes"
   got=$(awk '/^byte order|^pointer size|^word size/ {
                k = $1 " " $2; $1 = ""; $2 = ""; sub(/^ +/, ""); printf "%s%s:%s", sep, k, $0; sep = " " }' "$h")
@@ -227,7 +255,8 @@ platform() {
   local arch=$1 cc=$2
   shift 2
   build "$arch" "$cc" || return
-  run "$arch" finish 0 "$@" && header "$arch" "$order" "$ptr" "$word" "$clock"
+  run "$arch" finish 0 "$@"
+  header "$arch" "$order" "$ptr" "$word" "$clock"
   run "$arch" abort 134 "$@"
   run "$arch" kill 137 "$@"
 }
