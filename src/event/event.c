@@ -1443,8 +1443,8 @@ static int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengt
   memcpy(&codeLength, p, sizeof codeLength);
   atomic_thread_fence(memory_order_acquire);
 #endif
-  code = codeLength & 0xFFFF;
-  length = codeLength >> 16;
+  code = EVENT_CODE_OF(codeLength);
+  length = EVENT_LENGTH_OF(codeLength);
   if (code == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
     return 0;
   desc = EventRegistryLookup(&EventRegistry, code);
@@ -1555,7 +1555,9 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
 /* Events with nowhere to go (memory ran out for a buffer) are counted
  * per kind, never dropped silently: EventsDropped reports them at the
  * next flush, and on stderr.  design/telemetry.txt .sol.dropped */
-static _Atomic uint64_t dropCount[EVENT_KIND_LIMIT];
+/* uintptr_t: a word is lock-free everywhere (an 8-byte atomic on a
+ * 32-bit platform may take a lock, and this is reached from handlers) */
+static _Atomic uintptr_t dropCount[EVENT_KIND_LIMIT];
 
 static void *dropped(unsigned kind, void *sink)
 {
@@ -1580,7 +1582,7 @@ static void dropsReport(void)
   if (kb->slot[kb->current] == NULL)
     return;
   for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-    uint64_t n = atomic_load(&dropCount[kind]);
+    uintptr_t n = atomic_load(&dropCount[kind]);
     if (n != 0) {
       atomic_fetch_sub(&dropCount[kind], n);
       EVENT_UW(EventsDropped, kind, (EventW)n);

@@ -151,7 +151,7 @@ extern uint32_t EventBlockCheck(const unsigned char *p, size_t length);
 /* EventHeaderStruct -- first 12 bytes of every event.  design/telemetry.txt .stream.event
  *
  * code and length share one 32-bit store on the hot path: codeLength is
- * code | length << 16, in data byte order.  length counts the whole event.
+ * EVENT_CODE_LENGTH(code, length), in data byte order.  length counts the whole event.
  */
 typedef struct __attribute__((packed)) EventHeaderStruct {
   uint32_t codeLength;
@@ -161,7 +161,17 @@ typedef struct __attribute__((packed)) EventHeaderStruct {
 _Static_assert(sizeof(EventHeaderStruct) == EVENT_HEADER_LEN, "event header is 12 bytes");
 _Static_assert(EVENT_SIZE_MAX <= 0xFFFF, "event length fits 16 bits");
 
+/* The code is the first 2 bytes in memory and the length the next 2,
+ * in either byte order: which half of the word each is depends on it. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define EVENT_CODE_LENGTH(code, length) ((uint32_t)(code) << 16 | (uint32_t)(length))
+#define EVENT_CODE_OF(codeLength)   ((unsigned)((codeLength) >> 16))
+#define EVENT_LENGTH_OF(codeLength) ((unsigned)((codeLength) & 0xFFFFu))
+#else
 #define EVENT_CODE_LENGTH(code, length) ((uint32_t)(code) | (uint32_t)(length) << 16)
+#define EVENT_CODE_OF(codeLength)   ((unsigned)((codeLength) & 0xFFFFu))
+#define EVENT_LENGTH_OF(codeLength) ((unsigned)((codeLength) >> 16))
+#endif
 
 /* Registry descriptors.  design/telemetry.txt .reg
  *
