@@ -196,6 +196,24 @@ check summary-bad-string bad-string       1 "offset 2641: event code 0x0008 leng
 check count-trunc-registry trunc-registry 1 "offset 20: header length 2315 runs past end of file (size 2305)" --count
 check count-empty      empty              1 "offset 0: empty file" --count
 
+# A length field that claims gigabytes costs no memory (the scan's
+# window grows with the bytes that come): under a 256 MiB address-space
+# limit the fault is named, not "out of memory".
+limited() {   # limited CASE VARIANT STDERR-SUBSTRING ARG...
+  local name=$1 variant=$2 errsub=$3 got why=""
+  shift 3
+  stream "$variant"
+  (ulimit -v 262144; exec "$eventcnv" "$@" "$tmp/$variant.tt") >/dev/null 2>"$tmp/$name.err"
+  got=$?
+  [ "$got" -eq 1 ] || why=" exit status $got, expected 1"
+  grep -qF -- "$errsub" "$tmp/$name.err" || why="$why stderr lacks '$errsub': $(head -c 300 "$tmp/$name.err")"
+  result "$name" "$why"
+}
+if [ -z "${ASAN_OPTIONS:-}" ] && ! nm "$eventcnv" 2>/dev/null | grep -q __asan_init; then
+  limited count-huge-header huge-header "offset 20: header length 4294967040 runs past end of file" --count
+  limited count-huge-block  huge-block  "block length 4294967040 is more than any block's" --count
+fi
+
 # Checked blocks (2.0, .stream.check): damage anywhere in a block, a
 # block missing, twice or of another session, and a cut, are found and
 # said, after every sound event before them is shown; exit 1.

@@ -423,6 +423,15 @@ def variant(name):
         del data[cut:]
         return "truncated at %d, inside the registry: header length runs past end" % cut
 
+    def m_huge_header(st, data):
+        data[20:24] = struct.pack("<I", 0xFFFFFF00)
+        return "header length 0xFFFFFF00 at offset 20"
+
+    def m_huge_block(st, data):
+        off = block_of(st, 3)["offset"]
+        data[off + 4:off + 8] = struct.pack(st.e + "I", 0xFFFFFF00)
+        return "block seq 3 at %d has length 0xFFFFFF00" % off
+
     def m_bad_magic(st, data):
         data[0:8] = b"TELLTAIL"
         return "file magic TELLTAIL"
@@ -519,6 +528,8 @@ def variant(name):
         "trunc-header": m_trunc_header,
         "trunc-registry": m_trunc_registry,
         "bad-magic": m_bad_magic,
+        "huge-header": m_huge_header,
+        "huge-block": m_huge_block,
         "bad-bom": m_bad_bom,
         "version3": m_version3,
         "median1": m_median1,
@@ -538,7 +549,7 @@ def variant(name):
 
 
 VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0",
-            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "version3", "median1",
+            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version3", "median1",
             "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
             "short-event", "bad-string", "block-kind", "empty",
             "v2", "v2-big32", "v2-noend", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",

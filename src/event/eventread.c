@@ -1489,20 +1489,26 @@ static void Fill(EventStreamStruct *stream, size_t *pos, size_t need)
     stream->size -= *pos;
     *pos = 0;
   }
-  if (need > stream->windowCapacity) {
-    unsigned char *bigger = realloc(stream->window, need);
-    if (bigger == NULL) {       /* read no further: what is left is truncated */
-      stream->outOfMemory = 1;
-      stream->eof = 1;
-      return;
-    }
-    stream->window = bigger;
-    stream->windowCapacity = need;
-  }
   stream->base = stream->window;
   while (stream->size < need) {
-    long n = stream->read(stream->readClosure, stream->window + stream->size,
-                          stream->windowCapacity - stream->size);
+    long n;
+    /* The window grows as the bytes come, not to what a length field
+     * claims: a corrupt length costs no more memory than the stream's
+     * own size.  design/telemetry.txt .eventcnv.scan */
+    if (stream->size == stream->windowCapacity) {
+      size_t capacity = stream->windowCapacity * 2 < need ? stream->windowCapacity * 2 : need;
+      unsigned char *bigger = realloc(stream->window, capacity);
+      if (bigger == NULL) {     /* read no further: what is left is truncated */
+        stream->outOfMemory = 1;
+        stream->eof = 1;
+        return;
+      }
+      stream->window = bigger;
+      stream->base = bigger;
+      stream->windowCapacity = capacity;
+    }
+    n = stream->read(stream->readClosure, stream->window + stream->size,
+                     stream->windowCapacity - stream->size);
     if (n <= 0) {
       if (n < 0)
         AddProblem(stream, "offset %u: the stream could not be read further",
