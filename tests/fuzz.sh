@@ -51,8 +51,10 @@ trap 'rm -rf "$tmp"' EXIT
 # place: tests/fuzz.sh compares it to say which findings are known.
 describe() {
   local file=$1 out=$2 what frames inner outer entry
-  what=$(grep -m1 -E '^SUMMARY: ' "$out" | sed -E 's/^SUMMARY: //; s/ \/[^ ]*\/(src|tests)\// \1\//')
-  [ -n "$what" ] || what=$(grep -m1 -E 'ERROR|ALARM|promise broken' "$out")
+  what=$(grep -m1 -oE 'promise broken: .*' "$out")
+  [ -n "$what" ] ||
+    what=$(grep -m1 -E '^SUMMARY: ' "$out" | sed -E 's/^SUMMARY: //; s/ \/[^ ]*\/(src|tests)\// \1\//')
+  [ -n "$what" ] || what=$(grep -m1 -E 'ERROR|ALARM' "$out")
   [ -n "$what" ] || what="exit status $3, no report"
   frames=$(grep -oE ' in [A-Za-z0-9_]+ [^ ]*src/event/[a-z]+\.c:[0-9]+' "$out" |
     sed -E 's/^ in //; s/ [^ ]*(src\/)/ \1/')
