@@ -23,7 +23,8 @@
  *   2 recover  EventRecover: the payload is a 4-byte little-endian
  *              length n, then n bytes of log (fewer if the payload is
  *              shorter), then the live file.  A merged stream is then
- *              read as entry 0 reads one.
+ *              read as entry 0 reads one (resync if param bit 0), and
+ *              must hold no event of the log twice.
  *   3 event    EventDecode and EventFormat over a block's data: the
  *              payload's events, one after another, with the harness's
  *              registry below (every format letter) and the layout in
@@ -263,10 +264,90 @@ static void entryScan(const uint8_t *data, size_t size, unsigned param)
 
 /* ENTRY 2: live-file recovery */
 
+/* EventKeyStruct -- what tells an event from every other of a log: a
+ * thread's events of one kind have rising clocks */
+typedef struct EventKeyStruct {
+  uint64_t clock;
+  uint32_t thread;
+  unsigned kind, code;
+} EventKeyStruct;
+
+static int cmpKey(const void *a, const void *b)
+{
+  const EventKeyStruct *x = a, *y = b;
+  if (x->clock != y->clock)
+    return x->clock < y->clock ? -1 : 1;
+  if (x->thread != y->thread)
+    return x->thread < y->thread ? -1 : 1;
+  if (x->kind != y->kind)
+    return x->kind < y->kind ? -1 : 1;
+  return x->code < y->code ? -1 : x->code > y->code;
+}
+
+/* eventKeys -- the keys of the events EventStreamNext returns from a
+ * stream, sorted; NULL and 0 if it cannot be opened */
+static EventKeyStruct *eventKeys(const unsigned char *buf, size_t size, unsigned options,
+                                 size_t *countReturn)
+{
+  EventStreamStruct *stream = NULL;
+  EventKeyStruct *keys = NULL;
+  EventRecordStruct rec;
+  size_t count = 0;
+  char msg[256];
+  *countReturn = 0;
+  if (EventStreamOpen(&stream, buf, size, options, msg, sizeof msg) != EventStreamOK)
+    return NULL;
+  keys = malloc((size / EVENT_HEADER_LEN + 1) * sizeof *keys);
+  promise(keys != NULL);
+  while (EventStreamNext(stream, &rec) == EventStreamOK && count <= size / EVENT_HEADER_LEN) {
+    EventKeyStruct key = {rec.clock, rec.thread, rec.kind, rec.code};
+    keys[count++] = key;
+  }
+  EventStreamClose(stream);
+  qsort(keys, count, sizeof *keys, cmpKey);
+  *countReturn = count;
+  return keys;
+}
+
+/* checkNoDuplicate -- EventRecover adds only events the log lacks
+ * (design/telemetry.txt .sol.recover; issue 10 item 1): no event of
+ * the log is in the merged stream more often than in the log. */
+static void checkNoDuplicate(const unsigned char *log, size_t logSize, const unsigned char *merged,
+                             size_t mergedSize, unsigned options)
+{
+  size_t logCount, mergedCount, i = 0, j = 0;
+  EventKeyStruct *logKeys = eventKeys(log, logSize, options, &logCount);
+  EventKeyStruct *mergedKeys = eventKeys(merged, mergedSize, options, &mergedCount);
+  while (i < logCount && j < mergedCount) {
+    int c = cmpKey(&logKeys[i], &mergedKeys[j]);
+    if (c < 0) {
+      ++i;
+    } else if (c > 0) {
+      ++j;
+    } else {
+      size_t inLog = 0, inMerged = 0;
+      EventKeyStruct key = logKeys[i];
+      for (; i < logCount && cmpKey(&logKeys[i], &key) == 0; ++i)
+        ++inLog;
+      for (; j < mergedCount && cmpKey(&mergedKeys[j], &key) == 0; ++j)
+        ++inMerged;
+      if (inMerged > inLog) {
+        fprintf(stderr, "fuzz_stream: thread %u kind %u code 0x%04x clock %llu: %zu in the log, "
+                "%zu with the live file\n", (unsigned)key.thread, key.kind, key.code,
+                (unsigned long long)key.clock, inLog, inMerged);
+        promise(!"EventRecover added events the log already has");
+      }
+    }
+  }
+  free(logKeys);
+  free(mergedKeys);
+}
+
 static void entryRecover(const uint8_t *data, size_t size, unsigned param)
 {
   size_t logSize, liveSize, mergedSize = 0, events = 0, blocks = 0;
   unsigned char *merged = NULL, *log, *live;
+  unsigned options = param & 1 ? EVENT_STREAM_RESYNC : 0;
   char msg[256];
   if (size < 4)
     return;
@@ -290,11 +371,11 @@ static void entryRecover(const uint8_t *data, size_t size, unsigned param)
     EventStreamStruct *stream = NULL;
     promise(merged != NULL);
     sink(events + blocks);
-    if (EventStreamOpen(&stream, merged, mergedSize, param & 1 ? EVENT_STREAM_RESYNC : 0, msg,
-                        sizeof msg) == EventStreamOK) {
+    if (EventStreamOpen(&stream, merged, mergedSize, options, msg, sizeof msg) == EventStreamOK) {
       readStream(stream, mergedSize, 4096);
       EventStreamClose(stream);
     }
+    checkNoDuplicate(log, logSize, merged, mergedSize, options);
     free(merged);
   } else {
     promise(memchr(msg, '\0', sizeof msg) != NULL);
