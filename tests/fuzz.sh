@@ -114,7 +114,8 @@ cp tests/fuzz/corpus/* "$tmp/corpus/"
 seed=${FUZZ_SEED:-$(( (RANDOM << 15 | RANDOM) + 1 ))}
 echo "fuzzing for $seconds s, seed $seed (FUZZ_SEED=$seed tests/fuzz.sh repeats it)"
 TMPDIR=$tmp "$fuzzer" "${opts[@]}" -seed="$seed" -max_total_time="$seconds" -fork=1 \
-  -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -artifact_prefix="$tmp/artifacts/" \
+  -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -dict=tests/fuzz/fuzz_stream.dict \
+  -artifact_prefix="$tmp/artifacts/" \
   "$tmp/corpus" >"$tmp/run.out" 2>&1
 status=$?
 runs=$(grep -oE '^#[0-9]+' "$tmp/run.out" | tail -1 | tr -d '#')
