@@ -11,7 +11,10 @@ set -u
 cd "$(dirname "$0")/.."
 prefixes='sol|req|reg|stream|gen|plinth|eventcnv|build|bench|malloc|replay|gdb|test|intro|readership'
 tags=$(grep -oE '^\.[a-z0-9]+(\.[a-z0-9]+)*:' design/telemetry.txt | tr -d ':' | sort -u)
-missing=$(git ls-files -- '*.c' '*.h' '*.py' '*.sh' '*.ninja' gen build.ninja .ci bench tests tools src examples |
+# (The fuzz corpus and findings are binary: grep would print only
+# "binary file matches" for the whole stream.)
+missing=$(git ls-files -- '*.c' '*.h' '*.py' '*.sh' '*.ninja' gen build.ninja .ci bench tests tools src examples \
+    ':!tests/fuzz/corpus' ':!tests/fuzz/findings' |
   sort -u | xargs cat 2>/dev/null | sed -E 's/\(MPS [^)]*\)//g' |
   grep -oE "(^|[ (])\.($prefixes)(\.[a-z0-9]+)*" |
   sed 's/^[ (]//' | sort -u | comm -23 - <(echo "$tags"))
