@@ -793,8 +793,21 @@ static void CheckRefused(BufStruct *b, const char *message)
   assert_string_equal(msg, message);
 }
 
-/* The block check is the standard CRC32C, the same by table and by
- * instruction, in one piece or in many.  design/telemetry.txt .stream.check */
+/* CheckByBits -- CRC32C bit by bit, from its definition: the oracle */
+static uint32_t CheckByBits(uint32_t crc, const unsigned char *p, size_t n)
+{
+  crc = ~crc;
+  while (n-- > 0) {
+    crc ^= *p++;
+    for (int k = 0; k < 8; ++k)
+      crc = crc & 1 ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+  }
+  return ~crc;
+}
+
+/* The block check is the standard CRC32C, in one piece or in many, of
+ * any length and alignment (the instruction's three lanes join right).
+ * design/telemetry.txt .stream.check */
 static void test_check(void **state)
 {
   static unsigned char big[70000];
@@ -808,6 +821,9 @@ static void test_check(void **state)
   for (size_t at = 0, step = 1; at < sizeof big; at += step, step = step * 3 % 1031 + 1)
     parts = EventCheck(parts, big + at, at + step <= sizeof big ? step : sizeof big - at);
   assert_int_equal(whole, parts);
+  assert_int_equal(whole, CheckByBits(0, big, sizeof big));
+  for (size_t i = 0, at = 7, n = 1; i < 200; ++i, at = (at * 31 + 5) % 4000, n = (n * 2 + 977) % 60000)
+    assert_int_equal(EventCheck((uint32_t)i, big + at, n), CheckByBits((uint32_t)i, big + at, n));
   big[12345] ^= 1;
   assert_true(EventCheck(0, big, sizeof big) != whole);
 }

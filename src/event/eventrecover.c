@@ -239,10 +239,18 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
     message(msg, msgSize, "the live file has no readable header");
     return 1;
   }
+  /* A 1.0 live file's regions carry no check: a damaged sequence number
+   * could not be told from a block the log lacks, and its events would
+   * be shown twice. */
+  if (live.major < 2) {
+    message(msg, msgSize, "the live file is of stream version 1.0, whose regions are not "
+            "checked: its events are not recovered");
+    return 1;
+  }
   /* Same program, same session: pid, start clock and start time, and
    * from 2.0 the session id. */
   if (log.big != live.big || log.major != live.major
-      || memcmp(logBytes + 32, liveBytes + 32, log.major >= 2 ? 32 : 28) != 0) {
+      || memcmp(logBytes + 32, liveBytes + 32, 32) != 0) {
     message(msg, msgSize, "the live file belongs to another session than the log");
     return 1;
   }
@@ -270,14 +278,12 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
     EventBlockHeaderStruct h;
     size_t end, skip;
     EventBlockDecode(&h, block, live.major, live.big);
-    if (live.major >= 2 && !regionSound(&live, block, &h, liveSize - offset)) {
+    if (!regionSound(&live, block, &h, liveSize - offset)) {
       if (!zeros(block, live.blockHeaderLength) && result->damaged++ == 0)
         result->damagedOffset = offset;
       offset = (offset / LIVE_PAGE + 1) * LIVE_PAGE;
       continue;
     }
-    if (h.length < live.blockHeaderLength || h.length > liveSize - offset)
-      break;                    /* 1.0: the end, or damage */
     offset += h.length;
     if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0)
       continue;
@@ -294,16 +300,10 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
     h.index = EVENT_BLOCK_INDEX_NONE;
     h.flags = (uint16_t)(h.flags | EVENT_BLOCK_CHECKED);
     h.check = 0;
-    if (live.major >= 2)
-      EventBlockEncode(out + outSize, &h, live.big);
-    else {
-      memcpy(out + outSize, block, live.blockHeaderLength);
-      EventStore(out + outSize + 4, h.length, 4, live.big);
-    }
+    EventBlockEncode(out + outSize, &h, live.big);
     memcpy(out + outSize + live.blockHeaderLength, data + skip, end - skip);
-    if (live.major >= 2)
-      EventStore(out + outSize + offsetof(EventBlockHeaderStruct, check),
-                 EventBlockCheck(out + outSize, h.length), 4, live.big);
+    EventStore(out + outSize + offsetof(EventBlockHeaderStruct, check),
+               EventBlockCheck(out + outSize, h.length), 4, live.big);
     outSize += h.length;
     ++result->blocks;
     for (size_t e = skip; e < end; e += (size_t)EventLoad(data + e + 2, 2, live.big))

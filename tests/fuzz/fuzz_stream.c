@@ -345,7 +345,8 @@ static void checkNoDuplicate(const unsigned char *log, size_t logSize, const uns
 
 static void entryRecover(const uint8_t *data, size_t size, unsigned param)
 {
-  size_t logSize, liveSize, mergedSize = 0, events = 0, blocks = 0;
+  size_t logSize, liveSize, mergedSize = 0;
+  EventRecoverStruct result;
   unsigned char *merged = NULL, *log, *live;
   unsigned options = param & 1 ? EVENT_STREAM_RESYNC : 0;
   char msg[256];
@@ -366,11 +367,11 @@ static void entryRecover(const uint8_t *data, size_t size, unsigned param)
     memcpy(log, data, logSize);
   if (liveSize > 0)
     memcpy(live, data + logSize, liveSize);
-  if (EventRecover(log, logSize, live, liveSize, &merged, &mergedSize, &events, &blocks, msg,
+  if (EventRecover(log, logSize, live, liveSize, &merged, &mergedSize, &result, msg,
                    sizeof msg) == 0) {
     EventStreamStruct *stream = NULL;
     promise(merged != NULL);
-    sink(events + blocks);
+    sink(result.events + result.blocks + result.rejected + result.damaged);
     if (EventStreamOpen(&stream, merged, mergedSize, options, msg, sizeof msg) == EventStreamOK) {
       readStream(stream, mergedSize, 4096);
       EventStreamClose(stream);
