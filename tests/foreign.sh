@@ -85,7 +85,8 @@ build() {
   rm -f "$dir/client"
   if ! { "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/core" \
            -c src/event/event.c -o "$o/event.o" &&
-         "$cc" "${cflags[@]}" -Isrc/event -c src/event/eventread.c -o "$o/eventread.o" &&
+         "$cc" "${cflags[@]}" -Isrc/event -c src/event/eventdecode.c -o "$o/eventdecode.o" &&
+         "$cc" "${cflags[@]}" -Isrc/event -c src/event/eventformat.c -o "$o/eventformat.o" &&
          "$cc" "${cflags[@]}" -Isrc/event -c src/event/eventcheck.c -o "$o/eventcheck.o" &&
          "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -D_GNU_SOURCE \
            -c src/plinth/plinth.c -o "$o/plinth.o" &&
@@ -97,7 +98,7 @@ build() {
     return 1
   fi
   ok "$arch-build"
-  local objs=("$o/client.o" "$o/eventgen.o" "$o/event.o" "$o/eventread.o" "$o/eventcheck.o" "$o/plinth.o")
+  local objs=("$o/client.o" "$o/eventgen.o" "$o/event.o" "$o/eventdecode.o" "$o/eventformat.o" "$o/eventcheck.o" "$o/plinth.o")
   if "$cc" -o "$dir/client" "${objs[@]}" -lpthread >"$dir/link.err" 2>&1; then
     ok "$arch-link"
   elif grep -q "undefined reference to \`__atomic_" "$dir/link.err" &&

@@ -4,7 +4,7 @@
 # .design: design/telemetry.txt .stream
 #
 # Writes a stream exactly as design/telemetry.txt .stream describes it,
-# independently of the C runtime, so that the reader (eventread.c) and
+# independently of the C runtime, so that the reader (src/event/eventstream.c) and
 # eventcnv can be tested against a second implementation of the format.
 # Every variant is deterministic: the same bytes on every run.
 #
@@ -278,7 +278,7 @@ def scenario(st):
     st.blocks = blocks
 
 
-# The oracle: what eventcnv prints.  See EventFormat in src/event/eventread.c.
+# The oracle: what eventcnv prints.  See EventFormat in src/event/eventformat.c.
 
 def escape(b):
     out = []

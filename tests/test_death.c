@@ -582,8 +582,8 @@ static void death_3_4_core(void **state)
  * in the middle of write() */
 static int cutShort(const char *problem)
 {
-  return strstr(problem, "past end of file") != NULL
-         || strstr(problem, "block header truncated") != NULL;
+  return strstr(problem, "block cut short") != NULL
+         || strstr(problem, "block header cut short") != NULL;
 }
 
 static void killCase(int mapOff)

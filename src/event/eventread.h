@@ -93,6 +93,13 @@ extern EventDecodeRes EventDecode(const EventLayoutStruct *layout,
                                   const unsigned char *p, size_t avail,
                                   EventRecordStruct *rec, const char **whyReturn);
 
+/* EventDecodeFields -- the fields of an event of desc, whose code and
+ * length (length bytes at p) are known to be sound: the second half of
+ * EventDecode, for a reader that checked the header itself */
+extern EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
+                                        const unsigned char *p, size_t length,
+                                        EventRecordStruct *rec, const char **whyReturn);
+
 /* EventLabelFunction -- the label of an address, or NULL if it has none */
 typedef const char *(*EventLabelFunction)(void *closure, uint64_t address);
 
@@ -143,6 +150,11 @@ extern size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
  * at any span when headerHz is 0, unknown). */
 extern uint64_t EventClockRate(uint64_t headerHz, EventClock startClock,
                                uint64_t startMonotonic, EventClock clock, uint64_t monotonic);
+
+/* EventEscape -- n bytes of s with C escapes (\" \\ \n \t \r, \ooo for
+ * other bytes outside printable ASCII), as an S field is shown, into
+ * buf (NUL-terminated, truncated); returns the length it needed */
+extern size_t EventEscape(char *buf, size_t size, const char *s, size_t n);
 
 /* EventFormatDouble -- d as printf's "%.17g" would, into buf.
  * Returns the length, like EventFormat. */

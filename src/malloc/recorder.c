@@ -13,7 +13,7 @@
  *   - dlsym may allocate while the real functions are being looked up:
  *     those allocations come from a small static arena and are never
  *     recorded; freeing them does nothing.
- *   - the runtime's own allocations (event.c, plinth.c, eventread.c) are
+ *   - the runtime's own allocations (event.c, plinth.c) are
  *     compiled with malloc and free renamed to TelltaleReal* below, so
  *     they go straight to the real allocator and are never recorded.
  *   - anything else the runtime calls that allocates (pthread keys,
@@ -139,7 +139,7 @@ static inline int ready(void)
 
 
 /* The runtime's own allocations -------------------------------------
- * event.c, plinth.c and eventread.c are compiled for this library with
+ * event.c and plinth.c are compiled for this library with
  * -Dmalloc=TelltaleRealMalloc and so on (ninja/targets.ninja), so that
  * telltale's buffers are never recorded.  design/telemetry.txt .malloc.reentry */
 

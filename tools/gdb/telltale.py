@@ -27,7 +27,7 @@ NS_PER_SECOND = 1000000000
 SYNC_SPAN_MIN = 1000000         # ns between ClockSyncs to trust them, when the rate is unknown
 SYNC_SPAN = 100000000           # EVENT_SYNC_SPAN_NS (eventcom.h): .sol.clock
 M64 = (1 << 64) - 1
-ELAPSED_WIDTH = 15              # column widths of EventFormat (eventread.c)
+ELAPSED_WIDTH = 15              # column widths of EventFormat (eventformat.c)
 THREAD_WIDTH = 3
 OWN_KIND = 0                    # the Telltale kind: always on, .sol.control.own
 
@@ -263,7 +263,7 @@ class KindSet(object):
             _fail("%s did not change: is this a live process?" % self.name)
 
 
-# Decoding events: the same rules as EventDecode (src/event/eventread.c)
+# Decoding events: the same rules as EventDecode (src/event/eventdecode.c)
 
 class Corrupt(Exception):
     pass
@@ -336,7 +336,7 @@ def _decode(layout, registry, data, off):
     return code, length, clock, desc, values
 
 
-# Formatting: the same line as EventFormat (src/event/eventread.c) -------
+# Formatting: the same line as EventFormat (src/event/eventformat.c) -------
 
 def _escaped(s):
     if not isinstance(s, (bytes, bytearray)):

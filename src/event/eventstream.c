@@ -1,22 +1,19 @@
-/* <src/event/eventread.c> -- the one decoder of telltale streams
+/* <src/event/eventstream.c> -- the stream layer: header, index and merge
  *
- * .design: design/telemetry.txt .req.share .stream
+ * .design: design/telemetry.txt .stream .eventcnv.reader
  *
- * See eventread.h for the interface.  The event layer (EventDecode,
- * EventFormat) uses string.h only: no allocation, no stdio, no OS, small
- * stack buffers, so a signal handler may call it.  The stream layer
- * (EventStream*) allocates with malloc and sorts with qsort.
- *
- * Every read of the input goes through a check against the number of
- * bytes left, so that no input, however malformed, makes this code read
- * outside the buffer it was given.  Faults are reported as
- * "offset N: what is wrong", N counting bytes from the start of the
- * stream.
+ * See eventread.h for the interface.  For the tools only: it allocates
+ * with malloc, sorts with qsort and formats messages with snprintf.
+ * Every read of the input is checked against the bytes left, and faults
+ * are reported as "offset N: what is wrong", N counting bytes from the
+ * start of the stream.
  */
 
 #include "eventread.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,797 +26,6 @@
 #define CODE_THREAD_START 0x0007u
 #define CODE_THREAD_EXIT  0x0009u
 #define CODE_OWN_LIMIT   0x0100u         /* codes below are telltale's own */
-
-#define NS_PER_SECOND    1000000000u
-
-/* Widths of the columns of a formatted line.  See EventFormat. */
-#define ELAPSED_WIDTH    15              /* "    0.000000000" */
-#define THREAD_WIDTH     3               /* "T1 " */
-
-
-/* MulDiv -- floor(a * b / c), for c > 0 and a quotient below 2^64
- *
- * Exact, with a 128-bit product and long division, so that times are
- * the same on every platform and compiler.
- */
-
-static uint64_t MulDiv(uint64_t a, uint64_t b, uint64_t c)
-{
-  uint64_t aLo, aHi, bLo, bHi, p0, p1, p2, p3, mid, lo, hi, q, r;
-  int i;
-  if (b == 0 || a <= UINT64_MAX / b)    /* the product fits: the same quotient, at once */
-    return a * b / c;
-  aLo = a & 0xFFFFFFFFu, aHi = a >> 32;
-  bLo = b & 0xFFFFFFFFu, bHi = b >> 32;
-  p0 = aLo * bLo, p1 = aLo * bHi, p2 = aHi * bLo, p3 = aHi * bHi;
-  mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
-  lo = (p0 & 0xFFFFFFFFu) | mid << 32;
-  hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
-  q = 0, r = 0;
-  for (i = 127; i >= 0; --i) {
-    uint64_t carry = r >> 63;
-    uint64_t bit = i >= 64 ? hi >> (i - 64) & 1 : lo >> i & 1;
-    r = r << 1 | bit;
-    q <<= 1;
-    if (carry || r >= c) {
-      r -= c;
-      q |= 1;
-    }
-  }
-  return q;
-}
-
-
-/* THE EVENT LAYER */
-
-
-/* EventLayoutNative -- the layout of the running program */
-
-void EventLayoutNative(EventLayoutStruct *layoutReturn)
-{
-  const uint16_t mark = EVENT_BYTE_ORDER_MARK;
-  unsigned char bytes[2];
-  memcpy(bytes, &mark, sizeof bytes);
-  layoutReturn->bigEndian = bytes[0] == 0x01;
-  layoutReturn->pointerSize = (unsigned)sizeof(EventA);
-  layoutReturn->wordSize = (unsigned)sizeof(EventW);
-}
-
-
-/* EventRegistryLookup -- binary search of a registry sorted by code */
-
-const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry, unsigned code)
-{
-  size_t lo, hi;
-  if (registry == NULL || registry->events == NULL)
-    return NULL;
-  lo = 0;
-  hi = registry->eventCount;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    unsigned midCode = registry->events[mid].code;
-    if (midCode == code)
-      return &registry->events[mid];
-    if (midCode < code)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return NULL;
-}
-
-
-static EventDecodeRes DecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
-                                   const unsigned char *p, size_t length,
-                                   EventRecordStruct *rec, const char **whyReturn);
-
-/* EventDecode -- decode one event.  design/telemetry.txt .stream.event
- *
- * Each check comes before the read it guards: avail for the header,
- * then length (now known to be within avail) for every field.
- */
-
-EventDecodeRes EventDecode(const EventLayoutStruct *layout,
-                           const EventRegistryStruct *registry,
-                           const unsigned char *p, size_t avail,
-                           EventRecordStruct *rec, const char **whyReturn)
-{
-  const char *whyDummy;
-  const EventDescStruct *desc;
-  unsigned bigEndian = layout->bigEndian;
-  size_t length;
-
-  if (whyReturn == NULL)
-    whyReturn = &whyDummy;
-  memset(rec, 0, sizeof *rec);
-
-  if (avail < 2) {
-    *whyReturn = "event header truncated";
-    return EventDecodeTRUNCATED;
-  }
-  rec->code = (unsigned)EventLoad(p, 2, bigEndian);
-  if (rec->code == 0)           /* design/telemetry.txt .stream.block */
-    return EventDecodeEND;
-  if (avail < EVENT_HEADER_LEN) {
-    *whyReturn = "event header truncated";
-    return EventDecodeTRUNCATED;
-  }
-  length = (size_t)EventLoad(p + 2, 2, bigEndian);
-  rec->length = (unsigned)length;
-  rec->clock = EventLoad(p + 4, 8, bigEndian);
-  if (length < EVENT_HEADER_LEN) {
-    *whyReturn = "event length is less than the 12-byte event header";
-    return EventDecodeCORRUPT;
-  }
-  if (length > avail) {
-    *whyReturn = "event runs past the end of the data";
-    return EventDecodeTRUNCATED;
-  }
-
-  desc = EventRegistryLookup(registry, rec->code);
-  if (desc == NULL)             /* design/telemetry.txt .stream.unknown */
-    return EventDecodeUNKNOWN;
-  return DecodeFields(layout, desc, p, length, rec, whyReturn);
-}
-
-/* DecodeFields -- the fields of an event whose header EventDecode (or
- * the stream's index) has read: desc is its code's descriptor and
- * length, at least EVENT_HEADER_LEN, bytes at p are readable.  Sets
- * rec->desc, rec->kind and the values; rec's header fields are the
- * caller's. */
-static EventDecodeRes DecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
-                                   const unsigned char *p, size_t length,
-                                   EventRecordStruct *rec, const char **whyReturn)
-{
-  unsigned bigEndian = layout->bigEndian;
-  size_t offset;
-  unsigned i;
-
-  rec->desc = desc;
-  rec->kind = desc->kind;
-  offset = EVENT_HEADER_LEN;
-  for (i = 0; desc->format != NULL && desc->format[i] != '\0'; ++i) {
-    size_t size;
-    if (i >= EVENT_PARAM_MAX) {
-      *whyReturn = "the event's format has more than 16 parameters";
-      return EventDecodeCORRUPT;
-    }
-    switch (desc->format[i]) {
-    case 'P': case 'A': size = layout->pointerSize; break;
-    case 'W': size = layout->wordSize; break;
-    case 'U': size = 4; break;
-    case 'D': size = 8; break;
-    case 'S': {                 /* design/telemetry.txt .reg.format .stream.event */
-      size_t chars;
-      if (desc->format[i + 1] != '\0') {
-        *whyReturn = "the event's format has a string that is not last";
-        return EventDecodeCORRUPT;
-      }
-      if (length - offset < 1) {
-        *whyReturn = "event is too short for its format";
-        return EventDecodeCORRUPT;
-      }
-      chars = length - offset - 1;
-      if (p[length - 1] != '\0') {
-        *whyReturn = "string does not end with a NUL at the end of the event";
-        return EventDecodeCORRUPT;
-      }
-      if (memchr(p + offset, '\0', chars) != NULL) {
-        *whyReturn = "string has a NUL before the end of the event";
-        return EventDecodeCORRUPT;
-      }
-      if (chars > EVENT_STRING_MAX) {
-        *whyReturn = "string is longer than EVENT_STRING_MAX (1023)";
-        return EventDecodeCORRUPT;
-      }
-      rec->values[i].s = (const char *)(p + offset);
-      rec->stringLength = chars;
-      offset = length;
-      continue;
-    }
-    default:
-      *whyReturn = "the event's format has an unknown letter";
-      return EventDecodeCORRUPT;
-    }
-    if (size != 4 && size != 8) {
-      *whyReturn = "pointer or word size is not 4 or 8";
-      return EventDecodeCORRUPT;
-    }
-    if (length - offset < size) {
-      *whyReturn = "event is too short for its format";
-      return EventDecodeCORRUPT;
-    }
-    if (desc->format[i] == 'D') {
-      uint64_t bits = EventLoad(p + offset, 8, bigEndian);
-      memcpy(&rec->values[i].d, &bits, sizeof bits);
-    } else {
-      rec->values[i].u = EventLoad(p + offset, (unsigned)size, bigEndian);
-    }
-    offset += size;
-  }
-  if (offset != length) {
-    *whyReturn = "event is longer than its format";
-    return EventDecodeCORRUPT;
-  }
-  return EventDecodeOK;
-}
-
-
-/* WriterStruct -- text into a fixed buffer, counting what does not fit
- *
- * Characters are stored while there is room for them and a NUL; len
- * counts them all, so the caller learns the length the text needed.
- */
-
-typedef struct WriterStruct {
-  char *buf;
-  size_t size;
-  size_t len;
-} WriterStruct;
-
-static void PutChar(WriterStruct *w, char c)
-{
-  if (w->len + 1 < w->size)
-    w->buf[w->len] = c;
-  ++w->len;
-}
-
-static void PutChars(WriterStruct *w, const char *s, size_t n)
-{
-  size_t i;
-  if (w->len < w->size && w->size - w->len > n) {   /* room for them and a NUL */
-    memcpy(w->buf + w->len, s, n);
-    w->len += n;
-    return;
-  }
-  for (i = 0; i < n; ++i)
-    PutChar(w, s[i]);
-}
-
-/* PutString -- s, measured as it is copied (names are short: one pass,
- * no calls); returns its length */
-static size_t PutString(WriterStruct *w, const char *s)
-{
-  size_t start = w->len;
-  for (; *s != '\0'; ++s) {
-    if (w->len + 1 < w->size)
-      w->buf[w->len] = *s;
-    ++w->len;
-  }
-  return w->len - start;
-}
-
-static void PutSpaces(WriterStruct *w, size_t n)
-{
-  if (w->len < w->size && w->size - w->len > n) {
-    memset(w->buf + w->len, ' ', n);
-    w->len += n;
-    return;
-  }
-  while (n-- > 0)
-    PutChar(w, ' ');
-}
-
-/* PutUnsigned -- value in decimal, at least minDigits digits (zero-padded).
- * Two digits at a time, from the end of a small buffer, then put at once. */
-static void PutUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
-{
-  static const char pairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-  char digits[24];
-  unsigned n = sizeof digits;
-  if (w->len < w->size && w->size - w->len > sizeof digits) {
-    /* Room for any number: write it in place, from its last digit. */
-    unsigned count = 1;
-    uint64_t rest = value;
-    char *end;
-    while (rest >= 10) {
-      rest /= 10;
-      ++count;
-    }
-    if (count < minDigits)
-      count = minDigits < sizeof digits ? minDigits : (unsigned)sizeof digits;
-    end = w->buf + w->len + count;
-    w->len += count;
-    while (value >= 100) {
-      unsigned pair = (unsigned)(value % 100);
-      value /= 100;
-      end -= 2;
-      memcpy(end, pairs + 2 * pair, 2);
-    }
-    if (value >= 10) {
-      end -= 2;
-      memcpy(end, pairs + 2 * value, 2);
-    } else {
-      *--end = (char)('0' + value);
-    }
-    while (end > w->buf + w->len - count)
-      *--end = '0';
-    return;
-  }
-  while (value >= 100) {
-    unsigned pair = (unsigned)(value % 100);
-    value /= 100;
-    n -= 2;
-    memcpy(digits + n, pairs + 2 * pair, 2);
-  }
-  if (value >= 10) {
-    n -= 2;
-    memcpy(digits + n, pairs + 2 * value, 2);
-  } else {
-    digits[--n] = (char)('0' + value);
-  }
-  while (sizeof digits - n < minDigits && n > 0)
-    digits[--n] = '0';
-  PutChars(w, digits + n, sizeof digits - n);
-}
-
-/* PutHex -- "0x" and value in lower-case hex, at least minDigits digits */
-static void PutHex(WriterStruct *w, uint64_t value, unsigned minDigits)
-{
-  char digits[20];
-  unsigned n = sizeof digits;
-  if (w->len < w->size && w->size - w->len > sizeof digits) {
-    /* Room for any number: write it in place, from its last digit. */
-    unsigned count = 1;
-    char *end;
-    while (count < 16 && value >> 4 * count != 0)
-      ++count;
-    if (count < minDigits)
-      count = minDigits < 16 ? minDigits : 16;
-    w->buf[w->len] = '0';
-    w->buf[w->len + 1] = 'x';
-    end = w->buf + w->len + 2 + count;
-    w->len += 2 + count;
-    while (count-- > 0) {
-      *--end = "0123456789abcdef"[value & 0xF];
-      value >>= 4;
-    }
-    return;
-  }
-  do {
-    digits[--n] = "0123456789abcdef"[value & 0xF];
-    value >>= 4;
-  } while (value != 0);
-  while (sizeof digits - n < minDigits && n > 2)
-    digits[--n] = '0';
-  digits[--n] = 'x';
-  digits[--n] = '0';
-  PutChars(w, digits + n, sizeof digits - n);
-}
-
-/* PutEscaped -- n bytes with C escapes for quotes, backslashes and
- * non-printable bytes (octal, three digits, so never ambiguous) */
-static void PutEscaped(WriterStruct *w, const char *s, size_t n)
-{
-  size_t i;
-  for (i = 0; i < n; ++i) {
-    unsigned char c = (unsigned char)s[i];
-    switch (c) {
-    case '"':  PutChars(w, "\\\"", 2); break;
-    case '\\': PutChars(w, "\\\\", 2); break;
-    case '\n': PutChars(w, "\\n", 2); break;
-    case '\t': PutChars(w, "\\t", 2); break;
-    case '\r': PutChars(w, "\\r", 2); break;
-    default:
-      if (c < 0x20 || c >= 0x7F) {
-        PutChar(w, '\\');
-        PutChar(w, (char)('0' + (c >> 6)));
-        PutChar(w, (char)('0' + (c >> 3 & 7)));
-        PutChar(w, (char)('0' + (c & 7)));
-      } else {
-        PutChar(w, (char)c);
-      }
-      break;
-    }
-  }
-}
-
-/* WriterFinish -- terminate the text and return its whole length */
-static size_t WriterFinish(WriterStruct *w)
-{
-  if (w->size > 0)
-    w->buf[w->len < w->size ? w->len : w->size - 1] = '\0';
-  return w->len;
-}
-
-
-/* PutDouble -- d as printf's "%.17g" would print it, but "nan" for NaN
- *
- * A finite double is m * 2^e exactly, which is a finite decimal: with a
- * big integer in base 10^9 this finds every digit, then rounds to 17
- * significant digits half-to-even, as glibc does.  The big integer is
- * on the stack: at most 767 digits (the smallest subnormal), in 384
- * bytes; of its digits only the first 18 are kept, and whether any
- * after them is not 0.
- */
-
-#define BIG_LIMBS   96                   /* base 10^9 limbs: 864 digits */
-#define BIG_BASE    1000000000u
-#define SIGNIFICANT 17
-
-static unsigned BigMultiply(uint32_t *limbs, unsigned n, uint32_t factor)
-{
-  uint64_t carry = 0;
-  unsigned i;
-  for (i = 0; i < n; ++i) {
-    uint64_t t = (uint64_t)limbs[i] * factor + carry;
-    limbs[i] = (uint32_t)(t % BIG_BASE);
-    carry = t / BIG_BASE;
-  }
-  while (carry != 0 && n < BIG_LIMBS) {
-    limbs[n++] = (uint32_t)(carry % BIG_BASE);
-    carry /= BIG_BASE;
-  }
-  return n;
-}
-
-static void PutDouble(WriterStruct *w, double d)
-{
-  uint64_t bits, mantissa;
-  unsigned expField, n, nd, i;
-  int e, decExp, x;
-  uint32_t limbs[BIG_LIMBS];
-  char digits[SIGNIFICANT + 1];       /* the first digits; then sticky */
-  int sticky = 0;                     /* a digit after them is not 0 */
-
-  memcpy(&bits, &d, sizeof bits);
-  expField = (unsigned)(bits >> 52 & 0x7FF);
-  mantissa = bits & (((uint64_t)1 << 52) - 1);
-  if (expField == 0x7FF) {
-    if (mantissa != 0)
-      PutString(w, "nan");
-    else
-      PutString(w, bits >> 63 ? "-inf" : "inf");
-    return;
-  }
-  if (bits >> 63)
-    PutChar(w, '-');
-  if (expField == 0) {
-    e = -1074;
-  } else {
-    mantissa |= (uint64_t)1 << 52;
-    e = (int)expField - 1075;
-  }
-  if (mantissa == 0) {
-    PutChar(w, '0');
-    return;
-  }
-
-  /* The exact value as a big integer times 10^decExp. */
-  limbs[0] = (uint32_t)(mantissa % BIG_BASE);
-  limbs[1] = (uint32_t)(mantissa / BIG_BASE % BIG_BASE);
-  limbs[2] = (uint32_t)(mantissa / BIG_BASE / BIG_BASE);
-  n = limbs[2] != 0 ? 3 : limbs[1] != 0 ? 2 : 1;
-  decExp = 0;
-  if (e > 0) {
-    int left = e;
-    while (left > 0) {
-      int step = left < 29 ? left : 29;
-      n = BigMultiply(limbs, n, (uint32_t)1 << step);
-      left -= step;
-    }
-  } else if (e < 0) {
-    int left = -e;              /* m * 2^e = m * 5^-e / 10^-e */
-    while (left > 0) {
-      int step = left < 13 ? left : 13;
-      uint32_t factor = 1;
-      int j;
-      for (j = 0; j < step; ++j)
-        factor *= 5;
-      n = BigMultiply(limbs, n, factor);
-      left -= step;
-    }
-    decExp = e;
-  }
-
-  /* Decimal digits, most significant first. */
-  nd = 0;
-  for (i = n; i > 0; --i) {
-    uint32_t limb = limbs[i - 1];
-    char group[9];
-    unsigned j, start;
-    for (j = 9; j > 0; --j) {
-      group[j - 1] = (char)('0' + limb % 10);
-      limb /= 10;
-    }
-    start = 0;
-    if (i == n)
-      while (start < 8 && group[start] == '0')
-        ++start;
-    for (j = start; j < 9; ++j) {
-      if (nd < sizeof digits)
-        digits[nd] = group[j];
-      else if (group[j] != '0')
-        sticky = 1;
-      ++nd;
-    }
-  }
-  x = (int)nd - 1 + decExp;     /* exponent of the first digit */
-
-  /* Round to SIGNIFICANT digits, half to even. */
-  if (nd > SIGNIFICANT) {
-    int up;
-    if (digits[SIGNIFICANT] > '5') {
-      up = 1;
-    } else if (digits[SIGNIFICANT] < '5') {
-      up = 0;
-    } else {
-      up = sticky || ((digits[SIGNIFICANT - 1] - '0') & 1);
-    }
-    nd = SIGNIFICANT;
-    if (up) {
-      i = nd;
-      while (i > 0 && digits[i - 1] == '9') {
-        digits[i - 1] = '0';
-        --i;
-      }
-      if (i > 0) {
-        ++digits[i - 1];
-      } else {
-        digits[0] = '1';        /* 99...9 became 100...0 */
-        ++x;
-      }
-    }
-  }
-  while (nd > 1 && digits[nd - 1] == '0')
-    --nd;
-
-  /* %g: scientific if the exponent is below -4 or at least the precision. */
-  if (x < -4 || x >= SIGNIFICANT) {
-    unsigned ex = (unsigned)(x < 0 ? -x : x);
-    PutChar(w, digits[0]);
-    if (nd > 1) {
-      PutChar(w, '.');
-      PutChars(w, digits + 1, nd - 1);
-    }
-    PutChar(w, 'e');
-    PutChar(w, x < 0 ? '-' : '+');
-    PutUnsigned(w, ex, 2);
-  } else if (x >= 0) {
-    for (i = 0; i <= (unsigned)x; ++i)
-      PutChar(w, i < nd ? digits[i] : '0');
-    if (nd > (unsigned)x + 1) {
-      PutChar(w, '.');
-      PutChars(w, digits + x + 1, nd - (unsigned)x - 1);
-    }
-  } else {
-    PutChars(w, "0.", 2);
-    for (i = 0; i < (unsigned)(-x - 1); ++i)
-      PutChar(w, '0');
-    PutChars(w, digits, nd);
-  }
-}
-
-
-/* EventFormatDouble -- d as "%.17g" into buf */
-
-size_t EventFormatDouble(char *buf, size_t size, double d)
-{
-  WriterStruct w;
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
-  PutDouble(&w, d);
-  return WriterFinish(&w);
-}
-
-
-/* EventFormatContextInit -- widths from the registry's names */
-
-void EventFormatContextInit(EventFormatContextStruct *ctx, const EventRegistryStruct *registry)
-{
-  unsigned i;
-  memset(ctx, 0, sizeof *ctx);
-  ctx->registry = registry;
-  if (registry == NULL)
-    return;
-  for (i = 0; i < registry->kindCount && registry->kinds != NULL; ++i) {
-    const char *name = registry->kinds[i].name;
-    size_t len = name != NULL ? strlen(name) : 0;
-    if (len > ctx->kindWidth && len <= EVENT_NAME_MAX)
-      ctx->kindWidth = (unsigned)len;
-  }
-  for (i = 0; i < registry->eventCount && registry->events != NULL; ++i) {
-    const char *name = registry->events[i].name;
-    size_t len = name != NULL ? strlen(name) : 0;
-    if (len > ctx->nameWidth && len <= EVENT_NAME_MAX)
-      ctx->nameWidth = (unsigned)len;
-  }
-}
-
-
-/* PutTimes -- the elapsed and the wall-clock columns
- *
- * Elapsed time is (clock - startClock) / clockHz, truncated to whole
- * nanoseconds, exactly.  A clock before startClock is negative.  The
- * wall clock is startRealtime plus elapsed, as a UTC time of day.
- */
-
-static void PutTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
-{
-  uint64_t delta, seconds, ns, total, realtime, secondOfDay;
-  int negative = clock < ctx->startClock;
-  char elapsed[40];
-  WriterStruct ew;
-  size_t elapsedLen;
-
-  delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
-  if (ctx->clockHz == 0) {
-    seconds = delta / NS_PER_SECOND;
-    ns = delta % NS_PER_SECOND;
-  } else {
-    seconds = delta / ctx->clockHz;
-    ns = MulDiv(delta % ctx->clockHz, NS_PER_SECOND, ctx->clockHz);
-  }
-
-  ew.buf = elapsed;
-  ew.size = sizeof elapsed;
-  ew.len = 0;
-  if (negative)
-    PutChar(&ew, '-');
-  PutUnsigned(&ew, seconds, 1);
-  PutChar(&ew, '.');
-  PutUnsigned(&ew, ns, 9);
-  elapsedLen = WriterFinish(&ew);
-  if (elapsedLen < ELAPSED_WIDTH)
-    PutSpaces(w, ELAPSED_WIDTH - elapsedLen);
-  PutString(w, elapsed);
-  PutChar(w, ' ');
-
-  total = seconds * NS_PER_SECOND + ns;   /* wraps only for absurd clocks */
-  realtime = negative ? ctx->startRealtime - total : ctx->startRealtime + total;
-  secondOfDay = realtime / NS_PER_SECOND % 86400;
-  PutUnsigned(w, secondOfDay / 3600, 2);
-  PutChar(w, ':');
-  PutUnsigned(w, secondOfDay / 60 % 60, 2);
-  PutChar(w, ':');
-  PutUnsigned(w, secondOfDay % 60, 2);
-  PutChar(w, '.');
-  PutUnsigned(w, realtime % NS_PER_SECOND, 9);
-}
-
-
-/* EventFormatTimes -- the first two columns of EventFormat's line */
-
-/* EventClockRate -- the clock's rate: the header's, or the rate between
- * the start pair and a later ClockSync pair at least EVENT_SYNC_SPAN_NS
- * after it.  The traceback and the reader use this one rule, so they
- * agree on every event's time.  design/telemetry.txt .sol.clock */
-uint64_t EventClockRate(uint64_t headerHz, EventClock startClock, uint64_t startMonotonic,
-                        EventClock clock, uint64_t monotonic)
-{
-  uint64_t ticks, ns, hz;
-  if (clock <= startClock || monotonic <= startMonotonic
-      || (headerHz != 0 && monotonic - startMonotonic < EVENT_SYNC_SPAN_NS))
-    return headerHz;
-  ticks = clock - startClock;
-  ns = monotonic - startMonotonic;
-  if (ticks / ns >= UINT64_MAX / NS_PER_SECOND)
-    return headerHz;
-  hz = MulDiv(ticks, NS_PER_SECOND, ns);
-  return hz != 0 ? hz : headerHz;
-}
-
-size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
-                        const EventFormatContextStruct *ctx)
-{
-  WriterStruct w;
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
-  PutTimes(&w, clock, ctx);
-  return WriterFinish(&w);
-}
-
-
-/* PutPadded -- s, then spaces to width */
-
-static void PutPadded(WriterStruct *w, const char *s, unsigned width)
-{
-  size_t len = PutString(w, s);
-  if (len < width)
-    PutSpaces(w, width - len);
-}
-
-
-/* EventFormat -- one line of text for an event
- *
- *   ELAPSED WALLCLOCK THREAD KIND EVENT name=value ...
- */
-
-size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
-                   const EventFormatContextStruct *ctx)
-{
-  WriterStruct w;
-  const EventDescStruct *desc = rec->desc;
-  const EventRegistryStruct *registry = ctx->registry;
-  size_t before;
-  unsigned i;
-
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
-
-  PutTimes(&w, rec->clock, ctx);
-  PutChar(&w, ' ');
-
-  before = w.len;
-  PutChar(&w, 'T');
-  PutUnsigned(&w, rec->thread, 1);
-  if (w.len - before < THREAD_WIDTH)
-    PutSpaces(&w, THREAD_WIDTH - (w.len - before));
-  PutChar(&w, ' ');
-
-  if (registry != NULL && registry->kinds != NULL && rec->kind < registry->kindCount
-      && registry->kinds[rec->kind].name != NULL) {
-    PutPadded(&w, registry->kinds[rec->kind].name, ctx->kindWidth);
-  } else {
-    before = w.len;
-    PutChar(&w, 'K');
-    PutUnsigned(&w, rec->kind, 1);
-    if (w.len - before < ctx->kindWidth)
-      PutSpaces(&w, ctx->kindWidth - (w.len - before));
-  }
-  PutChar(&w, ' ');
-
-  if (desc == NULL) {
-    PutString(&w, "? code=");
-    PutHex(&w, rec->code, 4);
-    PutString(&w, " length=");
-    PutUnsigned(&w, rec->length, 1);
-    return WriterFinish(&w);
-  }
-
-  if (desc->format == NULL || desc->format[0] == '\0') {
-    PutString(&w, desc->name != NULL ? desc->name : "?");
-    return WriterFinish(&w);
-  }
-  PutPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
-
-  for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
-    const EventValueUnion *value = &rec->values[i];
-    PutChar(&w, ' ');
-    if (desc->paramNames != NULL && desc->paramNames[i] != NULL) {
-      PutString(&w, desc->paramNames[i]);
-    } else {
-      PutChar(&w, 'p');
-      PutUnsigned(&w, i, 1);
-    }
-    PutChar(&w, '=');
-    switch (desc->format[i]) {
-    case 'P':                   /* labels name objects too: a pool, an arena */
-    case 'A': {
-      const char *label = ctx->label != NULL ? ctx->label(ctx->labelClosure, value->u) : NULL;
-      PutHex(&w, value->u, 1);
-      if (label != NULL) {
-        PutChar(&w, '[');
-        PutEscaped(&w, label, strlen(label));
-        PutChar(&w, ']');
-      }
-      break;
-    }
-    case 'W': case 'U':
-      PutUnsigned(&w, value->u, 1);
-      break;
-    case 'D':
-      PutDouble(&w, value->d);
-      break;
-    case 'S':
-      PutChar(&w, '"');
-      if (value->s != NULL)
-        PutEscaped(&w, value->s, rec->stringLength);
-      PutChar(&w, '"');
-      break;
-    default:
-      PutChar(&w, '?');
-      break;
-    }
-  }
-  return WriterFinish(&w);
-}
 
 
 /* THE STREAM LAYER */
@@ -989,79 +195,57 @@ struct EventStreamStruct {
 };
 
 
-/* Formatted messages.
- *
- * FormatV understands %s (const char *), %q (const char *, quoted with
- * escapes), %u (uint64_t, decimal), %x (uint64_t, 0x-hex, at least 4
- * digits) and %%.  Every number must be passed as uint64_t.
- */
+/* Formatted messages, by snprintf: every number is passed as uint64_t
+ * and printed with PRIu64 or PRIx64, which the compiler checks. */
 
-static void FormatV(WriterStruct *w, const char *format, va_list args)
-{
-  const char *f;
-  for (f = format; *f != '\0'; ++f) {
-    if (*f != '%') {
-      PutChar(w, *f);
-      continue;
-    }
-    ++f;
-    switch (*f) {
-    case 's': PutString(w, va_arg(args, const char *)); break;
-    case 'q': {
-      const char *s = va_arg(args, const char *);
-      PutChar(w, '"');
-      PutEscaped(w, s, strlen(s));
-      PutChar(w, '"');
-      break;
-    }
-    case 'u': PutUnsigned(w, va_arg(args, uint64_t), 1); break;
-    case 'x': PutHex(w, va_arg(args, uint64_t), 4); break;
-    case '%': PutChar(w, '%'); break;
-    default: return;            /* a bad format: stop */
-    }
-  }
-}
+static void FormatMessage(char *buf, size_t size, const char *format, ...)
+  __attribute__((format(printf, 3, 4)));
+static void AddProblem(EventStreamStruct *stream, const char *format, ...)
+  __attribute__((format(printf, 2, 3)));
 
-/* FormatMessage -- into a caller's buffer */
 static void FormatMessage(char *buf, size_t size, const char *format, ...)
 {
-  WriterStruct w;
   va_list args;
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
+  if (size == 0)
+    return;
   va_start(args, format);
-  FormatV(&w, format, args);
+  (void)vsnprintf(buf, size, format, args);
   va_end(args);
-  (void)WriterFinish(&w);
+}
+
+/* Quote -- s quoted with C escapes, in buf, for a message */
+static const char *Quote(char *buf, size_t size, const char *s)
+{
+  size_t n = strlen(s);
+  if (size < 3)
+    return "";
+  buf[0] = '"';
+  n = EventEscape(buf + 1, size - 2, s, n);
+  if (n > size - 3)
+    n = size - 3;
+  buf[n + 1] = '"';
+  buf[n + 2] = '\0';
+  return buf;
 }
 
 /* AddProblem -- record a fault of the stream */
 static void AddProblem(EventStreamStruct *stream, const char *format, ...)
 {
-  WriterStruct w;
   va_list args;
   char *text;
+  int n;
 
-  w.buf = NULL;
-  w.size = 0;
-  w.len = 0;
   va_start(args, format);
-  FormatV(&w, format, args);
+  n = vsnprintf(NULL, 0, format, args);
   va_end(args);
-
-  text = malloc(w.len + 1);
+  text = n < 0 ? NULL : malloc((size_t)n + 1);
   if (text == NULL) {
     stream->outOfMemory = 1;
     return;
   }
-  w.buf = text;
-  w.size = w.len + 1;
-  w.len = 0;
   va_start(args, format);
-  FormatV(&w, format, args);
+  (void)vsnprintf(text, (size_t)n + 1, format, args);
   va_end(args);
-  (void)WriterFinish(&w);
 
   if (stream->problemCount == stream->problemCapacity) {
     size_t newCapacity = stream->problemCapacity == 0 ? 4 : stream->problemCapacity * 2;
@@ -1095,7 +279,7 @@ typedef struct ParseStruct {
 static int ParseFail(ParseStruct *ps, size_t at, const char *what)
 {
   FormatMessage(ps->msg, ps->msgSize,
-                "offset %u: header truncated: %s runs past the end of the header (header length %u)",
+                "offset %" PRIu64 ": header truncated: %s runs past the end of the header (header length %" PRIu64 ")",
                 (uint64_t)at, what, (uint64_t)ps->end);
   return 0;
 }
@@ -1131,7 +315,7 @@ static int ParseStr(ParseStruct *ps, const char **strReturn, size_t *lengthRetur
     return ParseFail(ps, at, what);
   if (stream->stringsSize - stream->stringsUsed < (size_t)length + 1) {
     /* Cannot happen: the strings area is sized for the whole header. */
-    FormatMessage(ps->msg, ps->msgSize, "offset %u: %s: internal error: string area full",
+    FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": %s: internal error: string area full",
                   (uint64_t)at, what);
     return 0;
   }
@@ -1170,9 +354,10 @@ static int ParseName(ParseStruct *ps, const char **nameReturn, const char *what)
   if (!ParseStr(ps, nameReturn, &length, what))
     return 0;
   if (!IsName(*nameReturn, length)) {
+    char q[160];
     FormatMessage(ps->msg, ps->msgSize,
-                  "offset %u: %s %q is not a name (a C identifier of 1 to 63 characters)",
-                  (uint64_t)at, what, *nameReturn);
+                  "offset %" PRIu64 ": %s %s is not a name (a C identifier of 1 to 63 characters)",
+                  (uint64_t)at, what, Quote(q, sizeof q, *nameReturn));
     return 0;
   }
   return 1;
@@ -1228,7 +413,7 @@ static int ParseRegistry(ParseStruct *ps)
     return 0;
   if (kindCount > EVENT_KIND_LIMIT) {
     FormatMessage(ps->msg, ps->msgSize,
-                  "offset %u: kind count %u is more than EVENT_KIND_LIMIT (32)",
+                  "offset %" PRIu64 ": kind count %" PRIu64 " is more than EVENT_KIND_LIMIT (32)",
                   (uint64_t)(ps->pos - 2), (uint64_t)kindCount);
     return 0;
   }
@@ -1272,20 +457,21 @@ static int ParseRegistry(ParseStruct *ps)
         || !ParseStr(ps, &desc->format, &formatLength, "an event format"))
       goto fail;
     if (code == 0) {
-      FormatMessage(ps->msg, ps->msgSize, "offset %u: event code 0 is not allowed (it ends a block)",
+      FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": event code 0 is not allowed (it ends a block)",
                     (uint64_t)entry->offset);
       goto fail;
     }
     if (kind >= kindCount) {
       FormatMessage(ps->msg, ps->msgSize,
-                    "offset %u: event code %x has kind %u, but there are %u kinds",
+                    "offset %" PRIu64 ": event code 0x%04" PRIx64 " has kind %" PRIu64 ", but there are %" PRIu64 " kinds",
                     (uint64_t)entry->offset, (uint64_t)code, (uint64_t)kind, (uint64_t)kindCount);
       goto fail;
     }
     why = CheckFormat(desc->format, formatLength);
     if (why != NULL) {
-      FormatMessage(ps->msg, ps->msgSize, "offset %u: event code %x: format %q %s",
-                    (uint64_t)entry->offset, (uint64_t)code, desc->format, why);
+      char q[80];
+      FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": event code 0x%04" PRIx64 ": format %s %s",
+                    (uint64_t)entry->offset, (uint64_t)code, Quote(q, sizeof q, desc->format), why);
       goto fail;
     }
     if (!ParseName(ps, &desc->name, "an event name")
@@ -1316,7 +502,7 @@ static int ParseRegistry(ParseStruct *ps)
   for (i = 0; i < eventCount; ++i) {
     if (i > 0 && sorted[i].desc.code == sorted[i - 1].desc.code) {
       FormatMessage(ps->msg, ps->msgSize,
-                    "offset %u: event code %x appears twice in the registry",
+                    "offset %" PRIu64 ": event code 0x%04" PRIx64 " appears twice in the registry",
                     (uint64_t)sorted[i].offset, (uint64_t)sorted[i].desc.code);
       goto fail;
     }
@@ -1328,7 +514,7 @@ static int ParseRegistry(ParseStruct *ps)
   return 1;
 
 failMemory:
-  FormatMessage(ps->msg, ps->msgSize, "offset %u: out of memory reading the registry",
+  FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": out of memory reading the registry",
                 (uint64_t)ps->pos);
 fail:
   free(sorted);
@@ -1350,7 +536,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
     return EventStreamREFUSED;
   }
   if (memcmp(b, EVENT_STREAM_MAGIC, size < EVENT_STREAM_MAGIC_LEN ? size : EVENT_STREAM_MAGIC_LEN) != 0) {
-    FormatMessage(msg, msgSize, "offset 0: bad magic: not a telltale stream (it does not start with %q)",
+    FormatMessage(msg, msgSize, "offset 0: bad magic: not a telltale stream (it does not start with \"%s\")",
                   EVENT_STREAM_MAGIC);
     return EventStreamREFUSED;
   }
@@ -1362,7 +548,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
     if ((info->major != EVENT_VERSION_MAJOR && info->major != 1) || info->median != EVENT_VERSION_MEDIAN) {
       /* design/telemetry.txt .sol.version .req.back: 1.0.x too */
       FormatMessage(msg, msgSize,
-                    "offset 8: stream version %u.%u.%u is not supported: this reader reads 1.0.x and %u.%u.x",
+                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x and %" PRIu64 ".%" PRIu64 ".x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
                     (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
       return EventStreamREFUSED;
@@ -1370,7 +556,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
   }
   if (size < EVENT_STREAM_FIXED_LEN) {
     FormatMessage(msg, msgSize,
-                  "offset 0: header truncated: the file is %u bytes, the fixed header is 64",
+                  "offset 0: header truncated: the file is %" PRIu64 " bytes, the fixed header is 64",
                   (uint64_t)size);
     return EventStreamREFUSED;
   }
@@ -1382,35 +568,35 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
     info->layout.bigEndian = 1;
   } else {
     FormatMessage(msg, msgSize,
-                  "offset 14: bad byte-order mark: bytes %u %u (expected 2 1 or 1 2)",
+                  "offset 14: bad byte-order mark: bytes %" PRIu64 " %" PRIu64 " (expected 2 1 or 1 2)",
                   (uint64_t)b[14], (uint64_t)b[15]);
     return EventStreamREFUSED;
   }
   info->layout.pointerSize = b[16];
   info->layout.wordSize = b[17];
   if (b[16] != 4 && b[16] != 8) {
-    FormatMessage(msg, msgSize, "offset 16: pointer size %u is not supported (4 or 8)", (uint64_t)b[16]);
+    FormatMessage(msg, msgSize, "offset 16: pointer size %" PRIu64 " is not supported (4 or 8)", (uint64_t)b[16]);
     return EventStreamREFUSED;
   }
   if (b[17] != 4 && b[17] != 8) {
-    FormatMessage(msg, msgSize, "offset 17: word size %u is not supported (4 or 8)", (uint64_t)b[17]);
+    FormatMessage(msg, msgSize, "offset 17: word size %" PRIu64 " is not supported (4 or 8)", (uint64_t)b[17]);
     return EventStreamREFUSED;
   }
   info->doubleFormat = b[18];
   if (b[18] != 1) {
     FormatMessage(msg, msgSize,
-                  "offset 18: double format %u is not supported (1: IEEE 754 binary64)", (uint64_t)b[18]);
+                  "offset 18: double format %" PRIu64 " is not supported (1: IEEE 754 binary64)", (uint64_t)b[18]);
     return EventStreamREFUSED;
   }
   headerLength = (uint32_t)EventLoad(b + 20, 4, 0);
   info->headerLength = headerLength;
   if (headerLength < EVENT_STREAM_FIXED_LEN) {
-    FormatMessage(msg, msgSize, "offset 20: header length %u is less than the 64-byte fixed header",
+    FormatMessage(msg, msgSize, "offset 20: header length %" PRIu64 " is less than the 64-byte fixed header",
                   (uint64_t)headerLength);
     return EventStreamREFUSED;
   }
   if (headerLength > size) {
-    FormatMessage(msg, msgSize, "offset 20: header length %u runs past end of file (size %u)",
+    FormatMessage(msg, msgSize, "offset 20: header length %" PRIu64 " runs past end of file (size %" PRIu64 ")",
                   (uint64_t)headerLength, (uint64_t)size);
     return EventStreamREFUSED;
   }
@@ -1511,7 +697,7 @@ static void Fill(EventStreamStruct *stream, size_t *pos, size_t need)
                      stream->windowCapacity - stream->size);
     if (n <= 0) {
       if (n < 0)
-        AddProblem(stream, "offset %u: the stream could not be read further",
+        AddProblem(stream, "offset %" PRIu64 ": the stream could not be read further",
                    (uint64_t)(stream->origin + stream->size));
       stream->eof = 1;
       return;
@@ -1694,11 +880,11 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
     /* EventDecodeTRUNCATED, EventDecodeCORRUPT */
     block->dataEnd = pos;
     if (end - pos >= EVENT_HEADER_LEN)
-      AddProblem(stream, "offset %u: event code %x length %u: %s (%u bytes left in the block at offset %u)",
+      AddProblem(stream, "offset %" PRIu64 ": event code 0x%04" PRIx64 " length %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
                  (uint64_t)(stream->origin + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
                  (uint64_t)(end - pos), (uint64_t)(stream->origin + block->offset));
     else
-      AddProblem(stream, "offset %u: %s (%u bytes left in the block at offset %u)",
+      AddProblem(stream, "offset %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
                  (uint64_t)(stream->origin + pos), why, (uint64_t)(end - pos),
                  (uint64_t)(stream->origin + block->offset));
     sound = 0;
@@ -1760,15 +946,16 @@ static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   memset(block, 0, sizeof *block);
   block->offset = pos;
   if (left < headerLength) {
-    FormatMessage(what, whatSize, "block header cut short: %u bytes left, a block header is %u",
+    FormatMessage(what, whatSize, "block header cut short: %" PRIu64 " bytes left, a block header is %" PRIu64 "",
                   (uint64_t)left, (uint64_t)headerLength);
     return 0;
   }
   if (memcmp(p, EVENT_BLOCK_MAGIC, 4) != 0) {
-    char found[5];
+    char found[5], q[24];
     memcpy(found, p, 4);
     found[4] = '\0';
-    FormatMessage(what, whatSize, "bad block magic %q (expected %q)", found, EVENT_BLOCK_MAGIC);
+    FormatMessage(what, whatSize, "bad block magic %s (expected \"%s\")", Quote(q, sizeof q, found),
+                  EVENT_BLOCK_MAGIC);
     return 0;
   }
   EventBlockDecode(&h, p, info->major, info->layout.bigEndian);
@@ -1780,25 +967,25 @@ static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   block->length = h.length;
   block->cut = h.length > left;
   if (h.length < headerLength)
-    FormatMessage(what, whatSize, "block length %u is less than the %u-byte block header",
+    FormatMessage(what, whatSize, "block length %" PRIu64 " is less than the %" PRIu64 "-byte block header",
                   (uint64_t)h.length, (uint64_t)headerLength);
   else if (h.length > EVENT_BLOCK_LENGTH_MAX)
-    FormatMessage(what, whatSize, "block length %u is more than any block's (%u)",
+    FormatMessage(what, whatSize, "block length %" PRIu64 " is more than any block's (%" PRIu64 ")",
                   (uint64_t)h.length, (uint64_t)EVENT_BLOCK_LENGTH_MAX);
   else if (h.kind >= stream->registry.kindCount)
-    FormatMessage(what, whatSize, "block kind %u is not in the registry (%u kinds)",
+    FormatMessage(what, whatSize, "block kind %" PRIu64 " is not in the registry (%" PRIu64 " kinds)",
                   (uint64_t)h.kind, (uint64_t)stream->registry.kindCount);
   else if (info->major >= 2 && h.session != info->session)
-    FormatMessage(what, whatSize, "block of another session: id %x, the stream's is %x",
+    FormatMessage(what, whatSize, "block of another session: id 0x%04" PRIx64 ", the stream's is 0x%04" PRIx64 "",
                   (uint64_t)h.session, (uint64_t)info->session);
   else if (block->cut)
-    FormatMessage(what, whatSize, "block cut short: its length is %u, the stream has %u of its bytes",
+    FormatMessage(what, whatSize, "block cut short: its length is %" PRIu64 ", the stream has %" PRIu64 " of its bytes",
                   (uint64_t)h.length, (uint64_t)left);
   else if (info->major >= 2 && (h.flags & EVENT_BLOCK_CHECKED) == 0)
     FormatMessage(what, whatSize, "block has no check");
   else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check)
-    FormatMessage(what, whatSize, "block damaged (thread %u, kind %u, %u bytes): its check is %x, "
-                  "its bytes give %x, so none of its events are shown", (uint64_t)h.thread,
+    FormatMessage(what, whatSize, "block damaged (thread %" PRIu64 ", kind %" PRIu64 ", %" PRIu64 " bytes): its check is 0x%04" PRIx64 ", "
+                  "its bytes give 0x%04" PRIx64 ", so none of its events are shown", (uint64_t)h.thread,
                   (uint64_t)h.kind, (uint64_t)h.length, (uint64_t)h.check,
                   (uint64_t)EventBlockCheck(p, h.length));
   else
@@ -1854,7 +1041,7 @@ static void IndexCheck(EventStreamStruct *stream)
     if (e[i].index < expect) {
       ++info->duplicateBlocks;
       if (++reports <= 8)
-        AddProblem(stream, "offset %u: block %u of the log again (first at offset %u): not read twice",
+        AddProblem(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log again (first at offset %" PRIu64 "): not read twice",
                    (uint64_t)e[i].offset, (uint64_t)e[i].index, (uint64_t)e[i - 1].offset);
       continue;
     }
@@ -1862,14 +1049,14 @@ static void IndexCheck(EventStreamStruct *stream)
       info->missingBlocks += e[i].index - expect;
       if (++reports <= 8) {
         if (e[i].index == expect + 1)
-          AddProblem(stream, "block %u of the log is missing: between offsets %u and %u",
+          AddProblem(stream, "block %" PRIu64 " of the log is missing: between offsets %" PRIu64 " and %" PRIu64 "",
                      (uint64_t)expect, expect == 0 ? (uint64_t)info->headerLength : (uint64_t)e[i - 1].offset,
                      (uint64_t)e[i].offset);
         else if (expect == 0)
-          AddProblem(stream, "blocks 0 to %u of the log are missing: the first block there is at offset %u",
+          AddProblem(stream, "blocks 0 to %" PRIu64 " of the log are missing: the first block there is at offset %" PRIu64 "",
                      (uint64_t)e[i].index - 1, (uint64_t)e[i].offset);
         else
-          AddProblem(stream, "blocks %u to %u of the log are missing: between offsets %u and %u",
+          AddProblem(stream, "blocks %" PRIu64 " to %" PRIu64 " of the log are missing: between offsets %" PRIu64 " and %" PRIu64 "",
                      (uint64_t)expect, (uint64_t)e[i].index - 1, (uint64_t)e[i - 1].offset,
                      (uint64_t)e[i].offset);
       }
@@ -1877,7 +1064,7 @@ static void IndexCheck(EventStreamStruct *stream)
     expect = (uint64_t)e[i].index + 1;
   }
   if (reports > 8)
-    AddProblem(stream, "%u more faults in the order of blocks not listed", (uint64_t)reports - 8);
+    AddProblem(stream, "%" PRIu64 " more faults in the order of blocks not listed", (uint64_t)reports - 8);
 }
 
 /* BlockFault -- report a bad block at pos; with resync, skip to the
@@ -1888,17 +1075,17 @@ static size_t BlockFault(EventStreamStruct *stream, size_t pos, const char *what
   size_t next, size = stream->size;
   ++info->badBlocks;
   if ((stream->options & EVENT_STREAM_RESYNC) == 0) {
-    AddProblem(stream, "offset %u: %s", (uint64_t)(stream->origin + pos), what);
+    AddProblem(stream, "offset %" PRIu64 ": %s", (uint64_t)(stream->origin + pos), what);
     return 0;
   }
   next = FindBlockMagic(stream, pos + 1);
   info->skippedBytes += next - pos;
   if (next < size)
-    AddProblem(stream, "offset %u: %s; skipped %u bytes to the next block at offset %u",
+    AddProblem(stream, "offset %" PRIu64 ": %s; skipped %" PRIu64 " bytes to the next block at offset %" PRIu64 "",
                (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos),
                (uint64_t)(stream->origin + next));
   else
-    AddProblem(stream, "offset %u: %s; skipped the last %u bytes of the file",
+    AddProblem(stream, "offset %" PRIu64 ": %s; skipped the last %" PRIu64 " bytes of the file",
                (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos));
   return next;
 }
@@ -1912,7 +1099,7 @@ static void BlockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct 
   EventStreamInfoStruct *info = &stream->info;
   ++info->badBlocks;
   (void)IndexEvents(stream, index, block, stream->size);
-  AddProblem(stream, "offset %u: %s: the %u whole events before the cut are shown, unchecked; the rest of the block is lost",
+  AddProblem(stream, "offset %" PRIu64 ": %s: the %" PRIu64 " whole events before the cut are shown, unchecked; the rest of the block is lost",
              (uint64_t)(stream->origin + block->offset), what, (uint64_t)block->events);
   if (block->dataEnd > block->offset + info->blockHeaderLength && !AddBlock(stream, block))
     stream->outOfMemory = 1;
@@ -2136,7 +1323,7 @@ static EventStreamRes StreamIndex(EventStreamStruct *stream, char *msg, size_t m
     return res;
   }
   if (!CodesInit(stream)) {
-    FormatMessage(msg, msgSize, "offset %u: out of memory", (uint64_t)stream->info.headerLength);
+    FormatMessage(msg, msgSize, "offset %" PRIu64 ": out of memory", (uint64_t)stream->info.headerLength);
     EventStreamClose(stream);
     return EventStreamERROR;
   }
@@ -2271,7 +1458,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   recReturn->length = Load16(p + 2, stream->swap);
   recReturn->clock = seq->clock;
   /* IndexEvents checked it: this cannot fail. */
-  (void)DecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
+  (void)EventDecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
   recReturn->thread = block->thread;
   recReturn->kind = block->kind;
   recReturn->offset = seq->pos;

@@ -1,0 +1,640 @@
+/* <src/event/eventformat.c> -- the event layer: a decoded event as a line of text
+ *
+ * .design: design/telemetry.txt .req.share .eventcnv.line
+ *
+ * See eventread.h for the interface.  string.h only, as eventdecode.c:
+ * the traceback formats events inside a signal handler.
+ */
+
+#include "eventread.h"
+
+#include <string.h>
+
+#define NS_PER_SECOND    1000000000u
+
+/* Widths of the columns of a formatted line.  See EventFormat. */
+#define ELAPSED_WIDTH    15              /* "    0.000000000" */
+#define THREAD_WIDTH     3               /* "T1 " */
+
+
+/* MulDiv -- floor(a * b / c), for c > 0 and a quotient below 2^64
+ *
+ * Exact, with a 128-bit product and long division, so that times are
+ * the same on every platform and compiler.
+ */
+
+static uint64_t MulDiv(uint64_t a, uint64_t b, uint64_t c)
+{
+  uint64_t aLo, aHi, bLo, bHi, p0, p1, p2, p3, mid, lo, hi, q, r;
+  int i;
+  if (b == 0 || a <= UINT64_MAX / b)    /* the product fits: the same quotient, at once */
+    return a * b / c;
+  aLo = a & 0xFFFFFFFFu, aHi = a >> 32;
+  bLo = b & 0xFFFFFFFFu, bHi = b >> 32;
+  p0 = aLo * bLo, p1 = aLo * bHi, p2 = aHi * bLo, p3 = aHi * bHi;
+  mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
+  lo = (p0 & 0xFFFFFFFFu) | mid << 32;
+  hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+  q = 0, r = 0;
+  for (i = 127; i >= 0; --i) {
+    uint64_t carry = r >> 63;
+    uint64_t bit = i >= 64 ? hi >> (i - 64) & 1 : lo >> i & 1;
+    r = r << 1 | bit;
+    q <<= 1;
+    if (carry || r >= c) {
+      r -= c;
+      q |= 1;
+    }
+  }
+  return q;
+}
+
+
+/* WriterStruct -- text into a fixed buffer, counting what does not fit
+ *
+ * Characters are stored while there is room for them and a NUL; len
+ * counts them all, so the caller learns the length the text needed.
+ */
+
+typedef struct WriterStruct {
+  char *buf;
+  size_t size;
+  size_t len;
+} WriterStruct;
+
+static void PutChar(WriterStruct *w, char c)
+{
+  if (w->len + 1 < w->size)
+    w->buf[w->len] = c;
+  ++w->len;
+}
+
+static void PutChars(WriterStruct *w, const char *s, size_t n)
+{
+  size_t i;
+  if (w->len < w->size && w->size - w->len > n) {   /* room for them and a NUL */
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    return;
+  }
+  for (i = 0; i < n; ++i)
+    PutChar(w, s[i]);
+}
+
+/* PutString -- s, measured as it is copied (names are short: one pass,
+ * no calls); returns its length */
+static size_t PutString(WriterStruct *w, const char *s)
+{
+  size_t start = w->len;
+  for (; *s != '\0'; ++s) {
+    if (w->len + 1 < w->size)
+      w->buf[w->len] = *s;
+    ++w->len;
+  }
+  return w->len - start;
+}
+
+static void PutSpaces(WriterStruct *w, size_t n)
+{
+  if (w->len < w->size && w->size - w->len > n) {
+    memset(w->buf + w->len, ' ', n);
+    w->len += n;
+    return;
+  }
+  while (n-- > 0)
+    PutChar(w, ' ');
+}
+
+/* PutUnsigned -- value in decimal, at least minDigits digits (zero-padded).
+ * Two digits at a time, from the end of a small buffer, then put at once. */
+static void PutUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
+{
+  static const char pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+  char digits[24];
+  unsigned n = sizeof digits;
+  if (w->len < w->size && w->size - w->len > sizeof digits) {
+    /* Room for any number: write it in place, from its last digit. */
+    unsigned count = 1;
+    uint64_t rest = value;
+    char *end;
+    while (rest >= 10) {
+      rest /= 10;
+      ++count;
+    }
+    if (count < minDigits)
+      count = minDigits < sizeof digits ? minDigits : (unsigned)sizeof digits;
+    end = w->buf + w->len + count;
+    w->len += count;
+    while (value >= 100) {
+      unsigned pair = (unsigned)(value % 100);
+      value /= 100;
+      end -= 2;
+      memcpy(end, pairs + 2 * pair, 2);
+    }
+    if (value >= 10) {
+      end -= 2;
+      memcpy(end, pairs + 2 * value, 2);
+    } else {
+      *--end = (char)('0' + value);
+    }
+    while (end > w->buf + w->len - count)
+      *--end = '0';
+    return;
+  }
+  while (value >= 100) {
+    unsigned pair = (unsigned)(value % 100);
+    value /= 100;
+    n -= 2;
+    memcpy(digits + n, pairs + 2 * pair, 2);
+  }
+  if (value >= 10) {
+    n -= 2;
+    memcpy(digits + n, pairs + 2 * value, 2);
+  } else {
+    digits[--n] = (char)('0' + value);
+  }
+  while (sizeof digits - n < minDigits && n > 0)
+    digits[--n] = '0';
+  PutChars(w, digits + n, sizeof digits - n);
+}
+
+/* PutHex -- "0x" and value in lower-case hex, at least minDigits digits */
+static void PutHex(WriterStruct *w, uint64_t value, unsigned minDigits)
+{
+  char digits[20];
+  unsigned n = sizeof digits;
+  if (w->len < w->size && w->size - w->len > sizeof digits) {
+    /* Room for any number: write it in place, from its last digit. */
+    unsigned count = 1;
+    char *end;
+    while (count < 16 && value >> 4 * count != 0)
+      ++count;
+    if (count < minDigits)
+      count = minDigits < 16 ? minDigits : 16;
+    w->buf[w->len] = '0';
+    w->buf[w->len + 1] = 'x';
+    end = w->buf + w->len + 2 + count;
+    w->len += 2 + count;
+    while (count-- > 0) {
+      *--end = "0123456789abcdef"[value & 0xF];
+      value >>= 4;
+    }
+    return;
+  }
+  do {
+    digits[--n] = "0123456789abcdef"[value & 0xF];
+    value >>= 4;
+  } while (value != 0);
+  while (sizeof digits - n < minDigits && n > 2)
+    digits[--n] = '0';
+  digits[--n] = 'x';
+  digits[--n] = '0';
+  PutChars(w, digits + n, sizeof digits - n);
+}
+
+/* PutEscaped -- n bytes with C escapes for quotes, backslashes and
+ * non-printable bytes (octal, three digits, so never ambiguous) */
+static void PutEscaped(WriterStruct *w, const char *s, size_t n)
+{
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    unsigned char c = (unsigned char)s[i];
+    switch (c) {
+    case '"':  PutChars(w, "\\\"", 2); break;
+    case '\\': PutChars(w, "\\\\", 2); break;
+    case '\n': PutChars(w, "\\n", 2); break;
+    case '\t': PutChars(w, "\\t", 2); break;
+    case '\r': PutChars(w, "\\r", 2); break;
+    default:
+      if (c < 0x20 || c >= 0x7F) {
+        PutChar(w, '\\');
+        PutChar(w, (char)('0' + (c >> 6)));
+        PutChar(w, (char)('0' + (c >> 3 & 7)));
+        PutChar(w, (char)('0' + (c & 7)));
+      } else {
+        PutChar(w, (char)c);
+      }
+      break;
+    }
+  }
+}
+
+/* WriterFinish -- terminate the text and return its whole length */
+static size_t WriterFinish(WriterStruct *w)
+{
+  if (w->size > 0)
+    w->buf[w->len < w->size ? w->len : w->size - 1] = '\0';
+  return w->len;
+}
+
+/* EventEscape -- s[0 .. n-1] with C escapes, as EventFormat writes an S
+ * field, into buf (NUL-terminated, truncated to size); returns the
+ * length it needed */
+size_t EventEscape(char *buf, size_t size, const char *s, size_t n)
+{
+  WriterStruct w;
+  w.buf = buf;
+  w.size = size;
+  w.len = 0;
+  PutEscaped(&w, s, n);
+  return WriterFinish(&w);
+}
+
+
+/* PutDouble -- d as printf's "%.17g" would print it, but "nan" for NaN
+ *
+ * A finite double is m * 2^e exactly, which is a finite decimal: with a
+ * big integer in base 10^9 this finds every digit, then rounds to 17
+ * significant digits half-to-even, as glibc does.  The big integer is
+ * on the stack: at most 767 digits (the smallest subnormal), in 384
+ * bytes; of its digits only the first 18 are kept, and whether any
+ * after them is not 0.
+ */
+
+#define BIG_LIMBS   96                   /* base 10^9 limbs: 864 digits */
+#define BIG_BASE    1000000000u
+#define SIGNIFICANT 17
+
+static unsigned BigMultiply(uint32_t *limbs, unsigned n, uint32_t factor)
+{
+  uint64_t carry = 0;
+  unsigned i;
+  for (i = 0; i < n; ++i) {
+    uint64_t t = (uint64_t)limbs[i] * factor + carry;
+    limbs[i] = (uint32_t)(t % BIG_BASE);
+    carry = t / BIG_BASE;
+  }
+  while (carry != 0 && n < BIG_LIMBS) {
+    limbs[n++] = (uint32_t)(carry % BIG_BASE);
+    carry /= BIG_BASE;
+  }
+  return n;
+}
+
+static void PutDouble(WriterStruct *w, double d)
+{
+  uint64_t bits, mantissa;
+  unsigned expField, n, nd, i;
+  int e, decExp, x;
+  uint32_t limbs[BIG_LIMBS];
+  char digits[SIGNIFICANT + 1];       /* the first digits; then sticky */
+  int sticky = 0;                     /* a digit after them is not 0 */
+
+  memcpy(&bits, &d, sizeof bits);
+  expField = (unsigned)(bits >> 52 & 0x7FF);
+  mantissa = bits & (((uint64_t)1 << 52) - 1);
+  if (expField == 0x7FF) {
+    if (mantissa != 0)
+      PutString(w, "nan");
+    else
+      PutString(w, bits >> 63 ? "-inf" : "inf");
+    return;
+  }
+  if (bits >> 63)
+    PutChar(w, '-');
+  if (expField == 0) {
+    e = -1074;
+  } else {
+    mantissa |= (uint64_t)1 << 52;
+    e = (int)expField - 1075;
+  }
+  if (mantissa == 0) {
+    PutChar(w, '0');
+    return;
+  }
+
+  /* The exact value as a big integer times 10^decExp. */
+  limbs[0] = (uint32_t)(mantissa % BIG_BASE);
+  limbs[1] = (uint32_t)(mantissa / BIG_BASE % BIG_BASE);
+  limbs[2] = (uint32_t)(mantissa / BIG_BASE / BIG_BASE);
+  n = limbs[2] != 0 ? 3 : limbs[1] != 0 ? 2 : 1;
+  decExp = 0;
+  if (e > 0) {
+    int left = e;
+    while (left > 0) {
+      int step = left < 29 ? left : 29;
+      n = BigMultiply(limbs, n, (uint32_t)1 << step);
+      left -= step;
+    }
+  } else if (e < 0) {
+    int left = -e;              /* m * 2^e = m * 5^-e / 10^-e */
+    while (left > 0) {
+      int step = left < 13 ? left : 13;
+      uint32_t factor = 1;
+      int j;
+      for (j = 0; j < step; ++j)
+        factor *= 5;
+      n = BigMultiply(limbs, n, factor);
+      left -= step;
+    }
+    decExp = e;
+  }
+
+  /* Decimal digits, most significant first. */
+  nd = 0;
+  for (i = n; i > 0; --i) {
+    uint32_t limb = limbs[i - 1];
+    char group[9];
+    unsigned j, start;
+    for (j = 9; j > 0; --j) {
+      group[j - 1] = (char)('0' + limb % 10);
+      limb /= 10;
+    }
+    start = 0;
+    if (i == n)
+      while (start < 8 && group[start] == '0')
+        ++start;
+    for (j = start; j < 9; ++j) {
+      if (nd < sizeof digits)
+        digits[nd] = group[j];
+      else if (group[j] != '0')
+        sticky = 1;
+      ++nd;
+    }
+  }
+  x = (int)nd - 1 + decExp;     /* exponent of the first digit */
+
+  /* Round to SIGNIFICANT digits, half to even. */
+  if (nd > SIGNIFICANT) {
+    int up;
+    if (digits[SIGNIFICANT] > '5') {
+      up = 1;
+    } else if (digits[SIGNIFICANT] < '5') {
+      up = 0;
+    } else {
+      up = sticky || ((digits[SIGNIFICANT - 1] - '0') & 1);
+    }
+    nd = SIGNIFICANT;
+    if (up) {
+      i = nd;
+      while (i > 0 && digits[i - 1] == '9') {
+        digits[i - 1] = '0';
+        --i;
+      }
+      if (i > 0) {
+        ++digits[i - 1];
+      } else {
+        digits[0] = '1';        /* 99...9 became 100...0 */
+        ++x;
+      }
+    }
+  }
+  while (nd > 1 && digits[nd - 1] == '0')
+    --nd;
+
+  /* %g: scientific if the exponent is below -4 or at least the precision. */
+  if (x < -4 || x >= SIGNIFICANT) {
+    unsigned ex = (unsigned)(x < 0 ? -x : x);
+    PutChar(w, digits[0]);
+    if (nd > 1) {
+      PutChar(w, '.');
+      PutChars(w, digits + 1, nd - 1);
+    }
+    PutChar(w, 'e');
+    PutChar(w, x < 0 ? '-' : '+');
+    PutUnsigned(w, ex, 2);
+  } else if (x >= 0) {
+    for (i = 0; i <= (unsigned)x; ++i)
+      PutChar(w, i < nd ? digits[i] : '0');
+    if (nd > (unsigned)x + 1) {
+      PutChar(w, '.');
+      PutChars(w, digits + x + 1, nd - (unsigned)x - 1);
+    }
+  } else {
+    PutChars(w, "0.", 2);
+    for (i = 0; i < (unsigned)(-x - 1); ++i)
+      PutChar(w, '0');
+    PutChars(w, digits, nd);
+  }
+}
+
+
+/* EventFormatDouble -- d as "%.17g" into buf */
+
+size_t EventFormatDouble(char *buf, size_t size, double d)
+{
+  WriterStruct w;
+  w.buf = buf;
+  w.size = size;
+  w.len = 0;
+  PutDouble(&w, d);
+  return WriterFinish(&w);
+}
+
+
+/* EventFormatContextInit -- widths from the registry's names */
+
+void EventFormatContextInit(EventFormatContextStruct *ctx, const EventRegistryStruct *registry)
+{
+  unsigned i;
+  memset(ctx, 0, sizeof *ctx);
+  ctx->registry = registry;
+  if (registry == NULL)
+    return;
+  for (i = 0; i < registry->kindCount && registry->kinds != NULL; ++i) {
+    const char *name = registry->kinds[i].name;
+    size_t len = name != NULL ? strlen(name) : 0;
+    if (len > ctx->kindWidth && len <= EVENT_NAME_MAX)
+      ctx->kindWidth = (unsigned)len;
+  }
+  for (i = 0; i < registry->eventCount && registry->events != NULL; ++i) {
+    const char *name = registry->events[i].name;
+    size_t len = name != NULL ? strlen(name) : 0;
+    if (len > ctx->nameWidth && len <= EVENT_NAME_MAX)
+      ctx->nameWidth = (unsigned)len;
+  }
+}
+
+
+/* PutTimes -- the elapsed and the wall-clock columns
+ *
+ * Elapsed time is (clock - startClock) / clockHz, truncated to whole
+ * nanoseconds, exactly.  A clock before startClock is negative.  The
+ * wall clock is startRealtime plus elapsed, as a UTC time of day.
+ */
+
+static void PutTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
+{
+  uint64_t delta, seconds, ns, total, realtime, secondOfDay;
+  int negative = clock < ctx->startClock;
+  char elapsed[40];
+  WriterStruct ew;
+  size_t elapsedLen;
+
+  delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
+  if (ctx->clockHz == 0) {
+    seconds = delta / NS_PER_SECOND;
+    ns = delta % NS_PER_SECOND;
+  } else {
+    seconds = delta / ctx->clockHz;
+    ns = MulDiv(delta % ctx->clockHz, NS_PER_SECOND, ctx->clockHz);
+  }
+
+  ew.buf = elapsed;
+  ew.size = sizeof elapsed;
+  ew.len = 0;
+  if (negative)
+    PutChar(&ew, '-');
+  PutUnsigned(&ew, seconds, 1);
+  PutChar(&ew, '.');
+  PutUnsigned(&ew, ns, 9);
+  elapsedLen = WriterFinish(&ew);
+  if (elapsedLen < ELAPSED_WIDTH)
+    PutSpaces(w, ELAPSED_WIDTH - elapsedLen);
+  PutString(w, elapsed);
+  PutChar(w, ' ');
+
+  total = seconds * NS_PER_SECOND + ns;   /* wraps only for absurd clocks */
+  realtime = negative ? ctx->startRealtime - total : ctx->startRealtime + total;
+  secondOfDay = realtime / NS_PER_SECOND % 86400;
+  PutUnsigned(w, secondOfDay / 3600, 2);
+  PutChar(w, ':');
+  PutUnsigned(w, secondOfDay / 60 % 60, 2);
+  PutChar(w, ':');
+  PutUnsigned(w, secondOfDay % 60, 2);
+  PutChar(w, '.');
+  PutUnsigned(w, realtime % NS_PER_SECOND, 9);
+}
+
+
+/* EventFormatTimes -- the first two columns of EventFormat's line */
+
+/* EventClockRate -- the clock's rate: the header's, or the rate between
+ * the start pair and a later ClockSync pair at least EVENT_SYNC_SPAN_NS
+ * after it.  The traceback and the reader use this one rule, so they
+ * agree on every event's time.  design/telemetry.txt .sol.clock */
+uint64_t EventClockRate(uint64_t headerHz, EventClock startClock, uint64_t startMonotonic,
+                        EventClock clock, uint64_t monotonic)
+{
+  uint64_t ticks, ns, hz;
+  if (clock <= startClock || monotonic <= startMonotonic
+      || (headerHz != 0 && monotonic - startMonotonic < EVENT_SYNC_SPAN_NS))
+    return headerHz;
+  ticks = clock - startClock;
+  ns = monotonic - startMonotonic;
+  if (ticks / ns >= UINT64_MAX / NS_PER_SECOND)
+    return headerHz;
+  hz = MulDiv(ticks, NS_PER_SECOND, ns);
+  return hz != 0 ? hz : headerHz;
+}
+
+size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
+                        const EventFormatContextStruct *ctx)
+{
+  WriterStruct w;
+  w.buf = buf;
+  w.size = size;
+  w.len = 0;
+  PutTimes(&w, clock, ctx);
+  return WriterFinish(&w);
+}
+
+
+/* PutPadded -- s, then spaces to width */
+
+static void PutPadded(WriterStruct *w, const char *s, unsigned width)
+{
+  size_t len = PutString(w, s);
+  if (len < width)
+    PutSpaces(w, width - len);
+}
+
+
+/* EventFormat -- one line of text for an event
+ *
+ *   ELAPSED WALLCLOCK THREAD KIND EVENT name=value ...
+ */
+
+size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
+                   const EventFormatContextStruct *ctx)
+{
+  WriterStruct w;
+  const EventDescStruct *desc = rec->desc;
+  const EventRegistryStruct *registry = ctx->registry;
+  size_t before;
+  unsigned i;
+
+  w.buf = buf;
+  w.size = size;
+  w.len = 0;
+
+  PutTimes(&w, rec->clock, ctx);
+  PutChar(&w, ' ');
+
+  before = w.len;
+  PutChar(&w, 'T');
+  PutUnsigned(&w, rec->thread, 1);
+  if (w.len - before < THREAD_WIDTH)
+    PutSpaces(&w, THREAD_WIDTH - (w.len - before));
+  PutChar(&w, ' ');
+
+  if (registry != NULL && registry->kinds != NULL && rec->kind < registry->kindCount
+      && registry->kinds[rec->kind].name != NULL) {
+    PutPadded(&w, registry->kinds[rec->kind].name, ctx->kindWidth);
+  } else {
+    before = w.len;
+    PutChar(&w, 'K');
+    PutUnsigned(&w, rec->kind, 1);
+    if (w.len - before < ctx->kindWidth)
+      PutSpaces(&w, ctx->kindWidth - (w.len - before));
+  }
+  PutChar(&w, ' ');
+
+  if (desc == NULL) {
+    PutString(&w, "? code=");
+    PutHex(&w, rec->code, 4);
+    PutString(&w, " length=");
+    PutUnsigned(&w, rec->length, 1);
+    return WriterFinish(&w);
+  }
+
+  if (desc->format == NULL || desc->format[0] == '\0') {
+    PutString(&w, desc->name != NULL ? desc->name : "?");
+    return WriterFinish(&w);
+  }
+  PutPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
+
+  for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
+    const EventValueUnion *value = &rec->values[i];
+    PutChar(&w, ' ');
+    if (desc->paramNames != NULL && desc->paramNames[i] != NULL) {
+      PutString(&w, desc->paramNames[i]);
+    } else {
+      PutChar(&w, 'p');
+      PutUnsigned(&w, i, 1);
+    }
+    PutChar(&w, '=');
+    switch (desc->format[i]) {
+    case 'P':                   /* labels name objects too: a pool, an arena */
+    case 'A': {
+      const char *label = ctx->label != NULL ? ctx->label(ctx->labelClosure, value->u) : NULL;
+      PutHex(&w, value->u, 1);
+      if (label != NULL) {
+        PutChar(&w, '[');
+        PutEscaped(&w, label, strlen(label));
+        PutChar(&w, ']');
+      }
+      break;
+    }
+    case 'W': case 'U':
+      PutUnsigned(&w, value->u, 1);
+      break;
+    case 'D':
+      PutDouble(&w, value->d);
+      break;
+    case 'S':
+      PutChar(&w, '"');
+      if (value->s != NULL)
+        PutEscaped(&w, value->s, rec->stringLength);
+      PutChar(&w, '"');
+      break;
+    default:
+      PutChar(&w, '?');
+      break;
+    }
+  }
+  return WriterFinish(&w);
+}
