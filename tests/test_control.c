@@ -19,7 +19,7 @@
  *   control-4.*  EventKindParse: "all", "none", lists, removals, spaces,
  *                and its errors (unknown kind, listing the kinds; empty
  *                name; too long; a short or empty message buffer);
- *                EventKindIndex.
+ *                EventKindIndex; MPS-style masks (0x3f) beside names.
  *   control-5.*  an event with no buffer to go to (memory ran out) is
  *                counted and reported by EventsDropped, never dropped
  *                silently (.sol.dropped).  Skipped under sanitizers,
@@ -395,6 +395,29 @@ static void control_4_6_parse_message_buffers(void **state)
   assert_int_equal(EventKindParse("all", NULL, NULL, 0), 22);
 }
 
+/* control-4.8: MPS-style numeric masks beside names: decimal or 0x
+ * hexadecimal (never octal), added or removed; bits for kinds the
+ * registry lacks, or a token that is not a number, are errors */
+static void control_4_8_parse_masks(void **state)
+{
+  char all[24];
+  (void)state;
+  assert_int_equal(parseOK("0x3"), 0x3);
+  assert_int_equal(parseOK("0X3"), 0x3);
+  assert_int_equal(parseOK("3"), 0x3);
+  assert_int_equal(parseOK("010"), 10);
+  assert_int_equal(parseOK("0"), 0);
+  assert_int_equal(parseOK("all,-0x1"), ALL_KINDS & ~1u);
+  assert_int_equal(parseOK("0x1, Test"), 1u | BIT(Test));
+  snprintf(all, sizeof all, "0x%x", (unsigned)ALL_KINDS);
+  assert_int_equal(parseOK(all), ALL_KINDS);
+  assert_non_null(strstr(parseError("0x3q"), "'0x3q' is not a mask"));
+  assert_non_null(strstr(parseError("0x"), "not a mask"));
+  assert_non_null(strstr(parseError("99999999999999999999999"), "not a mask"));
+  snprintf(all, sizeof all, "0x%x", (unsigned)ALL_KINDS + 1);
+  assert_non_null(strstr(parseError(all), "bits for kinds the registry lacks"));
+}
+
 /* control-4.7: EventKindIndex: registry order, telltale's kinds first */
 static void control_4_7_kind_index(void **state)
 {
@@ -583,6 +606,7 @@ int main(void)
     cmocka_unit_test(control_4_5_parse_too_long),
     cmocka_unit_test(control_4_6_parse_message_buffers),
     cmocka_unit_test(control_4_7_kind_index),
+    cmocka_unit_test(control_4_8_parse_masks),
     cmocka_unit_test(control_5_1_dropped_counted),
     cmocka_unit_test_teardown(control_5_2_writer_drops_counted, restoreAll),
   };

@@ -31,6 +31,9 @@
  *   threads-2.1  fork: the child writes its own log, telltale.log.PID,
  *                holding only its own events; the parent's stream holds
  *                none of the child's.
+ *   threads-2.2  fork with TELLTALE_FILE=f.%p.log (a fresh process): the
+ *                parent writes f.PARENT.log and the child f.CHILD.log,
+ *                each with only its own events, and nothing else.
  *   threads-3.1  signal handlers emit on the thread they interrupt: a
  *                thread emits TestThread events into 4 KiB buffers (so
  *                its slow path is interrupted too) while another sends
@@ -62,6 +65,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -499,6 +504,91 @@ static void threads_2_1_fork_child_own_log(void **state)
 }
 
 
+/* forkPatternChild -- run with TELLTALE_FILE=f.%p.log: emit, fork, and
+ * print "PARENT CHILD" */
+static int forkPatternChild(void)
+{
+  pid_t child;
+  int status;
+  EVENT_W(TestW, 0x2201);
+  child = fork();
+  if (child < 0)
+    return 1;
+  if (child == 0) {
+    EVENT_W(TestW, 0x2202);
+    return 0;
+  }
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return 1;
+  printf("%ld %ld\n", (long)getpid(), (long)child);
+  return 0;
+}
+
+/* expectLog -- path is a sound log of pid, ended cleanly, whose only
+ * TestW is w */
+static void expectLog(const char *path, long pid, uint64_t w)
+{
+  size_t size, mine = 0, others = 0;
+  unsigned char *bytes = readFile(path, &size);
+  EventStreamStruct *reader;
+  EventRecordStruct rec;
+  char msg[256];
+  EventStreamRes res;
+  if (bytes == NULL)
+    fail_msg("no %s", path);
+  res = EventStreamOpen(&reader, bytes, size, 0, msg, sizeof msg);
+  if (res != EventStreamOK)
+    fail_msg("%s: %s", path, msg);
+  assert_int_equal(EventStreamInfo(reader)->pid, (uint32_t)pid);
+  while ((res = EventStreamNext(reader, &rec)) == EventStreamOK)
+    if (rec.code == EventCodeTestW)
+      ++*(rec.values[0].u == w ? &mine : &others);
+  assert_int_equal(res, EventStreamEND);
+  assert_int_equal(mine, 1);
+  assert_int_equal(others, 0);
+  assert_true(EventStreamInfo(reader)->streamEnd);
+  EventStreamClose(reader);
+  free(bytes);
+  assert_int_equal(unlink(path), 0);
+}
+
+/* threads-2.2: with %p in TELLTALE_FILE, the child of fork names its log
+ * by the pattern with its own pid, and nothing else is written */
+static void threads_2_2_fork_pattern(void **state)
+{
+  char command[4200], out[64] = "", self[4096], path[64];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  long parent = 0, child = 0;
+  FILE *p;
+  DIR *dir;
+  struct dirent *d;
+  (void)state;
+  assert_true(n > 0);
+  self[n] = '\0';
+  assert_int_equal(mkdir("pattern", 0700), 0);
+  snprintf(command, sizeof command,
+           "cd pattern && env TELLTALE_FILE=f.%%p.log TELLTALE_WRITER=sync '%s' --fork-pattern-child",
+           self);
+  p = popen(command, "r");
+  assert_non_null(p);
+  if (fgets(out, sizeof out, p) == NULL)
+    out[0] = '\0';
+  assert_int_equal(pclose(p), 0);
+  if (sscanf(out, "%ld %ld", &parent, &child) != 2)
+    fail_msg("the child says \"%s\"", out);
+  snprintf(path, sizeof path, "pattern/f.%ld.log", parent);
+  expectLog(path, parent, 0x2201);
+  snprintf(path, sizeof path, "pattern/f.%ld.log", child);
+  expectLog(path, child, 0x2202);
+  dir = opendir("pattern");
+  assert_non_null(dir);
+  while ((d = readdir(dir)) != NULL)
+    if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+      fail_msg("pattern/%s was written too", d->d_name);
+  closedir(dir);
+  assert_int_equal(rmdir("pattern"), 0);
+}
+
 #define SIGNAL_EVENTS 400000u
 
 static _Atomic int signalStop, signalGo, signalSenderDone;
@@ -712,6 +802,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(threads_1_4_flush_live_threads),
     cmocka_unit_test(threads_1_5_dump_to),
     cmocka_unit_test(threads_2_1_fork_child_own_log),
+    cmocka_unit_test(threads_2_2_fork_pattern),
     cmocka_unit_test(threads_3_1_signal_handlers_emit),
 #ifndef EVENT_TSAN
     cmocka_unit_test(threads_3_2_signals_none),
@@ -721,6 +812,8 @@ int main(int argc, char **argv)
   if (argc == 2 && strcmp(argv[1], "--signals-child") == 0)
     return signalsChild();
 #endif
+  if (argc == 2 && strcmp(argv[1], "--fork-pattern-child") == 0)
+    return forkPatternChild();
   (void)argc, (void)argv;
   /* an empty directory: the fork case's child writes its log here */
   if (mkdtemp(dir) == NULL || chdir(dir) != 0) {

@@ -151,8 +151,8 @@ static inline void EventStringCopy(char *dst, const char *src, size_t length)
  * Idempotent; called before main by a constructor, and by the slow
  * path.  Reads TELLTALE_CONTROL, TELLTALE_RECORD, TELLTALE_FILE,
  * TELLTALE_MIRROR and TELLTALE_BUFFER (design/telemetry.txt .sol.env).
- * A bad setting is reported on stderr, listing the valid kinds, and
- * exits the program with status 2. */
+ * A bad setting is said once on stderr, naming the variable and what
+ * was expected, and the default is used. */
 extern int EventInit(void);
 
 /* EventFlush -- write the calling thread's output buffers to the streams */
