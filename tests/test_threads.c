@@ -28,6 +28,10 @@
  *   threads-1.5  EventDumpTo(fd, 10) writes to fd what a death prints: a
  *                heading that names the calling thread, and its last 10
  *                events (TestW w=11..20 of 20 just emitted), in order.
+ *   threads-1.6  a string another thread rewrites (a NUL coming and
+ *                going inside it) while one thread emits it 200000 times:
+ *                every TestS is read, none refused (.sol.string).  Not
+ *                in build/tsan: the race is the point.
  *   threads-2.1  fork: the child writes its own log, telltale.log.PID,
  *                holding only its own events; the parent's stream holds
  *                none of the child's.
@@ -442,6 +446,54 @@ static unsigned char *readFile(const char *path, size_t *sizeReturn)
   return buf;
 }
 
+#ifndef EVENT_TSAN
+/* threads-1.6: a string rewritten by another thread while it is emitted.
+ * The race is the test's point, so it is not run under ThreadSanitizer. */
+#define STRING_EVENTS 200000u
+static volatile char rewritten[64];
+static _Atomic int rewriting;
+
+static void *rewriter(void *arg)
+{
+  (void)arg;
+  while (atomic_load(&rewriting))
+    for (unsigned i = 1; i < sizeof rewritten - 1; ++i) {
+      rewritten[i] = '\0';     /* the string is i long for a moment */
+      rewritten[i] = 'b';
+    }
+  return NULL;
+}
+
+static void threads_1_6_string_rewritten(void **state)
+{
+  CaptureStruct c;
+  EventRecordStruct rec;
+  pthread_t thread;
+  size_t strings = 0;
+  (void)state;
+  for (unsigned i = 0; i < sizeof rewritten - 1; ++i)
+    rewritten[i] = 'a';
+  rewritten[sizeof rewritten - 1] = '\0';
+  CaptureStart(&c);
+  atomic_store(&rewriting, 1);
+  assert_int_equal(pthread_create(&thread, NULL, rewriter, NULL), 0);
+  for (unsigned n = 0; n < STRING_EVENTS; ++n)
+    EVENT_S(TestS, (const char *)rewritten);
+  atomic_store(&rewriting, 0);
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  CaptureFinish(&c);
+  while (CaptureNext(&c, &rec))         /* fails at a block the reader refuses */
+    if (rec.code == EventCodeTestS) {
+      size_t n = strlen(rec.values[0].s);
+      if (n == 0 || strspn(rec.values[0].s, "ab?") != n)
+        fail_msg("TestS %zu: \"%s\"", strings, rec.values[0].s);
+      ++strings;
+    }
+  assert_int_equal(strings, STRING_EVENTS);
+  CaptureClose(&c);
+}
+#endif
+
 /* threads-2.1: the child of fork writes its own log with only its events */
 static void threads_2_1_fork_child_own_log(void **state)
 {
@@ -801,6 +853,9 @@ int main(int argc, char **argv)
     cmocka_unit_test(threads_1_3_control_and_intern_race),
     cmocka_unit_test(threads_1_4_flush_live_threads),
     cmocka_unit_test(threads_1_5_dump_to),
+#ifndef EVENT_TSAN
+    cmocka_unit_test(threads_1_6_string_rewritten),
+#endif
     cmocka_unit_test(threads_2_1_fork_child_own_log),
     cmocka_unit_test(threads_2_2_fork_pattern),
     cmocka_unit_test(threads_3_1_signal_handlers_emit),

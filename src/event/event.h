@@ -134,10 +134,21 @@ static inline size_t EventStringLength(const char *s)
   return n;
 }
 
+/* EventStringCopy -- copy length characters of an S parameter and a NUL.
+ * The string may have changed since EventStringLength measured it (another
+ * thread rewrote it): a NUL copied inside it would end it before the
+ * event's length does, and the reader would refuse the block, so each is
+ * sent as '?'.  The compiler barrier keeps the compiler from assuming the
+ * copy holds what the measuring loop read.  design/telemetry.txt .sol.string */
 static inline void EventStringCopy(char *dst, const char *src, size_t length)
 {
-  if (length > 0)
+  if (length > 0) {
+    char *nul;
     memcpy(dst, src, length);
+    __asm__ __volatile__("" : : : "memory");
+    while ((nul = memchr(dst, '\0', length)) != NULL)
+      *nul = '?';
+  }
   dst[length] = '\0';
 }
 
