@@ -47,6 +47,17 @@
 #   file-pattern     TELLTALE_FILE=p.%p.%t.%%.log: the log is named with the
 #                    process id of its header and the UTC start time, and a
 #                    second run writes another file, not p...log.1
+#   live-link        LOG.live is a symbolic link planted beside the log: not
+#                    followed (the file it points to is left as it was), said
+#                    once; the log is written and read, exit 0
+#   live-not-log     LOG.live is a file that is not a telltale file: left as
+#                    it was, said once; the log is written and read
+#   fifo-no-reader   TELLTALE_FILE is a FIFO no process reads: the program
+#                    says so once, within about a second, and ends with exit 0
+#   fifo-reader      TELLTALE_FILE is a FIFO a reader opens: the log arrives
+#   closed-std       stdout and stderr closed: the log is not on descriptor 1
+#                    or 2, so the program's printf is not in it, and it reads;
+#                    nor is the text mirror (TELLTALE_MIRROR, to stderr)
 # (fork is covered by tests/test_threads.c, threads-2.1 and 2.2.)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
@@ -355,7 +366,8 @@ fi
 mkdir -p "$tmp/link" && echo secret >"$tmp/link/victim" && ln -s victim "$tmp/link/l.log"
 run link TELLTALE_FILE=l.log
 if [ "$status" -eq 0 ] && [ "$(cat "$tmp/link/victim")" = secret ] &&
-   grep -q "cannot open l.log" "$tmp/link.err"; then
+   [ "$(wc -l <"$tmp/link.err")" -eq 1 ] &&
+   grep -q "not writing l.log: it is a symbolic link" "$tmp/link.err"; then
   ok file-link
 else
   fail file-link "status $status, victim: $(head -c 40 "$tmp/link/victim"): $(head -2 "$tmp/link.err")"
@@ -381,6 +393,90 @@ if [ -n "$why" ] || [ -s "$tmp/pattern.err" ]; then
   fail file-pattern "${why#; } $(head -2 "$tmp/pattern.err")"
 else
   ok file-pattern
+fi
+
+# readable LOG [LIVE] -- eventcnv reads LOG without a complaint (with
+# LIVE, but for one about the LOG.live planted there), and it has every
+# PoolAlloc the default run has
+readable() {
+  "$eventcnv" "$1" >/dev/null 2>"$1.cnv" &&
+    { [ $# -eq 1 ] && [ ! -s "$1.cnv" ] ||
+      [ $# -eq 2 ] && ! grep -qv "$1.live: the live file has no readable header" "$1.cnv"; } &&
+    [ "$(count "$1" PoolAlloc)" -eq "$(count "$log" PoolAlloc)" ]
+}
+
+mkdir -p "$tmp/livelink" && echo secret >"$tmp/livelink/victim" && ln -s victim "$tmp/livelink/x.log.live"
+run livelink TELLTALE_FILE=x.log
+if [ "$status" -ne 0 ] || [ "$(cat "$tmp/livelink/victim")" != secret ] || [ ! -L "$tmp/livelink/x.log.live" ]; then
+  fail live-link "status $status, victim: $(head -c 40 "$tmp/livelink/victim")"
+elif [ "$(wc -l <"$tmp/livelink.err")" -ne 1 ] ||
+     ! grep -q "not writing x.log.live: it is a symbolic link" "$tmp/livelink.err"; then
+  fail live-link "stderr: $(head -3 "$tmp/livelink.err")"
+elif ! readable "$tmp/livelink/x.log" live; then
+  fail live-link "the log: $(head -2 "$tmp/livelink/x.log.cnv")"
+else
+  ok live-link
+fi
+
+mkdir -p "$tmp/livenotlog" && echo precious >"$tmp/livenotlog/x.log.live"
+run livenotlog TELLTALE_FILE=x.log
+if [ "$status" -ne 0 ] || [ "$(cat "$tmp/livenotlog/x.log.live")" != precious ]; then
+  fail live-not-log "status $status, x.log.live: $(head -c 40 "$tmp/livenotlog/x.log.live")"
+elif [ "$(wc -l <"$tmp/livenotlog.err")" -ne 1 ] ||
+     ! grep -q "not writing x.log.live: it is there and is not a telltale log" "$tmp/livenotlog.err"; then
+  fail live-not-log "stderr: $(head -3 "$tmp/livenotlog.err")"
+elif ! readable "$tmp/livenotlog/x.log" live; then
+  fail live-not-log "the log: $(head -2 "$tmp/livenotlog/x.log.cnv")"
+else
+  ok live-not-log
+fi
+
+mkdir -p "$tmp/fifo" && mkfifo "$tmp/fifo/f.log"
+start=$(date +%s)
+run fifo timeout 30 env TELLTALE_FILE=f.log
+took=$(( $(date +%s) - start ))
+if [ "$status" -ne 0 ]; then
+  fail fifo-no-reader "status $status (124: it hung) after $took s: $(head -2 "$tmp/fifo.err")"
+elif [ "$took" -gt 10 ] || [ "$(wc -l <"$tmp/fifo.err")" -ne 1 ] ||
+     ! grep -q "not writing f.log: it is a FIFO that no process opened for reading" "$tmp/fifo.err"; then
+  fail fifo-no-reader "$took s, stderr: $(head -3 "$tmp/fifo.err")"
+else
+  ok fifo-no-reader
+fi
+
+mkdir -p "$tmp/fiforead" && mkfifo "$tmp/fiforead/f.log"
+cat "$tmp/fiforead/f.log" >"$tmp/fiforead.log" &
+reader=$!
+run fiforead timeout 30 env TELLTALE_FILE=f.log
+wait "$reader"
+if [ "$status" -ne 0 ] || [ -s "$tmp/fiforead.err" ]; then
+  fail fifo-reader "status $status: $(head -2 "$tmp/fiforead.err")"
+elif ! readable "$tmp/fiforead.log"; then
+  fail fifo-reader "the log: $(head -2 "$tmp/fiforead.log.cnv")"
+else
+  ok fifo-reader
+fi
+
+mkdir -p "$tmp/closed"
+(cd "$tmp/closed" && env -u TELLTALE_CONTROL -u TELLTALE_RECORD -u TELLTALE_MIRROR \
+   -u TELLTALE_BUFFER -u TELLTALE_EVENTS -u TELLTALE_WRITER -u TELLTALE_MAP -u TELLTALE_DUMP \
+   TELLTALE_FILE=x.log "$pool" >&- 2>&-)
+status=$?
+mkdir -p "$tmp/closed2"
+(cd "$tmp/closed2" && env -u TELLTALE_CONTROL -u TELLTALE_RECORD -u TELLTALE_BUFFER \
+   -u TELLTALE_EVENTS -u TELLTALE_WRITER -u TELLTALE_MAP -u TELLTALE_DUMP \
+   TELLTALE_FILE=x.log TELLTALE_MIRROR=Pool "$pool" >/dev/null 2>&-)
+status2=$?
+if [ "$status" -ne 0 ] || [ "$status2" -ne 0 ]; then
+  fail closed-std "status $status and $status2"
+elif ! readable "$tmp/closed2/x.log"; then
+  fail closed-std "the log, with stderr closed and a mirror to it: $(head -2 "$tmp/closed2/x.log.cnv")"
+elif grep -q "pool example: done" "$tmp/closed/x.log"; then
+  fail closed-std "the program's printf is in the log"
+elif ! readable "$tmp/closed/x.log"; then
+  fail closed-std "the log: $(head -2 "$tmp/closed/x.log.cnv")"
+else
+  ok closed-std
 fi
 
 echo "$passed passed, $failed failed"

@@ -630,7 +630,7 @@ static size_t envBuffer(void)
 /* fileExpand -- the log's name from TELLTALE_FILE's pattern: %p the
  * process id, %t the UTC time (20261124T021500Z) of seconds since the
  * epoch, %% a %.  0, or 22 (EINVAL) for another %, or 36 (ENAMETOOLONG).
- * design/telemetry.txt .plinth.stream */
+ * design/telemetry.txt .plinth.stream.file */
 static int fileExpand(char *name, size_t size, const char *pattern, uint64_t pid,
                       uint64_t seconds)
 {
@@ -916,6 +916,23 @@ static void streamFailed(EventStreamEntryStruct *entry, int code)
   }
 }
 
+/* streamOpenFailed -- say why the log (or its live file) at path is not
+ * written.  design/telemetry.txt .plinth.stream.file */
+static void streamOpenFailed(const char *path, int code, const char *consequence)
+{
+  if (code == 17 /* EEXIST */)
+    say("not writing ", path, ": it is there and is not a telltale log;",
+        " set TELLTALE_FILE to another name", consequence, NULL);
+  else if (code == 40 /* ELOOP */)
+    say("not writing ", path, ": it is a symbolic link, which telltale never follows",
+        consequence, NULL);
+  else if (code == 6 /* ENXIO */)
+    say("not writing ", path, ": it is a FIFO that no process opened for reading",
+        " within a second", consequence, NULL);
+  else
+    say("cannot open ", path, ": ", PlinthStrError(code), consequence, NULL);
+}
+
 static size_t roundUp(size_t size, size_t to)
 {
   return (size + to - 1) / to * to;
@@ -958,11 +975,11 @@ static void liveStart(void)
     return;
   memcpy(session.liveName, name, n);
   memcpy(session.liveName + n, ".live", sizeof ".live");
-  res = PlinthStreamOpenFile(&session.live, session.liveName);
+  res = PlinthStreamOpenLog(&session.live, session.liveName, EVENT_STREAM_MAGIC,
+                            EVENT_STREAM_MAGIC_LEN);
   if (res != 0) {
     session.live = NULL;
-    say("cannot open ", session.liveName, ": ", PlinthStrError(res),
-        "; events emitted just before a crash may be lost", NULL);
+    streamOpenFailed(session.liveName, res, "; events emitted just before a crash may be lost");
     return;
   }
   res = headerBuild(&h, PlinthPageSize());
@@ -1122,13 +1139,11 @@ static void sessionStart(void)
      * log is never overwritten.  .sol.session */
     PlinthStream stream;
     int res = PlinthLogKeep(session.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
-    if (res == 17 /* EEXIST */)
-      say("not writing ", session.fileName, ": it is there and is not a telltale log;",
-          " set TELLTALE_FILE to another name", NULL);
-    else if (res != 0)
-      say("cannot open ", session.fileName, ": ", PlinthStrError(res), NULL);
-    else if ((res = PlinthStreamOpenFile(&stream, session.fileName)) != 0)
-      say("cannot open ", session.fileName, ": ", PlinthStrError(res), NULL);
+    if (res != 0)
+      streamOpenFailed(session.fileName, res, "");
+    else if ((res = PlinthStreamOpenLog(&stream, session.fileName, EVENT_STREAM_MAGIC,
+                                        EVENT_STREAM_MAGIC_LEN)) != 0)
+      streamOpenFailed(session.fileName, res, "");
     else
       (void)streamAdd(stream, 1, 1, 0);
   }

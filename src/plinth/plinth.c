@@ -124,7 +124,7 @@ int PlinthCoreSharedFiles(void)
  * already there (its first bytes are magic) is kept as PATH.1, with its
  * live file PATH.live as PATH.1.live; a non-empty regular file that is
  * not one is not to be overwritten (EEXIST); anything else (no file, an
- * empty one, a FIFO, a device) may be opened.  .plinth.stream */
+ * empty one, a FIFO, a device) may be opened.  .plinth.stream.file */
 int PlinthLogKeep(const char *path, const char *magic, size_t magicSize)
 {
   struct stat st;
@@ -155,21 +155,89 @@ int PlinthLogKeep(const char *path, const char *magic, size_t magicSize)
   return 0;
 }
 
-int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
+/* PLINTH_FIFO_WAIT_NS -- how long opening a FIFO waits for a reader */
+#define PLINTH_FIFO_WAIT_NS ((uint64_t)1000000000)
+
+/* fifoOpen -- open for writing the FIFO at path (st, from lstat),
+ * waiting at most PLINTH_FIFO_WAIT_NS for a process to open it for
+ * reading.  Never read-write: a FIFO opened so never blocks, but its
+ * writes block for ever once the pipe is full and no one reads, and it
+ * would wake a reader that is waiting, which then sees an end of file.
+ * Returns the descriptor, or -1 with errno (ENXIO: no reader came). */
+static int fifoOpen(const char *path, const struct stat *st)
+{
+  uint64_t waited = 0;
+  struct stat now;
+  int fd;
+  for (;;) {
+    fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0 || (errno != ENXIO && errno != EINTR) || waited >= PLINTH_FIFO_WAIT_NS)
+      break;
+    PlinthSleepNs(10000000);
+    waited += 10000000;
+  }
+  if (fd < 0)
+    return -1;
+  /* The same FIFO, not another file put there meanwhile; and its writes
+   * wait for the reader from now on, as a file's do for the disk. */
+  if (fstat(fd, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    (void)close(fd);
+    errno = EAGAIN;
+    return -1;
+  }
+  return fd;
+}
+
+/* fileOpen -- the stream to a file at path, created if need be: never
+ * through a symbolic link, close-on-exec, never on descriptors 0-2.  A
+ * regular file is emptied, unless magic is given and the file holds
+ * something that does not start with it (EEXIST: it is left as it was).
+ * A FIFO needs a reader (fifoOpen).  Nothing blocks: O_NONBLOCK lasts
+ * only until the file is known.  .plinth.stream.file */
+static int fileOpen(PlinthStream *streamReturn, const char *path, const char *magic,
+                    size_t magicSize)
 {
   PlinthStream stream;
+  struct stat st;
   int fd, res;
 
   assert(streamReturn != NULL);
   assert(path != NULL);
 
-  /* Not through a planted link; never on descriptors 0-2, where the
-   * program's output (or a closed stdout's successor) would land in it. */
-  do
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);  /* RDWR: .sol.live */
-  while (fd < 0 && errno == EINTR);   /* open of a FIFO can be interrupted */
-  if (fd < 0)
-    return errno;
+  /* Not through a planted link; not truncated before it is known to be
+   * a log; RDWR: .sol.live */
+  if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    fd = fifoOpen(path, &st);
+    if (fd < 0)
+      return errno;
+  } else {
+    do
+      fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0644);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+      return errno;
+    if (fstat(fd, &st) != 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+      goto failErrno;
+    if (S_ISFIFO(st.st_mode)) {       /* made a FIFO since lstat: not waited for */
+      (void)close(fd);
+      return EAGAIN;
+    }
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (magic != NULL) {
+      char head[64];
+      ssize_t n = magicSize <= sizeof head ? pread(fd, head, magicSize, 0) : -1;
+      if (n != (ssize_t)magicSize || memcmp(head, magic, magicSize) != 0) {
+        (void)close(fd);
+        return EEXIST;
+      }
+    }
+    if (ftruncate(fd, 0) != 0)
+      goto failErrno;
+  }
+  /* never on descriptors 0-2, where the program's output (or a closed
+   * stdout's successor) would land in it */
   if (fd <= 2) {
     int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     (void)close(fd);
@@ -183,16 +251,27 @@ int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
     goto failCreate;
   stream->fd = fd;
   stream->closeOnDestroy = 1;
-  {
-    struct stat st;
-    stream->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  }
+  stream->regular = S_ISREG(st.st_mode);
   *streamReturn = stream;
   return 0;
 
+failErrno:
+  res = errno;
 failCreate:
   (void)close(fd);
   return res;
+}
+
+int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
+{
+  return fileOpen(streamReturn, path, NULL, 0);
+}
+
+int PlinthStreamOpenLog(PlinthStream *streamReturn, const char *path, const char *magic,
+                        size_t magicSize)
+{
+  assert(magic != NULL);
+  return fileOpen(streamReturn, path, magic, magicSize);
 }
 
 /* PlinthStreamOpenFd -- stream to a descriptor the caller opened */
