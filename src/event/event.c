@@ -907,12 +907,64 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
 
 /* Streams ---------------------------------------------------------- */
 
+/* Write failures.  A binary stream whose write failed is written no
+ * more: a full disk fails every write, and a block after a cut one would
+ * be read as damage.  The failure is said once, by whichever thread meets
+ * it first (an emitter under the lock, or the writer, which never takes
+ * it), and the events of every block not written whole to the stream are
+ * counted, to be said when the session ends.  Indexed like
+ * session.streams.  design/telemetry.txt .sol.writer.fail */
+static _Atomic int streamFailure[STREAM_LIMIT];    /* the first failure's errno code, or 0 */
+static _Atomic uint64_t streamLost[STREAM_LIMIT];  /* events not written whole to it */
+
+/* streamFail -- a write to stream i failed with code */
+static void streamFail(size_t i, PlinthStream stream, int code)
+{
+  int none = 0;
+  if (atomic_compare_exchange_strong(&streamFailure[i], &none, code))
+    say("cannot write to ", PlinthStreamDescribe(stream), ": ", PlinthStrError(code),
+        "; nothing more is written to it, and the events lost are counted", NULL);
+}
+
+/* streamFailed -- streamFail for an entry of session.streams.  Lock held. */
 static void streamFailed(EventStreamEntryStruct *entry, int code)
 {
-  if (!entry->failed) {
-    entry->failed = 1;
-    say("cannot write to ", PlinthStreamDescribe(entry->stream), ": ", PlinthStrError(code),
-        "; events for it are lost from here on", NULL);
+  entry->failed = 1;
+  streamFail((size_t)(entry - session.streams), entry->stream, code);
+}
+
+/* eventsIn -- how many events a block's data hold */
+static uint64_t eventsIn(const unsigned char *data, size_t size)
+{
+  uint64_t n = 0;
+  for (size_t offset = 0; offset + EVENT_HEADER_LEN <= size; ++n) {
+    uint32_t codeLength;
+    memcpy(&codeLength, data + offset, sizeof codeLength);
+    if ((codeLength & 0xFFFF) == 0 || (codeLength >> 16) < EVENT_HEADER_LEN)
+      break;
+    offset += codeLength >> 16;
+  }
+  return n;
+}
+
+/* streamLose -- a block of events is not written (whole) to stream i */
+static void streamLose(size_t i, const unsigned char *data, size_t size)
+{
+  atomic_fetch_add(&streamLost[i], eventsIn(data, size));
+}
+
+/* lostReport -- say how many events each failed stream lost.  Lock
+ * held; the writer idle. */
+static void lostReport(void)
+{
+  for (size_t i = 0; i < session.streamCount; ++i) {
+    uint64_t n = atomic_exchange(&streamLost[i], 0);
+    if (n != 0) {
+      char number[24];
+      formatUnsigned(number, n);
+      say(number, " events were not written to ", PlinthStreamDescribe(session.streams[i].stream),
+          " after its write failed (", PlinthStrError(atomic_load(&streamFailure[i])), ")", NULL);
+    }
   }
 }
 
@@ -1024,6 +1076,8 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet ki
     PlinthLockRelease();
     return 28; /* ENOSPC */
   }
+  atomic_store(&streamFailure[session.streamCount], 0);
+  atomic_store(&streamLost[session.streamCount], 0);
   entry = &session.streams[session.streamCount++];
   memset(entry, 0, sizeof *entry);
   entry->stream = stream;
@@ -1231,9 +1285,16 @@ static void blockSend(EventThreadStruct *thread, unsigned level, unsigned kind, 
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
     int failed = 0;
+    if (entry->binary && (entry->failed || atomic_load(&streamFailure[i]) != 0)) {
+      entry->failed = 1;        /* the writer may have failed it: .sol.writer.fail */
+      streamLose(i, data, size);
+      continue;
+    }
     blockWrite(entry, thread->serial, kind, level, data, size, seq, &failed);
-    if (failed != 0)
+    if (failed != 0) {
       streamFailed(entry, failed);
+      streamLose(i, data, size);
+    }
   }
 }
 
@@ -1303,11 +1364,16 @@ static void writerRun(void)
     PlinthQueueRelease();
     for (size_t i = 0; i < job.streamCount; ++i) {
       int failed = 0;
+      if (job.streams[i].binary && atomic_load(&streamFailure[i]) != 0) {
+        streamLose(i, job.data, job.size);     /* failed: written no more */
+        continue;
+      }
       blockWrite(&job.streams[i], job.serial, job.kind, job.level, job.data, job.size, job.seq,
                  &failed);
-      if (failed != 0)
-        say("the writer cannot write to ", PlinthStreamDescribe(job.streams[i].stream), ": ",
-            PlinthStrError(failed), NULL);
+      if (failed != 0) {
+        streamFail(i, job.streams[i].stream, failed);
+        streamLose(i, job.data, job.size);
+      }
     }
     PlinthQueueClaim();
     --*job.pending;
@@ -1978,6 +2044,7 @@ static void finish(int atExit)
   }
   if (atExit && running > 0) {
     writerIdle();
+    lostReport();
     for (size_t i = 0; i < session.streamCount; ++i)
       (void)PlinthStreamFlush(session.streams[i].stream);
     session.ending = 1;
@@ -1991,6 +2058,7 @@ static void finish(int atExit)
     memset(EventThreadBuf, 0, sizeof EventThreadBuf);
   }
   writerIdle();                 /* every block written before the streams close */
+  lostReport();
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
     (void)PlinthStreamFlush(entry->stream);

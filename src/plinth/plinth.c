@@ -58,6 +58,11 @@ typedef struct PlinthStreamStruct {
   unsigned char *base;          /* memory streams: the bytes written */
   size_t size;                  /* memory streams: bytes used */
   size_t capacity;              /* memory streams: bytes allocated */
+  uint64_t written;             /* bytes written, for faults */
+  uint64_t faultAfter;          /* PlinthStreamFault: fail past this many bytes */
+  int faultCode;                /* ... with this errno code (0: never) */
+  int faultOnce;                /* ... only the write that reaches it */
+  size_t faultShort;            /* ... and write() at most this much at once */
   char description[];           /* for PlinthStreamDescribe */
 } PlinthStreamStruct;
 
@@ -347,10 +352,10 @@ static int memoryWrite(PlinthStream stream, const void *buf, size_t size)
 
 /* fdWrite -- write all bytes to a descriptor, retrying short writes and EINTR */
 
-static int fdWrite(int fd, const unsigned char *p, size_t size)
+static int fdWrite(int fd, const unsigned char *p, size_t size, size_t most)
 {
   while (size > 0) {
-    size_t chunk = size > SSIZE_MAX ? SSIZE_MAX : size;
+    size_t chunk = size > most ? most : size;
     ssize_t n = write(fd, p, chunk);
     if (n < 0) {
       if (errno == EINTR)
@@ -365,6 +370,37 @@ static int fdWrite(int fd, const unsigned char *p, size_t size)
   return 0;
 }
 
+/* faultWrite -- PlinthStreamWrite with the faults PlinthStreamFault set */
+
+static int faultWrite(PlinthStream stream, const void *buf, size_t size)
+{
+  size_t room = size;
+  int res;
+  if (stream->faultCode != 0)
+    room = stream->written >= stream->faultAfter ? 0
+         : stream->faultAfter - stream->written < size ? (size_t)(stream->faultAfter - stream->written)
+         : size;
+  if (room == 0) {
+    res = stream->faultCode;
+    if (stream->faultOnce)
+      stream->faultCode = 0;
+    return res;
+  }
+  if (stream->sort == PlinthStreamSortMemory)
+    res = memoryWrite(stream, buf, room);
+  else
+    res = fdWrite(stream->fd, buf, room, stream->faultShort != 0 ? stream->faultShort : SSIZE_MAX);
+  if (res != 0)
+    return res;
+  stream->written += room;
+  if (room == size)
+    return 0;
+  res = stream->faultCode;
+  if (stream->faultOnce)
+    stream->faultCode = 0;
+  return res;
+}
+
 /* PlinthStreamWrite -- write all bytes, retrying short writes */
 
 int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
@@ -374,9 +410,23 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
 
   if (size == 0)
     return 0;
+  if (stream->faultCode != 0 || stream->faultShort != 0)
+    return faultWrite(stream, buf, size);
   if (stream->sort == PlinthStreamSortMemory)
     return memoryWrite(stream, buf, size);
-  return fdWrite(stream->fd, buf, size);
+  return fdWrite(stream->fd, buf, size, SSIZE_MAX);
+}
+
+/* PlinthStreamFault -- for tests (plinth.h) */
+void PlinthStreamFault(PlinthStream stream, uint64_t after, int code, int once,
+                       size_t shortWrite)
+{
+  assert(stream != NULL);
+  stream->written = 0;
+  stream->faultAfter = after;
+  stream->faultCode = code;
+  stream->faultOnce = once != 0;
+  stream->faultShort = shortWrite;
 }
 
 /* PlinthStreamFlush -- make written bytes visible to readers
@@ -1461,7 +1511,7 @@ void PlinthWriteError(const char *buf, size_t size)
   int saved = errno;
 
   assert(buf != NULL || size == 0);
-  (void)fdWrite(STDERR_FILENO, (const unsigned char *)buf, size);
+  (void)fdWrite(STDERR_FILENO, (const unsigned char *)buf, size, SSIZE_MAX);
   errno = saved;
 }
 
@@ -1472,7 +1522,7 @@ void PlinthWriteFd(int fd, const char *buf, size_t size)
   int saved = errno;
 
   assert(buf != NULL || size == 0);
-  (void)fdWrite(fd, (const unsigned char *)buf, size);
+  (void)fdWrite(fd, (const unsigned char *)buf, size, SSIZE_MAX);
   errno = saved;
 }
 

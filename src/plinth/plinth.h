@@ -46,6 +46,13 @@ extern int PlinthStreamOpenLog(PlinthStream *streamReturn, const char *path, con
 extern int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
 extern int PlinthStreamOpenMemory(PlinthStream *streamReturn);
 extern int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size);
+/* PlinthStreamFault -- for tests: the write that takes the stream past
+ * after more bytes writes up to there and fails with code (EIO, ENOSPC),
+ * as a full disk cuts a write, and so does every later one, or with once
+ * none (the space came back); shortWrite > 0 gives each write() of an fd
+ * stream at most that many bytes.  code 0 and shortWrite 0: no faults. */
+extern void PlinthStreamFault(PlinthStream stream, uint64_t after, int code, int once,
+                              size_t shortWrite);
 extern int PlinthStreamFlush(PlinthStream stream);
 extern void PlinthStreamClose(PlinthStream stream);
 
