@@ -5,7 +5,8 @@
  * Covers every function in plinth.h: memory, file and fd streams and
  * their errors (a bad fd, a broken pipe, a full device), the policy for
  * logs (no links followed, close-on-exec, a file that is not a log left
- * as it was, a FIFO without a reader not waited on for ever), the clock
+ * as it was, a FIFO without a reader not waited on for ever, a reader
+ * that goes away an EPIPE and not a SIGPIPE), the clock
  * frequency and monotonicity, thread ids, names and exit callbacks, the
  * recursive lock (also across fork), and the process functions.
  * Run under build/, build/san (ASan+UBSan) and build/tsan.
@@ -410,6 +411,41 @@ static void stream_fd_errors(void **state)
 }
 
 
+/* stream-fd-3: with SIGPIPE at its default action, writing to a pipe
+   whose reader has gone fails with EPIPE and leaves no SIGPIPE pending:
+   the program is not killed (a FIFO's reader that quits early).  In a
+   child, since main ignores SIGPIPE. */
+
+static void stream_fd_sigpipe(void **state)
+{
+  pid_t child;
+  int status;
+  (void)state;
+
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    PlinthStream stream;
+    sigset_t pending;
+    int fds[2];
+    signal(SIGPIPE, SIG_DFL);
+    if (pipe(fds) != 0 || close(fds[0]) != 0 || PlinthStreamOpenFd(&stream, fds[1], 1) != 0)
+      _exit(3);
+    if (PlinthStreamWrite(stream, "x", 1) != EPIPE)
+      _exit(4);
+    if (sigpending(&pending) != 0 || sigismember(&pending, SIGPIPE))
+      _exit(5);
+    PlinthStreamClose(stream);
+    _exit(0);
+  }
+  assert_int_equal(waitpid(child, &status, 0), child);
+  if (WIFSIGNALED(status))
+    fail_msg("the child was killed by signal %d", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+
 /* clock-1: the first call to PlinthClockFrequency is quick (no sleep),
    plausible, agrees with CLOCK_MONOTONIC over 20 ms to 0.5%, and later
    calls return the same value.  Must run before any other clock test. */
@@ -770,6 +806,7 @@ int main(void)
     cmocka_unit_test(stream_file_fifo),
     cmocka_unit_test(stream_fd_pipe),
     cmocka_unit_test(stream_fd_errors),
+    cmocka_unit_test(stream_fd_sigpipe),
     cmocka_unit_test(thread_on_exit),
     cmocka_unit_test(thread_name),
     cmocka_unit_test(lock_recursive),

@@ -53,6 +53,7 @@ typedef struct PlinthStreamStruct {
   int fd;                       /* fd streams: the descriptor */
   int closeOnDestroy;           /* fd streams: close fd in PlinthStreamClose */
   int regular;                  /* a regular file PlinthStreamOpenFile opened */
+  int pipe;                     /* a FIFO, pipe or socket: EPIPE, not SIGPIPE */
   int mapped;                   /* PlinthStreamMap has been called */
   uint64_t mapEnd;              /* mapped streams: the end of the file */
   unsigned char *base;          /* memory streams: the bytes written */
@@ -257,6 +258,7 @@ static int fileOpen(PlinthStream *streamReturn, const char *path, const char *ma
   stream->fd = fd;
   stream->closeOnDestroy = 1;
   stream->regular = S_ISREG(st.st_mode);
+  stream->pipe = S_ISFIFO(st.st_mode);
   *streamReturn = stream;
   return 0;
 
@@ -297,6 +299,10 @@ int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy)
     return res;
   stream->fd = fd;
   stream->closeOnDestroy = closeOnDestroy != 0;
+  {
+    struct stat st;
+    stream->pipe = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  }
   *streamReturn = stream;
   return 0;
 }
@@ -370,6 +376,29 @@ static int fdWrite(int fd, const unsigned char *p, size_t size, size_t most)
   return 0;
 }
 
+/* pipeWrite -- fdWrite to a FIFO, pipe or socket whose reader may go
+ * away: SIGPIPE is blocked meanwhile, and one it raised is taken back,
+ * so that the write fails with EPIPE rather than killing the program.
+ * Async-signal-safe.  design/telemetry.txt .plinth.stream.file */
+
+static int pipeWrite(int fd, const unsigned char *p, size_t size, size_t most)
+{
+  sigset_t pipeSet, old, pending;
+  int res, wasPending;
+  sigemptyset(&pipeSet);
+  sigaddset(&pipeSet, SIGPIPE);
+  wasPending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipeSet, &old);
+  res = fdWrite(fd, p, size, most);
+  if (res == EPIPE && !wasPending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipeSet, NULL, &zero) < 0 && errno == EINTR)
+      ;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return res;
+}
+
 /* faultWrite -- PlinthStreamWrite with the faults PlinthStreamFault set */
 
 static int faultWrite(PlinthStream stream, const void *buf, size_t size)
@@ -389,7 +418,8 @@ static int faultWrite(PlinthStream stream, const void *buf, size_t size)
   if (stream->sort == PlinthStreamSortMemory)
     res = memoryWrite(stream, buf, room);
   else
-    res = fdWrite(stream->fd, buf, room, stream->faultShort != 0 ? stream->faultShort : SSIZE_MAX);
+    res = (stream->pipe ? pipeWrite : fdWrite)(stream->fd, buf, room,
+                                               stream->faultShort != 0 ? stream->faultShort : SSIZE_MAX);
   if (res != 0)
     return res;
   stream->written += room;
@@ -414,6 +444,8 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
     return faultWrite(stream, buf, size);
   if (stream->sort == PlinthStreamSortMemory)
     return memoryWrite(stream, buf, size);
+  if (stream->pipe)
+    return pipeWrite(stream->fd, buf, size, SSIZE_MAX);
   return fdWrite(stream->fd, buf, size, SSIZE_MAX);
 }
 
