@@ -198,7 +198,8 @@ extern EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
  * a message in err.  design/telemetry.txt .sol.control.event */
 extern int EventEventRecord(const char *name, int on, char *err, size_t errSize);
 
-/* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref" */
+/* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref", or
+ * MPS-style masks of kind bits, "0x3f", "all,-0x40" (decimal or 0x hex) */
 extern int EventKindParse(const char *spec, EventKindSet *kindsReturn,
                           char *err, size_t errSize);
 /* EventKindIndex -- a kind's index by name, or -1 */
