@@ -21,10 +21,18 @@
 #   control-minus    TELLTALE_CONTROL=all,-Object: no PoolAlloc, Pool events kept
 #   record-minus     TELLTALE_RECORD=all,-Object: the same by recording
 #   events-minus     TELLTALE_EVENTS=-PoolAlloc: no PoolAlloc, PoolFree kept
-#   events-bad       TELLTALE_EVENTS=-Bogus and =PoolAlloc (no sign): exit 2
-#   control-bogus    TELLTALE_CONTROL=Bogus: exit 2, a message naming the
-#                    variable and listing the kinds, and no log
-#   buffer-bad       TELLTALE_BUFFER=5000: exit 2 and a message
+#   control-mask     TELLTALE_CONTROL=0x1bf and all,-0x40 (MPS-style masks,
+#                    Object is bit 6): no PoolAlloc, Pool events kept
+#   events-bad       TELLTALE_EVENTS=-Bogus and =PoolAlloc (no sign): exit 0,
+#                    one warning, and every event on (the default)
+#   control-bogus    TELLTALE_CONTROL=Bogus: exit 0, a warning naming the
+#                    variable and listing the kinds, and the default (all)
+#   buffer-bad       TELLTALE_BUFFER=5000: exit 0, 8192 used, said once
+#   buffer-decimal   TELLTALE_BUFFER=010000 is 10000 (not octal 4096): 16384
+#                    used; a huge value is 64M, not a wrapped 4096
+#   settings-bad     every TELLTALE_* variable with a bad value: the program
+#                    runs to completion with exit 0, one warning naming the
+#                    variable and what is used, and a log eventcnv reads
 #   buffer-small     TELLTALE_BUFFER=4k: the same events as the default
 #   mirror-pool      TELLTALE_MIRROR=Pool: Pool events as text on stderr,
 #                    no Object events there, and the binary log still written
@@ -36,7 +44,21 @@
 #                    it is left as it was, and the program says so
 #   file-link        TELLTALE_FILE names a symbolic link: not followed, the
 #                    file it points to is left as it was
-# (fork is covered by tests/test_threads.c, threads-2.1.)
+#   file-pattern     TELLTALE_FILE=p.%p.%t.%%.log: the log is named with the
+#                    process id of its header and the UTC start time, and a
+#                    second run writes another file, not p...log.1
+#   live-link        LOG.live is a symbolic link planted beside the log: not
+#                    followed (the file it points to is left as it was), said
+#                    once; the log is written and read, exit 0
+#   live-not-log     LOG.live is a file that is not a telltale file: left as
+#                    it was, said once; the log is written and read
+#   fifo-no-reader   TELLTALE_FILE is a FIFO no process reads: the program
+#                    says so once, within about a second, and ends with exit 0
+#   fifo-reader      TELLTALE_FILE is a FIFO a reader opens: the log arrives
+#   closed-std       stdout and stderr closed: the log is not on descriptor 1
+#                    or 2, so the program's printf is not in it, and it reads;
+#                    nor is the text mirror (TELLTALE_MIRROR, to stderr)
+# (fork is covered by tests/test_threads.c, threads-2.1 and 2.2.)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
 set -u
@@ -72,7 +94,8 @@ run() {
   shift
   mkdir -p "$tmp/$name"
   (cd "$tmp/$name" && env -u TELLTALE_CONTROL -u TELLTALE_RECORD -u TELLTALE_FILE \
-     -u TELLTALE_MIRROR -u TELLTALE_BUFFER -u TELLTALE_EVENTS "$@" "$pool" \
+     -u TELLTALE_MIRROR -u TELLTALE_BUFFER -u TELLTALE_EVENTS -u TELLTALE_WRITER \
+     -u TELLTALE_MAP -u TELLTALE_SIGNALS -u TELLTALE_DUMP "$@" "$pool" \
      >"$tmp/$name.out" 2>"$tmp/$name.err")
   status=$?
 }
@@ -176,38 +199,99 @@ else
   ok events-minus
 fi
 
-run eventsbad TELLTALE_FILE="$tmp/eventsbad/x.log" TELLTALE_EVENTS=-Bogus
+run mask TELLTALE_FILE="$tmp/mask/x.log" TELLTALE_CONTROL=0x1bf
+status1=$status; allocs1=$(count "$tmp/mask/x.log" PoolAlloc)
+run mask2 TELLTALE_FILE="$tmp/mask2/x.log" TELLTALE_CONTROL=all,-0x40
+if [ "$status1" -ne 0 ] || [ "$status" -ne 0 ] || [ -s "$tmp/mask.err" ] || [ -s "$tmp/mask2.err" ]; then
+  fail control-mask "status $status1 and $status: $(head -2 "$tmp/mask.err") $(head -2 "$tmp/mask2.err")"
+elif [ "$allocs1" -ne 0 ] || [ "$(count "$tmp/mask2/x.log" PoolAlloc)" -ne 0 ]; then
+  fail control-mask "PoolAlloc in the log"
+elif [ "$(count "$tmp/mask/x.log" PoolCreate)" -ne 2 ] || [ "$(count "$tmp/mask2/x.log" PoolCreate)" -ne 2 ]; then
+  fail control-mask "PoolCreate missing"
+else
+  ok control-mask
+fi
+
+# warned VARIABLE NAME -- the run NAME printed exactly one line on stderr,
+# a telltale warning naming VARIABLE and what it uses instead
+warned() {
+  [ "$(wc -l <"$tmp/$2.err")" -eq 1 ] && grep -q "^telltale: $1: .*; using " "$tmp/$2.err"
+}
+
+run eventsbad TELLTALE_FILE="$tmp/eventsbad/x.log" TELLTALE_EVENTS=-PoolFree,-Bogus
 status1=$status
-grep -q "^telltale: TELLTALE_EVENTS: unknown event 'Bogus'" "$tmp/eventsbad.err"; found1=$?
+grep -q "^telltale: TELLTALE_EVENTS: unknown event 'Bogus'.*; using the default, every event on" \
+  "$tmp/eventsbad.err"; found1=$?
 run eventsbad2 TELLTALE_FILE="$tmp/eventsbad2/x.log" TELLTALE_EVENTS=PoolAlloc
-if [ "$status1" -ne 2 ] || [ "$status" -ne 2 ]; then
-  fail events-bad "status $status1 and $status, not 2"
-elif [ "$found1" -ne 0 ] || ! grep -q '^telltale: TELLTALE_EVENTS: .*needs - (off) or + (on)' "$tmp/eventsbad2.err"; then
+if [ "$status1" -ne 0 ] || [ "$status" -ne 0 ]; then
+  fail events-bad "status $status1 and $status, not 0"
+elif [ "$found1" -ne 0 ] || ! warned TELLTALE_EVENTS eventsbad ||
+     ! grep -q '^telltale: TELLTALE_EVENTS: .*needs - (off) or + (on)' "$tmp/eventsbad2.err"; then
   fail events-bad "messages: $(head -2 "$tmp/eventsbad.err") / $(head -2 "$tmp/eventsbad2.err")"
+elif [ "$(count "$tmp/eventsbad/x.log" PoolFree)" -ne "$(count "$log" PoolFree)" ]; then
+  fail events-bad "PoolFree was turned off by a variable that was not used"
 else
   ok events-bad
 fi
 
 run bogus TELLTALE_FILE="$tmp/bogus/x.log" TELLTALE_CONTROL=Bogus
-if [ "$status" -ne 2 ]; then
-  fail control-bogus "status $status, not 2"
-elif ! grep -q '^telltale: TELLTALE_CONTROL: .*Bogus' "$tmp/bogus.err"; then
+if [ "$status" -ne 0 ]; then
+  fail control-bogus "status $status, not 0"
+elif ! warned TELLTALE_CONTROL bogus || ! grep -q '^telltale: TELLTALE_CONTROL: .*Bogus' "$tmp/bogus.err"; then
   fail control-bogus "message: $(head -3 "$tmp/bogus.err")"
 elif ! grep -q 'Telltale, Arena, Pool, Trace, Seg, Ref, Object, User' "$tmp/bogus.err"; then
   fail control-bogus "the kinds are not listed: $(head -3 "$tmp/bogus.err")"
-elif [ -n "$(ls -A "$tmp/bogus")" ]; then
-  fail control-bogus "files were written: $(ls -A "$tmp/bogus")"
+elif [ "$(count "$tmp/bogus/x.log" PoolAlloc)" -ne "$(count "$log" PoolAlloc)" ]; then
+  fail control-bogus "not every kind output (the default)"
 else
   ok control-bogus
 fi
 
 run bufbad TELLTALE_FILE="$tmp/bufbad/x.log" TELLTALE_BUFFER=5000
-if [ "$status" -ne 2 ]; then
-  fail buffer-bad "status $status, not 2"
-elif ! grep -q '^telltale: TELLTALE_BUFFER: ' "$tmp/bufbad.err"; then
+if [ "$status" -ne 0 ]; then
+  fail buffer-bad "status $status, not 0"
+elif ! warned TELLTALE_BUFFER bufbad || ! grep -q "using 8192 bytes" "$tmp/bufbad.err"; then
   fail buffer-bad "message: $(head -3 "$tmp/bufbad.err")"
 else
   ok buffer-bad
+fi
+
+run bufoct TELLTALE_FILE="$tmp/bufoct/x.log" TELLTALE_BUFFER=010000
+status1=$status
+run bufhuge TELLTALE_FILE="$tmp/bufhuge/x.log" TELLTALE_BUFFER=18014398509481988k
+if [ "$status1" -ne 0 ] || [ "$status" -ne 0 ]; then
+  fail buffer-decimal "status $status1 and $status, not 0"
+elif ! warned TELLTALE_BUFFER bufoct || ! grep -q "'010000' .*; using 16384 bytes" "$tmp/bufoct.err"; then
+  fail buffer-decimal "010000: $(head -3 "$tmp/bufoct.err")"
+elif ! warned TELLTALE_BUFFER bufhuge || ! grep -q "using 67108864 bytes" "$tmp/bufhuge.err"; then
+  fail buffer-decimal "a huge value: $(head -3 "$tmp/bufhuge.err")"
+else
+  ok buffer-decimal
+fi
+
+why=""
+n=0
+for setting in TELLTALE_CONTROL=Pool,Nope TELLTALE_RECORD=0x12345 TELLTALE_MIRROR=- \
+               TELLTALE_EVENTS=+ TELLTALE_WRITER=asynch TELLTALE_BUFFER=64q \
+               TELLTALE_MAP=yes TELLTALE_SIGNALS=maybe TELLTALE_DUMP=lots \
+               TELLTALE_FILE=x%d.log; do
+  n=$((n + 1))
+  var=${setting%%=*}
+  run "bad$n" "$setting"
+  logf="$tmp/bad$n/telltale.log"
+  if [ "$status" -ne 0 ]; then
+    why="$why; $setting: status $status"
+  elif ! warned "$var" "bad$n"; then
+    why="$why; $setting: stderr $(head -c 300 "$tmp/bad$n.err" | tr '\n' '|')"
+  elif ! "$eventcnv" "$logf" >/dev/null 2>"$tmp/bad$n.cnv" ||
+       [ "$(count "$logf" PoolAlloc)" -ne "$(count "$log" PoolAlloc)" ]; then
+    why="$why; $setting: the log: $(head -2 "$tmp/bad$n.cnv")"
+  fi
+done
+if [ -n "$why" ]; then
+  fail settings-bad "${why#; }"
+else
+  ok settings-bad
 fi
 
 run bufsmall TELLTALE_FILE="$tmp/bufsmall/x.log" TELLTALE_BUFFER=4k
@@ -282,10 +366,117 @@ fi
 mkdir -p "$tmp/link" && echo secret >"$tmp/link/victim" && ln -s victim "$tmp/link/l.log"
 run link TELLTALE_FILE=l.log
 if [ "$status" -eq 0 ] && [ "$(cat "$tmp/link/victim")" = secret ] &&
-   grep -q "cannot open l.log" "$tmp/link.err"; then
+   [ "$(wc -l <"$tmp/link.err")" -eq 1 ] &&
+   grep -q "not writing l.log: it is a symbolic link" "$tmp/link.err"; then
   ok file-link
 else
   fail file-link "status $status, victim: $(head -c 40 "$tmp/link/victim"): $(head -2 "$tmp/link.err")"
+fi
+
+run pattern 'TELLTALE_FILE=p.%p.%t.%%.log'
+status1=$status
+run pattern 'TELLTALE_FILE=p.%p.%t.%%.log'
+today=$(date -u +%Y%m%d)
+why=""
+[ "$status1" -eq 0 ] && [ "$status" -eq 0 ] || why="status $status1 and $status"
+logs=$(cd "$tmp/pattern" && ls)
+[ "$(echo "$logs" | wc -l)" -eq 2 ] || why="$why; files: $(echo $logs)"
+for f in $logs; do
+  pid=$("$eventcnv" --header "$tmp/pattern/$f" 2>/dev/null | sed -n 's/^pid  *//p')
+  case $f in
+    "p.$pid.${today}T"[0-2][0-9][0-5][0-9][0-5][0-9]"Z.%.log") ;;
+    *) why="$why; $f is not p.$pid.${today}THHMMSSZ.%.log" ;;
+  esac
+  [ "$(count "$tmp/pattern/$f" PoolAlloc)" -eq "$(count "$log" PoolAlloc)" ] || why="$why; $f lacks events"
+done
+if [ -n "$why" ] || [ -s "$tmp/pattern.err" ]; then
+  fail file-pattern "${why#; } $(head -2 "$tmp/pattern.err")"
+else
+  ok file-pattern
+fi
+
+# readable LOG [LIVE] -- eventcnv reads LOG without a complaint (with
+# LIVE, but for one about the LOG.live planted there), and it has every
+# PoolAlloc the default run has
+readable() {
+  "$eventcnv" "$1" >/dev/null 2>"$1.cnv" &&
+    { [ $# -eq 1 ] && [ ! -s "$1.cnv" ] ||
+      [ $# -eq 2 ] && ! grep -qv "$1.live: the live file has no readable header" "$1.cnv"; } &&
+    [ "$(count "$1" PoolAlloc)" -eq "$(count "$log" PoolAlloc)" ]
+}
+
+mkdir -p "$tmp/livelink" && echo secret >"$tmp/livelink/victim" && ln -s victim "$tmp/livelink/x.log.live"
+run livelink TELLTALE_FILE=x.log
+if [ "$status" -ne 0 ] || [ "$(cat "$tmp/livelink/victim")" != secret ] || [ ! -L "$tmp/livelink/x.log.live" ]; then
+  fail live-link "status $status, victim: $(head -c 40 "$tmp/livelink/victim")"
+elif [ "$(wc -l <"$tmp/livelink.err")" -ne 1 ] ||
+     ! grep -q "not writing x.log.live: it is a symbolic link" "$tmp/livelink.err"; then
+  fail live-link "stderr: $(head -3 "$tmp/livelink.err")"
+elif ! readable "$tmp/livelink/x.log" live; then
+  fail live-link "the log: $(head -2 "$tmp/livelink/x.log.cnv")"
+else
+  ok live-link
+fi
+
+mkdir -p "$tmp/livenotlog" && echo precious >"$tmp/livenotlog/x.log.live"
+run livenotlog TELLTALE_FILE=x.log
+if [ "$status" -ne 0 ] || [ "$(cat "$tmp/livenotlog/x.log.live")" != precious ]; then
+  fail live-not-log "status $status, x.log.live: $(head -c 40 "$tmp/livenotlog/x.log.live")"
+elif [ "$(wc -l <"$tmp/livenotlog.err")" -ne 1 ] ||
+     ! grep -q "not writing x.log.live: it is there and is not a telltale log" "$tmp/livenotlog.err"; then
+  fail live-not-log "stderr: $(head -3 "$tmp/livenotlog.err")"
+elif ! readable "$tmp/livenotlog/x.log" live; then
+  fail live-not-log "the log: $(head -2 "$tmp/livenotlog/x.log.cnv")"
+else
+  ok live-not-log
+fi
+
+mkdir -p "$tmp/fifo" && mkfifo "$tmp/fifo/f.log"
+start=$(date +%s)
+run fifo timeout 30 env TELLTALE_FILE=f.log
+took=$(( $(date +%s) - start ))
+if [ "$status" -ne 0 ]; then
+  fail fifo-no-reader "status $status (124: it hung) after $took s: $(head -2 "$tmp/fifo.err")"
+elif [ "$took" -gt 10 ] || [ "$(wc -l <"$tmp/fifo.err")" -ne 1 ] ||
+     ! grep -q "not writing f.log: it is a FIFO that no process opened for reading" "$tmp/fifo.err"; then
+  fail fifo-no-reader "$took s, stderr: $(head -3 "$tmp/fifo.err")"
+else
+  ok fifo-no-reader
+fi
+
+mkdir -p "$tmp/fiforead" && mkfifo "$tmp/fiforead/f.log"
+cat "$tmp/fiforead/f.log" >"$tmp/fiforead.log" &
+reader=$!
+run fiforead timeout 30 env TELLTALE_FILE=f.log
+wait "$reader"
+if [ "$status" -ne 0 ] || [ -s "$tmp/fiforead.err" ]; then
+  fail fifo-reader "status $status: $(head -2 "$tmp/fiforead.err")"
+elif ! readable "$tmp/fiforead.log"; then
+  fail fifo-reader "the log: $(head -2 "$tmp/fiforead.log.cnv")"
+else
+  ok fifo-reader
+fi
+
+mkdir -p "$tmp/closed"
+(cd "$tmp/closed" && env -u TELLTALE_CONTROL -u TELLTALE_RECORD -u TELLTALE_MIRROR \
+   -u TELLTALE_BUFFER -u TELLTALE_EVENTS -u TELLTALE_WRITER -u TELLTALE_MAP -u TELLTALE_DUMP \
+   TELLTALE_FILE=x.log "$pool" >&- 2>&-)
+status=$?
+mkdir -p "$tmp/closed2"
+(cd "$tmp/closed2" && env -u TELLTALE_CONTROL -u TELLTALE_RECORD -u TELLTALE_BUFFER \
+   -u TELLTALE_EVENTS -u TELLTALE_WRITER -u TELLTALE_MAP -u TELLTALE_DUMP \
+   TELLTALE_FILE=x.log TELLTALE_MIRROR=Pool "$pool" >/dev/null 2>&-)
+status2=$?
+if [ "$status" -ne 0 ] || [ "$status2" -ne 0 ]; then
+  fail closed-std "status $status and $status2"
+elif ! readable "$tmp/closed2/x.log"; then
+  fail closed-std "the log, with stderr closed and a mirror to it: $(head -2 "$tmp/closed2/x.log.cnv")"
+elif grep -q "pool example: done" "$tmp/closed/x.log"; then
+  fail closed-std "the program's printf is in the log"
+elif ! readable "$tmp/closed/x.log"; then
+  fail closed-std "the log: $(head -2 "$tmp/closed/x.log.cnv")"
+else
+  ok closed-std
 fi
 
 echo "$passed passed, $failed failed"

@@ -26,6 +26,9 @@
 #   record-command     tools/replay/record OUT -- CMD writes OUT, and a
 #                      program CMD runs writes OUT.PID
 #   file-default       without TELLTALE_FILE: telltale-malloc.PID.log
+#   file-refused       TELLTALE_FILE a symbolic link, or a file that is not a
+#                      telltale log: left as it was, said once, exit 0
+#                      (.plinth.stream.file)
 #   exit-exec          a forked child that mallocs and frees 1000 blocks
 #                      and calls _exit: LOG.PID holds the 1000 pairs, and
 #                      ends clean; a program that does the same and execs
@@ -223,6 +226,23 @@ if [ "$rec" = "$cfg" ]; then
     fi
   else
     bad cxx-child "cannot compile C++: $(head -2 cxx.err)"
+  fi
+fi
+if [ "$rec" = "$cfg" ]; then
+  echo secret >victim && ln -s victim linked.log && echo precious >notlog.log
+  TELLTALE_FILE=linked.log LD_PRELOAD="$preload" "$threads" 2 >/dev/null 2>linked.err
+  status1=$?
+  TELLTALE_FILE=notlog.log LD_PRELOAD="$preload" "$threads" 2 >/dev/null 2>notlog.err
+  status2=$?
+  if [ "$status1" -ne 0 ] || [ "$status2" -ne 0 ] || [ "$(cat victim)" != secret ] ||
+     [ "$(cat notlog.log)" != precious ]; then
+    bad file-refused "status $status1 and $status2, victim: $(head -c 20 victim), notlog.log: $(head -c 20 notlog.log)"
+  elif [ "$(grep -c telltale linked.err)" -ne 1 ] || [ "$(grep -c telltale notlog.err)" -ne 1 ] ||
+       ! grep -q "not writing linked.log: it is a symbolic link" linked.err ||
+       ! grep -q "not writing notlog.log: it is there and is not a telltale log" notlog.err; then
+    bad file-refused "stderr: $(head -2 linked.err) / $(head -2 notlog.err)"
+  else
+    ok file-refused
   fi
 fi
 if [ "$rec" = "$cfg" ]; then

@@ -19,17 +19,29 @@
  *   control-4.*  EventKindParse: "all", "none", lists, removals, spaces,
  *                and its errors (unknown kind, listing the kinds; empty
  *                name; too long; a short or empty message buffer);
- *                EventKindIndex.
+ *                EventKindIndex; MPS-style masks (0x3f) beside names.
  *   control-5.*  an event with no buffer to go to (memory ran out) is
  *                counted and reported by EventsDropped, never dropped
  *                silently (.sol.dropped).  Skipped under sanitizers,
  *                whose shadow memory an address-space limit breaks.
  *                control-5.2: the asynchronous writer's drop policy, with
  *                a slowly read pipe: written + dropped = emitted.
+ *   control-6.*  write failures, injected by PlinthStreamFault: ENOSPC and
+ *                EIO, lasting, written by the emitting thread (6.1) or the
+ *                asynchronous writer (6.2), are said once, nothing is
+ *                written after the cut block, even when the space comes
+ *                back (6.3), and the events not written are counted and
+ *                said at the end; short writes are retried, every event
+ *                whole (6.4); a real file that cannot grow (RLIMIT_FSIZE)
+ *                with the asynchronous writer, in a child (6.5).
+ *                design/telemetry.txt .sol.writer.fail
  * The environment variables (TELLTALE_CONTROL and friends) are covered by
  * tests/example.sh, since they are read before main.
  */
 
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,7 +50,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -395,6 +409,29 @@ static void control_4_6_parse_message_buffers(void **state)
   assert_int_equal(EventKindParse("all", NULL, NULL, 0), 22);
 }
 
+/* control-4.8: MPS-style numeric masks beside names: decimal or 0x
+ * hexadecimal (never octal), added or removed; bits for kinds the
+ * registry lacks, or a token that is not a number, are errors */
+static void control_4_8_parse_masks(void **state)
+{
+  char all[24];
+  (void)state;
+  assert_int_equal(parseOK("0x3"), 0x3);
+  assert_int_equal(parseOK("0X3"), 0x3);
+  assert_int_equal(parseOK("3"), 0x3);
+  assert_int_equal(parseOK("010"), 10);
+  assert_int_equal(parseOK("0"), 0);
+  assert_int_equal(parseOK("all,-0x1"), ALL_KINDS & ~1u);
+  assert_int_equal(parseOK("0x1, Test"), 1u | BIT(Test));
+  snprintf(all, sizeof all, "0x%x", (unsigned)ALL_KINDS);
+  assert_int_equal(parseOK(all), ALL_KINDS);
+  assert_non_null(strstr(parseError("0x3q"), "'0x3q' is not a mask"));
+  assert_non_null(strstr(parseError("0x"), "not a mask"));
+  assert_non_null(strstr(parseError("99999999999999999999999"), "not a mask"));
+  snprintf(all, sizeof all, "0x%x", (unsigned)ALL_KINDS + 1);
+  assert_non_null(strstr(parseError(all), "bits for kinds the registry lacks"));
+}
+
 /* control-4.7: EventKindIndex: registry order, telltale's kinds first */
 static void control_4_7_kind_index(void **state)
 {
@@ -561,6 +598,253 @@ static void control_5_2_writer_drops_counted(void **state)
   free(reader.data);
 }
 
+/* control-6: write failures, through the plinth's fault injection --- */
+
+/* stderrCapture -- send stderr to a file; stderrRelease -- restore it
+ * and return what was written (malloc'd) */
+static int stderrCapture(void)
+{
+  int saved, fd;
+  fflush(stderr);
+  saved = dup(2);
+  fd = open("stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(saved >= 0 && fd >= 0);
+  assert_int_equal(dup2(fd, 2), 2);
+  close(fd);
+  return saved;
+}
+
+static char *stderrRelease(int saved)
+{
+  FILE *f;
+  char *text = calloc(1, 65536);
+  size_t n;
+  assert_int_equal(dup2(saved, 2), 2);
+  close(saved);
+  f = fopen("stderr.txt", "r");
+  assert_non_null(f);
+  assert_non_null(text);
+  n = fread(text, 1, 65535, f);
+  text[n] = '\0';
+  fclose(f);
+  unlink("stderr.txt");
+  return text;
+}
+
+/* linesWith -- lines of text containing what */
+static size_t linesWith(const char *text, const char *what)
+{
+  size_t n = 0;
+  for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+    ++n;
+  return n;
+}
+
+#define FAULT_EVENTS 20000u
+#define FAULT_AFTER 50000u
+
+/* faultEmit -- a fresh thread, so that its buffers are of the size just
+ * set: emit FAULT_EVENTS TestW from *arg on */
+static void *faultEmit(void *arg)
+{
+  uint64_t base = *(uint64_t *)arg;
+  for (uint64_t i = 0; i < FAULT_EVENTS; ++i)
+    EVENT_W(TestW, base + i);
+  return NULL;
+}
+
+/* faultRun -- faultEmit on a thread, and end the session */
+static void faultRun(uint64_t base)
+{
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, faultEmit, &base), 0);
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  EventFinish();
+}
+
+/* faultCase -- emit FAULT_EVENTS TestW into 4 KiB buffers, to a memory
+ * stream whose write fails with code once FAULT_AFTER bytes are written
+ * (every later write too, or with once none): the failure is said once,
+ * nothing is written after the cut, and the events not written are
+ * counted and said at the end. */
+static void faultCase(int async, int code, int once, uint64_t base)
+{
+  PlinthStream stream;
+  EventStreamStruct *reader;
+  EventRecordStruct rec;
+  char msg[256], want[128], *err;
+  const unsigned char *bytes;
+  size_t size, lines = 0;
+  unsigned long long lost = 0;
+  uint64_t read = 0;
+  const char *said;
+  int saved;
+  assert_int_equal(PlinthStreamOpenMemory(&stream), 0);
+  PlinthStreamFault(stream, FAULT_AFTER, code, once, 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);
+  assert_int_equal(EventWriterAsync(async, 0), 0);
+  assert_int_equal(EventStreamAddBinary(stream), 0);
+  saved = stderrCapture();
+  faultRun(base);
+  err = stderrRelease(saved);
+  assert_int_equal(EventWriterAsync(0, 0), 0);
+  assert_int_equal(EventBufferSizeSet(65536), 0);
+
+  for (const char *p = err; *p != '\0'; ++p)
+    lines += *p == '\n';
+  snprintf(want, sizeof want, "telltale: cannot write to memory: %s;", strerror(code));
+  said = strstr(err, "events were not written to memory after its write failed");
+  if (linesWith(err, want) != 1 || said == NULL || lines != 2)
+    fail_msg("%s, %s: not one failure and one count on stderr:\n%s",
+             async ? "async" : "sync", strerror(code), err);
+  while (said > err && said[-1] != ' ')
+    --said;
+  while (said > err && said[-1] == ' ')
+    --said;
+  while (said > err && said[-1] >= '0' && said[-1] <= '9')
+    --said;
+  lost = strtoull(said, NULL, 10);
+
+  bytes = PlinthStreamMemory(stream, &size);
+  assert_int_equal(size, FAULT_AFTER);          /* nothing after the cut */
+  assert_int_equal(EventStreamOpen(&reader, bytes, size, 0, msg, sizeof msg), EventStreamOK);
+  while (EventStreamNext(reader, &rec) == EventStreamOK)
+    if (rec.code == EventCodeTestW && rec.values[0].u >= base && rec.values[0].u < base + FAULT_EVENTS)
+      ++read;
+  EventStreamClose(reader);
+  if (read == 0 || read >= FAULT_EVENTS || read + lost < FAULT_EVENTS ||
+      lost > FAULT_EVENTS + 1000)
+    fail_msg("%" PRIu64 " events read and %llu said lost of %u", read, lost, FAULT_EVENTS);
+  free(err);
+  PlinthStreamClose(stream);
+}
+
+/* control-6.1: ENOSPC and EIO that last, written by the emitting thread */
+static void control_6_1_sync_failure(void **state)
+{
+  (void)state;
+  faultCase(0, ENOSPC, 0, 0x61000000);
+  faultCase(0, EIO, 0, 0x61100000);
+}
+
+/* control-6.2: the same, written by the asynchronous writer: said once,
+ * not once a block */
+static void control_6_2_async_failure(void **state)
+{
+  (void)state;
+  faultCase(1, ENOSPC, 0, 0x62000000);
+  faultCase(1, EIO, 0, 0x62100000);
+}
+
+/* control-6.3: a full disk that has room again after a write was cut:
+ * nothing more is written, by either writer, after the cut block */
+static void control_6_3_no_write_after_cut(void **state)
+{
+  (void)state;
+  faultCase(0, ENOSPC, 1, 0x63000000);
+  faultCase(1, ENOSPC, 1, 0x63100000);
+}
+
+/* control-6.4: short writes (7 bytes a write()) are retried: a file
+ * stream gets every event whole, by either writer */
+static void control_6_4_short_writes(void **state)
+{
+  (void)state;
+  for (int async = 0; async < 2; ++async) {
+    PlinthStream stream;
+    EventStreamStruct *reader;
+    EventRecordStruct rec;
+    FILE *f;
+    unsigned char *bytes = malloc(1 << 20);
+    char msg[256];
+    size_t size;
+    uint64_t base = 0x64000000 + ((uint64_t)async << 20), next = base;
+    EventStreamRes res;
+    assert_non_null(bytes);
+    assert_int_equal(PlinthStreamOpenFile(&stream, "short.log"), 0);
+    PlinthStreamFault(stream, 0, 0, 0, 7);
+    assert_int_equal(EventBufferSizeSet(4096), 0);
+    assert_int_equal(EventWriterAsync(async, 0), 0);
+    assert_int_equal(EventStreamAddBinary(stream), 0);
+    faultRun(base);
+    assert_int_equal(EventWriterAsync(0, 0), 0);
+    assert_int_equal(EventBufferSizeSet(65536), 0);
+    PlinthStreamClose(stream);
+    f = fopen("short.log", "rb");
+    assert_non_null(f);
+    size = fread(bytes, 1, 1 << 20, f);
+    fclose(f);
+    unlink("short.log");
+    assert_true(size > FAULT_EVENTS * 20 && size < (1 << 20));
+    assert_int_equal(EventStreamOpen(&reader, bytes, size, 0, msg, sizeof msg), EventStreamOK);
+    while ((res = EventStreamNext(reader, &rec)) == EventStreamOK)
+      if (rec.code == EventCodeTestW && rec.values[0].u >= base && rec.values[0].u < base + FAULT_EVENTS) {
+        assert_int_equal(rec.values[0].u, next);
+        ++next;
+      }
+    assert_int_equal(res, EventStreamEND);
+    assert_int_equal(next, base + FAULT_EVENTS);
+    EventStreamClose(reader);
+    free(bytes);
+  }
+}
+
+/* control-6.5: a real file that cannot grow (RLIMIT_FSIZE, SIGXFSZ
+ * ignored: EFBIG, as a full disk gives ENOSPC), in a child, with the
+ * asynchronous writer: said once, the file no longer than the limit, and
+ * the loss counted.  Not under ThreadSanitizer (a threaded process's
+ * child starting a thread). */
+#define FSIZE_LIMIT 100000
+static void control_6_5_file_too_large(void **state)
+{
+  pid_t child;
+  int status;
+  struct stat st;
+  FILE *f;
+  char text[4096];
+  size_t n;
+  (void)state;
+#ifdef EVENT_TSAN
+  skip();
+#endif
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    struct rlimit limit = { FSIZE_LIMIT, FSIZE_LIMIT };
+    PlinthStream stream;
+    pthread_t thread;
+    uint64_t base = 0x65000000;
+    int fd, err;
+    signal(SIGXFSZ, SIG_IGN);
+    err = open("fsize.err", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    fd = open("fsize.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (err < 0 || dup2(err, 2) != 2 || fd < 0 || setrlimit(RLIMIT_FSIZE, &limit) != 0 ||
+        PlinthStreamOpenFd(&stream, fd, 1) != 0 || EventBufferSizeSet(4096) != 0 ||
+        EventWriterAsync(1, 0) != 0 || EventStreamAddBinary(stream) != 0 ||
+        pthread_create(&thread, NULL, faultEmit, &base) != 0)
+      _exit(3);
+    pthread_join(thread, NULL);
+    EventFinish();
+    _exit(0);
+  }
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(stat("fsize.log", &st), 0);
+  assert_true(st.st_size > 0 && st.st_size <= FSIZE_LIMIT);
+  f = fopen("fsize.err", "r");
+  assert_non_null(f);
+  n = fread(text, 1, sizeof text - 1, f);
+  text[n] = '\0';
+  fclose(f);
+  if (linesWith(text, "telltale: cannot write to fd ") != 1 ||
+      linesWith(text, strerror(EFBIG)) != 2 ||
+      linesWith(text, "events were not written to fd ") != 1)
+    fail_msg("not one failure and one count on stderr:\n%s", text);
+  unlink("fsize.log");
+  unlink("fsize.err");
+}
+
 int main(void)
 {
   char dir[] = "/tmp/test_control.XXXXXX";
@@ -583,8 +867,14 @@ int main(void)
     cmocka_unit_test(control_4_5_parse_too_long),
     cmocka_unit_test(control_4_6_parse_message_buffers),
     cmocka_unit_test(control_4_7_kind_index),
+    cmocka_unit_test(control_4_8_parse_masks),
     cmocka_unit_test(control_5_1_dropped_counted),
     cmocka_unit_test_teardown(control_5_2_writer_drops_counted, restoreAll),
+    cmocka_unit_test(control_6_1_sync_failure),
+    cmocka_unit_test(control_6_2_async_failure),
+    cmocka_unit_test(control_6_3_no_write_after_cut),
+    cmocka_unit_test(control_6_4_short_writes),
+    cmocka_unit_test(control_6_5_file_too_large),
   };
   /* an empty directory, so that a stray default telltale.log would show */
   if (mkdtemp(dir) == NULL || chdir(dir) != 0) {

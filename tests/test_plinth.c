@@ -3,7 +3,10 @@
  * .design: design/telemetry.txt .plinth
  *
  * Covers every function in plinth.h: memory, file and fd streams and
- * their errors (a bad fd, a broken pipe, a full device), the clock
+ * their errors (a bad fd, a broken pipe, a full device), the policy for
+ * logs (no links followed, close-on-exec, a file that is not a log left
+ * as it was, a FIFO without a reader not waited on for ever, a reader
+ * that goes away an EPIPE and not a SIGPIPE), the clock
  * frequency and monotonicity, thread ids, names and exit callbacks, the
  * recursive lock (also across fork), and the process functions.
  * Run under build/, build/san (ASan+UBSan) and build/tsan.
@@ -157,6 +160,158 @@ static void stream_file_missing_dir(void **state)
   assert_true(strlen(PlinthStrError(ENOENT)) > 0);
 }
 
+/* streamFd -- the descriptor open on path, found in /proc/self/fd; -1 */
+
+static int streamFd(const char *path)
+{
+  for (int fd = 0; fd < 1024; ++fd) {
+    char link[64], target[512];
+    ssize_t n;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+      continue;
+    target[n] = '\0';
+    if (strcmp(target, path) == 0)
+      return fd;
+  }
+  return -1;
+}
+
+/* writeText -- make a file holding text */
+
+static void writeText(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* stream-file-3: the policy for logs (.plinth.stream.file).  A file stream
+   is close-on-exec and not on descriptors 0-2; a symbolic link is never
+   followed (ELOOP), its target left as it was; PlinthStreamOpenLog
+   leaves a file that does not start with the magic as it was (EEXIST)
+   and empties one that does, or an empty one. */
+
+static void stream_file_policy(void **state)
+{
+  char path[256], target[256];
+  unsigned char *bytes;
+  size_t size;
+  PlinthStream stream = NULL;
+  int fd;
+  (void)state;
+
+  tempPath(path, sizeof path, "policy.log");
+  assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), 0);
+  fd = streamFd(path);
+  assert_true(fd > 2);
+  assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  assert_int_equal(PlinthStreamWrite(stream, "MAGIC and more", 14), 0);
+  PlinthStreamClose(stream);
+  assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), 0);   /* a log: emptied */
+  PlinthStreamClose(stream);
+  bytes = readFile(path, &size);
+  assert_int_equal(size, 0);
+  free(bytes);
+
+  writeText(path, "precious, not a log\n");
+  stream = NULL;
+  assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), EEXIST);
+  assert_null(stream);
+  bytes = readFile(path, &size);
+  assert_int_equal(size, 20);
+  assert_memory_equal(bytes, "precious, not a log\n", 20);
+  free(bytes);
+  writeText(path, "MAG");                                               /* shorter */
+  assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), EEXIST);
+  assert_int_equal(unlink(path), 0);
+
+  tempPath(target, sizeof target, "victim");
+  writeText(target, "secret\n");
+  assert_int_equal(symlink(target, path), 0);
+  assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), ELOOP);
+  assert_int_equal(PlinthStreamOpenFile(&stream, path), ELOOP);
+  assert_null(stream);
+  bytes = readFile(target, &size);
+  assert_int_equal(size, 7);
+  assert_memory_equal(bytes, "secret\n", 7);
+  free(bytes);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(unlink(target), 0);
+
+  assert_int_equal(PlinthStreamOpenFile(&stream, path), 0);
+  fd = streamFd(path);
+  assert_true(fd > 2);
+  assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+  PlinthStreamClose(stream);
+  assert_int_equal(unlink(path), 0);
+}
+
+struct fifoReaderStruct {
+  const char *path;
+  size_t size;
+};
+
+/* fifoReader -- open a FIFO for reading after a moment and read it to
+   its end */
+
+static void *fifoReader(void *p)
+{
+  struct fifoReaderStruct *r = p;
+  unsigned char buf[65536];
+  ssize_t n;
+  int fd;
+  PlinthSleepNs(200000000);
+  fd = open(r->path, O_RDONLY);
+  if (fd < 0)
+    return NULL;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    r->size += (size_t)n;
+  close(fd);
+  return NULL;
+}
+
+/* stream-file-4: a FIFO that no process reads is waited on for about a
+   second, then ENXIO, not a stream whose writes block for ever once the
+   pipe is full; one whose reader comes within the second is written,
+   well past a pipe's buffer. */
+
+static void stream_file_fifo(void **state)
+{
+  enum { SIZE = 1 << 20 };
+  char path[256];
+  unsigned char *src = calloc(SIZE, 1);
+  struct fifoReaderStruct r;
+  PlinthStream stream = NULL;
+  pthread_t reader;
+  uint64_t start, took;
+  (void)state;
+
+  assert_non_null(src);
+  tempPath(path, sizeof path, "fifo.log");
+  assert_int_equal(mkfifo(path, 0600), 0);
+  start = PlinthMonotonicNs();
+  assert_int_equal(PlinthStreamOpenFile(&stream, path), ENXIO);
+  took = PlinthMonotonicNs() - start;
+  assert_null(stream);
+  assert_true(took >= 900000000u && took < 5000000000u);
+  assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), ENXIO);
+
+  r.path = path;
+  r.size = 0;
+  assert_int_equal(pthread_create(&reader, NULL, fifoReader, &r), 0);
+  assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), 0);
+  assert_false(PlinthStreamMappable(stream));
+  assert_int_equal(PlinthStreamWrite(stream, src, SIZE), 0);
+  PlinthStreamClose(stream);
+  assert_int_equal(pthread_join(reader, NULL), 0);
+  assert_int_equal(r.size, SIZE);
+  assert_int_equal(unlink(path), 0);
+  free(src);
+}
+
 struct drainStruct {
   int fd;
   unsigned char *buf;
@@ -253,6 +408,41 @@ static void stream_fd_errors(void **state)
     assert_int_equal(PlinthStreamWrite(stream, "x", 1), ENOSPC);
     PlinthStreamClose(stream);
   }
+}
+
+
+/* stream-fd-3: with SIGPIPE at its default action, writing to a pipe
+   whose reader has gone fails with EPIPE and leaves no SIGPIPE pending:
+   the program is not killed (a FIFO's reader that quits early).  In a
+   child, since main ignores SIGPIPE. */
+
+static void stream_fd_sigpipe(void **state)
+{
+  pid_t child;
+  int status;
+  (void)state;
+
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    PlinthStream stream;
+    sigset_t pending;
+    int fds[2];
+    signal(SIGPIPE, SIG_DFL);
+    if (pipe(fds) != 0 || close(fds[0]) != 0 || PlinthStreamOpenFd(&stream, fds[1], 1) != 0)
+      _exit(3);
+    if (PlinthStreamWrite(stream, "x", 1) != EPIPE)
+      _exit(4);
+    if (sigpending(&pending) != 0 || sigismember(&pending, SIGPIPE))
+      _exit(5);
+    PlinthStreamClose(stream);
+    _exit(0);
+  }
+  assert_int_equal(waitpid(child, &status, 0), child);
+  if (WIFSIGNALED(status))
+    fail_msg("the child was killed by signal %d", WTERMSIG(status));
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 
@@ -612,8 +802,11 @@ int main(void)
     cmocka_unit_test(stream_memory_grows),
     cmocka_unit_test(stream_file_truncates),
     cmocka_unit_test(stream_file_missing_dir),
+    cmocka_unit_test(stream_file_policy),
+    cmocka_unit_test(stream_file_fifo),
     cmocka_unit_test(stream_fd_pipe),
     cmocka_unit_test(stream_fd_errors),
+    cmocka_unit_test(stream_fd_sigpipe),
     cmocka_unit_test(thread_on_exit),
     cmocka_unit_test(thread_name),
     cmocka_unit_test(lock_recursive),

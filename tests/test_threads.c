@@ -28,9 +28,16 @@
  *   threads-1.5  EventDumpTo(fd, 10) writes to fd what a death prints: a
  *                heading that names the calling thread, and its last 10
  *                events (TestW w=11..20 of 20 just emitted), in order.
+ *   threads-1.6  a string another thread rewrites (a NUL coming and
+ *                going inside it) while one thread emits it 200000 times:
+ *                every TestS is read, none refused (.sol.string).  Not
+ *                in build/tsan: the race is the point.
  *   threads-2.1  fork: the child writes its own log, telltale.log.PID,
  *                holding only its own events; the parent's stream holds
  *                none of the child's.
+ *   threads-2.2  fork with TELLTALE_FILE=f.%p.log (a fresh process): the
+ *                parent writes f.PARENT.log and the child f.CHILD.log,
+ *                each with only its own events, and nothing else.
  *   threads-3.1  signal handlers emit on the thread they interrupt: a
  *                thread emits TestThread events into 4 KiB buffers (so
  *                its slow path is interrupted too) while another sends
@@ -62,6 +69,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -437,6 +446,54 @@ static unsigned char *readFile(const char *path, size_t *sizeReturn)
   return buf;
 }
 
+#ifndef EVENT_TSAN
+/* threads-1.6: a string rewritten by another thread while it is emitted.
+ * The race is the test's point, so it is not run under ThreadSanitizer. */
+#define STRING_EVENTS 200000u
+static volatile char rewritten[64];
+static _Atomic int rewriting;
+
+static void *rewriter(void *arg)
+{
+  (void)arg;
+  while (atomic_load(&rewriting))
+    for (unsigned i = 1; i < sizeof rewritten - 1; ++i) {
+      rewritten[i] = '\0';     /* the string is i long for a moment */
+      rewritten[i] = 'b';
+    }
+  return NULL;
+}
+
+static void threads_1_6_string_rewritten(void **state)
+{
+  CaptureStruct c;
+  EventRecordStruct rec;
+  pthread_t thread;
+  size_t strings = 0;
+  (void)state;
+  for (unsigned i = 0; i < sizeof rewritten - 1; ++i)
+    rewritten[i] = 'a';
+  rewritten[sizeof rewritten - 1] = '\0';
+  CaptureStart(&c);
+  atomic_store(&rewriting, 1);
+  assert_int_equal(pthread_create(&thread, NULL, rewriter, NULL), 0);
+  for (unsigned n = 0; n < STRING_EVENTS; ++n)
+    EVENT_S(TestS, (const char *)rewritten);
+  atomic_store(&rewriting, 0);
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  CaptureFinish(&c);
+  while (CaptureNext(&c, &rec))         /* fails at a block the reader refuses */
+    if (rec.code == EventCodeTestS) {
+      size_t n = strlen(rec.values[0].s);
+      if (n == 0 || strspn(rec.values[0].s, "ab?") != n)
+        fail_msg("TestS %zu: \"%s\"", strings, rec.values[0].s);
+      ++strings;
+    }
+  assert_int_equal(strings, STRING_EVENTS);
+  CaptureClose(&c);
+}
+#endif
+
 /* threads-2.1: the child of fork writes its own log with only its events */
 static void threads_2_1_fork_child_own_log(void **state)
 {
@@ -498,6 +555,91 @@ static void threads_2_1_fork_child_own_log(void **state)
   assert_int_equal(unlink(path), 0);
 }
 
+
+/* forkPatternChild -- run with TELLTALE_FILE=f.%p.log: emit, fork, and
+ * print "PARENT CHILD" */
+static int forkPatternChild(void)
+{
+  pid_t child;
+  int status;
+  EVENT_W(TestW, 0x2201);
+  child = fork();
+  if (child < 0)
+    return 1;
+  if (child == 0) {
+    EVENT_W(TestW, 0x2202);
+    return 0;
+  }
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return 1;
+  printf("%ld %ld\n", (long)getpid(), (long)child);
+  return 0;
+}
+
+/* expectLog -- path is a sound log of pid, ended cleanly, whose only
+ * TestW is w */
+static void expectLog(const char *path, long pid, uint64_t w)
+{
+  size_t size, mine = 0, others = 0;
+  unsigned char *bytes = readFile(path, &size);
+  EventStreamStruct *reader;
+  EventRecordStruct rec;
+  char msg[256];
+  EventStreamRes res;
+  if (bytes == NULL)
+    fail_msg("no %s", path);
+  res = EventStreamOpen(&reader, bytes, size, 0, msg, sizeof msg);
+  if (res != EventStreamOK)
+    fail_msg("%s: %s", path, msg);
+  assert_int_equal(EventStreamInfo(reader)->pid, (uint32_t)pid);
+  while ((res = EventStreamNext(reader, &rec)) == EventStreamOK)
+    if (rec.code == EventCodeTestW)
+      ++*(rec.values[0].u == w ? &mine : &others);
+  assert_int_equal(res, EventStreamEND);
+  assert_int_equal(mine, 1);
+  assert_int_equal(others, 0);
+  assert_true(EventStreamInfo(reader)->streamEnd);
+  EventStreamClose(reader);
+  free(bytes);
+  assert_int_equal(unlink(path), 0);
+}
+
+/* threads-2.2: with %p in TELLTALE_FILE, the child of fork names its log
+ * by the pattern with its own pid, and nothing else is written */
+static void threads_2_2_fork_pattern(void **state)
+{
+  char command[4200], out[64] = "", self[4096], path[64];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  long parent = 0, child = 0;
+  FILE *p;
+  DIR *dir;
+  struct dirent *d;
+  (void)state;
+  assert_true(n > 0);
+  self[n] = '\0';
+  assert_int_equal(mkdir("pattern", 0700), 0);
+  snprintf(command, sizeof command,
+           "cd pattern && env TELLTALE_FILE=f.%%p.log TELLTALE_WRITER=sync '%s' --fork-pattern-child",
+           self);
+  p = popen(command, "r");
+  assert_non_null(p);
+  if (fgets(out, sizeof out, p) == NULL)
+    out[0] = '\0';
+  assert_int_equal(pclose(p), 0);
+  if (sscanf(out, "%ld %ld", &parent, &child) != 2)
+    fail_msg("the child says \"%s\"", out);
+  snprintf(path, sizeof path, "pattern/f.%ld.log", parent);
+  expectLog(path, parent, 0x2201);
+  snprintf(path, sizeof path, "pattern/f.%ld.log", child);
+  expectLog(path, child, 0x2202);
+  dir = opendir("pattern");
+  assert_non_null(dir);
+  while ((d = readdir(dir)) != NULL)
+    if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+      fail_msg("pattern/%s was written too", d->d_name);
+  closedir(dir);
+  assert_int_equal(rmdir("pattern"), 0);
+}
 
 #define SIGNAL_EVENTS 400000u
 
@@ -711,7 +853,11 @@ int main(int argc, char **argv)
     cmocka_unit_test(threads_1_3_control_and_intern_race),
     cmocka_unit_test(threads_1_4_flush_live_threads),
     cmocka_unit_test(threads_1_5_dump_to),
+#ifndef EVENT_TSAN
+    cmocka_unit_test(threads_1_6_string_rewritten),
+#endif
     cmocka_unit_test(threads_2_1_fork_child_own_log),
+    cmocka_unit_test(threads_2_2_fork_pattern),
     cmocka_unit_test(threads_3_1_signal_handlers_emit),
 #ifndef EVENT_TSAN
     cmocka_unit_test(threads_3_2_signals_none),
@@ -721,6 +867,8 @@ int main(int argc, char **argv)
   if (argc == 2 && strcmp(argv[1], "--signals-child") == 0)
     return signalsChild();
 #endif
+  if (argc == 2 && strcmp(argv[1], "--fork-pattern-child") == 0)
+    return forkPatternChild();
   (void)argc, (void)argv;
   /* an empty directory: the fork case's child writes its log here */
   if (mkdtemp(dir) == NULL || chdir(dir) != 0) {

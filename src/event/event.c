@@ -117,7 +117,8 @@ static struct {
   volatile int dumped;          /* the traceback has been written */
   unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
   EventKindSet mirrorKinds;     /* TELLTALE_MIRROR */
-  char fileName[1024];          /* TELLTALE_FILE, or "telltale.log" */
+  char filePattern[1024];       /* TELLTALE_FILE, or "telltale.log": %p, %t, %% */
+  char fileName[1024];          /* the log: filePattern expanded */
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
   uint32_t id;                  /* the session id, in every block (.stream.check) */
@@ -215,6 +216,21 @@ static size_t formatUnsigned(char *buf, uint64_t value)
   return n;
 }
 
+/* formatHex -- value in hexadecimal, without 0x */
+static size_t formatHex(char *buf, uint64_t value)
+{
+  char digits[24];
+  size_t d = 0, n = 0;
+  do {
+    digits[d++] = "0123456789abcdef"[value & 0xf];
+    value >>= 4;
+  } while (value != 0);
+  while (d > 0)
+    buf[n++] = digits[--d];
+  buf[n] = '\0';
+  return n;
+}
+
 static void copyString(char *dst, size_t size, const char *src)
 {
   size_t len = strlen(src);
@@ -244,7 +260,37 @@ static EventKindSet allKinds(void)
   return n >= 32 ? (EventKindSet)-1 : EVENT_KIND_BIT(n) - 1;
 }
 
-/* EventKindParse -- parse a kind set: "all", "none", "Arena,Pool", "all,-Ref".
+/* parseNumber -- a whole decimal number, or hexadecimal after 0x; 0,
+ * or 34 (ERANGE) past UINT64_MAX, or 22 (EINVAL).  Never octal: a
+ * leading 0 is decimal.  *endReturn gets where the digits stop. */
+static int parseNumber(const char *p, uint64_t *valueReturn, const char **endReturn)
+{
+  uint64_t value = 0;
+  unsigned base = 10, digits = 0;
+  int res = 0;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+    base = 16, p += 2;
+  for (;; ++p, ++digits) {
+    unsigned d;
+    if (*p >= '0' && *p <= '9')
+      d = (unsigned)(*p - '0');
+    else if (base == 16 && *p >= 'a' && *p <= 'f')
+      d = (unsigned)(*p - 'a' + 10);
+    else if (base == 16 && *p >= 'A' && *p <= 'F')
+      d = (unsigned)(*p - 'A' + 10);
+    else
+      break;
+    if (value > (UINT64_MAX - d) / base)
+      res = 34; /* ERANGE */
+    value = value * base + d;
+  }
+  *valueReturn = value;
+  *endReturn = p;
+  return digits == 0 ? 22 : res;
+}
+
+/* EventKindParse -- parse a kind set: "all", "none", "Arena,Pool",
+ * "all,-Ref", or MPS-style masks ("0x3f", "all,-0x40").
  * design/telemetry.txt .sol.env */
 int EventKindParse(const char *spec, EventKindSet *kindsReturn, char *err, size_t errSize)
 {
@@ -275,6 +321,36 @@ int EventKindParse(const char *spec, EventKindSet *kindsReturn, char *err, size_
     }
     while (p[len] != '\0' && p[len] != ',' && p[len] != ' ' && p[len] != '\t')
       ++len;
+    if (*p >= '0' && *p <= '9') {   /* a mask: kind names never start with a digit */
+      uint64_t mask;
+      const char *end;
+      int res = parseNumber(p, &mask, &end);
+      if (res != 0 || end != p + len || mask > allKinds()) {
+        if (err != NULL) {
+          char token[EVENT_NAME_MAX + 1], all[24] = "0x";
+          size_t shown = len < sizeof token - 1 ? len : sizeof token - 1;
+          memcpy(token, p, shown);
+          token[shown] = '\0';
+          formatHex(all + 2, allKinds());
+          copyString(err, errSize, "'");
+          append(err, errSize, token);
+          if (res != 0 || end != p + len)
+            append(err, errSize, "' is not a mask (decimal, or hexadecimal after 0x)");
+          else {
+            append(err, errSize, "' has bits for kinds the registry lacks: all is ");
+            append(err, errSize, all);
+          }
+        }
+        return 22;
+      }
+      p += len;
+      while (*p == ' ' || *p == '\t')
+        ++p;
+      if (*p == ',')
+        ++p;
+      kinds = remove ? kinds & ~(EventKindSet)mask : kinds | (EventKindSet)mask;
+      continue;
+    }
     if (len == 0 || len > EVENT_NAME_MAX) {
       if (err != NULL)
         copyString(err, errSize, len == 0 ? "empty kind name" : "kind name too long");
@@ -384,14 +460,37 @@ int EventEventRecord(const char *name, int on, char *err, size_t errSize)
   return 2; /* ENOENT */
 }
 
-/* envEvents -- TELLTALE_EVENTS: "-Name,+Name,...", or die with a clear message */
+/* envBad -- a setting that cannot be used: say so, naming the variable,
+ * what was wrong or expected, and what is used instead, and carry on.
+ * Each variable is read once, so this is said once.  Telemetry never
+ * takes a program down.  design/telemetry.txt .sol.env */
+static void envBad(const char *variable, const char *why, const char *instead)
+{
+  say(variable, ": ", why, "; using ", instead, NULL);
+}
+
+/* envBadValue -- envBad for "'VALUE' EXPECTED" */
+static void envBadValue(const char *variable, const char *value, const char *expected,
+                        const char *instead)
+{
+  char why[512] = "'";
+  append(why, sizeof why, value);
+  append(why, sizeof why, "' ");
+  append(why, sizeof why, expected);
+  envBad(variable, why, instead);
+}
+
+/* envEvents -- TELLTALE_EVENTS: "-Name,+Name,...".  On a mistake no
+ * event is turned off (the default), and it is said. */
 static void envEvents(void)
 {
   const char *p = PlinthGetEnv("TELLTALE_EVENTS");
+  char err[256];
   if (p == NULL)
     return;
-  while (*p != '\0') {
-    char name[EVENT_NAME_MAX + 2], err[256];
+  err[0] = '\0';
+  while (*p != '\0' && err[0] == '\0') {
+    char name[EVENT_NAME_MAX + 2];
     size_t len = 0;
     int on = 0;
     while (*p == ' ' || *p == ',')
@@ -402,22 +501,26 @@ static void envEvents(void)
       on = *p == '+';
       ++p;
     } else {
-      say("TELLTALE_EVENTS: '", p, "': each event needs - (off) or + (on) before its name", NULL);
-      exit(2);
+      copyString(err, sizeof err, "'");
+      append(err, sizeof err, p);
+      append(err, sizeof err, "': each event needs - (off) or + (on) before its name");
+      break;
     }
     while (p[len] != '\0' && p[len] != ',' && p[len] != ' ')
       ++len;
     if (len == 0 || len > EVENT_NAME_MAX) {
-      say("TELLTALE_EVENTS: an event name is empty or too long", NULL);
-      exit(2);
+      copyString(err, sizeof err, "an event name is empty or too long");
+      break;
     }
     memcpy(name, p, len);
     name[len] = '\0';
     p += len;
-    if (EventEventRecord(name, on, err, sizeof err) != 0) {
-      say("TELLTALE_EVENTS: ", err, NULL);
-      exit(2);
-    }
+    (void)EventEventRecord(name, on, err, sizeof err);
+  }
+  if (err[0] != '\0') {
+    for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
+      atomic_store(&EventEventOff[EventRegistry.events[i].code], 0);
+    envBad("TELLTALE_EVENTS", err, "the default, every event on");
   }
 }
 
@@ -431,22 +534,23 @@ EventKindSet EventRecord(EventKindSet reset, EventKindSet flip)
 
 /* Initialization --------------------------------------------------- */
 
-/* envKinds -- parse a kind-set variable, or die with a clear message */
-static EventKindSet envKinds(const char *variable, EventKindSet otherwise)
+/* envKinds -- a kind-set variable, or otherwise (named by otherName) */
+static EventKindSet envKinds(const char *variable, EventKindSet otherwise, const char *otherName)
 {
   const char *value = PlinthGetEnv(variable);
   EventKindSet kinds;
-  char err[512];
+  char err[512], instead[64] = "the default, ";
   if (value == NULL)
     return otherwise;
   if (EventKindParse(value, &kinds, err, sizeof err) != 0) {
-    say(variable, ": ", err, NULL);
-    exit(2);
+    append(instead, sizeof instead, otherName);
+    envBad(variable, err, instead);
+    return otherwise;
   }
   return kinds;
 }
 
-/* envSwitch -- an on/off variable, or die with a clear message */
+/* envSwitch -- an on/off variable, or otherwise */
 static int envSwitch(const char *variable, int otherwise)
 {
   const char *value = PlinthGetEnv(variable);
@@ -456,26 +560,162 @@ static int envSwitch(const char *variable, int otherwise)
     return 1;
   if (strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
     return 0;
-  say(variable, ": '", value, "' must be on or off (or 1 or 0)", NULL);
-  exit(2);
+  envBadValue(variable, value, "must be on or off (or 1 or 0)",
+              otherwise ? "the default, on" : "the default, off");
+  return otherwise;
 }
 
-/* envNumber -- a count from 0 to limit, or die with a clear message */
+/* envNumber -- a decimal count from 0 to limit, or otherwise; a larger
+ * number is taken as limit, saying so */
 static unsigned long envNumber(const char *variable, unsigned long otherwise, unsigned long limit)
 {
   const char *value = PlinthGetEnv(variable);
-  char *end;
-  unsigned long n;
+  const char *end;
+  uint64_t n;
+  char expected[64] = "is not a number from 0 to ", instead[48];
+  int res;
   if (value == NULL || value[0] == '\0')
     return otherwise;
-  n = strtoul(value, &end, 10);
-  if (*end != '\0' || value[0] == '-' || n > limit) {
-    char number[24];
-    formatUnsigned(number, limit);
-    say(variable, ": '", value, "' is not a number from 0 to ", number, NULL);
-    exit(2);
+  res = value[0] >= '0' && value[0] <= '9' ? parseNumber(value, &n, &end) : 22;
+  if (res == 22 || *end != '\0' ) {
+    formatUnsigned(expected + strlen(expected), limit);
+    copyString(instead, sizeof instead, "the default, ");
+    formatUnsigned(instead + strlen(instead), otherwise);
+    envBadValue(variable, value, expected, instead);
+    return otherwise;
   }
-  return n;
+  if (res != 0 || n > limit) {
+    formatUnsigned(expected + strlen(expected), limit);
+    formatUnsigned(instead, limit);
+    envBadValue(variable, value, expected, instead);
+    return limit;
+  }
+  return (unsigned long)n;
+}
+
+/* envBuffer -- TELLTALE_BUFFER: a power of two from BUFFER_SIZE_MIN to
+ * BUFFER_SIZE_MAX, in decimal with k or M.  Too small or too large is
+ * taken as the nearest bound, and a size between powers as the next
+ * power up, saying so; what is not a size leaves the default. */
+static size_t envBuffer(void)
+{
+  const char *value = PlinthGetEnv("TELLTALE_BUFFER");
+  const char *end;
+  const char *expected = "is not a power of two from 4096 to 64M (suffixes k and M)";
+  uint64_t size;
+  char instead[48];
+  unsigned shift = 0;
+  int res;
+  if (value == NULL || value[0] == '\0')
+    return BUFFER_SIZE_DEFAULT;
+  res = value[0] >= '0' && value[0] <= '9' ? parseNumber(value, &size, &end) : 22;
+  if (res != 22 && (*end == 'k' || *end == 'K'))
+    shift = 10, ++end;
+  else if (res != 22 && (*end == 'm' || *end == 'M'))
+    shift = 20, ++end;
+  if (res == 22 || *end != '\0' ) {
+    envBadValue("TELLTALE_BUFFER", value, expected, "the default, 64k");
+    return BUFFER_SIZE_DEFAULT;
+  }
+  if (res == 0 && size <= (uint64_t)BUFFER_SIZE_MAX >> shift) {
+    size <<= shift;
+    if (size >= BUFFER_SIZE_MIN && (size & (size - 1)) == 0)
+      return (size_t)size;
+    if (size < BUFFER_SIZE_MIN)
+      size = BUFFER_SIZE_MIN;
+    while ((size & (size - 1)) != 0)
+      size = (size | (size - 1)) + 1;   /* up to the next power of two */
+  } else
+    size = BUFFER_SIZE_MAX;
+  formatUnsigned(instead, size);
+  append(instead, sizeof instead, " bytes");
+  envBadValue("TELLTALE_BUFFER", value, expected, instead);
+  return (size_t)size;
+}
+
+/* fileExpand -- the log's name from TELLTALE_FILE's pattern: %p the
+ * process id, %t the UTC time (20261124T021500Z) of seconds since the
+ * epoch, %% a %.  0, or 22 (EINVAL) for another %, or 36 (ENAMETOOLONG).
+ * design/telemetry.txt .plinth.stream.file */
+static int fileExpand(char *name, size_t size, const char *pattern, uint64_t pid,
+                      uint64_t seconds)
+{
+  name[0] = '\0';
+  for (const char *p = pattern; *p != '\0'; ++p) {
+    char piece[24];
+    if (*p != '%') {
+      piece[0] = *p, piece[1] = '\0';
+    } else if (p[1] == '%') {
+      copyString(piece, sizeof piece, "%");
+      ++p;
+    } else if (p[1] == 'p') {
+      formatUnsigned(piece, pid);
+      ++p;
+    } else if (p[1] == 't') {
+      /* days to a civil date: Howard Hinnant's days_from_civil, inverted */
+      uint64_t z = seconds / 86400 + 719468, era = z / 146097, doe = z - era * 146097;
+      uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+      uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+      uint64_t day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+      uint64_t year = yoe + era * 400 + (month <= 2), rest = seconds % 86400;
+      uint64_t fields[6] = { year, month, day, rest / 3600, rest / 60 % 60, rest % 60 };
+      size_t n = formatUnsigned(piece, year);
+      for (int f = 1; f < 6; ++f) {
+        if (f == 3)
+          piece[n++] = 'T';
+        piece[n++] = (char)('0' + fields[f] / 10);
+        piece[n++] = (char)('0' + fields[f] % 10);
+      }
+      piece[n++] = 'Z';
+      piece[n] = '\0';
+      ++p;
+    } else
+      return 22; /* EINVAL */
+    if (strlen(name) + strlen(piece) >= size)
+      return 36; /* ENAMETOOLONG */
+    append(name, size, piece);
+  }
+  return 0;
+}
+
+/* filePerProcess -- does the pattern have %p? */
+static int filePerProcess(const char *pattern)
+{
+  for (const char *p = pattern; *p != '\0'; ++p)
+    if (p[0] == '%' && p[1] != '\0') {
+      if (p[1] == 'p')
+        return 1;
+      ++p;
+    }
+  return 0;
+}
+
+/* envFile -- TELLTALE_FILE: the log's name, "none", or by default
+ * telltale.log.  A name that cannot be used leaves the default. */
+static void envFile(void)
+{
+  const char *value = PlinthGetEnv("TELLTALE_FILE");
+  int res;
+  if (value != NULL && strcmp(value, "none") == 0) {
+    session.noDefault = 1;
+    return;
+  }
+  if (value == NULL || value[0] == '\0')
+    value = "telltale.log";
+  if (strlen(value) >= sizeof session.filePattern)
+    res = 36;
+  else {
+    copyString(session.filePattern, sizeof session.filePattern, value);
+    res = fileExpand(session.fileName, sizeof session.fileName, session.filePattern,
+                     PlinthProcessId(), PlinthRealtimeNs() / 1000000000u);
+  }
+  if (res != 0) {
+    envBadValue("TELLTALE_FILE", value, res == 22
+                ? "has a % other than %p (the process id), %t (the start time) or %%"
+                : "is too long", "the default, telltale.log");
+    copyString(session.filePattern, sizeof session.filePattern, "telltale.log");
+    copyString(session.fileName, sizeof session.fileName, "telltale.log");
+  }
 }
 
 /* EventBufferSizeSet -- size of buffers made from now on */
@@ -511,35 +751,12 @@ int EventInit(void)
   }
   session.initialized = 1;
   session.bufferSize = BUFFER_SIZE_DEFAULT;
-  value = PlinthGetEnv("TELLTALE_BUFFER");
-  if (value != NULL) {
-    char *end;
-    unsigned long long size = strtoull(value, &end, 0);
-    if (*end == 'k' || *end == 'K')
-      size <<= 10, ++end;
-    else if (*end == 'm' || *end == 'M')
-      size <<= 20, ++end;
-    if (*end != '\0' || EventBufferSizeSet((size_t)size) != 0) {
-      say("TELLTALE_BUFFER: '", value,
-          "' is not a power of two from 4096 to 64M (suffixes k and M allowed)", NULL);
-      exit(2);
-    }
-  }
-  atomic_store(&EventKindControl, envKinds("TELLTALE_CONTROL", allKinds()) | KIND_OWN);
-  atomic_store(&EventKindRecord, envKinds("TELLTALE_RECORD", allKinds()) | KIND_OWN);
-  session.mirrorKinds = envKinds("TELLTALE_MIRROR", 0);
+  session.bufferSize = envBuffer();
+  atomic_store(&EventKindControl, envKinds("TELLTALE_CONTROL", allKinds(), "all") | KIND_OWN);
+  atomic_store(&EventKindRecord, envKinds("TELLTALE_RECORD", allKinds(), "all") | KIND_OWN);
+  session.mirrorKinds = envKinds("TELLTALE_MIRROR", 0, "none");
   envEvents();
-  value = PlinthGetEnv("TELLTALE_FILE");
-  if (value != NULL && strcmp(value, "none") == 0)
-    session.noDefault = 1;
-  else if (value != NULL && value[0] != '\0') {
-    if (strlen(value) >= sizeof session.fileName) {
-      say("TELLTALE_FILE: the file name is too long", NULL);
-      exit(2);
-    }
-    copyString(session.fileName, sizeof session.fileName, value);
-  } else
-    copyString(session.fileName, sizeof session.fileName, "telltale.log");
+  envFile();
   session.mapAllowed = envSwitch("TELLTALE_MAP", 1);
   /* A core then holds the live file's buffers, for the gdb extension. */
   if (session.mapAllowed)
@@ -552,10 +769,9 @@ int EventInit(void)
       session.async = 1;
     else if (strcmp(value, "async,drop") == 0)
       session.async = session.dropWhenBehind = 1;
-    else {
-      say("TELLTALE_WRITER: '", value, "' must be sync, async (async,block) or async,drop", NULL);
-      exit(2);
-    }
+    else
+      envBadValue("TELLTALE_WRITER", value, "must be sync, async (async,block) or async,drop",
+                  "the default, sync");
   }
   session.dumpCount = (unsigned)envNumber("TELLTALE_DUMP", 50, DUMP_LIMIT);
   sessionClock();
@@ -565,7 +781,14 @@ int EventInit(void)
   /* none: no handlers, and the program's are not wrapped (the plinth
    * reads that itself, at the program's first sigaction).  .sol.signal.none */
   value = PlinthGetEnv("TELLTALE_SIGNALS");
-  if (!(value != NULL && strcmp(value, "none") == 0) && envSwitch("TELLTALE_SIGNALS", 1))
+  if (value != NULL && strcmp(value, "none") == 0)
+    ;
+  else if (value != NULL && value[0] != '\0' && strcmp(value, "on") != 0 &&
+           strcmp(value, "1") != 0 && strcmp(value, "off") != 0 && strcmp(value, "0") != 0) {
+    envBadValue("TELLTALE_SIGNALS", value, "must be on, off (or 1 or 0) or none",
+                "the default, on");
+    (void)EventFatalSignals(1);
+  } else if (envSwitch("TELLTALE_SIGNALS", 1))
     (void)EventFatalSignals(1);
   PlinthLockRelease();
   return 0;
@@ -690,16 +913,85 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
 
 /* Streams ---------------------------------------------------------- */
 
-static void liveLogFailed(EventStreamEntryStruct *entry);
+/* Write failures.  A binary stream whose write failed is written no
+ * more: a full disk fails every write, and a block after a cut one would
+ * be read as damage.  The failure is said once, by whichever thread meets
+ * it first (an emitter under the lock, or the writer, which never takes
+ * it), and the events of every block not written whole to the stream are
+ * counted, to be said when the session ends.  Indexed like
+ * session.streams.  design/telemetry.txt .sol.writer.fail */
+static _Atomic int streamFailure[STREAM_LIMIT];    /* the first failure's errno code, or 0 */
+static _Atomic uint64_t streamLost[STREAM_LIMIT];  /* events not written whole to it */
 
+static void liveLogFailed(PlinthStream stream);
+
+/* streamFail -- a write to stream i failed with code */
+static void streamFail(size_t i, PlinthStream stream, int code)
+{
+  int none = 0;
+  liveLogFailed(stream);
+  if (atomic_compare_exchange_strong(&streamFailure[i], &none, code))
+    say("cannot write to ", PlinthStreamDescribe(stream), ": ", PlinthStrError(code),
+        "; nothing more is written to it, and the events lost are counted", NULL);
+}
+
+/* streamFailed -- streamFail for an entry of session.streams.  Lock held. */
 static void streamFailed(EventStreamEntryStruct *entry, int code)
 {
-  if (!entry->failed) {
-    entry->failed = 1;
-    liveLogFailed(entry);
-    say("cannot write to ", PlinthStreamDescribe(entry->stream), ": ", PlinthStrError(code),
-        "; events for it are lost from here on", NULL);
+  entry->failed = 1;
+  streamFail((size_t)(entry - session.streams), entry->stream, code);
+}
+
+/* eventsIn -- how many events a block's data hold */
+static uint64_t eventsIn(const unsigned char *data, size_t size)
+{
+  uint64_t n = 0;
+  for (size_t offset = 0; offset + EVENT_HEADER_LEN <= size; ++n) {
+    uint32_t codeLength;
+    memcpy(&codeLength, data + offset, sizeof codeLength);
+    if (EVENT_CODE_OF(codeLength) == 0 || EVENT_LENGTH_OF(codeLength) < EVENT_HEADER_LEN)
+      break;
+    offset += EVENT_LENGTH_OF(codeLength);
   }
+  return n;
+}
+
+/* streamLose -- a block of events is not written (whole) to stream i */
+static void streamLose(size_t i, const unsigned char *data, size_t size)
+{
+  atomic_fetch_add(&streamLost[i], eventsIn(data, size));
+}
+
+/* lostReport -- say how many events each failed stream lost.  Lock
+ * held; the writer idle. */
+static void lostReport(void)
+{
+  for (size_t i = 0; i < session.streamCount; ++i) {
+    uint64_t n = atomic_exchange(&streamLost[i], 0);
+    if (n != 0) {
+      char number[24];
+      formatUnsigned(number, n);
+      say(number, " events were not written to ", PlinthStreamDescribe(session.streams[i].stream),
+          " after its write failed (", PlinthStrError(atomic_load(&streamFailure[i])), ")", NULL);
+    }
+  }
+}
+
+/* streamOpenFailed -- say why the log (or its live file) at path is not
+ * written.  design/telemetry.txt .plinth.stream.file */
+static void streamOpenFailed(const char *path, int code, const char *consequence)
+{
+  if (code == 17 /* EEXIST */)
+    say("not writing ", path, ": it is there and is not a telltale log;",
+        " set TELLTALE_FILE to another name", consequence, NULL);
+  else if (code == 40 /* ELOOP */)
+    say("not writing ", path, ": it is a symbolic link, which telltale never follows",
+        consequence, NULL);
+  else if (code == 6 /* ENXIO */)
+    say("not writing ", path, ": it is a FIFO that no process opened for reading",
+        " within a second", consequence, NULL);
+  else
+    say("cannot open ", path, ": ", PlinthStrError(code), consequence, NULL);
 }
 
 static size_t roundUp(size_t size, size_t to)
@@ -745,11 +1037,11 @@ static void liveStart(void)
   memcpy(session.liveName, name, n);
   memcpy(session.liveName + n, ".live", sizeof ".live");
   session.liveLog = entry->stream;
-  res = PlinthStreamOpenFile(&session.live, session.liveName);
+  res = PlinthStreamOpenLog(&session.live, session.liveName, EVENT_STREAM_MAGIC,
+                            EVENT_STREAM_MAGIC_LEN);
   if (res != 0) {
     session.live = NULL;
-    say("cannot open ", session.liveName, ": ", PlinthStrError(res),
-        "; events emitted just before a crash may be lost", NULL);
+    streamOpenFailed(session.liveName, res, "; events emitted just before a crash may be lost");
     return;
   }
   res = headerBuild(&h, PlinthPageSize());
@@ -758,7 +1050,7 @@ static void liveStart(void)
     PlinthFree(h.base);
   }
   if (res == 0 && entry->failed)
-    liveLogFailed(entry);
+    liveLogFailed(entry->stream);
   if (res != 0) {
     say("cannot write ", session.liveName, ": ", PlinthStrError(res), NULL);
     PlinthStreamClose(session.live);
@@ -771,10 +1063,10 @@ static void liveStart(void)
  * the live file's header (a write in place, which a full disk allows),
  * and keep the live file at the end, so that a reader knows the log is
  * incomplete.  .sol.recover */
-static void liveLogFailed(EventStreamEntryStruct *entry)
+static void liveLogFailed(PlinthStream stream)
 {
   unsigned char flags = EVENT_LIVE_LOG_FAILED;
-  if (session.live == NULL || entry->stream != session.liveLog)
+  if (session.live == NULL || stream != session.liveLog)
     return;
   session.liveKeep = 1;
   (void)PlinthStreamWriteAt(session.live, EVENT_STREAM_FLAGS_AT, &flags, 1);
@@ -811,6 +1103,8 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet ki
     PlinthLockRelease();
     return 28; /* ENOSPC */
   }
+  atomic_store(&streamFailure[session.streamCount], 0);
+  atomic_store(&streamLost[session.streamCount], 0);
   entry = &session.streams[session.streamCount];
   memset(entry, 0, sizeof *entry);
   entry->index = &session.streamIndex[session.streamCount++];
@@ -943,13 +1237,11 @@ static void sessionStart(void)
      * log is never overwritten.  .sol.session */
     PlinthStream stream;
     int res = PlinthLogKeep(session.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
-    if (res == 17 /* EEXIST */)
-      say("not writing ", session.fileName, ": it is there and is not a telltale log;",
-          " set TELLTALE_FILE to another name", NULL);
-    else if (res != 0)
-      say("cannot open ", session.fileName, ": ", PlinthStrError(res), NULL);
-    else if ((res = PlinthStreamOpenFile(&stream, session.fileName)) != 0)
-      say("cannot open ", session.fileName, ": ", PlinthStrError(res), NULL);
+    if (res != 0)
+      streamOpenFailed(session.fileName, res, "");
+    else if ((res = PlinthStreamOpenLog(&stream, session.fileName, EVENT_STREAM_MAGIC,
+                                        EVENT_STREAM_MAGIC_LEN)) != 0)
+      streamOpenFailed(session.fileName, res, "");
     else
       (void)streamAdd(stream, 1, 1, 0);
   }
@@ -1042,9 +1334,16 @@ static void blockSend(EventThreadStruct *thread, unsigned level, unsigned kind, 
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
     int failed = 0;
+    if (entry->binary && (entry->failed || atomic_load(&streamFailure[i]) != 0)) {
+      entry->failed = 1;        /* the writer may have failed it: .sol.writer.fail */
+      streamLose(i, data, size);
+      continue;
+    }
     blockWrite(entry, thread->serial, kind, level, data, size, seq, &failed);
-    if (failed != 0)
+    if (failed != 0) {
       streamFailed(entry, failed);
+      streamLose(i, data, size);
+    }
   }
 }
 
@@ -1122,11 +1421,16 @@ static void writerRun(void)
     PlinthQueueRelease();
     for (size_t i = 0; i < job.streamCount; ++i) {
       int failed = 0;
+      if (job.streams[i].binary && atomic_load(&streamFailure[i]) != 0) {
+        streamLose(i, job.data, job.size);     /* failed: written no more */
+        continue;
+      }
       blockWrite(&job.streams[i], job.serial, job.kind, job.level, job.data, job.size, job.seq,
                  &failed);
-      if (failed != 0)
-        say("the writer cannot write to ", PlinthStreamDescribe(job.streams[i].stream), ": ",
-            PlinthStrError(failed), NULL);
+      if (failed != 0) {
+        streamFail(i, job.streams[i].stream, failed);
+        streamLose(i, job.data, job.size);
+      }
     }
     PlinthQueueClaim();
     --*job.pending;
@@ -1809,6 +2113,7 @@ static void finish(int atExit)
   }
   if (atExit && running > 0) {
     writerIdle();
+    lostReport();
     for (size_t i = 0; i < session.streamCount; ++i)
       (void)PlinthStreamFlush(session.streams[i].stream);
     session.ending = 1;
@@ -1822,6 +2127,7 @@ static void finish(int atExit)
     memset(EventThreadBuf, 0, sizeof EventThreadBuf);
   }
   writerIdle();                 /* every block written before the streams close */
+  lostReport();
   for (size_t i = 0; i < session.streamCount; ++i) {
     EventStreamEntryStruct *entry = &session.streams[i];
     (void)PlinthStreamFlush(entry->stream);
@@ -1853,6 +2159,7 @@ void EventFinish(void)
 static void afterFork(void)
 {
   EventThreadStruct *t, *next;
+  char name[sizeof session.fileName];
   session.finished = 0;      /* the child's own session may open its file */
   session.ending = 0;
   /* The writer thread is the parent's: the child starts its own when it
@@ -1886,20 +2193,22 @@ static void afterFork(void)
   session.startClock = 0;
   session.syncClock = 0;
   internSessionEnd();
-  if (!session.noDefault) {
+  /* A name with %p is the child's own when expanded anew; another
+   * gets ".PID".  .sol.fork */
+  if (session.noDefault)
+    return;
+  if (filePerProcess(session.filePattern) &&
+      fileExpand(name, sizeof name, session.filePattern, PlinthProcessId(),
+                 PlinthRealtimeNs() / 1000000000u) == 0)
+    memcpy(session.fileName, name, sizeof name);
+  else {
     size_t n = strlen(session.fileName);
     uint64_t pid = PlinthProcessId();
     char digits[24];
-    size_t d = 0;
-    do {
-      digits[d++] = (char)('0' + pid % 10);
-      pid /= 10;
-    } while (pid != 0);
+    size_t d = formatUnsigned(digits, pid);
     if (n + 1 + d < sizeof session.fileName) {
       session.fileName[n++] = '.';
-      while (d > 0)
-        session.fileName[n++] = digits[--d];
-      session.fileName[n] = '\0';
+      memcpy(session.fileName + n, digits, d + 1);
     }
   }
 }

@@ -134,10 +134,21 @@ static inline size_t EventStringLength(const char *s)
   return n;
 }
 
+/* EventStringCopy -- copy length characters of an S parameter and a NUL.
+ * The string may have changed since EventStringLength measured it (another
+ * thread rewrote it): a NUL copied inside it would end it before the
+ * event's length does, and the reader would refuse the block, so each is
+ * sent as '?'.  The compiler barrier keeps the compiler from assuming the
+ * copy holds what the measuring loop read.  design/telemetry.txt .sol.string */
 static inline void EventStringCopy(char *dst, const char *src, size_t length)
 {
-  if (length > 0)
+  if (length > 0) {
+    char *nul;
     memcpy(dst, src, length);
+    __asm__ __volatile__("" : : : "memory");
+    while ((nul = memchr(dst, '\0', length)) != NULL)
+      *nul = '?';
+  }
   dst[length] = '\0';
 }
 
@@ -151,8 +162,8 @@ static inline void EventStringCopy(char *dst, const char *src, size_t length)
  * Idempotent; called before main by a constructor, and by the slow
  * path.  Reads TELLTALE_CONTROL, TELLTALE_RECORD, TELLTALE_FILE,
  * TELLTALE_MIRROR and TELLTALE_BUFFER (design/telemetry.txt .sol.env).
- * A bad setting is reported on stderr, listing the valid kinds, and
- * exits the program with status 2. */
+ * A bad setting is said once on stderr, naming the variable and what
+ * was expected, and the default is used. */
 extern int EventInit(void);
 
 /* EventFlush -- write the calling thread's output buffers to the streams */
@@ -187,7 +198,8 @@ extern EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
  * a message in err.  design/telemetry.txt .sol.control.event */
 extern int EventEventRecord(const char *name, int on, char *err, size_t errSize);
 
-/* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref" */
+/* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref", or
+ * MPS-style masks of kind bits, "0x3f", "all,-0x40" (decimal or 0x hex) */
 extern int EventKindParse(const char *spec, EventKindSet *kindsReturn,
                           char *err, size_t errSize);
 /* EventKindIndex -- a kind's index by name, or -1 */

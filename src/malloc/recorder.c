@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,9 +389,27 @@ static int keepPrevious(const char *path)
  * design/telemetry.txt .malloc.file */
 static int claimLog(const char *path)
 {
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  unsigned char magic[EVENT_STREAM_MAGIC_LEN];
+  struct stat st;
+  /* Never through a link, never on descriptors 0-2, and a file that is
+   * not a telltale log is never truncated: the runtime's default stream
+   * then says why.  design/telemetry.txt .plinth.stream.file */
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0)
     return -2;
+  if (fd <= 2) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    (void)close(fd);
+    if (high < 0)
+      return -2;
+    fd = high;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      (st.st_size > 0 && (pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic ||
+                          memcmp(magic, EVENT_STREAM_MAGIC, sizeof magic) != 0))) {
+    (void)close(fd);
+    return -2;
+  }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     (void)close(fd);
     return -1;

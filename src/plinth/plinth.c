@@ -53,11 +53,17 @@ typedef struct PlinthStreamStruct {
   int fd;                       /* fd streams: the descriptor */
   int closeOnDestroy;           /* fd streams: close fd in PlinthStreamClose */
   int regular;                  /* a regular file PlinthStreamOpenFile opened */
+  int pipe;                     /* a FIFO, pipe or socket: EPIPE, not SIGPIPE */
   int mapped;                   /* PlinthStreamMap has been called */
   uint64_t mapEnd;              /* mapped streams: the end of the file */
   unsigned char *base;          /* memory streams: the bytes written */
   size_t size;                  /* memory streams: bytes used */
   size_t capacity;              /* memory streams: bytes allocated */
+  uint64_t written;             /* bytes written, for faults */
+  uint64_t faultAfter;          /* PlinthStreamFault: fail past this many bytes */
+  int faultCode;                /* ... with this errno code (0: never) */
+  int faultOnce;                /* ... only the write that reaches it */
+  size_t faultShort;            /* ... and write() at most this much at once */
   char description[];           /* for PlinthStreamDescribe */
 } PlinthStreamStruct;
 
@@ -124,7 +130,7 @@ int PlinthCoreSharedFiles(void)
  * already there (its first bytes are magic) is kept as PATH.1, with its
  * live file PATH.live as PATH.1.live; a non-empty regular file that is
  * not one is not to be overwritten (EEXIST); anything else (no file, an
- * empty one, a FIFO, a device) may be opened.  .plinth.stream */
+ * empty one, a FIFO, a device) may be opened.  .plinth.stream.file */
 int PlinthLogKeep(const char *path, const char *magic, size_t magicSize)
 {
   struct stat st;
@@ -155,21 +161,89 @@ int PlinthLogKeep(const char *path, const char *magic, size_t magicSize)
   return 0;
 }
 
-int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
+/* PLINTH_FIFO_WAIT_NS -- how long opening a FIFO waits for a reader */
+#define PLINTH_FIFO_WAIT_NS ((uint64_t)1000000000)
+
+/* fifoOpen -- open for writing the FIFO at path (st, from lstat),
+ * waiting at most PLINTH_FIFO_WAIT_NS for a process to open it for
+ * reading.  Never read-write: a FIFO opened so never blocks, but its
+ * writes block for ever once the pipe is full and no one reads, and it
+ * would wake a reader that is waiting, which then sees an end of file.
+ * Returns the descriptor, or -1 with errno (ENXIO: no reader came). */
+static int fifoOpen(const char *path, const struct stat *st)
+{
+  uint64_t waited = 0;
+  struct stat now;
+  int fd;
+  for (;;) {
+    fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0 || (errno != ENXIO && errno != EINTR) || waited >= PLINTH_FIFO_WAIT_NS)
+      break;
+    PlinthSleepNs(10000000);
+    waited += 10000000;
+  }
+  if (fd < 0)
+    return -1;
+  /* The same FIFO, not another file put there meanwhile; and its writes
+   * wait for the reader from now on, as a file's do for the disk. */
+  if (fstat(fd, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    (void)close(fd);
+    errno = EAGAIN;
+    return -1;
+  }
+  return fd;
+}
+
+/* fileOpen -- the stream to a file at path, created if need be: never
+ * through a symbolic link, close-on-exec, never on descriptors 0-2.  A
+ * regular file is emptied, unless magic is given and the file holds
+ * something that does not start with it (EEXIST: it is left as it was).
+ * A FIFO needs a reader (fifoOpen).  Nothing blocks: O_NONBLOCK lasts
+ * only until the file is known.  .plinth.stream.file */
+static int fileOpen(PlinthStream *streamReturn, const char *path, const char *magic,
+                    size_t magicSize)
 {
   PlinthStream stream;
+  struct stat st;
   int fd, res;
 
   assert(streamReturn != NULL);
   assert(path != NULL);
 
-  /* Not through a planted link; never on descriptors 0-2, where the
-   * program's output (or a closed stdout's successor) would land in it. */
-  do
-    fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);  /* RDWR: .sol.live */
-  while (fd < 0 && errno == EINTR);   /* open of a FIFO can be interrupted */
-  if (fd < 0)
-    return errno;
+  /* Not through a planted link; not truncated before it is known to be
+   * a log; RDWR: .sol.live */
+  if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    fd = fifoOpen(path, &st);
+    if (fd < 0)
+      return errno;
+  } else {
+    do
+      fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0644);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+      return errno;
+    if (fstat(fd, &st) != 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+      goto failErrno;
+    if (S_ISFIFO(st.st_mode)) {       /* made a FIFO since lstat: not waited for */
+      (void)close(fd);
+      return EAGAIN;
+    }
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (magic != NULL) {
+      char head[64];
+      ssize_t n = magicSize <= sizeof head ? pread(fd, head, magicSize, 0) : -1;
+      if (n != (ssize_t)magicSize || memcmp(head, magic, magicSize) != 0) {
+        (void)close(fd);
+        return EEXIST;
+      }
+    }
+    if (ftruncate(fd, 0) != 0)
+      goto failErrno;
+  }
+  /* never on descriptors 0-2, where the program's output (or a closed
+   * stdout's successor) would land in it */
   if (fd <= 2) {
     int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     (void)close(fd);
@@ -183,16 +257,28 @@ int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
     goto failCreate;
   stream->fd = fd;
   stream->closeOnDestroy = 1;
-  {
-    struct stat st;
-    stream->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  }
+  stream->regular = S_ISREG(st.st_mode);
+  stream->pipe = S_ISFIFO(st.st_mode);
   *streamReturn = stream;
   return 0;
 
+failErrno:
+  res = errno;
 failCreate:
   (void)close(fd);
   return res;
+}
+
+int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
+{
+  return fileOpen(streamReturn, path, NULL, 0);
+}
+
+int PlinthStreamOpenLog(PlinthStream *streamReturn, const char *path, const char *magic,
+                        size_t magicSize)
+{
+  assert(magic != NULL);
+  return fileOpen(streamReturn, path, magic, magicSize);
 }
 
 /* PlinthStreamOpenFd -- stream to a descriptor the caller opened */
@@ -213,6 +299,10 @@ int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy)
     return res;
   stream->fd = fd;
   stream->closeOnDestroy = closeOnDestroy != 0;
+  {
+    struct stat st;
+    stream->pipe = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  }
   *streamReturn = stream;
   return 0;
 }
@@ -268,10 +358,10 @@ static int memoryWrite(PlinthStream stream, const void *buf, size_t size)
 
 /* fdWrite -- write all bytes to a descriptor, retrying short writes and EINTR */
 
-static int fdWrite(int fd, const unsigned char *p, size_t size)
+static int fdWrite(int fd, const unsigned char *p, size_t size, size_t most)
 {
   while (size > 0) {
-    size_t chunk = size > SSIZE_MAX ? SSIZE_MAX : size;
+    size_t chunk = size > most ? most : size;
     ssize_t n = write(fd, p, chunk);
     if (n < 0) {
       if (errno == EINTR)
@@ -286,6 +376,61 @@ static int fdWrite(int fd, const unsigned char *p, size_t size)
   return 0;
 }
 
+/* pipeWrite -- fdWrite to a FIFO, pipe or socket whose reader may go
+ * away: SIGPIPE is blocked meanwhile, and one it raised is taken back,
+ * so that the write fails with EPIPE rather than killing the program.
+ * Async-signal-safe.  design/telemetry.txt .plinth.stream.file */
+
+static int pipeWrite(int fd, const unsigned char *p, size_t size, size_t most)
+{
+  sigset_t pipeSet, old, pending;
+  int res, wasPending;
+  sigemptyset(&pipeSet);
+  sigaddset(&pipeSet, SIGPIPE);
+  wasPending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipeSet, &old);
+  res = fdWrite(fd, p, size, most);
+  if (res == EPIPE && !wasPending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipeSet, NULL, &zero) < 0 && errno == EINTR)
+      ;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return res;
+}
+
+/* faultWrite -- PlinthStreamWrite with the faults PlinthStreamFault set */
+
+static int faultWrite(PlinthStream stream, const void *buf, size_t size)
+{
+  size_t room = size;
+  int res;
+  if (stream->faultCode != 0)
+    room = stream->written >= stream->faultAfter ? 0
+         : stream->faultAfter - stream->written < size ? (size_t)(stream->faultAfter - stream->written)
+         : size;
+  if (room == 0) {
+    res = stream->faultCode;
+    if (stream->faultOnce)
+      stream->faultCode = 0;
+    return res;
+  }
+  if (stream->sort == PlinthStreamSortMemory)
+    res = memoryWrite(stream, buf, room);
+  else
+    res = (stream->pipe ? pipeWrite : fdWrite)(stream->fd, buf, room,
+                                               stream->faultShort != 0 ? stream->faultShort : SSIZE_MAX);
+  if (res != 0)
+    return res;
+  stream->written += room;
+  if (room == size)
+    return 0;
+  res = stream->faultCode;
+  if (stream->faultOnce)
+    stream->faultCode = 0;
+  return res;
+}
+
 /* PlinthStreamWrite -- write all bytes, retrying short writes */
 
 int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
@@ -295,9 +440,25 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
 
   if (size == 0)
     return 0;
+  if (stream->faultCode != 0 || stream->faultShort != 0)
+    return faultWrite(stream, buf, size);
   if (stream->sort == PlinthStreamSortMemory)
     return memoryWrite(stream, buf, size);
-  return fdWrite(stream->fd, buf, size);
+  if (stream->pipe)
+    return pipeWrite(stream->fd, buf, size, SSIZE_MAX);
+  return fdWrite(stream->fd, buf, size, SSIZE_MAX);
+}
+
+/* PlinthStreamFault -- for tests (plinth.h) */
+void PlinthStreamFault(PlinthStream stream, uint64_t after, int code, int once,
+                       size_t shortWrite)
+{
+  assert(stream != NULL);
+  stream->written = 0;
+  stream->faultAfter = after;
+  stream->faultCode = code;
+  stream->faultOnce = once != 0;
+  stream->faultShort = shortWrite;
 }
 
 /* PlinthStreamWriteAt -- overwrite bytes already in a file stream, at
@@ -1400,7 +1561,7 @@ void PlinthWriteError(const char *buf, size_t size)
   int saved = errno;
 
   assert(buf != NULL || size == 0);
-  (void)fdWrite(STDERR_FILENO, (const unsigned char *)buf, size);
+  (void)fdWrite(STDERR_FILENO, (const unsigned char *)buf, size, SSIZE_MAX);
   errno = saved;
 }
 
@@ -1411,7 +1572,7 @@ void PlinthWriteFd(int fd, const char *buf, size_t size)
   int saved = errno;
 
   assert(buf != NULL || size == 0);
-  (void)fdWrite(fd, (const unsigned char *)buf, size);
+  (void)fdWrite(fd, (const unsigned char *)buf, size, SSIZE_MAX);
   errno = saved;
 }
 

@@ -34,11 +34,26 @@ extern int PlinthCoreSharedFiles(void);
  * a non-empty file that is not a log (its first bytes are not magic),
  * ELOOP if it is a link */
 extern int PlinthLogKeep(const char *path, const char *magic, size_t magicSize);
+/* PlinthStreamOpenFile -- a stream to the file at path, created or
+ * emptied (mode 0644); never through a symbolic link (ELOOP), with
+ * close-on-exec, never on descriptors 0-2.  A FIFO is waited on for a
+ * reader for at most a second (ENXIO: none came).
+ * PlinthStreamOpenLog -- the same, but a regular file that holds
+ * something not starting with magic is left as it was (EEXIST). */
 extern int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path);
+extern int PlinthStreamOpenLog(PlinthStream *streamReturn, const char *path, const char *magic,
+                               size_t magicSize);
 extern int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
 extern int PlinthStreamOpenMemory(PlinthStream *streamReturn);
 extern int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size);
 extern int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *buf, size_t size);
+/* PlinthStreamFault -- for tests: the write that takes the stream past
+ * after more bytes writes up to there and fails with code (EIO, ENOSPC),
+ * as a full disk cuts a write, and so does every later one, or with once
+ * none (the space came back); shortWrite > 0 gives each write() of an fd
+ * stream at most that many bytes.  code 0 and shortWrite 0: no faults. */
+extern void PlinthStreamFault(PlinthStream stream, uint64_t after, int code, int once,
+                              size_t shortWrite);
 extern int PlinthStreamFlush(PlinthStream stream);
 extern void PlinthStreamClose(PlinthStream stream);
 
