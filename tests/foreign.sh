@@ -83,13 +83,18 @@ build() {
   fi
   mkdir -p "$o"
   rm -f "$dir/client"
-  if ! { "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/core" \
-           -c src/event/event.c -o "$o/event.o" &&
-         "$cc" "${cflags[@]}" -Isrc/event -c src/event/eventdecode.c -o "$o/eventdecode.o" &&
-         "$cc" "${cflags[@]}" -Isrc/event -c src/event/eventformat.c -o "$o/eventformat.o" &&
-         "$cc" "${cflags[@]}" -Isrc/event -c src/event/eventcheck.c -o "$o/eventcheck.o" &&
-         "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -D_GNU_SOURCE \
-           -c src/plinth/plinth.c -o "$o/plinth.o" &&
+  # The runtime: every source of the runtime library (ninja/targets.ninja).
+  local src objs=("$o/client.o" "$o/eventgen.o")
+  runtime() {
+    for src in src/event/event.c src/event/eventdecode.c src/event/eventformat.c \
+               src/event/eventcheck.c src/plinth/plinth.c src/plinth/plinthio.c \
+               src/plinth/plinthsig.c; do
+      objs+=("$o/$(basename "$src" .c).o")
+      "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \
+        -c "$src" -o "${objs[-1]}" || return 1
+    done
+  }
+  if ! { runtime &&
          "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/test" \
            -c "$out/gen/test/eventgen.c" -o "$o/eventgen.o" &&
          "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/test" \
@@ -98,7 +103,6 @@ build() {
     return 1
   fi
   ok "$arch-build"
-  local objs=("$o/client.o" "$o/eventgen.o" "$o/event.o" "$o/eventdecode.o" "$o/eventformat.o" "$o/eventcheck.o" "$o/plinth.o")
   if "$cc" -o "$dir/client" "${objs[@]}" -lpthread >"$dir/link.err" 2>&1; then
     ok "$arch-link"
   elif grep -q "undefined reference to \`__atomic_" "$dir/link.err" &&

@@ -1,0 +1,33 @@
+/* <src/plinth/plinthint.h> -- what the plinth's files share, and no one else
+ *
+ * .design: design/telemetry.txt .plinth
+ *
+ * plinth.c (clocks, threads, the lock, memory, the process),
+ * plinthio.c (streams) and plinthsig.c (signals) are one module split
+ * by concern; these are the few facts that cross between them.  The
+ * dependence runs one way: plinthio.c and plinthsig.c use plinth.c,
+ * never the reverse, so that a program that needs only the clock links
+ * neither.
+ */
+
+#ifndef plinthint_h
+#define plinthint_h
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdatomic.h>
+
+/* wrapActive -- the program has installed a handler of its own
+ * (plinthsig.c sets it): from then on the lock's holder blocks signals
+ * (plinth.c).  design/telemetry.txt .sol.signal.level */
+extern _Atomic int PlinthWrapActive;
+
+/* PlinthAllButFaults -- every signal but the synchronous faults, which
+ * a thread must never block: one raised while blocked kills outright */
+extern void PlinthAllButFaults(sigset_t *set);
+
+/* PlinthFdWrite -- write size bytes to fd, at most most in one write(),
+ * retrying short writes and EINTR; 0 or an errno code.  Async-signal-safe. */
+extern int PlinthFdWrite(int fd, const unsigned char *p, size_t size, size_t most);
+
+#endif /* plinthint_h */

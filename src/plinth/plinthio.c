@@ -1,0 +1,581 @@
+/* <src/plinth/plinthio.c> -- POSIX plinth: output streams and mapped files
+ *
+ * .design: design/telemetry.txt .plinth.stream
+ *
+ * Part of the plinth (plinth.c says what it is built with and returns).
+ */
+
+#include "plinth.h"
+#include "plinthclock.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include "plinthint.h"
+
+
+
+/* Output streams.  design/telemetry.txt .plinth.stream
+ *
+ * Two sorts: a file descriptor (which PlinthStreamOpenFile opens and
+ * PlinthStreamOpenFd adopts) and a growable block of memory, for tests.
+ * A stream is not locked: its one writer, or the runtime's lock, keeps
+ * writes in order.
+ */
+
+enum {
+  PlinthStreamSortFd,
+  PlinthStreamSortMemory
+};
+
+#define PLINTH_MEMORY_INITIAL 256   /* first capacity of a memory stream */
+
+typedef struct PlinthStreamStruct {
+  int sort;                     /* PlinthStreamSortFd or ...Memory */
+  int fd;                       /* fd streams: the descriptor */
+  int closeOnDestroy;           /* fd streams: close fd in PlinthStreamClose */
+  int regular;                  /* a regular file PlinthStreamOpenFile opened */
+  int pipe;                     /* a FIFO, pipe or socket: EPIPE, not SIGPIPE */
+  int mapped;                   /* PlinthStreamMap has been called */
+  uint64_t mapEnd;              /* mapped streams: the end of the file */
+  unsigned char *base;          /* memory streams: the bytes written */
+  size_t size;                  /* memory streams: bytes used */
+  size_t capacity;              /* memory streams: bytes allocated */
+  uint64_t written;             /* bytes written, for faults */
+  uint64_t faultAfter;          /* PlinthStreamFault: fail past this many bytes */
+  int faultCode;                /* ... with this errno code (0: never) */
+  int faultOnce;                /* ... only the write that reaches it */
+  size_t faultShort;            /* ... and write() at most this much at once */
+  char description[];           /* for PlinthStreamDescribe */
+} PlinthStreamStruct;
+
+/* streamCreate -- allocate a stream and its description */
+
+static int streamCreate(PlinthStream *streamReturn, int sort, const char *description)
+{
+  size_t length = strlen(description);
+  PlinthStream stream;
+
+  if (length > SIZE_MAX - sizeof(PlinthStreamStruct) - 1)
+    return ENAMETOOLONG;
+  stream = malloc(sizeof(PlinthStreamStruct) + length + 1);
+  if (stream == NULL)
+    return ENOMEM;
+  memset(stream, 0, sizeof *stream);
+  stream->sort = sort;
+  stream->fd = -1;
+  stream->closeOnDestroy = 0;
+  stream->base = NULL;
+  stream->size = 0;
+  stream->capacity = 0;
+  memcpy(stream->description, description, length + 1);
+  *streamReturn = stream;
+  return 0;
+}
+
+/* PlinthStreamOpenFile -- create or truncate a file and stream to it */
+
+/* PlinthCoreSharedFiles -- ask that a core dump of this process hold its
+ * shared file mappings (bit 3 of /proc/self/coredump_filter), where the
+ * live file's buffers are; the other bits are kept.  Returns 0, or an
+ * errno code (the file is not there, or not writable): nothing else
+ * changes.  .plinth.core */
+int PlinthCoreSharedFiles(void)
+{
+  char buf[32];
+  unsigned long filter;
+  ssize_t n;
+  int fd = open("/proc/self/coredump_filter", O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  n = read(fd, buf, sizeof buf - 1);
+  if (n <= 0) {
+    int res = n < 0 ? errno : EIO;
+    (void)close(fd);
+    return res;
+  }
+  buf[n] = '\0';
+  filter = strtoul(buf, NULL, 16);
+  if ((filter & 0x8) == 0) {
+    n = snprintf(buf, sizeof buf, "0x%lx", filter | 0x8);
+    if (pwrite(fd, buf, (size_t)n, 0) != n) {
+      int res = errno;
+      (void)close(fd);
+      return res;
+    }
+  }
+  (void)close(fd);
+  return 0;
+}
+
+/* PlinthLogKeep -- before a log is written anew at path: a telltale log
+ * already there (its first bytes are magic) is kept as PATH.1, with its
+ * live file PATH.live as PATH.1.live; a non-empty regular file that is
+ * not one is not to be overwritten (EEXIST); anything else (no file, an
+ * empty one, a FIFO, a device) may be opened.  .plinth.stream.file */
+int PlinthLogKeep(const char *path, const char *magic, size_t magicSize)
+{
+  struct stat st;
+  char head[16], older[4096 + 16], live[4096 + 16];
+  int fd;
+  ssize_t n;
+  if (lstat(path, &st) != 0)
+    return errno == ENOENT ? 0 : errno;
+  if (S_ISLNK(st.st_mode))
+    return ELOOP;
+  if (!S_ISREG(st.st_mode) || st.st_size == 0)
+    return 0;
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return errno;
+  n = read(fd, head, magicSize < sizeof head ? magicSize : sizeof head);
+  (void)close(fd);
+  if (n != (ssize_t)magicSize || memcmp(head, magic, magicSize) != 0)
+    return EEXIST;
+  if ((size_t)snprintf(older, sizeof older, "%s.1", path) >= sizeof older)
+    return ENAMETOOLONG;
+  if (rename(path, older) != 0)
+    return errno;
+  (void)snprintf(live, sizeof live, "%s.live", path);
+  (void)snprintf(older, sizeof older, "%s.1.live", path);
+  if (rename(live, older) != 0 && errno == ENOENT)
+    (void)unlink(older);       /* a stale PATH.1.live belongs to no PATH.1 now */
+  return 0;
+}
+
+/* PLINTH_FIFO_WAIT_NS -- how long opening a FIFO waits for a reader */
+#define PLINTH_FIFO_WAIT_NS ((uint64_t)1000000000)
+
+/* fifoOpen -- open for writing the FIFO at path (st, from lstat),
+ * waiting at most PLINTH_FIFO_WAIT_NS for a process to open it for
+ * reading.  Never read-write: a FIFO opened so never blocks, but its
+ * writes block for ever once the pipe is full and no one reads, and it
+ * would wake a reader that is waiting, which then sees an end of file.
+ * Returns the descriptor, or -1 with errno (ENXIO: no reader came). */
+static int fifoOpen(const char *path, const struct stat *st)
+{
+  uint64_t waited = 0;
+  struct stat now;
+  int fd;
+  for (;;) {
+    fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0 || (errno != ENXIO && errno != EINTR) || waited >= PLINTH_FIFO_WAIT_NS)
+      break;
+    PlinthSleepNs(10000000);
+    waited += 10000000;
+  }
+  if (fd < 0)
+    return -1;
+  /* The same FIFO, not another file put there meanwhile; and its writes
+   * wait for the reader from now on, as a file's do for the disk. */
+  if (fstat(fd, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    (void)close(fd);
+    errno = EAGAIN;
+    return -1;
+  }
+  return fd;
+}
+
+/* fileOpen -- the stream to a file at path, created if need be: never
+ * through a symbolic link, close-on-exec, never on descriptors 0-2.  A
+ * regular file is emptied, unless magic is given and the file holds
+ * something that does not start with it (EEXIST: it is left as it was).
+ * A FIFO needs a reader (fifoOpen).  Nothing blocks: O_NONBLOCK lasts
+ * only until the file is known.  .plinth.stream.file */
+static int fileOpen(PlinthStream *streamReturn, const char *path, const char *magic,
+                    size_t magicSize)
+{
+  PlinthStream stream;
+  struct stat st;
+  int fd, res;
+
+  assert(streamReturn != NULL);
+  assert(path != NULL);
+
+  /* Not through a planted link; not truncated before it is known to be
+   * a log; RDWR: .sol.live */
+  if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    fd = fifoOpen(path, &st);
+    if (fd < 0)
+      return errno;
+  } else {
+    do
+      fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0644);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+      return errno;
+    if (fstat(fd, &st) != 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+      goto failErrno;
+    if (S_ISFIFO(st.st_mode)) {       /* made a FIFO since lstat: not waited for */
+      (void)close(fd);
+      return EAGAIN;
+    }
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (magic != NULL) {
+      char head[64];
+      ssize_t n = magicSize <= sizeof head ? pread(fd, head, magicSize, 0) : -1;
+      if (n != (ssize_t)magicSize || memcmp(head, magic, magicSize) != 0) {
+        (void)close(fd);
+        return EEXIST;
+      }
+    }
+    if (ftruncate(fd, 0) != 0)
+      goto failErrno;
+  }
+  /* never on descriptors 0-2, where the program's output (or a closed
+   * stdout's successor) would land in it */
+  if (fd <= 2) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    (void)close(fd);
+    if (high < 0)
+      return errno;
+    fd = high;
+  }
+
+  res = streamCreate(&stream, PlinthStreamSortFd, path);
+  if (res != 0)
+    goto failCreate;
+  stream->fd = fd;
+  stream->closeOnDestroy = 1;
+  stream->regular = S_ISREG(st.st_mode);
+  stream->pipe = S_ISFIFO(st.st_mode);
+  *streamReturn = stream;
+  return 0;
+
+failErrno:
+  res = errno;
+failCreate:
+  (void)close(fd);
+  return res;
+}
+
+int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path)
+{
+  return fileOpen(streamReturn, path, NULL, 0);
+}
+
+int PlinthStreamOpenLog(PlinthStream *streamReturn, const char *path, const char *magic,
+                        size_t magicSize)
+{
+  assert(magic != NULL);
+  return fileOpen(streamReturn, path, magic, magicSize);
+}
+
+/* PlinthStreamOpenFd -- stream to a descriptor the caller opened */
+
+int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy)
+{
+  char description[sizeof "fd " + 3 * sizeof(int)];
+  PlinthStream stream;
+  int res;
+
+  assert(streamReturn != NULL);
+  if (fd < 0)
+    return EBADF;
+
+  (void)snprintf(description, sizeof description, "fd %d", fd);
+  res = streamCreate(&stream, PlinthStreamSortFd, description);
+  if (res != 0)
+    return res;
+  stream->fd = fd;
+  stream->closeOnDestroy = closeOnDestroy != 0;
+  {
+    struct stat st;
+    stream->pipe = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  }
+  *streamReturn = stream;
+  return 0;
+}
+
+/* PlinthStreamOpenMemory -- stream to a growable block of memory */
+
+int PlinthStreamOpenMemory(PlinthStream *streamReturn)
+{
+  PlinthStream stream;
+  int res;
+
+  assert(streamReturn != NULL);
+
+  res = streamCreate(&stream, PlinthStreamSortMemory, "memory");
+  if (res != 0)
+    return res;
+  /* Allocate now, so that PlinthStreamMemory is never NULL for a
+     memory stream, even an empty one. */
+  stream->base = malloc(PLINTH_MEMORY_INITIAL);
+  if (stream->base == NULL) {
+    free(stream);
+    return ENOMEM;
+  }
+  stream->capacity = PLINTH_MEMORY_INITIAL;
+  *streamReturn = stream;
+  return 0;
+}
+
+/* memoryWrite -- append to a memory stream, doubling its capacity as needed */
+
+static int memoryWrite(PlinthStream stream, const void *buf, size_t size)
+{
+  if (size > stream->capacity - stream->size) {
+    size_t need, capacity;
+    unsigned char *base;
+
+    if (size > SIZE_MAX - stream->size)
+      return ENOMEM;
+    need = stream->size + size;
+    capacity = stream->capacity;
+    while (capacity < need)
+      capacity = capacity > SIZE_MAX / 2 ? need : capacity * 2;
+    base = realloc(stream->base, capacity);
+    if (base == NULL)
+      return ENOMEM;      /* the stream keeps its old bytes */
+    stream->base = base;
+    stream->capacity = capacity;
+  }
+  memcpy(stream->base + stream->size, buf, size);
+  stream->size += size;
+  return 0;
+}
+
+/* pipeWrite -- PlinthFdWrite to a FIFO, pipe or socket whose reader may go
+ * away: SIGPIPE is blocked meanwhile, and one it raised is taken back,
+ * so that the write fails with EPIPE rather than killing the program.
+ * Async-signal-safe.  design/telemetry.txt .plinth.stream.file */
+
+static int pipeWrite(int fd, const unsigned char *p, size_t size, size_t most)
+{
+  sigset_t pipeSet, old, pending;
+  int res, wasPending;
+  sigemptyset(&pipeSet);
+  sigaddset(&pipeSet, SIGPIPE);
+  wasPending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipeSet, &old);
+  res = PlinthFdWrite(fd, p, size, most);
+  if (res == EPIPE && !wasPending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipeSet, NULL, &zero) < 0 && errno == EINTR)
+      ;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return res;
+}
+
+/* faultWrite -- PlinthStreamWrite with the faults PlinthStreamFault set */
+
+static int faultWrite(PlinthStream stream, const void *buf, size_t size)
+{
+  size_t room = size;
+  int res;
+  if (stream->faultCode != 0)
+    room = stream->written >= stream->faultAfter ? 0
+         : stream->faultAfter - stream->written < size ? (size_t)(stream->faultAfter - stream->written)
+         : size;
+  if (room == 0) {
+    res = stream->faultCode;
+    if (stream->faultOnce)
+      stream->faultCode = 0;
+    return res;
+  }
+  if (stream->sort == PlinthStreamSortMemory)
+    res = memoryWrite(stream, buf, room);
+  else
+    res = (stream->pipe ? pipeWrite : PlinthFdWrite)(stream->fd, buf, room,
+                                               stream->faultShort != 0 ? stream->faultShort : SSIZE_MAX);
+  if (res != 0)
+    return res;
+  stream->written += room;
+  if (room == size)
+    return 0;
+  res = stream->faultCode;
+  if (stream->faultOnce)
+    stream->faultCode = 0;
+  return res;
+}
+
+/* PlinthStreamWrite -- write all bytes, retrying short writes */
+
+int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
+{
+  assert(stream != NULL);
+  assert(buf != NULL || size == 0);
+
+  if (size == 0)
+    return 0;
+  if (stream->faultCode != 0 || stream->faultShort != 0)
+    return faultWrite(stream, buf, size);
+  if (stream->sort == PlinthStreamSortMemory)
+    return memoryWrite(stream, buf, size);
+  if (stream->pipe)
+    return pipeWrite(stream->fd, buf, size, SSIZE_MAX);
+  return PlinthFdWrite(stream->fd, buf, size, SSIZE_MAX);
+}
+
+/* PlinthStreamFault -- for tests (plinth.h) */
+void PlinthStreamFault(PlinthStream stream, uint64_t after, int code, int once,
+                       size_t shortWrite)
+{
+  assert(stream != NULL);
+  stream->written = 0;
+  stream->faultAfter = after;
+  stream->faultCode = code;
+  stream->faultOnce = once != 0;
+  stream->faultShort = shortWrite;
+}
+
+/* PlinthStreamWriteAt -- overwrite bytes already in a file stream, at
+ * offset, without moving where the next write goes (pwrite).  For the
+ * live file's header: it needs no new space, so it works on a full disk. */
+
+int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *buf, size_t size)
+{
+  ssize_t n;
+  assert(stream != NULL);
+  if (stream->sort == PlinthStreamSortMemory)
+    return EINVAL;
+  do
+    n = pwrite(stream->fd, buf, size, (off_t)offset);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return errno;
+  return (size_t)n == size ? 0 : EIO;
+}
+
+/* PlinthStreamFlush -- make written bytes visible to readers
+ *
+ * A no-op for both sorts.  PlinthStreamWrite buffers nothing: each write()
+ * has already handed the bytes to the kernel, so another process reading
+ * the file sees them, and they survive the program crashing
+ * (design/telemetry.txt .req.examine).  They do not survive the machine
+ * crashing: that would need fsync, which costs milliseconds and is not
+ * wanted.
+ */
+
+int PlinthStreamFlush(PlinthStream stream)
+{
+  assert(stream != NULL);
+  (void)stream;
+  return 0;
+}
+
+/* PlinthPageSize -- the size of a page, for mapped streams */
+
+size_t PlinthPageSize(void)
+{
+  static size_t pageSize;
+  if (pageSize == 0) {
+    long size = sysconf(_SC_PAGESIZE);
+    pageSize = size > 0 ? (size_t)size : 4096;
+  }
+  return pageSize;
+}
+
+/* PlinthRemoveFile -- unlink */
+
+int PlinthRemoveFile(const char *path)
+{
+  assert(path != NULL);
+  return unlink(path) == 0 ? 0 : errno;
+}
+
+/* PlinthStreamMappable -- can PlinthStreamMap be used on this stream? */
+
+int PlinthStreamMappable(PlinthStream stream)
+{
+  assert(stream != NULL);
+  return stream->sort == PlinthStreamSortFd && stream->regular;
+}
+
+/* PlinthStreamMap -- extend the file by size bytes and map them shared.
+ * design/telemetry.txt .sol.live */
+
+int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn)
+{
+  void *base;
+  int res;
+
+  assert(stream != NULL);
+  assert(baseReturn != NULL);
+  if (!PlinthStreamMappable(stream))
+    return ENOTSUP;
+  if (size == 0 || size % PlinthPageSize() != 0)
+    return EINVAL;
+  if (!stream->mapped) {
+    off_t end = lseek(stream->fd, 0, SEEK_END);
+    if (end < 0)
+      return errno;
+    if ((uint64_t)end % PlinthPageSize() != 0)
+      return EINVAL;
+    stream->mapEnd = (uint64_t)end;
+    stream->mapped = 1;
+  }
+  /* Allocate the blocks now: a store to a mapped hole on a full disk
+   * would be SIGBUS.  fallocate where the file system has it. */
+  res = fallocate(stream->fd, 0, (off_t)stream->mapEnd, (off_t)size) == 0 ? 0 : errno;
+  if (res == EOPNOTSUPP || res == ENOSYS)
+    res = ftruncate(stream->fd, (off_t)(stream->mapEnd + size)) == 0 ? 0 : errno;
+  if (res != 0)
+    return res;
+  base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, stream->fd, (off_t)stream->mapEnd);
+  if (base == MAP_FAILED)
+    return errno;
+  stream->mapEnd += size;
+  *baseReturn = base;
+  return 0;
+}
+
+/* PlinthStreamUnmap -- unmap a region; the kernel writes it back */
+
+void PlinthStreamUnmap(PlinthStream stream, void *base, size_t size)
+{
+  (void)stream;                 /* may be NULL once the stream is closed */
+  if (base != NULL)
+    (void)munmap(base, size);
+}
+
+/* PlinthStreamClose -- close the descriptor if owned, and free the stream */
+
+void PlinthStreamClose(PlinthStream stream)
+{
+  assert(stream != NULL);
+  if (stream->sort == PlinthStreamSortFd && stream->closeOnDestroy)
+    (void)close(stream->fd);    /* not retried on EINTR: Linux has closed it */
+  free(stream->base);
+  free(stream);
+}
+
+/* PlinthStreamMemory -- the bytes of a memory stream */
+
+const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn)
+{
+  assert(stream != NULL);
+  assert(sizeReturn != NULL);
+  if (stream->sort != PlinthStreamSortMemory) {
+    *sizeReturn = 0;
+    return NULL;
+  }
+  *sizeReturn = stream->size;
+  return stream->base;
+}
+
+/* PlinthStreamDescribe -- the path, "fd N" or "memory" */
+
+const char *PlinthStreamDescribe(PlinthStream stream)
+{
+  assert(stream != NULL);
+  return stream->description;
+}
+
