@@ -17,13 +17,13 @@
 #define THREAD_WIDTH     3               /* "T1 " */
 
 
-/* MulDiv -- floor(a * b / c), for c > 0 and a quotient below 2^64
+/* mulDiv -- floor(a * b / c), for c > 0 and a quotient below 2^64
  *
  * Exact, with a 128-bit product and long division, so that times are
  * the same on every platform and compiler.
  */
 
-static uint64_t MulDiv(uint64_t a, uint64_t b, uint64_t c)
+static uint64_t mulDiv(uint64_t a, uint64_t b, uint64_t c)
 {
   uint64_t aLo, aHi, bLo, bHi, p0, p1, p2, p3, mid, lo, hi, q, r;
   int i;
@@ -62,14 +62,14 @@ typedef struct WriterStruct {
   size_t len;
 } WriterStruct;
 
-static void PutChar(WriterStruct *w, char c)
+static void putChar(WriterStruct *w, char c)
 {
   if (w->len + 1 < w->size)
     w->buf[w->len] = c;
   ++w->len;
 }
 
-static void PutChars(WriterStruct *w, const char *s, size_t n)
+static void putChars(WriterStruct *w, const char *s, size_t n)
 {
   size_t i;
   if (w->len < w->size && w->size - w->len > n) {   /* room for them and a NUL */
@@ -78,12 +78,12 @@ static void PutChars(WriterStruct *w, const char *s, size_t n)
     return;
   }
   for (i = 0; i < n; ++i)
-    PutChar(w, s[i]);
+    putChar(w, s[i]);
 }
 
-/* PutString -- s, measured as it is copied (names are short: one pass,
+/* putString -- s, measured as it is copied (names are short: one pass,
  * no calls); returns its length */
-static size_t PutString(WriterStruct *w, const char *s)
+static size_t putString(WriterStruct *w, const char *s)
 {
   size_t start = w->len;
   for (; *s != '\0'; ++s) {
@@ -94,7 +94,7 @@ static size_t PutString(WriterStruct *w, const char *s)
   return w->len - start;
 }
 
-static void PutSpaces(WriterStruct *w, size_t n)
+static void putSpaces(WriterStruct *w, size_t n)
 {
   if (w->len < w->size && w->size - w->len > n) {
     memset(w->buf + w->len, ' ', n);
@@ -102,12 +102,12 @@ static void PutSpaces(WriterStruct *w, size_t n)
     return;
   }
   while (n-- > 0)
-    PutChar(w, ' ');
+    putChar(w, ' ');
 }
 
-/* PutUnsigned -- value in decimal, at least minDigits digits (zero-padded).
+/* putUnsigned -- value in decimal, at least minDigits digits (zero-padded).
  * Two digits at a time, from the end of a small buffer, then put at once. */
-static void PutUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
+static void putUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
   static const char pairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -158,11 +158,11 @@ static void PutUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
   }
   while (sizeof digits - n < minDigits && n > 0)
     digits[--n] = '0';
-  PutChars(w, digits + n, sizeof digits - n);
+  putChars(w, digits + n, sizeof digits - n);
 }
 
-/* PutHex -- "0x" and value in lower-case hex, at least minDigits digits */
-static void PutHex(WriterStruct *w, uint64_t value, unsigned minDigits)
+/* putHex -- "0x" and value in lower-case hex, at least minDigits digits */
+static void putHex(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
   char digits[20];
   unsigned n = sizeof digits;
@@ -192,38 +192,38 @@ static void PutHex(WriterStruct *w, uint64_t value, unsigned minDigits)
     digits[--n] = '0';
   digits[--n] = 'x';
   digits[--n] = '0';
-  PutChars(w, digits + n, sizeof digits - n);
+  putChars(w, digits + n, sizeof digits - n);
 }
 
-/* PutEscaped -- n bytes with C escapes for quotes, backslashes and
+/* putEscaped -- n bytes with C escapes for quotes, backslashes and
  * non-printable bytes (octal, three digits, so never ambiguous) */
-static void PutEscaped(WriterStruct *w, const char *s, size_t n)
+static void putEscaped(WriterStruct *w, const char *s, size_t n)
 {
   size_t i;
   for (i = 0; i < n; ++i) {
     unsigned char c = (unsigned char)s[i];
     switch (c) {
-    case '"':  PutChars(w, "\\\"", 2); break;
-    case '\\': PutChars(w, "\\\\", 2); break;
-    case '\n': PutChars(w, "\\n", 2); break;
-    case '\t': PutChars(w, "\\t", 2); break;
-    case '\r': PutChars(w, "\\r", 2); break;
+    case '"':  putChars(w, "\\\"", 2); break;
+    case '\\': putChars(w, "\\\\", 2); break;
+    case '\n': putChars(w, "\\n", 2); break;
+    case '\t': putChars(w, "\\t", 2); break;
+    case '\r': putChars(w, "\\r", 2); break;
     default:
       if (c < 0x20 || c >= 0x7F) {
-        PutChar(w, '\\');
-        PutChar(w, (char)('0' + (c >> 6)));
-        PutChar(w, (char)('0' + (c >> 3 & 7)));
-        PutChar(w, (char)('0' + (c & 7)));
+        putChar(w, '\\');
+        putChar(w, (char)('0' + (c >> 6)));
+        putChar(w, (char)('0' + (c >> 3 & 7)));
+        putChar(w, (char)('0' + (c & 7)));
       } else {
-        PutChar(w, (char)c);
+        putChar(w, (char)c);
       }
       break;
     }
   }
 }
 
-/* WriterFinish -- terminate the text and return its whole length */
-static size_t WriterFinish(WriterStruct *w)
+/* writerFinish -- terminate the text and return its whole length */
+static size_t writerFinish(WriterStruct *w)
 {
   if (w->size > 0)
     w->buf[w->len < w->size ? w->len : w->size - 1] = '\0';
@@ -239,12 +239,12 @@ size_t EventEscape(char *buf, size_t size, const char *s, size_t n)
   w.buf = buf;
   w.size = size;
   w.len = 0;
-  PutEscaped(&w, s, n);
-  return WriterFinish(&w);
+  putEscaped(&w, s, n);
+  return writerFinish(&w);
 }
 
 
-/* PutDouble -- d as printf's "%.17g" would print it, but "nan" for NaN
+/* putDouble -- d as printf's "%.17g" would print it, but "nan" for NaN
  *
  * A finite double is m * 2^e exactly, which is a finite decimal: with a
  * big integer in base 10^9 this finds every digit, then rounds to 17
@@ -258,7 +258,7 @@ size_t EventEscape(char *buf, size_t size, const char *s, size_t n)
 #define BIG_BASE    1000000000u
 #define SIGNIFICANT 17
 
-static unsigned BigMultiply(uint32_t *limbs, unsigned n, uint32_t factor)
+static unsigned bigMultiply(uint32_t *limbs, unsigned n, uint32_t factor)
 {
   uint64_t carry = 0;
   unsigned i;
@@ -274,7 +274,7 @@ static unsigned BigMultiply(uint32_t *limbs, unsigned n, uint32_t factor)
   return n;
 }
 
-static void PutDouble(WriterStruct *w, double d)
+static void putDouble(WriterStruct *w, double d)
 {
   uint64_t bits, mantissa;
   unsigned expField, n, nd, i;
@@ -288,13 +288,13 @@ static void PutDouble(WriterStruct *w, double d)
   mantissa = bits & (((uint64_t)1 << 52) - 1);
   if (expField == 0x7FF) {
     if (mantissa != 0)
-      PutString(w, "nan");
+      putString(w, "nan");
     else
-      PutString(w, bits >> 63 ? "-inf" : "inf");
+      putString(w, bits >> 63 ? "-inf" : "inf");
     return;
   }
   if (bits >> 63)
-    PutChar(w, '-');
+    putChar(w, '-');
   if (expField == 0) {
     e = -1074;
   } else {
@@ -302,7 +302,7 @@ static void PutDouble(WriterStruct *w, double d)
     e = (int)expField - 1075;
   }
   if (mantissa == 0) {
-    PutChar(w, '0');
+    putChar(w, '0');
     return;
   }
 
@@ -316,7 +316,7 @@ static void PutDouble(WriterStruct *w, double d)
     int left = e;
     while (left > 0) {
       int step = left < 29 ? left : 29;
-      n = BigMultiply(limbs, n, (uint32_t)1 << step);
+      n = bigMultiply(limbs, n, (uint32_t)1 << step);
       left -= step;
     }
   } else if (e < 0) {
@@ -327,7 +327,7 @@ static void PutDouble(WriterStruct *w, double d)
       int j;
       for (j = 0; j < step; ++j)
         factor *= 5;
-      n = BigMultiply(limbs, n, factor);
+      n = bigMultiply(limbs, n, factor);
       left -= step;
     }
     decExp = e;
@@ -388,26 +388,26 @@ static void PutDouble(WriterStruct *w, double d)
   /* %g: scientific if the exponent is below -4 or at least the precision. */
   if (x < -4 || x >= SIGNIFICANT) {
     unsigned ex = (unsigned)(x < 0 ? -x : x);
-    PutChar(w, digits[0]);
+    putChar(w, digits[0]);
     if (nd > 1) {
-      PutChar(w, '.');
-      PutChars(w, digits + 1, nd - 1);
+      putChar(w, '.');
+      putChars(w, digits + 1, nd - 1);
     }
-    PutChar(w, 'e');
-    PutChar(w, x < 0 ? '-' : '+');
-    PutUnsigned(w, ex, 2);
+    putChar(w, 'e');
+    putChar(w, x < 0 ? '-' : '+');
+    putUnsigned(w, ex, 2);
   } else if (x >= 0) {
     for (i = 0; i <= (unsigned)x; ++i)
-      PutChar(w, i < nd ? digits[i] : '0');
+      putChar(w, i < nd ? digits[i] : '0');
     if (nd > (unsigned)x + 1) {
-      PutChar(w, '.');
-      PutChars(w, digits + x + 1, nd - (unsigned)x - 1);
+      putChar(w, '.');
+      putChars(w, digits + x + 1, nd - (unsigned)x - 1);
     }
   } else {
-    PutChars(w, "0.", 2);
+    putChars(w, "0.", 2);
     for (i = 0; i < (unsigned)(-x - 1); ++i)
-      PutChar(w, '0');
-    PutChars(w, digits, nd);
+      putChar(w, '0');
+    putChars(w, digits, nd);
   }
 }
 
@@ -420,8 +420,8 @@ size_t EventFormatDouble(char *buf, size_t size, double d)
   w.buf = buf;
   w.size = size;
   w.len = 0;
-  PutDouble(&w, d);
-  return WriterFinish(&w);
+  putDouble(&w, d);
+  return writerFinish(&w);
 }
 
 
@@ -449,14 +449,14 @@ void EventFormatContextInit(EventFormatContextStruct *ctx, const EventRegistrySt
 }
 
 
-/* PutTimes -- the elapsed and the wall-clock columns
+/* putTimes -- the elapsed and the wall-clock columns
  *
  * Elapsed time is (clock - startClock) / clockHz, truncated to whole
  * nanoseconds, exactly.  A clock before startClock is negative.  The
  * wall clock is startRealtime plus elapsed, as a UTC time of day.
  */
 
-static void PutTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
+static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
 {
   uint64_t delta, seconds, ns, total, realtime, secondOfDay;
   int negative = clock < ctx->startClock;
@@ -470,33 +470,33 @@ static void PutTimes(WriterStruct *w, EventClock clock, const EventFormatContext
     ns = delta % NS_PER_SECOND;
   } else {
     seconds = delta / ctx->clockHz;
-    ns = MulDiv(delta % ctx->clockHz, NS_PER_SECOND, ctx->clockHz);
+    ns = mulDiv(delta % ctx->clockHz, NS_PER_SECOND, ctx->clockHz);
   }
 
   ew.buf = elapsed;
   ew.size = sizeof elapsed;
   ew.len = 0;
   if (negative)
-    PutChar(&ew, '-');
-  PutUnsigned(&ew, seconds, 1);
-  PutChar(&ew, '.');
-  PutUnsigned(&ew, ns, 9);
-  elapsedLen = WriterFinish(&ew);
+    putChar(&ew, '-');
+  putUnsigned(&ew, seconds, 1);
+  putChar(&ew, '.');
+  putUnsigned(&ew, ns, 9);
+  elapsedLen = writerFinish(&ew);
   if (elapsedLen < ELAPSED_WIDTH)
-    PutSpaces(w, ELAPSED_WIDTH - elapsedLen);
-  PutString(w, elapsed);
-  PutChar(w, ' ');
+    putSpaces(w, ELAPSED_WIDTH - elapsedLen);
+  putString(w, elapsed);
+  putChar(w, ' ');
 
   total = seconds * NS_PER_SECOND + ns;   /* wraps only for absurd clocks */
   realtime = negative ? ctx->startRealtime - total : ctx->startRealtime + total;
   secondOfDay = realtime / NS_PER_SECOND % 86400;
-  PutUnsigned(w, secondOfDay / 3600, 2);
-  PutChar(w, ':');
-  PutUnsigned(w, secondOfDay / 60 % 60, 2);
-  PutChar(w, ':');
-  PutUnsigned(w, secondOfDay % 60, 2);
-  PutChar(w, '.');
-  PutUnsigned(w, realtime % NS_PER_SECOND, 9);
+  putUnsigned(w, secondOfDay / 3600, 2);
+  putChar(w, ':');
+  putUnsigned(w, secondOfDay / 60 % 60, 2);
+  putChar(w, ':');
+  putUnsigned(w, secondOfDay % 60, 2);
+  putChar(w, '.');
+  putUnsigned(w, realtime % NS_PER_SECOND, 9);
 }
 
 
@@ -517,7 +517,7 @@ uint64_t EventClockRate(uint64_t headerHz, EventClock startClock, uint64_t start
   ns = monotonic - startMonotonic;
   if (ticks / ns >= UINT64_MAX / NS_PER_SECOND)
     return headerHz;
-  hz = MulDiv(ticks, NS_PER_SECOND, ns);
+  hz = mulDiv(ticks, NS_PER_SECOND, ns);
   return hz != 0 ? hz : headerHz;
 }
 
@@ -528,18 +528,18 @@ size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
   w.buf = buf;
   w.size = size;
   w.len = 0;
-  PutTimes(&w, clock, ctx);
-  return WriterFinish(&w);
+  putTimes(&w, clock, ctx);
+  return writerFinish(&w);
 }
 
 
-/* PutPadded -- s, then spaces to width */
+/* putPadded -- s, then spaces to width */
 
-static void PutPadded(WriterStruct *w, const char *s, unsigned width)
+static void putPadded(WriterStruct *w, const char *s, unsigned width)
 {
-  size_t len = PutString(w, s);
+  size_t len = putString(w, s);
   if (len < width)
-    PutSpaces(w, width - len);
+    putSpaces(w, width - len);
 }
 
 
@@ -561,80 +561,80 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
   w.size = size;
   w.len = 0;
 
-  PutTimes(&w, rec->clock, ctx);
-  PutChar(&w, ' ');
+  putTimes(&w, rec->clock, ctx);
+  putChar(&w, ' ');
 
   before = w.len;
-  PutChar(&w, 'T');
-  PutUnsigned(&w, rec->thread, 1);
+  putChar(&w, 'T');
+  putUnsigned(&w, rec->thread, 1);
   if (w.len - before < THREAD_WIDTH)
-    PutSpaces(&w, THREAD_WIDTH - (w.len - before));
-  PutChar(&w, ' ');
+    putSpaces(&w, THREAD_WIDTH - (w.len - before));
+  putChar(&w, ' ');
 
   if (registry != NULL && registry->kinds != NULL && rec->kind < registry->kindCount
       && registry->kinds[rec->kind].name != NULL) {
-    PutPadded(&w, registry->kinds[rec->kind].name, ctx->kindWidth);
+    putPadded(&w, registry->kinds[rec->kind].name, ctx->kindWidth);
   } else {
     before = w.len;
-    PutChar(&w, 'K');
-    PutUnsigned(&w, rec->kind, 1);
+    putChar(&w, 'K');
+    putUnsigned(&w, rec->kind, 1);
     if (w.len - before < ctx->kindWidth)
-      PutSpaces(&w, ctx->kindWidth - (w.len - before));
+      putSpaces(&w, ctx->kindWidth - (w.len - before));
   }
-  PutChar(&w, ' ');
+  putChar(&w, ' ');
 
   if (desc == NULL) {
-    PutString(&w, "? code=");
-    PutHex(&w, rec->code, 4);
-    PutString(&w, " length=");
-    PutUnsigned(&w, rec->length, 1);
-    return WriterFinish(&w);
+    putString(&w, "? code=");
+    putHex(&w, rec->code, 4);
+    putString(&w, " length=");
+    putUnsigned(&w, rec->length, 1);
+    return writerFinish(&w);
   }
 
   if (desc->format == NULL || desc->format[0] == '\0') {
-    PutString(&w, desc->name != NULL ? desc->name : "?");
-    return WriterFinish(&w);
+    putString(&w, desc->name != NULL ? desc->name : "?");
+    return writerFinish(&w);
   }
-  PutPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
+  putPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
 
   for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
     const EventValueUnion *value = &rec->values[i];
-    PutChar(&w, ' ');
+    putChar(&w, ' ');
     if (desc->paramNames != NULL && desc->paramNames[i] != NULL) {
-      PutString(&w, desc->paramNames[i]);
+      putString(&w, desc->paramNames[i]);
     } else {
-      PutChar(&w, 'p');
-      PutUnsigned(&w, i, 1);
+      putChar(&w, 'p');
+      putUnsigned(&w, i, 1);
     }
-    PutChar(&w, '=');
+    putChar(&w, '=');
     switch (desc->format[i]) {
     case 'P':                   /* labels name objects too: a pool, an arena */
     case 'A': {
       const char *label = ctx->label != NULL ? ctx->label(ctx->labelClosure, value->u) : NULL;
-      PutHex(&w, value->u, 1);
+      putHex(&w, value->u, 1);
       if (label != NULL) {
-        PutChar(&w, '[');
-        PutEscaped(&w, label, strlen(label));
-        PutChar(&w, ']');
+        putChar(&w, '[');
+        putEscaped(&w, label, strlen(label));
+        putChar(&w, ']');
       }
       break;
     }
     case 'W': case 'U':
-      PutUnsigned(&w, value->u, 1);
+      putUnsigned(&w, value->u, 1);
       break;
     case 'D':
-      PutDouble(&w, value->d);
+      putDouble(&w, value->d);
       break;
     case 'S':
-      PutChar(&w, '"');
+      putChar(&w, '"');
       if (value->s != NULL)
-        PutEscaped(&w, value->s, rec->stringLength);
-      PutChar(&w, '"');
+        putEscaped(&w, value->s, rec->stringLength);
+      putChar(&w, '"');
       break;
     default:
-      PutChar(&w, '?');
+      putChar(&w, '?');
       break;
     }
   }
-  return WriterFinish(&w);
+  return writerFinish(&w);
 }

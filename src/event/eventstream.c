@@ -46,7 +46,7 @@ typedef struct TableStruct {
   size_t count;
 } TableStruct;
 
-static size_t TableHash(uint64_t key, size_t capacity)
+static size_t tableHash(uint64_t key, size_t capacity)
 {
   key ^= key >> 33;
   key *= 0xFF51AFD7ED558CCDu;
@@ -54,20 +54,20 @@ static size_t TableHash(uint64_t key, size_t capacity)
   return (size_t)key & (capacity - 1);
 }
 
-static TableEntryStruct *TableFind(const TableStruct *table, uint64_t key)
+static TableEntryStruct *tableFind(const TableStruct *table, uint64_t key)
 {
   size_t i;
   if (table->capacity == 0)
     return NULL;
-  for (i = TableHash(key, table->capacity);; i = (i + 1) & (table->capacity - 1)) {
+  for (i = tableHash(key, table->capacity);; i = (i + 1) & (table->capacity - 1)) {
     TableEntryStruct *entry = &table->entries[i];
     if (!entry->used || entry->key == key)
       return entry;
   }
 }
 
-/* TableSet -- returns 0 on success, 1 if out of memory */
-static int TableSet(TableStruct *table, uint64_t key, uint64_t value)
+/* tableSet -- returns 0 on success, 1 if out of memory */
+static int tableSet(TableStruct *table, uint64_t key, uint64_t value)
 {
   TableEntryStruct *entry;
   if ((table->count + 1) * 2 > table->capacity) {
@@ -81,11 +81,11 @@ static int TableSet(TableStruct *table, uint64_t key, uint64_t value)
     bigger.count = table->count;
     for (i = 0; i < table->capacity; ++i)
       if (table->entries[i].used)
-        *TableFind(&bigger, table->entries[i].key) = table->entries[i];
+        *tableFind(&bigger, table->entries[i].key) = table->entries[i];
     free(table->entries);
     *table = bigger;
   }
-  entry = TableFind(table, key);
+  entry = tableFind(table, key);
   if (!entry->used) {
     entry->used = 1;
     entry->key = key;
@@ -178,9 +178,9 @@ struct EventStreamStruct {
 
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
-  IndexEntryStruct *indexes;    /* the log's block indexes, for IndexCheck */
+  IndexEntryStruct *indexes;    /* the log's block indexes, for indexCheck */
   size_t indexCount, indexCapacity;
-  int merging;                  /* MergeStart has run */
+  int merging;                  /* mergeStart has run */
   SeqStruct *seqs;
   size_t seqCount;
   size_t *heap;                 /* indexes of seqs, a min-heap by EventBefore */
@@ -198,12 +198,12 @@ struct EventStreamStruct {
 /* Formatted messages, by snprintf: every number is passed as uint64_t
  * and printed with PRIu64 or PRIx64, which the compiler checks. */
 
-static void FormatMessage(char *buf, size_t size, const char *format, ...)
+static void formatMessage(char *buf, size_t size, const char *format, ...)
   __attribute__((format(printf, 3, 4)));
-static void AddProblem(EventStreamStruct *stream, const char *format, ...)
+static void addProblem(EventStreamStruct *stream, const char *format, ...)
   __attribute__((format(printf, 2, 3)));
 
-static void FormatMessage(char *buf, size_t size, const char *format, ...)
+static void formatMessage(char *buf, size_t size, const char *format, ...)
 {
   va_list args;
   if (size == 0)
@@ -213,8 +213,8 @@ static void FormatMessage(char *buf, size_t size, const char *format, ...)
   va_end(args);
 }
 
-/* Quote -- s quoted with C escapes, in buf, for a message */
-static const char *Quote(char *buf, size_t size, const char *s)
+/* quote -- s quoted with C escapes, in buf, for a message */
+static const char *quote(char *buf, size_t size, const char *s)
 {
   size_t n = strlen(s);
   if (size < 3)
@@ -228,8 +228,8 @@ static const char *Quote(char *buf, size_t size, const char *s)
   return buf;
 }
 
-/* AddProblem -- record a fault of the stream */
-static void AddProblem(EventStreamStruct *stream, const char *format, ...)
+/* addProblem -- record a fault of the stream */
+static void addProblem(EventStreamStruct *stream, const char *format, ...)
 {
   va_list args;
   char *text;
@@ -276,46 +276,53 @@ typedef struct ParseStruct {
   size_t msgSize;
 } ParseStruct;
 
-static int ParseFail(ParseStruct *ps, size_t at, const char *what)
+static int parseFail(ParseStruct *ps, size_t at, const char *what)
 {
-  FormatMessage(ps->msg, ps->msgSize,
+  formatMessage(ps->msg, ps->msgSize,
                 "offset %" PRIu64 ": header truncated: %s runs past the end of the header (header length %" PRIu64 ")",
                 (uint64_t)at, what, (uint64_t)ps->end);
   return 0;
 }
 
-static int ParseU8(ParseStruct *ps, unsigned *valueReturn, const char *what)
+static int parseOutOfMemory(ParseStruct *ps)
+{
+  formatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": out of memory reading the registry",
+                (uint64_t)ps->pos);
+  return 0;
+}
+
+static int parseU8(ParseStruct *ps, unsigned *valueReturn, const char *what)
 {
   if (ps->end - ps->pos < 1)
-    return ParseFail(ps, ps->pos, what);
+    return parseFail(ps, ps->pos, what);
   *valueReturn = ps->stream->base[ps->pos];
   ps->pos += 1;
   return 1;
 }
 
-static int ParseU16(ParseStruct *ps, unsigned *valueReturn, const char *what)
+static int parseU16(ParseStruct *ps, unsigned *valueReturn, const char *what)
 {
   if (ps->end - ps->pos < 2)
-    return ParseFail(ps, ps->pos, what);
+    return parseFail(ps, ps->pos, what);
   *valueReturn = (unsigned)EventLoad(ps->stream->base + ps->pos, 2, 0);
   ps->pos += 2;
   return 1;
 }
 
-/* ParseStr -- a str (u16 length, bytes) copied with a NUL */
-static int ParseStr(ParseStruct *ps, const char **strReturn, size_t *lengthReturn, const char *what)
+/* parseStr -- a str (u16 length, bytes) copied with a NUL */
+static int parseStr(ParseStruct *ps, const char **strReturn, size_t *lengthReturn, const char *what)
 {
   EventStreamStruct *stream = ps->stream;
   size_t at = ps->pos;
   unsigned length;
   char *copy;
-  if (!ParseU16(ps, &length, what))
+  if (!parseU16(ps, &length, what))
     return 0;
   if (ps->end - ps->pos < length)
-    return ParseFail(ps, at, what);
+    return parseFail(ps, at, what);
   if (stream->stringsSize - stream->stringsUsed < (size_t)length + 1) {
     /* Cannot happen: the strings area is sized for the whole header. */
-    FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": %s: internal error: string area full",
+    formatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": %s: internal error: string area full",
                   (uint64_t)at, what);
     return 0;
   }
@@ -330,9 +337,9 @@ static int ParseStr(ParseStruct *ps, const char **strReturn, size_t *lengthRetur
   return 1;
 }
 
-/* IsName -- a C identifier of at most EVENT_NAME_MAX characters.
+/* isName -- a C identifier of at most EVENT_NAME_MAX characters.
  * design/telemetry.txt .reg.limits */
-static int IsName(const char *s, size_t length)
+static int isName(const char *s, size_t length)
 {
   size_t i;
   if (length == 0 || length > EVENT_NAME_MAX || strlen(s) != length)
@@ -347,25 +354,25 @@ static int IsName(const char *s, size_t length)
   return 1;
 }
 
-/* ParseName -- a str that must be a name */
-static int ParseName(ParseStruct *ps, const char **nameReturn, const char *what)
+/* parseName -- a str that must be a name */
+static int parseName(ParseStruct *ps, const char **nameReturn, const char *what)
 {
   size_t at = ps->pos, length;
-  if (!ParseStr(ps, nameReturn, &length, what))
+  if (!parseStr(ps, nameReturn, &length, what))
     return 0;
-  if (!IsName(*nameReturn, length)) {
+  if (!isName(*nameReturn, length)) {
     char q[160];
-    FormatMessage(ps->msg, ps->msgSize,
+    formatMessage(ps->msg, ps->msgSize,
                   "offset %" PRIu64 ": %s %s is not a name (a C identifier of 1 to 63 characters)",
-                  (uint64_t)at, what, Quote(q, sizeof q, *nameReturn));
+                  (uint64_t)at, what, quote(q, sizeof q, *nameReturn));
     return 0;
   }
   return 1;
 }
 
-/* CheckFormat -- letters from PAWUSD, at most 16, S only last.
+/* checkFormat -- letters from PAWUSD, at most 16, S only last.
  * design/telemetry.txt .reg.format .reg.limits */
-static const char *CheckFormat(const char *format, size_t length)
+static const char *checkFormat(const char *format, size_t length)
 {
   size_t i;
   if (length > EVENT_PARAM_MAX)
@@ -386,7 +393,7 @@ typedef struct SortDescStruct {
   size_t offset;                /* of its entry in the header */
 } SortDescStruct;
 
-static int SortDescCompare(const void *a, const void *b)
+static int sortDescCompare(const void *a, const void *b)
 {
   const SortDescStruct *da = a, *db = b;
   if (da->desc.code != db->desc.code)
@@ -394,149 +401,154 @@ static int SortDescCompare(const void *a, const void *b)
   return da->offset < db->offset ? -1 : da->offset > db->offset;
 }
 
-/* ParseRegistry -- the variable part of the header */
-static int ParseRegistry(ParseStruct *ps)
+/* parseRegistry -- the variable part of the header */
+/* parseKinds -- the kind count and table */
+static int parseKinds(ParseStruct *ps)
 {
   EventStreamStruct *stream = ps->stream;
-  SortDescStruct *sorted = NULL;
-  unsigned kindCount, eventCount, i;
-  size_t paramSlots, paramUsed = 0;
-  const char *registryName;
-
-  if (!ParseStr(ps, &stream->info.program, NULL, "the program name"))
-    return 0;
-  if (!ParseStr(ps, &registryName, NULL, "the registry name"))
-    return 0;
-  stream->registry.name = registryName;
-
-  if (!ParseU16(ps, &kindCount, "the kind count"))
+  unsigned kindCount;
+  if (!parseU16(ps, &kindCount, "the kind count"))
     return 0;
   if (kindCount > EVENT_KIND_LIMIT) {
-    FormatMessage(ps->msg, ps->msgSize,
+    formatMessage(ps->msg, ps->msgSize,
                   "offset %" PRIu64 ": kind count %" PRIu64 " is more than EVENT_KIND_LIMIT (32)",
                   (uint64_t)(ps->pos - 2), (uint64_t)kindCount);
     return 0;
   }
   stream->kinds = calloc(kindCount + 1, sizeof *stream->kinds);
   if (stream->kinds == NULL)
-    goto failMemory;
-  for (i = 0; i < kindCount; ++i) {
-    if (!ParseName(ps, &stream->kinds[i].name, "a kind name"))
+    return parseOutOfMemory(ps);
+  for (unsigned i = 0; i < kindCount; ++i)
+    if (!parseName(ps, &stream->kinds[i].name, "a kind name")
+        || !parseStr(ps, &stream->kinds[i].doc, NULL, "a kind doc"))
       return 0;
-    if (!ParseStr(ps, &stream->kinds[i].doc, NULL, "a kind doc"))
-      return 0;
-  }
   stream->registry.kindCount = kindCount;
   stream->registry.kinds = stream->kinds;
+  return 1;
+}
 
-  if (!ParseU16(ps, &eventCount, "the event count"))
+/* parseEvent -- one event's entry into *entry, its parameters' names
+ * and docs into the next slots of stream->paramStrings */
+static int parseEvent(ParseStruct *ps, SortDescStruct *entry, size_t paramSlots, size_t *paramUsed)
+{
+  EventStreamStruct *stream = ps->stream;
+  EventDescStruct *desc = &entry->desc;
+  unsigned code, kind, flags;
+  size_t formatLength, used = *paramUsed;
+  const char *why;
+
+  entry->offset = ps->pos;
+  if (!parseU16(ps, &code, "an event code") || !parseU8(ps, &kind, "an event kind")
+      || !parseU8(ps, &flags, "an event's flags")
+      || !parseStr(ps, &desc->format, &formatLength, "an event format"))
     return 0;
-  /* Each event entry takes at least 10 bytes: check before allocating. */
-  if ((size_t)eventCount * 10 > ps->end - ps->pos) {
-    ParseFail(ps, ps->pos, "the event table");
-    goto fail;
+  if (code == 0) {
+    formatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": event code 0 is not allowed (it ends a block)",
+                  (uint64_t)entry->offset);
+    return 0;
   }
-  sorted = calloc((size_t)eventCount + 1, sizeof *sorted);
-  stream->events = calloc((size_t)eventCount + 1, sizeof *stream->events);
-  /* Each parameter takes at least 4 bytes: two str lengths. */
-  paramSlots = 2 * ((ps->end - ps->pos) / 4) + 2;
-  stream->paramStrings = calloc(paramSlots, sizeof *stream->paramStrings);
-  if (sorted == NULL || stream->events == NULL || stream->paramStrings == NULL)
-    goto failMemory;
-
-  for (i = 0; i < eventCount; ++i) {
-    SortDescStruct *entry = &sorted[i];
-    EventDescStruct *desc = &entry->desc;
-    unsigned code, kind, flags, p;
-    size_t formatLength;
-    const char *why;
-
-    entry->offset = ps->pos;
-    if (!ParseU16(ps, &code, "an event code") || !ParseU8(ps, &kind, "an event kind")
-        || !ParseU8(ps, &flags, "an event's flags")
-        || !ParseStr(ps, &desc->format, &formatLength, "an event format"))
-      goto fail;
-    if (code == 0) {
-      FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": event code 0 is not allowed (it ends a block)",
-                    (uint64_t)entry->offset);
-      goto fail;
-    }
-    if (kind >= kindCount) {
-      FormatMessage(ps->msg, ps->msgSize,
-                    "offset %" PRIu64 ": event code 0x%04" PRIx64 " has kind %" PRIu64 ", but there are %" PRIu64 " kinds",
-                    (uint64_t)entry->offset, (uint64_t)code, (uint64_t)kind, (uint64_t)kindCount);
-      goto fail;
-    }
-    why = CheckFormat(desc->format, formatLength);
-    if (why != NULL) {
-      char q[80];
-      FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": event code 0x%04" PRIx64 ": format %s %s",
-                    (uint64_t)entry->offset, (uint64_t)code, Quote(q, sizeof q, desc->format), why);
-      goto fail;
-    }
-    if (!ParseName(ps, &desc->name, "an event name")
-        || !ParseStr(ps, &desc->doc, NULL, "an event doc"))
-      goto fail;
-    desc->code = code;
-    desc->kind = kind;
-    desc->always = flags & 1u;
-    desc->retired = flags >> 1 & 1u;
-    desc->paramCount = (unsigned)formatLength;
-    if (paramSlots - paramUsed < 2 * formatLength) {
-      ParseFail(ps, ps->pos, "an event's parameters");
-      goto fail;
-    }
-    desc->paramNames = stream->paramStrings + paramUsed;
-    desc->paramDocs = stream->paramStrings + paramUsed + formatLength;
-    for (p = 0; p < formatLength; ++p) {
-      if (!ParseName(ps, &stream->paramStrings[paramUsed + p], "a parameter name")
-          || !ParseStr(ps, &stream->paramStrings[paramUsed + formatLength + p], NULL,
-                       "a parameter doc"))
-        goto fail;
-    }
-    paramUsed += 2 * formatLength;
+  if (kind >= stream->registry.kindCount) {
+    formatMessage(ps->msg, ps->msgSize,
+                  "offset %" PRIu64 ": event code 0x%04" PRIx64 " has kind %" PRIu64 ", but there are %" PRIu64 " kinds",
+                  (uint64_t)entry->offset, (uint64_t)code, (uint64_t)kind,
+                  (uint64_t)stream->registry.kindCount);
+    return 0;
   }
+  why = checkFormat(desc->format, formatLength);
+  if (why != NULL) {
+    char q[80];
+    formatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": event code 0x%04" PRIx64 ": format %s %s",
+                  (uint64_t)entry->offset, (uint64_t)code, quote(q, sizeof q, desc->format), why);
+    return 0;
+  }
+  if (!parseName(ps, &desc->name, "an event name") || !parseStr(ps, &desc->doc, NULL, "an event doc"))
+    return 0;
+  desc->code = code;
+  desc->kind = kind;
+  desc->always = flags & 1u;
+  desc->retired = flags >> 1 & 1u;
+  desc->paramCount = (unsigned)formatLength;
+  if (paramSlots - used < 2 * formatLength)
+    return parseFail(ps, ps->pos, "an event's parameters");
+  desc->paramNames = stream->paramStrings + used;
+  desc->paramDocs = stream->paramStrings + used + formatLength;
+  for (size_t p = 0; p < formatLength; ++p)
+    if (!parseName(ps, &stream->paramStrings[used + p], "a parameter name")
+        || !parseStr(ps, &stream->paramStrings[used + formatLength + p], NULL, "a parameter doc"))
+      return 0;
+  *paramUsed = used + 2 * formatLength;
+  return 1;
+}
 
-  /* Sort by code for EventRegistryLookup; a code may appear once. */
-  qsort(sorted, eventCount, sizeof *sorted, SortDescCompare);
-  for (i = 0; i < eventCount; ++i) {
+/* sortEvents -- the events by code, for EventRegistryLookup; a code
+ * may appear once */
+static int sortEvents(ParseStruct *ps, SortDescStruct *sorted, unsigned eventCount)
+{
+  EventStreamStruct *stream = ps->stream;
+  qsort(sorted, eventCount, sizeof *sorted, sortDescCompare);
+  for (unsigned i = 0; i < eventCount; ++i) {
     if (i > 0 && sorted[i].desc.code == sorted[i - 1].desc.code) {
-      FormatMessage(ps->msg, ps->msgSize,
+      formatMessage(ps->msg, ps->msgSize,
                     "offset %" PRIu64 ": event code 0x%04" PRIx64 " appears twice in the registry",
                     (uint64_t)sorted[i].offset, (uint64_t)sorted[i].desc.code);
-      goto fail;
+      return 0;
     }
     stream->events[i] = sorted[i].desc;
   }
   stream->registry.eventCount = eventCount;
   stream->registry.events = stream->events;
-  free(sorted);
   return 1;
-
-failMemory:
-  FormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": out of memory reading the registry",
-                (uint64_t)ps->pos);
-fail:
-  free(sorted);
-  return 0;
 }
 
-/* ParseHeader -- the fixed part, then the registry.  design/telemetry.txt .stream.header */
-static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t msgSize)
+/* parseRegistry -- the names, the kinds and the events of the header's
+ * variable part.  design/telemetry.txt .stream.header.var */
+static int parseRegistry(ParseStruct *ps)
+{
+  EventStreamStruct *stream = ps->stream;
+  SortDescStruct *sorted;
+  unsigned eventCount, i;
+  size_t paramSlots, paramUsed = 0;
+  int ok;
+
+  if (!parseStr(ps, &stream->info.program, NULL, "the program name")
+      || !parseStr(ps, &stream->registry.name, NULL, "the registry name") || !parseKinds(ps)
+      || !parseU16(ps, &eventCount, "the event count"))
+    return 0;
+  /* Each event entry takes at least 10 bytes: check before allocating. */
+  if ((size_t)eventCount * 10 > ps->end - ps->pos)
+    return parseFail(ps, ps->pos, "the event table");
+  sorted = calloc((size_t)eventCount + 1, sizeof *sorted);
+  stream->events = calloc((size_t)eventCount + 1, sizeof *stream->events);
+  /* Each parameter takes at least 4 bytes: two str lengths. */
+  paramSlots = 2 * ((ps->end - ps->pos) / 4) + 2;
+  stream->paramStrings = calloc(paramSlots, sizeof *stream->paramStrings);
+  if (sorted == NULL || stream->events == NULL || stream->paramStrings == NULL) {
+    free(sorted);
+    return parseOutOfMemory(ps);
+  }
+  ok = 1;
+  for (i = 0; i < eventCount && ok; ++i)
+    ok = parseEvent(ps, &sorted[i], paramSlots, &paramUsed);
+  ok = ok && sortEvents(ps, sorted, eventCount);
+  free(sorted);
+  return ok;
+}
+
+/* parseHeader -- the fixed part, then the registry.  design/telemetry.txt .stream.header */
+/* parseVersion -- the magic and the version: another major may have
+ * another header.  Returns EventStreamOK or the refusal. */
+static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t msgSize)
 {
   const unsigned char *b = stream->base;
   size_t size = stream->size;
   EventStreamInfoStruct *info = &stream->info;
-  unsigned mark;
-  uint32_t headerLength;
-  ParseStruct ps;
 
   if (size == 0) {
-    FormatMessage(msg, msgSize, "offset 0: empty file: not a telltale stream");
+    formatMessage(msg, msgSize, "offset 0: empty file: not a telltale stream");
     return EventStreamREFUSED;
   }
   if (memcmp(b, EVENT_STREAM_MAGIC, size < EVENT_STREAM_MAGIC_LEN ? size : EVENT_STREAM_MAGIC_LEN) != 0) {
-    FormatMessage(msg, msgSize, "offset 0: bad magic: not a telltale stream (it does not start with \"%s\")",
+    formatMessage(msg, msgSize, "offset 0: bad magic: not a telltale stream (it does not start with \"%s\")",
                   EVENT_STREAM_MAGIC);
     return EventStreamREFUSED;
   }
@@ -547,7 +559,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
     info->minor = (unsigned)EventLoad(b + 12, 2, 0);
     if ((info->major != EVENT_VERSION_MAJOR && info->major != 1) || info->median != EVENT_VERSION_MEDIAN) {
       /* design/telemetry.txt .sol.version .req.back: 1.0.x too */
-      FormatMessage(msg, msgSize,
+      formatMessage(msg, msgSize,
                     "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x and %" PRIu64 ".%" PRIu64 ".x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
                     (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
@@ -555,11 +567,22 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
     }
   }
   if (size < EVENT_STREAM_FIXED_LEN) {
-    FormatMessage(msg, msgSize,
+    formatMessage(msg, msgSize,
                   "offset 0: header truncated: the file is %" PRIu64 " bytes, the fixed header is 64",
                   (uint64_t)size);
     return EventStreamREFUSED;
   }
+  return EventStreamOK;
+}
+
+/* parseFixed -- the rest of the fixed part.  design/telemetry.txt .stream.header */
+static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t msgSize)
+{
+  const unsigned char *b = stream->base;
+  size_t size = stream->size;
+  EventStreamInfoStruct *info = &stream->info;
+  unsigned mark;
+  uint32_t headerLength;
 
   mark = (unsigned)EventLoad(b + 14, 2, 0);
   if (mark == EVENT_BYTE_ORDER_MARK) {
@@ -567,7 +590,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
   } else if (mark == 0x0201u) {
     info->layout.bigEndian = 1;
   } else {
-    FormatMessage(msg, msgSize,
+    formatMessage(msg, msgSize,
                   "offset 14: bad byte-order mark: bytes %" PRIu64 " %" PRIu64 " (expected 2 1 or 1 2)",
                   (uint64_t)b[14], (uint64_t)b[15]);
     return EventStreamREFUSED;
@@ -575,28 +598,28 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
   info->layout.pointerSize = b[16];
   info->layout.wordSize = b[17];
   if (b[16] != 4 && b[16] != 8) {
-    FormatMessage(msg, msgSize, "offset 16: pointer size %" PRIu64 " is not supported (4 or 8)", (uint64_t)b[16]);
+    formatMessage(msg, msgSize, "offset 16: pointer size %" PRIu64 " is not supported (4 or 8)", (uint64_t)b[16]);
     return EventStreamREFUSED;
   }
   if (b[17] != 4 && b[17] != 8) {
-    FormatMessage(msg, msgSize, "offset 17: word size %" PRIu64 " is not supported (4 or 8)", (uint64_t)b[17]);
+    formatMessage(msg, msgSize, "offset 17: word size %" PRIu64 " is not supported (4 or 8)", (uint64_t)b[17]);
     return EventStreamREFUSED;
   }
   info->doubleFormat = b[18];
   if (b[18] != 1) {
-    FormatMessage(msg, msgSize,
+    formatMessage(msg, msgSize,
                   "offset 18: double format %" PRIu64 " is not supported (1: IEEE 754 binary64)", (uint64_t)b[18]);
     return EventStreamREFUSED;
   }
   headerLength = (uint32_t)EventLoad(b + 20, 4, 0);
   info->headerLength = headerLength;
   if (headerLength < EVENT_STREAM_FIXED_LEN) {
-    FormatMessage(msg, msgSize, "offset 20: header length %" PRIu64 " is less than the 64-byte fixed header",
+    formatMessage(msg, msgSize, "offset 20: header length %" PRIu64 " is less than the 64-byte fixed header",
                   (uint64_t)headerLength);
     return EventStreamREFUSED;
   }
   if (headerLength > size) {
-    FormatMessage(msg, msgSize, "offset 20: header length %" PRIu64 " runs past end of file (size %" PRIu64 ")",
+    formatMessage(msg, msgSize, "offset 20: header length %" PRIu64 " runs past end of file (size %" PRIu64 ")",
                   (uint64_t)headerLength, (uint64_t)size);
     return EventStreamREFUSED;
   }
@@ -607,21 +630,35 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
   info->pid = (uint32_t)EventLoad(b + 56, 4, 0);
   info->session = info->major >= 2 ? (uint32_t)EventLoad(b + EVENT_STREAM_SESSION_AT, 4, 0) : 0;
   info->blockHeaderLength = info->major >= 2 ? EVENT_BLOCK_HEADER_LEN : EVENT_BLOCK_HEADER_LEN_1;
+  return EventStreamOK;
+}
 
+/* parseHeader -- the fixed part, then the registry.  design/telemetry.txt .stream.header */
+static EventStreamRes parseHeader(EventStreamStruct *stream, char *msg, size_t msgSize)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  EventStreamRes res;
+  ParseStruct ps;
+
+  res = parseVersion(stream, msg, msgSize);
+  if (res == EventStreamOK)
+    res = parseFixed(stream, msg, msgSize);
+  if (res != EventStreamOK)
+    return res;
   /* Every str copy takes its bytes plus a NUL, and at least 2 bytes of
    * header per str: this is room for all of them. */
-  stream->stringsSize = 2 * (size_t)(headerLength - EVENT_STREAM_FIXED_LEN) + 16;
+  stream->stringsSize = 2 * (size_t)(info->headerLength - EVENT_STREAM_FIXED_LEN) + 16;
   stream->strings = malloc(stream->stringsSize);
   if (stream->strings == NULL) {
-    FormatMessage(msg, msgSize, "offset 64: out of memory reading the registry");
+    formatMessage(msg, msgSize, "offset 64: out of memory reading the registry");
     return EventStreamERROR;
   }
   ps.stream = stream;
   ps.pos = EVENT_STREAM_FIXED_LEN;
-  ps.end = headerLength;
+  ps.end = info->headerLength;
   ps.msg = msg;
   ps.msgSize = msgSize;
-  if (!ParseRegistry(&ps))
+  if (!parseRegistry(&ps))
     return EventStreamREFUSED;
   /* A newer minor may add fields: skip them.  design/telemetry.txt .stream.header.var */
   info->registry = &stream->registry;
@@ -631,7 +668,7 @@ static EventStreamRes ParseHeader(EventStreamStruct *stream, char *msg, size_t m
 
 /* Indexing the blocks.  design/telemetry.txt .stream.block
  *
- * IndexBlocks walks the blocks in file order and every event in them,
+ * indexBlocks walks the blocks in file order and every event in them,
  * so that faults are found before any event is returned, and gathers
  * what must be known before events are shown in time order: the
  * ClockSync events, StreamEnd, the unknown codes.
@@ -646,8 +683,8 @@ typedef struct IndexStruct {
   SyncStruct first, last;       /* ClockSyncs with the lowest and highest clock */
 } IndexStruct;
 
-/* FindBlockMagic -- the offset of the next "TTBK" at or after from, or size */
-static size_t FindBlockMagic(const EventStreamStruct *stream, size_t from)
+/* findBlockMagic -- the offset of the next "TTBK" at or after from, or size */
+static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
 {
   size_t pos = from;
   while (pos < stream->size && stream->size - pos >= 4) {
@@ -662,10 +699,10 @@ static size_t FindBlockMagic(const EventStreamStruct *stream, size_t from)
   return stream->size;
 }
 
-/* Fill -- for a scan: make the window hold need bytes from *pos on,
+/* fill -- for a scan: make the window hold need bytes from *pos on,
  * or all there are to the end of the stream.  The window moves: *pos
  * is where the same byte is after.  design/telemetry.txt .eventcnv.scan */
-static void Fill(EventStreamStruct *stream, size_t *pos, size_t need)
+static void fill(EventStreamStruct *stream, size_t *pos, size_t need)
 {
   if (stream->read == NULL || stream->eof || stream->size - *pos >= need)
     return;
@@ -697,7 +734,7 @@ static void Fill(EventStreamStruct *stream, size_t *pos, size_t need)
                      stream->windowCapacity - stream->size);
     if (n <= 0) {
       if (n < 0)
-        AddProblem(stream, "offset %" PRIu64 ": the stream could not be read further",
+        addProblem(stream, "offset %" PRIu64 ": the stream could not be read further",
                    (uint64_t)(stream->origin + stream->size));
       stream->eof = 1;
       return;
@@ -706,8 +743,8 @@ static void Fill(EventStreamStruct *stream, size_t *pos, size_t need)
   }
 }
 
-/* AddBlock -- note a block, at its stream offset */
-static int AddBlock(EventStreamStruct *stream, const BlockStruct *block)
+/* addBlock -- note a block, at its stream offset */
+static int addBlock(EventStreamStruct *stream, const BlockStruct *block)
 {
   if (stream->blockCount == stream->blockCapacity) {
     size_t newCapacity = stream->blockCapacity == 0 ? 64 : stream->blockCapacity * 2;
@@ -724,7 +761,7 @@ static int AddBlock(EventStreamStruct *stream, const BlockStruct *block)
   return 1;
 }
 
-static int IsFormat(const EventDescStruct *desc, const char *format)
+static int isFormat(const EventDescStruct *desc, const char *format)
 {
   return desc != NULL && desc->format != NULL && strcmp(desc->format, format) == 0;
 }
@@ -732,14 +769,14 @@ static int IsFormat(const EventDescStruct *desc, const char *format)
 /* Loading in the data's byte order, for the index and the merge: swap
  * is 1 if it is not the machine's. */
 
-static uint16_t Load16(const unsigned char *p, unsigned swap)
+static uint16_t load16(const unsigned char *p, unsigned swap)
 {
   uint16_t v;
   memcpy(&v, p, sizeof v);
   return swap ? (uint16_t)(v >> 8 | v << 8) : v;
 }
 
-static uint64_t Load64(const unsigned char *p, unsigned swap)
+static uint64_t load64(const unsigned char *p, unsigned swap)
 {
   unsigned char bytes[8];
   uint64_t v;
@@ -754,9 +791,9 @@ static uint64_t Load64(const unsigned char *p, unsigned swap)
   return v;
 }
 
-/* FixedLength -- the length of every event of desc in this layout, or
+/* fixedLength -- the length of every event of desc in this layout, or
  * 0 if it has a string (its length varies) */
-static unsigned FixedLength(const EventDescStruct *desc, const EventLayoutStruct *layout)
+static unsigned fixedLength(const EventDescStruct *desc, const EventLayoutStruct *layout)
 {
   unsigned length = EVENT_HEADER_LEN, i;
   for (i = 0; desc->format[i] != '\0'; ++i)
@@ -765,15 +802,15 @@ static unsigned FixedLength(const EventDescStruct *desc, const EventLayoutStruct
     case 'W': length += layout->wordSize; break;
     case 'U': length += 4; break;
     case 'D': length += 8; break;
-    default: return 0;          /* S, or a letter ParseRegistry refused */
+    default: return 0;          /* S, or a letter parseRegistry refused */
     }
   return length;
 }
 
-/* CodesInit -- the direct table of codes, and the counts.  An event of
+/* codesInit -- the direct table of codes, and the counts.  An event of
  * a fixed length and not one of telltale's own (which the index reads)
  * is sound if its length is that length: its fields need no look. */
-static int CodesInit(EventStreamStruct *stream)
+static int codesInit(EventStreamStruct *stream)
 {
   const EventRegistryStruct *registry = &stream->registry;
   EventLayoutStruct native;
@@ -789,19 +826,45 @@ static int CodesInit(EventStreamStruct *stream)
     const EventDescStruct *desc = &registry->events[i];
     CodeStruct *c = &stream->codes[desc->code & 0xFFFF];
     c->event = (uint16_t)(i + 1);
-    c->length = desc->code < CODE_OWN_LIMIT ? 0 : (uint16_t)FixedLength(desc, &stream->info.layout);
+    c->length = desc->code < CODE_OWN_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
   }
   return 1;
 }
 
-/* IndexEvents -- check the events of one block and note what matters.
+/* noteOwn -- what the index notes of telltale's own events: StreamEnd,
+ * the ClockSyncs with the lowest and highest clock, the drops, threads
+ * started and ended.  design/telemetry.txt .stream.own */
+static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const EventRecordStruct *rec)
+{
+  if (rec->code == CODE_STREAM_END && isFormat(rec->desc, "W")) {
+    info->streamEnd = 1;
+  } else if (rec->code == CODE_CLOCK_SYNC && isFormat(rec->desc, "WW")) {
+    SyncStruct sync;
+    sync.clock = rec->clock;
+    sync.monotonic = rec->values[0].u;
+    if (info->clockSyncCount == 0 || sync.clock < index->first.clock)
+      index->first = sync;
+    if (info->clockSyncCount == 0 || sync.clock > index->last.clock)
+      index->last = sync;
+    ++info->clockSyncCount;
+  } else if (rec->code == CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
+             && rec->values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
+    info->dropped[rec->values[0].u] += rec->values[1].u;
+  } else if (rec->code == CODE_THREAD_START) {
+    ++info->threadStarts;
+  } else if (rec->code == CODE_THREAD_EXIT) {
+    ++info->threadExits;
+  }
+}
+
+/* indexEvents -- check the events of one block and note what matters.
  * Returns 1 if the block is sound; else reports the fault.
  *
  * Most events take the first path: a code in the table with a fixed
  * length, and that length.  Every other event (a string, one of
  * telltale's own, an unknown code, a fault) is decoded in full.
  * design/telemetry.txt .eventcnv.reader */
-static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
+static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
   const unsigned char *base = stream->base;
@@ -820,10 +883,10 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
     EventDecodeRes res;
     if (end - pos >= EVENT_HEADER_LEN) {
       const unsigned char *p = base + pos;
-      unsigned length = Load16(p + 2, swap);
-      CodeStruct c = codes[Load16(p, swap)];
+      unsigned length = load16(p + 2, swap);
+      CodeStruct c = codes[load16(p, swap)];
       if (length == c.length && length != 0 && length <= end - pos) {
-        EventClock clock = Load64(p + 4, swap);
+        EventClock clock = load64(p + 4, swap);
         ++counts[c.event - 1];
         ++events;
         first = clock < first ? clock : first;
@@ -855,36 +918,18 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       ++events;
       first = rec.clock < first ? rec.clock : first;
       last = rec.clock > last ? rec.clock : last;
-      if (rec.code == CODE_STREAM_END && IsFormat(rec.desc, "W")) {
-        info->streamEnd = 1;
-      } else if (rec.code == CODE_CLOCK_SYNC && IsFormat(rec.desc, "WW")) {
-        SyncStruct sync;
-        sync.clock = rec.clock;
-        sync.monotonic = rec.values[0].u;
-        if (info->clockSyncCount == 0 || sync.clock < index->first.clock)
-          index->first = sync;
-        if (info->clockSyncCount == 0 || sync.clock > index->last.clock)
-          index->last = sync;
-        ++info->clockSyncCount;
-      } else if (rec.code == CODE_EVENTS_DROPPED && rec.desc->paramCount == 2
-                 && rec.values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
-        info->dropped[rec.values[0].u] += rec.values[1].u;
-      } else if (rec.code == CODE_THREAD_START) {
-        ++info->threadStarts;
-      } else if (rec.code == CODE_THREAD_EXIT) {
-        ++info->threadExits;
-      }
+      noteOwn(info, index, &rec);
       pos += rec.length;
       continue;
     }
     /* EventDecodeTRUNCATED, EventDecodeCORRUPT */
     block->dataEnd = pos;
     if (end - pos >= EVENT_HEADER_LEN)
-      AddProblem(stream, "offset %" PRIu64 ": event code 0x%04" PRIx64 " length %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
+      addProblem(stream, "offset %" PRIu64 ": event code 0x%04" PRIx64 " length %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
                  (uint64_t)(stream->origin + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
                  (uint64_t)(end - pos), (uint64_t)(stream->origin + block->offset));
     else
-      AddProblem(stream, "offset %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
+      addProblem(stream, "offset %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
                  (uint64_t)(stream->origin + pos), why, (uint64_t)(end - pos),
                  (uint64_t)(stream->origin + block->offset));
     sound = 0;
@@ -897,14 +942,14 @@ static int IndexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   return sound;
 }
 
-static int ThreadCompare(const void *a, const void *b)
+static int threadCompare(const void *a, const void *b)
 {
   const ThreadStruct *ta = a, *tb = b;
   return ta->thread < tb->thread ? -1 : ta->thread > tb->thread;
 }
 
-/* IndexThreads -- the threads with events, and how many each has */
-static int IndexThreads(EventStreamStruct *stream)
+/* indexThreads -- the threads with events, and how many each has */
+static int indexThreads(EventStreamStruct *stream)
 {
   size_t i, n = 0;
   if (stream->blockCount == 0)
@@ -918,7 +963,7 @@ static int IndexThreads(EventStreamStruct *stream)
       stream->threads[n].events = stream->blocks[i].events;
       ++n;
     }
-  qsort(stream->threads, n, sizeof *stream->threads, ThreadCompare);
+  qsort(stream->threads, n, sizeof *stream->threads, threadCompare);
   stream->threadCount = 0;
   for (i = 0; i < n; ++i) {
     if (stream->threadCount > 0
@@ -930,11 +975,11 @@ static int IndexThreads(EventStreamStruct *stream)
   return 1;
 }
 
-/* BlockRead -- read the header of the block at pos into *block.
+/* blockRead -- read the header of the block at pos into *block.
  * Returns 1 if it is sound; else 0, with what is wrong in what.  A
  * block running past the end of the stream is also marked cut.
  * design/telemetry.txt .stream.check */
-static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
+static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
                      size_t whatSize)
 {
   const EventStreamInfoStruct *info = &stream->info;
@@ -946,7 +991,7 @@ static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   memset(block, 0, sizeof *block);
   block->offset = pos;
   if (left < headerLength) {
-    FormatMessage(what, whatSize, "block header cut short: %" PRIu64 " bytes left, a block header is %" PRIu64 "",
+    formatMessage(what, whatSize, "block header cut short: %" PRIu64 " bytes left, a block header is %" PRIu64 "",
                   (uint64_t)left, (uint64_t)headerLength);
     return 0;
   }
@@ -954,7 +999,7 @@ static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
     char found[5], q[24];
     memcpy(found, p, 4);
     found[4] = '\0';
-    FormatMessage(what, whatSize, "bad block magic %s (expected \"%s\")", Quote(q, sizeof q, found),
+    formatMessage(what, whatSize, "bad block magic %s (expected \"%s\")", quote(q, sizeof q, found),
                   EVENT_BLOCK_MAGIC);
     return 0;
   }
@@ -967,24 +1012,24 @@ static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   block->length = h.length;
   block->cut = h.length > left;
   if (h.length < headerLength)
-    FormatMessage(what, whatSize, "block length %" PRIu64 " is less than the %" PRIu64 "-byte block header",
+    formatMessage(what, whatSize, "block length %" PRIu64 " is less than the %" PRIu64 "-byte block header",
                   (uint64_t)h.length, (uint64_t)headerLength);
   else if (h.length > EVENT_BLOCK_LENGTH_MAX)
-    FormatMessage(what, whatSize, "block length %" PRIu64 " is more than any block's (%" PRIu64 ")",
+    formatMessage(what, whatSize, "block length %" PRIu64 " is more than any block's (%" PRIu64 ")",
                   (uint64_t)h.length, (uint64_t)EVENT_BLOCK_LENGTH_MAX);
   else if (h.kind >= stream->registry.kindCount)
-    FormatMessage(what, whatSize, "block kind %" PRIu64 " is not in the registry (%" PRIu64 " kinds)",
+    formatMessage(what, whatSize, "block kind %" PRIu64 " is not in the registry (%" PRIu64 " kinds)",
                   (uint64_t)h.kind, (uint64_t)stream->registry.kindCount);
   else if (info->major >= 2 && h.session != info->session)
-    FormatMessage(what, whatSize, "block of another session: id 0x%04" PRIx64 ", the stream's is 0x%04" PRIx64 "",
+    formatMessage(what, whatSize, "block of another session: id 0x%04" PRIx64 ", the stream's is 0x%04" PRIx64 "",
                   (uint64_t)h.session, (uint64_t)info->session);
   else if (block->cut)
-    FormatMessage(what, whatSize, "block cut short: its length is %" PRIu64 ", the stream has %" PRIu64 " of its bytes",
+    formatMessage(what, whatSize, "block cut short: its length is %" PRIu64 ", the stream has %" PRIu64 " of its bytes",
                   (uint64_t)h.length, (uint64_t)left);
   else if (info->major >= 2 && (h.flags & EVENT_BLOCK_CHECKED) == 0)
-    FormatMessage(what, whatSize, "block has no check");
+    formatMessage(what, whatSize, "block has no check");
   else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check)
-    FormatMessage(what, whatSize, "block damaged (thread %" PRIu64 ", kind %" PRIu64 ", %" PRIu64 " bytes): its check is 0x%04" PRIx64 ", "
+    formatMessage(what, whatSize, "block damaged (thread %" PRIu64 ", kind %" PRIu64 ", %" PRIu64 " bytes): its check is 0x%04" PRIx64 ", "
                   "its bytes give 0x%04" PRIx64 ", so none of its events are shown", (uint64_t)h.thread,
                   (uint64_t)h.kind, (uint64_t)h.length, (uint64_t)h.check,
                   (uint64_t)EventBlockCheck(p, h.length));
@@ -996,8 +1041,8 @@ static int BlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   return 0;
 }
 
-/* IndexNote -- note a block's index and offset, for IndexCheck */
-static void IndexNote(EventStreamStruct *stream, const BlockStruct *block)
+/* indexNote -- note a block's index and offset, for indexCheck */
+static void indexNote(EventStreamStruct *stream, const BlockStruct *block)
 {
   if (block->index == EVENT_BLOCK_INDEX_NONE)
     return;
@@ -1016,7 +1061,7 @@ static void IndexNote(EventStreamStruct *stream, const BlockStruct *block)
   ++stream->indexCount;
 }
 
-static int IndexEntryCompare(const void *a, const void *b)
+static int indexEntryCompare(const void *a, const void *b)
 {
   const IndexEntryStruct *x = a, *y = b;
   if (x->index != y->index)
@@ -1024,11 +1069,11 @@ static int IndexEntryCompare(const void *a, const void *b)
   return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* IndexCheck -- every block the log was written with is there once:
+/* indexCheck -- every block the log was written with is there once:
  * the indexes read are 0 to the highest, none twice.  Only where the
  * walk read to the end: a walk stopped at damage reports that.
  * design/telemetry.txt .stream.check */
-static void IndexCheck(EventStreamStruct *stream)
+static void indexCheck(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
   IndexEntryStruct *e = stream->indexes;
@@ -1036,12 +1081,12 @@ static void IndexCheck(EventStreamStruct *stream)
   uint64_t expect = 0;
   if (n == 0)
     return;
-  qsort(e, n, sizeof *e, IndexEntryCompare);
+  qsort(e, n, sizeof *e, indexEntryCompare);
   for (size_t i = 0; i < n; ++i) {
     if (e[i].index < expect) {
       ++info->duplicateBlocks;
       if (++reports <= 8)
-        AddProblem(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log again (first at offset %" PRIu64 "): not read twice",
+        addProblem(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log again (first at offset %" PRIu64 "): not read twice",
                    (uint64_t)e[i].offset, (uint64_t)e[i].index, (uint64_t)e[i - 1].offset);
       continue;
     }
@@ -1049,14 +1094,14 @@ static void IndexCheck(EventStreamStruct *stream)
       info->missingBlocks += e[i].index - expect;
       if (++reports <= 8) {
         if (e[i].index == expect + 1)
-          AddProblem(stream, "block %" PRIu64 " of the log is missing: between offsets %" PRIu64 " and %" PRIu64 "",
+          addProblem(stream, "block %" PRIu64 " of the log is missing: between offsets %" PRIu64 " and %" PRIu64 "",
                      (uint64_t)expect, expect == 0 ? (uint64_t)info->headerLength : (uint64_t)e[i - 1].offset,
                      (uint64_t)e[i].offset);
         else if (expect == 0)
-          AddProblem(stream, "blocks 0 to %" PRIu64 " of the log are missing: the first block there is at offset %" PRIu64 "",
+          addProblem(stream, "blocks 0 to %" PRIu64 " of the log are missing: the first block there is at offset %" PRIu64 "",
                      (uint64_t)e[i].index - 1, (uint64_t)e[i].offset);
         else
-          AddProblem(stream, "blocks %" PRIu64 " to %" PRIu64 " of the log are missing: between offsets %" PRIu64 " and %" PRIu64 "",
+          addProblem(stream, "blocks %" PRIu64 " to %" PRIu64 " of the log are missing: between offsets %" PRIu64 " and %" PRIu64 "",
                      (uint64_t)expect, (uint64_t)e[i].index - 1, (uint64_t)e[i - 1].offset,
                      (uint64_t)e[i].offset);
       }
@@ -1064,52 +1109,52 @@ static void IndexCheck(EventStreamStruct *stream)
     expect = (uint64_t)e[i].index + 1;
   }
   if (reports > 8)
-    AddProblem(stream, "%" PRIu64 " more faults in the order of blocks not listed", (uint64_t)reports - 8);
+    addProblem(stream, "%" PRIu64 " more faults in the order of blocks not listed", (uint64_t)reports - 8);
 }
 
-/* BlockFault -- report a bad block at pos; with resync, skip to the
+/* blockFault -- report a bad block at pos; with resync, skip to the
  * next block magic and return where it is, else return 0 (stop). */
-static size_t BlockFault(EventStreamStruct *stream, size_t pos, const char *what)
+static size_t blockFault(EventStreamStruct *stream, size_t pos, const char *what)
 {
   EventStreamInfoStruct *info = &stream->info;
   size_t next, size = stream->size;
   ++info->badBlocks;
   if ((stream->options & EVENT_STREAM_RESYNC) == 0) {
-    AddProblem(stream, "offset %" PRIu64 ": %s", (uint64_t)(stream->origin + pos), what);
+    addProblem(stream, "offset %" PRIu64 ": %s", (uint64_t)(stream->origin + pos), what);
     return 0;
   }
-  next = FindBlockMagic(stream, pos + 1);
+  next = findBlockMagic(stream, pos + 1);
   info->skippedBytes += next - pos;
   if (next < size)
-    AddProblem(stream, "offset %" PRIu64 ": %s; skipped %" PRIu64 " bytes to the next block at offset %" PRIu64 "",
+    addProblem(stream, "offset %" PRIu64 ": %s; skipped %" PRIu64 " bytes to the next block at offset %" PRIu64 "",
                (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos),
                (uint64_t)(stream->origin + next));
   else
-    AddProblem(stream, "offset %" PRIu64 ": %s; skipped the last %" PRIu64 " bytes of the file",
+    addProblem(stream, "offset %" PRIu64 ": %s; skipped the last %" PRIu64 " bytes of the file",
                (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos));
   return next;
 }
 
-/* BlockCut -- the sound events of a block cut short by the end of the
+/* blockCut -- the sound events of a block cut short by the end of the
  * stream (a full disk, a program killed in write()): shown, unchecked,
  * and the rest said lost.  The walk ends here. */
-static void BlockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block,
+static void blockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block,
                      const char *what)
 {
   EventStreamInfoStruct *info = &stream->info;
   ++info->badBlocks;
-  (void)IndexEvents(stream, index, block, stream->size);
-  AddProblem(stream, "offset %" PRIu64 ": %s: the %" PRIu64 " whole events before the cut are shown, unchecked; the rest of the block is lost",
+  (void)indexEvents(stream, index, block, stream->size);
+  addProblem(stream, "offset %" PRIu64 ": %s: the %" PRIu64 " whole events before the cut are shown, unchecked; the rest of the block is lost",
              (uint64_t)(stream->origin + block->offset), what, (uint64_t)block->events);
-  if (block->dataEnd > block->offset + info->blockHeaderLength && !AddBlock(stream, block))
+  if (block->dataEnd > block->offset + info->blockHeaderLength && !addBlock(stream, block))
     stream->outOfMemory = 1;
 }
 
-/* IndexBlocks -- walk the blocks in file order.  Each is checked
- * (BlockRead), then its events (IndexEvents).  At damage the walk stops,
+/* indexBlocks -- walk the blocks in file order.  Each is checked
+ * (blockRead), then its events (indexEvents).  At damage the walk stops,
  * or with resync goes on at the next block.  design/telemetry.txt
  * .eventcnv.reader, .stream.check */
-static void IndexBlocks(EventStreamStruct *stream)
+static void indexBlocks(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
   size_t pos = info->headerLength;
@@ -1126,22 +1171,22 @@ static void IndexBlocks(EventStreamStruct *stream)
     char what[200];
 
     /* A scan reads the block header, then the whole block. */
-    Fill(stream, &pos, headerLength);
+    fill(stream, &pos, headerLength);
     if (stream->size - pos >= headerLength
         && memcmp(stream->base + pos, EVENT_BLOCK_MAGIC, 4) == 0) {
       uint64_t length = EventLoad(stream->base + pos + 4, 4, info->layout.bigEndian);
       if (length <= EVENT_BLOCK_LENGTH_MAX)
-        Fill(stream, &pos, (size_t)length);
+        fill(stream, &pos, (size_t)length);
     }
     if (pos >= stream->size)
       break;
-    if (!BlockRead(stream, pos, &block, what, sizeof what)) {
+    if (!blockRead(stream, pos, &block, what, sizeof what)) {
       if (block.cut) {
-        BlockCut(stream, &index, &block, what);
+        blockCut(stream, &index, &block, what);
         complete = 0;
         break;
       }
-      pos = BlockFault(stream, pos, what);
+      pos = blockFault(stream, pos, what);
       if (pos == 0) {
         complete = 0;
         break;
@@ -1149,25 +1194,25 @@ static void IndexBlocks(EventStreamStruct *stream)
       continue;
     }
     ++info->blockCount;
-    IndexNote(stream, &block);
-    if (!IndexEvents(stream, &index, &block, pos + block.length)) {
+    indexNote(stream, &block);
+    if (!indexEvents(stream, &index, &block, pos + block.length)) {
       ++info->badBlocks;
       if (!resync) {
-        if (block.dataEnd > pos + headerLength && !AddBlock(stream, &block))
+        if (block.dataEnd > pos + headerLength && !addBlock(stream, &block))
           stream->outOfMemory = 1;
         complete = 0;
         break;
       }
       info->skippedBytes += pos + block.length - block.dataEnd;
     }
-    if (block.dataEnd > pos + headerLength && !AddBlock(stream, &block)) {
+    if (block.dataEnd > pos + headerLength && !addBlock(stream, &block)) {
       stream->outOfMemory = 1;
       break;
     }
     pos += block.length;
   }
   if (complete)
-    IndexCheck(stream);
+    indexCheck(stream);
   if (stream->read != NULL) {   /* the scan is over: its window goes */
     free(stream->window);
     stream->window = NULL;
@@ -1177,7 +1222,7 @@ static void IndexBlocks(EventStreamStruct *stream)
   }
   if (info->eventCount == 0)
     info->firstClock = 0;
-  if (!IndexThreads(stream))
+  if (!indexThreads(stream))
     stream->outOfMemory = 1;
 
   /* The clock frequency: the header's, or from the header's start pair
@@ -1193,7 +1238,7 @@ static void IndexBlocks(EventStreamStruct *stream)
 
 /* Merging the sequences.  design/telemetry.txt .stream.order */
 
-static int BlockCompare(const void *a, const void *b)
+static int blockCompare(const void *a, const void *b)
 {
   const BlockStruct *ba = a, *bb = b;
   if (ba->thread != bb->thread)
@@ -1207,20 +1252,20 @@ static int BlockCompare(const void *a, const void *b)
   return ba->offset < bb->offset ? -1 : ba->offset > bb->offset;
 }
 
-/* SeqSeek -- move a cursor to the next known event at or after its
+/* seqSeek -- move a cursor to the next known event at or after its
  * position, reading only its header.  Returns 0 if the sequence has no
- * more events.  IndexEvents checked every event before dataEnd: each
+ * more events.  indexEvents checked every event before dataEnd: each
  * has a code other than 0 and a length from 12 to what is left. */
-static int SeqSeek(EventStreamStruct *stream, SeqStruct *seq)
+static int seqSeek(EventStreamStruct *stream, SeqStruct *seq)
 {
   while (seq->block < seq->blockLimit) {
     const BlockStruct *block = &stream->blocks[seq->block];
     if (seq->pos < block->dataEnd) {
       const unsigned char *p = stream->base + seq->pos;
-      unsigned event = stream->codes[Load16(p, stream->swap)].event;
-      unsigned length = Load16(p + 2, stream->swap);
+      unsigned event = stream->codes[load16(p, stream->swap)].event;
+      unsigned length = load16(p + 2, stream->swap);
       if (event != 0) {
-        seq->clock = Load64(p + 4, stream->swap);
+        seq->clock = load64(p + 4, stream->swap);
         seq->desc = &stream->registry.events[event - 1];
         return 1;
       }
@@ -1238,9 +1283,9 @@ static int SeqSeek(EventStreamStruct *stream, SeqStruct *seq)
   return 0;
 }
 
-/* SeqBefore -- whether sequence a's event comes before b's: by clock,
+/* seqBefore -- whether sequence a's event comes before b's: by clock,
  * then block sequence number, then offset, so the order is total. */
-static int SeqBefore(const EventStreamStruct *stream, size_t a, size_t b)
+static int seqBefore(const EventStreamStruct *stream, size_t a, size_t b)
 {
   const SeqStruct *sa = &stream->seqs[a], *sb = &stream->seqs[b];
   uint64_t seqA, seqB;
@@ -1253,15 +1298,15 @@ static int SeqBefore(const EventStreamStruct *stream, size_t a, size_t b)
   return sa->pos < sb->pos;
 }
 
-static void HeapDown(EventStreamStruct *stream, size_t i)
+static void heapDown(EventStreamStruct *stream, size_t i)
 {
   size_t *heap = stream->heap, n = stream->heapCount;
   for (;;) {
     size_t left = 2 * i + 1, right = left + 1, least = i;
     size_t t;
-    if (left < n && SeqBefore(stream, heap[left], heap[least]))
+    if (left < n && seqBefore(stream, heap[left], heap[least]))
       least = left;
-    if (right < n && SeqBefore(stream, heap[right], heap[least]))
+    if (right < n && seqBefore(stream, heap[right], heap[least]))
       least = right;
     if (least == i)
       return;
@@ -1272,24 +1317,24 @@ static void HeapDown(EventStreamStruct *stream, size_t i)
   }
 }
 
-/* SeqStarts -- whether block i starts a sequence: a (thread, kind,
- * signal level) of its own.  Blocks sorted by BlockCompare. */
-static int SeqStarts(const EventStreamStruct *stream, size_t i)
+/* seqStarts -- whether block i starts a sequence: a (thread, kind,
+ * signal level) of its own.  Blocks sorted by blockCompare. */
+static int seqStarts(const EventStreamStruct *stream, size_t i)
 {
   const BlockStruct *b = &stream->blocks[i];
   return i == 0 || b->thread != b[-1].thread || b->kind != b[-1].kind || b->level != b[-1].level;
 }
 
-/* MergeStart -- group the blocks into sequences and heap them */
-static int MergeStart(EventStreamStruct *stream)
+/* mergeStart -- group the blocks into sequences and heap them */
+static int mergeStart(EventStreamStruct *stream)
 {
   size_t i, count = 0;
   stream->merging = 1;
   if (stream->blockCount == 0)
     return 1;
-  qsort(stream->blocks, stream->blockCount, sizeof *stream->blocks, BlockCompare);
+  qsort(stream->blocks, stream->blockCount, sizeof *stream->blocks, blockCompare);
   for (i = 0; i < stream->blockCount; ++i)
-    if (SeqStarts(stream, i))
+    if (seqStarts(stream, i))
       ++count;
   stream->seqs = calloc(count, sizeof *stream->seqs);
   stream->heap = calloc(count, sizeof *stream->heap);
@@ -1297,7 +1342,7 @@ static int MergeStart(EventStreamStruct *stream)
     return 0;
   for (i = 0; i < stream->blockCount; ++i) {
     SeqStruct *seq;
-    if (SeqStarts(stream, i)) {
+    if (seqStarts(stream, i)) {
       seq = &stream->seqs[stream->seqCount++];
       seq->block = i;
       seq->pos = stream->blocks[i].offset + stream->info.blockHeaderLength;
@@ -1305,29 +1350,29 @@ static int MergeStart(EventStreamStruct *stream)
     stream->seqs[stream->seqCount - 1].blockLimit = i + 1;
   }
   for (i = 0; i < stream->seqCount; ++i)
-    if (SeqSeek(stream, &stream->seqs[i]))
+    if (seqSeek(stream, &stream->seqs[i]))
       stream->heap[stream->heapCount++] = i;
   for (i = stream->heapCount / 2; i > 0; --i)
-    HeapDown(stream, i - 1);
+    heapDown(stream, i - 1);
   return 1;
 }
 
 
-/* StreamIndex -- read the header, then index the blocks.  On failure,
+/* streamIndex -- read the header, then index the blocks.  On failure,
  * closes the stream. */
-static EventStreamRes StreamIndex(EventStreamStruct *stream, char *msg, size_t msgSize)
+static EventStreamRes streamIndex(EventStreamStruct *stream, char *msg, size_t msgSize)
 {
-  EventStreamRes res = ParseHeader(stream, msg, msgSize);
+  EventStreamRes res = parseHeader(stream, msg, msgSize);
   if (res != EventStreamOK) {
     EventStreamClose(stream);
     return res;
   }
-  if (!CodesInit(stream)) {
-    FormatMessage(msg, msgSize, "offset %" PRIu64 ": out of memory", (uint64_t)stream->info.headerLength);
+  if (!codesInit(stream)) {
+    formatMessage(msg, msgSize, "offset %" PRIu64 ": out of memory", (uint64_t)stream->info.headerLength);
     EventStreamClose(stream);
     return EventStreamERROR;
   }
-  IndexBlocks(stream);
+  indexBlocks(stream);
   return EventStreamOK;
 }
 
@@ -1345,14 +1390,14 @@ EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
     msg[0] = '\0';
   stream = calloc(1, sizeof *stream);
   if (stream == NULL) {
-    FormatMessage(msg, msgSize, "offset 0: out of memory");
+    formatMessage(msg, msgSize, "offset 0: out of memory");
     return EventStreamERROR;
   }
   stream->base = buf;
   stream->size = buf != NULL ? size : 0;
   stream->options = options;
   stream->eof = 1;
-  res = StreamIndex(stream, msg, msgSize);
+  res = streamIndex(stream, msg, msgSize);
   if (res == EventStreamOK)
     *streamReturn = stream;
   return res;
@@ -1379,7 +1424,7 @@ EventStreamRes EventStreamScan(EventStreamStruct **streamReturn, EventStreamRead
   if (stream != NULL)
     stream->window = malloc(SCAN_WINDOW);
   if (stream == NULL || stream->window == NULL) {
-    FormatMessage(msg, msgSize, "offset 0: out of memory");
+    formatMessage(msg, msgSize, "offset 0: out of memory");
     EventStreamClose(stream);
     return EventStreamERROR;
   }
@@ -1387,16 +1432,16 @@ EventStreamRes EventStreamScan(EventStreamStruct **streamReturn, EventStreamRead
   stream->windowCapacity = SCAN_WINDOW;
   stream->read = read;
   stream->readClosure = closure;
-  /* The fixed header, then the whole header, for ParseHeader. */
-  Fill(stream, &pos, EVENT_STREAM_FIXED_LEN);
+  /* The fixed header, then the whole header, for parseHeader. */
+  fill(stream, &pos, EVENT_STREAM_FIXED_LEN);
   if (stream->size >= EVENT_STREAM_FIXED_LEN)
-    Fill(stream, &pos, (size_t)EventLoad(stream->base + 20, 4, 0));
+    fill(stream, &pos, (size_t)EventLoad(stream->base + 20, 4, 0));
   if (stream->problemCount > 0 || stream->outOfMemory) {
-    FormatMessage(msg, msgSize, "%s", stream->problemCount > 0 ? stream->problems[0] : "offset 0: out of memory");
+    formatMessage(msg, msgSize, "%s", stream->problemCount > 0 ? stream->problems[0] : "offset 0: out of memory");
     EventStreamClose(stream);
     return EventStreamERROR;
   }
-  res = StreamIndex(stream, msg, msgSize);
+  res = streamIndex(stream, msg, msgSize);
   if (res == EventStreamOK)
     *streamReturn = stream;
   return res;
@@ -1446,7 +1491,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   const unsigned char *p;
   const char *why;
 
-  if (!stream->merging && !MergeStart(stream))
+  if (!stream->merging && !mergeStart(stream))
     stream->outOfMemory = 1;
   if (stream->heapCount == 0)
     return stream->problemCount > 0 || stream->outOfMemory ? EventStreamERROR : EventStreamEND;
@@ -1454,27 +1499,27 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   block = &stream->blocks[seq->block];
   p = stream->base + seq->pos;
   memset(recReturn, 0, sizeof *recReturn);
-  recReturn->code = Load16(p, stream->swap);
-  recReturn->length = Load16(p + 2, stream->swap);
+  recReturn->code = load16(p, stream->swap);
+  recReturn->length = load16(p + 2, stream->swap);
   recReturn->clock = seq->clock;
-  /* IndexEvents checked it: this cannot fail. */
+  /* indexEvents checked it: this cannot fail. */
   (void)EventDecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
   recReturn->thread = block->thread;
   recReturn->kind = block->kind;
   recReturn->offset = seq->pos;
 
   seq->pos += recReturn->length;
-  if (!SeqSeek(stream, seq))
+  if (!seqSeek(stream, seq))
     stream->heap[0] = stream->heap[--stream->heapCount];
-  HeapDown(stream, 0);
+  heapDown(stream, 0);
 
   /* design/telemetry.txt .req.intern */
-  if (rec->code == CODE_INTERN && IsFormat(rec->desc, "WS")) {
-    if (TableSet(&stream->interns, rec->values[0].u,
+  if (rec->code == CODE_INTERN && isFormat(rec->desc, "WS")) {
+    if (tableSet(&stream->interns, rec->values[0].u,
                  (uint64_t)((const unsigned char *)rec->values[1].s - stream->base)))
       stream->outOfMemory = 1;
-  } else if (rec->code == CODE_LABEL && IsFormat(rec->desc, "AW")) {
-    if (TableSet(&stream->labels, rec->values[0].u, rec->values[1].u))
+  } else if (rec->code == CODE_LABEL && isFormat(rec->desc, "AW")) {
+    if (tableSet(&stream->labels, rec->values[0].u, rec->values[1].u))
       stream->outOfMemory = 1;
   }
   return EventStreamOK;
@@ -1485,10 +1530,10 @@ const char *EventStreamLabel(void *closure, uint64_t address)
 {
   const EventStreamStruct *stream = closure;
   const TableEntryStruct *label, *string;
-  label = TableFind(&stream->labels, address);
+  label = tableFind(&stream->labels, address);
   if (label == NULL || !label->used)
     return NULL;
-  string = TableFind(&stream->interns, label->value);
+  string = tableFind(&stream->interns, label->value);
   if (string == NULL || !string->used)
     return NULL;
   return (const char *)stream->base + string->value;
