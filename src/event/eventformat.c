@@ -274,23 +274,126 @@ static unsigned bigMultiply(uint32_t *limbs, unsigned n, uint32_t factor)
   return n;
 }
 
+/* doubleExact -- |m * 2^e| exactly, as a big integer in limbs (base
+ * 10^9, least significant first) times 10^*decExpReturn; returns the
+ * number of limbs */
+static unsigned doubleExact(uint64_t mantissa, int e, uint32_t *limbs, int *decExpReturn)
+{
+  unsigned n;
+  limbs[0] = (uint32_t)(mantissa % BIG_BASE);
+  limbs[1] = (uint32_t)(mantissa / BIG_BASE % BIG_BASE);
+  limbs[2] = (uint32_t)(mantissa / BIG_BASE / BIG_BASE);
+  n = limbs[2] != 0 ? 3 : limbs[1] != 0 ? 2 : 1;
+  *decExpReturn = 0;
+  if (e > 0) {
+    for (int left = e; left > 0; left -= 29)
+      n = bigMultiply(limbs, n, (uint32_t)1 << (left < 29 ? left : 29));
+  } else if (e < 0) {
+    for (int left = -e; left > 0; left -= 13) {   /* m * 2^e = m * 5^-e / 10^-e */
+      uint32_t factor = 1;
+      for (int j = 0; j < (left < 13 ? left : 13); ++j)
+        factor *= 5;
+      n = bigMultiply(limbs, n, factor);
+    }
+    *decExpReturn = e;
+  }
+  return n;
+}
+
+/* doubleDigits -- the first SIGNIFICANT decimal digits of the big
+ * integer limbs[0 .. n-1] into digits, rounded half to even; returns
+ * how many (trailing zeros dropped), and the exponent of the first
+ * digit in *xReturn, given the integer is times 10^decExp */
+static unsigned doubleDigits(const uint32_t *limbs, unsigned n, int decExp, char *digits,
+                             int *xReturn)
+{
+  unsigned nd = 0, i;
+  int sticky = 0;                     /* a digit after the first ones is not 0 */
+  for (i = n; i > 0; --i) {
+    uint32_t limb = limbs[i - 1];
+    char group[9];
+    unsigned j, start = 0;
+    for (j = 9; j > 0; --j) {
+      group[j - 1] = (char)('0' + limb % 10);
+      limb /= 10;
+    }
+    if (i == n)
+      while (start < 8 && group[start] == '0')
+        ++start;
+    for (j = start; j < 9; ++j) {
+      if (nd < SIGNIFICANT + 1)
+        digits[nd] = group[j];
+      else if (group[j] != '0')
+        sticky = 1;
+      ++nd;
+    }
+  }
+  *xReturn = (int)nd - 1 + decExp;
+  if (nd > SIGNIFICANT) {
+    int up = digits[SIGNIFICANT] > '5'
+             || (digits[SIGNIFICANT] == '5' && (sticky || ((digits[SIGNIFICANT - 1] - '0') & 1)));
+    nd = SIGNIFICANT;
+    if (up) {
+      i = nd;
+      while (i > 0 && digits[i - 1] == '9') {
+        digits[i - 1] = '0';
+        --i;
+      }
+      if (i > 0) {
+        ++digits[i - 1];
+      } else {
+        digits[0] = '1';        /* 99...9 became 100...0 */
+        ++*xReturn;
+      }
+    }
+  }
+  while (nd > 1 && digits[nd - 1] == '0')
+    --nd;
+  return nd;
+}
+
+/* putDigits -- nd digits whose first has exponent x, as %g does:
+ * scientific if the exponent is below -4 or at least the precision */
+static void putDigits(WriterStruct *w, const char *digits, unsigned nd, int x)
+{
+  unsigned i;
+  if (x < -4 || x >= SIGNIFICANT) {
+    putChar(w, digits[0]);
+    if (nd > 1) {
+      putChar(w, '.');
+      putChars(w, digits + 1, nd - 1);
+    }
+    putChar(w, 'e');
+    putChar(w, x < 0 ? '-' : '+');
+    putUnsigned(w, (unsigned)(x < 0 ? -x : x), 2);
+  } else if (x >= 0) {
+    for (i = 0; i <= (unsigned)x; ++i)
+      putChar(w, i < nd ? digits[i] : '0');
+    if (nd > (unsigned)x + 1) {
+      putChar(w, '.');
+      putChars(w, digits + x + 1, nd - (unsigned)x - 1);
+    }
+  } else {
+    putChars(w, "0.", 2);
+    for (i = 0; i < (unsigned)(-x - 1); ++i)
+      putChar(w, '0');
+    putChars(w, digits, nd);
+  }
+}
+
 static void putDouble(WriterStruct *w, double d)
 {
   uint64_t bits, mantissa;
-  unsigned expField, n, nd, i;
+  unsigned expField, n, nd;
   int e, decExp, x;
   uint32_t limbs[BIG_LIMBS];
-  char digits[SIGNIFICANT + 1];       /* the first digits; then sticky */
-  int sticky = 0;                     /* a digit after them is not 0 */
+  char digits[SIGNIFICANT + 1];
 
   memcpy(&bits, &d, sizeof bits);
   expField = (unsigned)(bits >> 52 & 0x7FF);
   mantissa = bits & (((uint64_t)1 << 52) - 1);
   if (expField == 0x7FF) {
-    if (mantissa != 0)
-      putString(w, "nan");
-    else
-      putString(w, bits >> 63 ? "-inf" : "inf");
+    putString(w, mantissa != 0 ? "nan" : bits >> 63 ? "-inf" : "inf");
     return;
   }
   if (bits >> 63)
@@ -305,110 +408,9 @@ static void putDouble(WriterStruct *w, double d)
     putChar(w, '0');
     return;
   }
-
-  /* The exact value as a big integer times 10^decExp. */
-  limbs[0] = (uint32_t)(mantissa % BIG_BASE);
-  limbs[1] = (uint32_t)(mantissa / BIG_BASE % BIG_BASE);
-  limbs[2] = (uint32_t)(mantissa / BIG_BASE / BIG_BASE);
-  n = limbs[2] != 0 ? 3 : limbs[1] != 0 ? 2 : 1;
-  decExp = 0;
-  if (e > 0) {
-    int left = e;
-    while (left > 0) {
-      int step = left < 29 ? left : 29;
-      n = bigMultiply(limbs, n, (uint32_t)1 << step);
-      left -= step;
-    }
-  } else if (e < 0) {
-    int left = -e;              /* m * 2^e = m * 5^-e / 10^-e */
-    while (left > 0) {
-      int step = left < 13 ? left : 13;
-      uint32_t factor = 1;
-      int j;
-      for (j = 0; j < step; ++j)
-        factor *= 5;
-      n = bigMultiply(limbs, n, factor);
-      left -= step;
-    }
-    decExp = e;
-  }
-
-  /* Decimal digits, most significant first. */
-  nd = 0;
-  for (i = n; i > 0; --i) {
-    uint32_t limb = limbs[i - 1];
-    char group[9];
-    unsigned j, start;
-    for (j = 9; j > 0; --j) {
-      group[j - 1] = (char)('0' + limb % 10);
-      limb /= 10;
-    }
-    start = 0;
-    if (i == n)
-      while (start < 8 && group[start] == '0')
-        ++start;
-    for (j = start; j < 9; ++j) {
-      if (nd < sizeof digits)
-        digits[nd] = group[j];
-      else if (group[j] != '0')
-        sticky = 1;
-      ++nd;
-    }
-  }
-  x = (int)nd - 1 + decExp;     /* exponent of the first digit */
-
-  /* Round to SIGNIFICANT digits, half to even. */
-  if (nd > SIGNIFICANT) {
-    int up;
-    if (digits[SIGNIFICANT] > '5') {
-      up = 1;
-    } else if (digits[SIGNIFICANT] < '5') {
-      up = 0;
-    } else {
-      up = sticky || ((digits[SIGNIFICANT - 1] - '0') & 1);
-    }
-    nd = SIGNIFICANT;
-    if (up) {
-      i = nd;
-      while (i > 0 && digits[i - 1] == '9') {
-        digits[i - 1] = '0';
-        --i;
-      }
-      if (i > 0) {
-        ++digits[i - 1];
-      } else {
-        digits[0] = '1';        /* 99...9 became 100...0 */
-        ++x;
-      }
-    }
-  }
-  while (nd > 1 && digits[nd - 1] == '0')
-    --nd;
-
-  /* %g: scientific if the exponent is below -4 or at least the precision. */
-  if (x < -4 || x >= SIGNIFICANT) {
-    unsigned ex = (unsigned)(x < 0 ? -x : x);
-    putChar(w, digits[0]);
-    if (nd > 1) {
-      putChar(w, '.');
-      putChars(w, digits + 1, nd - 1);
-    }
-    putChar(w, 'e');
-    putChar(w, x < 0 ? '-' : '+');
-    putUnsigned(w, ex, 2);
-  } else if (x >= 0) {
-    for (i = 0; i <= (unsigned)x; ++i)
-      putChar(w, i < nd ? digits[i] : '0');
-    if (nd > (unsigned)x + 1) {
-      putChar(w, '.');
-      putChars(w, digits + x + 1, nd - (unsigned)x - 1);
-    }
-  } else {
-    putChars(w, "0.", 2);
-    for (i = 0; i < (unsigned)(-x - 1); ++i)
-      putChar(w, '0');
-    putChars(w, digits, nd);
-  }
+  n = doubleExact(mantissa, e, limbs, &decExp);
+  nd = doubleDigits(limbs, n, decExp, digits, &x);
+  putDigits(w, digits, nd, x);
 }
 
 
