@@ -213,6 +213,23 @@ static int prefixMatch(const FileStruct *log, const SentStruct *sent, size_t sen
   return boundary == skip;
 }
 
+/* appendUnsent -- at out, a block of the live block's events data[skip
+ * .. end), which the log lacks, under the live block's header: checked,
+ * and of no index (.stream.check).  Returns its length. */
+static size_t appendUnsent(unsigned char *out, EventBlockHeaderStruct *h, const FileStruct *live,
+                           const unsigned char *data, size_t skip, size_t end)
+{
+  h->length = (uint32_t)(live->blockHeaderLength + end - skip);
+  h->index = EVENT_BLOCK_INDEX_NONE;
+  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED);
+  h->check = 0;
+  EventBlockEncode(out, h, live->big);
+  memcpy(out + live->blockHeaderLength, data + skip, end - skip);
+  EventStore(out + offsetof(EventBlockHeaderStruct, check), EventBlockCheck(out, h->length), 4,
+             live->big);
+  return h->length;
+}
+
 /* EventRecover -- the log with the live file's unsent events appended.
  *
  * On success returns 0 and a malloc'd stream in *streamReturn (the
@@ -293,21 +310,12 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
         result->rejectedOffset = offset - h.length;
       continue;
     }
-    if (skip == end)
-      continue;
-    /* A block of the unsent events, with the live block's header. */
-    h.length = (uint32_t)(live.blockHeaderLength + end - skip);
-    h.index = EVENT_BLOCK_INDEX_NONE;
-    h.flags = (uint16_t)(h.flags | EVENT_BLOCK_CHECKED);
-    h.check = 0;
-    EventBlockEncode(out + outSize, &h, live.big);
-    memcpy(out + outSize + live.blockHeaderLength, data + skip, end - skip);
-    EventStore(out + outSize + offsetof(EventBlockHeaderStruct, check),
-               EventBlockCheck(out + outSize, h.length), 4, live.big);
-    outSize += h.length;
-    ++result->blocks;
-    for (size_t e = skip; e < end; e += (size_t)EventLoad(data + e + 2, 2, live.big))
-      ++result->events;
+    if (skip < end) {
+      outSize += appendUnsent(out + outSize, &h, &live, data, skip, end);
+      ++result->blocks;
+      for (size_t e = skip; e < end; e += (size_t)EventLoad(data + e + 2, 2, live.big))
+        ++result->events;
+    }
   }
   free(sent);
   *streamReturn = out;
