@@ -138,7 +138,7 @@ check stdin-default    stdin:basic 0 "$unknown"
 check dropped          basic    0 "the program dropped 3 events of kind Object (EventsDropped)"
 check v2               v2       0 "$unknown"
 check v2-big32         v2-big32 0 "$unknown"
-check v2-noend         v2-noend 1 "it is incomplete (39 events in 10 blocks)"
+check v2-noend         v2-noend 1 "it is incomplete (39 events in 10 blocks; it ends at offset"
 for v in basic big ptr32 big32 minor noend hz0sync hz0 v2 v2-big32 v2-noend; do
   oracle "$v"
 done
@@ -217,14 +217,17 @@ fi
 # Checked blocks (2.0, .stream.check): damage anywhere in a block, a
 # block missing, twice or of another session, and a cut, are found and
 # said, after every sound event before them is shown; exit 1.
-check v2-zero-code     v2-zero-code       1 "offset 2709: block damaged (thread 2, kind 2, 128 bytes)"
-check v2-flip          v2-flip            1 "offset 2985: block damaged (thread 1, kind 3, 1445 bytes)"
-check v2-missing       v2-missing         1 "block 4 of the log is missing: between offsets 2709 and 2837"
-check v2-dup           v2-dup             1 "offset 2837: block 3 of the log again (first at offset 2709): not read twice"
-check v2-foreign       v2-foreign         1 "offset 4762: block of another session: id 0xbadf00d, the stream's is 0x5e551011"
+check v2-zero-code     v2-zero-code       1 "offset 2713: block damaged (thread 2, kind 2, 128 bytes)"
+check v2-flip          v2-flip            1 "offset 2989: block damaged (thread 1, kind 3, 1445 bytes)"
+check v2-missing       v2-missing         1 "block 4 of the log is missing: between offsets 2713 and 2841"
+check v2-dup           v2-dup             1 "offset 2841: block 3 of the log again (first at offset 2713): its events are not shown twice"
+check v2-foreign       v2-foreign         1 "offset 4766: block of another session: id 0xbadf00d, the stream's is 0x5e551011"
 check v2-cut           v2-cut             1 "the 4 whole events before the cut are shown, unchecked; the rest of the block is lost"
-check v2-flip-resync   v2-flip            1 "skipped 1445 bytes to the next block at offset 4430" --resync
-check v2-count-flip    v2-flip            1 "offset 2985: block damaged" --count
+check v2-reorder       v2-reorder         1 "the log's blocks are not in the order written"
+check v2-dup-cut       v2-dup-cut         1 "block 3 of the log again (first at offset 2713): its events are not shown twice"
+check v2-header-flip   v2-header-flip     1 "header damaged: its check is"
+check v2-flip-resync   v2-flip            1 "skipped 1445 bytes to the next block at offset 4434" --resync
+check v2-count-flip    v2-flip            1 "offset 2989: block damaged" --count
 check v2-count-missing v2-missing         1 "block 4 of the log is missing" --count
 check v2-header-cut    v2-cut             1 "block cut short" --header
 

@@ -164,13 +164,16 @@ class Stream:
             for pname, pdoc in params:
                 var += s(pname) + s(pdoc)
         var += self.extra_header
-        length = 64 + len(var)
+        length = 64 + len(var) + (4 if self.v2() else 0)
         fixed = b"TELLTALE" + struct.pack("<HHH", *self.version)
         fixed += struct.pack(self.e + "H", 0x0102)
         fixed += struct.pack("<BBBBIQQQQII", self.psize, self.wsize, 1, 0, length,
                              self.hz, START_CLOCK, REALTIME0, MONOTONIC0, PID,
                              SESSION if self.v2() else 0)
         assert len(fixed) == 64
+        if self.v2():   # the header's check, flags byte as 0: .stream.header.check
+            head = fixed + var
+            var += struct.pack("<I", crc32c(head[:19] + b"\0" + head[20:]))
         return fixed + var
 
     def v2(self):
@@ -506,6 +509,22 @@ def variant(name):
         data[n["offset"]:n["offset"]] = data[b["offset"]:n["offset"]]
         return "block seq 3 at %d again at %d" % (b["offset"], n["offset"])
 
+    def m2_reorder(st, data):
+        b5, b6, b7 = block_of(st, 5), block_of(st, 6), block_of(st, 7)
+        five = bytes(data[b5["offset"]:b6["offset"]])
+        six = bytes(data[b6["offset"]:b7["offset"]])
+        data[b5["offset"]:b7["offset"]] = six + five
+        return "blocks seq 5 and 6 swapped"
+
+    def m2_dup_cut(st, data):
+        b3, b4 = block_of(st, 3), block_of(st, 4)
+        data += data[b3["offset"]:b3["offset"] + (b4["offset"] - b3["offset"]) // 2]
+        return "the first half of block seq 3 appended at the end"
+
+    def m2_header_flip(st, data):
+        data[100] ^= 0x04
+        return "one bit of the registry (offset 100) flipped"
+
     def m2_foreign(st, data):
         body = st.encode(ev("ObjectAlloc", 4800, st.addr(0x3000), 16, 8))
         head = st.block_header(36 + len(body), 2, 2, 10, 10, session=0x0BADF00D)
@@ -524,6 +543,9 @@ def variant(name):
         "v2-missing": m2_missing,
         "v2-dup": m2_dup,
         "v2-foreign": m2_foreign,
+        "v2-reorder": m2_reorder,
+        "v2-dup-cut": m2_dup_cut,
+        "v2-header-flip": m2_header_flip,
         "v2-cut": m2_cut,
         "trunc-header": m_trunc_header,
         "trunc-registry": m_trunc_registry,
@@ -553,7 +575,7 @@ VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0"
             "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
             "short-event", "bad-string", "block-kind", "empty",
             "v2", "v2-big32", "v2-noend", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",
-            "v2-foreign", "v2-cut"]
+            "v2-foreign", "v2-cut", "v2-reorder", "v2-dup-cut", "v2-header-flip"]
 
 
 def main():

@@ -108,6 +108,8 @@ static struct {
   char liveName[1040];
   int liveFailed;               /* mapping failed; reported once */
   int liveKeep;                 /* the log lost writes: keep the live file */
+  size_t liveHeaderLength;      /* its header, a page or more */
+  uint64_t liveRegions, liveRegionsSaid;  /* regions made; the count in its header */
   PlinthStream liveLog;         /* the log the live file is beside */
   struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse */
   int mapAllowed;               /* TELLTALE_MAP is not off */
@@ -850,6 +852,11 @@ static void putStr(HeaderBufStruct *h, const char *s)
   put(h, s, len);
 }
 
+static size_t roundUp(size_t size, size_t to)
+{
+  return (size + to - 1) / to * to;
+}
+
 /* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
 static int headerBuild(HeaderBufStruct *h, size_t padTo)
 {
@@ -896,17 +903,28 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
       putStr(h, e->paramDocs[j]);
     }
   }
-  /* Pad to padTo with zeros, inside the header length: the live
-   * file's regions start on a page.  .sol.live */
-  if (padTo > 0)
-    while (h->size % padTo != 0 && !h->failed)
-      putLE(h, 0, 1);
+  /* The header's length, then its check over all before it, flags
+   * byte as 0 (a live file's changes), .stream.header.check; a live
+   * file's header is padded to a page, its regions' count in its last
+   * bytes (.sol.recover). */
   if (h->failed) {
     PlinthFree(h->base);
     return 12; /* ENOMEM */
   }
-  for (size_t i = 0; i < 4; ++i)
-    h->base[20 + i] = (unsigned char)(h->size >> (8 * i));
+  {
+    size_t varEnd = h->size, total = varEnd + 4;
+    if (padTo > 0)
+      total = roundUp(total + EVENT_LIVE_REGIONS_LEN, padTo);
+    for (size_t i = 0; i < 4; ++i)
+      h->base[20 + i] = (unsigned char)(total >> (8 * i));
+    putLE(h, EventHeaderCheck(h->base, varEnd), 4);
+    while (h->size < total && !h->failed)
+      putLE(h, 0, 1);
+  }
+  if (h->failed) {
+    PlinthFree(h->base);
+    return 12; /* ENOMEM */
+  }
   return 0;
 }
 
@@ -994,10 +1012,6 @@ static void streamOpenFailed(const char *path, int code, const char *consequence
     say("cannot open ", path, ": ", PlinthStrError(code), consequence, NULL);
 }
 
-static size_t roundUp(size_t size, size_t to)
-{
-  return (size + to - 1) / to * to;
-}
 
 /* streamHeader -- write the header to a binary stream */
 static void streamHeader(EventStreamEntryStruct *entry)
@@ -1046,6 +1060,8 @@ static void liveStart(void)
   }
   res = headerBuild(&h, PlinthPageSize());
   if (res == 0) {
+    session.liveHeaderLength = h.size;
+    session.liveRegions = session.liveRegionsSaid = 0;
     res = PlinthStreamWrite(session.live, h.base, h.size);
     PlinthFree(h.base);
   }
@@ -1619,8 +1635,25 @@ static int liveRegion(size_t size, unsigned char **baseReturn)
   if (res == 0) {
     memset(base, 0, EVENT_BLOCK_HEADER_LEN);
     *baseReturn = base;
+    ++session.liveRegions;
   }
   return res;
+}
+
+/* liveRegionsSay -- the count of regions, in the live file's header's
+ * last bytes, once a new region has its header: a reader knows how many
+ * to find, so a live file cut short or zeroed is not taken for a whole
+ * one.  A write in place: a full disk allows it.  .sol.recover */
+static void liveRegionsSay(void)
+{
+  unsigned char bytes[EVENT_LIVE_REGIONS_LEN];
+  if (session.liveRegions == session.liveRegionsSaid)
+    return;
+  for (size_t i = 0; i < sizeof bytes; ++i)
+    bytes[i] = (unsigned char)(session.liveRegions >> (8 * i));
+  if (PlinthStreamWriteAt(session.live, session.liveHeaderLength - sizeof bytes, bytes,
+                          sizeof bytes) == 0)
+    session.liveRegionsSaid = session.liveRegions;
 }
 
 /* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
@@ -1678,6 +1711,7 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
       atomic_signal_fence(memory_order_release);
       memcpy(kb->slot[s], header, 4);
     }
+    liveRegionsSay();
     return 0;
   }
 memory:

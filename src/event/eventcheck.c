@@ -343,3 +343,14 @@ uint32_t EventLiveCheck(const unsigned char *header)
 {
   return EventCheck(0, header + 4, offsetof(EventBlockHeaderStruct, check) - 4);
 }
+
+uint32_t EventHeaderCheck(const unsigned char *header, size_t length)
+{
+  static const unsigned char zero = 0;
+  uint32_t crc;
+  if (length <= EVENT_STREAM_FLAGS_AT)
+    return EventCheck(0, header, length);
+  crc = EventCheck(0, header, EVENT_STREAM_FLAGS_AT);
+  crc = EventCheck(crc, &zero, 1);
+  return EventCheck(crc, header + EVENT_STREAM_FLAGS_AT + 1, length - EVENT_STREAM_FLAGS_AT - 1);
+}

@@ -38,6 +38,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_STREAM_SESSION_AT 60           /* the session id in the fixed part (2.0) */
 #define EVENT_STREAM_FLAGS_AT   19           /* the flags byte in the fixed part */
 #define EVENT_LIVE_LOG_FAILED   0x01u        /* flags of a live file: its log lost writes (2.0) */
+#define EVENT_LIVE_REGIONS_LEN  8            /* a live file's header ends with its region count */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 #define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */
@@ -122,6 +123,12 @@ static inline void EventBlockEncode(unsigned char *p, const EventBlockHeaderStru
  * start).  SSE4.2's crc32 instruction where the processor has it, else
  * a table.  Signal-safe.  design/telemetry.txt .stream.check */
 extern uint32_t EventCheck(uint32_t crc, const void *data, size_t size);
+
+/* EventHeaderCheck -- the check of a stream header's first length
+ * bytes, its flags byte (which a live file's writer changes) taken as
+ * 0: stored after the variable part (2.0).  design/telemetry.txt
+ * .stream.header.check */
+extern uint32_t EventHeaderCheck(const unsigned char *header, size_t length);
 
 /* EventLiveCheck -- the check of a live region's header: of bytes 4
  * to 32 (not the magic, which a free region clears), stored at 32.  The

@@ -206,7 +206,10 @@ typedef struct EventStreamInfoStruct {
   size_t skippedBytes;          /* bytes skipped because they were corrupt */
   size_t badBlocks;             /* blocks not read: damaged, cut short, another session's */
   size_t missingBlocks;         /* block indexes absent from the log (2.0 on) */
-  size_t duplicateBlocks;       /* block indexes found twice (2.0 on) */
+  size_t duplicateBlocks;       /* blocks found again, not read twice (2.0 on) */
+  size_t misorderedBlocks;      /* blocks not in the order written (2.0 on) */
+  int stopped;                  /* reading stopped at damage: the rest was not read */
+  uint64_t streamSize;          /* bytes in the stream */
   int streamEnd;                /* 1 if a StreamEnd event was seen */
   EventClock firstClock, lastClock;  /* the lowest and highest clock of the
                                    known events; 0 if there are none */
@@ -304,6 +307,7 @@ typedef struct EventRecoverStruct {
   size_t damaged;               /* live regions whose header is damaged: not recovered */
   size_t damagedOffset;         /* the first of them */
   int logFailed;                /* the program could not write all of its log */
+  size_t missing;               /* regions the program made that are not there */
 } EventRecoverStruct;
 
 extern int EventRecover(const unsigned char *log, size_t logSize,

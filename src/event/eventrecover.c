@@ -75,6 +75,8 @@ static int headerRead(FileStruct *f, const unsigned char *buf, size_t size)
     return 0;
   f->big = buf[14] == 0x01 && buf[15] == 0x02;
   f->blockHeaderLength = f->major >= 2 ? EVENT_BLOCK_HEADER_LEN : EVENT_BLOCK_HEADER_LEN_1;
+  if (f->major >= 2 && f->headerLength < EVENT_STREAM_FIXED_LEN + EVENT_LIVE_REGIONS_LEN)
+    return 0;
   f->session = f->major >= 2 ? (uint32_t)EventLoad(buf + EVENT_STREAM_SESSION_AT, 4, 0) : 0;
   return 1;
 }
@@ -213,6 +215,53 @@ static int prefixMatch(const FileStruct *log, const SentStruct *sent, size_t sen
   return boundary == skip;
 }
 
+static int cmpSeq(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* liveSeqsCollect -- the sequence numbers of the live file's blocks,
+ * sorted: a program has one live block of a number at a time, so one
+ * found twice is a region copied (damage), and neither is recovered */
+static int liveSeqsCollect(const FileStruct *live, uint64_t **seqsReturn, size_t *countReturn)
+{
+  size_t count = 0, offset, limit = live->size / LIVE_PAGE + 1;
+  uint64_t *seqs = malloc(limit * sizeof *seqs);
+  if (seqs == NULL)
+    return 0;
+  for (offset = live->headerLength;
+       offset < live->size && live->size - offset >= live->blockHeaderLength;) {
+    EventBlockHeaderStruct h;
+    EventBlockDecode(&h, live->base + offset, live->major, live->big);
+    if (!regionSound(live, live->base + offset, &h, live->size - offset)) {
+      offset = (offset / LIVE_PAGE + 1) * LIVE_PAGE;
+      continue;
+    }
+    if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) == 0 && count < limit)
+      seqs[count++] = h.seq;
+    offset += h.length;
+  }
+  qsort(seqs, count, sizeof *seqs, cmpSeq);
+  *seqsReturn = seqs;
+  *countReturn = count;
+  return 1;
+}
+
+/* seqTwice -- is seq in the sorted seqs more than once? */
+static int seqTwice(const uint64_t *seqs, size_t count, uint64_t seq)
+{
+  size_t lo = 0, hi = count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (seqs[mid] < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo + 1 < count && seqs[lo] == seq && seqs[lo + 1] == seq;
+}
+
 /* appendUnsent -- at out, a block of the live block's events data[skip
  * .. end), which the log lacks, under the live block's header: checked,
  * and of no index (.stream.check).  Returns its length. */
@@ -243,7 +292,8 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
 {
   FileStruct log, live;
   SentStruct *sent = NULL;
-  size_t sentCount = 0, offset, outSize;
+  size_t sentCount = 0, offset, outSize, regions, found = 0, liveSeqCount = 0;
+  uint64_t *liveSeqs = NULL;
   unsigned char *out;
   int failed = 0;
 
@@ -289,23 +339,37 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
    * the walk looks for the next checked header a page on.  Every step
    * moves on by at least a page.  .sol.recover */
   result->logFailed = (liveBytes[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_LOG_FAILED) != 0;
-  for (offset = live.headerLength; liveSize - offset >= live.blockHeaderLength;) {
+  if (!liveSeqsCollect(&live, &liveSeqs, &liveSeqCount)) {
+    free(sent);
+    free(out);
+    message(msg, msgSize, "out of memory");
+    return 1;
+  }
+  regions = (size_t)EventLoad(liveBytes + live.headerLength - EVENT_LIVE_REGIONS_LEN,
+                              EVENT_LIVE_REGIONS_LEN, 0);
+  for (offset = live.headerLength;
+       found < regions && offset < liveSize && liveSize - offset >= live.blockHeaderLength;) {
     const unsigned char *block = liveBytes + offset;
     const unsigned char *data = block + live.blockHeaderLength;
     EventBlockHeaderStruct h;
     size_t end, skip;
     EventBlockDecode(&h, block, live.major, live.big);
     if (!regionSound(&live, block, &h, liveSize - offset)) {
+      /* Zeros: a region claimed whose header was never written (only
+       * ever the last), or zeroed pages; else damage.  Either way its
+       * events are not recovered; regions counts what is missing. */
       if (!zeros(block, live.blockHeaderLength) && result->damaged++ == 0)
         result->damagedOffset = offset;
       offset = (offset / LIVE_PAGE + 1) * LIVE_PAGE;
       continue;
     }
+    ++found;
     offset += h.length;
     if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0)
       continue;
     end = dataEnd(data, h.length - live.blockHeaderLength, live.big);
-    if (!prefixMatch(&log, sent, sentCount, h.seq, data, end, live.big, &skip)) {
+    if (seqTwice(liveSeqs, liveSeqCount, h.seq)
+        || !prefixMatch(&log, sent, sentCount, h.seq, data, end, live.big, &skip)) {
       if (result->rejected++ == 0)
         result->rejectedOffset = offset - h.length;
       continue;
@@ -317,6 +381,9 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
         ++result->events;
     }
   }
+  /* A region claimed but never written is not in the count. */
+  result->missing = found < regions ? regions - found : 0;
+  free(liveSeqs);
   free(sent);
   *streamReturn = out;
   *sizeReturn = outSize;

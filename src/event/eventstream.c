@@ -179,6 +179,7 @@ struct EventStreamStruct {
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
   IndexEntryStruct *indexes;    /* the log's block indexes, for indexCheck */
+  TableStruct seen;             /* index -> offset of the block read with it */
   size_t indexCount, indexCapacity;
   int merging;                  /* mergeStart has run */
   SeqStruct *seqs;
@@ -535,6 +536,29 @@ static int parseRegistry(ParseStruct *ps)
 }
 
 /* parseHeader -- the fixed part, then the registry.  design/telemetry.txt .stream.header */
+/* parseHeaderCheck -- 2.0 on: the header's check, after the registry,
+ * over every byte before it.  A damaged header would misname every
+ * event, so it is refused.  design/telemetry.txt .stream.header.check */
+static int parseHeaderCheck(ParseStruct *ps)
+{
+  uint32_t stored, computed;
+  if (ps->stream->info.major < 2)
+    return 1;
+  if (ps->end - ps->pos < 4)
+    return parseFail(ps, ps->pos, "the header's check");
+  stored = (uint32_t)EventLoad(ps->stream->base + ps->pos, 4, 0);
+  computed = EventHeaderCheck(ps->stream->base, ps->pos);
+  if (stored != computed) {
+    formatMessage(ps->msg, ps->msgSize,
+                  "offset %" PRIu64 ": header damaged: its check is 0x%08" PRIx32
+                  ", its bytes give 0x%08" PRIx32 ", so its registry cannot be trusted",
+                  (uint64_t)ps->pos, stored, computed);
+    return 0;
+  }
+  ps->pos += 4;
+  return 1;
+}
+
 /* parseVersion -- the magic and the version: another major may have
  * another header.  Returns EventStreamOK or the refusal. */
 static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t msgSize)
@@ -658,7 +682,7 @@ static EventStreamRes parseHeader(EventStreamStruct *stream, char *msg, size_t m
   ps.end = info->headerLength;
   ps.msg = msg;
   ps.msgSize = msgSize;
-  if (!parseRegistry(&ps))
+  if (!parseRegistry(&ps) || !parseHeaderCheck(&ps))
     return EventStreamREFUSED;
   /* A newer minor may add fields: skip them.  design/telemetry.txt .stream.header.var */
   info->registry = &stream->registry;
@@ -1041,24 +1065,40 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   return 0;
 }
 
-/* indexNote -- note a block's index and offset, for indexCheck */
-static void indexNote(EventStreamStruct *stream, const BlockStruct *block)
+/* indexNote -- note a block's index and offset, for indexCheck.
+ * Returns 0, having said so, if a block with this index was read
+ * already: the log holds it twice (spliced, or a write repeated), and
+ * its events are not read again.  design/telemetry.txt .stream.check */
+static int indexNote(EventStreamStruct *stream, const BlockStruct *block)
 {
+  TableEntryStruct *first;
+  size_t offset = stream->origin + block->offset;
   if (block->index == EVENT_BLOCK_INDEX_NONE)
-    return;
+    return 1;
+  first = tableFind(&stream->seen, block->index);
+  if (first != NULL && first->used) {
+    ++stream->info.duplicateBlocks;
+    addProblem(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log again (first at offset %"
+               PRIu64 "): its events are not shown twice", (uint64_t)offset,
+               (uint64_t)block->index, first->value);
+    return 0;
+  }
+  if (tableSet(&stream->seen, block->index, offset))
+    stream->outOfMemory = 1;
   if (stream->indexCount == stream->indexCapacity) {
     size_t capacity = stream->indexCapacity == 0 ? 64 : stream->indexCapacity * 2;
     IndexEntryStruct *bigger = realloc(stream->indexes, capacity * sizeof *bigger);
     if (bigger == NULL) {
       stream->outOfMemory = 1;
-      return;
+      return 1;
     }
     stream->indexes = bigger;
     stream->indexCapacity = capacity;
   }
   stream->indexes[stream->indexCount].index = block->index;
-  stream->indexes[stream->indexCount].offset = stream->origin + block->offset;
+  stream->indexes[stream->indexCount].offset = offset;
   ++stream->indexCount;
+  return 1;
 }
 
 static int indexEntryCompare(const void *a, const void *b)
@@ -1069,47 +1109,49 @@ static int indexEntryCompare(const void *a, const void *b)
   return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* indexCheck -- every block the log was written with is there once:
- * the indexes read are 0 to the highest, none twice.  Only where the
- * walk read to the end: a walk stopped at damage reports that.
- * design/telemetry.txt .stream.check */
+/* indexCheck -- every block the log was written with is there, in the
+ * order written: the indexes read rise in file order from 0 to the
+ * highest.  Only where the walk read to the end: a walk stopped at
+ * damage reports that.  design/telemetry.txt .stream.check */
 static void indexCheck(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
   IndexEntryStruct *e = stream->indexes;
-  size_t n = stream->indexCount, reports = 0;
+  size_t n = stream->indexCount, reports = 0, outOfOrder = 0;
   uint64_t expect = 0;
   if (n == 0)
     return;
+  for (size_t i = 1; i < n; ++i)
+    if (e[i].index < e[i - 1].index && outOfOrder++ == 0)
+      addProblem(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log comes after block %"
+                 PRIu64 " (at offset %" PRIu64 "): the log's blocks are not in the order written",
+                 (uint64_t)e[i].offset, (uint64_t)e[i].index, (uint64_t)e[i - 1].index,
+                 (uint64_t)e[i - 1].offset);
+  info->misorderedBlocks = outOfOrder;
   qsort(e, n, sizeof *e, indexEntryCompare);
   for (size_t i = 0; i < n; ++i) {
-    if (e[i].index < expect) {
-      ++info->duplicateBlocks;
-      if (++reports <= 8)
-        addProblem(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log again (first at offset %" PRIu64 "): not read twice",
-                   (uint64_t)e[i].offset, (uint64_t)e[i].index, (uint64_t)e[i - 1].offset);
-      continue;
-    }
     if (e[i].index > expect) {
       info->missingBlocks += e[i].index - expect;
       if (++reports <= 8) {
         if (e[i].index == expect + 1)
-          addProblem(stream, "block %" PRIu64 " of the log is missing: between offsets %" PRIu64 " and %" PRIu64 "",
-                     (uint64_t)expect, expect == 0 ? (uint64_t)info->headerLength : (uint64_t)e[i - 1].offset,
+          addProblem(stream, "block %" PRIu64 " of the log is missing: between offsets %" PRIu64
+                     " and %" PRIu64, expect,
+                     expect == 0 ? (uint64_t)info->headerLength : (uint64_t)e[i - 1].offset,
                      (uint64_t)e[i].offset);
         else if (expect == 0)
-          addProblem(stream, "blocks 0 to %" PRIu64 " of the log are missing: the first block there is at offset %" PRIu64 "",
-                     (uint64_t)e[i].index - 1, (uint64_t)e[i].offset);
-        else
-          addProblem(stream, "blocks %" PRIu64 " to %" PRIu64 " of the log are missing: between offsets %" PRIu64 " and %" PRIu64 "",
-                     (uint64_t)expect, (uint64_t)e[i].index - 1, (uint64_t)e[i - 1].offset,
+          addProblem(stream, "blocks 0 to %" PRIu64 " of the log are missing: the first block "
+                     "there is at offset %" PRIu64, (uint64_t)e[i].index - 1,
                      (uint64_t)e[i].offset);
+        else
+          addProblem(stream, "blocks %" PRIu64 " to %" PRIu64 " of the log are missing: between "
+                     "offsets %" PRIu64 " and %" PRIu64, expect, (uint64_t)e[i].index - 1,
+                     (uint64_t)e[i - 1].offset, (uint64_t)e[i].offset);
       }
     }
     expect = (uint64_t)e[i].index + 1;
   }
   if (reports > 8)
-    addProblem(stream, "%" PRIu64 " more faults in the order of blocks not listed", (uint64_t)reports - 8);
+    addProblem(stream, "%" PRIu64 " more gaps in the log's blocks not listed", (uint64_t)reports - 8);
 }
 
 /* blockFault -- report a bad block at pos; with resync, skip to the
@@ -1181,26 +1223,34 @@ static void indexBlocks(EventStreamStruct *stream)
     if (pos >= stream->size)
       break;
     if (!blockRead(stream, pos, &block, what, sizeof what)) {
-      if (block.cut) {
-        blockCut(stream, &index, &block, what);
+      if (block.cut) {          /* the end: its events, if not read already */
+        if (indexNote(stream, &block))
+          blockCut(stream, &index, &block, what);
+        else
+          ++info->badBlocks;
         complete = 0;
         break;
       }
       pos = blockFault(stream, pos, what);
       if (pos == 0) {
         complete = 0;
+        info->stopped = 1;
         break;
       }
       continue;
     }
+    if (!indexNote(stream, &block)) {
+      pos += block.length;
+      continue;
+    }
     ++info->blockCount;
-    indexNote(stream, &block);
     if (!indexEvents(stream, &index, &block, pos + block.length)) {
       ++info->badBlocks;
       if (!resync) {
         if (block.dataEnd > pos + headerLength && !addBlock(stream, &block))
           stream->outOfMemory = 1;
         complete = 0;
+        info->stopped = pos + block.length < stream->size || stream->read != NULL;
         break;
       }
       info->skippedBytes += pos + block.length - block.dataEnd;
@@ -1213,6 +1263,7 @@ static void indexBlocks(EventStreamStruct *stream)
   }
   if (complete)
     indexCheck(stream);
+  info->streamSize = stream->origin + stream->size;
   if (stream->read != NULL) {   /* the scan is over: its window goes */
     free(stream->window);
     stream->window = NULL;
@@ -1457,6 +1508,7 @@ void EventStreamClose(EventStreamStruct *stream)
     free(stream->problems[i]);
   free(stream->problems);
   free(stream->interns.entries);
+  free(stream->seen.entries);
   free(stream->labels.entries);
   free(stream->heap);
   free(stream->seqs);

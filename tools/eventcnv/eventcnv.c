@@ -178,6 +178,11 @@ static int ReadAll(int fd, InputStruct *in)
       return errno;
     }
     in->size += (size_t)n;
+    /* Not a stream (/dev/zero, say): read no further; the reader says
+     * what it is not.  .eventcnv.reader */
+    if (in->size >= EVENT_STREAM_MAGIC_LEN
+        && memcmp(in->data, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) != 0)
+      return 0;
   }
 }
 
@@ -279,6 +284,8 @@ static struct {
   size_t rejected, rejectedOffset;  /* live blocks that did not fit the log */
   size_t damaged, damagedOffset;    /* live regions with damaged headers */
   int logFailed;                /* the program could not write all of its log */
+  size_t missing;               /* live regions missing (the live file cut short) */
+  int refused;                  /* there was a live file, but it was not read */
   char path[4096];              /* LOG.live */
 } recovered;
 
@@ -292,6 +299,7 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
   unsigned char *merged;
   size_t size;
   EventRecoverStruct result;
+  struct stat st;
   char msg[256];
   int err;
   if (path == NULL || strcmp(path, "-") == 0)
@@ -299,16 +307,25 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
   if (snprintf(livePath, sizeof livePath, "%s.live", path) >= (int)sizeof livePath)
     return 0;
   memset(&live, 0, sizeof live);
-  err = ReadInput(livePath, &live);
-  if (err == ENOENT)
-    return 0;
+  /* A live file is a regular file the program made: anything else (a
+   * directory, a FIFO, a device, a link to one) is not read, and the
+   * log is read alone.  .sol.recover */
+  if (stat(livePath, &st) != 0) {
+    if (errno == ENOENT)
+      return 0;
+    err = errno;
+  } else
+    err = S_ISREG(st.st_mode) ? ReadInput(livePath, &live) : EINVAL;
   if (err != 0) {
-    fprintf(stderr, "%s: %s: %s\n", programName, livePath, strerror(err));
-    return 1;
+    fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath,
+            err == EINVAL ? "not a regular file, so not a live file" : strerror(err));
+    recovered.refused = 1;
+    return 0;
   }
   if (EventRecover(in->data, in->size, live.data, live.size, &merged, &size, &result,
                    msg, sizeof msg) != 0) {
     fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath, msg);
+    recovered.refused = 1;
     InputFree(&live);
     return 0;
   }
@@ -327,6 +344,7 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
   recovered.damaged = result.damaged;
   recovered.damagedOffset = result.damagedOffset;
   recovered.logFailed = result.logFailed;
+  recovered.missing = result.missing;
   memcpy(recovered.path, livePath, sizeof recovered.path);
   return 0;
 }
@@ -524,7 +542,7 @@ static void Recovered(char *buf, size_t size, const EventStreamInfoStruct *info)
                    (unsigned long)info->eventCount, info->eventCount == 1 ? "" : "s",
                    (unsigned long)info->blockCount, info->blockCount == 1 ? "" : "s");
   if (n > 0 && (size_t)n < size && recovered.done)
-    snprintf(buf + n, size - (size_t)n, ", %lu of them from %s",
+    snprintf(buf + n, size - (size_t)n, ", %lu of them from %s (a live file's events carry no check)",
              (unsigned long)recovered.events, recovered.path);
 }
 
@@ -550,7 +568,9 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
 {
   char counts[4096 + 200];
   size_t running = Running(info);
-  if (!info->streamEnd && recovered.done) {
+  if (info->stopped) {
+    snprintf(buf, size, "not known: reading stopped at damage");
+  } else if (!info->streamEnd && recovered.done) {
     Recovered(counts, sizeof counts, info);
     snprintf(buf, size, "no StreamEnd: recovered after a crash (%s)", counts);
   } else if (!info->streamEnd) {
@@ -607,10 +627,11 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
     printf("blocks        %lu, %s\n", (unsigned long)info->blockCount,
            info->major >= 2 ? "every one checked and sound" : "sound (1.0: not checked)");
   else
-    printf("blocks        %lu sound; damaged: %lu bad, %lu missing, %lu twice, %lu bytes "
-           "skipped (see the messages)\n", (unsigned long)info->blockCount,
+    printf("blocks        %lu sound; damaged: %lu bad, %lu missing, %lu twice, %lu out of "
+           "order, %lu bytes skipped (see the messages)\n", (unsigned long)info->blockCount,
            (unsigned long)info->badBlocks, (unsigned long)info->missingBlocks,
-           (unsigned long)info->duplicateBlocks, (unsigned long)info->skippedBytes);
+           (unsigned long)info->duplicateBlocks, (unsigned long)info->misorderedBlocks,
+           (unsigned long)info->skippedBytes);
   {
     char ending[8192];
     Ending(ending, sizeof ending, info);
@@ -677,11 +698,20 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
             "%s events were not recovered\n", programName, name, (unsigned long)recovered.damaged,
             recovered.damaged == 1 ? "" : "s", recovered.path, (unsigned long)recovered.damagedOffset,
             recovered.damaged == 1 ? "has" : "have", recovered.damaged == 1 ? "its" : "their");
+  if (recovered.missing > 0)
+    fprintf(stderr, "%s: %s: %s holds %lu region%s fewer than the program made (cut short or "
+            "zeroed): the events in %s were not recovered\n", programName, name, recovered.path,
+            (unsigned long)recovered.missing, recovered.missing == 1 ? "" : "s",
+            recovered.missing == 1 ? "it" : "them");
   if (recovered.logFailed)
     fprintf(stderr, "%s: %s: the program could not write all of its log (%s says a write "
             "failed, a full disk perhaps): the events it sent after that are lost, but for "
             "those recovered from the live file\n", programName, name, recovered.path);
-  if (!info->streamEnd && recovered.done) {
+  if (info->stopped) {
+    fprintf(stderr, "%s: %s: reading stopped at the damage said above, so whether the stream "
+            "ended cleanly after it is not known (--resync reads on past damage)\n",
+            programName, name);
+  } else if (!info->streamEnd && recovered.done) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
     fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event): the program "
@@ -691,9 +721,10 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
     fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event) and there is "
-            "no live file to recover from: it is incomplete (%s); the events the program held "
-            "in its buffers when it stopped are lost, or it is still running without one\n",
-            programName, name, counts);
+            "no live file to recover from: it is incomplete (%s; it ends at offset %llu); the "
+            "events the program held in its buffers when it stopped are lost, or it is still "
+            "running without one\n", programName, name, counts,
+            (unsigned long long)info->streamSize);
   }
 }
 
@@ -701,7 +732,8 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
  * the program emitted: exit 0 says so.  design/telemetry.txt .eventcnv.exit */
 static int Complete(const EventStreamInfoStruct *info)
 {
-  if (recovered.rejected > 0 || recovered.damaged > 0 || recovered.logFailed)
+  if (recovered.rejected > 0 || recovered.damaged > 0 || recovered.logFailed
+      || recovered.missing > 0)
     return 0;
   return info->streamEnd ? Lossless(info) : recovered.done;
 }
