@@ -7,13 +7,14 @@
 # per case and ends with "N passed, N failed"; exits 1 on any failure.
 #
 # Bad registries: every tests/gen/*.h is a copy of one small valid
-# registry with ONE defect, named for the error gen must report.  Its
-# first two lines say how to run and what to expect:
-#   line 1: /* expect: LINE: SUBSTRING */
-#           gen must exit 1 and print exactly one line on stderr, which
-#           starts "tests/gen/NAME.h:LINE: " and contains SUBSTRING
-#   line 2: /* core */ to run with --core eventdef.h (the client is
-#           merged with telltale's registry), anything else to run alone
+# registry with a defect, named for the error gen must report.  Its
+# first lines say what to expect and how to run:
+#   /* expect: LINE: SUBSTRING */, one line per error, in order:
+#           gen must exit 1 and print exactly these lines on stderr,
+#           each starting "tests/gen/NAME.h:LINE: " and containing
+#           SUBSTRING (gen reports every error in a file)
+#   then /* core */ to run with --core eventdef.h (the client is merged
+#           with telltale's registry), anything else to run alone
 # and no Python traceback may appear.
 #
 # Also: the valid registries generate; output is deterministic, says DO
@@ -39,29 +40,43 @@ gen_run() {
   rc=$?
 }
 
-# check_error NAME FILE LINE SUBSTRING GEN-ARGS... -- gen must reject,
-# naming FILE
-check_error() {
-  local name=$1 file=$2 line=$3 sub=$4
-  shift 4
+# check_errors NAME FILE EXPECT GEN-ARGS... -- gen must reject, printing
+# one line per line of EXPECT ("LINE SUBSTRING"), each naming FILE
+check_errors() {
+  local name=$1 file=$2 expect=$3
+  shift 3
   gen_run --out "$tmp/bad" "$@"
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  local first
-  first=$(head -n 1 "$tmp/err")
+  local want got
+  want=$(printf '%s\n' "$expect" | wc -l)
+  got=$(wc -l <"$tmp/err")
   if grep -q Traceback "$tmp/err" "$tmp/out"; then
     fail "$name" "Python traceback: $(tail -n 1 "$tmp/err")"
+    return
   elif [ "$rc" -ne 1 ]; then
-    fail "$name" "exit status $rc, not 1: $first"
-  elif [ "$lines" -ne 1 ]; then
-    fail "$name" "$lines lines on stderr, not 1: $first"
-  elif [ "${first#"$file:$line: "}" = "$first" ]; then
-    fail "$name" "expected '$file:$line: ...', got: $first"
-  elif [[ "$first" != *"$sub"* ]]; then
-    fail "$name" "expected '$sub' in: $first"
-  else
-    ok "$name"
+    fail "$name" "exit status $rc, not 1: $(head -n 1 "$tmp/err")"
+    return
+  elif [ "$got" -ne "$want" ]; then
+    fail "$name" "$got lines on stderr, not $want: $(head -n 1 "$tmp/err")"
+    return
   fi
+  local n=0 line sub actual
+  while read -r line sub; do
+    n=$((n + 1))
+    actual=$(sed -n "${n}p" "$tmp/err")
+    if [ "${actual#"$file:$line: "}" = "$actual" ]; then
+      fail "$name" "expected '$file:$line: ...', got: $actual"
+      return
+    elif [[ "$actual" != *"$sub"* ]]; then
+      fail "$name" "expected '$sub' in: $actual"
+      return
+    fi
+  done <<<"$expect"
+  ok "$name"
+}
+check_error() {   # check_error NAME FILE LINE SUBSTRING GEN-ARGS...
+  local name=$1 file=$2 expect="$3 $4"
+  shift 4
+  check_errors "$name" "$file" "$expect" "$@"
 }
 
 # Bad registries, one error each.
@@ -69,14 +84,15 @@ count=0
 for file in tests/gen/*.h; do
   count=$((count + 1))
   name=gen/$(basename "$file" .h)
-  expect=$(sed -n '1s|^/\* expect: \([0-9][0-9]*\): \(.*\) \*/$|\1 \2|p' "$file")
+  expect=$(sed -n '/^\/\* expect: /!q; s|^/\* expect: \([0-9][0-9]*\): \(.*\) \*/$|\1 \2|p' "$file")
   if [ -z "$expect" ]; then
     fail "$name" "line 1 is not /* expect: LINE: SUBSTRING */"
     continue
   fi
   core=()
-  [ "$(sed -n 2p "$file")" = "/* core */" ] && core=(--core "$CORE")
-  check_error "$name" "$file" "${expect%% *}" "${expect#* }" "${core[@]+"${core[@]}"}" "$file"
+  [ "$(sed -n "$(($(printf '%s\n' "$expect" | wc -l) + 1))p" "$file")" = "/* core */" ] &&
+    core=(--core "$CORE")
+  check_errors "$name" "$file" "$expect" "${core[@]+"${core[@]}"}" "$file"
 done
 [ "$count" -ge 30 ] && ok "gen/count" || fail "gen/count" "only $count files in tests/gen"
 
@@ -137,6 +153,24 @@ valid core eventdef.h
 valid pool examples/pool/eventdef.h --core "$CORE" --with src/malloc/eventdef.h
 valid test tests/eventdef.h --core "$CORE"
 generate malloc "$tmp/malloc.a" src/malloc/eventdef.h --core "$CORE"
+
+# A client registry without telltale's own events, generated alone,
+# would write logs that cannot be read: gen refuses it.
+check_error gen/no-core examples/pool/eventdef.h 1 "a client registry needs gen --core" \
+  examples/pool/eventdef.h
+
+# A client may declare a standard kind it uses: it merges with
+# telltale's, at telltale's index (Pool is 2), and is listed once.
+if generate kind-merge "$tmp/merge" tests/gen/good/kind-merge.h --core "$CORE"; then
+  if [ "$(grep -c '"Pool"' "$tmp/merge/eventgen.c")" -ne 1 ]; then
+    fail valid/kind-merge "Pool is not in the kind table once"
+  elif ! grep -q 'EventKindPool = 2,' "$tmp/merge/eventgen.h" ||
+       ! grep -q 'EVENT_BEGIN(EventStructBeta, EventKindPool,\|{0x0101, 2,\|\.kind = 2' "$tmp/merge/eventgen.c" "$tmp/merge/eventgen.h"; then
+    fail valid/kind-merge "Beta is not of kind Pool (2)"
+  else
+    ok valid/kind-merge
+  fi
+fi
 
 # Usage.
 usage() {   # usage NAME STATUS ARGS...

@@ -1,5 +1,5 @@
 /* expect: 13: always must be TRUE or FALSE, not 'MAYBE' */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

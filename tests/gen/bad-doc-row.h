@@ -1,5 +1,5 @@
 /* expect: 17: expected DOC(Name, "doc") or PARAM(name, "doc") */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

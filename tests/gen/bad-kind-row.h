@@ -1,5 +1,5 @@
 /* expect: 10: expected KIND(Name, "doc") */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 13: expected RELATION(Name, code, always, Kind, FORMAT) */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

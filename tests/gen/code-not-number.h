@@ -1,5 +1,5 @@
 /* expect: 13: code '0x' is not a number */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

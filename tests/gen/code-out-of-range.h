@@ -1,5 +1,5 @@
 /* expect: 14: code 0x10000 of Beta is out of range */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

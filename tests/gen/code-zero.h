@@ -1,5 +1,5 @@
-/* expect: 13: code 0x0 of Alpha is out of range */
-/* standalone */
+/* expect: 13: code 0x0000 of Alpha is reserved for telltale */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

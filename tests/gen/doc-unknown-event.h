@@ -1,5 +1,6 @@
-/* expect: 21: DOC for unknown event Betta */
-/* standalone */
+/* expect: 15: event Beta has no DOC row */
+/* expect: 22: DOC for unknown event Betta */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

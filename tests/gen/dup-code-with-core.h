@@ -1,4 +1,4 @@
-/* expect: 13: duplicate code 0x0004: Alpha and Intern */
+/* expect: 13: code 0x0004 of Alpha is reserved for telltale */
 /* core */
 
 #ifndef gentest_h

@@ -1,5 +1,5 @@
 /* expect: 14: duplicate code 0x0100 */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

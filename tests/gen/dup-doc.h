@@ -1,5 +1,6 @@
-/* expect: 21: event Alpha is documented twice */
-/* standalone */
+/* expect: 15: event Beta has no DOC row */
+/* expect: 22: event Alpha is documented twice */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 11: duplicate kind Extra */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 15: duplicate event name Alpha */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 19: duplicate parameter p in Alpha */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

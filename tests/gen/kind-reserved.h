@@ -1,5 +1,5 @@
 /* expect: 11: kind name Record is reserved */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 12: EVENT_LIST must take (RELATION, RETIRED) */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

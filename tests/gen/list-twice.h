@@ -1,5 +1,5 @@
 /* expect: 12: EVENT_KIND_LIST is defined twice */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 14: event Beta has no DOC row */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 22: EVENT_KIND_LIST is missing */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

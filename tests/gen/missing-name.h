@@ -1,5 +1,5 @@
 /* expect: 1: EVENT_REGISTRY_NAME is missing */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 13: longer than 63 characters */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 17: not UTF-8 */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

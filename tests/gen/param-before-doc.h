@@ -1,5 +1,5 @@
 /* expect: 17: PARAM before any DOC */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 17: format PAW (3 parameters) but 4 PARAM rows */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 18: parameter name int of Alpha is reserved */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

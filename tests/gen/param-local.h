@@ -1,5 +1,5 @@
 /* expect: 23: parameter name _length of Beta is reserved */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 18: parameter name Axxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx is longer than 63 */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

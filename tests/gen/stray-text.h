@@ -1,5 +1,5 @@
 /* expect: 8: expected a comment, a preprocessor line or a list definition */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

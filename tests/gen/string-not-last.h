@@ -1,5 +1,5 @@
 /* expect: 14: must be the last parameter */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

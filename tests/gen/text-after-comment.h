@@ -1,5 +1,5 @@
 /* expect: 3: text after the end of a comment */
-/* standalone */
+/* core */
 /* a comment */ int stray;
 #ifndef gentest_h
 #define gentest_h

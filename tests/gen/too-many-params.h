@@ -1,5 +1,5 @@
 /* expect: 13: has more than 16 parameters */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 14: there can be only one */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

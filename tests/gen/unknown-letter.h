@@ -1,5 +1,5 @@
 /* expect: 13: unknown format letter 'X' */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 26: unterminated comment */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h

@@ -1,5 +1,5 @@
 /* expect: 23: EVENT_DOC_LIST does not end */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
