@@ -22,6 +22,8 @@
 # header compiles, while an emitter of the wrong format fails to compile
 # with an error naming the event (.gen.check), under gcc and clang; doc
 # text with "*/" in it compiles.
+#
+# GEN=FILE tests another generator (an older gen, to see a test fail).
 set -u
 
 PYTHON=${PYTHON:-python3}
@@ -36,7 +38,7 @@ fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 # gen_run ARGS... -- run gen; leaves $rc, $tmp/out and $tmp/err
 gen_run() {
-  "$PYTHON" gen "$@" >"$tmp/out" 2>"$tmp/err"
+  $PYTHON ${GEN:-gen} "$@" >"$tmp/out" 2>"$tmp/err"
   rc=$?
 }
 
@@ -244,6 +246,55 @@ elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth
   fail valid/comment-text "$(grep -m 1 error "$tmp/cc")"
 else
   ok valid/comment-text
+fi
+
+# Registry strings are C (.reg.file): every C escape is read and written
+# back so that the generated C compiles; a trigraph (-std=c11 reads them)
+# and a file name that is not UTF-8 or holds "*/" are escaped too.
+# compiles REGISTRY-DIR NAME -- eventgen.c and a use of the header compile
+compiles() {
+  local dir=$1 name=$2 cc
+  for cc in gcc clang; do
+    command -v "$cc" >/dev/null || continue
+    if ! "$cc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+         -I"$dir" "$dir/eventgen.c" "$tmp/right.c" >"$tmp/cc" 2>&1; then
+      fail "$name" "$cc: $(grep -m 1 error "$tmp/cc")"
+      return 1
+    fi
+  done
+}
+odd=$(printf '%s/odd-\377-*/name.h' "$tmp")
+mkdir -p "${odd%/*}"
+sed -e 's|"the object"|"tab\\there, \\x41\\101\\u00e9, \\"quoted\\", what??/ \\?\\?= \\a\\b\\f\\n\\r\\v\\\\"|' \
+    examples/pool/eventdef.h >"$odd"
+if generate odd-strings "$tmp/odd" "$odd" --core "$CORE" --with src/malloc/eventdef.h &&
+   compiles "$tmp/odd" valid/odd-strings; then
+  want='tab\011here, AA'$'\303\251'', \"quoted\", what\?\?/ \?\?= \007\010\014\012\015\013\\",' 
+  if ! grep -qF "$want" "$tmp/odd/eventgen.c"; then
+    fail valid/odd-strings "the doc is not as expected: $(grep -m 1 'tab' "$tmp/odd/eventgen.c")"
+  elif ls "$tmp/odd" | grep -q tmp; then
+    fail valid/odd-strings "a temporary file was left behind"
+  else
+    ok valid/odd-strings
+  fi
+fi
+
+# A file that is not regular (/dev/zero would never end) is refused at
+# once, and a failed write leaves no temporary file behind.
+if ! command -v timeout >/dev/null; then
+  fail gen/dev-zero "no timeout"
+else
+  PYTHON="timeout 10 $PYTHON" check_error gen/dev-zero /dev/zero 0 "not a regular file" \
+    --core "$CORE" /dev/zero
+fi
+mkdir -p "$tmp/unwritable/eventgen.c"
+gen_run --core "$CORE" --out "$tmp/unwritable" tests/eventdef.h
+if [ "$rc" -ne 1 ] || grep -q Traceback "$tmp/err"; then
+  fail gen/write-fails "exit status $rc: $(tail -n 1 "$tmp/err")"
+elif ls "$tmp/unwritable" | grep -q tmp; then
+  fail gen/write-fails "a temporary file was left behind: $(ls "$tmp/unwritable")"
+else
+  ok gen/write-fails
 fi
 
 echo "$passed passed, $failed failed"
