@@ -224,8 +224,8 @@ for cc in gcc clang; do
     fi
     if "$cc" "${flags[@]}" "$tmp/wrong.c" >"$tmp/cc" 2>&1; then
       fail "compile/$cc/variety$variety/wrong" "EVENT_PW(PoolAlloc, ...) compiled"
-    elif ! grep error "$tmp/cc" | grep -q PoolAlloc; then
-      fail "compile/$cc/variety$variety/wrong" "no error names PoolAlloc: $(grep -m 1 error "$tmp/cc")"
+    elif ! grep error "$tmp/cc" | grep -q "PoolAlloc has format PAW"; then
+      fail "compile/$cc/variety$variety/wrong" "no error names PoolAlloc's format: $(grep -m 1 error "$tmp/cc")"
     else
       ok "compile/$cc/variety$variety/wrong"
     fi
@@ -277,6 +277,37 @@ if generate odd-strings "$tmp/odd" "$odd" --core "$CORE" --with src/malloc/event
   else
     ok valid/odd-strings
   fi
+fi
+
+# Events named like telltale's own types compile beside eventread.h.
+printf '#include "event.h"\n#include "eventread.h"\nvoid f(void);\nvoid f(void) { EVENT_W(Layout, 1); EVENT_WS(Registry, 2, "s"); }\n' >"$tmp/names.c"
+if generate reader-names "$tmp/names" tests/gen/good/reader-names.h --core "$CORE"; then
+  if gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth -I"$tmp/names" \
+       "$tmp/names/eventgen.c" "$tmp/names.c" >"$tmp/cc" 2>&1; then
+    ok valid/reader-names
+  else
+    fail valid/reader-names "$(grep -m 1 error "$tmp/cc")"
+  fi
+fi
+
+# No kind may be named so that EventKind<Kind> is one of telltale's own
+# names: gen's RESERVED_KINDS must list every such name in the sources.
+# No hand-written name takes the form of an event's generated names.
+reserved=$(sed -n 's/^RESERVED_KINDS = {\(.*\)}$/\1/p' "${GEN:-gen}" | tr -d '"' | tr -d ' ' | tr , '\n')
+kinds=$(sed -n 's/^ *KIND(\([A-Za-z0-9_]*\),.*/\1/p' eventdef.h src/malloc/eventdef.h)
+events=$(sed -n 's/^ *\(RELATION\|RETIRED\)( *\([A-Za-z0-9_]*\) *,.*/\2/p' eventdef.h src/malloc/eventdef.h)
+missing=
+for name in $(grep -rhoE '\bEventKind[A-Z][A-Za-z0-9_]*' src tools | sort -u); do
+  printf '%s\n' $reserved $kinds | grep -qx "${name#EventKind}" || missing="$missing $name"
+done
+for name in $(grep -rhoE '\bEvent(Code|Struct|Emit|Check)[A-Z][A-Za-z0-9_]*' src tools | sort -u); do
+  suffix=$(printf '%s' "$name" | sed -E 's/^Event(Code|Struct|Emit|Check)//')
+  printf '%s\n' $events | grep -qx "$suffix" || missing="$missing $name"
+done
+if [ -n "$missing" ]; then
+  fail gen/reserved-names "names an event or kind could clash with:$missing"
+else
+  ok gen/reserved-names
 fi
 
 # A file that is not regular (/dev/zero would never end) is refused at

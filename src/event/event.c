@@ -866,13 +866,13 @@ static void clockSync(void)
   EventClock clock = 0;
   uint64_t monotonic = 0, realtime;
 #if EVENT_VARIETY != EVENT_VARIETY_OFF   /* the generated emitters' rule: .sol.variety */
-  EVENT_BEGIN(EventClockSyncStruct, EventKindTelltale, EventCodeClockSync,
-              sizeof(EventClockSyncStruct))
+  EVENT_BEGIN(EventStructClockSync, EventKindTelltale, EventCodeClockSync,
+              sizeof(EventStructClockSync))
     clockPair(&clock, &monotonic, &realtime);
     _event->header.clock = clock;
     _event->monotonic = (EventW)monotonic;
     _event->realtime = (EventW)realtime;
-  EVENT_END(EventCodeClockSync, sizeof(EventClockSyncStruct))
+  EVENT_END(EventCodeClockSync, sizeof(EventStructClockSync))
   if (clock != 0) {
     PlinthLockClaim();
     if (clock > session.syncClock) {
