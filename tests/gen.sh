@@ -279,6 +279,22 @@ if generate odd-strings "$tmp/odd" "$odd" --core "$CORE" --with src/malloc/event
   fi
 fi
 
+# telltale's own codes are asserted against eventcom.h's in eventgen.c:
+# a registry that moves StreamEnd generates, but does not compile.
+sed 's/StreamEnd    , 0x0002,/StreamEnd    , 0x000A,/' eventdef.h >"$tmp/moved.h"
+if ! grep -q 0x000A "$tmp/moved.h"; then
+  fail compile/core-codes "eventdef.h's StreamEnd row has changed"
+elif generate core-codes "$tmp/moved" "$tmp/moved.h"; then
+  if gcc -std=c11 -fsyntax-only -Isrc/event -Isrc/plinth -I"$tmp/moved" "$tmp/moved/eventgen.c" \
+       >"$tmp/cc" 2>&1; then
+    fail compile/core-codes "a moved StreamEnd compiled"
+  elif ! grep -q "StreamEnd is EVENT_CODE_STREAM_END" "$tmp/cc"; then
+    fail compile/core-codes "no error names StreamEnd: $(grep -m 1 error "$tmp/cc")"
+  else
+    ok compile/core-codes
+  fi
+fi
+
 # Events named like telltale's own types compile beside eventread.h.
 printf '#include "event.h"\n#include "eventread.h"\nvoid f(void);\nvoid f(void) { EVENT_W(Layout, 1); EVENT_WS(Registry, 2, "s"); }\n' >"$tmp/names.c"
 if generate reader-names "$tmp/names" tests/gen/good/reader-names.h --core "$CORE"; then
