@@ -279,6 +279,21 @@ if generate odd-strings "$tmp/odd" "$odd" --core "$CORE" --with src/malloc/event
   fi
 fi
 
+# Golden outputs: the small registry generates exactly the files kept in
+# tests/gen/expect/ (tests/gen/good/small.h says how to renew them), and
+# they compile.
+if generate golden "$tmp/golden" tests/gen/good/small.h --core "$CORE"; then
+  if ! diff -u tests/gen/expect/eventgen.h "$tmp/golden/eventgen.h" >"$tmp/diff" ||
+     ! diff -u tests/gen/expect/eventgen.c "$tmp/golden/eventgen.c" >>"$tmp/diff"; then
+    fail golden "output differs from tests/gen/expect/: $(grep -m 1 '^[-+][^-+]' "$tmp/diff")"
+  elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+         -I"$tmp/golden" "$tmp/golden/eventgen.c" >"$tmp/cc" 2>&1; then
+    fail golden "$(grep -m 1 error "$tmp/cc")"
+  else
+    ok golden
+  fi
+fi
+
 # telltale's own codes are asserted against eventcom.h's in eventgen.c:
 # a registry that moves StreamEnd generates, but does not compile.
 sed 's/StreamEnd    , 0x0002,/StreamEnd    , 0x000A,/' eventdef.h >"$tmp/moved.h"
@@ -325,6 +340,11 @@ if [ -n "$missing" ]; then
 else
   ok gen/reserved-names
 fi
+
+# A NUL byte in a registry (made here: a committed file with one would be
+# binary to grep).
+sed 's/alpha happened/alpha\x00 happened/' tests/gen/good/kind-merge.h >"$tmp/nul.h"
+check_error gen/nul-byte "$tmp/nul.h" 19 "a NUL byte" --core "$CORE" "$tmp/nul.h"
 
 # A file that is not regular (/dev/zero would never end) is refused at
 # once, and a failed write leaves no temporary file behind.
