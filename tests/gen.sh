@@ -279,6 +279,21 @@ if generate odd-strings "$tmp/odd" "$odd" --core "$CORE" --with src/malloc/event
   fi
 fi
 
+# Every registry in the tree is valid C, as eventdef.h says (.reg.file):
+# tests/gen/registry.c expands its lists.
+for reg in eventdef.h src/malloc/eventdef.h examples/pool/eventdef.h tests/eventdef.h \
+           tests/trust/eventdef.h tests/gen/good/*.h; do
+  for cc in gcc clang; do
+    command -v "$cc" >/dev/null || continue
+    if "$cc" -std=c11 -Wall -Wextra -Werror -Wpedantic -fsyntax-only -I. -DREGISTRY="\"$reg\"" \
+         tests/gen/registry.c >"$tmp/cc" 2>&1; then
+      ok "c/$cc/$reg"
+    else
+      fail "c/$cc/$reg" "$(grep -m 1 error "$tmp/cc")"
+    fi
+  done
+done
+
 # Golden outputs: the small registry generates exactly the files kept in
 # tests/gen/expect/ (tests/gen/good/small.h says how to renew them), and
 # they compile.
