@@ -3,7 +3,7 @@
 /* expect: 23: code 0x0000 of Gamma is reserved for telltale's own events (0x0000-0x00FF) */
 /* expect: 24: unknown format letter 'X' in X of Delta; the letters are PAWUSD */
 /* expect: 29: duplicate parameter p in Alpha */
-/* expect: 35: expected DOC(Name, "doc") or PARAM(name, "doc") in EVENT_DOC_LIST */
+/* expect: 35: expected DOC(Name, "doc") or PARAM(LETTER, name, "doc") in EVENT_DOC_LIST */
 /* expect: 37: bad string: unknown escape \q */
 /* expect: 37: EVENT_DOC_LIST does not end: this row ends with a backslash but the next line is blank */
 /* core */
@@ -25,15 +25,15 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(p, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, p, "an address") \
+    PARAM(W, w, "a word") \
   DOC(Beta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string") \
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string") \
   DOC(Gamma, "gamma happened") \
-    PARAM(w "a word") \
+    PARAM(W, w "a word") \
   DOC(Delta, "delta happened") \
-    PARAM(x, "\q") \
+    PARAM(W, x, "\q") \
 
 #endif /* gentest_h */

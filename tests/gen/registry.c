@@ -36,7 +36,7 @@ const RowStruct RegistryRows[] = {
 
 /* Documentation: every string, in order. */
 #define REGISTRY_DOC(name, doc) #name, doc,
-#define REGISTRY_PARAM(name, doc) #name, doc,
+#define REGISTRY_PARAM(type, name, doc) #type, #name, doc,
 const char *const RegistryDocs[] = {
   EVENT_DOC_LIST(REGISTRY_DOC, REGISTRY_PARAM)
 };

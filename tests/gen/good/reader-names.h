@@ -26,27 +26,27 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Layout, "named like EventLayoutStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(Record, "named like EventRecordStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(Registry, "named like EventRegistryStruct") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string") \
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string") \
   DOC(Stream, "named like EventStreamStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(StreamInfo, "named like EventStreamInfoStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(FormatContext, "named like EventFormatContextStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(Header, "named like EventHeaderStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(Desc, "named like EventDescStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(KindDesc, "named like EventKindDescStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(Buf, "named like EventBufStruct") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(Thread, "named like EventThreadStruct") \
-    PARAM(w, "a word")
+    PARAM(W, w, "a word")
 
 #endif /* gentest_h */

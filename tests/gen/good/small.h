@@ -22,14 +22,14 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(SmallAll, "one parameter of each letter: \"quoted\", tab\there") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
-    PARAM(u, "an unsigned 32-bit number") \
-    PARAM(d, "a double") \
-    PARAM(s, "a string */ that ends a comment") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
+    PARAM(U, u, "an unsigned 32-bit number") \
+    PARAM(D, d, "a double") \
+    PARAM(S, s, "a string */ that ends a comment") \
   DOC(SmallNone, "no parameters") \
   DOC(SmallOld, "a retired event: old logs decode") \
-    PARAM(w, "a word")
+    PARAM(W, w, "a word")
 
 #endif /* small_h */
