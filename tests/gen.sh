@@ -209,6 +209,7 @@ emit() {   # emit FILE CALL
 }
 emit "$tmp/right.c" 'EVENT_PAW(PoolAlloc, p, 1, 2)'
 emit "$tmp/wrong.c" 'EVENT_PW(PoolAlloc, p, 1)'
+emit "$tmp/unused.c" 'EVENT_PP(PoolAlloc, p, p)'   # no event has PP
 for cc in gcc clang; do
   if ! command -v "$cc" >/dev/null; then
     fail "compile/$cc" "no $cc"
@@ -228,6 +229,13 @@ for cc in gcc clang; do
       fail "compile/$cc/variety$variety/wrong" "no error names PoolAlloc's format: $(grep -m 1 error "$tmp/cc")"
     else
       ok "compile/$cc/variety$variety/wrong"
+    fi
+    if "$cc" "${flags[@]}" "$tmp/unused.c" >"$tmp/cc" 2>&1; then
+      fail "compile/$cc/variety$variety/unused" "EVENT_PP(PoolAlloc, ...) compiled"
+    elif ! grep error "$tmp/cc" | grep -q "PoolAlloc has format PAW"; then
+      fail "compile/$cc/variety$variety/unused" "no error names PoolAlloc's format: $(grep -m 1 error "$tmp/cc")"
+    else
+      ok "compile/$cc/variety$variety/unused"
     fi
   done
 done
