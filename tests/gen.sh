@@ -369,6 +369,10 @@ fi
 sed 's/alpha happened/alpha\x00 happened/' tests/gen/good/kind-merge.h >"$tmp/nul.h"
 check_error gen/nul-byte "$tmp/nul.h" 19 "a NUL byte" --core "$CORE" "$tmp/nul.h"
 
+# An error names a file whose name is not UTF-8 by its own bytes.
+check_error gen/odd-name-error "${odd%.h}-missing.h" 0 "cannot read registry" \
+  --core "$CORE" "${odd%.h}-missing.h"
+
 # A file that is not regular (/dev/zero would never end) is refused at
 # once, and a failed write leaves no temporary file behind.
 if ! command -v timeout >/dev/null; then
