@@ -18,10 +18,14 @@
 # and no Python traceback may appear.
 #
 # Also: the valid registries generate; output is deterministic, says DO
-# NOT EDIT and has no timestamp; --help and bad usage; and the generated
-# header compiles, while an emitter of the wrong format fails to compile
-# with an error naming the event (.gen.check), under gcc and clang; doc
-# text with "*/" in it compiles.
+# NOT EDIT and has no timestamp; --help and bad usage; the generated
+# header compiles, while an emitter of the wrong format, or of a format
+# no event has, fails to compile naming the event's format (.gen.check),
+# under gcc and clang; strings with C escapes, "*/" and odd file names
+# compile; kinds merge; events named like runtime types compile; the
+# registries are valid C (tests/gen/registry.c); the golden outputs
+# (tests/gen/expect/) match; telltale's codes are asserted (.gen.assert);
+# /dev/zero and a failed write are clean errors.
 #
 # GEN=FILE tests another generator (an older gen, to see a test fail).
 set -u
