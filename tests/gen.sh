@@ -171,7 +171,7 @@ if generate kind-merge "$tmp/merge" tests/gen/good/kind-merge.h --core "$CORE"; 
   if [ "$(grep -c '"Pool"' "$tmp/merge/eventgen.c")" -ne 1 ]; then
     fail valid/kind-merge "Pool is not in the kind table once"
   elif ! grep -q 'EventKindPool = 2,' "$tmp/merge/eventgen.h" ||
-       ! grep -q 'EVENT_BEGIN(EventStructBeta, EventKindPool,\|.kind = EventKindPool' "$tmp/merge/eventgen.c" "$tmp/merge/eventgen.h"; then
+       ! grep -q 'EVENT_KIND_OF_Beta EventKindPool$\|.kind = EventKindPool' "$tmp/merge/eventgen.c" "$tmp/merge/eventgen.h"; then
     fail valid/kind-merge "Beta is not of kind Pool (2)"
   else
     ok valid/kind-merge

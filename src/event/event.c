@@ -866,13 +866,12 @@ static void clockSync(void)
   EventClock clock = 0;
   uint64_t monotonic = 0, realtime;
 #if EVENT_VARIETY != EVENT_VARIETY_OFF   /* the generated emitters' rule: .sol.variety */
-  EVENT_BEGIN(EventStructClockSync, EventKindTelltale, EventCodeClockSync,
-              sizeof(EventStructClockSync))
+  EVENT_BEGIN(ClockSync)
     clockPair(&clock, &monotonic, &realtime);
     _event->header.clock = clock;
     _event->monotonic = (EventW)monotonic;
     _event->realtime = (EventW)realtime;
-  EVENT_END(EventCodeClockSync, sizeof(EventStructClockSync))
+  EVENT_END(ClockSync)
   if (clock != 0) {
     PlinthLockClaim();
     if (clock > session.syncClock) {

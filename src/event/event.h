@@ -79,6 +79,14 @@ static inline void *EventReserve(unsigned kind, size_t size)
 
 /* EVENT_BEGIN, EVENT_END -- the hot path of every emitter.
  *
+ *   EVENT_BEGIN(Name)
+ *     _event->field = value;   ...
+ *   EVENT_END(Name)
+ *
+ * bracket the stores of event Name, as MPS's do, and take its kind, code,
+ * struct and size from the name: the size is stated once, by gen, as
+ * EVENT_SIZE_OF_<Name> (an event with a string reads the caller's local
+ * _length, the string's length).
  * One load and branch when the kind is not recorded; one more when the
  * event itself is turned off (EventEventOff).  Otherwise reserve
  * by bumping a pointer, store the clock and the fields, store a zero
@@ -89,17 +97,18 @@ static inline void *EventReserve(unsigned kind, size_t size)
  * traceback reading this thread's buffer).  design/telemetry.txt
  * .sol.hot, .sol.live, .sol.flush
  * The buffer's limit leaves EVENT_END_SLACK bytes for that zero.
- * EVENT_BEGIN declares _event, a pointer to the event's struct, for the
- * field stores between the two. */
-#define EVENT_BEGIN(structType, kind, code, size) \
-  if ((atomic_load_explicit(&EventKindRecord, memory_order_relaxed) & EVENT_KIND_BIT(kind)) && \
-      !atomic_load_explicit(&EventEventOff[(code)], memory_order_relaxed)) { \
-    structType *_event = EventReserve((kind), (size)); \
+ * EVENT_BEGIN opens a block and declares in it _event, a pointer to the
+ * event's struct, for the stores; EVENT_END closes it. */
+#define EVENT_BEGIN(name) \
+  if ((atomic_load_explicit(&EventKindRecord, memory_order_relaxed) \
+       & EVENT_KIND_BIT(EVENT_KIND_OF_##name)) && \
+      !atomic_load_explicit(&EventEventOff[EventCode##name], memory_order_relaxed)) { \
+    EventStruct##name *_event = EventReserve(EVENT_KIND_OF_##name, EVENT_SIZE_OF_##name); \
     _event->header.clock = PlinthClockNow();
 
-#define EVENT_END(code, size) \
-    ((EventHeaderStruct *)((char *)_event + (size)))->codeLength = 0; \
-    EVENT_COMMIT(&_event->header, EVENT_CODE_LENGTH((code), (size))); \
+#define EVENT_END(name) \
+    ((EventHeaderStruct *)((char *)_event + EVENT_SIZE_OF_##name))->codeLength = 0; \
+    EVENT_COMMIT(&_event->header, EVENT_CODE_LENGTH(EventCode##name, EVENT_SIZE_OF_##name)); \
   }
 
 /* EVENT_COMMIT -- store an event's code and length, after a release

@@ -54,6 +54,8 @@ typedef struct __attribute__((packed)) EventStructStreamStart {
   char program[EVENT_STRING_MAX + 1];   /* sent up to its NUL */
 } EventStructStreamStart;
 
+#define EVENT_KIND_OF_StreamStart EventKindTelltale
+#define EVENT_SIZE_OF_StreamStart (offsetof(EventStructStreamStart, program) + _length + 1)
 #define EVENT_FORMAT_OF_StreamStart EVENT_FORMAT_ID_UUUS
 #define EVENT_WRONG_FORMAT_StreamStart "StreamStart has format UUUS: emit it with EVENT_UUUS"
 
@@ -64,13 +66,13 @@ extern int EventCheckStreamStart(EventU major, EventU median, EventU minor, Even
 
 static inline void EventEmitStreamStart(EventU major, EventU median, EventU minor, EventS program)
 {
-  size_t _length = EventStringLength(program);
-  EVENT_BEGIN(EventStructStreamStart, EventKindTelltale, EventCodeStreamStart, offsetof(EventStructStreamStart, program) + _length + 1)
+  size_t _length = EventStringLength(program);   /* for EVENT_SIZE_OF_StreamStart */
+  EVENT_BEGIN(StreamStart)
     _event->major = major;
     _event->median = median;
     _event->minor = minor;
     EventStringCopy(_event->program, program, _length);
-  EVENT_END(EventCodeStreamStart, offsetof(EventStructStreamStart, program) + _length + 1)
+  EVENT_END(StreamStart)
 }
 
 #define EVENT_EMIT_StreamStart(args) EventEmitStreamStart args
@@ -88,6 +90,8 @@ typedef struct __attribute__((packed)) EventStructStreamEnd {
   EventW blocks;
 } EventStructStreamEnd;
 
+#define EVENT_KIND_OF_StreamEnd EventKindTelltale
+#define EVENT_SIZE_OF_StreamEnd sizeof(EventStructStreamEnd)
 #define EVENT_FORMAT_OF_StreamEnd EVENT_FORMAT_ID_W
 #define EVENT_WRONG_FORMAT_StreamEnd "StreamEnd has format W: emit it with EVENT_W"
 
@@ -98,9 +102,9 @@ extern int EventCheckStreamEnd(EventW blocks);
 
 static inline void EventEmitStreamEnd(EventW blocks)
 {
-  EVENT_BEGIN(EventStructStreamEnd, EventKindTelltale, EventCodeStreamEnd, sizeof(EventStructStreamEnd))
+  EVENT_BEGIN(StreamEnd)
     _event->blocks = blocks;
-  EVENT_END(EventCodeStreamEnd, sizeof(EventStructStreamEnd))
+  EVENT_END(StreamEnd)
 }
 
 #define EVENT_EMIT_StreamEnd(args) EventEmitStreamEnd args
@@ -119,6 +123,8 @@ typedef struct __attribute__((packed)) EventStructClockSync {
   EventW realtime;
 } EventStructClockSync;
 
+#define EVENT_KIND_OF_ClockSync EventKindTelltale
+#define EVENT_SIZE_OF_ClockSync sizeof(EventStructClockSync)
 #define EVENT_FORMAT_OF_ClockSync EVENT_FORMAT_ID_WW
 #define EVENT_WRONG_FORMAT_ClockSync "ClockSync has format WW: emit it with EVENT_WW"
 
@@ -129,10 +135,10 @@ extern int EventCheckClockSync(EventW monotonic, EventW realtime);
 
 static inline void EventEmitClockSync(EventW monotonic, EventW realtime)
 {
-  EVENT_BEGIN(EventStructClockSync, EventKindTelltale, EventCodeClockSync, sizeof(EventStructClockSync))
+  EVENT_BEGIN(ClockSync)
     _event->monotonic = monotonic;
     _event->realtime = realtime;
-  EVENT_END(EventCodeClockSync, sizeof(EventStructClockSync))
+  EVENT_END(ClockSync)
 }
 
 #define EVENT_EMIT_ClockSync(args) EventEmitClockSync args
@@ -151,6 +157,8 @@ typedef struct __attribute__((packed)) EventStructIntern {
   char string[EVENT_STRING_MAX + 1];   /* sent up to its NUL */
 } EventStructIntern;
 
+#define EVENT_KIND_OF_Intern EventKindTelltale
+#define EVENT_SIZE_OF_Intern (offsetof(EventStructIntern, string) + _length + 1)
 #define EVENT_FORMAT_OF_Intern EVENT_FORMAT_ID_WS
 #define EVENT_WRONG_FORMAT_Intern "Intern has format WS: emit it with EVENT_WS"
 
@@ -161,11 +169,11 @@ extern int EventCheckIntern(EventW id, EventS string);
 
 static inline void EventEmitIntern(EventW id, EventS string)
 {
-  size_t _length = EventStringLength(string);
-  EVENT_BEGIN(EventStructIntern, EventKindTelltale, EventCodeIntern, offsetof(EventStructIntern, string) + _length + 1)
+  size_t _length = EventStringLength(string);   /* for EVENT_SIZE_OF_Intern */
+  EVENT_BEGIN(Intern)
     _event->id = id;
     EventStringCopy(_event->string, string, _length);
-  EVENT_END(EventCodeIntern, offsetof(EventStructIntern, string) + _length + 1)
+  EVENT_END(Intern)
 }
 
 #define EVENT_EMIT_Intern(args) EventEmitIntern args
@@ -184,6 +192,8 @@ typedef struct __attribute__((packed)) EventStructLabel {
   EventW id;
 } EventStructLabel;
 
+#define EVENT_KIND_OF_Label EventKindTelltale
+#define EVENT_SIZE_OF_Label sizeof(EventStructLabel)
 #define EVENT_FORMAT_OF_Label EVENT_FORMAT_ID_AW
 #define EVENT_WRONG_FORMAT_Label "Label has format AW: emit it with EVENT_AW"
 
@@ -194,10 +204,10 @@ extern int EventCheckLabel(EventA address, EventW id);
 
 static inline void EventEmitLabel(EventA address, EventW id)
 {
-  EVENT_BEGIN(EventStructLabel, EventKindTelltale, EventCodeLabel, sizeof(EventStructLabel))
+  EVENT_BEGIN(Label)
     _event->address = address;
     _event->id = id;
-  EVENT_END(EventCodeLabel, sizeof(EventStructLabel))
+  EVENT_END(Label)
 }
 
 #define EVENT_EMIT_Label(args) EventEmitLabel args
@@ -216,6 +226,8 @@ typedef struct __attribute__((packed)) EventStructEventsDropped {
   EventW count;
 } EventStructEventsDropped;
 
+#define EVENT_KIND_OF_EventsDropped EventKindTelltale
+#define EVENT_SIZE_OF_EventsDropped sizeof(EventStructEventsDropped)
 #define EVENT_FORMAT_OF_EventsDropped EVENT_FORMAT_ID_UW
 #define EVENT_WRONG_FORMAT_EventsDropped "EventsDropped has format UW: emit it with EVENT_UW"
 
@@ -226,10 +238,10 @@ extern int EventCheckEventsDropped(EventU kind, EventW count);
 
 static inline void EventEmitEventsDropped(EventU kind, EventW count)
 {
-  EVENT_BEGIN(EventStructEventsDropped, EventKindTelltale, EventCodeEventsDropped, sizeof(EventStructEventsDropped))
+  EVENT_BEGIN(EventsDropped)
     _event->kind = kind;
     _event->count = count;
-  EVENT_END(EventCodeEventsDropped, sizeof(EventStructEventsDropped))
+  EVENT_END(EventsDropped)
 }
 
 #define EVENT_EMIT_EventsDropped(args) EventEmitEventsDropped args
@@ -248,6 +260,8 @@ typedef struct __attribute__((packed)) EventStructThreadStart {
   EventW osid;
 } EventStructThreadStart;
 
+#define EVENT_KIND_OF_ThreadStart EventKindTelltale
+#define EVENT_SIZE_OF_ThreadStart sizeof(EventStructThreadStart)
 #define EVENT_FORMAT_OF_ThreadStart EVENT_FORMAT_ID_UW
 #define EVENT_WRONG_FORMAT_ThreadStart "ThreadStart has format UW: emit it with EVENT_UW"
 
@@ -258,10 +272,10 @@ extern int EventCheckThreadStart(EventU thread, EventW osid);
 
 static inline void EventEmitThreadStart(EventU thread, EventW osid)
 {
-  EVENT_BEGIN(EventStructThreadStart, EventKindTelltale, EventCodeThreadStart, sizeof(EventStructThreadStart))
+  EVENT_BEGIN(ThreadStart)
     _event->thread = thread;
     _event->osid = osid;
-  EVENT_END(EventCodeThreadStart, sizeof(EventStructThreadStart))
+  EVENT_END(ThreadStart)
 }
 
 #define EVENT_EMIT_ThreadStart(args) EventEmitThreadStart args
@@ -280,6 +294,8 @@ typedef struct __attribute__((packed)) EventStructThreadName {
   char name[EVENT_STRING_MAX + 1];   /* sent up to its NUL */
 } EventStructThreadName;
 
+#define EVENT_KIND_OF_ThreadName EventKindTelltale
+#define EVENT_SIZE_OF_ThreadName (offsetof(EventStructThreadName, name) + _length + 1)
 #define EVENT_FORMAT_OF_ThreadName EVENT_FORMAT_ID_US
 #define EVENT_WRONG_FORMAT_ThreadName "ThreadName has format US: emit it with EVENT_US"
 
@@ -290,11 +306,11 @@ extern int EventCheckThreadName(EventU thread, EventS name);
 
 static inline void EventEmitThreadName(EventU thread, EventS name)
 {
-  size_t _length = EventStringLength(name);
-  EVENT_BEGIN(EventStructThreadName, EventKindTelltale, EventCodeThreadName, offsetof(EventStructThreadName, name) + _length + 1)
+  size_t _length = EventStringLength(name);   /* for EVENT_SIZE_OF_ThreadName */
+  EVENT_BEGIN(ThreadName)
     _event->thread = thread;
     EventStringCopy(_event->name, name, _length);
-  EVENT_END(EventCodeThreadName, offsetof(EventStructThreadName, name) + _length + 1)
+  EVENT_END(ThreadName)
 }
 
 #define EVENT_EMIT_ThreadName(args) EventEmitThreadName args
@@ -312,6 +328,8 @@ typedef struct __attribute__((packed)) EventStructThreadExit {
   EventU thread;
 } EventStructThreadExit;
 
+#define EVENT_KIND_OF_ThreadExit EventKindTelltale
+#define EVENT_SIZE_OF_ThreadExit sizeof(EventStructThreadExit)
 #define EVENT_FORMAT_OF_ThreadExit EVENT_FORMAT_ID_U
 #define EVENT_WRONG_FORMAT_ThreadExit "ThreadExit has format U: emit it with EVENT_U"
 
@@ -322,9 +340,9 @@ extern int EventCheckThreadExit(EventU thread);
 
 static inline void EventEmitThreadExit(EventU thread)
 {
-  EVENT_BEGIN(EventStructThreadExit, EventKindTelltale, EventCodeThreadExit, sizeof(EventStructThreadExit))
+  EVENT_BEGIN(ThreadExit)
     _event->thread = thread;
-  EVENT_END(EventCodeThreadExit, sizeof(EventStructThreadExit))
+  EVENT_END(ThreadExit)
 }
 
 #define EVENT_EMIT_ThreadExit(args) EventEmitThreadExit args
@@ -347,6 +365,8 @@ typedef struct __attribute__((packed)) EventStructSmallAll {
   char s[EVENT_STRING_MAX + 1];   /* sent up to its NUL */
 } EventStructSmallAll;
 
+#define EVENT_KIND_OF_SmallAll EventKindSmall
+#define EVENT_SIZE_OF_SmallAll (offsetof(EventStructSmallAll, s) + _length + 1)
 #define EVENT_FORMAT_OF_SmallAll EVENT_FORMAT_ID_PAWUDS
 #define EVENT_WRONG_FORMAT_SmallAll "SmallAll has format PAWUDS: emit it with EVENT_PAWUDS"
 
@@ -357,15 +377,15 @@ extern int EventCheckSmallAll(EventP p, EventA a, EventW w, EventU u, EventD d, 
 
 static inline void EventEmitSmallAll(EventP p, EventA a, EventW w, EventU u, EventD d, EventS s)
 {
-  size_t _length = EventStringLength(s);
-  EVENT_BEGIN(EventStructSmallAll, EventKindSmall, EventCodeSmallAll, offsetof(EventStructSmallAll, s) + _length + 1)
+  size_t _length = EventStringLength(s);   /* for EVENT_SIZE_OF_SmallAll */
+  EVENT_BEGIN(SmallAll)
     _event->p = p;
     _event->a = a;
     _event->w = w;
     _event->u = u;
     _event->d = d;
     EventStringCopy(_event->s, s, _length);
-  EVENT_END(EventCodeSmallAll, offsetof(EventStructSmallAll, s) + _length + 1)
+  EVENT_END(SmallAll)
 }
 
 #define EVENT_EMIT_SmallAll(args) EventEmitSmallAll args
@@ -382,6 +402,8 @@ typedef struct __attribute__((packed)) EventStructSmallNone {
   EventHeaderStruct header;
 } EventStructSmallNone;
 
+#define EVENT_KIND_OF_SmallNone EventKindPool
+#define EVENT_SIZE_OF_SmallNone sizeof(EventStructSmallNone)
 #define EVENT_FORMAT_OF_SmallNone EVENT_FORMAT_ID_0
 #define EVENT_WRONG_FORMAT_SmallNone "SmallNone has format 0: emit it with EVENT_0"
 
@@ -392,8 +414,8 @@ extern int EventCheckSmallNone(void);
 
 static inline void EventEmitSmallNone(void)
 {
-  EVENT_BEGIN(EventStructSmallNone, EventKindPool, EventCodeSmallNone, sizeof(EventStructSmallNone))
-  EVENT_END(EventCodeSmallNone, sizeof(EventStructSmallNone))
+  EVENT_BEGIN(SmallNone)
+  EVENT_END(SmallNone)
 }
 
 #define EVENT_EMIT_SmallNone(args) EventEmitSmallNone args
