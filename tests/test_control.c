@@ -12,7 +12,7 @@
  *                kinds are never set.
  *   control-2.*  recording control: EventRecord stops a kind being recorded
  *                at all, so turning it back on later sends nothing old;
- *                EventEventRecord does it for one event of a kind.
+ *                EventRecordByName does it for one event of a kind.
  *   control-3.*  the Telltale kind can be neither turned off nor left
  *                unrecorded: its Intern and Label events must reach the
  *                log, or the labels of every other kind cannot be read.
@@ -188,7 +188,7 @@ static void control_2_1_record_off_not_buffered(void **state)
   CaptureClose(&c);
 }
 
-/* control-2.3: one event turned off (EventEventRecord) is not recorded
+/* control-2.3: one event turned off (EventRecordByName) is not recorded
    while others of its kind are; turned on again, it is; an unknown name
    and telltale's own events are refused with a message */
 static void control_2_3_event_off(void **state)
@@ -197,23 +197,23 @@ static void control_2_3_event_off(void **state)
   char err[128];
   (void)state;
   CaptureStart(&c);
-  assert_int_equal(EventEventRecord("TestW", 0, err, sizeof err), 0);
-  assert_int_equal(atomic_load(&EventEventOff[EventCodeTestW]), 1);
+  assert_int_equal(EventRecordByName("TestW", 0, err, sizeof err), 0);
+  assert_int_equal(atomic_load(&EventOff[EventCodeTestW]), 1);
   EVENT_W(TestW, 2300);
   EVENT_U(TestU, 2300);                         /* same kind: still recorded */
-  assert_int_equal(EventEventRecord("TestW", 1, err, sizeof err), 0);
+  assert_int_equal(EventRecordByName("TestW", 1, err, sizeof err), 0);
   EVENT_W(TestW, 2301);
   CaptureFinish(&c);
   assert_int_equal(CaptureCountValue(&c, EventCodeTestW, 2300), 0);
   assert_int_equal(CaptureCountValue(&c, EventCodeTestU, 2300), 1);
   assert_int_equal(CaptureCountValue(&c, EventCodeTestW, 2301), 1);
   CaptureClose(&c);
-  assert_int_not_equal(EventEventRecord("NoSuchEvent", 0, err, sizeof err), 0);
+  assert_int_not_equal(EventRecordByName("NoSuchEvent", 0, err, sizeof err), 0);
   assert_non_null(strstr(err, "unknown event 'NoSuchEvent'"));
-  assert_int_not_equal(EventEventRecord("Intern", 0, err, sizeof err), 0);
+  assert_int_not_equal(EventRecordByName("Intern", 0, err, sizeof err), 0);
   assert_non_null(strstr(err, "telltale's own events cannot be turned off"));
-  assert_int_equal(atomic_load(&EventEventOff[EventCodeIntern]), 0);
-  assert_int_not_equal(EventEventRecord(NULL, 0, NULL, 0), 0);
+  assert_int_equal(atomic_load(&EventOff[EventCodeIntern]), 0);
+  assert_int_not_equal(EventRecordByName(NULL, 0, NULL, 0), 0);
 }
 
 /* control-2.2: recording everything off but the Telltale kind */

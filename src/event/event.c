@@ -28,7 +28,7 @@ _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
   __attribute__((tls_model("initial-exec")));
 _Atomic EventKindSet EventKindRecord = (EventKindSet)-1;
 _Atomic EventKindSet EventKindControl = (EventKindSet)-1;
-_Atomic unsigned char EventEventOff[0x10000];
+_Atomic unsigned char EventOff[0x10000];
 
 #define KIND_OWN EVENT_KIND_BIT(EventKindTelltale)  /* always on: .sol.control.own */
 #define BUFFER_SIZE_DEFAULT ((size_t)64 * 1024)
@@ -347,9 +347,9 @@ EventKindSet EventControlFlip(EventKindSet kinds)
   return control(&EventKindControl, 0, kinds);
 }
 
-/* EventEventRecord -- turn one event off or on by name.
+/* EventRecordByName -- turn one event off or on by name.
  * design/telemetry.txt .sol.control.event */
-int EventEventRecord(const char *name, int on, char *err, size_t errSize)
+int EventRecordByName(const char *name, int on, char *err, size_t errSize)
 {
   if (errSize == 0)
     err = NULL;
@@ -364,7 +364,7 @@ int EventEventRecord(const char *name, int on, char *err, size_t errSize)
         copyString(err, errSize, "telltale's own events cannot be turned off");
       return 1; /* EPERM */
     }
-    atomic_store(&EventEventOff[e->code], on ? 0 : 1);
+    atomic_store(&EventOff[e->code], on ? 0 : 1);
     return 0;
   }
   if (err != NULL) {
@@ -408,7 +408,7 @@ static void envEvents(void)
     memcpy(name, p, len);
     name[len] = '\0';
     p += len;
-    if (EventEventRecord(name, on, err, sizeof err) != 0) {
+    if (EventRecordByName(name, on, err, sizeof err) != 0) {
       say("TELLTALE_EVENTS: ", err, NULL);
       exit(2);
     }
