@@ -28,7 +28,7 @@ _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
   __attribute__((tls_model("initial-exec")));
 _Atomic EventKindSet EventKindRecord = (EventKindSet)-1;
 _Atomic EventKindSet EventKindControl = (EventKindSet)-1;
-_Atomic unsigned char EventOff[0x10000];
+_Atomic unsigned char EventOff[EVENT_CODE_LIMIT];
 
 #define KIND_OWN EVENT_KIND_BIT(EventKindTelltale)  /* always on: .sol.control.own */
 #define BUFFER_SIZE_DEFAULT ((size_t)64 * 1024)
@@ -36,6 +36,9 @@ _Atomic unsigned char EventOff[0x10000];
 #define BUFFER_SIZE_MAX ((size_t)64 * 1024 * 1024)
 #define STREAM_LIMIT 8
 #define TEXT_LINE_MAX 4096
+#define FILE_NAME_MAX 1023      /* characters in TELLTALE_FILE */
+#define THREAD_NAME_MAX 31      /* characters of a thread's name kept for the traceback */
+#define MESSAGE_MAX 1023        /* characters in a line that say writes */
 
 /* EventKindBufStruct -- the runtime's side of one thread's buffer for one kind.
  * The kind fills one slot while the other holds the events before
@@ -68,7 +71,7 @@ typedef struct EventThreadStruct {
   void *altStack;               /* its alternate signal stack, or NULL */
   unsigned level;               /* the running level */
   unsigned deeper;              /* handlers nested past the last level */
-  char name[32];                /* its name, for the traceback */
+  char name[THREAD_NAME_MAX + 1];  /* its name, for the traceback */
   EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
   EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
 } EventThreadStruct;
@@ -103,7 +106,7 @@ static struct {
   size_t streamCount;
   EventStreamEntryStruct streams[STREAM_LIMIT];
   PlinthStream live;            /* the live file, or NULL: .sol.live */
-  char liveName[1040];
+  char liveName[FILE_NAME_MAX + sizeof ".live"];
   int liveFailed;               /* mapping failed; reported once */
   struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse */
   int mapAllowed;               /* TELLTALE_MAP is not off */
@@ -113,7 +116,7 @@ static struct {
   volatile int dumped;          /* the traceback has been written */
   unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
   EventKindSet mirrorKinds;     /* TELLTALE_MIRROR */
-  char fileName[1024];          /* TELLTALE_FILE, or "telltale.log" */
+  char fileName[FILE_NAME_MAX + 1];  /* TELLTALE_FILE, or "telltale.log" */
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
   EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
@@ -149,7 +152,7 @@ static size_t formatUnsigned(char *buf, uint64_t value);
  * handler included */
 static void sayv(int fd, const char *first, va_list args)
 {
-  char line[1024];
+  char line[MESSAGE_MAX + 1];
   size_t n = 0;
   const char *s = "telltale: ";
   for (int i = 0; s != NULL; ++i) {

@@ -60,7 +60,7 @@ extern _Atomic EventKindSet EventKindControl;
  * event in a kind you want (QNX's per-event bitmap).  A debugger can set
  * it: "set var EventOff[0x212] = 1".  design/telemetry.txt
  * .sol.control.event */
-extern _Atomic unsigned char EventOff[0x10000];
+extern _Atomic unsigned char EventOff[EVENT_CODE_LIMIT];
 
 extern void *EventReserveSlow(unsigned kind, size_t size);
 

@@ -46,6 +46,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_SYNC_SPAN_NS   100000000u
 
 /* Limits.  design/telemetry.txt .reg.limits */
+#define EVENT_CODE_LIMIT     0x10000u        /* codes are 16 bits, 0x0001-0xFFFF */
 #define EVENT_CODE_RESERVED_LIMIT 0x0100u    /* codes below are telltale's own */
 #define EVENT_PARAM_MAX      16     /* parameters per event */
 #define EVENT_KIND_LIMIT     32     /* kinds per registry, core and client */

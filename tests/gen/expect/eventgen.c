@@ -13,6 +13,7 @@
 _Static_assert(EVENT_KIND_LIMIT == 32, "gen's copy of EVENT_KIND_LIMIT agrees with eventcom.h");
 _Static_assert(EVENT_PARAM_MAX == 16, "gen's copy of EVENT_PARAM_MAX agrees with eventcom.h");
 _Static_assert(EVENT_NAME_MAX == 63, "gen's copy of EVENT_NAME_MAX agrees with eventcom.h");
+_Static_assert(EVENT_CODE_LIMIT == 0x10000, "gen's copy of EVENT_CODE_LIMIT agrees with eventcom.h");
 _Static_assert(EVENT_CODE_RESERVED_LIMIT == 0x0100, "gen's copy of EVENT_CODE_RESERVED_LIMIT agrees with eventcom.h");
 _Static_assert(EVENT_KIND_COUNT <= EVENT_KIND_LIMIT, "at most EVENT_KIND_LIMIT kinds");
 _Static_assert(EventCodeStreamStart == EVENT_CODE_STREAM_START, "StreamStart is EVENT_CODE_STREAM_START in eventcom.h");
