@@ -25,7 +25,9 @@
  *                silently (.sol.dropped).  Skipped under sanitizers,
  *                whose shadow memory an address-space limit breaks.
  *                control-5.2: the asynchronous writer's drop policy, with
- *                a slowly read pipe: written + dropped = emitted.
+ *                a slowly read pipe and two emitters: written + dropped
+ *                = emitted, and (under ThreadSanitizer) each emitter
+ *                drops into a sink of its own.
  * The environment variables (TELLTALE_CONTROL and friends) are covered by
  * tests/example.sh, since they are read before main.
  */
@@ -507,23 +509,28 @@ static void *slowReader(void *arg)
   }
 }
 
+#define DROP_EMITTERS 2
+#define DROP_EVENTS 100000      /* per emitter */
+
 static void *dropEmitter(void *arg)
 {
   (void)arg;
-  for (EventW i = 0; i < 200000; ++i)
+  for (EventW i = 0; i < DROP_EVENTS; ++i)
     EVENT_W(TestW, i);
   return NULL;
 }
 
 /* control-5.2: the asynchronous writer with the drop policy, writing to
-   a pipe read slowly: the emitter never waits, and every event is either
-   in the stream or counted by EventsDropped (.sol.writer) */
+   a pipe read slowly: the emitters never wait, and every event is either
+   in the stream or counted by EventsDropped (.sol.writer).  There are two
+   emitters, dropping at once: each drops into a sink of its own, which
+   ThreadSanitizer checks (one shared sink is a data race). */
 static void control_5_2_writer_drops_counted(void **state)
 {
   int fds[2];
   PlinthStream stream;
   SlowReaderStruct reader = {0};
-  pthread_t readerThread, emitter;
+  pthread_t readerThread, emitter[DROP_EMITTERS];
   EventStreamStruct *s;
   EventRecordStruct rec;
   char msg[256];
@@ -537,8 +544,10 @@ static void control_5_2_writer_drops_counted(void **state)
   assert_int_equal(EventStreamAddBinary(stream), 0);
   assert_int_equal(EventWriterAsync(1, 1), 0);
   assert_int_equal(EventBufferSizeSet(4096), 0);   /* for the new thread */
-  assert_int_equal(pthread_create(&emitter, NULL, dropEmitter, NULL), 0);
-  assert_int_equal(pthread_join(emitter, NULL), 0);
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_create(&emitter[i], NULL, dropEmitter, NULL), 0);
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_join(emitter[i], NULL), 0);
   EventFinish();
   assert_int_equal(EventWriterAsync(0, 0), 0);
   assert_int_equal(EventBufferSizeSet(65536), 0);
@@ -555,7 +564,7 @@ static void control_5_2_writer_drops_counted(void **state)
       dropped += rec.values[1].u;
   }
   print_message("written %zu, dropped %zu\n", got, dropped);
-  assert_int_equal(got + dropped, 200000);
+  assert_int_equal(got + dropped, DROP_EMITTERS * DROP_EVENTS);
   assert_true(dropped > 0);                       /* the reader was slow */
   EventStreamClose(s);
   free(reader.data);

@@ -74,6 +74,7 @@ typedef struct EventThreadStruct {
   char name[THREAD_NAME_MAX + 1];  /* its name, for the traceback */
   EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
   EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
+  unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* its dropped events: .sol.dropped */
 } EventThreadStruct;
 
 /* hotBuf -- a level's next and limit: in EventThreadBuf if it is running */
@@ -1588,15 +1589,18 @@ static EventThreadStruct *threadEnsure(void)
  * Own events emitted here (ThreadStart) re-enter; the loop re-checks. */
 void *EventReserveSlow(unsigned kind, size_t size)
 {
-  static unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* for events with nowhere to go */
+  /* A dropped event is written into the thread's own sink, so that
+   * threads that drop share no cache line and race on nothing; only
+   * threads that could not be set up at all share this one.  .sol.dropped */
+  static unsigned char orphanSink[EVENT_SIZE_MAX + EVENT_END_SLACK];
   EventThreadStruct *thread;
   unsigned level;
   EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
   thread = threadEnsure();
   if (thread == NULL)
-    return dropped(kind, sink);
+    return dropped(kind, orphanSink);
   if (thread->deeper > 0)       /* a handler nested past the last level */
-    return dropped(kind, sink);
+    return dropped(kind, thread->sink);
   /* A handler that interrupts from here on runs on a level of its own
    * and puts this level's next and limit back as it found them
    * (.sol.signal.level); what the lock guards it does not enter. */
@@ -1615,7 +1619,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
         (void)dropped(kind, NULL);
       PlinthLockRelease();
       if (res != 0)
-        return sink;
+        return thread->sink;
     }
     if (buf->limit - buf->next >= size) {
       void *p = (void *)buf->next;
@@ -1623,7 +1627,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
       return p;
     }
     if (bufferFull(thread, level, kind) != 0)
-      return sink;              /* counted by bufferFull */
+      return thread->sink;      /* counted by bufferFull */
   }
 }
 
