@@ -39,6 +39,7 @@ _Atomic unsigned char EventOff[EVENT_CODE_LIMIT];
 #define FILE_NAME_MAX 1023      /* characters in TELLTALE_FILE */
 #define THREAD_NAME_MAX 31      /* characters of a thread's name kept for the traceback */
 #define MESSAGE_MAX 1023        /* characters in a line that say writes */
+#define DECIMAL_MAX 20          /* digits of a uint64_t in decimal */
 
 /* EventKindBufStruct -- the runtime's side of one thread's buffer for one kind.
  * The kind fills one slot while the other holds the events before
@@ -201,7 +202,7 @@ static void append(char *dst, size_t size, const char *src)
 /* formatUnsigned -- value in decimal; async-signal-safe */
 static size_t formatUnsigned(char *buf, uint64_t value)
 {
-  char digits[24];
+  char digits[DECIMAL_MAX];
   size_t d = 0, n = 0;
   do {
     digits[d++] = (char)('0' + value % 10);
@@ -468,7 +469,7 @@ static unsigned long envNumber(const char *variable, unsigned long otherwise, un
     return otherwise;
   n = strtoul(value, &end, 10);
   if (*end != '\0' || value[0] == '-' || n > limit) {
-    char number[24];
+    char number[DECIMAL_MAX + 1];
     formatUnsigned(number, limit);
     say(variable, ": '", value, "' is not a number from 0 to ", number, NULL);
     exit(2);
@@ -1826,7 +1827,7 @@ static void afterFork(void)
   if (!session.noDefault) {
     size_t n = strlen(session.fileName);
     uint64_t pid = PlinthProcessId();
-    char digits[24];
+    char digits[DECIMAL_MAX];
     size_t d = 0;
     do {
       digits[d++] = (char)('0' + pid % 10);
@@ -1979,7 +1980,7 @@ static int dumpCopy(const DumpEntryStruct *entry, unsigned char *copy, size_t si
 /* threadLabel -- "T3 (worker-1)", or "T3" for a thread with no name */
 static const char *threadLabel(char *buf, size_t size, const EventThreadStruct *t)
 {
-  char number[24];
+  char number[DECIMAL_MAX + 1];
   formatUnsigned(number, t != NULL ? t->serial : 0);
   buf[0] = '\0';
   append(buf, size, "T");
@@ -2037,7 +2038,8 @@ static size_t dumpSelect(unsigned count, EventThreadStruct *self, EventClock bou
 static void dumpHeading(int fd, size_t n, EventThreadStruct *self, const char *why,
                         size_t mine, size_t rest)
 {
-  char line[TEXT_LINE_MAX], number[24], ofSelf[24], ofRest[24], label[64];
+  char line[TEXT_LINE_MAX], label[64];
+  char number[DECIMAL_MAX + 1], ofSelf[DECIMAL_MAX + 1], ofRest[DECIMAL_MAX + 1];
   formatUnsigned(number, n);
   if (self != NULL) {
     formatUnsigned(ofSelf, mine);
@@ -2073,7 +2075,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   size_t n, mine, rest, unreadable = 0;
   EventLayoutStruct layout;
   EventFormatContextStruct context;
-  char line[TEXT_LINE_MAX], number[24];
+  char line[TEXT_LINE_MAX], number[DECIMAL_MAX + 1];
   if (count > DUMP_LIMIT)
     count = DUMP_LIMIT;
   /* The clock's rate by the reader's rule (.sol.clock), from the
@@ -2220,7 +2222,7 @@ static void fatalSignal(int sig, const char *name)
  * design/telemetry.txt .sol.assert */
 void EventAssertFail(const char *condition, const char *file, unsigned line)
 {
-  char number[24], detail[1100] = ": ";
+  char number[DECIMAL_MAX + 1], detail[MESSAGE_MAX + 1] = ": ";
   formatUnsigned(number, line);
   append(detail, sizeof detail, condition);
   append(detail, sizeof detail, " at ");
