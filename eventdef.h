@@ -47,34 +47,35 @@
   RELATION( ThreadExit   , 0x0009, TRUE  , Telltale, U    )
 
 /* Documentation.  design/telemetry.txt .reg.doc
- * One DOC row per event, then one PARAM row per format letter. */
+ * One DOC row per event, then one PARAM(LETTER, name, "doc") row per
+ * format letter, in order. */
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(StreamStart, "the stream began: its format version and the program") \
-    PARAM(major,   "stream format version, major") \
-    PARAM(median,  "stream format version, median") \
-    PARAM(minor,   "stream format version, minor") \
-    PARAM(program, "the program's name") \
+    PARAM(U, major,   "stream format version, major") \
+    PARAM(U, median,  "stream format version, median") \
+    PARAM(U, minor,   "stream format version, minor") \
+    PARAM(S, program, "the program's name") \
   DOC(StreamEnd, "the stream ended cleanly; nothing follows") \
-    PARAM(blocks,  "blocks written before the one holding this event") \
+    PARAM(W, blocks,  "blocks written before the one holding this event") \
   DOC(ClockSync, "pairs the event clock with the system clocks") \
-    PARAM(monotonic, "CLOCK_MONOTONIC in nanoseconds") \
-    PARAM(realtime,  "CLOCK_REALTIME in nanoseconds since the epoch") \
+    PARAM(W, monotonic, "CLOCK_MONOTONIC in nanoseconds") \
+    PARAM(W, realtime,  "CLOCK_REALTIME in nanoseconds since the epoch") \
   DOC(Intern, "a string was interned; later events refer to it by id") \
-    PARAM(id,     "the string's id") \
-    PARAM(string, "the string") \
+    PARAM(W, id,     "the string's id") \
+    PARAM(S, string, "the string") \
   DOC(Label, "an address was labelled with an interned string") \
-    PARAM(address, "the address") \
-    PARAM(id,      "the id of the interned label") \
+    PARAM(A, address, "the address") \
+    PARAM(W, id,      "the id of the interned label") \
   DOC(EventsDropped, "events of a kind were dropped, not recorded") \
-    PARAM(kind,  "the kind's index") \
-    PARAM(count, "how many events were dropped") \
+    PARAM(U, kind,  "the kind's index") \
+    PARAM(W, count, "how many events were dropped") \
   DOC(ThreadStart, "a thread emitted its first event") \
-    PARAM(thread, "telltale's serial number for the thread") \
-    PARAM(osid,   "the operating system's id for the thread") \
+    PARAM(U, thread, "telltale's serial number for the thread") \
+    PARAM(W, osid,   "the operating system's id for the thread") \
   DOC(ThreadName, "a thread's name") \
-    PARAM(thread, "telltale's serial number for the thread") \
-    PARAM(name,   "the name") \
+    PARAM(U, thread, "telltale's serial number for the thread") \
+    PARAM(S, name,   "the name") \
   DOC(ThreadExit, "a thread exited; its buffers were flushed") \
-    PARAM(thread, "telltale's serial number for the thread")
+    PARAM(U, thread, "telltale's serial number for the thread")
 
 #endif /* eventdef_h */

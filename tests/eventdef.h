@@ -36,48 +36,48 @@
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(TestNone, "no parameters") \
   DOC(TestP, "a pointer") \
-    PARAM(p, "the pointer") \
+    PARAM(P, p, "the pointer") \
   DOC(TestA, "an address") \
-    PARAM(a, "the address") \
+    PARAM(A, a, "the address") \
   DOC(TestW, "a word") \
-    PARAM(w, "the word") \
+    PARAM(W, w, "the word") \
   DOC(TestU, "an unsigned 32-bit value") \
-    PARAM(u, "the value") \
+    PARAM(U, u, "the value") \
   DOC(TestS, "a string") \
-    PARAM(s, "the string") \
+    PARAM(S, s, "the string") \
   DOC(TestD, "a double") \
-    PARAM(d, "the double") \
+    PARAM(D, d, "the double") \
   DOC(TestPAW, "a pointer, an address and a word: the benchmark's event") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
   DOC(TestMany, "sixteen parameters, every letter") \
-    PARAM(p0, "first pointer") \
-    PARAM(a0, "first address") \
-    PARAM(w0, "first word") \
-    PARAM(u0, "first unsigned") \
-    PARAM(d0, "first double") \
-    PARAM(p1, "second pointer") \
-    PARAM(a1, "second address") \
-    PARAM(w1, "second word") \
-    PARAM(u1, "second unsigned") \
-    PARAM(d1, "second double") \
-    PARAM(p2, "third pointer") \
-    PARAM(a2, "third address") \
-    PARAM(w2, "third word") \
-    PARAM(u2, "third unsigned") \
-    PARAM(d2, "third double") \
-    PARAM(s,  "the string") \
+    PARAM(P, p0, "first pointer") \
+    PARAM(A, a0, "first address") \
+    PARAM(W, w0, "first word") \
+    PARAM(U, u0, "first unsigned") \
+    PARAM(D, d0, "first double") \
+    PARAM(P, p1, "second pointer") \
+    PARAM(A, a1, "second address") \
+    PARAM(W, w1, "second word") \
+    PARAM(U, u1, "second unsigned") \
+    PARAM(D, d1, "second double") \
+    PARAM(P, p2, "third pointer") \
+    PARAM(A, a2, "third address") \
+    PARAM(W, w2, "third word") \
+    PARAM(U, u2, "third unsigned") \
+    PARAM(D, d2, "third double") \
+    PARAM(S, s,  "the string") \
   DOC(TestChecking, "an event of the checking variety only") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(TestRetired, "retired: kept so that old logs decode") \
-    PARAM(w, "a word") \
+    PARAM(W, w, "a word") \
   DOC(TestThread, "one event of a threaded test") \
-    PARAM(thread, "the emitting test thread") \
-    PARAM(seq,    "the event's number in its thread") \
-    PARAM(check,  "a function of thread and seq, to detect torn events") \
+    PARAM(U, thread, "the emitting test thread") \
+    PARAM(W, seq,    "the event's number in its thread") \
+    PARAM(W, check,  "a function of thread and seq, to detect torn events") \
   DOC(TestWS, "a word and a string") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* test_eventdef_h */

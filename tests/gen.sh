@@ -7,20 +7,27 @@
 # per case and ends with "N passed, N failed"; exits 1 on any failure.
 #
 # Bad registries: every tests/gen/*.h is a copy of one small valid
-# registry with ONE defect, named for the error gen must report.  Its
-# first two lines say how to run and what to expect:
-#   line 1: /* expect: LINE: SUBSTRING */
-#           gen must exit 1 and print exactly one line on stderr, which
-#           starts "tests/gen/NAME.h:LINE: " and contains SUBSTRING
-#   line 2: /* core */ to run with --core eventdef.h (the client is
-#           merged with telltale's registry), anything else to run alone
+# registry with a defect, named for the error gen must report.  Its
+# first lines say what to expect and how to run:
+#   /* expect: LINE: SUBSTRING */, one line per error, in order:
+#           gen must exit 1 and print exactly these lines on stderr,
+#           each starting "tests/gen/NAME.h:LINE: " and containing
+#           SUBSTRING (gen reports every error in a file)
+#   then /* core */ to run with --core eventdef.h (the client is merged
+#           with telltale's registry), anything else to run alone
 # and no Python traceback may appear.
 #
 # Also: the valid registries generate; output is deterministic, says DO
-# NOT EDIT and has no timestamp; --help and bad usage; and the generated
-# header compiles, while an emitter of the wrong format fails to compile
-# with an error naming the event (.gen.check), under gcc and clang; doc
-# text with "*/" in it compiles.
+# NOT EDIT and has no timestamp; --help and bad usage; the generated
+# header compiles, while an emitter of the wrong format, or of a format
+# no event has, fails to compile naming the event's format (.gen.check),
+# under gcc and clang; strings with C escapes, "*/" and odd file names
+# compile; kinds merge; events named like runtime types compile; the
+# registries are valid C (tests/gen/registry.c); the golden outputs
+# (tests/gen/expect/) match; telltale's codes are asserted (.gen.assert);
+# /dev/zero and a failed write are clean errors.
+#
+# GEN=FILE tests another generator (an older gen, to see a test fail).
 set -u
 
 PYTHON=${PYTHON:-python3}
@@ -35,33 +42,47 @@ fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 # gen_run ARGS... -- run gen; leaves $rc, $tmp/out and $tmp/err
 gen_run() {
-  "$PYTHON" gen "$@" >"$tmp/out" 2>"$tmp/err"
+  $PYTHON ${GEN:-gen} "$@" >"$tmp/out" 2>"$tmp/err"
   rc=$?
 }
 
-# check_error NAME FILE LINE SUBSTRING GEN-ARGS... -- gen must reject,
-# naming FILE
-check_error() {
-  local name=$1 file=$2 line=$3 sub=$4
-  shift 4
+# check_errors NAME FILE EXPECT GEN-ARGS... -- gen must reject, printing
+# one line per line of EXPECT ("LINE SUBSTRING"), each naming FILE
+check_errors() {
+  local name=$1 file=$2 expect=$3
+  shift 3
   gen_run --out "$tmp/bad" "$@"
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  local first
-  first=$(head -n 1 "$tmp/err")
+  local want got
+  want=$(printf '%s\n' "$expect" | wc -l)
+  got=$(wc -l <"$tmp/err")
   if grep -q Traceback "$tmp/err" "$tmp/out"; then
     fail "$name" "Python traceback: $(tail -n 1 "$tmp/err")"
+    return
   elif [ "$rc" -ne 1 ]; then
-    fail "$name" "exit status $rc, not 1: $first"
-  elif [ "$lines" -ne 1 ]; then
-    fail "$name" "$lines lines on stderr, not 1: $first"
-  elif [ "${first#"$file:$line: "}" = "$first" ]; then
-    fail "$name" "expected '$file:$line: ...', got: $first"
-  elif [[ "$first" != *"$sub"* ]]; then
-    fail "$name" "expected '$sub' in: $first"
-  else
-    ok "$name"
+    fail "$name" "exit status $rc, not 1: $(head -n 1 "$tmp/err")"
+    return
+  elif [ "$got" -ne "$want" ]; then
+    fail "$name" "$got lines on stderr, not $want: $(head -n 1 "$tmp/err")"
+    return
   fi
+  local n=0 line sub actual
+  while read -r line sub; do
+    n=$((n + 1))
+    actual=$(sed -n "${n}p" "$tmp/err")
+    if [ "${actual#"$file:$line: "}" = "$actual" ]; then
+      fail "$name" "expected '$file:$line: ...', got: $actual"
+      return
+    elif [[ "$actual" != *"$sub"* ]]; then
+      fail "$name" "expected '$sub' in: $actual"
+      return
+    fi
+  done <<<"$expect"
+  ok "$name"
+}
+check_error() {   # check_error NAME FILE LINE SUBSTRING GEN-ARGS...
+  local name=$1 file=$2 expect="$3 $4"
+  shift 4
+  check_errors "$name" "$file" "$expect" "$@"
 }
 
 # Bad registries, one error each.
@@ -69,14 +90,15 @@ count=0
 for file in tests/gen/*.h; do
   count=$((count + 1))
   name=gen/$(basename "$file" .h)
-  expect=$(sed -n '1s|^/\* expect: \([0-9][0-9]*\): \(.*\) \*/$|\1 \2|p' "$file")
+  expect=$(sed -n '/^\/\* expect: /!q; s|^/\* expect: \([0-9][0-9]*\): \(.*\) \*/$|\1 \2|p' "$file")
   if [ -z "$expect" ]; then
     fail "$name" "line 1 is not /* expect: LINE: SUBSTRING */"
     continue
   fi
   core=()
-  [ "$(sed -n 2p "$file")" = "/* core */" ] && core=(--core "$CORE")
-  check_error "$name" "$file" "${expect%% *}" "${expect#* }" "${core[@]+"${core[@]}"}" "$file"
+  [ "$(sed -n "$(($(printf '%s\n' "$expect" | wc -l) + 1))p" "$file")" = "/* core */" ] &&
+    core=(--core "$CORE")
+  check_errors "$name" "$file" "$expect" "${core[@]+"${core[@]}"}" "$file"
 done
 [ "$count" -ge 30 ] && ok "gen/count" || fail "gen/count" "only $count files in tests/gen"
 
@@ -138,6 +160,24 @@ valid pool examples/pool/eventdef.h --core "$CORE" --with src/malloc/eventdef.h
 valid test tests/eventdef.h --core "$CORE"
 generate malloc "$tmp/malloc.a" src/malloc/eventdef.h --core "$CORE"
 
+# A client registry without telltale's own events, generated alone,
+# would write logs that cannot be read: gen refuses it.
+check_error gen/no-core examples/pool/eventdef.h 1 "a client registry needs gen --core" \
+  examples/pool/eventdef.h
+
+# A client may declare a standard kind it uses: it merges with
+# telltale's, at telltale's index (Pool is 2), and is listed once.
+if generate kind-merge "$tmp/merge" tests/gen/good/kind-merge.h --core "$CORE"; then
+  if [ "$(grep -c '"Pool"' "$tmp/merge/eventgen.c")" -ne 1 ]; then
+    fail valid/kind-merge "Pool is not in the kind table once"
+  elif ! grep -q 'EventKindPool = 2,' "$tmp/merge/eventgen.h" ||
+       ! grep -q 'EVENT_KIND_OF_Beta EventKindPool$\|.kind = EventKindPool' "$tmp/merge/eventgen.c" "$tmp/merge/eventgen.h"; then
+    fail valid/kind-merge "Beta is not of kind Pool (2)"
+  else
+    ok valid/kind-merge
+  fi
+fi
+
 # Usage.
 usage() {   # usage NAME STATUS ARGS...
   local name=$1 status=$2
@@ -173,6 +213,7 @@ emit() {   # emit FILE CALL
 }
 emit "$tmp/right.c" 'EVENT_PAW(PoolAlloc, p, 1, 2)'
 emit "$tmp/wrong.c" 'EVENT_PW(PoolAlloc, p, 1)'
+emit "$tmp/unused.c" 'EVENT_PP(PoolAlloc, p, p)'   # no event has PP
 for cc in gcc clang; do
   if ! command -v "$cc" >/dev/null; then
     fail "compile/$cc" "no $cc"
@@ -188,10 +229,17 @@ for cc in gcc clang; do
     fi
     if "$cc" "${flags[@]}" "$tmp/wrong.c" >"$tmp/cc" 2>&1; then
       fail "compile/$cc/variety$variety/wrong" "EVENT_PW(PoolAlloc, ...) compiled"
-    elif ! grep error "$tmp/cc" | grep -q PoolAlloc; then
-      fail "compile/$cc/variety$variety/wrong" "no error names PoolAlloc: $(grep -m 1 error "$tmp/cc")"
+    elif ! grep error "$tmp/cc" | grep -q "PoolAlloc has format PAW"; then
+      fail "compile/$cc/variety$variety/wrong" "no error names PoolAlloc's format: $(grep -m 1 error "$tmp/cc")"
     else
       ok "compile/$cc/variety$variety/wrong"
+    fi
+    if "$cc" "${flags[@]}" "$tmp/unused.c" >"$tmp/cc" 2>&1; then
+      fail "compile/$cc/variety$variety/unused" "EVENT_PP(PoolAlloc, ...) compiled"
+    elif ! grep error "$tmp/cc" | grep -q "PoolAlloc has format PAW"; then
+      fail "compile/$cc/variety$variety/unused" "no error names PoolAlloc's format: $(grep -m 1 error "$tmp/cc")"
+    else
+      ok "compile/$cc/variety$variety/unused"
     fi
   done
 done
@@ -210,6 +258,141 @@ elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth
   fail valid/comment-text "$(grep -m 1 error "$tmp/cc")"
 else
   ok valid/comment-text
+fi
+
+# Registry strings are C (.reg.file): every C escape is read and written
+# back so that the generated C compiles; a trigraph (-std=c11 reads them)
+# and a file name that is not UTF-8 or holds "*/" are escaped too.
+# compiles REGISTRY-DIR NAME -- eventgen.c and a use of the header compile
+compiles() {
+  local dir=$1 name=$2 cc
+  for cc in gcc clang; do
+    command -v "$cc" >/dev/null || continue
+    if ! "$cc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+         -I"$dir" "$dir/eventgen.c" "$tmp/right.c" >"$tmp/cc" 2>&1; then
+      fail "$name" "$cc: $(grep -m 1 error "$tmp/cc")"
+      return 1
+    fi
+  done
+}
+odd=$(printf '%s/odd-\377-*/name.h' "$tmp")
+mkdir -p "${odd%/*}"
+sed -e 's|"the object"|"tab\\there, \\x41\\101\\u00e9, \\"quoted\\", what??/ \\?\\?= \\a\\b\\f\\n\\r\\v\\\\"|' \
+    examples/pool/eventdef.h >"$odd"
+if generate odd-strings "$tmp/odd" "$odd" --core "$CORE" --with src/malloc/eventdef.h &&
+   compiles "$tmp/odd" valid/odd-strings; then
+  want='tab\011here, AA'$'\303\251'', \"quoted\", what\?\?/ \?\?= \007\010\014\012\015\013\\",' 
+  if ! grep -qF "$want" "$tmp/odd/eventgen.c"; then
+    fail valid/odd-strings "the doc is not as expected: $(grep -m 1 'tab' "$tmp/odd/eventgen.c")"
+  elif ls "$tmp/odd" | grep -q tmp; then
+    fail valid/odd-strings "a temporary file was left behind"
+  else
+    ok valid/odd-strings
+  fi
+fi
+
+# Every registry in the tree is valid C, as eventdef.h says (.reg.file):
+# tests/gen/registry.c expands its lists.
+for reg in eventdef.h src/malloc/eventdef.h examples/pool/eventdef.h tests/eventdef.h \
+           tests/trust/eventdef.h tests/gen/good/*.h; do
+  for cc in gcc clang; do
+    command -v "$cc" >/dev/null || continue
+    if "$cc" -std=c11 -Wall -Wextra -Werror -Wpedantic -fsyntax-only -I. -DREGISTRY="\"$reg\"" \
+         tests/gen/registry.c >"$tmp/cc" 2>&1; then
+      ok "c/$cc/$reg"
+    else
+      fail "c/$cc/$reg" "$(grep -m 1 error "$tmp/cc")"
+    fi
+  done
+done
+
+# Golden outputs: the small registry generates exactly the files kept in
+# tests/gen/expect/ (tests/gen/good/small.h says how to renew them), and
+# they compile.
+if generate golden "$tmp/golden" tests/gen/good/small.h --core "$CORE"; then
+  if ! diff -u tests/gen/expect/eventgen.h "$tmp/golden/eventgen.h" >"$tmp/diff" ||
+     ! diff -u tests/gen/expect/eventgen.c "$tmp/golden/eventgen.c" >>"$tmp/diff"; then
+    fail golden "output differs from tests/gen/expect/: $(grep -m 1 '^[-+][^-+]' "$tmp/diff")"
+  elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+         -I"$tmp/golden" "$tmp/golden/eventgen.c" >"$tmp/cc" 2>&1; then
+    fail golden "$(grep -m 1 error "$tmp/cc")"
+  else
+    ok golden
+  fi
+fi
+
+# telltale's own codes are asserted against eventcom.h's in eventgen.c:
+# a registry that moves StreamEnd generates, but does not compile.
+sed 's/StreamEnd    , 0x0002,/StreamEnd    , 0x000A,/' eventdef.h >"$tmp/moved.h"
+if ! grep -q 0x000A "$tmp/moved.h"; then
+  fail compile/core-codes "eventdef.h's StreamEnd row has changed"
+elif generate core-codes "$tmp/moved" "$tmp/moved.h"; then
+  if gcc -std=c11 -fsyntax-only -Isrc/event -Isrc/plinth -I"$tmp/moved" "$tmp/moved/eventgen.c" \
+       >"$tmp/cc" 2>&1; then
+    fail compile/core-codes "a moved StreamEnd compiled"
+  elif ! grep -q "StreamEnd is EVENT_CODE_STREAM_END" "$tmp/cc"; then
+    fail compile/core-codes "no error names StreamEnd: $(grep -m 1 error "$tmp/cc")"
+  else
+    ok compile/core-codes
+  fi
+fi
+
+# Events named like telltale's own types compile beside eventread.h.
+printf '#include "event.h"\n#include "eventread.h"\nvoid f(void);\nvoid f(void) { EVENT_W(Layout, 1); EVENT_WS(Registry, 2, "s"); }\n' >"$tmp/names.c"
+if generate reader-names "$tmp/names" tests/gen/good/reader-names.h --core "$CORE"; then
+  if gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth -I"$tmp/names" \
+       "$tmp/names/eventgen.c" "$tmp/names.c" >"$tmp/cc" 2>&1; then
+    ok valid/reader-names
+  else
+    fail valid/reader-names "$(grep -m 1 error "$tmp/cc")"
+  fi
+fi
+
+# No kind may be named so that EventKind<Kind> is one of telltale's own
+# names: gen's RESERVED_KINDS must list every such name in the sources.
+# No hand-written name takes the form of an event's generated names.
+reserved=$(sed -n 's/^RESERVED_KINDS = {\(.*\)}$/\1/p' "${GEN:-gen}" | tr -d '"' | tr -d ' ' | tr , '\n')
+kinds=$(sed -n 's/^ *KIND(\([A-Za-z0-9_]*\),.*/\1/p' eventdef.h src/malloc/eventdef.h)
+events=$(sed -n 's/^ *\(RELATION\|RETIRED\)( *\([A-Za-z0-9_]*\) *,.*/\2/p' eventdef.h src/malloc/eventdef.h)
+missing=
+for name in $(grep -rhoE '\bEventKind[A-Z][A-Za-z0-9_]*' src tools | sort -u); do
+  printf '%s\n' $reserved $kinds | grep -qx "${name#EventKind}" || missing="$missing $name"
+done
+for name in $(grep -rhoE '\bEvent(Code|Struct|Emit|Check)[A-Z][A-Za-z0-9_]*' src tools | sort -u); do
+  suffix=$(printf '%s' "$name" | sed -E 's/^Event(Code|Struct|Emit|Check)//')
+  printf '%s\n' $events | grep -qx "$suffix" || missing="$missing $name"
+done
+if [ -n "$missing" ]; then
+  fail gen/reserved-names "names an event or kind could clash with:$missing"
+else
+  ok gen/reserved-names
+fi
+
+# A NUL byte in a registry (made here: a committed file with one would be
+# binary to grep).
+sed 's/alpha happened/alpha\x00 happened/' tests/gen/good/kind-merge.h >"$tmp/nul.h"
+check_error gen/nul-byte "$tmp/nul.h" 19 "a NUL byte" --core "$CORE" "$tmp/nul.h"
+
+# An error names a file whose name is not UTF-8 by its own bytes.
+check_error gen/odd-name-error "${odd%.h}-missing.h" 0 "cannot read registry" \
+  --core "$CORE" "${odd%.h}-missing.h"
+
+# A file that is not regular (/dev/zero would never end) is refused at
+# once, and a failed write leaves no temporary file behind.
+if ! command -v timeout >/dev/null; then
+  fail gen/dev-zero "no timeout"
+else
+  PYTHON="timeout 10 $PYTHON" check_error gen/dev-zero /dev/zero 0 "not a regular file" \
+    --core "$CORE" /dev/zero
+fi
+mkdir -p "$tmp/unwritable/eventgen.c"
+gen_run --core "$CORE" --out "$tmp/unwritable" tests/eventdef.h
+if [ "$rc" -ne 1 ] || grep -q Traceback "$tmp/err"; then
+  fail gen/write-fails "exit status $rc: $(tail -n 1 "$tmp/err")"
+elif ls "$tmp/unwritable" | grep -q tmp; then
+  fail gen/write-fails "a temporary file was left behind: $(ls "$tmp/unwritable")"
+else
+  ok gen/write-fails
 fi
 
 echo "$passed passed, $failed failed"

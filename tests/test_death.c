@@ -648,7 +648,7 @@ static void killCase(int mapOff)
      * cut short (a fatal signal ends a regular file's write early), so
      * the last block may run past the end of the file.  The log is
      * still readable up to there. */
-    uint64_t perBlock = (64 * 1024 - EVENT_BLOCK_HEADER_LEN) / sizeof(EventTestWStruct) + 1;
+    uint64_t perBlock = (64 * 1024 - EVENT_BLOCK_HEADER_LEN) / sizeof(EventStructTestW) + 1;
     if (log.problems > 1 || (log.problems == 1 && !cutShort(log.problem)))
       fail_msg("%s: the log has %zu problem(s); first: %s", what, log.problems, log.problem);
     if (log.w + 2 * perBlock < reported)

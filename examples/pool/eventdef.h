@@ -36,40 +36,40 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(ArenaCreate, "an arena was created over a region of memory") \
-    PARAM(arena, "the arena") \
-    PARAM(base,  "the region's first address") \
-    PARAM(size,  "the region's size in bytes") \
+    PARAM(P, arena, "the arena") \
+    PARAM(A, base,  "the region's first address") \
+    PARAM(W, size,  "the region's size in bytes") \
   DOC(ArenaDestroy, "an arena was destroyed") \
-    PARAM(arena, "the arena") \
+    PARAM(P, arena, "the arena") \
   DOC(OldPoolCreate, "retired: the example emits the standard PoolCreate now") \
-    PARAM(pool,  "the pool") \
-    PARAM(arena, "the arena it takes memory from") \
-    PARAM(size,  "the size of its objects in bytes") \
-    PARAM(name,  "the pool's name") \
+    PARAM(P, pool,  "the pool") \
+    PARAM(P, arena, "the arena it takes memory from") \
+    PARAM(W, size,  "the size of its objects in bytes") \
+    PARAM(S, name,  "the pool's name") \
   DOC(OldPoolDestroy, "retired: the example emits the standard PoolDestroy now") \
-    PARAM(pool, "the pool") \
-    PARAM(live, "objects still allocated when it was destroyed") \
+    PARAM(P, pool, "the pool") \
+    PARAM(W, live, "objects still allocated when it was destroyed") \
   DOC(OldPoolAlloc, "retired: the example emits the standard PoolAlloc now") \
-    PARAM(pool, "the pool") \
-    PARAM(addr, "the object") \
-    PARAM(size, "its size in bytes") \
+    PARAM(P, pool, "the pool") \
+    PARAM(A, addr, "the object") \
+    PARAM(W, size, "its size in bytes") \
   DOC(OldPoolFree, "retired: the example emits the standard PoolFree now") \
-    PARAM(pool, "the pool") \
-    PARAM(addr, "the object") \
-    PARAM(size, "its size in bytes") \
+    PARAM(P, pool, "the pool") \
+    PARAM(A, addr, "the object") \
+    PARAM(W, size, "its size in bytes") \
   DOC(PoolGrow, "a pool took a new chunk of memory from its arena") \
-    PARAM(pool,  "the pool") \
-    PARAM(chunk, "the chunk's first address") \
-    PARAM(size,  "the chunk's size in bytes") \
+    PARAM(P, pool,  "the pool") \
+    PARAM(A, chunk, "the chunk's first address") \
+    PARAM(W, size,  "the chunk's size in bytes") \
   DOC(PoolCheck, "retired in favour of PoolVerify") \
-    PARAM(pool, "the pool") \
+    PARAM(P, pool, "the pool") \
   DOC(PoolVerify, "a pool's free list was checked (checking variety only)") \
-    PARAM(pool, "the pool") \
-    PARAM(free, "objects on the free list") \
-    PARAM(live, "objects allocated") \
-    PARAM(fill, "the fraction of the pool's memory in use") \
+    PARAM(P, pool, "the pool") \
+    PARAM(W, free, "objects on the free list") \
+    PARAM(W, live, "objects allocated") \
+    PARAM(D, fill, "the fraction of the pool's memory in use") \
   DOC(UserMark, "the program marked a phase of its work") \
-    PARAM(phase, "the phase's number") \
-    PARAM(what,  "what the phase does")
+    PARAM(U, phase, "the phase's number") \
+    PARAM(S, what,  "what the phase does")
 
 #endif /* pool_eventdef_h */

@@ -28,7 +28,7 @@ _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
   __attribute__((tls_model("initial-exec")));
 _Atomic EventKindSet EventKindRecord = (EventKindSet)-1;
 _Atomic EventKindSet EventKindControl = (EventKindSet)-1;
-_Atomic unsigned char EventEventOff[0x10000];
+_Atomic unsigned char EventOff[EVENT_CODE_LIMIT];
 
 #define KIND_OWN EVENT_KIND_BIT(EventKindTelltale)  /* always on: .sol.control.own */
 #define BUFFER_SIZE_DEFAULT ((size_t)64 * 1024)
@@ -37,6 +37,10 @@ _Atomic unsigned char EventEventOff[0x10000];
 _Static_assert(BUFFER_SIZE_MAX <= EVENT_BLOCK_LENGTH_MAX, "a buffer is a block");
 #define STREAM_LIMIT 8
 #define TEXT_LINE_MAX 4096
+#define FILE_NAME_MAX 1023      /* characters in TELLTALE_FILE */
+#define THREAD_NAME_MAX 31      /* characters of a thread's name kept for the traceback */
+#define MESSAGE_MAX 1023        /* characters in a line that say writes */
+#define DECIMAL_MAX 20          /* digits of a uint64_t in decimal */
 
 /* EventKindBufStruct -- the runtime's side of one thread's buffer for one kind.
  * The kind fills one slot while the other holds the events before
@@ -69,9 +73,10 @@ typedef struct EventThreadStruct {
   void *altStack;               /* its alternate signal stack, or NULL */
   unsigned level;               /* the running level */
   unsigned deeper;              /* handlers nested past the last level */
-  char name[32];                /* its name, for the traceback */
+  char name[THREAD_NAME_MAX + 1];  /* its name, for the traceback */
   EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
   EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
+  unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* its dropped events: .sol.dropped */
 } EventThreadStruct;
 
 /* hotBuf -- a level's next and limit: in EventThreadBuf if it is running */
@@ -105,7 +110,7 @@ static struct {
   size_t streamCount;
   EventStreamEntryStruct streams[STREAM_LIMIT];
   PlinthStream live;            /* the live file, or NULL: .sol.live */
-  char liveName[1040];
+  char liveName[FILE_NAME_MAX + sizeof ".live"];
   int liveFailed;               /* mapping failed; reported once */
   int liveKeep;                 /* the log lost writes: keep the live file */
   size_t liveHeaderLength;      /* its header, a page or more */
@@ -119,8 +124,8 @@ static struct {
   volatile int dumped;          /* the traceback has been written */
   unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
   EventKindSet mirrorKinds;     /* TELLTALE_MIRROR */
-  char filePattern[1024];       /* TELLTALE_FILE, or "telltale.log": %p, %t, %% */
-  char fileName[1024];          /* the log: filePattern expanded */
+  char filePattern[FILE_NAME_MAX + 1];  /* TELLTALE_FILE, or "telltale.log": %p, %t, %% */
+  char fileName[FILE_NAME_MAX + 1];  /* the log: filePattern expanded */
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
   uint32_t id;                  /* the session id, in every block (.stream.check) */
@@ -158,7 +163,7 @@ static size_t formatUnsigned(char *buf, uint64_t value);
  * handler included */
 static void sayv(int fd, const char *first, va_list args)
 {
-  char line[1024];
+  char line[MESSAGE_MAX + 1];
   size_t n = 0;
   const char *s = "telltale: ";
   for (int i = 0; s != NULL; ++i) {
@@ -206,7 +211,7 @@ static void append(char *dst, size_t size, const char *src)
 /* formatUnsigned -- value in decimal; async-signal-safe */
 static size_t formatUnsigned(char *buf, uint64_t value)
 {
-  char digits[24];
+  char digits[DECIMAL_MAX];
   size_t d = 0, n = 0;
   do {
     digits[d++] = (char)('0' + value % 10);
@@ -431,9 +436,9 @@ EventKindSet EventControlFlip(EventKindSet kinds)
   return control(&EventKindControl, 0, kinds);
 }
 
-/* EventEventRecord -- turn one event off or on by name.
+/* EventRecordByName -- turn one event off or on by name.
  * design/telemetry.txt .sol.control.event */
-int EventEventRecord(const char *name, int on, char *err, size_t errSize)
+int EventRecordByName(const char *name, int on, char *err, size_t errSize)
 {
   if (errSize == 0)
     err = NULL;
@@ -448,7 +453,7 @@ int EventEventRecord(const char *name, int on, char *err, size_t errSize)
         copyString(err, errSize, "telltale's own events cannot be turned off");
       return 1; /* EPERM */
     }
-    atomic_store(&EventEventOff[e->code], on ? 0 : 1);
+    atomic_store(&EventOff[e->code], on ? 0 : 1);
     return 0;
   }
   if (err != NULL) {
@@ -517,11 +522,11 @@ static void envEvents(void)
     memcpy(name, p, len);
     name[len] = '\0';
     p += len;
-    (void)EventEventRecord(name, on, err, sizeof err);
+    (void)EventRecordByName(name, on, err, sizeof err);
   }
   if (err[0] != '\0') {
     for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
-      atomic_store(&EventEventOff[EventRegistry.events[i].code], 0);
+      atomic_store(&EventOff[EventRegistry.events[i].code], 0);
     envBad("TELLTALE_EVENTS", err, "the default, every event on");
   }
 }
@@ -1220,13 +1225,12 @@ static void clockSync(void)
   EventClock clock = 0;
   uint64_t monotonic = 0, realtime;
 #if EVENT_VARIETY != EVENT_VARIETY_OFF   /* the generated emitters' rule: .sol.variety */
-  EVENT_BEGIN(EventClockSyncStruct, EventKindTelltale, EventCodeClockSync,
-              sizeof(EventClockSyncStruct))
+  EVENT_BEGIN(ClockSync)
     clockPair(&clock, &monotonic, &realtime);
     _event->header.clock = clock;
     _event->monotonic = (EventW)monotonic;
     _event->realtime = (EventW)realtime;
-  EVENT_END(EventCodeClockSync, sizeof(EventClockSyncStruct))
+  EVENT_END(ClockSync)
   if (clock != 0) {
     PlinthLockClaim();
     if (clock > session.syncClock) {
@@ -1993,15 +1997,18 @@ static EventThreadStruct *threadEnsure(void)
  * Own events emitted here (ThreadStart) re-enter; the loop re-checks. */
 void *EventReserveSlow(unsigned kind, size_t size)
 {
-  static unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* for events with nowhere to go */
+  /* A dropped event is written into the thread's own sink, so that
+   * threads that drop share no cache line and race on nothing; only
+   * threads that could not be set up at all share this one.  .sol.dropped */
+  static unsigned char orphanSink[EVENT_SIZE_MAX + EVENT_END_SLACK];
   EventThreadStruct *thread;
   unsigned level;
   EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
   thread = threadEnsure();
   if (thread == NULL)
-    return dropped(kind, sink);
+    return dropped(kind, orphanSink);
   if (thread->deeper > 0)       /* a handler nested past the last level */
-    return dropped(kind, sink);
+    return dropped(kind, thread->sink);
   /* A handler that interrupts from here on runs on a level of its own
    * and puts this level's next and limit back as it found them
    * (.sol.signal.level); what the lock guards it does not enter. */
@@ -2020,7 +2027,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
         (void)dropped(kind, NULL);
       PlinthLockRelease();
       if (res != 0)
-        return sink;
+        return thread->sink;
     }
     if (buf->limit - buf->next >= size) {
       void *p = (void *)buf->next;
@@ -2028,7 +2035,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
       return p;
     }
     if (bufferFull(thread, level, kind) != 0)
-      return sink;              /* counted by bufferFull */
+      return thread->sink;      /* counted by bufferFull */
   }
 }
 
@@ -2385,7 +2392,7 @@ static int dumpCopy(const DumpEntryStruct *entry, unsigned char *copy, size_t si
 /* threadLabel -- "T3 (worker-1)", or "T3" for a thread with no name */
 static const char *threadLabel(char *buf, size_t size, const EventThreadStruct *t)
 {
-  char number[24];
+  char number[DECIMAL_MAX + 1];
   formatUnsigned(number, t != NULL ? t->serial : 0);
   buf[0] = '\0';
   append(buf, size, "T");
@@ -2443,7 +2450,8 @@ static size_t dumpSelect(unsigned count, EventThreadStruct *self, EventClock bou
 static void dumpHeading(int fd, size_t n, EventThreadStruct *self, const char *why,
                         size_t mine, size_t rest)
 {
-  char line[TEXT_LINE_MAX], number[24], ofSelf[24], ofRest[24], label[64];
+  char line[TEXT_LINE_MAX], label[64];
+  char number[DECIMAL_MAX + 1], ofSelf[DECIMAL_MAX + 1], ofRest[DECIMAL_MAX + 1];
   formatUnsigned(number, n);
   if (self != NULL) {
     formatUnsigned(ofSelf, mine);
@@ -2479,7 +2487,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   size_t n, mine, rest, unreadable = 0;
   EventLayoutStruct layout;
   EventFormatContextStruct context;
-  char line[TEXT_LINE_MAX], number[24];
+  char line[TEXT_LINE_MAX], number[DECIMAL_MAX + 1];
   if (count > DUMP_LIMIT)
     count = DUMP_LIMIT;
   /* The clock's rate by the reader's rule (.sol.clock), from the
@@ -2626,7 +2634,7 @@ static void fatalSignal(int sig, const char *name)
  * design/telemetry.txt .sol.assert */
 void EventAssertFail(const char *condition, const char *file, unsigned line)
 {
-  char number[24], detail[1100] = ": ";
+  char number[DECIMAL_MAX + 1], detail[MESSAGE_MAX + 1] = ": ";
   formatUnsigned(number, line);
   append(detail, sizeof detail, condition);
   append(detail, sizeof detail, " at ");

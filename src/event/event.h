@@ -55,12 +55,12 @@ extern _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
 extern _Atomic EventKindSet EventKindRecord;
 extern _Atomic EventKindSet EventKindControl;
 
-/* EventEventOff -- events turned off one by one, by code: nonzero means
+/* EventOff -- events turned off one by one, by code: nonzero means
  * the event is not recorded even when its kind is.  For a single noisy
  * event in a kind you want (QNX's per-event bitmap).  A debugger can set
- * it: "set var EventEventOff[0x212] = 1".  design/telemetry.txt
+ * it: "set var EventOff[0x212] = 1".  design/telemetry.txt
  * .sol.control.event */
-extern _Atomic unsigned char EventEventOff[0x10000];
+extern _Atomic unsigned char EventOff[EVENT_CODE_LIMIT];
 
 extern void *EventReserveSlow(unsigned kind, size_t size);
 
@@ -79,8 +79,16 @@ static inline void *EventReserve(unsigned kind, size_t size)
 
 /* EVENT_BEGIN, EVENT_END -- the hot path of every emitter.
  *
+ *   EVENT_BEGIN(Name)
+ *     _event->field = value;   ...
+ *   EVENT_END(Name)
+ *
+ * bracket the stores of event Name, as MPS's do, and take its kind, code,
+ * struct and size from the name: the size is stated once, by gen, as
+ * EVENT_SIZE_OF_<Name> (an event with a string reads the caller's local
+ * _length, the string's length).
  * One load and branch when the kind is not recorded; one more when the
- * event itself is turned off (EventEventOff).  Otherwise reserve
+ * event itself is turned off (EventOff).  Otherwise reserve
  * by bumping a pointer, store the clock and the fields, store a zero
  * code after the event (so that the data always end at a zero code, even
  * in a reused buffer), and commit by storing code and length together
@@ -89,17 +97,18 @@ static inline void *EventReserve(unsigned kind, size_t size)
  * traceback reading this thread's buffer).  design/telemetry.txt
  * .sol.hot, .sol.live, .sol.flush
  * The buffer's limit leaves EVENT_END_SLACK bytes for that zero.
- * EVENT_BEGIN declares _event, a pointer to the event's struct, for the
- * field stores between the two. */
-#define EVENT_BEGIN(structType, kind, code, size) \
-  if ((atomic_load_explicit(&EventKindRecord, memory_order_relaxed) & EVENT_KIND_BIT(kind)) && \
-      !atomic_load_explicit(&EventEventOff[(code)], memory_order_relaxed)) { \
-    structType *_event = EventReserve((kind), (size)); \
+ * EVENT_BEGIN opens a block and declares in it _event, a pointer to the
+ * event's struct, for the stores; EVENT_END closes it. */
+#define EVENT_BEGIN(name) \
+  if ((atomic_load_explicit(&EventKindRecord, memory_order_relaxed) \
+       & EVENT_KIND_BIT(EVENT_KIND_OF_##name)) && \
+      !atomic_load_explicit(&EventOff[EventCode##name], memory_order_relaxed)) { \
+    EventStruct##name *_event = EventReserve(EVENT_KIND_OF_##name, EVENT_SIZE_OF_##name); \
     _event->header.clock = PlinthClockNow();
 
-#define EVENT_END(code, size) \
-    ((EventHeaderStruct *)((char *)_event + (size)))->codeLength = 0; \
-    EVENT_COMMIT(&_event->header, EVENT_CODE_LENGTH((code), (size))); \
+#define EVENT_END(name) \
+    ((EventHeaderStruct *)((char *)_event + EVENT_SIZE_OF_##name))->codeLength = 0; \
+    EVENT_COMMIT(&_event->header, EVENT_CODE_LENGTH(EventCode##name, EVENT_SIZE_OF_##name)); \
   }
 
 /* EVENT_COMMIT -- store an event's code and length, after a release
@@ -192,11 +201,11 @@ extern EventKindSet EventControlReset(EventKindSet kinds);   /* output off */
 extern EventKindSet EventControlFlip(EventKindSet kinds);
 extern EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
 
-/* EventEventRecord -- turn one event off (on = 0) or back on, by name.
+/* EventRecordByName -- turn one event off (on = 0) or back on, by name.
  * Its kind's control still applies.  telltale's own events (codes below
  * 0x0100) cannot be turned off.  Returns 0, or an errno-style code with
  * a message in err.  design/telemetry.txt .sol.control.event */
-extern int EventEventRecord(const char *name, int on, char *err, size_t errSize);
+extern int EventRecordByName(const char *name, int on, char *err, size_t errSize);
 
 /* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref", or
  * MPS-style masks of kind bits, "0x3f", "all,-0x40" (decimal or 0x hex) */

@@ -147,6 +147,7 @@ extern uint32_t EventBlockCheck(const unsigned char *p, size_t length);
 #define EVENT_SYNC_SPAN_NS   100000000u
 
 /* Limits.  design/telemetry.txt .reg.limits */
+#define EVENT_CODE_LIMIT     0x10000u        /* codes are 16 bits, 0x0001-0xFFFF */
 #define EVENT_CODE_RESERVED_LIMIT 0x0100u    /* codes below are telltale's own */
 #define EVENT_PARAM_MAX      16     /* parameters per event */
 #define EVENT_KIND_LIMIT     32     /* kinds per registry, core and client */
@@ -154,6 +155,20 @@ extern uint32_t EventBlockCheck(const unsigned char *p, size_t length);
 #define EVENT_STRING_MAX     1023   /* characters in an S parameter; longer is truncated */
 #define EVENT_HEADER_LEN     12     /* code (2) + length (2) + clock (8) */
 #define EVENT_SIZE_MAX       (EVENT_HEADER_LEN + EVENT_PARAM_MAX * 8 + EVENT_STRING_MAX + 1)
+
+/* telltale's own events (eventdef.h), which the runtime and the reader
+ * know by code.  Every eventgen.c asserts that its registry agrees, and
+ * that gen's copied limits are the ones above.  design/telemetry.txt
+ * .gen.assert */
+#define EVENT_CODE_STREAM_START    0x0001u
+#define EVENT_CODE_STREAM_END      0x0002u
+#define EVENT_CODE_CLOCK_SYNC      0x0003u
+#define EVENT_CODE_INTERN          0x0004u
+#define EVENT_CODE_LABEL           0x0005u
+#define EVENT_CODE_EVENTS_DROPPED  0x0006u
+#define EVENT_CODE_THREAD_START    0x0007u
+#define EVENT_CODE_THREAD_NAME     0x0008u
+#define EVENT_CODE_THREAD_EXIT     0x0009u
 
 /* EventHeaderStruct -- first 12 bytes of every event.  design/telemetry.txt .stream.event
  *

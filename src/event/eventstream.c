@@ -17,17 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Telltale's own events that the reader acts on.  design/telemetry.txt .stream.own */
-#define CODE_STREAM_END  0x0002u
-#define CODE_CLOCK_SYNC  0x0003u
-#define CODE_INTERN      0x0004u
-#define CODE_LABEL       0x0005u
-#define CODE_EVENTS_DROPPED 0x0006u
-#define CODE_THREAD_START 0x0007u
-#define CODE_THREAD_EXIT  0x0009u
-#define CODE_OWN_LIMIT   0x0100u         /* codes below are telltale's own */
-
-
 /* THE STREAM LAYER */
 
 
@@ -841,7 +830,7 @@ static int codesInit(EventStreamStruct *stream)
   unsigned i;
   EventLayoutNative(&native);
   stream->swap = native.bigEndian != stream->info.layout.bigEndian;
-  stream->codes = calloc(0x10000, sizeof *stream->codes);
+  stream->codes = calloc(EVENT_CODE_LIMIT, sizeof *stream->codes);
   stream->counts = calloc((size_t)registry->kindCount * registry->eventCount + 1,
                           sizeof *stream->counts);
   if (stream->codes == NULL || stream->counts == NULL)
@@ -850,7 +839,7 @@ static int codesInit(EventStreamStruct *stream)
     const EventDescStruct *desc = &registry->events[i];
     CodeStruct *c = &stream->codes[desc->code & 0xFFFF];
     c->event = (uint16_t)(i + 1);
-    c->length = desc->code < CODE_OWN_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
+    c->length = desc->code < EVENT_CODE_RESERVED_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
   }
   return 1;
 }
@@ -860,9 +849,9 @@ static int codesInit(EventStreamStruct *stream)
  * started and ended.  design/telemetry.txt .stream.own */
 static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const EventRecordStruct *rec)
 {
-  if (rec->code == CODE_STREAM_END && isFormat(rec->desc, "W")) {
+  if (rec->code == EVENT_CODE_STREAM_END && isFormat(rec->desc, "W")) {
     info->streamEnd = 1;
-  } else if (rec->code == CODE_CLOCK_SYNC && isFormat(rec->desc, "WW")) {
+  } else if (rec->code == EVENT_CODE_CLOCK_SYNC && isFormat(rec->desc, "WW")) {
     SyncStruct sync;
     sync.clock = rec->clock;
     sync.monotonic = rec->values[0].u;
@@ -871,12 +860,12 @@ static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const Event
     if (info->clockSyncCount == 0 || sync.clock > index->last.clock)
       index->last = sync;
     ++info->clockSyncCount;
-  } else if (rec->code == CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
+  } else if (rec->code == EVENT_CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
              && rec->values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
     info->dropped[rec->values[0].u] += rec->values[1].u;
-  } else if (rec->code == CODE_THREAD_START) {
+  } else if (rec->code == EVENT_CODE_THREAD_START) {
     ++info->threadStarts;
-  } else if (rec->code == CODE_THREAD_EXIT) {
+  } else if (rec->code == EVENT_CODE_THREAD_EXIT) {
     ++info->threadExits;
   }
 }
@@ -1566,11 +1555,11 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   heapDown(stream, 0);
 
   /* design/telemetry.txt .req.intern */
-  if (rec->code == CODE_INTERN && isFormat(rec->desc, "WS")) {
+  if (rec->code == EVENT_CODE_INTERN && isFormat(rec->desc, "WS")) {
     if (tableSet(&stream->interns, rec->values[0].u,
                  (uint64_t)((const unsigned char *)rec->values[1].s - stream->base)))
       stream->outOfMemory = 1;
-  } else if (rec->code == CODE_LABEL && isFormat(rec->desc, "AW")) {
+  } else if (rec->code == EVENT_CODE_LABEL && isFormat(rec->desc, "AW")) {
     if (tableSet(&stream->labels, rec->values[0].u, rec->values[1].u))
       stream->outOfMemory = 1;
   }

@@ -57,51 +57,51 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Malloc, "malloc returned a block (or null)") \
-    PARAM(size,   "the size asked for, in bytes") \
-    PARAM(result, "the block, or null if it failed") \
+    PARAM(W, size,   "the size asked for, in bytes") \
+    PARAM(P, result, "the block, or null if it failed") \
   DOC(Calloc, "calloc returned a zeroed block (or null)") \
-    PARAM(count,  "the number of elements") \
-    PARAM(size,   "the size of each element, in bytes") \
-    PARAM(result, "the block, or null if it failed") \
+    PARAM(W, count,  "the number of elements") \
+    PARAM(W, size,   "the size of each element, in bytes") \
+    PARAM(P, result, "the block, or null if it failed") \
   DOC(Realloc, "realloc (or reallocarray) resized a block") \
-    PARAM(old,    "the block passed in, or null: then it is malloc") \
-    PARAM(result, "the block returned; null with size 0 means old was freed") \
-    PARAM(size,   "the new size, in bytes") \
+    PARAM(P, old,    "the block passed in, or null: then it is malloc") \
+    PARAM(P, result, "the block returned; null with size 0 means old was freed") \
+    PARAM(W, size,   "the new size, in bytes") \
   DOC(ReallocMove, "a realloc that moved its block began: it released the old one") \
-    PARAM(old, "the block passed in; the Realloc event that follows names its result") \
+    PARAM(P, old, "the block passed in; the Realloc event that follows names its result") \
   DOC(Free, "free released a block; null is recorded as it was passed") \
-    PARAM(pointer, "the block") \
+    PARAM(P, pointer, "the block") \
   DOC(FreeSized, "a sized free (free_sized, free_aligned_sized) released a block") \
-    PARAM(pointer, "the block") \
-    PARAM(size,    "the size the caller gave") \
+    PARAM(P, pointer, "the block") \
+    PARAM(W, size,    "the size the caller gave") \
   DOC(Memalign, "memalign, valloc or pvalloc returned an aligned block") \
-    PARAM(alignment, "the alignment, in bytes") \
-    PARAM(size,      "the size asked for, in bytes") \
-    PARAM(result,    "the block, or null if it failed") \
+    PARAM(W, alignment, "the alignment, in bytes") \
+    PARAM(W, size,      "the size asked for, in bytes") \
+    PARAM(P, result,    "the block, or null if it failed") \
   DOC(AlignedAlloc, "aligned_alloc returned an aligned block") \
-    PARAM(alignment, "the alignment, in bytes") \
-    PARAM(size,      "the size asked for, in bytes") \
-    PARAM(result,    "the block, or null if it failed") \
+    PARAM(W, alignment, "the alignment, in bytes") \
+    PARAM(W, size,      "the size asked for, in bytes") \
+    PARAM(P, result,    "the block, or null if it failed") \
   DOC(PosixMemalign, "posix_memalign stored an aligned block") \
-    PARAM(alignment, "the alignment, in bytes") \
-    PARAM(size,      "the size asked for, in bytes") \
-    PARAM(result,    "the block stored, or null if it failed") \
-    PARAM(status,    "its result: 0 or an errno code") \
+    PARAM(W, alignment, "the alignment, in bytes") \
+    PARAM(W, size,      "the size asked for, in bytes") \
+    PARAM(P, result,    "the block stored, or null if it failed") \
+    PARAM(U, status,    "its result: 0 or an errno code") \
   DOC(PoolCreate, "a pool of objects was created in an arena") \
-    PARAM(pool,  "the pool") \
-    PARAM(arena, "the arena it takes memory from, or null") \
-    PARAM(size,  "the size of its objects in bytes, or 0 if they vary") \
-    PARAM(name,  "the pool's name") \
+    PARAM(P, pool,  "the pool") \
+    PARAM(P, arena, "the arena it takes memory from, or null") \
+    PARAM(W, size,  "the size of its objects in bytes, or 0 if they vary") \
+    PARAM(S, name,  "the pool's name") \
   DOC(PoolDestroy, "a pool was destroyed") \
-    PARAM(pool, "the pool") \
-    PARAM(live, "objects still allocated when it was destroyed") \
+    PARAM(P, pool, "the pool") \
+    PARAM(W, live, "objects still allocated when it was destroyed") \
   DOC(PoolAlloc, "an object was allocated from a pool") \
-    PARAM(pool, "the pool") \
-    PARAM(addr, "the object") \
-    PARAM(size, "its size in bytes") \
+    PARAM(P, pool, "the pool") \
+    PARAM(A, addr, "the object") \
+    PARAM(W, size, "its size in bytes") \
   DOC(PoolFree, "an object was freed to its pool") \
-    PARAM(pool, "the pool") \
-    PARAM(addr, "the object") \
-    PARAM(size, "its size in bytes")
+    PARAM(P, pool, "the pool") \
+    PARAM(A, addr, "the object") \
+    PARAM(W, size, "its size in bytes")
 
 #endif /* malloc_eventdef_h */

@@ -233,19 +233,18 @@ static inline void reallocRecord(EventClock before, void *old, void *result, siz
 {
   EventClock clock = PlinthClockNow();
   if (old != NULL && result != NULL && result != old) {
-    EVENT_BEGIN(EventReallocMoveStruct, EventKindMalloc, EventCodeReallocMove,
-                sizeof(EventReallocMoveStruct))
+    EVENT_BEGIN(ReallocMove)
       _event->header.clock = before;
       _event->old = old;
-    EVENT_END(EventCodeReallocMove, sizeof(EventReallocMoveStruct))
+    EVENT_END(ReallocMove)
   } else if (result == NULL)
     clock = before;
-  EVENT_BEGIN(EventReallocStruct, EventKindMalloc, EventCodeRealloc, sizeof(EventReallocStruct))
+  EVENT_BEGIN(Realloc)
     _event->header.clock = clock;
     _event->old = old;
     _event->result = result;
     _event->size = size;
-  EVENT_END(EventCodeRealloc, sizeof(EventReallocStruct))
+  EVENT_END(Realloc)
 }
 
 void *realloc(void *old, size_t size)

@@ -1,5 +1,5 @@
 /* expect: 13: always must be TRUE or FALSE, not 'MAYBE' */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -15,11 +15,11 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
   DOC(Beta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* gentest_h */

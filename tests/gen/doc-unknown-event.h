@@ -1,5 +1,6 @@
-/* expect: 21: DOC for unknown event Betta */
-/* standalone */
+/* expect: 15: event Beta has no DOC row */
+/* expect: 22: DOC for unknown event Betta */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -15,11 +16,11 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
   DOC(Betta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(W, s, "a string")
 
 #endif /* gentest_h */

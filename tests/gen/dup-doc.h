@@ -1,5 +1,6 @@
-/* expect: 21: event Alpha is documented twice */
-/* standalone */
+/* expect: 15: event Beta has no DOC row */
+/* expect: 22: event Alpha is documented twice */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -15,11 +16,11 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
   DOC(Alpha, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(P, w, "a word") \
+    PARAM(A, s, "a string")
 
 #endif /* gentest_h */

@@ -1,5 +1,5 @@
 /* expect: 14: event Beta has no DOC row */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -15,8 +15,8 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word")
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word")
 
 #endif /* gentest_h */

@@ -1,5 +1,5 @@
 /* expect: 17: PARAM before any DOC */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -14,13 +14,13 @@
   RELATION( Beta , 0x0101, FALSE, Extra, WS  )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
-    PARAM(x, "a parameter of no event") \
+    PARAM(W, x, "a parameter of no event") \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
   DOC(Beta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* gentest_h */

@@ -1,5 +1,5 @@
 /* expect: 17: format PAW (3 parameters) but 2 PARAM rows */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -15,10 +15,10 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
   DOC(Beta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* gentest_h */

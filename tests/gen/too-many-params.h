@@ -1,5 +1,5 @@
 /* expect: 13: has more than 16 parameters */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -15,25 +15,25 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(q01, "a parameter") \
-    PARAM(q02, "a parameter") \
-    PARAM(q03, "a parameter") \
-    PARAM(q04, "a parameter") \
-    PARAM(q05, "a parameter") \
-    PARAM(q06, "a parameter") \
-    PARAM(q07, "a parameter") \
-    PARAM(q08, "a parameter") \
-    PARAM(q09, "a parameter") \
-    PARAM(q10, "a parameter") \
-    PARAM(q11, "a parameter") \
-    PARAM(q12, "a parameter") \
-    PARAM(q13, "a parameter") \
-    PARAM(q14, "a parameter") \
-    PARAM(q15, "a parameter") \
-    PARAM(q16, "a parameter") \
-    PARAM(q17, "a parameter") \
+    PARAM(P, q01, "a parameter") \
+    PARAM(A, q02, "a parameter") \
+    PARAM(W, q03, "a parameter") \
+    PARAM(U, q04, "a parameter") \
+    PARAM(D, q05, "a parameter") \
+    PARAM(P, q06, "a parameter") \
+    PARAM(A, q07, "a parameter") \
+    PARAM(W, q08, "a parameter") \
+    PARAM(U, q09, "a parameter") \
+    PARAM(D, q10, "a parameter") \
+    PARAM(P, q11, "a parameter") \
+    PARAM(A, q12, "a parameter") \
+    PARAM(W, q13, "a parameter") \
+    PARAM(U, q14, "a parameter") \
+    PARAM(D, q15, "a parameter") \
+    PARAM(P, q16, "a parameter") \
+    PARAM(A, q17, "a parameter") \
   DOC(Beta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* gentest_h */

@@ -1,5 +1,5 @@
 /* expect: 26: unterminated comment */
-/* standalone */
+/* core */
 
 #ifndef gentest_h
 #define gentest_h
@@ -15,12 +15,12 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
   DOC(Beta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* gentest_h */
 /* a comment that never ends

@@ -24,13 +24,13 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Step, "a worker did one step of its work") \
-    PARAM(worker, "the worker, 0 for main, 1 to 4") \
-    PARAM(seq,    "the worker's step number, from 0") \
-    PARAM(check,  "a hash of worker and seq") \
+    PARAM(U, worker, "the worker, 0 for main, 1 to 4") \
+    PARAM(W, seq,    "the worker's step number, from 0") \
+    PARAM(W, check,  "a hash of worker and seq") \
   DOC(Fault, "a worker is about to fault on purpose") \
-    PARAM(worker, "the worker") \
+    PARAM(U, worker, "the worker") \
   DOC(Handled, "a SIGUSR1 handler ran") \
-    PARAM(worker, "the worker it interrupted") \
-    PARAM(seq,    "the handler's run number, from 0")
+    PARAM(U, worker, "the worker it interrupted") \
+    PARAM(W, seq,    "the handler's run number, from 0")
 
 #endif /* trust_eventdef_h */

@@ -357,7 +357,7 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
 typedef struct FilterStruct {
   int byKind, byEvent;
   EventKindSet kinds;
-  unsigned char codes[0x10000];   /* 1 for a code that --event named */
+  unsigned char codes[EVENT_CODE_LIMIT];  /* 1 for a code that --event named */
 } FilterStruct;
 
 static void ListValid(const char *what, const EventRegistryStruct *registry, int kinds)

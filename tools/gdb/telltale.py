@@ -15,10 +15,10 @@ import struct
 
 import gdb
 
-EVENT_HEADER_LEN = 12           # src/event/eventcom.h
-EVENT_BLOCK_HEADER_LEN = 36    # sizeof(EventBlockHeaderStruct) when debug info lacks it
-EVENT_PARAM_MAX = 16
-EVENT_STRING_MAX = 1023
+# eventcom.h's sizes are read from the program's debug info (Limits, and
+# _block_header_len); these are macros that no type carries, or the
+# fallback where debug info lacks the type, so they are copied.
+EVENT_BLOCK_HEADER_LEN = 36    # sizeof(EventBlockHeaderStruct)
 EVENT_NAME_MAX = 63
 DUMP_DEFAULT = 20
 SLOT_SIZE_MAX = 1 << 30         # larger than any buffer (64M), for sanity checks
@@ -181,6 +181,57 @@ def _static(name, source):
         return None
 
 
+def _type(name):
+    """the type named name in the program's debug info"""
+    try:
+        return gdb.lookup_type(name).strip_typedefs()
+    except gdb.error:
+        _fail("the type %s is not found: is this a telltale program built with -g?" % name)
+
+
+def _field(value_type, name):
+    """the field name of a struct type"""
+    for f in value_type.fields():
+        if f.name == name:
+            return f
+    _fail("%s has no field %s: the runtime is not what this script expects" % (value_type, name))
+
+
+def _length(array_type):
+    """the number of elements of an array type"""
+    low, high = array_type.strip_typedefs().range()
+    return high - low + 1
+
+
+def _global_type(name):
+    """the type of a global variable (thread-local ones too), from debug info only"""
+    try:
+        sym = gdb.lookup_global_symbol(name)
+    except gdb.error:
+        sym = None
+    if sym is None:
+        _fail("%s is not found: is this a telltale program built with -g?" % name)
+    return sym.type.strip_typedefs()
+
+
+class Limits(object):
+    """eventcom.h's sizes and limits, taken from the program's debug info
+    (sizeof and offsetof through gdb), so that none is copied here and a
+    core is read with its own program's: the event header
+    (EventHeaderStruct), the parameter limit (EventRecordStruct's
+    values), the string limit (Intern's string), the kind limit
+    (EventThreadBuf) and the code limit (EventOff)."""
+
+    def __init__(self):
+        header = _type("EventHeaderStruct")
+        self.header_len = header.sizeof
+        self.clock_offset = _field(header, "clock").bitpos // 8
+        self.param_max = _length(_field(_type("EventRecordStruct"), "values").type)
+        self.string_max = _length(_field(_type("EventStructIntern"), "string").type) - 1
+        self.kind_limit = _length(_global_type("EventThreadBuf"))
+        self.code_limit = _length(_global_type("EventOff"))
+
+
 class Registry(object):
     """EventRegistry, read out of the inferior's memory (eventcom.h)"""
 
@@ -190,11 +241,12 @@ class Registry(object):
         if reg is None:
             _fail("this program has no telltale registry: EventRegistry is not found "
                   "(is it linked with libtelltale and built with -g?)")
+        self.limits = Limits()
         try:
             self.name = _cstr(reg["name"])
             kind_count = int(reg["kindCount"])
             event_count = int(reg["eventCount"])
-            if kind_count > 32 or event_count > 65536:
+            if kind_count > self.limits.kind_limit or event_count > self.limits.code_limit:
                 _fail("EventRegistry is corrupt: %d kinds, %d events" % (kind_count, event_count))
             self.kinds = []
             for i in range(kind_count):
@@ -208,7 +260,7 @@ class Registry(object):
                     fmt = ""
                 names = []
                 pn = int(e["paramNames"])
-                for j in range(min(len(fmt), EVENT_PARAM_MAX)):
+                for j in range(min(len(fmt), self.limits.param_max)):
                     names.append(_cstr(e["paramNames"][j]) if pn != 0 else None)
                 self.events[int(e["code"])] = (_cstr(e["name"]) or "?", fmt, names)
         except gdb.MemoryError as err:
@@ -284,16 +336,19 @@ def _decode(layout, registry, data, off):
     None at the end of the data (code 0 or too little room for a header),
     or Corrupt with a sentence saying what is wrong"""
     o = layout.order
+    limits = registry.limits
+    header_len = limits.header_len
     if len(data) - off < 2:
         return None
     code, = struct.unpack_from(o + "H", data, off)
     if code == 0:
         return None
-    if len(data) - off < EVENT_HEADER_LEN:
+    if len(data) - off < header_len:
         raise Corrupt("event header truncated")
-    length, clock = struct.unpack_from(o + "HQ", data, off + 2)
-    if length < EVENT_HEADER_LEN:
-        raise Corrupt("event length %d is less than the 12-byte event header" % length)
+    length, = struct.unpack_from(o + "H", data, off + 2)
+    clock, = struct.unpack_from(o + "Q", data, off + limits.clock_offset)
+    if length < header_len:
+        raise Corrupt("event length %d is less than the %d-byte event header" % (length, header_len))
     if length > len(data) - off:
         raise Corrupt("event (length %d) runs past the end of the data" % length)
     desc = registry.events.get(code)
@@ -301,10 +356,10 @@ def _decode(layout, registry, data, off):
         return code, length, clock, None, []
     fmt = desc[1]
     values = []
-    pos = EVENT_HEADER_LEN
+    pos = header_len
     for i, letter in enumerate(fmt):
-        if i >= EVENT_PARAM_MAX:
-            raise Corrupt("the event's format has more than 16 parameters")
+        if i >= limits.param_max:
+            raise Corrupt("the event's format has more than %d parameters" % limits.param_max)
         if letter == "S":
             if i + 1 != len(fmt):
                 raise Corrupt("the event's format has a string that is not last")
@@ -315,8 +370,8 @@ def _decode(layout, registry, data, off):
                 raise Corrupt("string does not end with a NUL at the end of the event")
             if b"\0" in s:
                 raise Corrupt("string has a NUL before the end of the event")
-            if len(s) > EVENT_STRING_MAX:
-                raise Corrupt("string is longer than EVENT_STRING_MAX (1023)")
+            if len(s) > limits.string_max:
+                raise Corrupt("string is longer than EVENT_STRING_MAX (%d)" % limits.string_max)
             values.append(s)
             pos = length
             continue
@@ -616,9 +671,10 @@ class Labels(object):
     A runtime without that table: from the Intern and Label events in the
     buffers instead.  Strings are read only when an address needs one."""
 
-    def __init__(self, session, events, layout):
+    def __init__(self, session, events, layout, limits):
         self.ids = {}           # address -> id
         self.strings = {}       # id -> string, or address of the string
+        self.string_max = limits.string_max
         order = "big" if layout.order == ">" else "little"
         table = _static("labels", "event.c")
         if table is None:
@@ -670,7 +726,7 @@ class Labels(object):
         string = self.strings.get(self.ids[address])
         if isinstance(string, int):
             try:
-                string = _cstr(string, EVENT_STRING_MAX + 1, raw=True)
+                string = _cstr(string, self.string_max + 1, raw=True)
             except gdb.GdbError:
                 string = None
             self.strings[self.ids[address]] = string
@@ -888,7 +944,7 @@ See "help telltale" for the clock and for core files."""
         session = _session()
         events, threads = _events(registry, layout, session)
         clock = _clock(registry, session, events)
-        labels = Labels(session, events, layout)
+        labels = Labels(session, events, layout, registry.limits)
         events.sort(key=lambda e: (e[0], e[1], e[2], e[3]))
         latest = events[len(events) - count:] if count > 0 else []
         gdb.write("telltale: the last %d of %d events in the buffers of %d threads, "

@@ -1,4 +1,4 @@
-/* expect: 11: duplicate kind Pool (first at eventdef.h: */
+/* expect: 19: parameter a of Alpha is W, but its letter in format PAW is A */
 /* core */
 
 #ifndef gentest_h
@@ -7,8 +7,7 @@
 #define EVENT_REGISTRY_NAME "gen test"
 
 #define EVENT_KIND_LIST(KIND) \
-  KIND(Extra, "a kind of the test's own") \
-  KIND(Pool, "telltale has this kind")
+  KIND(Extra, "a kind of the test's own")
 
 #define EVENT_LIST(RELATION, RETIRED) \
   RELATION( Alpha, 0x0100, TRUE , Extra, PAW ) \
@@ -16,11 +15,11 @@
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
-    PARAM(a, "an address") \
-    PARAM(w, "a word") \
+    PARAM(P, p, "a pointer") \
+    PARAM(W, a, "an address") \
+    PARAM(W, w, "a word") \
   DOC(Beta, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* gentest_h */

@@ -1,4 +1,4 @@
-/* expect: 14: event name Registry is reserved */
+/* expect: 19: expected DOC(Name, "doc") or PARAM(LETTER, name, "doc") */
 /* core */
 
 #ifndef gentest_h
@@ -11,15 +11,15 @@
 
 #define EVENT_LIST(RELATION, RETIRED) \
   RELATION( Alpha, 0x0100, TRUE , Extra, PAW ) \
-  RELATION( Registry, 0x0101, FALSE, Extra, WS )
+  RELATION( Beta , 0x0101, FALSE, Extra, WS  )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Alpha, "alpha happened") \
-    PARAM(p, "a pointer") \
+    PARAM(P, p, "a pointer") \
     PARAM(a, "an address") \
-    PARAM(w, "a word") \
-  DOC(Registry, "beta happened") \
-    PARAM(w, "a word") \
-    PARAM(s, "a string")
+    PARAM(W, w, "a word") \
+  DOC(Beta, "beta happened") \
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
 
 #endif /* gentest_h */

@@ -1,0 +1,27 @@
+/* A client registry that declares a standard kind it uses: Pool merges
+ * with telltale's, keeping telltale's index.  Generated with --core.
+ * design/telemetry.txt .reg.kind */
+
+#ifndef gentest_h
+#define gentest_h
+
+#define EVENT_REGISTRY_NAME "gen test"
+
+#define EVENT_KIND_LIST(KIND) \
+  KIND(Extra, "a kind of the test's own") \
+  KIND(Pool, "telltale has this kind")
+
+#define EVENT_LIST(RELATION, RETIRED) \
+  RELATION( Alpha, 0x0100, TRUE , Extra, PAW ) \
+  RELATION( Beta , 0x0101, FALSE, Pool , WS  )
+
+#define EVENT_DOC_LIST(DOC, PARAM) \
+  DOC(Alpha, "alpha happened") \
+    PARAM(P, p, "a pointer") \
+    PARAM(A, a, "an address") \
+    PARAM(W, w, "a word") \
+  DOC(Beta, "beta happened") \
+    PARAM(W, w, "a word") \
+    PARAM(S, s, "a string")
+
+#endif /* gentest_h */
