@@ -29,8 +29,10 @@
 #                    variable and listing the kinds, and the default (all)
 #   buffer-bad       TELLTALE_BUFFER=5000: exit 0, 8192 used, said once
 #   buffer-decimal   TELLTALE_BUFFER=010000 is 10000 (not octal 4096): 16384
-#                    used; a huge value is 64M, not a wrapped 4096
-#   settings-bad     every TELLTALE_* variable with a bad value: the program
+#                    used; a huge value is 64M, not a wrapped 4096, and so
+#                    is 1G (the nearest bound, not the default)
+#   settings-bad     every TELLTALE_* variable with a bad value (and an empty
+#                    TELLTALE_FILE): the program
 #                    runs to completion with exit 0, one warning naming the
 #                    variable and what is used, and a log eventcnv reads
 #   buffer-small     TELLTALE_BUFFER=4k: the same events as the default
@@ -259,8 +261,12 @@ fi
 run bufoct TELLTALE_FILE="$tmp/bufoct/x.log" TELLTALE_BUFFER=010000
 status1=$status
 run bufhuge TELLTALE_FILE="$tmp/bufhuge/x.log" TELLTALE_BUFFER=18014398509481988k
-if [ "$status1" -ne 0 ] || [ "$status" -ne 0 ]; then
-  fail buffer-decimal "status $status1 and $status, not 0"
+status2=$status
+run bufgiga TELLTALE_FILE="$tmp/bufgiga/x.log" TELLTALE_BUFFER=1G
+if [ "$status1" -ne 0 ] || [ "$status2" -ne 0 ] || [ "$status" -ne 0 ]; then
+  fail buffer-decimal "status $status1, $status2 and $status, not 0"
+elif ! warned TELLTALE_BUFFER bufgiga || ! grep -q "using 67108864 bytes" "$tmp/bufgiga.err"; then
+  fail buffer-decimal "1G: $(head -3 "$tmp/bufgiga.err")"
 elif ! warned TELLTALE_BUFFER bufoct || ! grep -q "'010000' .*; using 16384 bytes" "$tmp/bufoct.err"; then
   fail buffer-decimal "010000: $(head -3 "$tmp/bufoct.err")"
 elif ! warned TELLTALE_BUFFER bufhuge || ! grep -q "using 67108864 bytes" "$tmp/bufhuge.err"; then
@@ -274,7 +280,7 @@ n=0
 for setting in TELLTALE_CONTROL=Pool,Nope TELLTALE_RECORD=0x12345 TELLTALE_MIRROR=- \
                TELLTALE_EVENTS=+ TELLTALE_WRITER=asynch TELLTALE_BUFFER=64q \
                TELLTALE_MAP=yes TELLTALE_SIGNALS=maybe TELLTALE_DUMP=lots \
-               TELLTALE_FILE=x%d.log; do
+               TELLTALE_FILE=x%d.log TELLTALE_FILE=; do
   n=$((n + 1))
   var=${setting%%=*}
   run "bad$n" "$setting"

@@ -594,9 +594,10 @@ static unsigned long envNumber(const char *variable, unsigned long otherwise, un
 }
 
 /* envBuffer -- TELLTALE_BUFFER: a power of two from BUFFER_SIZE_MIN to
- * BUFFER_SIZE_MAX, in decimal with k or M.  Too small or too large is
- * taken as the nearest bound, and a size between powers as the next
- * power up, saying so; what is not a size leaves the default. */
+ * BUFFER_SIZE_MAX, in decimal with k or M (or G, always too large).  Too
+ * small or too large is taken as the nearest bound, and a size between
+ * powers as the next power up, saying so; what is not a size leaves the
+ * default. */
 static size_t envBuffer(void)
 {
   const char *value = PlinthGetEnv("TELLTALE_BUFFER");
@@ -613,6 +614,8 @@ static size_t envBuffer(void)
     shift = 10, ++end;
   else if (res != 22 && (*end == 'm' || *end == 'M'))
     shift = 20, ++end;
+  else if (res != 22 && (*end == 'g' || *end == 'G'))
+    shift = 30, ++end;          /* always out of range: the nearest bound */
   if (res == 22 || *end != '\0' ) {
     envBadValue("TELLTALE_BUFFER", value, expected, "the default, 64k");
     return BUFFER_SIZE_DEFAULT;
@@ -691,7 +694,8 @@ static int filePerProcess(const char *pattern)
 }
 
 /* envFile -- TELLTALE_FILE: the log's name, "none", or by default
- * telltale.log.  A name that cannot be used leaves the default. */
+ * telltale.log.  A name that cannot be used, or an empty one, leaves
+ * the default, saying so. */
 static void envFile(void)
 {
   const char *value = PlinthGetEnv("TELLTALE_FILE");
@@ -700,7 +704,11 @@ static void envFile(void)
     session.noDefault = 1;
     return;
   }
-  if (value == NULL || value[0] == '\0')
+  if (value != NULL && value[0] == '\0') {
+    envBad("TELLTALE_FILE", "is empty (for no log it is none)", "the default, telltale.log");
+    value = NULL;
+  }
+  if (value == NULL)
     value = "telltale.log";
   if (strlen(value) >= sizeof session.filePattern)
     res = 36;
