@@ -42,6 +42,9 @@
 #   file-default     TELLTALE_FILE unset: telltale.log in the working directory
 #   file-keep        a second run in the same directory keeps the first's
 #                    log as telltale.log.1: both whole, of two processes
+#   file-proc        TELLTALE_FILE=/proc/self/mem: refused, said once (not
+#                    written, no /proc/self/mem.live), exit 0
+#   file-dev-null    TELLTALE_FILE=/dev/null: written, silently, no live file
 #   file-not-log     TELLTALE_FILE names a file that is not a telltale log:
 #                    it is left as it was, and the program says so
 #   file-link        TELLTALE_FILE names a symbolic link: not followed, the
@@ -358,6 +361,21 @@ if [ "$status" -eq 0 ] && [ "$(count "$tmp/default/telltale.log.1" PoolAlloc)" -
   ok file-keep
 else
   fail file-keep "status $status, $pids pids: $(ls -A "$tmp/default" | tr '\n' ' ')"
+fi
+
+run procmem TELLTALE_FILE=/proc/self/mem
+if [ "$status" -ne 0 ] || [ "$(wc -l <"$tmp/procmem.err")" -ne 1 ] ||
+   ! grep -q "not writing /proc/self/mem: it is a file of /proc" "$tmp/procmem.err"; then
+  fail file-proc "status $status, stderr: $(head -3 "$tmp/procmem.err" | tr '\n' '|')"
+else
+  ok file-proc
+fi
+
+run devnull TELLTALE_FILE=/dev/null
+if [ "$status" -ne 0 ] || [ -s "$tmp/devnull.err" ] || [ -n "$(ls -A "$tmp/devnull")" ]; then
+  fail file-dev-null "status $status, stderr: $(head -3 "$tmp/devnull.err"), files: $(ls -A "$tmp/devnull")"
+else
+  ok file-dev-null
 fi
 
 mkdir -p "$tmp/notlog" && echo precious >"$tmp/notlog/p.log"

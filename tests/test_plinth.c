@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -247,6 +248,33 @@ static void stream_file_policy(void **state)
   assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
   PlinthStreamClose(stream);
   assert_int_equal(unlink(path), 0);
+}
+
+/* stream-file-5: no place for a log is opened as one (.plinth.stream.file):
+   a file of /proc (/proc/self/mem, which would be written) is ENOTSUP, a
+   directory EISDIR, a block device ENODEV (where one can be made); a
+   character device such as /dev/null is a stream, not mappable. */
+
+static void stream_file_places(void **state)
+{
+  char path[256];
+  PlinthStream stream = NULL;
+  (void)state;
+
+  assert_int_equal(PlinthStreamOpenFile(&stream, "/proc/self/mem"), ENOTSUP);
+  assert_int_equal(PlinthStreamOpenLog(&stream, "/proc/self/mem", "MAGIC", 5), ENOTSUP);
+  assert_int_equal(PlinthStreamOpenFile(&stream, "/proc/self/status"), ENOTSUP);
+  assert_int_equal(PlinthStreamOpenFile(&stream, tempDir), EISDIR);
+  tempPath(path, sizeof path, "block");
+  if (mknod(path, S_IFBLK | 0600, makedev(7, 250)) == 0) {
+    assert_int_equal(PlinthStreamOpenFile(&stream, path), ENODEV);
+    assert_int_equal(unlink(path), 0);
+  }
+  assert_null(stream);
+  assert_int_equal(PlinthStreamOpenLog(&stream, "/dev/null", "MAGIC", 5), 0);
+  assert_false(PlinthStreamMappable(stream));
+  assert_int_equal(PlinthStreamWrite(stream, "MAGIC", 5), 0);
+  PlinthStreamClose(stream);
 }
 
 struct fifoReaderStruct {
@@ -804,6 +832,7 @@ int main(void)
     cmocka_unit_test(stream_file_missing_dir),
     cmocka_unit_test(stream_file_policy),
     cmocka_unit_test(stream_file_fifo),
+    cmocka_unit_test(stream_file_places),
     cmocka_unit_test(stream_fd_pipe),
     cmocka_unit_test(stream_fd_errors),
     cmocka_unit_test(stream_fd_sigpipe),

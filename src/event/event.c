@@ -998,6 +998,14 @@ static void streamOpenFailed(const char *path, int code, const char *consequence
   else if (code == 6 /* ENXIO */)
     say("not writing ", path, ": it is a FIFO that no process opened for reading",
         " within a second", consequence, NULL);
+  else if (code == 21 /* EISDIR */)
+    say("not writing ", path, ": it is a directory", consequence, NULL);
+  else if (code == 19 /* ENODEV */)
+    say("not writing ", path, ": it is a block device, which telltale never writes",
+        consequence, NULL);
+  else if (code == 95 /* ENOTSUP */)
+    say("not writing ", path, ": it is a file of /proc (or of no kind a log can be),",
+        " which telltale never writes", consequence, NULL);
   else
     say("cannot open ", path, ": ", PlinthStrError(code), consequence, NULL);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -121,6 +122,40 @@ int PlinthCoreSharedFiles(void)
   return 0;
 }
 
+/* PLINTH_PROC_MAGIC -- statfs's f_type of /proc (PROC_SUPER_MAGIC) */
+#define PLINTH_PROC_MAGIC 0x9fa0
+
+/* placeRefused -- is the file st describes (fs: its file system, or
+ * NULL) no place for a log?  0, or EISDIR (a directory), ENODEV (a block
+ * device) or ENOTSUP (a file of /proc, such as /proc/self/mem, or of a
+ * file system one, or of a kind that is none of a regular file, FIFO,
+ * socket or character device).  .plinth.stream.file */
+static int placeRefused(const struct stat *st, const struct statfs *fs)
+{
+  struct stat proc;
+  if (S_ISDIR(st->st_mode))
+    return EISDIR;
+  if (S_ISBLK(st->st_mode))
+    return ENODEV;
+  if (!S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode) && !S_ISSOCK(st->st_mode) &&
+      !S_ISCHR(st->st_mode))
+    return ENOTSUP;
+  if ((fs != NULL && fs->f_type == PLINTH_PROC_MAGIC) ||
+      (stat("/proc/self", &proc) == 0 && proc.st_dev == st->st_dev))
+    return ENOTSUP;
+  return 0;
+}
+
+/* PlinthFdRefused -- placeRefused for the file open on fd */
+int PlinthFdRefused(int fd)
+{
+  struct stat st;
+  struct statfs fs;
+  if (fstat(fd, &st) != 0)
+    return errno;
+  return placeRefused(&st, fstatfs(fd, &fs) == 0 ? &fs : NULL);
+}
+
 /* PlinthLogKeep -- before a log is written anew at path: a telltale log
  * already there (its first bytes are magic) is kept as PATH.1, with its
  * live file PATH.live as PATH.1.live; a non-empty regular file that is
@@ -191,7 +226,8 @@ static int fifoOpen(const char *path, const struct stat *st)
 }
 
 /* fileOpen -- the stream to a file at path, created if need be: never
- * through a symbolic link, close-on-exec, never on descriptors 0-2.  A
+ * through a symbolic link, close-on-exec, never on descriptors 0-2, never
+ * on a directory, block device or file of /proc (placeRefused).  A
  * regular file is emptied, unless magic is given and the file holds
  * something that does not start with it (EEXIST: it is left as it was).
  * A FIFO needs a reader (fifoOpen).  Nothing blocks: O_NONBLOCK lasts
@@ -208,6 +244,8 @@ static int fileOpen(PlinthStream *streamReturn, const char *path, const char *ma
 
   /* Not through a planted link; not truncated before it is known to be
    * a log; RDWR: .sol.live */
+  if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) && (res = placeRefused(&st, NULL)) != 0)
+    return res;                 /* not even opened: a device may act on it */
   if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
     fd = fifoOpen(path, &st);
     if (fd < 0)
@@ -224,6 +262,11 @@ static int fileOpen(PlinthStream *streamReturn, const char *path, const char *ma
       (void)close(fd);
       return EAGAIN;
     }
+  }
+  res = PlinthFdRefused(fd);
+  if (res != 0) {
+    (void)close(fd);
+    return res;
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     if (magic != NULL) {
