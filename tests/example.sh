@@ -42,6 +42,11 @@
 #   file-default     TELLTALE_FILE unset: telltale.log in the working directory
 #   file-keep        a second run in the same directory keeps the first's
 #                    log as telltale.log.1: both whole, of two processes
+#   keep-onto-notes  telltale.log.1 is notes, not a log: two runs leave it as
+#                    it was, the first run's log where it is, and say so once
+#   keep-onto-live-notes  the same for telltale.log.1.live
+#   keep-onto-dir    telltale.log.1 is a directory: the message names it, not
+#                    telltale.log; the first run's log stays
 #   file-proc        TELLTALE_FILE=/proc/self/mem: refused, said once (not
 #                    written, no /proc/self/mem.live), exit 0
 #   file-dev-null    TELLTALE_FILE=/dev/null: written, silently, no live file
@@ -361,6 +366,43 @@ if [ "$status" -eq 0 ] && [ "$(count "$tmp/default/telltale.log.1" PoolAlloc)" -
   ok file-keep
 else
   fail file-keep "status $status, $pids pids: $(ls -A "$tmp/default" | tr '\n' ' ')"
+fi
+
+# keep-onto NAME FILE -- FILE (beside telltale.log) is notes, not a log:
+# two runs in one directory leave it as it was, the second saying once
+# why, naming FILE, and leaving the first run's log where it is
+keepOnto() {
+  local name=$1 file=$2 pid
+  mkdir -p "$tmp/$name" && echo "my notes" >"$tmp/$name/$file"
+  run "$name"
+  run "$name"
+  pid=$("$eventcnv" --header "$tmp/$name/telltale.log" 2>/dev/null | sed -n 's/^pid  *//p')
+  if [ "$status" -ne 0 ] || ! echo "my notes" | cmp -s - "$tmp/$name/$file"; then
+    fail "$name" "status $status, $file: $(head -c 40 "$tmp/$name/$file" | tr -d '\0')"
+  elif [ "$(wc -l <"$tmp/$name.err")" -ne 1 ] ||
+       ! grep -q "not writing telltale.log: the last log there cannot be kept as $file (it is there and is not a telltale log)" "$tmp/$name.err"; then
+    fail "$name" "stderr: $(head -3 "$tmp/$name.err")"
+  elif [ -z "$pid" ] || [ "$(count "$tmp/$name/telltale.log" PoolAlloc)" -eq 0 ] ||
+       { [ "$file" != telltale.log.1 ] && [ -e "$tmp/$name/telltale.log.1" ]; }; then
+    fail "$name" "the first run's log was not left whole: $(ls -A "$tmp/$name" | tr '\n' ' ')"
+  else
+    ok "$name"
+  fi
+}
+keepOnto keep-onto-notes telltale.log.1
+keepOnto keep-onto-live-notes telltale.log.1.live
+
+mkdir -p "$tmp/keepdir/telltale.log.1"
+run keepdir
+run keepdir
+if [ "$status" -ne 0 ] || [ ! -d "$tmp/keepdir/telltale.log.1" ] ||
+   [ "$(count "$tmp/keepdir/telltale.log" PoolAlloc)" -eq 0 ]; then
+  fail keep-onto-dir "status $status: $(ls -A "$tmp/keepdir" | tr '\n' ' ')"
+elif [ "$(wc -l <"$tmp/keepdir.err")" -ne 1 ] ||
+     ! grep -q "cannot be kept as telltale.log.1 (it is a directory)" "$tmp/keepdir.err"; then
+  fail keep-onto-dir "stderr: $(head -3 "$tmp/keepdir.err")"
+else
+  ok keep-onto-dir
 fi
 
 run procmem TELLTALE_FILE=/proc/self/mem

@@ -1010,6 +1010,20 @@ static void streamOpenFailed(const char *path, int code, const char *consequence
     say("cannot open ", path, ": ", PlinthStrError(code), consequence, NULL);
 }
 
+/* keepFailed -- say why the last log at path was not kept as older
+ * (PATH.1, or PATH.1.live was at fault), so that this run's log is not
+ * written: the last one stays where it is.  .sol.session */
+static void keepFailed(const char *path, const char *older, int code)
+{
+  const char *why = code == 17 /* EEXIST */ ? "it is there and is not a telltale log"
+                  : code == 21 /* EISDIR */ ? "it is a directory"
+                  : code == 40 /* ELOOP */ ? "it is a symbolic link"
+                  : PlinthStrError(code);
+  say("not writing ", path, ": the last log there cannot be kept as ", older, " (", why,
+      "), so it is left as it is; move ", older, " or set TELLTALE_FILE to another name",
+      NULL);
+}
+
 static size_t roundUp(size_t size, size_t to)
 {
   return (size + to - 1) / to * to;
@@ -1252,8 +1266,12 @@ static void sessionStart(void)
     /* The last run's log is kept as LOG.1, and a file that is not a
      * log is never overwritten.  .sol.session */
     PlinthStream stream;
-    int res = PlinthLogKeep(session.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
-    if (res != 0)
+    char blame[sizeof session.fileName + 16];
+    int res = PlinthLogKeep(session.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN,
+                            blame, sizeof blame);
+    if (res != 0 && strcmp(blame, session.fileName) != 0)
+      keepFailed(session.fileName, blame, res);
+    else if (res != 0)
       streamOpenFailed(session.fileName, res, "");
     else if ((res = PlinthStreamOpenLog(&stream, session.fileName, EVENT_STREAM_MAGIC,
                                         EVENT_STREAM_MAGIC_LEN)) != 0)

@@ -32,8 +32,12 @@ extern int PlinthCoreSharedFiles(void);
 /* PlinthLogKeep -- keep a log already at path as PATH.1 (and its
  * PATH.live as PATH.1.live) before it is written anew; EEXIST if path is
  * a non-empty file that is not a log (its first bytes are not magic),
- * ELOOP if it is a link */
-extern int PlinthLogKeep(const char *path, const char *magic, size_t magicSize);
+ * ELOOP if it is a link, and as PlinthFdRefused for no place for a log.
+ * Nothing is moved onto PATH.1 or PATH.1.live if that is not absent, empty
+ * or a log: EEXIST (EISDIR, ELOOP) then, and nothing moves.  blame (of
+ * blameSize bytes) gets the name of the file at fault. */
+extern int PlinthLogKeep(const char *path, const char *magic, size_t magicSize, char *blame,
+                         size_t blameSize);
 /* PlinthFdRefused -- is the file open on fd no place for a log?  0 (a
  * regular file, FIFO, socket or character device), or EISDIR (a
  * directory), ENODEV (a block device), ENOTSUP (a file of /proc, or of
