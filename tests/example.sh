@@ -29,8 +29,10 @@
 #                    variable and listing the kinds, and the default (all)
 #   buffer-bad       TELLTALE_BUFFER=5000: exit 0, 8192 used, said once
 #   buffer-decimal   TELLTALE_BUFFER=010000 is 10000 (not octal 4096): 16384
-#                    used; a huge value is 64M, not a wrapped 4096
-#   settings-bad     every TELLTALE_* variable with a bad value: the program
+#                    used; a huge value is 64M, not a wrapped 4096, and so
+#                    is 1G (the nearest bound, not the default)
+#   settings-bad     every TELLTALE_* variable with a bad value (and an empty
+#                    TELLTALE_FILE): the program
 #                    runs to completion with exit 0, one warning naming the
 #                    variable and what is used, and a log eventcnv reads
 #   buffer-small     TELLTALE_BUFFER=4k: the same events as the default
@@ -40,6 +42,14 @@
 #   file-default     TELLTALE_FILE unset: telltale.log in the working directory
 #   file-keep        a second run in the same directory keeps the first's
 #                    log as telltale.log.1: both whole, of two processes
+#   keep-onto-notes  telltale.log.1 is notes, not a log: two runs leave it as
+#                    it was, the first run's log where it is, and say so once
+#   keep-onto-live-notes  the same for telltale.log.1.live
+#   keep-onto-dir    telltale.log.1 is a directory: the message names it, not
+#                    telltale.log; the first run's log stays
+#   file-proc        TELLTALE_FILE=/proc/self/mem: refused, said once (not
+#                    written, no /proc/self/mem.live), exit 0
+#   file-dev-null    TELLTALE_FILE=/dev/null: written, silently, no live file
 #   file-not-log     TELLTALE_FILE names a file that is not a telltale log:
 #                    it is left as it was, and the program says so
 #   file-link        TELLTALE_FILE names a symbolic link: not followed, the
@@ -259,8 +269,12 @@ fi
 run bufoct TELLTALE_FILE="$tmp/bufoct/x.log" TELLTALE_BUFFER=010000
 status1=$status
 run bufhuge TELLTALE_FILE="$tmp/bufhuge/x.log" TELLTALE_BUFFER=18014398509481988k
-if [ "$status1" -ne 0 ] || [ "$status" -ne 0 ]; then
-  fail buffer-decimal "status $status1 and $status, not 0"
+status2=$status
+run bufgiga TELLTALE_FILE="$tmp/bufgiga/x.log" TELLTALE_BUFFER=1G
+if [ "$status1" -ne 0 ] || [ "$status2" -ne 0 ] || [ "$status" -ne 0 ]; then
+  fail buffer-decimal "status $status1, $status2 and $status, not 0"
+elif ! warned TELLTALE_BUFFER bufgiga || ! grep -q "using 67108864 bytes" "$tmp/bufgiga.err"; then
+  fail buffer-decimal "1G: $(head -3 "$tmp/bufgiga.err")"
 elif ! warned TELLTALE_BUFFER bufoct || ! grep -q "'010000' .*; using 16384 bytes" "$tmp/bufoct.err"; then
   fail buffer-decimal "010000: $(head -3 "$tmp/bufoct.err")"
 elif ! warned TELLTALE_BUFFER bufhuge || ! grep -q "using 67108864 bytes" "$tmp/bufhuge.err"; then
@@ -274,7 +288,7 @@ n=0
 for setting in TELLTALE_CONTROL=Pool,Nope TELLTALE_RECORD=0x12345 TELLTALE_MIRROR=- \
                TELLTALE_EVENTS=+ TELLTALE_WRITER=asynch TELLTALE_BUFFER=64q \
                TELLTALE_MAP=yes TELLTALE_SIGNALS=maybe TELLTALE_DUMP=lots \
-               TELLTALE_FILE=x%d.log; do
+               TELLTALE_FILE=x%d.log TELLTALE_FILE=; do
   n=$((n + 1))
   var=${setting%%=*}
   run "bad$n" "$setting"
@@ -352,6 +366,58 @@ if [ "$status" -eq 0 ] && [ "$(count "$tmp/default/telltale.log.1" PoolAlloc)" -
   ok file-keep
 else
   fail file-keep "status $status, $pids pids: $(ls -A "$tmp/default" | tr '\n' ' ')"
+fi
+
+# keep-onto NAME FILE -- FILE (beside telltale.log) is notes, not a log:
+# two runs in one directory leave it as it was, the second saying once
+# why, naming FILE, and leaving the first run's log where it is
+keepOnto() {
+  local name=$1 file=$2 pid
+  mkdir -p "$tmp/$name" && echo "my notes" >"$tmp/$name/$file"
+  run "$name"
+  run "$name"
+  pid=$("$eventcnv" --header "$tmp/$name/telltale.log" 2>/dev/null | sed -n 's/^pid  *//p')
+  if [ "$status" -ne 0 ] || ! echo "my notes" | cmp -s - "$tmp/$name/$file"; then
+    fail "$name" "status $status, $file: $(head -c 40 "$tmp/$name/$file" | tr -d '\0')"
+  elif [ "$(wc -l <"$tmp/$name.err")" -ne 1 ] ||
+       ! grep -q "not writing telltale.log: the last log there cannot be kept as $file (it is there and is not a telltale log)" "$tmp/$name.err"; then
+    fail "$name" "stderr: $(head -3 "$tmp/$name.err")"
+  elif [ -z "$pid" ] || [ "$(count "$tmp/$name/telltale.log" PoolAlloc)" -eq 0 ] ||
+       { [ "$file" != telltale.log.1 ] && [ -e "$tmp/$name/telltale.log.1" ]; }; then
+    fail "$name" "the first run's log was not left whole: $(ls -A "$tmp/$name" | tr '\n' ' ')"
+  else
+    ok "$name"
+  fi
+}
+keepOnto keep-onto-notes telltale.log.1
+keepOnto keep-onto-live-notes telltale.log.1.live
+
+mkdir -p "$tmp/keepdir/telltale.log.1"
+run keepdir
+run keepdir
+if [ "$status" -ne 0 ] || [ ! -d "$tmp/keepdir/telltale.log.1" ] ||
+   [ "$(count "$tmp/keepdir/telltale.log" PoolAlloc)" -eq 0 ]; then
+  fail keep-onto-dir "status $status: $(ls -A "$tmp/keepdir" | tr '\n' ' ')"
+elif [ "$(wc -l <"$tmp/keepdir.err")" -ne 1 ] ||
+     ! grep -q "cannot be kept as telltale.log.1 (it is a directory)" "$tmp/keepdir.err"; then
+  fail keep-onto-dir "stderr: $(head -3 "$tmp/keepdir.err")"
+else
+  ok keep-onto-dir
+fi
+
+run procmem TELLTALE_FILE=/proc/self/mem
+if [ "$status" -ne 0 ] || [ "$(wc -l <"$tmp/procmem.err")" -ne 1 ] ||
+   ! grep -q "not writing /proc/self/mem: it is a file of /proc" "$tmp/procmem.err"; then
+  fail file-proc "status $status, stderr: $(head -3 "$tmp/procmem.err" | tr '\n' '|')"
+else
+  ok file-proc
+fi
+
+run devnull TELLTALE_FILE=/dev/null
+if [ "$status" -ne 0 ] || [ -s "$tmp/devnull.err" ] || [ -n "$(ls -A "$tmp/devnull")" ]; then
+  fail file-dev-null "status $status, stderr: $(head -3 "$tmp/devnull.err"), files: $(ls -A "$tmp/devnull")"
+else
+  ok file-dev-null
 fi
 
 mkdir -p "$tmp/notlog" && echo precious >"$tmp/notlog/p.log"

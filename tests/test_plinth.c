@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -247,6 +248,89 @@ static void stream_file_policy(void **state)
   assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
   PlinthStreamClose(stream);
   assert_int_equal(unlink(path), 0);
+}
+
+/* stream-file-5: no place for a log is opened as one (.plinth.stream.file):
+   a file of /proc (/proc/self/mem, which would be written) is ENOTSUP, a
+   directory EISDIR, a block device ENODEV (where one can be made); a
+   character device such as /dev/null is a stream, not mappable. */
+
+static void stream_file_places(void **state)
+{
+  char path[256];
+  PlinthStream stream = NULL;
+  (void)state;
+
+  assert_int_equal(PlinthStreamOpenFile(&stream, "/proc/self/mem"), ENOTSUP);
+  assert_int_equal(PlinthStreamOpenLog(&stream, "/proc/self/mem", "MAGIC", 5), ENOTSUP);
+  assert_int_equal(PlinthStreamOpenFile(&stream, "/proc/self/status"), ENOTSUP);
+  assert_int_equal(PlinthStreamOpenFile(&stream, tempDir), EISDIR);
+  tempPath(path, sizeof path, "block");
+  if (mknod(path, S_IFBLK | 0600, makedev(7, 250)) == 0) {
+    assert_int_equal(PlinthStreamOpenFile(&stream, path), ENODEV);
+    assert_int_equal(unlink(path), 0);
+  }
+  assert_null(stream);
+  assert_int_equal(PlinthStreamOpenLog(&stream, "/dev/null", "MAGIC", 5), 0);
+  assert_false(PlinthStreamMappable(stream));
+  assert_int_equal(PlinthStreamWrite(stream, "MAGIC", 5), 0);
+  PlinthStreamClose(stream);
+}
+
+/* stream-file-6: PlinthLogKeep never moves a log onto what is not one:
+   PATH.1 or PATH.1.live that is notes (EEXIST) or a directory (EISDIR)
+   stops the rotation, naming it, and nothing moves; a log there is
+   replaced; a PATH.live that is notes is not moved. */
+
+static void log_keep_onto(void **state)
+{
+  char path[256], older[256], olderLive[256], live[256], blame[300];
+  unsigned char *bytes;
+  size_t size;
+  (void)state;
+
+  tempPath(path, sizeof path, "keep.log");
+  tempPath(older, sizeof older, "keep.log.1");
+  tempPath(olderLive, sizeof olderLive, "keep.log.1.live");
+  tempPath(live, sizeof live, "keep.log.live");
+  writeText(path, "MAGIC new");
+  writeText(older, "my notes\n");
+  assert_int_equal(PlinthLogKeep(path, "MAGIC", 5, blame, sizeof blame), EEXIST);
+  assert_string_equal(blame, older);
+  bytes = readFile(older, &size);
+  assert_int_equal(size, 9);
+  assert_memory_equal(bytes, "my notes\n", 9);
+  free(bytes);
+  assert_int_equal(access(path, F_OK), 0);
+  assert_int_equal(unlink(older), 0);
+
+  assert_int_equal(mkdir(older, 0700), 0);
+  assert_int_equal(PlinthLogKeep(path, "MAGIC", 5, blame, sizeof blame), EISDIR);
+  assert_string_equal(blame, older);
+  assert_int_equal(rmdir(older), 0);
+
+  writeText(older, "MAGIC old");
+  writeText(olderLive, "my notes\n");
+  assert_int_equal(PlinthLogKeep(path, "MAGIC", 5, blame, sizeof blame), EEXIST);
+  assert_string_equal(blame, olderLive);
+  bytes = readFile(older, &size);
+  assert_memory_equal(bytes, "MAGIC old", 9);
+  free(bytes);
+  assert_int_equal(access(path, F_OK), 0);
+  assert_int_equal(unlink(olderLive), 0);
+
+  writeText(live, "my notes\n");
+  assert_int_equal(PlinthLogKeep(path, "MAGIC", 5, blame, sizeof blame), 0);
+  bytes = readFile(older, &size);
+  assert_memory_equal(bytes, "MAGIC new", 9);
+  free(bytes);
+  assert_int_not_equal(access(path, F_OK), 0);
+  assert_int_not_equal(access(olderLive, F_OK), 0);
+  bytes = readFile(live, &size);
+  assert_memory_equal(bytes, "my notes\n", 9);
+  free(bytes);
+  assert_int_equal(unlink(live), 0);
+  assert_int_equal(unlink(older), 0);
 }
 
 struct fifoReaderStruct {
@@ -804,6 +888,8 @@ int main(void)
     cmocka_unit_test(stream_file_missing_dir),
     cmocka_unit_test(stream_file_policy),
     cmocka_unit_test(stream_file_fifo),
+    cmocka_unit_test(stream_file_places),
+    cmocka_unit_test(log_keep_onto),
     cmocka_unit_test(stream_fd_pipe),
     cmocka_unit_test(stream_fd_errors),
     cmocka_unit_test(stream_fd_sigpipe),

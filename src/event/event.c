@@ -601,9 +601,10 @@ static unsigned long envNumber(const char *variable, unsigned long otherwise, un
 }
 
 /* envBuffer -- TELLTALE_BUFFER: a power of two from BUFFER_SIZE_MIN to
- * BUFFER_SIZE_MAX, in decimal with k or M.  Too small or too large is
- * taken as the nearest bound, and a size between powers as the next
- * power up, saying so; what is not a size leaves the default. */
+ * BUFFER_SIZE_MAX, in decimal with k or M (or G, always too large).  Too
+ * small or too large is taken as the nearest bound, and a size between
+ * powers as the next power up, saying so; what is not a size leaves the
+ * default. */
 static size_t envBuffer(void)
 {
   const char *value = PlinthGetEnv("TELLTALE_BUFFER");
@@ -620,6 +621,8 @@ static size_t envBuffer(void)
     shift = 10, ++end;
   else if (res != 22 && (*end == 'm' || *end == 'M'))
     shift = 20, ++end;
+  else if (res != 22 && (*end == 'g' || *end == 'G'))
+    shift = 30, ++end;          /* always out of range: the nearest bound */
   if (res == 22 || *end != '\0' ) {
     envBadValue("TELLTALE_BUFFER", value, expected, "the default, 64k");
     return BUFFER_SIZE_DEFAULT;
@@ -698,7 +701,8 @@ static int filePerProcess(const char *pattern)
 }
 
 /* envFile -- TELLTALE_FILE: the log's name, "none", or by default
- * telltale.log.  A name that cannot be used leaves the default. */
+ * telltale.log.  A name that cannot be used, or an empty one, leaves
+ * the default, saying so. */
 static void envFile(void)
 {
   const char *value = PlinthGetEnv("TELLTALE_FILE");
@@ -707,7 +711,11 @@ static void envFile(void)
     session.noDefault = 1;
     return;
   }
-  if (value == NULL || value[0] == '\0')
+  if (value != NULL && value[0] == '\0') {
+    envBad("TELLTALE_FILE", "is empty (for no log it is none)", "the default, telltale.log");
+    value = NULL;
+  }
+  if (value == NULL)
     value = "telltale.log";
   if (strlen(value) >= sizeof session.filePattern)
     res = 36;
@@ -1013,10 +1021,31 @@ static void streamOpenFailed(const char *path, int code, const char *consequence
   else if (code == 6 /* ENXIO */)
     say("not writing ", path, ": it is a FIFO that no process opened for reading",
         " within a second", consequence, NULL);
+  else if (code == 21 /* EISDIR */)
+    say("not writing ", path, ": it is a directory", consequence, NULL);
+  else if (code == 19 /* ENODEV */)
+    say("not writing ", path, ": it is a block device, which telltale never writes",
+        consequence, NULL);
+  else if (code == 95 /* ENOTSUP */)
+    say("not writing ", path, ": it is a file of /proc (or of no kind a log can be),",
+        " which telltale never writes", consequence, NULL);
   else
     say("cannot open ", path, ": ", PlinthStrError(code), consequence, NULL);
 }
 
+/* keepFailed -- say why the last log at path was not kept as older
+ * (PATH.1, or PATH.1.live was at fault), so that this run's log is not
+ * written: the last one stays where it is.  .sol.session */
+static void keepFailed(const char *path, const char *older, int code)
+{
+  const char *why = code == 17 /* EEXIST */ ? "it is there and is not a telltale log"
+                  : code == 21 /* EISDIR */ ? "it is a directory"
+                  : code == 40 /* ELOOP */ ? "it is a symbolic link"
+                  : PlinthStrError(code);
+  say("not writing ", path, ": the last log there cannot be kept as ", older, " (", why,
+      "), so it is left as it is; move ", older, " or set TELLTALE_FILE to another name",
+      NULL);
+}
 
 /* streamHeader -- write the header to a binary stream */
 static void streamHeader(EventStreamEntryStruct *entry)
@@ -1256,8 +1285,12 @@ static void sessionStart(void)
     /* The last run's log is kept as LOG.1, and a file that is not a
      * log is never overwritten.  .sol.session */
     PlinthStream stream;
-    int res = PlinthLogKeep(session.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
-    if (res != 0)
+    char blame[sizeof session.fileName + 16];
+    int res = PlinthLogKeep(session.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN,
+                            blame, sizeof blame);
+    if (res != 0 && strcmp(blame, session.fileName) != 0)
+      keepFailed(session.fileName, blame, res);
+    else if (res != 0)
       streamOpenFailed(session.fileName, res, "");
     else if ((res = PlinthStreamOpenLog(&stream, session.fileName, EVENT_STREAM_MAGIC,
                                         EVENT_STREAM_MAGIC_LEN)) != 0)

@@ -390,9 +390,9 @@ static int claimLog(const char *path)
 {
   unsigned char magic[EVENT_STREAM_MAGIC_LEN];
   struct stat st;
-  /* Never through a link, never on descriptors 0-2, and a file that is
-   * not a telltale log is never truncated: the runtime's default stream
-   * then says why.  design/telemetry.txt .plinth.stream.file */
+  /* Never through a link, never on descriptors 0-2, never a file of
+   * /proc, and a file that is not a telltale log is never truncated: the
+   * runtime's default stream then says why.  design/telemetry.txt .plinth.stream.file */
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0)
     return -2;
@@ -403,7 +403,7 @@ static int claimLog(const char *path)
       return -2;
     fd = high;
   }
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || PlinthFdRefused(fd) != 0 ||
       (st.st_size > 0 && (pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic ||
                           memcmp(magic, EVENT_STREAM_MAGIC, sizeof magic) != 0))) {
     (void)close(fd);

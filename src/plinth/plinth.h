@@ -32,12 +32,23 @@ extern int PlinthCoreSharedFiles(void);
 /* PlinthLogKeep -- keep a log already at path as PATH.1 (and its
  * PATH.live as PATH.1.live) before it is written anew; EEXIST if path is
  * a non-empty file that is not a log (its first bytes are not magic),
- * ELOOP if it is a link */
-extern int PlinthLogKeep(const char *path, const char *magic, size_t magicSize);
+ * ELOOP if it is a link, and as PlinthFdRefused for no place for a log.
+ * Nothing is moved onto PATH.1 or PATH.1.live if that is not absent, empty
+ * or a log: EEXIST (EISDIR, ELOOP) then, and nothing moves.  blame (of
+ * blameSize bytes) gets the name of the file at fault. */
+extern int PlinthLogKeep(const char *path, const char *magic, size_t magicSize, char *blame,
+                         size_t blameSize);
+/* PlinthFdRefused -- is the file open on fd no place for a log?  0 (a
+ * regular file, FIFO, socket or character device), or EISDIR (a
+ * directory), ENODEV (a block device), ENOTSUP (a file of /proc, or of
+ * another kind) */
+extern int PlinthFdRefused(int fd);
 /* PlinthStreamOpenFile -- a stream to the file at path, created or
  * emptied (mode 0644); never through a symbolic link (ELOOP), with
  * close-on-exec, never on descriptors 0-2.  A FIFO is waited on for a
- * reader for at most a second (ENXIO: none came).
+ * reader for at most a second (ENXIO: none came).  A directory, block
+ * device or file of /proc is refused (as PlinthFdRefused), unopened
+ * where it can be told beforehand.
  * PlinthStreamOpenLog -- the same, but a regular file that holds
  * something not starting with magic is left as it was (EEXIST). */
 extern int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path);

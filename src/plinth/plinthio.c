@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -121,38 +122,129 @@ int PlinthCoreSharedFiles(void)
   return 0;
 }
 
-/* PlinthLogKeep -- before a log is written anew at path: a telltale log
- * already there (its first bytes are magic) is kept as PATH.1, with its
- * live file PATH.live as PATH.1.live; a non-empty regular file that is
- * not one is not to be overwritten (EEXIST); anything else (no file, an
- * empty one, a FIFO, a device) may be opened.  .plinth.stream.file */
-int PlinthLogKeep(const char *path, const char *magic, size_t magicSize)
+/* PLINTH_PROC_MAGIC -- statfs's f_type of /proc (PROC_SUPER_MAGIC) */
+#define PLINTH_PROC_MAGIC 0x9fa0
+
+/* placeRefused -- is the file st describes (fs: its file system, or
+ * NULL) no place for a log?  0, or EISDIR (a directory), ENODEV (a block
+ * device) or ENOTSUP (a file of /proc, such as /proc/self/mem, or of a
+ * file system one, or of a kind that is none of a regular file, FIFO,
+ * socket or character device).  .plinth.stream.file */
+static int placeRefused(const struct stat *st, const struct statfs *fs)
+{
+  struct stat proc;
+  if (S_ISDIR(st->st_mode))
+    return EISDIR;
+  if (S_ISBLK(st->st_mode))
+    return ENODEV;
+  if (!S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode) && !S_ISSOCK(st->st_mode) &&
+      !S_ISCHR(st->st_mode))
+    return ENOTSUP;
+  if ((fs != NULL && fs->f_type == PLINTH_PROC_MAGIC) ||
+      (stat("/proc/self", &proc) == 0 && proc.st_dev == st->st_dev))
+    return ENOTSUP;
+  return 0;
+}
+
+/* PlinthFdRefused -- placeRefused for the file open on fd */
+int PlinthFdRefused(int fd)
 {
   struct stat st;
-  char head[16], older[4096 + 16], live[4096 + 16];
-  int fd;
+  struct statfs fs;
+  if (fstat(fd, &st) != 0)
+    return errno;
+  return placeRefused(&st, fstatfs(fd, &fs) == 0 ? &fs : NULL);
+}
+
+/* logOrAbsent -- may a log be put at path by rename, or moved from it
+ * as a log?  0: nothing is there (*there 0), or an empty regular file or
+ * a telltale log (*there 1).  Otherwise the reason: EEXIST (a file that
+ * is not a log, or a FIFO, socket or device), EISDIR, ELOOP (a link),
+ * or the errno code of looking. */
+static int logOrAbsent(const char *path, const char *magic, size_t magicSize, int *there)
+{
+  struct stat st;
+  char head[64];
   ssize_t n;
+  int fd;
+  *there = 0;
   if (lstat(path, &st) != 0)
     return errno == ENOENT ? 0 : errno;
   if (S_ISLNK(st.st_mode))
     return ELOOP;
-  if (!S_ISREG(st.st_mode) || st.st_size == 0)
+  if (S_ISDIR(st.st_mode))
+    return EISDIR;
+  if (!S_ISREG(st.st_mode))
+    return EEXIST;
+  *there = 1;
+  if (st.st_size == 0)
     return 0;
-  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0)
     return errno;
-  n = read(fd, head, magicSize < sizeof head ? magicSize : sizeof head);
+  n = magicSize <= sizeof head ? read(fd, head, magicSize) : -1;
   (void)close(fd);
   if (n != (ssize_t)magicSize || memcmp(head, magic, magicSize) != 0)
     return EEXIST;
-  if ((size_t)snprintf(older, sizeof older, "%s.1", path) >= sizeof older)
+  return 0;
+}
+
+/* PlinthLogKeep -- before a log is written anew at path: a telltale log
+ * already there (its first bytes are magic) is kept as PATH.1, with its
+ * live file PATH.live as PATH.1.live; a non-empty regular file that is
+ * not one is not to be overwritten (EEXIST); anything else (no file, an
+ * empty one, a FIFO, a character device) may be opened; a place that is
+ * no place for a log is refused (placeRefused).  Nothing is moved onto a
+ * file that is not a log: when PATH.1 or PATH.1.live is one, or a
+ * directory or link, nothing is moved, the reason is returned, and the
+ * file at fault is put in blame (of blameSize bytes).  A PATH.live that
+ * is not a log is not moved.  .plinth.stream.file */
+int PlinthLogKeep(const char *path, const char *magic, size_t magicSize, char *blame,
+                  size_t blameSize)
+{
+  struct stat st;
+  struct statfs fs;
+  char older[4096 + 16], live[4096 + 16], olderLive[4096 + 16];
+  const char *fault;
+  int res, there, liveThere, olderLiveThere = 0;
+  if (blameSize > 0)
+    (void)snprintf(blame, blameSize, "%s", path);
+  if (lstat(path, &st) != 0)
+    return errno == ENOENT ? 0 : errno;
+  if (S_ISLNK(st.st_mode))
+    return ELOOP;
+  res = placeRefused(&st, statfs(path, &fs) == 0 ? &fs : NULL);
+  if (res != 0)
+    return res;
+  if (!S_ISREG(st.st_mode) || st.st_size == 0)
+    return 0;
+  res = logOrAbsent(path, magic, magicSize, &there);
+  if (res != 0)
+    return res;
+  if ((size_t)snprintf(olderLive, sizeof olderLive, "%s.1.live", path) >= sizeof olderLive)
     return ENAMETOOLONG;
-  if (rename(path, older) != 0)
-    return errno;
+  (void)snprintf(older, sizeof older, "%s.1", path);
   (void)snprintf(live, sizeof live, "%s.live", path);
-  (void)snprintf(older, sizeof older, "%s.1.live", path);
-  if (rename(live, older) != 0 && errno == ENOENT)
-    (void)unlink(older);       /* a stale PATH.1.live belongs to no PATH.1 now */
+  /* both checked before anything moves: never half a rotation.  A
+   * PATH.live that is not a log stays where it is (and the live file is
+   * then not written: PlinthStreamOpenLog says EEXIST). */
+  fault = older;
+  res = logOrAbsent(older, magic, magicSize, &there);
+  if (res == 0 && (res = logOrAbsent(olderLive, magic, magicSize, &olderLiveThere)) != 0)
+    fault = olderLive;
+  if (res == 0 && rename(path, older) != 0)
+    res = errno;
+  if (res != 0) {
+    if (blameSize > 0)
+      (void)snprintf(blame, blameSize, "%s", fault);
+    return res;
+  }
+  if (logOrAbsent(live, magic, magicSize, &liveThere) != 0)
+    liveThere = 0;
+  if (liveThere)
+    (void)rename(live, olderLive);
+  else if (olderLiveThere)
+    (void)unlink(olderLive);    /* a stale PATH.1.live belongs to no PATH.1 now */
   return 0;
 }
 
@@ -191,7 +283,8 @@ static int fifoOpen(const char *path, const struct stat *st)
 }
 
 /* fileOpen -- the stream to a file at path, created if need be: never
- * through a symbolic link, close-on-exec, never on descriptors 0-2.  A
+ * through a symbolic link, close-on-exec, never on descriptors 0-2, never
+ * on a directory, block device or file of /proc (placeRefused).  A
  * regular file is emptied, unless magic is given and the file holds
  * something that does not start with it (EEXIST: it is left as it was).
  * A FIFO needs a reader (fifoOpen).  Nothing blocks: O_NONBLOCK lasts
@@ -208,6 +301,8 @@ static int fileOpen(PlinthStream *streamReturn, const char *path, const char *ma
 
   /* Not through a planted link; not truncated before it is known to be
    * a log; RDWR: .sol.live */
+  if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode) && (res = placeRefused(&st, NULL)) != 0)
+    return res;                 /* not even opened: a device may act on it */
   if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
     fd = fifoOpen(path, &st);
     if (fd < 0)
@@ -224,6 +319,11 @@ static int fileOpen(PlinthStream *streamReturn, const char *path, const char *ma
       (void)close(fd);
       return EAGAIN;
     }
+  }
+  res = PlinthFdRefused(fd);
+  if (res != 0) {
+    (void)close(fd);
+    return res;
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     if (magic != NULL) {
