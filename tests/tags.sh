@@ -9,7 +9,7 @@
 # Prints "ok tags" or "FAIL tags: ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
-prefixes='sol|req|reg|stream|gen|plinth|eventcnv|build|bench|malloc|replay|gdb|test|intro|readership'
+prefixes='sol|req|reg|stream|gen|plinth|eventcnv|export|build|bench|malloc|replay|gdb|test|intro|readership'
 tags=$(grep -oE '^\.[a-z0-9]+(\.[a-z0-9]+)*:' design/telemetry.txt | tr -d ':' | sort -u)
 missing=$(git ls-files -- '*.c' '*.h' '*.py' '*.sh' '*.ninja' gen build.ninja .ci bench tests tools src examples |
   sort -u | xargs cat 2>/dev/null | sed -E 's/\(MPS [^)]*\)//g' |

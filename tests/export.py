@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+# tests/export.py -- eventcnv's export formats against an oracle and their readers
+#
+# .design: design/telemetry.txt .export
+#
+# Usage: tests/export.py make OUT                   write the test stream
+#        tests/export.py CHECK FILE [KIND|EVENT...]  check FILE, eventcnv's output
+#   for the test stream, with --kind/--event naming those kinds and events
+#   if given.  CHECK is jsonl, csv or chrome.  Prints nothing and exits 0
+#   if FILE is right, else prints why and exits 1.
+#
+# The test stream is mkstream.py's sound 2.0 stream (every letter, three
+# threads, labels, an unknown code) with one more block of the hard
+# values: strings with control bytes and invalid UTF-8, and words on
+# either side of 2^53.  The oracle is mkstream.py's model of the events,
+# not eventcnv's output: each record is checked against the event it
+# should be, field by field, after the format's own reader (json, csv)
+# has parsed it.
+
+import csv
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mkstream  # noqa: E402
+from mkstream import ev  # noqa: E402
+
+HARD_STRINGS = [
+    b"\xff\xfe bad \xc3 lone \xed\xa0\x80 surrogate \xe0\x80\xaf overlong",
+    b"ctl \x00"[:-1] + b"\x01\x1b[0m\x7f \"q\" \\ \n\r\t end",
+    b"ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+]
+BIG_WORDS = [(1 << 53) - 1, 1 << 53, (1 << 53) + 1, (1 << 64) - 1]
+
+
+def build():
+    st = mkstream.Stream(version=mkstream.VERSION2)
+    mkstream.scenario(st)
+    a = st.addr
+    events = [ev("Message", 6000 + i, s) for i, s in enumerate(HARD_STRINGS)]
+    events += [ev("Everything", 6100 + i, a(0x1000), a(0x1000), w, i, 1.5, "w")
+               for i, w in enumerate(BIG_WORDS)]
+    st.blocks.insert(len(st.blocks) - 1, {"thread": 1, "kind": 3, "seq": len(st.blocks),
+                                          "events": events, "pad": 0})
+    return st
+
+
+def json_string(b):
+    """What a JSON reader makes of eventcnv's string for bytes b: each
+    byte of invalid UTF-8 is U+FFFD (design/telemetry.txt .export.json)."""
+    return b.decode("utf-8", errors="replace")
+
+
+def oracle(st):
+    """The records eventcnv should write, in order, as Python values."""
+    st.build()                  # sets each event's seq and offset
+    events = [e for b in st.blocks for e in b["events"] if e["code"] in mkstream.BY_CODE]
+    events.sort(key=lambda e: (e["clock"], e["seq"], e["offset"]))
+    hz = st.hz
+    syncs = [e for e in events if e["code"] == 0x0003]
+    if len(syncs) >= 2:
+        ticks = syncs[-1]["clock"] - syncs[0]["clock"]
+        ns = syncs[-1]["values"][0] - syncs[0]["values"][0]
+        if ticks > 0 and ns >= 1000000:
+            hz = ticks * 10**9 // ns or hz
+    mask_p = (1 << (8 * st.psize)) - 1
+    mask_w = (1 << (8 * st.wsize)) - 1
+    interns, labels, threads = {}, {}, {}
+    out = []
+    for seq, e in enumerate(events):
+        code, name, kind, _, _, fmt, _, params = mkstream.BY_CODE[e["code"]]
+        delta = e["clock"] - mkstream.START_CLOCK
+        sign = -1 if delta < 0 else 1
+        delta = abs(delta)
+        elapsed = sign * (delta // hz * 10**9 + (delta % hz) * 10**9 // hz)
+        values = list(e["values"])
+        if code == 0x0004:
+            interns[values[0] & mask_w] = values[1]
+        elif code == 0x0005:
+            labels[values[0] & mask_p] = values[1] & mask_w
+        elif code == 0x0007:
+            threads.setdefault(values[0], {})["tid"] = values[1]
+        elif code == 0x0008:
+            threads.setdefault(values[0], {})["name"] = values[1]
+        fields, lab = {}, {}
+        for letter, (pname, _), value in zip(fmt, params, values):
+            if letter in "PA":
+                fields[pname] = "0x%x" % (value & mask_p)
+                lid = labels.get(value & mask_p)
+                if lid is not None and lid in interns:
+                    lab[pname] = json_string(interns[lid])
+            elif letter == "W":
+                v = value & mask_w
+                fields[pname] = str(v) if v > 2**53 else v
+            elif letter == "U":
+                fields[pname] = value & 0xFFFFFFFF
+            elif letter == "D":
+                fields[pname] = value if math.isfinite(value) else \
+                    ("nan" if value != value else "inf" if value > 0 else "-inf")
+            else:
+                fields[pname] = json_string(value)
+        t = threads.get(e["thread"], {})
+        rec = {"seq": seq, "time_ns": mkstream.REALTIME0 + elapsed, "elapsed_ns": elapsed,
+               "thread": e["thread"], "tid": t.get("tid"),
+               "thread_name": json_string(t["name"]) if "name" in t else None,
+               "pid": mkstream.PID, "program": mkstream.PROGRAM,
+               "kind": mkstream.KINDS[e["kind"]][0], "event": name, "fields": fields}
+        if lab:
+            rec["labels"] = lab
+        out.append(rec)
+    return out
+
+
+def same(got, want):
+    """Equal, with doubles compared bit for bit (-0.0 is not 0.0)."""
+    if isinstance(want, float) or isinstance(got, float):
+        return isinstance(got, (int, float)) and \
+            math.copysign(1, got) == math.copysign(1, want) and float(got) == want
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and \
+            all(same(got[k], want[k]) for k in want)
+    return type(got) is type(want) and got == want
+
+
+def compare(records, want):
+    if len(records) != len(want):
+        return "%d records, want %d" % (len(records), len(want))
+    for got, w in zip(records, want):
+        if not same(got, w):
+            return "record %d:\n  got  %r\n  want %r" % (w["seq"], got, w)
+    return None
+
+
+def check_jsonl(path, want):
+    records = []
+    with open(path, "rb") as f:
+        data = f.read()
+    data.decode("utf-8")        # strict: the file is UTF-8 throughout
+    for n, line in enumerate(data.split(b"\n")[:-1], 1):
+        try:
+            records.append(json.loads(line))
+        except ValueError as e:
+            return "line %d is not JSON: %s" % (n, e)
+    if not data.endswith(b"\n"):
+        return "the last line has no newline"
+    return compare(records, want)
+
+
+def check_csv(path, want):
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+        raw = f.read()
+    if not raw.endswith("\r\n"):
+        return "rows do not end with CRLF"
+    rows = list(csv.reader(raw.splitlines(keepends=True), strict=True))
+    header = ["seq", "time_ns", "elapsed_ns", "thread", "tid", "thread_name", "pid", "program",
+              "kind", "event", "fields", "labels"]
+    if rows[0] != header:
+        return "header %r" % rows[0]
+    records = []
+    for row in rows[1:]:
+        if len(row) != len(header):
+            return "row %r has %d cells" % (row, len(row))
+        r = dict(zip(header, row))
+        rec = {k: int(r[k]) for k in ("seq", "time_ns", "elapsed_ns", "thread", "pid")}
+        rec["tid"] = int(r["tid"]) if r["tid"] else None
+        name = r["thread_name"].encode("utf-8", errors="surrogateescape")
+        rec["thread_name"] = json_string(name) if r["thread_name"] else None
+        rec.update(program=r["program"], kind=r["kind"], event=r["event"],
+                   fields=json.loads(r["fields"]))
+        if r["labels"]:
+            rec["labels"] = json.loads(r["labels"])
+        records.append(rec)
+    return compare(records, want)
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "make":
+        with open(sys.argv[2], "wb") as f:
+            f.write(build().build())
+        return 0
+    if len(sys.argv) < 3:
+        sys.stderr.write("usage: export.py CHECK FILE [KIND|EVENT...]\n")
+        return 2
+    check, path, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+    want = [r for r in oracle(build()) if not only or r["kind"] in only or r["event"] in only]
+    why = {"jsonl": check_jsonl, "csv": check_csv}[check](path, want)
+    if why:
+        print(why)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# tests/export.sh -- eventcnv --format: each format read by its own reader
+#
+# .design: design/telemetry.txt .export
+#
+# Usage: tests/export.sh CONFIG      e.g. tests/export.sh build/san
+# CONFIG's eventcnv and examples/pool must be built.
+#
+# The test stream (tests/export.py make) has every letter, three threads,
+# labels, strings with control bytes and invalid UTF-8, and words on
+# either side of 2^53.  tests/export.py checks each record against the
+# events mkstream.py wrote, after Python's json or csv module parsed it.
+# Covers:
+#   jsonl, csv            every record, field by field, against the oracle
+#   jsonl-kind, -event    --kind and --event: only those, with their seq
+#   jsonl-jq              jq reads every line (if jq is installed)
+#   stdout                without -o the same bytes go to stdout
+#   text                  --format text is the default output, and -o works
+#   cut-log               a log cut short: every sound event written, exit 1
+#   bad-format, not-with-summary   usage errors: exit 2
+#   unwritable            an -o that cannot be written: exit 1, says why
+#   example-*             the example's real log in every format
+# Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed";
+# exits 1 if any case failed.
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ $# -ne 1 ]; then
+  echo "usage: $0 CONFIG" >&2
+  exit 2
+fi
+config=$(cd "$1" && pwd) || exit 2
+eventcnv=$config/eventcnv
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/export-test.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+result() {   # result NAME WHY: WHY empty is a pass
+  if [ -z "$2" ]; then
+    echo "ok $1"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $1: $2"
+    failed=$((failed + 1))
+  fi
+}
+
+# sane ERRFILE -- no sanitizer report
+sane() {
+  ! grep -q "Sanitizer\|runtime error" "$1"
+}
+
+log=$tmp/t.tt
+python3 "$here/export.py" make "$log" || { echo "FAIL make: export.py make failed"; exit 1; }
+
+# check NAME FMT [EVENTCNV-ARGS...] -- -o NAME.FMT, exit 0, and checked
+# against the oracle
+check() {
+  local name=$1 fmt=$2 why=""
+  shift 2
+  "$eventcnv" --format "$fmt" -o "$tmp/$name.$fmt" "$@" "$log" 2>"$tmp/$name.err"
+  local st=$?
+  [ $st = 0 ] || why="exit status $st, expected 0"
+  sane "$tmp/$name.err" || why="sanitizer report"
+  local only=()
+  while [ $# -gt 0 ]; do only+=(${2//,/ }); shift 2; done
+  if [ -z "$why" ]; then
+    why=$(python3 "$here/export.py" "$fmt" "$tmp/$name.$fmt" "${only[@]}" 2>&1)
+  fi
+  result "$name" "$why"
+}
+
+check jsonl jsonl
+check csv csv
+check jsonl-kind jsonl --kind User,Pool
+check jsonl-event jsonl --event Message,ThreadName
+
+why=""
+if command -v jq >/dev/null; then
+  n=$(jq -c . "$tmp/jsonl.jsonl" | wc -l)
+  lines=$(wc -l <"$tmp/jsonl.jsonl")
+  [ "$n" = "$lines" ] && [ "$n" -gt 30 ] || why="jq read $n records of $lines lines"
+  w=$(jq -r 'select(.event=="Everything") | .fields.w' "$tmp/jsonl.jsonl" | tail -1)
+  [ "$w" = 18446744073709551615 ] || why="$why; the largest word is $w"
+  l=$(jq -r 'select(.event=="Label") | .labels.address' "$tmp/jsonl.jsonl")
+  [ "$l" = "main pool" ] || why="$why; Label's label is '$l'"
+  result jsonl-jq "$why"
+else
+  echo "skip jsonl-jq: jq is not installed"
+fi
+
+why=""
+"$eventcnv" --format jsonl "$log" >"$tmp/stdout.jsonl" 2>/dev/null
+cmp -s "$tmp/stdout.jsonl" "$tmp/jsonl.jsonl" || why="stdout differs from -o"
+result stdout "$why"
+
+why=""
+"$eventcnv" "$log" >"$tmp/default.txt" 2>/dev/null
+"$eventcnv" --format text "$log" >"$tmp/text.txt" 2>/dev/null
+"$eventcnv" --format=text -o "$tmp/text-o.txt" "$log" 2>/dev/null
+cmp -s "$tmp/default.txt" "$tmp/text.txt" || why="--format text differs from the default"
+cmp -s "$tmp/default.txt" "$tmp/text-o.txt" || why="$why; -o differs from stdout"
+result text "$why"
+
+# A log cut inside a block: exit 1, and every event the text shows is written.
+why=""
+python3 "$here/mkstream.py" --variant v2-cut "$tmp/cut.tt"
+"$eventcnv" "$tmp/cut.tt" >"$tmp/cut.txt" 2>/dev/null
+for fmt in jsonl csv; do
+  "$eventcnv" --format $fmt -o "$tmp/cut.$fmt" "$tmp/cut.tt" 2>"$tmp/cut.err"
+  st=$?
+  [ $st = 1 ] || why="$why; $fmt exit status $st"
+  grep -q "offset" "$tmp/cut.err" || why="$why; $fmt: no message naming the offset"
+done
+want=$(wc -l <"$tmp/cut.txt")
+[ "$want" -gt 0 ] || why="$why; the text shows no events"
+[ "$(wc -l <"$tmp/cut.jsonl")" = "$want" ] || why="$why; jsonl has $(wc -l <"$tmp/cut.jsonl") records, text $want"
+[ "$(python3 -c 'import csv,sys; print(len(list(csv.reader(open(sys.argv[1], newline=""))))-1)' "$tmp/cut.csv")" = "$want" ] ||
+  why="$why; csv has not $want rows"
+result cut-log "${why#; }"
+
+# usage NAME SUBSTRING ARGS... -- exit 2 with SUBSTRING on stderr, no output
+usage() {
+  local name=$1 sub=$2 why=""
+  shift 2
+  "$eventcnv" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local st=$?
+  [ $st = 2 ] || why="exit status $st, expected 2"
+  grep -qF -- "$sub" "$tmp/$name.err" || why="$why; stderr lacks '$sub'"
+  [ -s "$tmp/$name.out" ] && why="$why; wrote to stdout"
+  result "$name" "${why#; }"
+}
+usage bad-format "unknown --format" --format yaml "$log"
+usage not-with-summary "not with" --format jsonl --summary "$log"
+
+why=""
+"$eventcnv" --format jsonl -o "$tmp/no/such/dir/out.jsonl" "$log" >/dev/null 2>"$tmp/unwritable.err"
+st=$?
+[ $st = 1 ] || why="exit status $st, expected 1"
+grep -qF "cannot write $tmp/no/such/dir/out.jsonl: No such file or directory" "$tmp/unwritable.err" ||
+  why="$why; stderr: $(head -1 "$tmp/unwritable.err")"
+result unwritable "${why#; }"
+
+# The example's real log, in every format: each reader accepts it, with
+# as many events as the text.
+(cd "$tmp" && TELLTALE_FILE=example.log "$config/examples/pool" >/dev/null 2>&1)
+"$eventcnv" "$tmp/example.log" >"$tmp/example.txt" 2>"$tmp/example.err"
+st=$?
+want=$(wc -l <"$tmp/example.txt")
+if [ $st != 0 ] || [ "$want" -lt 50 ]; then
+  result example "the example's log does not read cleanly (exit $st, $want events)"
+else
+  why=""
+  "$eventcnv" --format jsonl -o "$tmp/example.jsonl" "$tmp/example.log" 2>"$tmp/e.err" || why="exit $?"
+  got=$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)))' "$tmp/example.jsonl")
+  [ "$got" = "$want" ] || why="$why; $got records, want $want"
+  result example-jsonl "${why#; }"
+  why=""
+  "$eventcnv" --format csv -o "$tmp/example.csv" "$tmp/example.log" 2>"$tmp/e.err" || why="exit $?"
+  got=$(python3 -c 'import csv,sys; print(len(list(csv.reader(open(sys.argv[1], newline=""), strict=True)))-1)' "$tmp/example.csv")
+  [ "$got" = "$want" ] || why="$why; $got rows, want $want"
+  result example-csv "${why#; }"
+fi
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
