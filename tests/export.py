@@ -6,7 +6,7 @@
 # Usage: tests/export.py make OUT                   write the test stream
 #        tests/export.py CHECK FILE [KIND|EVENT...]  check FILE, eventcnv's output
 #   for the test stream, with --kind/--event naming those kinds and events
-#   if given.  CHECK is jsonl, csv or chrome.  Prints nothing and exits 0
+#   if given.  CHECK is jsonl, csv, sqlite or chrome.  Prints nothing and exits 0
 #   if FILE is right, else prints why and exits 1.
 #
 # The test stream is mkstream.py's sound 2.0 stream (every letter, three
@@ -19,6 +19,7 @@
 
 import csv
 import json
+import subprocess
 import math
 import os
 import sys
@@ -84,8 +85,10 @@ def oracle(st):
             threads.setdefault(values[0], {})["tid"] = values[1]
         elif code == 0x0008:
             threads.setdefault(values[0], {})["name"] = values[1]
-        fields, lab = {}, {}
+        fields, lab, raw = {}, {}, {}
         for letter, (pname, _), value in zip(fmt, params, values):
+            raw[pname] = value & (mask_p if letter in "PA" else mask_w if letter == "W" else
+                                  0xFFFFFFFF) if letter in "PAWU" else value
             if letter in "PA":
                 fields[pname] = "0x%x" % (value & mask_p)
                 lid = labels.get(value & mask_p)
@@ -109,6 +112,7 @@ def oracle(st):
                "kind": mkstream.KINDS[e["kind"]][0], "event": name, "fields": fields}
         if lab:
             rec["labels"] = lab
+        rec["raw"] = raw        # the values themselves, for SQLite
         out.append(rec)
     return out
 
@@ -125,6 +129,7 @@ def same(got, want):
 
 
 def compare(records, want):
+    want = [{k: v for k, v in w.items() if k != "raw"} for w in want]
     if len(records) != len(want):
         return "%d records, want %d" % (len(records), len(want))
     for got, w in zip(records, want):
@@ -175,6 +180,47 @@ def check_csv(path, want):
     return compare(records, want)
 
 
+def sqlite_json(db, sql):
+    """Rows of sql, as the sqlite3 command's -json mode gives them;
+    strings keep their bytes (surrogateescape)."""
+    out = subprocess.run(["sqlite3", "-json", db, sql], check=True, stdout=subprocess.PIPE).stdout
+    return json.loads(out.decode("utf-8", errors="surrogateescape") or "[]")
+
+
+def int64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def check_sqlite(path, want):
+    """The event table and each event's table, by the sqlite3 command.
+    design/telemetry.txt .export.sqlite"""
+    rows = sqlite_json(path, "SELECT seq, time_ns, thread, kind, name FROM event ORDER BY seq")
+    w = [{"seq": r["seq"], "time_ns": r["time_ns"], "thread": r["thread"], "kind": r["kind"],
+          "name": r["event"]} for r in want]
+    if rows != w:
+        return "event table:\n  got  %r\n  want %r" % (rows[:3], w[:3])
+    tables = {n: t for n, t in (tuple(r.values()) for r in sqlite_json(
+        path, "SELECT name, tbl FROM registry_event"))}
+    by_seq = {r["seq"]: r for r in want}
+    for name, table in tables.items():
+        for row in sqlite_json(path, 'SELECT * FROM "%s" ORDER BY seq' % table):
+            r = by_seq.get(row.pop("seq"))
+            if r is None or r["event"] != name:
+                return "%s has a row that is not a %s event" % (table, name)
+            expect = {}
+            for k, v in r["raw"].items():
+                if isinstance(v, bytes):
+                    row[k] = row[k].encode("utf-8", errors="surrogateescape")
+                elif isinstance(v, float):
+                    v = None if v != v else v    # NaN is NULL in SQLite
+                else:
+                    v = int64(v)
+                expect[k] = v
+            if row != expect:
+                return "%s seq %d:\n  got  %r\n  want %r" % (table, r["seq"], row, expect)
+    return None
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         with open(sys.argv[2], "wb") as f:
@@ -185,7 +231,7 @@ def main():
         return 2
     check, path, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
     want = [r for r in oracle(build()) if not only or r["kind"] in only or r["event"] in only]
-    why = {"jsonl": check_jsonl, "csv": check_csv}[check](path, want)
+    why = {"jsonl": check_jsonl, "csv": check_csv, "sqlite": check_sqlite}[check](path, want)
     if why:
         print(why)
         return 1

@@ -17,7 +17,13 @@
 #   stdout                without -o the same bytes go to stdout
 #   text                  --format text is the default output, and -o works
 #   cut-log               a log cut short: every sound event written, exit 1
-#   bad-format, not-with-summary   usage errors: exit 2
+#   sqlite                the event table and every event's table, by sqlite3
+#   sqlite-schema         column types, indexes and their use, the thread,
+#                         process, kind, registry, string and label tables,
+#                         and the event_fields view
+#   sqlite-kind(-strings) --kind: only those events; strings and labels whole
+#   sqlite-replace        an existing database at -o is replaced
+#   bad-format, sqlite-no-file, not-with-summary   usage errors: exit 2
 #   unwritable            an -o that cannot be written: exit 1, says why
 #   example-*             the example's real log in every format
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed";
@@ -75,6 +81,58 @@ check jsonl jsonl
 check csv csv
 check jsonl-kind jsonl --kind User,Pool
 check jsonl-event jsonl --event Message,ThreadName
+check sqlite sqlite
+check sqlite-kind sqlite --kind User,Pool
+
+# q DB SQL -- the sqlite3 command's answer
+q() {
+  sqlite3 "$1" "$2" 2>&1
+}
+db=$tmp/sqlite.sqlite
+why=""
+[ "$(q "$db" "SELECT group_concat(name || ' ' || type, ', ') FROM pragma_table_info('Everything')")" = \
+  "seq INTEGER, p INTEGER, a INTEGER, w INTEGER, u INTEGER, d REAL, s TEXT" ] ||
+  why="$why; Everything's columns: $(q "$db" "SELECT group_concat(name || ' ' || type) FROM pragma_table_info('Everything')")"
+[ "$(q "$db" "SELECT group_concat(name) FROM (SELECT name FROM pragma_index_list('event') ORDER BY name)")" = \
+  "event_name,event_time" ] || why="$why; indexes on event: $(q "$db" "SELECT group_concat(name) FROM pragma_index_list('event')")"
+q "$db" "EXPLAIN QUERY PLAN SELECT * FROM event WHERE name = 'Measure'" | grep -q "USING INDEX event_name" ||
+  why="$why; a query by name does not use event_name"
+q "$db" "EXPLAIN QUERY PLAN SELECT * FROM event WHERE time_ns > 5" | grep -q "USING INDEX event_time" ||
+  why="$why; a query by time does not use event_time"
+[ "$(q "$db" "SELECT thread, tid, name, events FROM thread WHERE thread IN (1, 3) ORDER BY thread")" = \
+  "$(printf '1|7001|main|%s\n3|7003||5' "$(q "$db" "SELECT count(*) FROM event WHERE thread = 1")")" ] ||
+  why="$why; thread table: $(q "$db" "SELECT * FROM thread" | tr '\n' ' ')"
+[ "$(q "$db" "SELECT pid, program, version FROM process")" = "4242|mkstream|2.0.0" ] ||
+  why="$why; process: $(q "$db" "SELECT * FROM process")"
+[ "$(q "$db" "SELECT name, doc FROM kind WHERE kind = 1")" = "Pool|per pool: creation, destruction" ] ||
+  why="$why; kind 1: $(q "$db" "SELECT * FROM kind WHERE kind = 1")"
+[ "$(q "$db" "SELECT p.name, p.letter, p.type, p.doc FROM registry_param p JOIN registry_event e USING (code)
+             WHERE e.name = 'PoolCreate' AND p.position = 3")" = "name|S|TEXT|its name" ] ||
+  why="$why; registry_param of PoolCreate"
+[ "$(q "$db" "SELECT format, doc, tbl FROM registry_event WHERE name = 'Label'")" = \
+  "AW|an address was labelled with an interned string|Label_" ] || why="$why; registry_event Label"
+[ "$(q "$db" "SELECT id, text FROM string")" = "1|main pool" ] || why="$why; string: $(q "$db" "SELECT * FROM string")"
+[ "$(q "$db" "SELECT printf('0x%x', address), id, text FROM label")" = "0x7f0000001000|1|main pool" ] ||
+  why="$why; label: $(q "$db" "SELECT * FROM label")"
+[ "$(q "$db" "SELECT fields FROM event_fields WHERE seq = 31")" = \
+  '{"p":"0xdeadbeef","a":"0x7f0000001000","w":-1,"u":4294967295,"d":2.5,"s":"all letters"}' ] ||
+  why="$why; event_fields of seq 31: $(q "$db" "SELECT * FROM event_fields WHERE seq = 31")"
+[ "$(q "$db" "SELECT count(*) FROM event_fields")" = "$(q "$db" "SELECT count(*) FROM event")" ] ||
+  why="$why; event_fields has not every event"
+result sqlite-schema "${why#; }"
+
+# --kind leaves the string and label tables whole
+why=""
+[ "$(q "$tmp/sqlite-kind.sqlite" "SELECT count(*) FROM event WHERE kind NOT IN ('User', 'Pool')")" = 0 ] ||
+  why="other kinds in the event table"
+[ "$(q "$tmp/sqlite-kind.sqlite" "SELECT text FROM label")" = "main pool" ] || why="$why; no label"
+result sqlite-kind-strings "${why#; }"
+
+# -o names an existing database: it is replaced
+why=""
+"$eventcnv" --format sqlite -o "$db" --event Tick "$log" 2>/dev/null || why="exit $?"
+[ "$(q "$db" "SELECT count(*) FROM event")" = 1 ] || why="$why; $(q "$db" "SELECT count(*) FROM event") events, want the one Tick"
+result sqlite-replace "${why#; }"
 
 why=""
 if command -v jq >/dev/null; then
@@ -132,6 +190,7 @@ usage() {
   result "$name" "${why#; }"
 }
 usage bad-format "unknown --format" --format yaml "$log"
+usage sqlite-no-file "-o FILE" --format sqlite "$log"
 usage not-with-summary "not with" --format jsonl --summary "$log"
 
 why=""
@@ -161,6 +220,13 @@ else
   got=$(python3 -c 'import csv,sys; print(len(list(csv.reader(open(sys.argv[1], newline=""), strict=True)))-1)' "$tmp/example.csv")
   [ "$got" = "$want" ] || why="$why; $got rows, want $want"
   result example-csv "${why#; }"
+  why=""
+  "$eventcnv" --format sqlite -o "$tmp/example.sqlite" "$tmp/example.log" 2>"$tmp/e.err" || why="exit $?"
+  got=$(q "$tmp/example.sqlite" "SELECT count(*) FROM event_fields")
+  [ "$got" = "$want" ] || why="$why; $got rows, want $want"
+  [ "$(q "$tmp/example.sqlite" "SELECT count(*) FROM PoolAlloc")" = "$(grep -c ' PoolAlloc ' "$tmp/example.txt")" ] ||
+    why="$why; PoolAlloc rows differ from the text"
+  result example-sqlite "${why#; }"
 fi
 
 echo "$passed passed, $failed failed"

@@ -64,20 +64,27 @@ void ExportOutGrow(ExportOutStruct *out, size_t need)
   out->size = size;
 }
 
-void ExportPutString(ExportOutStruct *out, const char *s)
-{
-  ExportPut(out, s, strlen(s));
-}
+static const char digitPairs[] =
+  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+  "8081828384858687888990919293949596979899";
 
 void ExportPutUnsigned(ExportOutStruct *out, uint64_t v)
 {
-  char digits[20];
-  size_t n = 0;
-  do {
-    digits[sizeof digits - ++n] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  ExportPut(out, digits + sizeof digits - n, n);
+  char digits[20], *p = digits + sizeof digits;
+  while (v >= 100) {
+    unsigned pair = (unsigned)(v % 100) * 2;
+    v /= 100;
+    *--p = digitPairs[pair + 1];
+    *--p = digitPairs[pair];
+  }
+  if (v >= 10) {
+    *--p = digitPairs[v * 2 + 1];
+    *--p = digitPairs[v * 2];
+  } else {
+    *--p = (char)('0' + v);
+  }
+  ExportPut(out, p, (size_t)(digits + sizeof digits - p));
 }
 
 void ExportPutSigned(ExportOutStruct *out, int64_t v)
@@ -92,15 +99,20 @@ void ExportPutSigned(ExportOutStruct *out, int64_t v)
 
 void ExportPutHex(ExportOutStruct *out, uint64_t v)
 {
-  char digits[18];
-  size_t n = 0;
+  char *p = ExportReserve(out, 18);
+  size_t n = 1;
+  if (p == NULL)
+    return;
+  for (uint64_t t = v; t >= 16; t >>= 4)
+    ++n;
+  p[0] = '0';
+  p[1] = 'x';
+  out->used += n + 2;
+  p += n + 2;
   do {
-    digits[sizeof digits - ++n] = "0123456789abcdef"[v & 0xF];
+    *--p = "0123456789abcdef"[v & 0xF];
     v >>= 4;
   } while (v != 0);
-  digits[sizeof digits - ++n] = 'x';
-  digits[sizeof digits - ++n] = '0';
-  ExportPut(out, digits + sizeof digits - n, n);
 }
 
 void ExportPutDouble(ExportOutStruct *out, double d)
@@ -231,14 +243,13 @@ static void PutJsonWord(ExportOutStruct *out, uint64_t v)
 void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
 {
   const EventDescStruct *desc = rec->desc;
-  (void)ex;
   ExportPutChar(out, '{');
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const EventValueUnion *v = &rec->values[i];
+    const ExportNamesStruct *names = &ex->names[desc - ex->registry->events];
     if (i > 0)
       ExportPutChar(out, ',');
-    ExportPutJsonString(out, desc->paramNames[i], strlen(desc->paramNames[i]));
-    ExportPutChar(out, ':');
+    ExportPut(out, names->keys[i], names->keyLengths[i]);
     switch (desc->format[i]) {
     case 'P': case 'A':
       ExportPutChar(out, '"');
@@ -308,7 +319,7 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 /* The loop */
 
 static const ExportWriterStruct *const writers[] = {
-  &ExportJsonl, &ExportCsv,
+  &ExportJsonl, &ExportCsv, &ExportSqlite,
 };
 
 static const ExportWriterStruct *FindWriter(const char *name)
@@ -338,6 +349,64 @@ static const EventDescStruct *OwnEvent(const EventRegistryStruct *registry, cons
         && strcmp(registry->events[i].name, name) == 0)
       return &registry->events[i];
   return NULL;
+}
+
+/* JsonDup -- s as a JSON string, then tail, in malloc'd memory */
+static char *JsonDup(const char *s, const char *tail, size_t *lengthReturn)
+{
+  ExportOutStruct mem;
+  memset(&mem, 0, sizeof mem);
+  mem.fd = -1;
+  ExportPutJsonString(&mem, s, strlen(s));
+  ExportPutString(&mem, tail);
+  ExportPutChar(&mem, '\0');
+  if (mem.err != 0) {
+    free(mem.buf);
+    return NULL;
+  }
+  *lengthReturn = mem.used - 1;
+  return mem.buf;
+}
+
+/* MakeNames -- every event's and kind's names as JSON, once */
+static int MakeNames(ExportStruct *ex)
+{
+  const EventRegistryStruct *registry = ex->registry;
+  ex->names = calloc(registry->eventCount + 1, sizeof *ex->names);
+  if (ex->names == NULL)
+    return 1;
+  for (unsigned i = 0; i < registry->eventCount; ++i) {
+    const EventDescStruct *desc = &registry->events[i];
+    ExportNamesStruct *names = &ex->names[i];
+    names->event = JsonDup(desc->name, "", &names->eventLength);
+    if (names->event == NULL)
+      return 1;
+    for (unsigned p = 0; p < desc->paramCount && p < EVENT_PARAM_MAX; ++p) {
+      names->keys[p] = JsonDup(desc->paramNames[p], ":", &names->keyLengths[p]);
+      if (names->keys[p] == NULL)
+        return 1;
+    }
+  }
+  for (unsigned k = 0; k < EVENT_KIND_LIMIT; ++k) {
+    ex->kindNames[k] = JsonDup(k < registry->kindCount ? registry->kinds[k].name : "?", "",
+                               &ex->kindNameLengths[k]);
+    if (ex->kindNames[k] == NULL)
+      return 1;
+  }
+  return 0;
+}
+
+static void FreeNames(ExportStruct *ex)
+{
+  if (ex->names != NULL)
+    for (unsigned i = 0; i < ex->registry->eventCount; ++i) {
+      free(ex->names[i].event);
+      for (unsigned p = 0; p < EVENT_PARAM_MAX; ++p)
+        free(ex->names[i].keys[p]);
+    }
+  free(ex->names);
+  for (unsigned k = 0; k < EVENT_KIND_LIMIT; ++k)
+    free(ex->kindNames[k]);
 }
 
 /* Track -- what telltale's own events say about threads, kept whether
@@ -397,16 +466,23 @@ int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
     ex.out.size = ex.out.buf != NULL ? OUT_BUFFER_SIZE : 0;
   }
 
-  if (writer->begin(&ex) != 0) {   /* it said why */
+  /* A writer's end is called however begin and the loop end: it frees
+   * its state. */
+  if (MakeNames(&ex) != 0) {
+    fprintf(stderr, "eventcnv: out of memory\n");
     status = 1;
-    goto done;
+  } else if (writer->begin(&ex) != 0) {   /* it said why */
+    status = 1;
   }
-  /* A writer's end is called however the loop ends: it frees its state. */
-  while (EventStreamNext(stream, &rec) == EventStreamOK) {
+  while (status == 0 && EventStreamNext(stream, &rec) == EventStreamOK) {
     if (rec.desc == NULL)
       continue;
     if (Track(&ex, &rec) != 0) {
       fprintf(stderr, "eventcnv: out of memory\n");
+      status = 1;
+      break;
+    }
+    if (writer->every != NULL && writer->every(&ex, &rec, seq) != 0) {
       status = 1;
       break;
     }
@@ -420,7 +496,6 @@ int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
   }
   if (writer->end(&ex) != 0)
     status = 1;
-done:
   ExportOutFlush(&ex.out);
   if (ex.out.err != 0) {
     fprintf(stderr, "eventcnv: error writing %s: %s\n", ex.outPath != NULL ? ex.outPath : "output",
@@ -433,5 +508,6 @@ done:
   }
   free(ex.out.buf);
   free(ex.threads);
+  FreeNames(&ex);
   return status;
 }

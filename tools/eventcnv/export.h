@@ -13,6 +13,7 @@
 #define export_h
 
 #include <stdint.h>
+#include <string.h>
 #include "eventread.h"
 
 /* ExportFilterFunction -- 1 if an event of this kind and code is to be
@@ -52,9 +53,21 @@ static inline void ExportPut(ExportOutStruct *out, const char *s, size_t n)
     ExportOutGrow(out, n);
   if (out->size - out->used < n)     /* no memory: err is set */
     return;
-  for (size_t i = 0; i < n; ++i)
-    out->buf[out->used + i] = s[i];
+  memcpy(out->buf + out->used, s, n);
   out->used += n;
+}
+
+/* ExportReserve -- room for n bytes at out->buf + out->used, or NULL */
+static inline char *ExportReserve(ExportOutStruct *out, size_t n)
+{
+  if (out->size - out->used < n)
+    ExportOutGrow(out, n);
+  return out->size - out->used < n ? NULL : out->buf + out->used;
+}
+
+static inline void ExportPutString(ExportOutStruct *out, const char *s)
+{
+  ExportPut(out, s, strlen(s));
 }
 
 static inline void ExportPutChar(ExportOutStruct *out, char c)
@@ -65,7 +78,6 @@ static inline void ExportPutChar(ExportOutStruct *out, char c)
     out->buf[out->used++] = c;
 }
 
-extern void ExportPutString(ExportOutStruct *out, const char *s);
 extern void ExportPutUnsigned(ExportOutStruct *out, uint64_t v);
 extern void ExportPutSigned(ExportOutStruct *out, int64_t v);
 extern void ExportPutHex(ExportOutStruct *out, uint64_t v);    /* 0x1f */
@@ -85,6 +97,15 @@ typedef struct ExportThreadStruct {
   int announced;                /* a writer's own flag (chrome: metadata written) */
 } ExportThreadStruct;
 
+/* ExportNamesStruct -- an event's names as JSON, made once: its name
+ * quoted, and each parameter's "name": */
+typedef struct ExportNamesStruct {
+  char *event;
+  size_t eventLength;
+  char *keys[EVENT_PARAM_MAX];
+  size_t keyLengths[EVENT_PARAM_MAX];
+} ExportNamesStruct;
+
 /* ExportStruct -- one export in progress */
 typedef struct ExportStruct {
   EventStreamStruct *stream;
@@ -96,6 +117,9 @@ typedef struct ExportStruct {
   ExportThreadStruct *threads;  /* by serial; threadLimit of them */
   size_t threadLimit;
   const EventDescStruct *threadStart, *threadName, *intern, *label;
+  ExportNamesStruct *names;     /* by index in the registry */
+  char *kindNames[EVENT_KIND_LIMIT];  /* each kind's name, quoted */
+  size_t kindNameLengths[EVENT_KIND_LIMIT];
   void *state;                  /* the writer's own */
 } ExportStruct;
 
@@ -121,6 +145,9 @@ typedef struct ExportWriterStruct {
   int needsFile;                /* writes a file itself (outPath), not ex->out */
   int (*begin)(ExportStruct *ex);
   int (*event)(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq);
+  int (*every)(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq);
+                                /* may be NULL: called for every event before
+                                   the filter, for what the format keeps whole */
   int (*end)(ExportStruct *ex); /* returns 0, or 1 having said why */
 } ExportWriterStruct;
 

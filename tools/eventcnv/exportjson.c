@@ -50,28 +50,41 @@ static const char *KindName(const ExportStruct *ex, unsigned kind)
 
 /* JSON lines.  design/telemetry.txt .export.json */
 
+typedef struct JsonlStruct {
+  ExportOutStruct process;      /* ,"pid":N,"program":"..." made once */
+} JsonlStruct;
+
+static JsonlStruct jsonl;
+
 static int JsonlBegin(ExportStruct *ex)
 {
-  (void)ex;
+  memset(&jsonl, 0, sizeof jsonl);
+  jsonl.process.fd = -1;
+  ExportPutString(&jsonl.process, ",\"pid\":");
+  ExportPutUnsigned(&jsonl.process, ex->info->pid);
+  ExportPutString(&jsonl.process, ",\"program\":");
+  ExportPutJsonString(&jsonl.process, ex->info->program, strlen(ex->info->program));
+  ex->state = &jsonl;
+  if (jsonl.process.err != 0)
+    ex->out.err = jsonl.process.err;
   return 0;
 }
 
 static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   ExportOutStruct *out = &ex->out;
-  const char *kind = KindName(ex, rec->kind);
+  JsonlStruct *state = ex->state;
+  unsigned kind = rec->kind < EVENT_KIND_LIMIT ? rec->kind : EVENT_KIND_LIMIT - 1;
+  const ExportNamesStruct *names = &ex->names[rec->desc - ex->registry->events];
   ExportPutString(out, "{\"seq\":");
   ExportPutUnsigned(out, seq);
   PutTimes(out, ex, rec, 1);
   PutThreadAndProcess(out, ex, rec, 1);
-  ExportPutString(out, ",\"pid\":");
-  ExportPutUnsigned(out, ex->info->pid);
-  ExportPutString(out, ",\"program\":");
-  ExportPutJsonString(out, ex->info->program, strlen(ex->info->program));
+  ExportPut(out, state->process.buf, state->process.used);
   ExportPutString(out, ",\"kind\":");
-  ExportPutJsonString(out, kind, strlen(kind));
+  ExportPut(out, ex->kindNames[kind], ex->kindNameLengths[kind]);
   ExportPutString(out, ",\"event\":");
-  ExportPutJsonString(out, rec->desc->name, strlen(rec->desc->name));
+  ExportPut(out, names->event, names->eventLength);
   ExportPutString(out, ",\"fields\":");
   ExportPutJsonFields(out, ex, rec);
   (void)ExportPutJsonLabels(out, ",\"labels\":", ex, rec);
@@ -81,11 +94,13 @@ static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t s
 
 static int JsonlEnd(ExportStruct *ex)
 {
-  (void)ex;
+  JsonlStruct *state = ex->state;
+  if (state != NULL)
+    free(state->process.buf);
   return 0;
 }
 
-const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, JsonlEnd};
+const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, NULL, JsonlEnd};
 
 
 /* CSV (RFC 4180): a header row, then a row per event; a cell with a
@@ -180,4 +195,4 @@ static int CsvEnd(ExportStruct *ex)
   return 0;
 }
 
-const ExportWriterStruct ExportCsv = {"csv", 0, CsvBegin, CsvEvent, CsvEnd};
+const ExportWriterStruct ExportCsv = {"csv", 0, CsvBegin, CsvEvent, NULL, CsvEnd};
