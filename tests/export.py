@@ -18,6 +18,7 @@
 # has parsed it.
 
 import csv
+import decimal
 import json
 import subprocess
 import math
@@ -221,6 +222,84 @@ def check_sqlite(path, want):
     return None
 
 
+def check_chrome(path, want):
+    """The Trace Event Format's rules (JSON Object Format), then each
+    instant event against the oracle.  design/telemetry.txt .export.chrome"""
+    with open(path, "rb") as f:
+        try:
+            doc = json.loads(f.read().decode("utf-8"), parse_float=decimal.Decimal)
+        except ValueError as e:
+            return "not JSON: %s" % e
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        return "no traceEvents array"
+    if doc.get("displayTimeUnit") not in (None, "ms", "ns"):
+        return "displayTimeUnit %r" % doc.get("displayTimeUnit")
+    last, named, instants = {}, {}, []
+    process_names = []
+    for n, e in enumerate(doc["traceEvents"]):
+        if not isinstance(e, dict):
+            return "element %d is not an object" % n
+        ph = e.get("ph")
+        if ph not in ("i", "M"):
+            return "element %d has ph %r" % (n, ph)
+        if not isinstance(e.get("name"), str):
+            return "element %d has no name" % n
+        if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
+            return "element %d lacks an integer pid or tid" % n
+        if e["pid"] != mkstream.PID:
+            return "element %d has pid %r" % (n, e["pid"])
+        if ph == "M":
+            args = e.get("args")
+            if e["name"] == "process_name":
+                process_names.append(args.get("name"))
+            elif e["name"] == "thread_name":
+                if not isinstance(args.get("name"), str):
+                    return "element %d: thread_name without a name" % n
+                named[e["tid"]] = args["name"]
+            elif e["name"] == "thread_sort_index":
+                if not isinstance(args.get("sort_index"), int):
+                    return "element %d: thread_sort_index without an integer" % n
+            else:
+                return "element %d: metadata %r" % (n, e["name"])
+            continue
+        if e.get("s") != "t" or not isinstance(e.get("cat"), str) or \
+                not isinstance(e.get("args"), dict):
+            return "element %d: an instant event without scope t, cat or args" % n
+        ts = e.get("ts")
+        if not isinstance(ts, (int, decimal.Decimal)):
+            return "element %d: ts %r is not a number" % (n, ts)
+        key = (e["pid"], e["tid"])
+        if key in last and ts < last[key]:
+            return "element %d: ts %s goes back on thread %d (from %s)" % (n, ts, e["tid"], last[key])
+        last[key] = ts
+        if e["tid"] not in named:
+            return "element %d: thread %d has no thread_name before its events" % (n, e["tid"])
+        instants.append(e)
+    if process_names != [mkstream.PROGRAM]:
+        return "process_name %r" % process_names
+    if named.get(1) != "main":
+        return "thread 1 is named %r" % named.get(1)
+    if len(instants) != len(want):
+        return "%d instant events, want %d" % (len(instants), len(want))
+    for e, w in zip(instants, want):
+        args = dict(w["fields"])
+        if "labels" in w:
+            args["labels"] = w["labels"]
+        got = {"name": e["name"], "cat": e["cat"], "tid": e["tid"],
+               "ns": e["ts"] * 1000, "args": e["args"]}
+        exp = {"name": w["event"], "cat": w["kind"], "tid": w["thread"],
+               "ns": w["elapsed_ns"], "args": args}
+        if got["ns"] != exp["ns"]:
+            return "seq %d: ts %s, want %d ns" % (w["seq"], e["ts"], w["elapsed_ns"])
+        got["ns"] = exp["ns"]
+        for k, v in got["args"].items():    # back from Decimal
+            if isinstance(v, decimal.Decimal):
+                got["args"][k] = float(v)
+        if not same(got, exp):
+            return "seq %d:\n  got  %r\n  want %r" % (w["seq"], got, exp)
+    return None
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         with open(sys.argv[2], "wb") as f:
@@ -231,7 +310,8 @@ def main():
         return 2
     check, path, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
     want = [r for r in oracle(build()) if not only or r["kind"] in only or r["event"] in only]
-    why = {"jsonl": check_jsonl, "csv": check_csv, "sqlite": check_sqlite}[check](path, want)
+    why = {"jsonl": check_jsonl, "csv": check_csv, "sqlite": check_sqlite,
+           "chrome": check_chrome}[check](path, want)
     if why:
         print(why)
         return 1

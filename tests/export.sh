@@ -17,6 +17,10 @@
 #   stdout                without -o the same bytes go to stdout
 #   text                  --format text is the default output, and -o works
 #   cut-log               a log cut short: every sound event written, exit 1
+#   chrome(-event)        the Trace Event Format's rules (valid JSON, ph, pid
+#                         and tid, ts not going back per thread, process and
+#                         thread names as metadata before a thread's events),
+#                         then every instant event against the oracle
 #   sqlite                the event table and every event's table, by sqlite3
 #   sqlite-schema         column types, indexes and their use, the thread,
 #                         process, kind, registry, string and label tables,
@@ -82,6 +86,8 @@ check csv csv
 check jsonl-kind jsonl --kind User,Pool
 check jsonl-event jsonl --event Message,ThreadName
 check sqlite sqlite
+check chrome chrome
+check chrome-event chrome --event Measure,Everything
 check sqlite-kind sqlite --kind User,Pool
 
 # q DB SQL -- the sqlite3 command's answer
@@ -227,6 +233,11 @@ else
   [ "$(q "$tmp/example.sqlite" "SELECT count(*) FROM PoolAlloc")" = "$(grep -c ' PoolAlloc ' "$tmp/example.txt")" ] ||
     why="$why; PoolAlloc rows differ from the text"
   result example-sqlite "${why#; }"
+  why=""
+  "$eventcnv" --format chrome -o "$tmp/example.json" "$tmp/example.log" 2>"$tmp/e.err" || why="exit $?"
+  got=$(python3 -c 'import json,sys; print(sum(e["ph"] == "i" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$tmp/example.json")
+  [ "$got" = "$want" ] || why="$why; $got instant events, want $want"
+  result example-chrome "${why#; }"
 fi
 
 echo "$passed passed, $failed failed"

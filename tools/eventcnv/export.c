@@ -242,8 +242,14 @@ static void PutJsonWord(ExportOutStruct *out, uint64_t v)
 
 void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
 {
-  const EventDescStruct *desc = rec->desc;
   ExportPutChar(out, '{');
+  ExportPutJsonMembers(out, ex, rec);
+  ExportPutChar(out, '}');
+}
+
+void ExportPutJsonMembers(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
+{
+  const EventDescStruct *desc = rec->desc;
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const EventValueUnion *v = &rec->values[i];
     const ExportNamesStruct *names = &ex->names[desc - ex->registry->events];
@@ -282,7 +288,6 @@ void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex, const Eve
       ExportPutString(out, "null");
     }
   }
-  ExportPutChar(out, '}');
 }
 
 int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportStruct *ex,
@@ -319,7 +324,7 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 /* The loop */
 
 static const ExportWriterStruct *const writers[] = {
-  &ExportJsonl, &ExportCsv, &ExportSqlite,
+  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite,
 };
 
 static const ExportWriterStruct *FindWriter(const char *name)
@@ -437,7 +442,7 @@ int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
   ExportStruct ex;
   EventRecordStruct rec;
   uint64_t seq = 0;
-  int status = 0;
+  int status = 0, begun = 0;
 
   if (writer == NULL)
     return 1;
@@ -466,13 +471,15 @@ int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
     ex.out.size = ex.out.buf != NULL ? OUT_BUFFER_SIZE : 0;
   }
 
-  /* A writer's end is called however begin and the loop end: it frees
-   * its state. */
+  /* Once begun, a writer's end is called however begin and the loop
+   * end: it frees its state. */
   if (MakeNames(&ex) != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
     status = 1;
-  } else if (writer->begin(&ex) != 0) {   /* it said why */
-    status = 1;
+  } else {
+    begun = 1;
+    if (writer->begin(&ex) != 0)   /* it said why */
+      status = 1;
   }
   while (status == 0 && EventStreamNext(stream, &rec) == EventStreamOK) {
     if (rec.desc == NULL)
@@ -494,7 +501,7 @@ int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
     if (ex.out.err != 0)
       break;
   }
-  if (writer->end(&ex) != 0)
+  if (begun && writer->end(&ex) != 0)
     status = 1;
   ExportOutFlush(&ex.out);
   if (ex.out.err != 0) {

@@ -136,6 +136,9 @@ extern int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock);
  * returns 1 if it wrote them.  design/telemetry.txt .export.json */
 extern void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex,
                                 const EventRecordStruct *rec);
+/* ExportPutJsonMembers -- the same without the braces */
+extern void ExportPutJsonMembers(ExportOutStruct *out, const ExportStruct *ex,
+                                 const EventRecordStruct *rec);
 extern int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportStruct *ex,
                                const EventRecordStruct *rec);
 
