@@ -4,9 +4,11 @@
 # .design: design/telemetry.txt .export
 #
 # Usage: tests/export.py make OUT                   write the test stream
+#        tests/export.py make-many OUT              the same and 30000 more events
 #        tests/export.py CHECK FILE [KIND|EVENT...]  check FILE, eventcnv's output
 #   for the test stream, with --kind/--event naming those kinds and events
-#   if given.  CHECK is jsonl, csv, sqlite or chrome.  Prints nothing and exits 0
+#   if given.  CHECK is jsonl, csv, sqlite, chrome or ctf, with -many
+#   for the stream of make-many.  Prints nothing and exits 0
 #   if FILE is right, else prints why and exits 1.
 #
 # The test stream is mkstream.py's sound 2.0 stream (every letter, three
@@ -37,10 +39,18 @@ HARD_STRINGS = [
 BIG_WORDS = [(1 << 53) - 1, 1 << 53, (1 << 53) + 1, (1 << 64) - 1]
 
 
-def build():
+def build(many=False):
     st = mkstream.Stream(version=mkstream.VERSION2)
     mkstream.scenario(st)
     a = st.addr
+    if many:    # 30000 more events, so that a CTF stream has several packets
+        for t in (1, 2, 3):
+            for b in range(10):
+                evs = [ev("ObjectAlloc", 10000 + (b * 1000 + i) * 3 + t, a(0x10000 + i * 16), i, t)
+                       for i in range(1000)]
+                st.blocks.insert(len(st.blocks) - 1, {"thread": t, "kind": 2,
+                                                      "seq": len(st.blocks), "events": evs,
+                                                      "pad": 0})
     events = [ev("Message", 6000 + i, s) for i, s in enumerate(HARD_STRINGS)]
     events += [ev("Everything", 6100 + i, a(0x1000), a(0x1000), w, i, 1.5, "w")
                for i, w in enumerate(BIG_WORDS)]
@@ -300,18 +310,72 @@ def check_chrome(path, want):
     return None
 
 
+def check_ctf(path, want):
+    """Every event as babeltrace2 reads it (its Python bindings, bt2),
+    thread by thread in order, against the oracle: the name, the time in
+    ns since the epoch, and every field's value.  design/telemetry.txt
+    .export.ctf"""
+    import bt2
+    got = {}
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        thread = int(ev.packet.context_field["thread"])
+        fields = {}
+        for k, v in ev.payload_field.items():
+            if isinstance(v, bt2._RealFieldConst):
+                fields[k] = float(v)
+            elif isinstance(v, bt2._StringFieldConst):
+                fields[k] = str(v).encode("utf-8", errors="surrogateescape")
+            else:
+                fields[k] = int(v)
+        ns = msg.default_clock_snapshot.ns_from_origin
+        got.setdefault(thread, []).append((ev.name, ns, fields))
+    exp = {}
+    for w in want:
+        fields = {}
+        for k, v in w["raw"].items():
+            fields[k] = v      # strings keep their bytes in CTF
+        exp.setdefault(w["thread"], []).append((w["event"], w["time_ns"], fields))
+    if sorted(got) != sorted(exp):
+        return "threads %r, want %r" % (sorted(got), sorted(exp))
+    for thread in exp:
+        if len(got[thread]) != len(exp[thread]):
+            return "thread %d: %d events, want %d" % (thread, len(got[thread]), len(exp[thread]))
+        for g, e in zip(got[thread], exp[thread]):
+            if g[:2] != e[:2] or not same(g[2], e[2]) and not nan_same(g[2], e[2]):
+                return "thread %d:\n  got  %r\n  want %r" % (thread, g, e)
+    return None
+
+
+def nan_same(a, b):
+    """same, but NaN equals NaN"""
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        x, y = a[k], b[k]
+        if isinstance(x, float) and isinstance(y, float) and x != x and y != y:
+            continue
+        if not same(x, y):
+            return False
+    return True
+
+
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "make":
+    if len(sys.argv) == 3 and sys.argv[1] in ("make", "make-many"):
         with open(sys.argv[2], "wb") as f:
-            f.write(build().build())
+            f.write(build(sys.argv[1] == "make-many").build())
         return 0
     if len(sys.argv) < 3:
         sys.stderr.write("usage: export.py CHECK FILE [KIND|EVENT...]\n")
         return 2
     check, path, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
-    want = [r for r in oracle(build()) if not only or r["kind"] in only or r["event"] in only]
+    many = check.endswith("-many")     # the stream of make-many
+    check = check[:-5] if many else check
+    want = [r for r in oracle(build(many)) if not only or r["kind"] in only or r["event"] in only]
     why = {"jsonl": check_jsonl, "csv": check_csv, "sqlite": check_sqlite,
-           "chrome": check_chrome}[check](path, want)
+           "chrome": check_chrome, "ctf": check_ctf}[check](path, want)
     if why:
         print(why)
         return 1

@@ -27,7 +27,12 @@
 #                         and the event_fields view
 #   sqlite-kind(-strings) --kind: only those events; strings and labels whole
 #   sqlite-replace        an existing database at -o is replaced
-#   bad-format, sqlite-no-file, not-with-summary   usage errors: exit 2
+#   ctf(-many)            every event as babeltrace2's Python bindings read
+#                         it, thread by thread: name, time, each value, every
+#                         letter (-many: 30000 more events, several packets)
+#   ctf-babeltrace2       the babeltrace2 command prints every event
+#   ctf-not-empty         a trace directory that is not empty is refused
+#   bad-format, sqlite-no-file, ctf-no-dir, not-with-summary   usage errors: exit 2
 #   unwritable            an -o that cannot be written: exit 1, says why
 #   example-*             the example's real log in every format
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed";
@@ -134,6 +139,46 @@ why=""
 [ "$(q "$tmp/sqlite-kind.sqlite" "SELECT text FROM label")" = "main pool" ] || why="$why; no label"
 result sqlite-kind-strings "${why#; }"
 
+# CTF: babeltrace2 reads the trace; its Python bindings (Debian's
+# python3-bt2, for Debian's python3) give every event to check.
+btpython=""
+for p in /usr/bin/python3 python3; do
+  if "$p" -c "import bt2" 2>/dev/null; then btpython=$p; break; fi
+done
+if [ -z "$btpython" ] || ! command -v babeltrace2 >/dev/null; then
+  echo "skip ctf: babeltrace2 or its Python bindings (python3-bt2) are not installed"
+else
+  for name in ctf ctf-many; do
+    why=""
+    src=$log
+    if [ $name = ctf-many ]; then
+      src=$tmp/many.tt
+      python3 "$here/export.py" make-many "$src"
+    fi
+    "$eventcnv" --format ctf -o "$tmp/$name" "$src" 2>"$tmp/$name.err"
+    st=$?
+    [ $st = 0 ] || why="exit status $st"
+    sane "$tmp/$name.err" || why="$why; sanitizer report"
+    [ -z "$why" ] && why=$("$btpython" "$here/export.py" $name "$tmp/$name" 2>&1)
+    result $name "${why#; }"
+  done
+  why=""
+  babeltrace2 "$tmp/ctf" >"$tmp/ctf.txt" 2>"$tmp/ctf.bt.err" || why="babeltrace2 exit $?"
+  [ "$(wc -l <"$tmp/ctf.txt")" = "$(wc -l <"$tmp/jsonl.jsonl")" ] ||
+    why="$why; babeltrace2 printed $(wc -l <"$tmp/ctf.txt") events, want $(wc -l <"$tmp/jsonl.jsonl")"
+  grep -qF 'Everything: { thread = 1 }, { p = 0xDEADBEEF, a = 0x7F0000001000, w = 18446744073709551615, u = 4294967295, d = 2.5, s = "all letters" }' \
+    "$tmp/ctf.txt" || why="$why; no Everything line as expected"
+  [ "$(babeltrace2 "$tmp/ctf-many" 2>/dev/null | grep -c 'ObjectAlloc: { thread = 3 }')" = 10002 ] ||
+    why="$why; thread 3 of ctf-many has not its 10002 ObjectAlloc"
+  result ctf-babeltrace2 "${why#; }"
+  why=""
+  "$eventcnv" --format ctf -o "$tmp/ctf" "$log" >/dev/null 2>"$tmp/ctf-again.err"
+  st=$?
+  [ $st = 1 ] || why="exit status $st"
+  grep -q "is not empty" "$tmp/ctf-again.err" || why="$why; stderr: $(head -1 "$tmp/ctf-again.err")"
+  result ctf-not-empty "${why#; }"
+fi
+
 # -o names an existing database: it is replaced
 why=""
 "$eventcnv" --format sqlite -o "$db" --event Tick "$log" 2>/dev/null || why="exit $?"
@@ -197,6 +242,7 @@ usage() {
 }
 usage bad-format "unknown --format" --format yaml "$log"
 usage sqlite-no-file "-o FILE" --format sqlite "$log"
+usage ctf-no-dir "-o FILE" --format ctf "$log"
 usage not-with-summary "not with" --format jsonl --summary "$log"
 
 why=""
@@ -238,6 +284,13 @@ else
   got=$(python3 -c 'import json,sys; print(sum(e["ph"] == "i" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$tmp/example.json")
   [ "$got" = "$want" ] || why="$why; $got instant events, want $want"
   result example-chrome "${why#; }"
+  if command -v babeltrace2 >/dev/null; then
+    why=""
+    "$eventcnv" --format ctf -o "$tmp/example.ctf" "$tmp/example.log" 2>"$tmp/e.err" || why="exit $?"
+    got=$(babeltrace2 "$tmp/example.ctf" 2>/dev/null | wc -l)
+    [ "$got" = "$want" ] || why="$why; babeltrace2 printed $got events, want $want"
+    result example-ctf "${why#; }"
+  fi
 fi
 
 echo "$passed passed, $failed failed"

@@ -54,8 +54,9 @@ static const char usageText[] =
   "                    (the default is to stop there)\n"
   "  --format FMT      write the events as FMT: text (the default, the lines\n"
   "                    below), jsonl (a JSON object per line), csv, chrome\n"
-  "                    (Chrome trace-event JSON, for Perfetto UI), or sqlite\n"
-  "                    (a database file: needs -o)\n"
+  "                    (Chrome trace-event JSON, for Perfetto UI), sqlite\n"
+  "                    (a database file: needs -o) or ctf (a CTF 1.8 trace\n"
+  "                    directory for babeltrace2: needs -o, new or empty)\n"
   "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
   "  --help            print this help and exit\n"
   "\n"
@@ -157,7 +158,7 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
     }
   }
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
-    UsageError("unknown --format (text, jsonl, csv, chrome or sqlite): ", opt->format);
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite or ctf): ", opt->format);
   if (opt->format != NULL && ExportNeedsFile(opt->format)
       && (opt->output == NULL || strcmp(opt->output, "-") == 0))
     UsageError("this --format writes a file: give it with -o FILE: ", opt->format);

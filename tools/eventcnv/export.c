@@ -324,7 +324,7 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 /* The loop */
 
 static const ExportWriterStruct *const writers[] = {
-  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite,
+  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf,
 };
 
 static const ExportWriterStruct *FindWriter(const char *name)

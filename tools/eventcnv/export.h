@@ -4,7 +4,7 @@
  *
  * eventcnv --format FMT writes a stream's events in another format:
  * jsonl, csv and chrome stream to stdout or -o FILE; sqlite writes a
- * database file.  export.c holds what every writer shares (the output
+ * database file, ctf a trace directory.  export.c holds what every writer shares (the output
  * buffer, times, threads, JSON values) and the loop that feeds a
  * writer the events in time order; each format is one file.
  */
@@ -154,6 +154,6 @@ typedef struct ExportWriterStruct {
   int (*end)(ExportStruct *ex); /* returns 0, or 1 having said why */
 } ExportWriterStruct;
 
-extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite;
+extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf;
 
 #endif /* export_h */
