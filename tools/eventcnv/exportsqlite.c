@@ -438,7 +438,7 @@ static int SqliteBegin(ExportStruct *ex)
   /* design/telemetry.txt .export.sqlite: a new file, written once */
   if (Exec(ex, state, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF;"
            " PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
-           " PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536; BEGIN") != 0
+           " PRAGMA cache_size = -65536; BEGIN") != 0
       || Exec(ex, state, schema) != 0
       || EventTables(ex, state) != 0
       || Registry(ex, state) != 0
