@@ -51,6 +51,10 @@ def build(many=False):
                 st.blocks.insert(len(st.blocks) - 1, {"thread": t, "kind": 2,
                                                       "seq": len(st.blocks), "events": evs,
                                                       "pad": 0})
+        # a thread serial far from the others: writers index threads by hash
+        st.blocks.insert(len(st.blocks) - 1, {"thread": 4000000000, "kind": 3,
+                                              "seq": len(st.blocks), "pad": 0,
+                                              "events": [ev("Tick", 7000), ev("Tick", 7001)]})
     events = [ev("Message", 6000 + i, s) for i, s in enumerate(HARD_STRINGS)]
     events += [ev("Everything", 6100 + i, a(0x1000), a(0x1000), w, i, 1.5, "w")
                for i, w in enumerate(BIG_WORDS)]

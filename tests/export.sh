@@ -13,6 +13,7 @@
 # Covers:
 #   jsonl, csv            every record, field by field, against the oracle
 #   jsonl-kind, -event    --kind and --event: only those, with their seq
+#   FMT-many              30000 more events and a thread serial of 4000000000
 #   jsonl-jq              jq reads every line (if jq is installed)
 #   stdout                without -o the same bytes go to stdout
 #   text                  --format text is the default output, and -o works
@@ -29,7 +30,8 @@
 #   sqlite-replace        an existing database at -o is replaced
 #   ctf(-many)            every event as babeltrace2's Python bindings read
 #                         it, thread by thread: name, time, each value, every
-#                         letter (-many: 30000 more events, several packets)
+#                         letter (-many: 30000 more events, several packets,
+#                         and a thread whose serial is 4000000000)
 #   ctf-babeltrace2       the babeltrace2 command prints every event
 #   ctf-not-empty         a trace directory that is not empty is refused
 #   bad-format, sqlite-no-file, ctf-no-dir, not-with-summary   usage errors: exit 2
@@ -68,6 +70,7 @@ sane() {
 
 log=$tmp/t.tt
 python3 "$here/export.py" make "$log" || { echo "FAIL make: export.py make failed"; exit 1; }
+python3 "$here/export.py" make-many "$tmp/many.tt" || { echo "FAIL make: export.py make-many failed"; exit 1; }
 
 # check NAME FMT [EVENTCNV-ARGS...] -- -o NAME.FMT, exit 0, and checked
 # against the oracle
@@ -91,6 +94,16 @@ check csv csv
 check jsonl-kind jsonl --kind User,Pool
 check jsonl-event jsonl --event Message,ThreadName
 check sqlite sqlite
+# The many-event stream, and a thread serial of 4000000000, in each format
+for fmt in jsonl csv chrome sqlite; do
+  "$eventcnv" --format $fmt -o "$tmp/many.$fmt" "$tmp/many.tt" 2>"$tmp/many.err"
+  st=$?
+  why=""
+  [ $st = 0 ] || why="exit status $st"
+  sane "$tmp/many.err" || why="$why; sanitizer report"
+  [ -z "$why" ] && why=$(python3 "$here/export.py" $fmt-many "$tmp/many.$fmt" 2>&1)
+  result $fmt-many "${why#; }"
+done
 check chrome chrome
 check chrome-event chrome --event Measure,Everything
 check sqlite-kind sqlite --kind User,Pool
@@ -151,10 +164,7 @@ else
   for name in ctf ctf-many; do
     why=""
     src=$log
-    if [ $name = ctf-many ]; then
-      src=$tmp/many.tt
-      python3 "$here/export.py" make-many "$src"
-    fi
+    [ $name = ctf-many ] && src=$tmp/many.tt
     "$eventcnv" --format ctf -o "$tmp/$name" "$src" 2>"$tmp/$name.err"
     st=$?
     [ $st = 0 ] || why="exit status $st"

@@ -192,20 +192,53 @@ void ExportPutJsonString(ExportOutStruct *out, const char *s, size_t len)
 
 /* Threads, times, fields */
 
+static size_t Slot(uint32_t serial, size_t limit)
+{
+  return (size_t)(serial * 2654435761u) & (limit - 1);
+}
+
+const ExportThreadStruct *ExportThreadFind(const ExportStruct *ex, uint32_t serial)
+{
+  if (ex->threadLimit == 0)
+    return NULL;
+  for (size_t i = Slot(serial, ex->threadLimit);; i = (i + 1) & (ex->threadLimit - 1)) {
+    const ExportThreadStruct *thread = &ex->threads[i];
+    if (!thread->used)
+      return NULL;
+    if (thread->serial == serial)
+      return thread;
+  }
+}
+
 ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial)
 {
-  if (serial >= ex->threadLimit) {
-    size_t limit = ex->threadLimit > 0 ? ex->threadLimit : 64;
-    while (limit <= serial)
-      limit *= 2;
-    ExportThreadStruct *bigger = realloc(ex->threads, limit * sizeof *bigger);
-    if (bigger == NULL)
+  ExportThreadStruct *thread = (ExportThreadStruct *)ExportThreadFind(ex, serial);
+  if (thread != NULL)
+    return thread;
+  if (2 * (ex->threadCount + 1) > ex->threadLimit) {   /* at most half full */
+    size_t limit = ex->threadLimit > 0 ? ex->threadLimit * 2 : 64;
+    ExportThreadStruct *old = ex->threads, *table = calloc(limit, sizeof *table);
+    if (table == NULL)
       return NULL;
-    memset(bigger + ex->threadLimit, 0, (limit - ex->threadLimit) * sizeof *bigger);
-    ex->threads = bigger;
+    for (size_t i = 0; i < ex->threadLimit; ++i)
+      if (old[i].used) {
+        size_t j = Slot(old[i].serial, limit);
+        while (table[j].used)
+          j = (j + 1) & (limit - 1);
+        table[j] = old[i];
+      }
+    free(old);
+    ex->threads = table;
     ex->threadLimit = limit;
   }
-  return &ex->threads[serial];
+  size_t i = Slot(serial, ex->threadLimit);
+  while (ex->threads[i].used)
+    i = (i + 1) & (ex->threadLimit - 1);
+  thread = &ex->threads[i];
+  thread->used = 1;
+  thread->serial = serial;
+  ++ex->threadCount;
+  return thread;
 }
 
 /* ExportElapsedNs -- as PutTimes in eventread.c computes ELAPSED */

@@ -90,11 +90,14 @@ extern void ExportPutJsonString(ExportOutStruct *out, const char *s, size_t len)
 /* ExportThreadStruct -- what the stream said about a thread so far:
  * ThreadStart's OS id and ThreadName's name */
 typedef struct ExportThreadStruct {
+  uint32_t serial;
+  int used;                     /* this slot of the table holds a thread */
   int started;                  /* osid is known */
   uint64_t osid;
   const char *name;             /* NULL until named; points into the stream */
   size_t nameLength;
   int announced;                /* a writer's own flag (chrome: metadata written) */
+  void *writer;                 /* a writer's own data (ctf: the thread's stream) */
 } ExportThreadStruct;
 
 /* ExportNamesStruct -- an event's names as JSON, made once: its name
@@ -114,8 +117,9 @@ typedef struct ExportStruct {
   EventFormatContextStruct fmt; /* the clock and labels, as eventcnv's text */
   ExportOutStruct out;
   const char *outPath;          /* NULL: stdout */
-  ExportThreadStruct *threads;  /* by serial; threadLimit of them */
-  size_t threadLimit;
+  ExportThreadStruct *threads;  /* a hash table by serial, threadLimit slots:
+                                   a damaged log's serial may be any number */
+  size_t threadLimit, threadCount;
   const EventDescStruct *threadStart, *threadName, *intern, *label;
   ExportNamesStruct *names;     /* by index in the registry */
   char *kindNames[EVENT_KIND_LIMIT];  /* each kind's name, quoted */
@@ -123,8 +127,11 @@ typedef struct ExportStruct {
   void *state;                  /* the writer's own */
 } ExportStruct;
 
-/* ExportThread -- the thread of serial (created empty), or NULL if out of memory */
+/* ExportThread -- the thread of serial (created empty), or NULL if out
+ * of memory; valid until the next call.  ExportThreadFind -- the thread
+ * of serial, or NULL if the stream has not mentioned it. */
 extern ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial);
+extern const ExportThreadStruct *ExportThreadFind(const ExportStruct *ex, uint32_t serial);
 
 /* ExportElapsedNs -- ns from the stream's start to clock (negative
  * before it), as eventcnv's ELAPSED column: design/telemetry.txt .sol.clock */

@@ -116,7 +116,7 @@ static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
   (void)seq;
   if (rec->desc == ex->threadName) {
     uint32_t serial = (uint32_t)rec->values[0].u;
-    ThreadName(ex, ex->state, serial, &ex->threads[serial]);   /* Track made it */
+    ThreadName(ex, ex->state, serial, ExportThread(ex, serial));   /* Track made it */
   }
   return 0;
 }

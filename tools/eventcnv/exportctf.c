@@ -5,8 +5,7 @@
  * OUT/metadata is the trace's TSDL: an event class per registry event,
  * its fields typed by letter, and a clock counting ns from the stream's
  * start, offset to its wall time.  OUT/stream_N holds thread N's events
- * in packets of at most PACKET_SIZE bytes, written as each fills, so
- * memory is a packet per thread.  Everything is little-endian and
+ * in packets of at most PACKET_SIZE bytes, written as each fills.  Everything is little-endian and
  * byte-aligned; field names get a leading _ (which readers drop), so a
  * parameter may be named like a TSDL keyword (align, string).
  */
@@ -24,21 +23,27 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#define PACKET_SIZE ((size_t)1 << 18)
+#define PACKET_SIZE ((size_t)1 << 18)       /* the largest packet */
+#define BUFFERED_MAX ((size_t)64 << 20)     /* packets held, all threads */
 #define CTF_MAGIC 0xC1FC1FC1u
 #define PACKET_HEADER_SIZE 44     /* magic, stream_id; content_size, packet_size,
                                      timestamp_begin, timestamp_end, thread */
 
+/* CtfStreamStruct -- a thread's stream: its packet being filled.  The
+ * file is opened for each packet written, so a log of many threads
+ * needs no more than one file descriptor; a packet grows as it fills,
+ * and when all of them hold BUFFERED_MAX bytes they are all written. */
 typedef struct CtfStreamStruct {
-  int fd;                       /* -1 until the thread's first event */
+  uint32_t thread;
   unsigned char *packet;
-  size_t used;                  /* bytes in packet, its header included */
+  size_t used, size;            /* bytes in packet, its header included; allocated */
   uint64_t begin, end;          /* the packet's first and last timestamps */
+  struct CtfStreamStruct *next; /* every stream, for the end */
 } CtfStreamStruct;
 
 typedef struct CtfStruct {
-  CtfStreamStruct *streams;     /* by thread serial */
-  size_t streamLimit;
+  CtfStreamStruct *streams;
+  size_t buffered;              /* bytes in every packet */
   int dir;                      /* the output directory */
   int failed;
 } CtfStruct;
@@ -144,46 +149,64 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
 /* FlushPacket -- write thread's packet, its sizes and times filled in */
 static int FlushPacket(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream)
 {
-  int err;
+  char name[32];
+  int fd, err;
   if (stream->used <= PACKET_HEADER_SIZE)
     return 0;
   EventStore(stream->packet + 8, (uint64_t)stream->used * 8, 8, 0);
   EventStore(stream->packet + 16, (uint64_t)stream->used * 8, 8, 0);
   EventStore(stream->packet + 24, stream->begin, 8, 0);
   EventStore(stream->packet + 32, stream->end, 8, 0);
-  err = WriteAll(stream->fd, stream->packet, stream->used);
+  snprintf(name, sizeof name, "stream_%lu", (unsigned long)stream->thread);
+  fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_APPEND, 0666);
+  if (fd < 0)
+    return Failed(ex, state, name, errno);
+  err = WriteAll(fd, stream->packet, stream->used);
+  if (close(fd) != 0 && err == 0)
+    err = errno;
+  state->buffered -= stream->used;
   stream->used = 0;
-  return err != 0 ? Failed(ex, state, "stream", err) : 0;
+  return err != 0 ? Failed(ex, state, name, err) : 0;
 }
 
-static CtfStreamStruct *Stream(ExportStruct *ex, CtfStruct *state, uint32_t thread)
+/* Room -- room for need more bytes in stream's packet: it grows, or is
+ * written when full (or when every packet together is too big) */
+static int Room(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream, size_t need)
 {
-  CtfStreamStruct *stream;
-  if (thread >= state->streamLimit) {
-    size_t limit = state->streamLimit > 0 ? state->streamLimit : 16;
-    while (limit <= thread)
-      limit *= 2;
-    CtfStreamStruct *bigger = realloc(state->streams, limit * sizeof *bigger);
+  if (stream->used + need > PACKET_SIZE && FlushPacket(ex, state, stream) != 0)
+    return 1;
+  if (state->buffered + need > BUFFERED_MAX)
+    for (CtfStreamStruct *s = state->streams; s != NULL; s = s->next)
+      if (FlushPacket(ex, state, s) != 0)
+        return 1;
+  if (PACKET_HEADER_SIZE + stream->used + need > stream->size) {
+    size_t size = stream->size > 0 ? stream->size : 4096;
+    while (size < PACKET_HEADER_SIZE + stream->used + need)
+      size *= 2;
+    unsigned char *bigger = realloc(stream->packet, size);
     if (bigger == NULL)
-      return Failed(ex, state, "", ENOMEM), NULL;
-    for (size_t i = state->streamLimit; i < limit; ++i) {
-      memset(&bigger[i], 0, sizeof bigger[i]);
-      bigger[i].fd = -1;
-    }
-    state->streams = bigger;
-    state->streamLimit = limit;
+      return Failed(ex, state, "", ENOMEM);
+    stream->packet = bigger;
+    stream->size = size;
   }
-  stream = &state->streams[thread];
-  if (stream->fd < 0) {
-    char name[32];
-    snprintf(name, sizeof name, "stream_%lu", (unsigned long)thread);
-    stream->packet = malloc(PACKET_SIZE);
-    if (stream->packet == NULL)
-      return Failed(ex, state, "", ENOMEM), NULL;
-    stream->fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (stream->fd < 0)
-      return Failed(ex, state, name, errno), NULL;
-  }
+  return 0;
+}
+
+static CtfStreamStruct *Stream(ExportStruct *ex, CtfStruct *state, uint32_t serial)
+{
+  ExportThreadStruct *thread = ExportThread(ex, serial);
+  CtfStreamStruct *stream;
+  if (thread == NULL)
+    return Failed(ex, state, "", ENOMEM), NULL;
+  if (thread->writer != NULL)
+    return thread->writer;
+  stream = calloc(1, sizeof *stream);
+  if (stream == NULL)
+    return Failed(ex, state, "", ENOMEM), NULL;
+  stream->thread = serial;
+  stream->next = state->streams;
+  state->streams = stream;
+  thread->writer = stream;
   return stream;
 }
 
@@ -226,15 +249,14 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   size_t need = 10 + (size_t)desc->paramCount * 8 + rec->stringLength + 1;
   unsigned char *p;
   (void)seq;
-  if (stream == NULL)
-    return 1;
-  if (stream->used + need > PACKET_SIZE && FlushPacket(ex, state, stream) != 0)
+  if (stream == NULL || Room(ex, state, stream, need) != 0)
     return 1;
   if (stream->used == 0) {
     EventStore(stream->packet, CTF_MAGIC, 4, 0);
     EventStore(stream->packet + 4, 0, 4, 0);
     EventStore(stream->packet + 40, rec->thread, 4, 0);
     stream->used = PACKET_HEADER_SIZE;
+    state->buffered += PACKET_HEADER_SIZE;
     stream->begin = ts;
   }
   stream->end = ts;
@@ -266,6 +288,7 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
       p += 8;
     }
   }
+  state->buffered += (size_t)(p - stream->packet) - stream->used;
   stream->used = (size_t)(p - stream->packet);
   return 0;
 }
@@ -274,17 +297,14 @@ static int CtfEnd(ExportStruct *ex)
 {
   CtfStruct *state = ex->state;
   int failed = state->failed;
-  for (size_t i = 0; i < state->streamLimit; ++i) {
-    CtfStreamStruct *stream = &state->streams[i];
-    if (stream->fd < 0)
-      continue;
+  CtfStreamStruct *stream, *next;
+  for (stream = state->streams; stream != NULL; stream = next) {
+    next = stream->next;
     if (!failed)
       failed = FlushPacket(ex, state, stream);
-    if (close(stream->fd) != 0 && !failed)
-      failed = Failed(ex, state, "stream", errno);
     free(stream->packet);
+    free(stream);
   }
-  free(state->streams);
   if (state->dir >= 0)
     close(state->dir);
   return failed;

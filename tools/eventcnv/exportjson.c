@@ -17,7 +17,7 @@
 static void PutThreadAndProcess(ExportOutStruct *out, const ExportStruct *ex,
                                 const EventRecordStruct *rec, int json)
 {
-  const ExportThreadStruct *thread = rec->thread < ex->threadLimit ? &ex->threads[rec->thread] : NULL;
+  const ExportThreadStruct *thread = ExportThreadFind(ex, rec->thread);
   ExportPutString(out, json ? ",\"thread\":" : ",");
   ExportPutUnsigned(out, rec->thread);
   ExportPutString(out, json ? ",\"tid\":" : ",");
@@ -153,7 +153,7 @@ static int CsvEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
 {
   ExportOutStruct *out = &ex->out;
   CsvStruct *state = ex->state;
-  const ExportThreadStruct *thread = rec->thread < ex->threadLimit ? &ex->threads[rec->thread] : NULL;
+  const ExportThreadStruct *thread = ExportThreadFind(ex, rec->thread);
   ExportPutUnsigned(out, seq);
   PutTimes(out, ex, rec, 0);
   /* thread, tid and thread_name: the name is text, not JSON */

@@ -509,7 +509,7 @@ static int Threads(ExportStruct *ex, SqliteStruct *state)
     uint32_t serial;
     size_t events;
     EventStreamThread(ex->stream, i, &serial, &events);
-    const ExportThreadStruct *thread = serial < ex->threadLimit ? &ex->threads[serial] : NULL;
+    const ExportThreadStruct *thread = ExportThreadFind(ex, serial);
     sqlite3_bind_int64(stmt, 1, serial);
     if (thread != NULL && thread->started)
       sqlite3_bind_int64(stmt, 2, (sqlite3_int64)thread->osid);
