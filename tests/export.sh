@@ -17,7 +17,8 @@
 #   jsonl-jq              jq reads every line (if jq is installed)
 #   stdout                without -o the same bytes go to stdout
 #   text                  --format text is the default output, and -o works
-#   cut-log               a log cut short: every sound event written, exit 1
+#   cut-log               a log cut short: every sound event written in every
+#                         format, exit 1
 #   chrome(-event)        the Trace Event Format's rules (valid JSON, ph, pid
 #                         and tid, ts not going back per thread, process and
 #                         thread names as metadata before a thread's events),
@@ -226,7 +227,7 @@ result text "$why"
 why=""
 python3 "$here/mkstream.py" --variant v2-cut "$tmp/cut.tt"
 "$eventcnv" "$tmp/cut.tt" >"$tmp/cut.txt" 2>/dev/null
-for fmt in jsonl csv; do
+for fmt in jsonl csv chrome sqlite ctf; do
   "$eventcnv" --format $fmt -o "$tmp/cut.$fmt" "$tmp/cut.tt" 2>"$tmp/cut.err"
   st=$?
   [ $st = 1 ] || why="$why; $fmt exit status $st"
@@ -237,6 +238,12 @@ want=$(wc -l <"$tmp/cut.txt")
 [ "$(wc -l <"$tmp/cut.jsonl")" = "$want" ] || why="$why; jsonl has $(wc -l <"$tmp/cut.jsonl") records, text $want"
 [ "$(python3 -c 'import csv,sys; print(len(list(csv.reader(open(sys.argv[1], newline=""))))-1)' "$tmp/cut.csv")" = "$want" ] ||
   why="$why; csv has not $want rows"
+[ "$(python3 -c 'import json,sys; print(sum(e["ph"] == "i" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$tmp/cut.chrome")" = "$want" ] ||
+  why="$why; chrome has not $want events"
+[ "$(sqlite3 "$tmp/cut.sqlite" "SELECT count(*) FROM event")" = "$want" ] || why="$why; sqlite has not $want events"
+if command -v babeltrace2 >/dev/null; then
+  [ "$(babeltrace2 "$tmp/cut.ctf" 2>/dev/null | wc -l)" = "$want" ] || why="$why; ctf has not $want events"
+fi
 result cut-log "${why#; }"
 
 # usage NAME SUBSTRING ARGS... -- exit 2 with SUBSTRING on stderr, no output

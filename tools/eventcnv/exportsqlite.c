@@ -41,7 +41,10 @@ typedef struct RowStruct {
 
 /* TableStruct -- a table and its waiting rows */
 typedef struct TableStruct {
-  sqlite3_stmt *one, *batch;    /* INSERT of a row, of BATCH rows */
+  const char *name;
+  sqlite3_stmt *one, *batch;    /* INSERT of a row, of BATCH rows: prepared
+                                   for the table's first row, as a registry
+                                   may have many events that never happen */
   int columns;
   int isEvent;                  /* the event table, not an event's own */
   RowStruct *rows;              /* BATCH of them, made when first needed */
@@ -247,14 +250,21 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
   return 0;
 }
 
-/* TableInit -- the inserts of a table of columns columns */
-static int TableInit(ExportStruct *ex, SqliteStruct *state, TableStruct *table, const char *name,
-                     int columns, int isEvent)
+/* TableInit -- a table of columns columns */
+static void TableInit(TableStruct *table, const char *name, int columns, int isEvent)
 {
-  SqlStruct one = {0}, batch = {0};
-  int res;
+  table->name = name;
   table->columns = columns;
   table->isEvent = isEvent;
+}
+
+/* TablePrepare -- its inserts */
+static int TablePrepare(ExportStruct *ex, SqliteStruct *state, TableStruct *table)
+{
+  SqlStruct one = {0}, batch = {0};
+  const char *name = table->name;
+  int columns = table->columns;
+  int res;
   SqlAdd(&one, "INSERT INTO \"%s\" VALUES (?", name);
   for (int c = 1; c < columns; ++c)
     SqlAdd(&one, ",?");
@@ -329,6 +339,8 @@ static int Flush(ExportStruct *ex, SqliteStruct *state, TableStruct *table)
 static RowStruct *Add(ExportStruct *ex, SqliteStruct *state, TableStruct *table)
 {
   if (table->rows == NULL) {
+    if (TablePrepare(ex, state, table) != 0)
+      return NULL;
     table->rows = malloc(BATCH * sizeof *table->rows);
     if (table->rows == NULL) {
       Fail(ex, state, "out of memory");
@@ -366,9 +378,9 @@ static int EventTables(ExportStruct *ex, SqliteStruct *state)
       return Fail(ex, state, "out of memory");
     res = Exec(ex, state, create.text);
     free(create.text);
-    if (res != 0 || TableInit(ex, state, &state->fields[i], state->tables[i],
-                              1 + (int)desc->paramCount, 0) != 0)
+    if (res != 0)
       return 1;
+    TableInit(&state->fields[i], state->tables[i], 1 + (int)desc->paramCount, 0);
   }
   return 0;
 }
@@ -429,6 +441,7 @@ static int SqliteBegin(ExportStruct *ex)
     return Fail(ex, state, "out of memory");
   for (unsigned i = 0; i < registry->eventCount; ++i)
     TableName(state->tables[i], IDENT_MAX, registry->events[i].name);
+  TableInit(&state->event, "event", 5, 1);
   /* One thread uses SQLite here: no mutexes, no memory statistics. */
   sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -442,7 +455,6 @@ static int SqliteBegin(ExportStruct *ex)
       || Exec(ex, state, schema) != 0
       || EventTables(ex, state) != 0
       || Registry(ex, state) != 0
-      || TableInit(ex, state, &state->event, "event", 5, 1) != 0
       || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?)", &state->insertString) != 0
       || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?)", &state->insertLabel) != 0)
     return 1;
