@@ -14,6 +14,7 @@
  */
 
 #include "eventread.h"
+#include "export.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,11 +52,17 @@ static const char usageText[] =
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
   "                    (the default is to stop there)\n"
+  "  --format FMT      write the events as FMT: text (the default, the lines\n"
+  "                    below), jsonl (a JSON object per line), csv, chrome\n"
+  "                    (Chrome trace-event JSON, for Perfetto UI), sqlite\n"
+  "                    (a database file: needs -o) or ctf (a CTF 1.8 trace\n"
+  "                    directory for babeltrace2: needs -o, new or empty)\n"
+  "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
   "  --help            print this help and exit\n"
   "\n"
   "--header and --list print instead of the events; --kind and --event apply\n"
-  "to the events, to --count and to --summary's kinds and names, and both must\n"
-  "match.\n"
+  "to the events (in every format), to --count and to --summary's kinds and\n"
+  "names, and both must match.\n"
   "\n"
   "Each event is printed as\n"
   "  ELAPSED WALLCLOCK THREAD KIND EVENT name=value...\n"
@@ -65,8 +72,8 @@ static const char usageText[] =
   "P and A values are hex, an A value followed by [label] if it was labelled;\n"
   "W and U are decimal, D like %.17g, S quoted with C escapes.\n"
   "\n"
-  "Exit status: 0 success; 1 a bad stream (the message names the byte offset)\n"
-  "or an unreadable file; 2 a usage error.\n"
+  "Exit status: 0 success; 1 a bad stream (the message names the byte offset),\n"
+  "an unreadable file or an output that cannot be written; 2 a usage error.\n"
   "\n"
   "Examples:\n"
   "  eventcnv telemetry.tt                  every event, in time order\n"
@@ -74,7 +81,10 @@ static const char usageText[] =
   "  eventcnv --event Label,Intern - < telemetry.tt\n"
   "  eventcnv --header --list telemetry.tt  what the stream is and what it holds\n"
   "  eventcnv --count telemetry.tt          how many of each event\n"
-  "  eventcnv --summary telemetry.tt        what is in it, at a glance\n";
+  "  eventcnv --summary telemetry.tt        what is in it, at a glance\n"
+  "  eventcnv --format jsonl telemetry.tt | jq .fields\n"
+  "  eventcnv --format sqlite -o telemetry.db telemetry.tt\n"
+  "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n";
 
 
 /* OptionsStruct -- what the command line asked for */
@@ -83,6 +93,8 @@ typedef struct OptionsStruct {
   int header, list, count, summary, resync;
   const char *kinds;            /* --kind argument, or NULL */
   const char *events;           /* --event argument, or NULL */
+  const char *format;           /* --format argument, or NULL: text */
+  const char *output;           /* -o argument, or NULL: stdout */
   const char *path;             /* NULL or "-" for stdin */
 } OptionsStruct;
 
@@ -120,6 +132,11 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       valueReturn = &opt->kinds;
     } else if (!endOfOptions && strncmp(arg, "--event", 7) == 0 && (arg[7] == '\0' || arg[7] == '=')) {
       valueReturn = &opt->events;
+    } else if (!endOfOptions && strncmp(arg, "--format", 8) == 0 && (arg[8] == '\0' || arg[8] == '=')) {
+      valueReturn = &opt->format;
+    } else if (!endOfOptions && (strcmp(arg, "-o") == 0 || (strncmp(arg, "--output", 8) == 0
+                                                            && (arg[8] == '\0' || arg[8] == '=')))) {
+      valueReturn = &opt->output;
     } else if (!endOfOptions && arg[0] == '-' && arg[1] != '\0') {
       UsageError("unknown option: ", arg);
     } else {
@@ -140,6 +157,20 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
         UsageError("empty argument to ", arg);
     }
   }
+  if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite or ctf): ", opt->format);
+  if (opt->format != NULL && ExportNeedsFile(opt->format)
+      && (opt->output == NULL || strcmp(opt->output, "-") == 0))
+    UsageError("this --format writes a file: give it with -o FILE: ", opt->format);
+  if (opt->format != NULL && strcmp(opt->format, "text") != 0
+      && (opt->header || opt->list || opt->count || opt->summary))
+    UsageError("--format writes the events: not with --header, --list, --count or --summary", NULL);
+}
+
+/* IsExport -- 1 if the events go to a writer of export.c */
+static int IsExport(const OptionsStruct *opt)
+{
+  return opt->format != NULL && strcmp(opt->format, "text") != 0;
 }
 
 
@@ -451,6 +482,12 @@ static int FilterPasses(const FilterStruct *filter, unsigned kind, unsigned code
   if (filter->byEvent && !filter->codes[code & 0xFFFF])
     return 0;
   return 1;
+}
+
+/* ExportFilter -- FilterPasses as an ExportFilterFunction */
+static int ExportFilter(void *closure, unsigned kind, unsigned code)
+{
+  return FilterPasses(closure, kind, code);
 }
 
 /* FilteredCount -- how many events of desc's code pass the filter, in
@@ -841,6 +878,12 @@ int main(int argc, char **argv)
     return EXIT_BAD_STREAM;
   }
   FilterInit(filter, &opt, info->registry);
+  /* -o for text: stdout goes to the file, once the stream is open */
+  if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
+      && freopen(opt.output, "w", stdout) == NULL) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
+    return EXIT_BAD_STREAM;
+  }
 
   if (opt.header)
     PrintHeader(info, EventStreamProblemCount(stream));
@@ -857,6 +900,10 @@ int main(int argc, char **argv)
       PrintSummary(stream, filter);
     else
       PrintCount(stream, filter);
+  } else if (IsExport(&opt)) {
+    /* design/telemetry.txt .export */
+    if (ExportRun(stream, opt.format, opt.output, ExportFilter, filter) != 0)
+      status = EXIT_BAD_STREAM;
   } else if (!opt.header && !opt.list) {
     if (PrintEvents(stream, filter) != 0) {
       fprintf(stderr, "%s: out of memory\n", programName);

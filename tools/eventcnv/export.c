@@ -1,0 +1,553 @@
+/* <tools/eventcnv/export.c> -- what eventcnv's writers share, and the loop
+ *
+ * .design: design/telemetry.txt .export
+ *
+ * ExportRun opens the output, reads the stream's events in time order
+ * (EventStreamNext), keeps what telltale's own events say about
+ * threads, and hands each event that passes the filter to the writer.
+ * Nothing is kept per event: memory stays flat however long the log
+ * (design/telemetry.txt .export.stream).
+ */
+
+#include "export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OUT_BUFFER_SIZE ((size_t)1 << 20)
+#define NS_PER_SECOND 1000000000u
+
+
+/* The output buffer */
+
+void ExportOutFlush(ExportOutStruct *out)
+{
+  size_t done = 0;
+  if (out->fd < 0)
+    return;
+  while (done < out->used && out->err == 0) {
+    ssize_t n = write(out->fd, out->buf + done, out->used - done);
+    if (n < 0) {
+      if (errno != EINTR)
+        out->err = errno;
+      continue;
+    }
+    done += (size_t)n;
+  }
+  out->used = 0;
+}
+
+/* ExportOutGrow -- room for need more bytes: flush a file's buffer, or
+ * grow a memory one */
+void ExportOutGrow(ExportOutStruct *out, size_t need)
+{
+  if (out->fd >= 0) {
+    ExportOutFlush(out);
+    if (out->size - out->used >= need)
+      return;
+  }
+  size_t size = out->size > 0 ? out->size : 256;
+  while (size - out->used < need)
+    size *= 2;
+  char *bigger = realloc(out->buf, size);
+  if (bigger == NULL) {
+    if (out->err == 0)
+      out->err = ENOMEM;
+    return;
+  }
+  out->buf = bigger;
+  out->size = size;
+}
+
+static const char digitPairs[] =
+  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+  "8081828384858687888990919293949596979899";
+
+void ExportPutUnsigned(ExportOutStruct *out, uint64_t v)
+{
+  char digits[20], *p = digits + sizeof digits;
+  while (v >= 100) {
+    unsigned pair = (unsigned)(v % 100) * 2;
+    v /= 100;
+    *--p = digitPairs[pair + 1];
+    *--p = digitPairs[pair];
+  }
+  if (v >= 10) {
+    *--p = digitPairs[v * 2 + 1];
+    *--p = digitPairs[v * 2];
+  } else {
+    *--p = (char)('0' + v);
+  }
+  ExportPut(out, p, (size_t)(digits + sizeof digits - p));
+}
+
+void ExportPutSigned(ExportOutStruct *out, int64_t v)
+{
+  if (v < 0) {
+    ExportPutChar(out, '-');
+    ExportPutUnsigned(out, (uint64_t)0 - (uint64_t)v);
+  } else {
+    ExportPutUnsigned(out, (uint64_t)v);
+  }
+}
+
+void ExportPutHex(ExportOutStruct *out, uint64_t v)
+{
+  char *p = ExportReserve(out, 18);
+  size_t n = 1;
+  if (p == NULL)
+    return;
+  for (uint64_t t = v; t >= 16; t >>= 4)
+    ++n;
+  p[0] = '0';
+  p[1] = 'x';
+  out->used += n + 2;
+  p += n + 2;
+  do {
+    *--p = "0123456789abcdef"[v & 0xF];
+    v >>= 4;
+  } while (v != 0);
+}
+
+void ExportPutDouble(ExportOutStruct *out, double d)
+{
+  char buf[40];
+  size_t n = EventFormatDouble(buf, sizeof buf, d);
+  ExportPut(out, buf, n < sizeof buf ? n : sizeof buf - 1);
+}
+
+/* Utf8Length -- the length of the valid UTF-8 sequence at s (of at
+ * most avail bytes) whose first byte is >= 0x80, or 0 if it is not one:
+ * no overlong forms, surrogates or code points above U+10FFFF */
+static size_t Utf8Length(const unsigned char *s, size_t avail)
+{
+  unsigned c = s[0];
+  size_t n, i;
+  unsigned lo = 0x80, hi = 0xBF;       /* the second byte's range */
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else
+    return 0;
+  if (avail < n || s[1] < lo || s[1] > hi)
+    return 0;
+  for (i = 2; i < n; ++i)
+    if (s[i] < 0x80 || s[i] > 0xBF)
+      return 0;
+  return n;
+}
+
+void ExportPutJsonString(ExportOutStruct *out, const char *s, size_t len)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, run = 0;   /* p[run .. i-1] are bytes to copy as they are */
+  ExportPutChar(out, '"');
+  while (i < len) {
+    unsigned c = p[i];
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t n = Utf8Length(p + i, len - i);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+    }
+    ExportPut(out, s + run, i - run);
+    switch (c) {
+    case '"': ExportPut(out, "\\\"", 2); break;
+    case '\\': ExportPut(out, "\\\\", 2); break;
+    case '\n': ExportPut(out, "\\n", 2); break;
+    case '\t': ExportPut(out, "\\t", 2); break;
+    case '\r': ExportPut(out, "\\r", 2); break;
+    default:
+      if (c < 0x20) {
+        char esc[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 0xF]};
+        ExportPut(out, esc, sizeof esc);
+      } else {
+        ExportPut(out, "\\ufffd", 6);   /* a byte of invalid UTF-8 */
+      }
+    }
+    run = ++i;
+  }
+  ExportPut(out, s + run, i - run);
+  ExportPutChar(out, '"');
+}
+
+
+/* Threads, times, fields */
+
+static size_t Slot(uint32_t serial, size_t limit)
+{
+  return (size_t)(serial * 2654435761u) & (limit - 1);
+}
+
+const ExportThreadStruct *ExportThreadFind(const ExportStruct *ex, uint32_t serial)
+{
+  if (ex->threadLimit == 0)
+    return NULL;
+  for (size_t i = Slot(serial, ex->threadLimit);; i = (i + 1) & (ex->threadLimit - 1)) {
+    const ExportThreadStruct *thread = &ex->threads[i];
+    if (!thread->used)
+      return NULL;
+    if (thread->serial == serial)
+      return thread;
+  }
+}
+
+ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial)
+{
+  ExportThreadStruct *thread = (ExportThreadStruct *)ExportThreadFind(ex, serial);
+  if (thread != NULL)
+    return thread;
+  if (2 * (ex->threadCount + 1) > ex->threadLimit) {   /* at most half full */
+    size_t limit = ex->threadLimit > 0 ? ex->threadLimit * 2 : 64;
+    ExportThreadStruct *old = ex->threads, *table = calloc(limit, sizeof *table);
+    if (table == NULL)
+      return NULL;
+    for (size_t i = 0; i < ex->threadLimit; ++i)
+      if (old[i].used) {
+        size_t j = Slot(old[i].serial, limit);
+        while (table[j].used)
+          j = (j + 1) & (limit - 1);
+        table[j] = old[i];
+      }
+    free(old);
+    ex->threads = table;
+    ex->threadLimit = limit;
+  }
+  size_t i = Slot(serial, ex->threadLimit);
+  while (ex->threads[i].used)
+    i = (i + 1) & (ex->threadLimit - 1);
+  thread = &ex->threads[i];
+  thread->used = 1;
+  thread->serial = serial;
+  ++ex->threadCount;
+  return thread;
+}
+
+/* ExportElapsedNs -- as PutTimes in eventread.c computes ELAPSED */
+int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock)
+{
+  int negative = clock < ex->fmt.startClock;
+  uint64_t delta = negative ? ex->fmt.startClock - clock : clock - ex->fmt.startClock;
+  uint64_t hz = ex->fmt.clockHz, ns;
+  if (hz == 0) {
+    ns = delta;
+  } else {
+    uint64_t rest = delta % hz;
+    uint64_t part = rest <= UINT64_MAX / NS_PER_SECOND
+      ? rest * NS_PER_SECOND / hz
+      : (uint64_t)((unsigned __int128)rest * NS_PER_SECOND / hz);
+    ns = delta / hz * NS_PER_SECOND + part;
+  }
+  return negative ? -(int64_t)ns : (int64_t)ns;
+}
+
+/* PutJsonWord -- W: a number, or a string above 2^53, where a double
+ * (what most JSON readers make of a number) would round it.
+ * design/telemetry.txt .export.json */
+static void PutJsonWord(ExportOutStruct *out, uint64_t v)
+{
+  if (v > ((uint64_t)1 << 53)) {
+    ExportPutChar(out, '"');
+    ExportPutUnsigned(out, v);
+    ExportPutChar(out, '"');
+  } else {
+    ExportPutUnsigned(out, v);
+  }
+}
+
+void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
+{
+  ExportPutChar(out, '{');
+  ExportPutJsonMembers(out, ex, rec);
+  ExportPutChar(out, '}');
+}
+
+void ExportPutJsonMembers(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
+{
+  const EventDescStruct *desc = rec->desc;
+  for (unsigned i = 0; i < desc->paramCount; ++i) {
+    const EventValueUnion *v = &rec->values[i];
+    const ExportNamesStruct *names = &ex->names[desc - ex->registry->events];
+    if (i > 0)
+      ExportPutChar(out, ',');
+    ExportPut(out, names->keys[i], names->keyLengths[i]);
+    switch (desc->format[i]) {
+    case 'P': case 'A':
+      ExportPutChar(out, '"');
+      ExportPutHex(out, v->u);
+      ExportPutChar(out, '"');
+      break;
+    case 'W':
+      PutJsonWord(out, v->u);
+      break;
+    case 'U':
+      ExportPutUnsigned(out, v->u);
+      break;
+    case 'D':
+      if (isfinite(v->d)) {   /* with a point, so that -0.0 stays itself */
+        char buf[48];
+        size_t n = EventFormatDouble(buf, sizeof buf - 2, v->d);
+        if (memchr(buf, '.', n) == NULL && memchr(buf, 'e', n) == NULL)
+          buf[n++] = '.', buf[n++] = '0';
+        ExportPut(out, buf, n);
+      } else {          /* JSON has no NaN or infinity: "nan", "inf", "-inf" */
+        ExportPutChar(out, '"');
+        ExportPutDouble(out, v->d);
+        ExportPutChar(out, '"');
+      }
+      break;
+    case 'S':
+      ExportPutJsonString(out, v->s, rec->stringLength);
+      break;
+    default:
+      ExportPutString(out, "null");
+    }
+  }
+}
+
+int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportStruct *ex,
+                        const EventRecordStruct *rec)
+{
+  const EventDescStruct *desc = rec->desc;
+  int any = 0;
+  if (ex->fmt.label == NULL)
+    return 0;
+  for (unsigned i = 0; i < desc->paramCount; ++i) {
+    const char *label;
+    if (desc->format[i] != 'P' && desc->format[i] != 'A')
+      continue;
+    label = ex->fmt.label(ex->fmt.labelClosure, rec->values[i].u);
+    if (label == NULL)
+      continue;
+    if (any) {
+      ExportPutChar(out, ',');
+    } else {
+      ExportPutString(out, prefix);
+      ExportPutChar(out, '{');
+    }
+    ExportPutJsonString(out, desc->paramNames[i], strlen(desc->paramNames[i]));
+    ExportPutChar(out, ':');
+    ExportPutJsonString(out, label, strlen(label));
+    any = 1;
+  }
+  if (any)
+    ExportPutChar(out, '}');
+  return any;
+}
+
+
+/* The loop */
+
+static const ExportWriterStruct *const writers[] = {
+  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf,
+};
+
+static const ExportWriterStruct *FindWriter(const char *name)
+{
+  for (size_t i = 0; i < sizeof writers / sizeof writers[0]; ++i)
+    if (strcmp(writers[i]->name, name) == 0)
+      return writers[i];
+  return NULL;
+}
+
+int ExportFormatKnown(const char *name)
+{
+  return FindWriter(name) != NULL;
+}
+
+int ExportNeedsFile(const char *name)
+{
+  const ExportWriterStruct *writer = FindWriter(name);
+  return writer != NULL && writer->needsFile;
+}
+
+/* OwnEvent -- telltale's own event of this name in the registry, or NULL */
+static const EventDescStruct *OwnEvent(const EventRegistryStruct *registry, const char *name)
+{
+  for (unsigned i = 0; i < registry->eventCount; ++i)
+    if (registry->events[i].code < EVENT_CODE_RESERVED_LIMIT
+        && strcmp(registry->events[i].name, name) == 0)
+      return &registry->events[i];
+  return NULL;
+}
+
+/* JsonDup -- s as a JSON string, then tail, in malloc'd memory */
+static char *JsonDup(const char *s, const char *tail, size_t *lengthReturn)
+{
+  ExportOutStruct mem;
+  memset(&mem, 0, sizeof mem);
+  mem.fd = -1;
+  ExportPutJsonString(&mem, s, strlen(s));
+  ExportPutString(&mem, tail);
+  ExportPutChar(&mem, '\0');
+  if (mem.err != 0) {
+    free(mem.buf);
+    return NULL;
+  }
+  *lengthReturn = mem.used - 1;
+  return mem.buf;
+}
+
+/* MakeNames -- every event's and kind's names as JSON, once */
+static int MakeNames(ExportStruct *ex)
+{
+  const EventRegistryStruct *registry = ex->registry;
+  ex->names = calloc(registry->eventCount + 1, sizeof *ex->names);
+  if (ex->names == NULL)
+    return 1;
+  for (unsigned i = 0; i < registry->eventCount; ++i) {
+    const EventDescStruct *desc = &registry->events[i];
+    ExportNamesStruct *names = &ex->names[i];
+    names->event = JsonDup(desc->name, "", &names->eventLength);
+    if (names->event == NULL)
+      return 1;
+    for (unsigned p = 0; p < desc->paramCount && p < EVENT_PARAM_MAX; ++p) {
+      names->keys[p] = JsonDup(desc->paramNames[p], ":", &names->keyLengths[p]);
+      if (names->keys[p] == NULL)
+        return 1;
+    }
+  }
+  for (unsigned k = 0; k < EVENT_KIND_LIMIT; ++k) {
+    ex->kindNames[k] = JsonDup(k < registry->kindCount ? registry->kinds[k].name : "?", "",
+                               &ex->kindNameLengths[k]);
+    if (ex->kindNames[k] == NULL)
+      return 1;
+  }
+  return 0;
+}
+
+static void FreeNames(ExportStruct *ex)
+{
+  if (ex->names != NULL)
+    for (unsigned i = 0; i < ex->registry->eventCount; ++i) {
+      free(ex->names[i].event);
+      for (unsigned p = 0; p < EVENT_PARAM_MAX; ++p)
+        free(ex->names[i].keys[p]);
+    }
+  free(ex->names);
+  for (unsigned k = 0; k < EVENT_KIND_LIMIT; ++k)
+    free(ex->kindNames[k]);
+}
+
+/* Track -- what telltale's own events say about threads, kept whether
+ * or not the event passes the filter */
+static int Track(ExportStruct *ex, const EventRecordStruct *rec)
+{
+  ExportThreadStruct *thread;
+  if (rec->desc == ex->threadStart) {
+    thread = ExportThread(ex, (uint32_t)rec->values[0].u);
+    if (thread == NULL)
+      return 1;
+    thread->started = 1;
+    thread->osid = rec->values[1].u;
+  } else if (rec->desc == ex->threadName) {
+    thread = ExportThread(ex, (uint32_t)rec->values[0].u);
+    if (thread == NULL)
+      return 1;
+    thread->name = rec->values[1].s;
+    thread->nameLength = rec->stringLength;
+  }
+  return 0;
+}
+
+int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
+              ExportFilterFunction filter, void *closure)
+{
+  const ExportWriterStruct *writer = FindWriter(name);
+  ExportStruct ex;
+  EventRecordStruct rec;
+  uint64_t seq = 0;
+  int status = 0, begun = 0;
+
+  if (writer == NULL)
+    return 1;
+  memset(&ex, 0, sizeof ex);
+  ex.stream = stream;
+  ex.info = EventStreamInfo(stream);
+  ex.registry = ex.info->registry;
+  EventStreamFormatContext(stream, &ex.fmt);
+  ex.threadStart = OwnEvent(ex.registry, "ThreadStart");
+  ex.threadName = OwnEvent(ex.registry, "ThreadName");
+  ex.intern = OwnEvent(ex.registry, "Intern");
+  ex.label = OwnEvent(ex.registry, "Label");
+  ex.outPath = outPath != NULL && strcmp(outPath, "-") == 0 ? NULL : outPath;
+  ex.out.fd = -1;
+
+  if (!writer->needsFile) {
+    ex.out.fd = STDOUT_FILENO;
+    if (ex.outPath != NULL) {
+      ex.out.fd = open(ex.outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+      if (ex.out.fd < 0) {
+        fprintf(stderr, "eventcnv: cannot write %s: %s\n", ex.outPath, strerror(errno));
+        return 1;
+      }
+    }
+    ex.out.buf = malloc(OUT_BUFFER_SIZE);
+    ex.out.size = ex.out.buf != NULL ? OUT_BUFFER_SIZE : 0;
+  }
+
+  /* Once begun, a writer's end is called however begin and the loop
+   * end: it frees its state. */
+  if (MakeNames(&ex) != 0) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    status = 1;
+  } else {
+    begun = 1;
+    if (writer->begin(&ex) != 0)   /* it said why */
+      status = 1;
+  }
+  while (status == 0 && EventStreamNext(stream, &rec) == EventStreamOK) {
+    if (rec.desc == NULL)
+      continue;
+    if (Track(&ex, &rec) != 0) {
+      fprintf(stderr, "eventcnv: out of memory\n");
+      status = 1;
+      break;
+    }
+    if (writer->every != NULL && writer->every(&ex, &rec, seq) != 0) {
+      status = 1;
+      break;
+    }
+    if (filter(closure, rec.kind, rec.code) && writer->event(&ex, &rec, seq) != 0) {
+      status = 1;
+      break;
+    }
+    ++seq;
+    if (ex.out.err != 0)
+      break;
+  }
+  if (begun && writer->end(&ex) != 0)
+    status = 1;
+  ExportOutFlush(&ex.out);
+  if (ex.out.err != 0) {
+    fprintf(stderr, "eventcnv: error writing %s: %s\n", ex.outPath != NULL ? ex.outPath : "output",
+            strerror(ex.out.err));
+    status = 1;
+  }
+  if (ex.outPath != NULL && ex.out.fd >= 0 && close(ex.out.fd) != 0 && status == 0) {
+    fprintf(stderr, "eventcnv: error writing %s: %s\n", ex.outPath, strerror(errno));
+    status = 1;
+  }
+  free(ex.out.buf);
+  free(ex.threads);
+  FreeNames(&ex);
+  return status;
+}
