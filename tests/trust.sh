@@ -95,8 +95,13 @@ many finish $few finish 0 finish
 many pthread-exit $few pthread-exit 0 exact
 many segv $few segv 139 exact traceback
 # With the default 64 KiB buffers the flight recorder holds more than
-# 4096 events: the traceback shows that many.
-many segv-4096 1 segv 139 exact traceback=4096 TELLTALE_BUFFER=65536
+# 4096 events: the traceback shows that many, where the rings hold them:
+# the failing worker's ring holds 1,800 to 3,600 events, and under the
+# sanitizers the other workers may not have emitted the rest by then.
+case $cfg in
+  */san|*/tsan) many segv-4096 1 segv 139 exact traceback TELLTALE_BUFFER=65536 ;;
+  *) many segv-4096 1 segv 139 exact traceback=4096 TELLTALE_BUFFER=65536 ;;
+esac
 many abort $few abort 134 exact
 many assert $few assert 134 exact traceback
 many overflow $few overflow 139 exact traceback

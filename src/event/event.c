@@ -952,7 +952,8 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
  * counted, to be said when the session ends.  Indexed like
  * session.streams.  design/telemetry.txt .sol.writer.fail */
 static _Atomic int streamFailure[STREAM_LIMIT];    /* the first failure's errno code, or 0 */
-static _Atomic uint64_t streamLost[STREAM_LIMIT];  /* events not written whole to it */
+static _Atomic uintptr_t streamLost[STREAM_LIMIT]; /* events not written whole to it (a word:
+                                                    lock-free on 32-bit platforms too) */
 
 static void liveLogFailed(PlinthStream stream);
 
@@ -998,7 +999,7 @@ static void streamLose(size_t i, const unsigned char *data, size_t size)
 static void lostReport(void)
 {
   for (size_t i = 0; i < session.streamCount; ++i) {
-    uint64_t n = atomic_exchange(&streamLost[i], 0);
+    uintptr_t n = atomic_exchange(&streamLost[i], 0);
     if (n != 0) {
       char number[24];
       formatUnsigned(number, n);

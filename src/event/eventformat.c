@@ -62,6 +62,13 @@ typedef struct WriterStruct {
   size_t len;
 } WriterStruct;
 
+static void writerInit(WriterStruct *w, char *buf, size_t size)
+{
+  w->buf = buf;
+  w->size = size;
+  w->len = 0;
+}
+
 static void putChar(WriterStruct *w, char c)
 {
   if (w->len + 1 < w->size)
@@ -236,9 +243,7 @@ static size_t writerFinish(WriterStruct *w)
 size_t EventEscape(char *buf, size_t size, const char *s, size_t n)
 {
   WriterStruct w;
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
+  writerInit(&w, buf, size);
   putEscaped(&w, s, n);
   return writerFinish(&w);
 }
@@ -419,9 +424,7 @@ static void putDouble(WriterStruct *w, double d)
 size_t EventFormatDouble(char *buf, size_t size, double d)
 {
   WriterStruct w;
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
+  writerInit(&w, buf, size);
   putDouble(&w, d);
   return writerFinish(&w);
 }
@@ -475,9 +478,7 @@ static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContext
     ns = mulDiv(delta % ctx->clockHz, NS_PER_SECOND, ctx->clockHz);
   }
 
-  ew.buf = elapsed;
-  ew.size = sizeof elapsed;
-  ew.len = 0;
+  writerInit(&ew, elapsed, sizeof elapsed);
   if (negative)
     putChar(&ew, '-');
   putUnsigned(&ew, seconds, 1);
@@ -527,9 +528,7 @@ size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
                         const EventFormatContextStruct *ctx)
 {
   WriterStruct w;
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
+  writerInit(&w, buf, size);
   putTimes(&w, clock, ctx);
   return writerFinish(&w);
 }
@@ -559,9 +558,7 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
   size_t before;
   unsigned i;
 
-  w.buf = buf;
-  w.size = size;
-  w.len = 0;
+  writerInit(&w, buf, size);
 
   putTimes(&w, rec->clock, ctx);
   putChar(&w, ' ');
