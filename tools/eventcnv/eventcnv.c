@@ -9,8 +9,7 @@
  * reader's index counted, with no merge (design/telemetry.txt
  * .eventcnv.scan).  Warnings and errors go to stderr.
  *
- * Exit status: 0 success; 1 a bad stream (the message names the byte
- * offset) or a file that cannot be read; 2 a usage error.
+ * Exit status: design/telemetry.txt .eventcnv.exit; 2 a usage error.
  */
 
 #include "eventread.h"
@@ -72,8 +71,9 @@ static const char usageText[] =
   "P and A values are hex, an A value followed by [label] if it was labelled;\n"
   "W and U are decimal, D like %.17g, S quoted with C escapes.\n"
   "\n"
-  "Exit status: 0 success; 1 a bad stream (the message names the byte offset),\n"
-  "an unreadable file or an output that cannot be written; 2 a usage error.\n"
+  "Exit status: 0 the stream is sound and complete; 1 it is damaged (each fault\n"
+  "named with its byte offset, after every sound event) or incomplete, or a file\n"
+  "cannot be read or written; 2 a usage error.\n"
   "\n"
   "Examples:\n"
   "  eventcnv telemetry.tt                  every event, in time order\n"
