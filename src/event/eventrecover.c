@@ -96,19 +96,17 @@ static size_t dataEnd(const unsigned char *data, size_t size, unsigned big)
   return offset;
 }
 
-/* logBlockSound -- is the log's block at offset whole and its own? */
+/* logBlockSound -- is the log's block at offset whole, checked and its
+ * own?  (Only 2.0 logs get here: a 1.0 live file is refused.) */
 static int logBlockSound(const FileStruct *f, size_t offset, EventBlockHeaderStruct *h)
 {
   const unsigned char *p = f->base + offset;
   if (f->size - offset < f->blockHeaderLength || memcmp(p, EVENT_BLOCK_MAGIC, 4) != 0)
     return 0;
   EventBlockDecode(h, p, f->major, f->big);
-  if (h->length < f->blockHeaderLength || h->length > f->size - offset)
-    return 0;
-  if (f->major >= 2)
-    return h->session == f->session && (h->flags & EVENT_BLOCK_CHECKED) != 0
-           && EventBlockCheck(p, h->length) == h->check;
-  return 1;
+  return h->length >= f->blockHeaderLength && h->length <= f->size - offset
+         && h->session == f->session && (h->flags & EVENT_BLOCK_CHECKED) != 0
+         && EventBlockCheck(p, h->length) == h->check;
 }
 
 /* The live file's regions start on pages: this is the least page. */

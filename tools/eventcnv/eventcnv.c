@@ -316,7 +316,6 @@ static struct {
   size_t damaged, damagedOffset;    /* live regions with damaged headers */
   int logFailed;                /* the program could not write all of its log */
   size_t missing;               /* live regions missing (the live file cut short) */
-  int refused;                  /* there was a live file, but it was not read */
   char path[4096];              /* LOG.live */
 } recovered;
 
@@ -350,13 +349,11 @@ static int RecoverLive(const char *path, const char *name, InputStruct *in)
   if (err != 0) {
     fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath,
             err == EINVAL ? "not a regular file, so not a live file" : strerror(err));
-    recovered.refused = 1;
     return 0;
   }
   if (EventRecover(in->data, in->size, live.data, live.size, &merged, &size, &result,
                    msg, sizeof msg) != 0) {
     fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath, msg);
-    recovered.refused = 1;
     InputFree(&live);
     return 0;
   }
