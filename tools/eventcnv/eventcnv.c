@@ -792,12 +792,14 @@ static void ReportDropped(const EventRegistryStruct *registry, const char *name,
 static int PrintEvents(EventStreamStruct *stream, const FilterStruct *filter)
 {
   EventFormatContextStruct ctx;
+  EventFormatCacheStruct cache = {0};
   EventRecordStruct rec;
   size_t size = 1 << 20, used = 0;
   char *out = malloc(size);
   if (out == NULL)
     return 1;
   EventStreamFormatContext(stream, &ctx);
+  ctx.cache = &cache;
   while (EventStreamNext(stream, &rec) == EventStreamOK) {
     size_t len;
     if (!FilterPasses(filter, rec.kind, rec.code))
