@@ -4,7 +4,8 @@
 # .design: design/telemetry.txt .stream
 #
 # Writes a stream exactly as design/telemetry.txt .stream describes it,
-# independently of the C runtime, so that the reader (src/event/eventstream.c) and
+# independently of the C runtime, so that the reader (src/event/eventstream.c,
+# eventheader.c, eventindex.c) and
 # eventcnv can be tested against a second implementation of the format.
 # Every variant is deterministic: the same bytes on every run.
 #
