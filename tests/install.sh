@@ -29,7 +29,8 @@
 #                    telltale-replay replays them
 #   man              every page renders with man -l, without warnings
 #   gdb-source       the installed extension loads with one source line
-#   gdb-auto-load    gdb loads it by itself with libtelltale.so
+#   gdb-auto-load    gdb loads it by itself with libtelltale.so, and it
+#                    dumps the C++ client's events and lists its kinds
 #   destdir          DESTDIR and LIBDIR stage a tree that is used where
 #                    it lies (.pack.pc), and uninstall empties it
 #   uninstall        ninja uninstall leaves no file in the prefix
@@ -270,8 +271,9 @@ else
   if echo "$out" | grep -q 'telltale dump'; then ok gdb-source; else fail gdb-source "$(echo "$out" | head -n 3)"; fi
   prog=$tmp/cxx/client-shared
   out=$(TELLTALE_FILE=none gdb -batch -nx -iex "set auto-load scripts-directory $P/share/gdb/auto-load" \
-        -iex 'set auto-load safe-path /' -ex 'break main' -ex run -ex 'help telltale' "$prog" 2>&1)
-  if echo "$out" | grep -q 'telltale dump'; then
+        -iex 'set auto-load safe-path /' -ex 'break EventFinish' -ex run -ex 'telltale dump 4' \
+        -ex 'telltale kinds' "$prog" 2>&1)
+  if echo "$out" | grep -qE 'ShapeCount +count=2' && echo "$out" | grep -qE '^ +8 +Shape +on +on'; then
     ok gdb-auto-load
   else
     fail gdb-auto-load "$(echo "$out" | grep -iv '^\[' | tail -n 3)"
