@@ -13,7 +13,7 @@
 #   version          eventcnv --version, pkg-config and eventapi.h agree
 #                    with packaging/version
 #   headers-c        each public header compiles alone as C11, gcc and clang,
-#                    -Wall -Wextra -Werror
+#                    -Wall -Wextra -Wpedantic -Werror
 #   headers-c++      ... and as C++17, g++ and clang++ (.pack.cxx)
 #   c++-client       tests/install/client.cpp, built with g++ against
 #                    libtelltale.so and with clang++ against
@@ -138,11 +138,11 @@ else
   for lang in c c++; do
     why=""
     for h in eventapi.h event.h eventcom.h plinth.h plinthclock.h replaypool.h; do
-      printf '#include "%s"\n' "$h" >"$tmp/cxx/one.$lang"
+      printf '#include "%s"\ntypedef int notEmpty;  /* ISO C: a declaration */\n' "$h" >"$tmp/cxx/one.$lang"
       if [ $lang = c ]; then set -- gcc clang; std=-std=c11; else set -- g++ clang++; std=-std=c++17; fi
       for cc in "$@"; do
         have "$cc" || { why="$why $cc missing;"; continue; }
-        "$cc" $std -x "$lang" -Wall -Wextra -Werror -fsyntax-only -I"$P/include/telltale" \
+        "$cc" $std -x "$lang" -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$P/include/telltale" \
           -I"$tmp/cxx/gen" "$tmp/cxx/one.$lang" >"$tmp/out" 2>&1 ||
           why="$why $h under $cc: $(grep -m 1 -E 'error|warning' "$tmp/out");"
       done
@@ -155,10 +155,10 @@ fi
 (
   cd "$tmp/cxx" &&
   gcc -std=c11 -Wall -Wextra -Werror -I"$P/include/telltale" -Igen -c gen/eventgen.c -o eventgen.o &&
-  g++ -std=c++17 -Wall -Wextra -Werror -I"$P/include/telltale" -Igen client.cpp eventgen.o \
+  g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$P/include/telltale" -Igen client.cpp eventgen.o \
     $(pkg-config --libs telltale) -lpthread -o client-shared &&
   if have clang++; then
-    clang++ -std=c++17 -Wall -Wextra -Werror -I"$P/include/telltale" -Igen client.cpp eventgen.o \
+    clang++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$P/include/telltale" -Igen client.cpp eventgen.o \
       "$P/lib/libtelltale-checking.a" -lpthread -o client-static
   fi
 ) >"$tmp/out" 2>&1
