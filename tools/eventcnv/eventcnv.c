@@ -60,6 +60,7 @@ static const char usageText[] =
   "  --jobs N          format text on N threads (default: one a processor);\n"
   "                    the output is the same\n"
   "  --help            print this help and exit\n"
+  "  --version         print telltale's version and the stream format it writes\n"
   "\n"
   "--header and --list print instead of the events; --kind and --event apply\n"
   "to the events (in every format), to --count and to --summary's kinds and\n"
@@ -120,6 +121,11 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       endOfOptions = 1;
     } else if (!endOfOptions && strcmp(arg, "--help") == 0) {
       fputs(usageText, stdout);
+      exit(EXIT_SUCCESS);
+    } else if (!endOfOptions && strcmp(arg, "--version") == 0) {
+      /* design/telemetry.txt .pack.version */
+      printf("eventcnv (telltale) %s\nstream format %u.%u.%u\n", TELLTALE_VERSION_STRING,
+             EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR);
       exit(EXIT_SUCCESS);
     } else if (!endOfOptions && strcmp(arg, "--header") == 0) {
       opt->header = 1;
