@@ -443,9 +443,9 @@ def variant(name):
         data[14:16] = b"\x03\x04"
         return "byte-order mark 03 04 at offset 14"
 
-    def m_version3(st, data):
-        data[8:14] = struct.pack("<HHH", 3, 0, 0)
-        return "version 3.0.0 at offset 8"
+    def m_version4(st, data):
+        data[8:14] = struct.pack("<HHH", 4, 0, 0)
+        return "version 4.0.0 at offset 8"
 
     def m_median1(st, data):
         data[8:14] = struct.pack("<HHH", 1, 1, 0)
@@ -553,7 +553,7 @@ def variant(name):
         "huge-header": m_huge_header,
         "huge-block": m_huge_block,
         "bad-bom": m_bad_bom,
-        "version3": m_version3,
+        "version4": m_version4,
         "median1": m_median1,
         "trunc-block": m_trunc_block,
         "trunc-block-header": m_trunc_block_header,
@@ -571,7 +571,7 @@ def variant(name):
 
 
 VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0",
-            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version3", "median1",
+            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version4", "median1",
             "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
             "short-event", "bad-string", "block-kind", "empty",
             "v2", "v2-big32", "v2-noend", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "event.h"
+#include "eventpack.h"
 #include "eventread.h"
 #include "plinth.h"
 
@@ -1412,6 +1413,7 @@ static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned 
   unsigned char header[EVENT_BLOCK_HEADER_LEN];
   EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
   uint32_t check;
+  unsigned compact;
   int res;
   if (!entry->binary) {
     textMirror(entry, data, size, serial, kind);
@@ -1419,14 +1421,16 @@ static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned 
   }
   if (entry->failed)
     return;
+  data = EventCompactBlock(&EventRegistry, data, &size, &compact);   /* .compact.writer */
   blockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
-  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED);
+  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED | compact);
   h->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
   check = EventCheck(0, header, EVENT_BLOCK_HEADER_LEN);
   h->check = EventCheck(check, data, size);
   res = PlinthStreamWrite(entry->stream, header, sizeof header);
   if (res == 0)
     res = PlinthStreamWrite(entry->stream, data, size);
+  EventCompactDone(data);
   *failed = res;
 }
 

@@ -270,4 +270,9 @@ extern int EventWriterAsync(int async, int drop);
  * Applies to buffers made after the call. */
 extern int EventBufferSizeSet(size_t size);
 
+/* EventCompact -- write the log's blocks in the compact form (on 1) or
+ * as the buffers hold them (0, the default); TELLTALE_COMPACT=1 or 0.
+ * Returns the previous setting.  design/telemetry.txt .compact */
+extern int EventCompact(int on);
+
 #endif /* event_h */

@@ -9,6 +9,7 @@
  * start of the stream.
  */
 
+#include "eventpack.h"
 #include "eventread.h"
 
 #include <inttypes.h>
@@ -102,6 +103,9 @@ typedef struct BlockStruct {
   uint32_t index;               /* its place in the log (2.0 on), or NONE */
   uint32_t length;              /* as its header says */
   int cut;                      /* it runs past the end of the stream */
+  int compact;                  /* its data are compact (.compact) */
+  const unsigned char *raw;     /* then: its events expanded, at offset + block header
+                                   length on; NULL if raw (.compact.reader) */
   size_t events;                /* known events in it */
 } BlockStruct;
 
@@ -176,12 +180,20 @@ struct EventStreamStruct {
   size_t *heap;                 /* indexes of seqs, a min-heap by EventBefore */
   size_t heapCount;
 
-  TableStruct interns;          /* string id -> offset of the string in the stream */
+  TableStruct interns;          /* string id -> the string (in the stream, or an expansion) */
   TableStruct labels;           /* address -> string id */
 
   char **problems;
   size_t problemCount, problemCapacity;
   int outOfMemory;
+
+  /* Compact blocks, expanded (.compact.reader): each block's own
+   * buffer, kept until the stream is closed; a scan reuses one. */
+  EventPackStateStruct *pack;
+  unsigned char **raws;
+  size_t rawCount, rawCapacity;
+  unsigned char *scanRaw;
+  size_t scanRawSize;
 };
 
 
@@ -570,10 +582,10 @@ static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t 
     info->major = (unsigned)EventLoad(b + 8, 2, 0);
     info->median = (unsigned)EventLoad(b + 10, 2, 0);
     info->minor = (unsigned)EventLoad(b + 12, 2, 0);
-    if ((info->major != EVENT_VERSION_MAJOR && info->major != 1) || info->median != EVENT_VERSION_MEDIAN) {
+    if (info->major < 1 || info->major > EVENT_VERSION_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
       /* design/telemetry.txt .sol.version .req.back: 1.0.x too */
       formatMessage(msg, msgSize,
-                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x and %" PRIu64 ".%" PRIu64 ".x",
+                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x, 2.0.x and %" PRIu64 ".%" PRIu64 ".x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
                     (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
       return EventStreamREFUSED;
@@ -880,25 +892,26 @@ static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const Event
 static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
-  const unsigned char *base = stream->base;
+  size_t start = block->offset + info->blockHeaderLength;
+  const unsigned char *data = block->raw != NULL ? block->raw : stream->base + start;
   const CodeStruct *codes = stream->codes;
   size_t *counts = stream->counts + (size_t)block->kind * stream->registry.eventCount;
   unsigned swap = stream->swap;
-  size_t pos = block->offset + info->blockHeaderLength;
+  size_t pos = 0, size = end - start;
   size_t events = 0;
   EventClock first = info->firstClock, last = info->lastClock;
   int sound = 1;
 
   block->dataEnd = end;
-  while (pos < end) {
+  while (pos < size) {
     EventRecordStruct rec;
     const char *why = "?";
     EventDecodeRes res;
-    if (end - pos >= EVENT_HEADER_LEN) {
-      const unsigned char *p = base + pos;
+    if (size - pos >= EVENT_HEADER_LEN) {
+      const unsigned char *p = data + pos;
       unsigned length = load16(p + 2, swap);
       CodeStruct c = codes[load16(p, swap)];
-      if (length == c.length && length != 0 && length <= end - pos) {
+      if (length == c.length && length != 0 && length <= size - pos) {
         EventClock clock = load64(p + 4, swap);
         ++counts[c.event - 1];
         ++events;
@@ -908,13 +921,13 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
         continue;
       }
     }
-    res = EventDecode(&info->layout, &stream->registry, base + pos, end - pos, &rec, &why);
+    res = EventDecode(&info->layout, &stream->registry, data + pos, size - pos, &rec, &why);
     if (res == EventDecodeEND && info->major < 2) {
-      block->dataEnd = pos;     /* 1.0: code 0 ends the data early */
+      block->dataEnd = start + pos;   /* 1.0: code 0 ends the data early */
       break;
     }
     if (res == EventDecodeTRUNCATED && block->cut) {
-      block->dataEnd = pos;     /* the end of a block cut short: said once, by the caller */
+      block->dataEnd = start + pos;   /* the end of a block cut short: said once, by the caller */
       break;
     }
     if (res == EventDecodeEND) {        /* 2.0: a block holds whole events only */
@@ -936,14 +949,18 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       continue;
     }
     /* EventDecodeTRUNCATED, EventDecodeCORRUPT */
-    block->dataEnd = pos;
-    if (end - pos >= EVENT_HEADER_LEN)
+    block->dataEnd = start + pos;
+    if (block->raw != NULL)             /* its events have no offsets of their own */
+      addProblem(stream, "offset %" PRIu64 ": compact block's event %" PRIu64 " (code 0x%04" PRIx64 ", %" PRIu64 " bytes expanded): %s",
+                 (uint64_t)(stream->origin + block->offset), (uint64_t)events, (uint64_t)rec.code,
+                 (uint64_t)rec.length, why);
+    else if (size - pos >= EVENT_HEADER_LEN)
       addProblem(stream, "offset %" PRIu64 ": event code 0x%04" PRIx64 " length %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
-                 (uint64_t)(stream->origin + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
-                 (uint64_t)(end - pos), (uint64_t)(stream->origin + block->offset));
+                 (uint64_t)(stream->origin + start + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
+                 (uint64_t)(size - pos), (uint64_t)(stream->origin + block->offset));
     else
       addProblem(stream, "offset %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
-                 (uint64_t)(stream->origin + pos), why, (uint64_t)(end - pos),
+                 (uint64_t)(stream->origin + start + pos), why, (uint64_t)(size - pos),
                  (uint64_t)(stream->origin + block->offset));
     sound = 0;
     break;
@@ -953,6 +970,93 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   info->firstClock = first;
   info->lastClock = last;
   return sound;
+}
+
+/* blockExpand -- a compact block's events, expanded into a buffer of
+ * their own (a scan's one buffer), at block->raw; end is where its data
+ * end in the stream.  Returns the end of its expanded events in the
+ * block's positions, for indexEvents.  If its data are not sound (cut
+ * short is for the caller to say), reports it and sets *sound to 0:
+ * the events before the fault are still expanded.
+ * design/telemetry.txt .compact.reader */
+static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, size_t end, int *sound)
+{
+  size_t start = block->offset + stream->info.blockHeaderLength, rawSize, limit, outSize = 0;
+  const unsigned char *in = stream->base + start;
+  size_t inSize = end - start;
+  unsigned char *raw;
+  const char *why = NULL;
+
+  if (stream->pack == NULL && (stream->pack = malloc(sizeof *stream->pack)) == NULL) {
+    stream->outOfMemory = 1;
+    *sound = 0;
+    return start;
+  }
+  if (!EventPackRawSize(in, inSize, &rawSize)) {
+    why = "its raw size is unreadable or more than a block's";
+    limit = 0;
+  } else if (rawSize / EVENT_PACK_RATIO_MAX > inSize) {
+    /* No sound block expands so much: refused before it is allocated,
+     * unless it is cut short (then what its bytes can hold). */
+    if (!block->cut)
+      why = "its raw size is more than its bytes could expand to";
+    limit = block->cut ? inSize * EVENT_PACK_RATIO_MAX : 0;
+  } else {
+    limit = rawSize;
+  }
+  if (stream->read != NULL) {           /* a scan: one buffer, reused */
+    if (limit > stream->scanRawSize) {
+      free(stream->scanRaw);
+      stream->scanRawSize = 0;
+      if ((stream->scanRaw = malloc(limit)) == NULL) {
+        stream->outOfMemory = 1;
+        *sound = 0;
+        return start;
+      }
+      stream->scanRawSize = limit;
+    }
+    raw = stream->scanRaw;
+  } else {
+    if (stream->rawCount == stream->rawCapacity) {
+      size_t capacity = stream->rawCapacity == 0 ? 64 : 2 * stream->rawCapacity;
+      unsigned char **bigger = realloc(stream->raws, capacity * sizeof *bigger);
+      if (bigger == NULL) {
+        stream->outOfMemory = 1;
+        *sound = 0;
+        return start;
+      }
+      stream->raws = bigger;
+      stream->rawCapacity = capacity;
+    }
+    if ((raw = malloc(limit > 0 ? limit : 1)) == NULL) {
+      stream->outOfMemory = 1;
+      *sound = 0;
+      return start;
+    }
+    stream->raws[stream->rawCount++] = raw;
+  }
+  block->raw = raw;
+  if (why == NULL && !EventPackDecode(stream->pack, in, inSize, stream->info.layout.bigEndian,
+                                      raw, limit, &outSize, &why) && block->cut)
+    why = NULL;                         /* cut short: blockCut says so */
+  if (why != NULL && !block->cut) {
+    addProblem(stream, "offset %" PRIu64 ": compact block (thread %" PRIu64 ", kind %" PRIu64 "): %s; the %" PRIu64 " bytes of whole events before the fault are shown",
+               (uint64_t)(stream->origin + block->offset), (uint64_t)block->thread,
+               (uint64_t)block->kind, why, (uint64_t)outSize);
+    *sound = 0;
+  }
+  return start + outSize;
+}
+
+/* blockEvents -- indexEvents for a block of either form */
+static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
+{
+  int sound = 1;
+  if (block->compact) {
+    end = blockExpand(stream, block, end, &sound);
+    ++stream->info.compactBlocks;
+  }
+  return indexEvents(stream, index, block, end) && sound;
 }
 
 static int threadCompare(const void *a, const void *b)
@@ -1024,6 +1128,7 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   block->index = h.index;
   block->length = h.length;
   block->cut = h.length > left;
+  block->compact = (h.flags & EVENT_BLOCK_COMPACT) != 0;
   if (h.length < headerLength)
     formatMessage(what, whatSize, "block length %" PRIu64 " is less than the %" PRIu64 "-byte block header",
                   (uint64_t)h.length, (uint64_t)headerLength);
@@ -1041,6 +1146,9 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
                   (uint64_t)h.length, (uint64_t)left);
   else if (info->major >= 2 && (h.flags & EVENT_BLOCK_CHECKED) == 0)
     formatMessage(what, whatSize, "block has no check");
+  else if (info->major < 3 && block->compact)  /* .compact.version */
+    formatMessage(what, whatSize, "block is marked compact in a stream of version %" PRIu64 ", which has none",
+                  (uint64_t)info->major);
   else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check)
     formatMessage(what, whatSize, "block damaged (thread %" PRIu64 ", kind %" PRIu64 ", %" PRIu64 " bytes): its check is 0x%04" PRIx64 ", "
                   "its bytes give 0x%04" PRIx64 ", so none of its events are shown", (uint64_t)h.thread,
@@ -1050,7 +1158,8 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
     return 1;
   block->cut = block->cut && h.length >= headerLength && h.length <= EVENT_BLOCK_LENGTH_MAX
                && h.kind < stream->registry.kindCount
-               && (info->major < 2 || h.session == info->session);
+               && (info->major < 2 || h.session == info->session)
+               && (info->major >= 3 || !block->compact);
   return 0;
 }
 
@@ -1174,7 +1283,7 @@ static void blockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct 
 {
   EventStreamInfoStruct *info = &stream->info;
   ++info->badBlocks;
-  (void)indexEvents(stream, index, block, stream->size);
+  (void)blockEvents(stream, index, block, stream->size);
   addProblem(stream, "offset %" PRIu64 ": %s: the %" PRIu64 " whole events before the cut are shown, unchecked; the rest of the block is lost",
              (uint64_t)(stream->origin + block->offset), what, (uint64_t)block->events);
   if (block->dataEnd > block->offset + info->blockHeaderLength && !addBlock(stream, block))
@@ -1233,7 +1342,7 @@ static void indexBlocks(EventStreamStruct *stream)
       continue;
     }
     ++info->blockCount;
-    if (!indexEvents(stream, &index, &block, pos + block.length)) {
+    if (!blockEvents(stream, &index, &block, pos + block.length)) {
       ++info->badBlocks;
       if (!resync) {
         if (block.dataEnd > pos + headerLength && !addBlock(stream, &block))
@@ -1242,7 +1351,7 @@ static void indexBlocks(EventStreamStruct *stream)
         info->stopped = pos + block.length < stream->size || stream->read != NULL;
         break;
       }
-      info->skippedBytes += pos + block.length - block.dataEnd;
+      info->skippedBytes += block.compact ? 0 : pos + block.length - block.dataEnd;
     }
     if (block.dataEnd > pos + headerLength && !addBlock(stream, &block)) {
       stream->outOfMemory = 1;
@@ -1296,12 +1405,22 @@ static int blockCompare(const void *a, const void *b)
  * position, reading only its header.  Returns 0 if the sequence has no
  * more events.  indexEvents checked every event before dataEnd: each
  * has a code other than 0 and a length from 12 to what is left. */
+/* eventBytes -- the event at pos in a block: in the stream, or in the
+ * block's expansion if it is compact */
+static const unsigned char *eventBytes(const EventStreamStruct *stream, const BlockStruct *block,
+                                       size_t pos)
+{
+  if (block->raw != NULL)
+    return block->raw + (pos - block->offset - stream->info.blockHeaderLength);
+  return stream->base + pos;
+}
+
 static int seqSeek(EventStreamStruct *stream, SeqStruct *seq)
 {
   while (seq->block < seq->blockLimit) {
     const BlockStruct *block = &stream->blocks[seq->block];
     if (seq->pos < block->dataEnd) {
-      const unsigned char *p = stream->base + seq->pos;
+      const unsigned char *p = eventBytes(stream, block, seq->pos);
       unsigned event = stream->codes[load16(p, stream->swap)].event;
       unsigned length = load16(p + 2, stream->swap);
       if (event != 0) {
@@ -1511,6 +1630,11 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->paramStrings);
   free(stream->events);
   free(stream->kinds);
+  for (i = 0; i < stream->rawCount; ++i)
+    free(stream->raws[i]);
+  free(stream->raws);
+  free(stream->scanRaw);
+  free(stream->pack);
   free(stream);
 }
 
@@ -1538,7 +1662,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
     return stream->problemCount > 0 || stream->outOfMemory ? EventStreamERROR : EventStreamEND;
   seq = &stream->seqs[stream->heap[0]];
   block = &stream->blocks[seq->block];
-  p = stream->base + seq->pos;
+  p = eventBytes(stream, block, seq->pos);
   memset(recReturn, 0, sizeof *recReturn);
   recReturn->code = load16(p, stream->swap);
   recReturn->length = load16(p + 2, stream->swap);
@@ -1547,7 +1671,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   (void)EventDecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
   recReturn->thread = block->thread;
   recReturn->kind = block->kind;
-  recReturn->offset = seq->pos;
+  recReturn->offset = block->raw != NULL ? block->offset : seq->pos;  /* compact: the block's */
 
   seq->pos += recReturn->length;
   if (!seqSeek(stream, seq))
@@ -1557,7 +1681,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   /* design/telemetry.txt .req.intern */
   if (rec->code == EVENT_CODE_INTERN && isFormat(rec->desc, "WS")) {
     if (tableSet(&stream->interns, rec->values[0].u,
-                 (uint64_t)((const unsigned char *)rec->values[1].s - stream->base)))
+                 (uint64_t)(uintptr_t)rec->values[1].s))
       stream->outOfMemory = 1;
   } else if (rec->code == EVENT_CODE_LABEL && isFormat(rec->desc, "AW")) {
     if (tableSet(&stream->labels, rec->values[0].u, rec->values[1].u))
@@ -1577,7 +1701,7 @@ const char *EventStreamLabel(void *closure, uint64_t address)
   string = tableFind(&stream->interns, label->value);
   if (string == NULL || !string->used)
     return NULL;
-  return (const char *)stream->base + string->value;
+  return (const char *)(uintptr_t)string->value;
 }
 
 

@@ -1,0 +1,116 @@
+/* <src/event/eventcompact.c> -- the writer's side of the compact stream
+ *
+ * .design: design/telemetry.txt .compact
+ *
+ * With compaction on (TELLTALE_COMPACT=1 or EventCompact), whichever
+ * thread writes a block to a log (the emitter, or the writer thread)
+ * re-encodes its events in the compact form (eventpack.c) just before
+ * the block header is made, off the hot path.  The emitters and the
+ * buffers, live file included, keep the raw form.
+ *
+ * The encoder writes into a scratch area with its state.  Up to
+ * SCRATCH_LIMIT blocks may be packed at once (an emitter under the
+ * lock, the writer thread, a fatal handler that interrupted one): each
+ * claims an area by an atomic flag; with none free, or no memory, the
+ * block goes raw.  Areas come from mmap (PlinthPagesAlloc), which a
+ * handler may call, and grow to the largest block seen.  Depends on
+ * the plinth and the event layer only.
+ */
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "event.h"
+#include "eventpack.h"
+#include "plinth.h"
+
+#define SCRATCH_LIMIT 3
+
+typedef struct ScratchStruct {
+  atomic_flag busy;
+  unsigned char *base;          /* PlinthPagesAlloc'd: the state, then the output */
+  size_t size;
+} ScratchStruct;
+
+static ScratchStruct scratch[SCRATCH_LIMIT] = {
+  {ATOMIC_FLAG_INIT, NULL, 0}, {ATOMIC_FLAG_INIT, NULL, 0}, {ATOMIC_FLAG_INIT, NULL, 0}};
+
+static _Atomic int compactOn = -1;      /* -1: TELLTALE_COMPACT not read yet */
+
+/* compactSetting -- TELLTALE_COMPACT: on or off (1 or 0), else a
+ * warning and the default, off.  design/telemetry.txt .compact.choice */
+static int compactSetting(void)
+{
+  static const char warning[] = "telltale: TELLTALE_COMPACT: the value must be on or off "
+                                "(or 1 or 0); using the default, off\n";
+  const char *value = PlinthGetEnv("TELLTALE_COMPACT");
+  if (value == NULL || value[0] == '\0' || strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
+    return 0;
+  if (strcmp(value, "on") == 0 || strcmp(value, "1") == 0)
+    return 1;
+  PlinthWriteError(warning, sizeof warning - 1);
+  return 0;
+}
+
+/* EventCompact -- event.h */
+int EventCompact(int on)
+{
+  int was = atomic_exchange(&compactOn, on != 0);
+  return was < 0 ? compactSetting() : was;
+}
+
+/* EventCompactBlock -- the bytes to write for a block's events
+ * data[0 .. *sizeIO): data itself, or their compact form, with *sizeIO
+ * set to its length and *flagsReturn to EVENT_BLOCK_COMPACT.  Give the
+ * result to EventCompactDone once it is written. */
+const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
+                                       const unsigned char *data, size_t *sizeIO,
+                                       unsigned *flagsReturn)
+{
+  int on = atomic_load_explicit(&compactOn, memory_order_relaxed);
+  size_t need, packed;
+  *flagsReturn = 0;
+  if (on < 0) {
+    int setting = compactSetting(), unread = -1;
+    (void)atomic_compare_exchange_strong(&compactOn, &unread, setting);
+    on = atomic_load(&compactOn);
+  }
+  if (!on || *sizeIO == 0)
+    return data;
+  need = sizeof(EventPackStateStruct) + *sizeIO;
+  for (unsigned i = 0; i < SCRATCH_LIMIT; ++i) {
+    ScratchStruct *s = &scratch[i];
+    if (atomic_flag_test_and_set(&s->busy))
+      continue;
+    if (s->size < need) {
+      size_t size = (need + 0xFFFF) & ~(size_t)0xFFFF;
+      unsigned char *base = PlinthPagesAlloc(size);
+      if (base == NULL) {
+        atomic_flag_clear(&s->busy);
+        return data;
+      }
+      PlinthPagesFree(s->base, s->size);
+      s->base = base;
+      s->size = size;
+    }
+    packed = EventPackEncode((EventPackStateStruct *)s->base, registry, data, *sizeIO,
+                             s->base + sizeof(EventPackStateStruct),
+                             s->size - sizeof(EventPackStateStruct));
+    if (packed == 0) {
+      atomic_flag_clear(&s->busy);
+      return data;
+    }
+    *sizeIO = packed;
+    *flagsReturn = EVENT_BLOCK_COMPACT;
+    return s->base + sizeof(EventPackStateStruct);
+  }
+  return data;
+}
+
+/* EventCompactDone -- the bytes EventCompactBlock gave are written */
+void EventCompactDone(const unsigned char *written)
+{
+  for (unsigned i = 0; i < SCRATCH_LIMIT; ++i)
+    if (scratch[i].base != NULL && written == scratch[i].base + sizeof(EventPackStateStruct))
+      atomic_flag_clear(&scratch[i].busy);
+}
