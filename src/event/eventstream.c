@@ -1040,9 +1040,9 @@ static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, size_t 
                                       raw, limit, &outSize, &why) && block->cut)
     why = NULL;                         /* cut short: blockCut says so */
   if (why != NULL && !block->cut) {
-    addProblem(stream, "offset %" PRIu64 ": compact block (thread %" PRIu64 ", kind %" PRIu64 "): %s; the %" PRIu64 " bytes of whole events before the fault are shown",
-               (uint64_t)(stream->origin + block->offset), (uint64_t)block->thread,
-               (uint64_t)block->kind, why, (uint64_t)outSize);
+    addProblem(stream, "offset %" PRIu64 ": %s (thread %" PRIu64 ", kind %" PRIu64 "): the events before the fault are shown",
+               (uint64_t)(stream->origin + block->offset), why, (uint64_t)block->thread,
+               (uint64_t)block->kind);
     *sound = 0;
   }
   return start + outSize;
