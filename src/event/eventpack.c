@@ -137,6 +137,10 @@ static EventPackCodeStruct *encodeCode(EventPackStateStruct *state, const EventR
   c->fixed = codeFixed(c);
   if (c->fixed == 0)
     return NULL;
+  c->string = c->fieldCount > 0 && c->types[c->fieldCount - 1] == TYPE_STRING;
+  c->words = 1;
+  for (unsigned i = 0; i < c->fieldCount; ++i)
+    c->words = c->words && c->types[i] == TYPE_INT8;
   state->hash[h] = (uint8_t)(++state->count);
   *o++ = TAG_DEFINE;
   o = putVarint(o, code);
@@ -155,6 +159,7 @@ size_t EventPackEncode(EventPackStateStruct *state, const EventRegistryStruct *r
   const unsigned char *end = out + outLimit;
   size_t at = 0;
   uint64_t prevClock = 0;
+  EventPackCodeStruct *last = NULL;
 
   state->count = 0;
   memset(state->hash, 0, sizeof state->hash);
@@ -174,16 +179,31 @@ size_t EventPackEncode(EventPackStateStruct *state, const EventRegistryStruct *r
     if (length < EVENT_HEADER_LEN || length > rawSize - at
         || (size_t)(end - o) < EVENT_PACK_SLACK + length)
       return 0;
-    c = encodeCode(state, registry, EVENT_CODE_OF(codeLength), &o);
-    if (c == NULL)
-      return 0;
-    if (c->fieldCount > 0 && c->types[c->fieldCount - 1] == TYPE_STRING
-        ? length < c->fixed || p[length - 1] != 0 : length != c->fixed)
+    if (last != NULL && last->code == EVENT_CODE_OF(codeLength)) {
+      c = last;                         /* the same code again: no search */
+      *o++ = (unsigned char)(c - state->codes);
+    } else {
+      c = encodeCode(state, registry, EVENT_CODE_OF(codeLength), &o);
+      if (c == NULL)
+        return 0;
+      last = c;
+    }
+    if (c->string ? length < c->fixed || p[length - 1] != 0 : length != c->fixed)
       return 0;
     memcpy(&clock, p + 4, 8);
     o = putVarint(o, zig64(clock - prevClock));
     prevClock = clock;
     q = p + EVENT_HEADER_LEN;
+    if (c->words) {                     /* the usual event: words only, no switch */
+      for (unsigned i = 0; i < c->fieldCount; ++i, q += 8) {
+        uint64_t v;
+        memcpy(&v, q, 8);
+        o = putVarint(o, zig64(v - c->last[i]));
+        c->last[i] = v;
+      }
+      at += length;
+      continue;
+    }
     for (unsigned i = 0; i < c->fieldCount; ++i) {
       switch (c->types[i]) {
       case TYPE_INT4: {

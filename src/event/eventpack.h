@@ -32,6 +32,8 @@ typedef struct EventPackCodeStruct {
   unsigned code;
   unsigned fieldCount;
   unsigned fixed;                     /* raw length without a string's bytes */
+  unsigned string;                    /* the last field is a string */
+  unsigned words;                     /* every field is an 8-byte integer */
   unsigned char types[EVENT_PARAM_MAX];
   uint64_t last[EVENT_PARAM_MAX];
 } EventPackCodeStruct;
