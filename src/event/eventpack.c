@@ -241,6 +241,28 @@ size_t EventPackEncode(EventPackStateStruct *state, const EventRegistryStruct *r
   return (size_t)(o - out) < rawSize ? (size_t)(o - out) : 0;
 }
 
+/* store -- n bytes (2, 4 or 8) of v at p in the byte order big: a
+ * plain store where that is the machine's */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define NATIVE_BIG 1u
+#else
+#define NATIVE_BIG 0u
+#endif
+static void store(unsigned char *p, uint64_t v, unsigned n, unsigned big)
+{
+  if (big != NATIVE_BIG) {
+    EventStore(p, v, n, big);
+  } else if (n == 8) {
+    memcpy(p, &v, 8);
+  } else if (n == 4) {
+    uint32_t u = (uint32_t)v;
+    memcpy(p, &u, 4);
+  } else {
+    uint16_t u = (uint16_t)v;
+    memcpy(p, &u, 2);
+  }
+}
+
 /* EventPackRawSize -- eventpack.h */
 int EventPackRawSize(const unsigned char *in, size_t inSize, size_t *rawSizeReturn)
 {
@@ -324,14 +346,14 @@ int EventPackDecode(EventPackStateStruct *state, const unsigned char *in, size_t
         if (v > 0xFFFFFFFFu)
           return *whyReturn = "compact block has a 4-byte field of more than 32 bits", 0;
         c->last[i] = (uint32_t)(c->last[i] + unzig32((uint32_t)v));
-        EventStore(out + q, c->last[i], 4, big);
+        store(out + q, c->last[i], 4, big);
         q += 4;
         break;
       case TYPE_INT8:
         if (!getVarint(in, inSize, &pos, &v))
           return *whyReturn = cut, 0;
         c->last[i] += unzig64(v);
-        EventStore(out + q, c->last[i], 8, big);
+        store(out + q, c->last[i], 8, big);
         q += 8;
         break;
       case TYPE_RAW8:
@@ -355,9 +377,9 @@ int EventPackDecode(EventPackStateStruct *state, const unsigned char *in, size_t
         break;
       }
     }
-    EventStore(out + o, c->code, 2, big);
-    EventStore(out + o + 2, length, 2, big);
-    EventStore(out + o + 4, prevClock, 8, big);
+    store(out + o, c->code, 2, big);
+    store(out + o + 2, length, 2, big);
+    store(out + o + 4, prevClock, 8, big);
     o += length;
     *outSizeReturn = o;
   }
