@@ -36,19 +36,27 @@ static ScratchStruct scratch[SCRATCH_LIMIT] = {
   {ATOMIC_FLAG_INIT, NULL, 0}, {ATOMIC_FLAG_INIT, NULL, 0}, {ATOMIC_FLAG_INIT, NULL, 0}};
 
 static _Atomic int compactOn = -1;      /* -1: TELLTALE_COMPACT not read yet */
+static atomic_flag warned = ATOMIC_FLAG_INIT;
 
 /* compactSetting -- TELLTALE_COMPACT: on or off (1 or 0), else a
  * warning and the default, off.  design/telemetry.txt .compact.choice */
 static int compactSetting(void)
 {
-  static const char warning[] = "telltale: TELLTALE_COMPACT: the value must be on or off "
-                                "(or 1 or 0); using the default, off\n";
+  static const char head[] = "telltale: TELLTALE_COMPACT: '";
+  static const char tail[] = "' must be on or off (or 1 or 0); using the default, off\n";
+  char line[sizeof head + 64 + sizeof tail];
   const char *value = PlinthGetEnv("TELLTALE_COMPACT");
+  size_t n;
   if (value == NULL || value[0] == '\0' || strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
     return 0;
   if (strcmp(value, "on") == 0 || strcmp(value, "1") == 0)
     return 1;
-  PlinthWriteError(warning, sizeof warning - 1);
+  n = strlen(value) < 64 ? strlen(value) : 64;
+  memcpy(line, head, sizeof head - 1);
+  memcpy(line + sizeof head - 1, value, n);
+  memcpy(line + sizeof head - 1 + n, tail, sizeof tail - 1);
+  if (!atomic_flag_test_and_set(&warned))     /* once, whichever thread reads it first */
+    PlinthWriteError(line, sizeof head - 1 + n + sizeof tail - 1);
   return 0;
 }
 
