@@ -28,7 +28,8 @@
 
 typedef struct ScratchStruct {
   atomic_flag busy;
-  unsigned char *base;          /* PlinthPagesAlloc'd: the state, then the output */
+  unsigned char *_Atomic base;  /* PlinthPagesAlloc'd: the state, then the output;
+                                   atomic: EventCompactDone reads every area's */
   size_t size;
 } ScratchStruct;
 
@@ -77,6 +78,7 @@ const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
 {
   int on = atomic_load_explicit(&compactOn, memory_order_relaxed);
   size_t need, packed;
+  unsigned char *out;
   *flagsReturn = 0;
   if (on < 0) {
     int setting = compactSetting(), unread = -1;
@@ -97,12 +99,13 @@ const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
         atomic_flag_clear(&s->busy);
         return data;
       }
-      PlinthPagesFree(s->base, s->size);
-      s->base = base;
+      PlinthPagesFree(atomic_load_explicit(&s->base, memory_order_relaxed), s->size);
+      atomic_store_explicit(&s->base, base, memory_order_relaxed);
       s->size = size;
     }
-    packed = EventPackEncode((EventPackStateStruct *)s->base, registry, data, *sizeIO,
-                             s->base + sizeof(EventPackStateStruct),
+    out = atomic_load_explicit(&s->base, memory_order_relaxed);
+    packed = EventPackEncode((EventPackStateStruct *)out, registry, data, *sizeIO,
+                             out + sizeof(EventPackStateStruct),
                              s->size - sizeof(EventPackStateStruct));
     if (packed == 0) {
       atomic_flag_clear(&s->busy);
@@ -110,7 +113,7 @@ const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
     }
     *sizeIO = packed;
     *flagsReturn = EVENT_BLOCK_COMPACT;
-    return s->base + sizeof(EventPackStateStruct);
+    return out + sizeof(EventPackStateStruct);
   }
   return data;
 }
@@ -118,7 +121,9 @@ const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
 /* EventCompactDone -- the bytes EventCompactBlock gave are written */
 void EventCompactDone(const unsigned char *written)
 {
-  for (unsigned i = 0; i < SCRATCH_LIMIT; ++i)
-    if (scratch[i].base != NULL && written == scratch[i].base + sizeof(EventPackStateStruct))
+  for (unsigned i = 0; i < SCRATCH_LIMIT; ++i) {
+    unsigned char *base = atomic_load_explicit(&scratch[i].base, memory_order_relaxed);
+    if (base != NULL && written == base + sizeof(EventPackStateStruct))
       atomic_flag_clear(&scratch[i].busy);
+  }
 }
