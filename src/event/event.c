@@ -182,6 +182,75 @@ static int parseNumber(const char *p, uint64_t *valueReturn, const char **endRet
   return digits == 0 ? 22 : res;
 }
 
+/* kindMask -- the mask p[0 .. len-1] as a kind set in *setReturn; 0,
+ * or 22 (EINVAL), saying why in err unless it is NULL */
+static int kindMask(const char *p, size_t len, EventKindSet *setReturn, char *err, size_t errSize)
+{
+  uint64_t mask;
+  const char *end;
+  int res = parseNumber(p, &mask, &end);
+  char token[EVENT_NAME_MAX + 1], all[24] = "0x";
+  size_t shown = len < sizeof token - 1 ? len : sizeof token - 1;
+  if (res == 0 && end == p + len && mask <= allKinds()) {
+    *setReturn = (EventKindSet)mask;
+    return 0;
+  }
+  if (err == NULL)
+    return 22;
+  memcpy(token, p, shown);
+  token[shown] = '\0';
+  formatHex(all + 2, allKinds());
+  eventCopyString(err, errSize, "'");
+  eventAppend(err, errSize, token);
+  if (res != 0 || end != p + len)
+    eventAppend(err, errSize, "' is not a mask (decimal, or hexadecimal after 0x)");
+  else {
+    eventAppend(err, errSize, "' has bits for kinds the registry lacks: all is ");
+    eventAppend(err, errSize, all);
+  }
+  return 22;
+}
+
+/* kindNamed -- the kind name p[0 .. len-1] as a kind set in
+ * *setReturn: "all", "none" (all, with *removeReturn flipped), or a
+ * kind of the registry; 0, or 22 (EINVAL), saying why in err unless it
+ * is NULL */
+static int kindNamed(const char *p, size_t len, EventKindSet *setReturn, int *removeReturn,
+                     char *err, size_t errSize)
+{
+  char name[EVENT_NAME_MAX + 2];
+  int index;
+  if (len == 0 || len > EVENT_NAME_MAX) {
+    if (err != NULL)
+      eventCopyString(err, errSize, len == 0 ? "empty kind name" : "kind name too long");
+    return 22;
+  }
+  memcpy(name, p, len);
+  name[len] = '\0';
+  if (strcmp(name, "all") == 0 || strcmp(name, "none") == 0) {
+    *setReturn = allKinds();
+    if (name[0] == 'n')         /* none: all of them, the other way */
+      *removeReturn = !*removeReturn;
+    return 0;
+  }
+  index = EventKindIndex(name);
+  if (index >= 0) {
+    *setReturn = EVENT_KIND_BIT(index);
+    return 0;
+  }
+  if (err != NULL) {
+    eventCopyString(err, errSize, "unknown kind '");
+    eventAppend(err, errSize, name);
+    eventAppend(err, errSize, "'; the kinds are all, none, ");
+    for (unsigned i = 0; i < EventRegistry.kindCount; ++i) {
+      eventAppend(err, errSize, EventRegistry.kinds[i].name);
+      if (i + 1 < EventRegistry.kindCount)
+        eventAppend(err, errSize, ", ");
+    }
+  }
+  return 22;
+}
+
 /* EventKindParse -- parse a kind set: "all", "none", "Arena,Pool",
  * "all,-Ref", or MPS-style masks ("0x3f", "all,-0x40").
  * design/telemetry.txt .sol.env */
@@ -191,8 +260,8 @@ int EventKindParse(const char *spec, EventKindSet *kindsReturn, char *err, size_
   const char *p = spec;
   if (spec == NULL || kindsReturn == NULL)
     return 22; /* EINVAL */
-  /* No room for a message: write none.  (The unknown-kind message below
-   * appends with strlen(err), which needs a terminated err.) */
+  /* No room for a message: write none.  (Messages append with
+   * strlen(err), which needs a terminated err.) */
   if (errSize == 0)
     err = NULL;
   while (*p == ' ' || *p == '\t')
@@ -203,9 +272,9 @@ int EventKindParse(const char *spec, EventKindSet *kindsReturn, char *err, size_
     return 22;
   }
   while (*p != '\0') {
-    char name[EVENT_NAME_MAX + 2];
+    EventKindSet these;
     size_t len = 0;
-    int remove = 0;
+    int remove = 0, res;
     while (*p == ' ' || *p == '\t')
       ++p;
     if (*p == '-' || *p == '+') {
@@ -214,79 +283,18 @@ int EventKindParse(const char *spec, EventKindSet *kindsReturn, char *err, size_
     }
     while (p[len] != '\0' && p[len] != ',' && p[len] != ' ' && p[len] != '\t')
       ++len;
-    if (*p >= '0' && *p <= '9') {   /* a mask: kind names never start with a digit */
-      uint64_t mask;
-      const char *end;
-      int res = parseNumber(p, &mask, &end);
-      if (res != 0 || end != p + len || mask > allKinds()) {
-        if (err != NULL) {
-          char token[EVENT_NAME_MAX + 1], all[24] = "0x";
-          size_t shown = len < sizeof token - 1 ? len : sizeof token - 1;
-          memcpy(token, p, shown);
-          token[shown] = '\0';
-          formatHex(all + 2, allKinds());
-          eventCopyString(err, errSize, "'");
-          eventAppend(err, errSize, token);
-          if (res != 0 || end != p + len)
-            eventAppend(err, errSize, "' is not a mask (decimal, or hexadecimal after 0x)");
-          else {
-            eventAppend(err, errSize, "' has bits for kinds the registry lacks: all is ");
-            eventAppend(err, errSize, all);
-          }
-        }
-        return 22;
-      }
-      p += len;
-      while (*p == ' ' || *p == '\t')
-        ++p;
-      if (*p == ',')
-        ++p;
-      kinds = remove ? kinds & ~(EventKindSet)mask : kinds | (EventKindSet)mask;
-      continue;
-    }
-    if (len == 0 || len > EVENT_NAME_MAX) {
-      if (err != NULL)
-        eventCopyString(err, errSize, len == 0 ? "empty kind name" : "kind name too long");
-      return 22;
-    }
-    memcpy(name, p, len);
-    name[len] = '\0';
+    if (*p >= '0' && *p <= '9')   /* a mask: kind names never start with a digit */
+      res = kindMask(p, len, &these, err, errSize);
+    else
+      res = kindNamed(p, len, &these, &remove, err, errSize);
+    if (res != 0)
+      return res;
     p += len;
     while (*p == ' ' || *p == '\t')
       ++p;
     if (*p == ',')
       ++p;
-    {
-      EventKindSet these;
-      if (strcmp(name, "all") == 0)
-        these = allKinds();
-      else if (strcmp(name, "none") == 0) {
-        these = allKinds();
-        remove = !remove;
-      } else {
-        int index = EventKindIndex(name);
-        if (index < 0) {
-          if (err != NULL) {
-            size_t n;
-            eventCopyString(err, errSize, "unknown kind '");
-            n = strlen(err);
-            eventCopyString(err + n, errSize - n, name);
-            n = strlen(err);
-            eventCopyString(err + n, errSize - n, "'; the kinds are all, none, ");
-            for (unsigned i = 0; i < EventRegistry.kindCount; ++i) {
-              n = strlen(err);
-              eventCopyString(err + n, errSize - n, EventRegistry.kinds[i].name);
-              n = strlen(err);
-              if (i + 1 < EventRegistry.kindCount)
-                eventCopyString(err + n, errSize - n, ", ");
-            }
-          }
-          return 22;
-        }
-        these = EVENT_KIND_BIT(index);
-      }
-      kinds = remove ? kinds & ~these : kinds | these;
-    }
+    kinds = remove ? kinds & ~these : kinds | these;
   }
   *kindsReturn = kinds;
   return 0;

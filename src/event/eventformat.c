@@ -572,8 +572,6 @@ static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContext
 }
 
 
-/* EventFormatTimes -- the first two columns of EventFormat's line */
-
 /* EventClockRate -- the clock's rate: the header's, or the rate between
  * the start pair and a later ClockSync pair at least EVENT_SYNC_SPAN_NS
  * after it.  The traceback and the reader use this one rule, so they
@@ -592,6 +590,8 @@ uint64_t EventClockRate(uint64_t headerHz, EventClock startClock, uint64_t start
   hz = mulDiv(ticks, NS_PER_SECOND, ns);
   return hz != 0 ? hz : headerHz;
 }
+
+/* EventFormatTimes -- the first two columns of EventFormat's line */
 
 size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
                         const EventFormatContextStruct *ctx)
@@ -613,6 +613,70 @@ static void putPadded(WriterStruct *w, const char *s, unsigned width)
 }
 
 
+/* putThreadKind -- the thread and kind columns: T3, and the kind's
+ * name (K9 for a kind the registry lacks), each padded */
+
+static void putThreadKind(WriterStruct *w, const EventRecordStruct *rec,
+                          const EventFormatContextStruct *ctx)
+{
+  const EventRegistryStruct *registry = ctx->registry;
+  size_t before = w->len;
+  putChar(w, 'T');
+  putUnsigned(w, rec->thread, 1);
+  if (w->len - before < THREAD_WIDTH)
+    putSpaces(w, THREAD_WIDTH - (w->len - before));
+  putChar(w, ' ');
+
+  if (registry != NULL && registry->kinds != NULL && rec->kind < registry->kindCount
+      && registry->kinds[rec->kind].name != NULL) {
+    putPadded(w, registry->kinds[rec->kind].name, ctx->kindWidth);
+  } else {
+    before = w->len;
+    putChar(w, 'K');
+    putUnsigned(w, rec->kind, 1);
+    if (w->len - before < ctx->kindWidth)
+      putSpaces(w, ctx->kindWidth - (w->len - before));
+  }
+}
+
+
+/* putValue -- field i's value, as its format letter says */
+
+static void putValue(WriterStruct *w, const EventRecordStruct *rec, unsigned i,
+                     const EventFormatContextStruct *ctx)
+{
+  const EventValueUnion *value = &rec->values[i];
+  switch (rec->desc->format[i]) {
+  case 'P':                     /* labels name objects too: a pool, an arena */
+  case 'A': {
+    const char *label = ctx->label != NULL ? ctx->label(ctx->labelClosure, value->u) : NULL;
+    putHex(w, value->u, 1);
+    if (label != NULL) {
+      putChar(w, '[');
+      putEscaped(w, label, strlen(label));
+      putChar(w, ']');
+    }
+    break;
+  }
+  case 'W': case 'U':
+    putUnsigned(w, value->u, 1);
+    break;
+  case 'D':
+    putDouble(w, value->d);
+    break;
+  case 'S':
+    putChar(w, '"');
+    if (value->s != NULL)
+      putEscaped(w, value->s, rec->stringLength);
+    putChar(w, '"');
+    break;
+  default:
+    putChar(w, '?');
+    break;
+  }
+}
+
+
 /* EventFormat -- one line of text for an event
  *
  *   ELAPSED WALLCLOCK THREAD KIND EVENT name=value ...
@@ -623,32 +687,12 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
 {
   WriterStruct w;
   const EventDescStruct *desc = rec->desc;
-  const EventRegistryStruct *registry = ctx->registry;
-  size_t before;
   unsigned i;
 
   writerInit(&w, buf, size);
-
   putTimes(&w, rec->clock, ctx);
   putChar(&w, ' ');
-
-  before = w.len;
-  putChar(&w, 'T');
-  putUnsigned(&w, rec->thread, 1);
-  if (w.len - before < THREAD_WIDTH)
-    putSpaces(&w, THREAD_WIDTH - (w.len - before));
-  putChar(&w, ' ');
-
-  if (registry != NULL && registry->kinds != NULL && rec->kind < registry->kindCount
-      && registry->kinds[rec->kind].name != NULL) {
-    putPadded(&w, registry->kinds[rec->kind].name, ctx->kindWidth);
-  } else {
-    before = w.len;
-    putChar(&w, 'K');
-    putUnsigned(&w, rec->kind, 1);
-    if (w.len - before < ctx->kindWidth)
-      putSpaces(&w, ctx->kindWidth - (w.len - before));
-  }
+  putThreadKind(&w, rec, ctx);
   putChar(&w, ' ');
 
   if (desc == NULL) {
@@ -666,7 +710,6 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
   putPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
 
   for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
-    const EventValueUnion *value = &rec->values[i];
     putChar(&w, ' ');
     if (desc->paramNames != NULL && desc->paramNames[i] != NULL) {
       putString(&w, desc->paramNames[i]);
@@ -675,34 +718,7 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
       putUnsigned(&w, i, 1);
     }
     putChar(&w, '=');
-    switch (desc->format[i]) {
-    case 'P':                   /* labels name objects too: a pool, an arena */
-    case 'A': {
-      const char *label = ctx->label != NULL ? ctx->label(ctx->labelClosure, value->u) : NULL;
-      putHex(&w, value->u, 1);
-      if (label != NULL) {
-        putChar(&w, '[');
-        putEscaped(&w, label, strlen(label));
-        putChar(&w, ']');
-      }
-      break;
-    }
-    case 'W': case 'U':
-      putUnsigned(&w, value->u, 1);
-      break;
-    case 'D':
-      putDouble(&w, value->d);
-      break;
-    case 'S':
-      putChar(&w, '"');
-      if (value->s != NULL)
-        putEscaped(&w, value->s, rec->stringLength);
-      putChar(&w, '"');
-      break;
-    default:
-      putChar(&w, '?');
-      break;
-    }
+    putValue(&w, rec, i, ctx);
   }
   return writerFinish(&w);
 }

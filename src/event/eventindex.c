@@ -586,6 +586,52 @@ static void blockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct 
     stream->outOfMemory = 1;
 }
 
+/* blockFetch -- for a scan: the block header at *pos, then the whole
+ * block, into the window (eventFill).  Otherwise nothing. */
+static void blockFetch(EventStreamStruct *stream, size_t *pos)
+{
+  const EventStreamInfoStruct *info = &stream->info;
+  unsigned headerLength = info->blockHeaderLength;
+  eventFill(stream, pos, headerLength);
+  if (stream->size - *pos >= headerLength
+      && memcmp(stream->base + *pos, EVENT_BLOCK_MAGIC, 4) == 0) {
+    uint64_t length = EventLoad(stream->base + *pos + 4, 4, info->layout.bigEndian);
+    if (length <= EVENT_BLOCK_LENGTH_MAX)
+      eventFill(stream, pos, (size_t)length);
+  }
+}
+
+/* indexEnd -- what the walk leaves to be worked out: the check of the
+ * block indexes (if the walk read to the end), the threads, and the
+ * clock frequency; a scan's window goes. */
+static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int complete)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  if (complete)
+    indexCheck(stream);
+  info->streamSize = stream->origin + stream->size;
+  if (stream->read != NULL) {   /* the scan is over: its window goes */
+    free(stream->window);
+    stream->window = NULL;
+    stream->base = NULL;
+    stream->size = 0;
+    stream->merging = 1;        /* and it has no events to merge */
+  }
+  if (info->eventCount == 0)
+    info->firstClock = 0;
+  if (!indexThreads(stream))
+    stream->outOfMemory = 1;
+
+  /* The clock frequency: the header's, or from the header's start pair
+   * and the last ClockSync by clock (so the result does not depend on
+   * the order of blocks), by the rule the traceback uses too.
+   * design/telemetry.txt .sol.clock */
+  info->clockHz = info->headerHz;
+  if (info->clockSyncCount >= 1)
+    info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
+                                   index->last.clock, index->last.monotonic);
+}
+
 /* eventIndexBlocks -- walk the blocks in file order.  Each is checked
  * (blockRead), then its events (indexEvents).  At damage the walk stops,
  * or with resync goes on at the next block.  design/telemetry.txt
@@ -606,14 +652,7 @@ void eventIndexBlocks(EventStreamStruct *stream)
     BlockStruct block;
     char what[200];
 
-    /* A scan reads the block header, then the whole block. */
-    eventFill(stream, &pos, headerLength);
-    if (stream->size - pos >= headerLength
-        && memcmp(stream->base + pos, EVENT_BLOCK_MAGIC, 4) == 0) {
-      uint64_t length = EventLoad(stream->base + pos + 4, 4, info->layout.bigEndian);
-      if (length <= EVENT_BLOCK_LENGTH_MAX)
-        eventFill(stream, &pos, (size_t)length);
-    }
+    blockFetch(stream, &pos);
     if (pos >= stream->size)
       break;
     if (!blockRead(stream, pos, &block, what, sizeof what)) {
@@ -655,28 +694,5 @@ void eventIndexBlocks(EventStreamStruct *stream)
     }
     pos += block.length;
   }
-  if (complete)
-    indexCheck(stream);
-  info->streamSize = stream->origin + stream->size;
-  if (stream->read != NULL) {   /* the scan is over: its window goes */
-    free(stream->window);
-    stream->window = NULL;
-    stream->base = NULL;
-    stream->size = 0;
-    stream->merging = 1;        /* and it has no events to merge */
-  }
-  if (info->eventCount == 0)
-    info->firstClock = 0;
-  if (!indexThreads(stream))
-    stream->outOfMemory = 1;
-
-  /* The clock frequency: the header's, or from the header's start pair
-   * and the last ClockSync by clock (so the result does not depend on
-   * the order of blocks), by the rule the traceback uses too.
-   * design/telemetry.txt .sol.clock */
-  info->clockHz = info->headerHz;
-  if (info->clockSyncCount >= 1)
-    info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
-                                   index.last.clock, index.last.monotonic);
+  indexEnd(stream, &index, complete);
 }
-

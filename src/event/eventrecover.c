@@ -345,6 +345,108 @@ static size_t appendUnsent(unsigned char *out, EventBlockHeaderStruct *h, const 
   return h->length;
 }
 
+/* filesRead -- the headers of the log and its live file: both streams,
+ * the live file 2.0 on, and of one session.  0, with a message, if not. */
+static int filesRead(FileStruct *log, FileStruct *live, const unsigned char *logBytes,
+                     size_t logSize, const unsigned char *liveBytes, size_t liveSize,
+                     char *msg, size_t msgSize)
+{
+  if (!headerRead(log, logBytes, logSize)) {
+    message(msg, msgSize, "the log has no readable header");
+    return 0;
+  }
+  if (!headerRead(live, liveBytes, liveSize)) {
+    message(msg, msgSize, "the live file has no readable header");
+    return 0;
+  }
+  /* A 1.0 live file's regions carry no check: a damaged sequence number
+   * could not be told from a block the log lacks, and its events would
+   * be shown twice. */
+  if (live->major < 2) {
+    message(msg, msgSize, "the live file is of stream version 1.0, whose regions are not "
+            "checked: its events are not recovered");
+    return 0;
+  }
+  /* Same program, same session: pid, start clock and start time, and
+   * from 2.0 the session id. */
+  if (log->big != live->big || log->major != live->major
+      || memcmp(logBytes + 32, liveBytes + 32, 32) != 0) {
+    message(msg, msgSize, "the live file belongs to another session than the log");
+    return 0;
+  }
+  return 1;
+}
+
+/* RecoverStruct -- a recovery under way: the two files, what the log
+ * holds of each sequence number, the live blocks' numbers, and the
+ * stream being made (the log, then what it lacks) */
+typedef struct RecoverStruct {
+  FileStruct log, live;
+  SentStruct *sent;             /* sentCollect */
+  size_t sentCount;
+  uint64_t *liveSeqs;           /* liveSeqsCollect */
+  size_t liveSeqCount;
+  unsigned char *out;
+  size_t outSize;
+  EventRecoverStruct *result;
+} RecoverStruct;
+
+/* liveBlock -- the live block at offset, of header h: the events the
+ * log lacks go to the stream, unless the block cannot be trusted */
+static void liveBlock(RecoverStruct *r, size_t offset, EventBlockHeaderStruct h)
+{
+  const FileStruct *live = &r->live;
+  const unsigned char *data = live->base + offset + live->blockHeaderLength;
+  size_t end = dataEnd(data, h.length - live->blockHeaderLength, live->big), skip;
+  if (seqTwice(r->liveSeqs, r->liveSeqCount, h.seq)
+      || !prefixMatch(r->sent, r->sentCount, h.seq, data, end, live->big, &skip)) {
+    if (r->result->rejected++ == 0)
+      r->result->rejectedOffset = offset;
+    return;
+  }
+  if (skip < end) {
+    r->outSize += appendUnsent(r->out + r->outSize, &h, live, data, skip, end);
+    ++r->result->blocks;
+    for (size_t e = skip; e < end; e += (size_t)EventLoad(data + e + 2, 2, live->big))
+      ++r->result->events;
+  }
+}
+
+/* liveWalk -- each region of the live file: a block (magic), or a free
+ * region (magic zero, length kept), each with its header checked; or a
+ * region claimed (fallocate, mmap) whose header was never written
+ * (zeros: the program died in between).  At a region that is neither,
+ * the walk looks for the next checked header a page on.  Every step
+ * moves on by at least a page.  .sol.recover */
+static void liveWalk(RecoverStruct *r)
+{
+  const FileStruct *live = &r->live;
+  size_t offset, found = 0;
+  size_t regions = (size_t)EventLoad(live->base + live->headerLength - EVENT_LIVE_REGIONS_LEN,
+                                     EVENT_LIVE_REGIONS_LEN, 0);
+  for (offset = live->headerLength;
+       found < regions && offset < live->size && live->size - offset >= live->blockHeaderLength;) {
+    const unsigned char *block = live->base + offset;
+    EventBlockHeaderStruct h;
+    EventBlockDecode(&h, block, live->major, live->big);
+    if (!regionSound(live, block, &h, live->size - offset)) {
+      /* Zeros: a region claimed whose header was never written (only
+       * ever the last), or zeroed pages; else damage.  Either way its
+       * events are not recovered; regions counts what is missing. */
+      if (!zeros(block, live->blockHeaderLength) && r->result->damaged++ == 0)
+        r->result->damagedOffset = offset;
+      offset = (offset / LIVE_PAGE + 1) * LIVE_PAGE;
+      continue;
+    }
+    ++found;
+    if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) == 0)
+      liveBlock(r, offset, h);
+    offset += h.length;
+  }
+  /* A region claimed but never written is not in the count. */
+  r->result->missing = found < regions ? regions - found : 0;
+}
+
 /* EventRecover -- the log with the live file's unsent events appended.
  *
  * On success returns 0 and a malloc'd stream in *streamReturn (the
@@ -356,107 +458,39 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
                  unsigned char **streamReturn, size_t *sizeReturn,
                  EventRecoverStruct *result, char *msg, size_t msgSize)
 {
-  FileStruct log, live;
-  SentStruct *sent = NULL;
-  size_t sentCount = 0, offset, outSize, regions, found = 0, liveSeqCount = 0;
-  uint64_t *liveSeqs = NULL;
-  unsigned char *out;
+  RecoverStruct r;
   int failed = 0;
   ExpandedStruct x = {NULL, NULL, 0, 0};
 
   memset(result, 0, sizeof *result);
-  if (!headerRead(&log, logBytes, logSize)) {
-    message(msg, msgSize, "the log has no readable header");
+  memset(&r, 0, sizeof r);
+  r.result = result;
+  if (!filesRead(&r.log, &r.live, logBytes, logSize, liveBytes, liveSize, msg, msgSize))
     return 1;
-  }
-  if (!headerRead(&live, liveBytes, liveSize)) {
-    message(msg, msgSize, "the live file has no readable header");
-    return 1;
-  }
-  /* A 1.0 live file's regions carry no check: a damaged sequence number
-   * could not be told from a block the log lacks, and its events would
-   * be shown twice. */
-  if (live.major < 2) {
-    message(msg, msgSize, "the live file is of stream version 1.0, whose regions are not "
-            "checked: its events are not recovered");
-    return 1;
-  }
-  /* Same program, same session: pid, start clock and start time, and
-   * from 2.0 the session id. */
-  if (log.big != live.big || log.major != live.major
-      || memcmp(logBytes + 32, liveBytes + 32, 32) != 0) {
-    message(msg, msgSize, "the live file belongs to another session than the log");
-    return 1;
-  }
-
-  log.size = sentCollect(&log, &sent, &sentCount, &failed, &x);
+  r.log.size = sentCollect(&r.log, &r.sent, &r.sentCount, &failed, &x);
   free(x.state);
-  out = failed ? NULL : malloc(log.size + liveSize);
-  if (out == NULL) {
+  r.out = failed ? NULL : malloc(r.log.size + liveSize);
+  if (r.out == NULL) {
     free(x.base);
-    free(sent);
+    free(r.sent);
     message(msg, msgSize, "out of memory");
     return 1;
   }
-  memcpy(out, logBytes, log.size);
-  outSize = log.size;
-
-  /* Each region of the live file: a block (magic), or a free region
-   * (magic zero, length kept), each with its header checked; or a
-   * region claimed (fallocate, mmap) whose header was never written
-   * (zeros: the program died in between).  At a region that is neither,
-   * the walk looks for the next checked header a page on.  Every step
-   * moves on by at least a page.  .sol.recover */
+  memcpy(r.out, logBytes, r.log.size);
+  r.outSize = r.log.size;
   result->logFailed = (liveBytes[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_LOG_FAILED) != 0;
-  if (!liveSeqsCollect(&live, &liveSeqs, &liveSeqCount)) {
+  if (!liveSeqsCollect(&r.live, &r.liveSeqs, &r.liveSeqCount)) {
     free(x.base);
-    free(sent);
-    free(out);
+    free(r.sent);
+    free(r.out);
     message(msg, msgSize, "out of memory");
     return 1;
   }
-  regions = (size_t)EventLoad(liveBytes + live.headerLength - EVENT_LIVE_REGIONS_LEN,
-                              EVENT_LIVE_REGIONS_LEN, 0);
-  for (offset = live.headerLength;
-       found < regions && offset < liveSize && liveSize - offset >= live.blockHeaderLength;) {
-    const unsigned char *block = liveBytes + offset;
-    const unsigned char *data = block + live.blockHeaderLength;
-    EventBlockHeaderStruct h;
-    size_t end, skip;
-    EventBlockDecode(&h, block, live.major, live.big);
-    if (!regionSound(&live, block, &h, liveSize - offset)) {
-      /* Zeros: a region claimed whose header was never written (only
-       * ever the last), or zeroed pages; else damage.  Either way its
-       * events are not recovered; regions counts what is missing. */
-      if (!zeros(block, live.blockHeaderLength) && result->damaged++ == 0)
-        result->damagedOffset = offset;
-      offset = (offset / LIVE_PAGE + 1) * LIVE_PAGE;
-      continue;
-    }
-    ++found;
-    offset += h.length;
-    if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0)
-      continue;
-    end = dataEnd(data, h.length - live.blockHeaderLength, live.big);
-    if (seqTwice(liveSeqs, liveSeqCount, h.seq)
-        || !prefixMatch(sent, sentCount, h.seq, data, end, live.big, &skip)) {
-      if (result->rejected++ == 0)
-        result->rejectedOffset = offset - h.length;
-      continue;
-    }
-    if (skip < end) {
-      outSize += appendUnsent(out + outSize, &h, &live, data, skip, end);
-      ++result->blocks;
-      for (size_t e = skip; e < end; e += (size_t)EventLoad(data + e + 2, 2, live.big))
-        ++result->events;
-    }
-  }
-  /* A region claimed but never written is not in the count. */
-  result->missing = found < regions ? regions - found : 0;
-  free(liveSeqs);
+  liveWalk(&r);
+  free(r.liveSeqs);
   free(x.base);
-  free(sent);
-  *streamReturn = out;
-  *sizeReturn = outSize;
+  free(r.sent);
+  *streamReturn = r.out;
+  *sizeReturn = r.outSize;
   return 0;
 }

@@ -309,28 +309,43 @@ void PlinthAllButFaults(sigset_t *set)
   sigdelset(set, SIGTRAP);
 }
 
-static void lockBlockSignals(void)
+/* lockBlock -- before this thread claims the lock, if it holds it not
+ * already: block signals first, so that no handler runs inside
+ * pthread_mutex_lock after it took the mutex but before it noted its
+ * owner (the handler's claim would wait for itself).  Returns 1 if they
+ * were blocked, with the mask to restore in *saved. */
+static int lockBlock(sigset_t *saved)
 {
   sigset_t all;
+  if (lockDepth > 0 || !atomic_load_explicit(&PlinthWrapActive, memory_order_relaxed))
+    return 0;
   PlinthAllButFaults(&all);
-  lockBlocked = pthread_sigmask(SIG_BLOCK, &all, &lockSavedMask) == 0;
+  return pthread_sigmask(SIG_BLOCK, &all, saved) == 0;
 }
 
-static void lockClaimed(void)
+/* lockClaimed -- the lock is claimed: note the depth, and at the first
+ * claim the mask to restore (blocking signals now if the program's
+ * first handler came, from another thread, since lockBlock looked) */
+static void lockClaimed(int blocked, const sigset_t *saved)
 {
-  if (lockDepth++ == 0) {
-    lockBlocked = 0;
-    if (atomic_load_explicit(&PlinthWrapActive, memory_order_relaxed))
-      lockBlockSignals();
+  if (lockDepth == 0) {
+    if (blocked)
+      lockSavedMask = *saved;
+    else
+      blocked = lockBlock(&lockSavedMask);
+    lockBlocked = blocked;
   }
+  ++lockDepth;
 }
 
 void PlinthLockClaim(void)
 {
+  sigset_t saved;
+  int blocked = lockBlock(&saved);
   int res = pthread_mutex_lock(&plinthLock);
   assert(res == 0);
   (void)res;
-  lockClaimed();
+  lockClaimed(blocked, &saved);
 }
 
 /* PlinthLockRelease -- release the process-wide recursive lock */
@@ -551,9 +566,14 @@ void PlinthQueueWake(void)
 
 int PlinthLockTry(void)
 {
-  if (pthread_mutex_trylock(&plinthLock) != 0)
+  sigset_t saved;
+  int blocked = lockBlock(&saved);
+  if (pthread_mutex_trylock(&plinthLock) != 0) {
+    if (blocked)
+      (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
     return 0;
-  lockClaimed();
+  }
+  lockClaimed(blocked, &saved);
   return 1;
 }
 

@@ -497,17 +497,127 @@ def _warn(message):
     gdb.write("telltale: %s\n" % message, gdb.STDERR)
 
 
+class _BufferWalk(object):
+    """reads and decodes the events of one thread's buffers after
+    another into events: a list of (clock, thread, kind, address, code,
+    length, desc, values)"""
+
+    def __init__(self, registry, layout, session):
+        self.registry = registry
+        self.layout = layout
+        self.events = []
+        self.in_core = _has_core()
+        self.core_ranges = _core_ranges() if self.in_core else []
+        self.live_wrong = _live_identity(session) if self.in_core else None
+        self.live_said = False
+
+    def thread(self, th):
+        """every level and kind of a thread (_thread_state)"""
+        for level in range(th["level_limit"]):
+            for kind in range(th["kind_limit"]):
+                self.kind(th, level, kind)
+
+    def kind(self, th, level, kind):
+        """a kind's two slots at a level: the older one up to where it
+        ended, then the current one up to next.  Each signal level has
+        its own buffers (.sol.signal.level): the running level's next is
+        in EventThreadBuf, the others' in saved."""
+        serial = th["serial"]
+        try:
+            kb = th["levels"][level][kind]
+            slots = [int(kb["slot"][0]), int(kb["slot"][1])]
+            sizes = [int(kb["slotSize"][0]), int(kb["slotSize"][1])]
+            current = int(kb["current"])
+            previous_end = int(kb["previousEnd"])
+            if slots == [0, 0]:
+                return
+            running = level == th["running"] and th["deeper"] == 0
+            hot = th["bufs"][kind] if running else th["saved"][level][kind]
+            nxt_event = int(hot["next"])
+        except (gdb.MemoryError, gdb.error) as err:
+            _warn("T%d kind %d: cannot read its buffer state (%s): skipped" % (serial, kind, err))
+            return
+        kinds = self.registry.kinds
+        where = "T%d %s" % (serial, kinds[kind][0] if kind < len(kinds) else "K%d" % kind)
+        if current not in (0, 1):
+            _warn("%s: corrupt buffer state (current slot %d): skipped" % (where, current))
+            return
+        other = 1 - current
+        ranges = []
+        if slots[other] != 0 and previous_end != 0:
+            ranges.append((slots[other], sizes[other], previous_end))
+        if slots[current] != 0:
+            ranges.append((slots[current], sizes[current], nxt_event))
+        for base, size, end in ranges:
+            start = base + _block_header_len()
+            if size > SLOT_SIZE_MAX or not start <= end <= base + size:
+                _warn("%s: corrupt buffer at 0x%x: its data end 0x%x is outside it "
+                      "(size %d): skipped" % (where, base, end, size))
+                continue
+            data = self.read(where, base, size, start, end)
+            if data is not None:
+                self.decode(where, serial, kind, start, data)
+
+    def read(self, where, base, size, start, end):
+        """a buffer's data, start to end, or None, said.  A region the
+        core left out is read from the live file on disk: only if that
+        file is this session's."""
+        if self.live_wrong is not None and not any(lo <= base and base + size <= hi
+                                                   for lo, hi in self.core_ranges):
+            if not self.live_said:
+                _warn("the live file's regions are not in this core, and %s: "
+                      "they are not read" % self.live_wrong)
+                self.live_said = True
+            _warn("%s: the buffer at 0x%x-0x%x is not in the core: skipped"
+                  % (where, start, end))
+            return None
+        try:
+            return _read(start, end - start)
+        except gdb.MemoryError:
+            _warn("%s: cannot read the buffer at 0x%x-0x%x: skipped%s"
+                  % (where, start, end, "" if not self.in_core else
+                     " (a region of the live file is in a core file only if "
+                     "bit 3 of /proc/PID/coredump_filter was set, and gdb reads "
+                     "it from the log file only while that is where it was; "
+                     "its events are in the log)"))
+            return None
+
+    def decode(self, where, serial, kind, start, data):
+        """the events of a buffer's data, which is at start"""
+        off = 0
+        while True:
+            try:
+                ev = _decode(self.layout, self.registry, data, off)
+            except Corrupt as why:
+                _warn("%s: corrupt event at 0x%x: %s: stopped reading this buffer"
+                      % (where, start + off, why))
+                break
+            if ev is None:
+                break
+            code, length, clock, desc, values = ev
+            self.events.append((clock, serial, kind, start + off, code, length, desc, values))
+            off += length
+
+
+def _thread_state(t):
+    """what the walk reads of the EventThreadStruct at t"""
+    thread = t.dereference()
+    levels = thread["levels"]
+    th = {"serial": int(thread["serial"]), "bufs": thread["bufs"], "levels": levels,
+          "saved": thread["saved"], "running": int(thread["level"]),
+          "deeper": int(thread["deeper"]), "level_limit": levels.type.range()[1] + 1,
+          "kind_limit": levels[0].type.range()[1] + 1, "next": thread["next"]}
+    int(th["next"])
+    return th
+
+
 def _events(registry, layout, session):
     """every event in every thread's buffers: a list of
     (clock, thread, kind, address, code, length, desc, values), and the
     number of threads"""
-    events = []
+    walk = _BufferWalk(registry, layout, session)
     seen = set()
     threads = 0
-    in_core = _has_core()
-    core_ranges = _core_ranges() if in_core else []
-    live_wrong = _live_identity(session) if in_core else None
-    live_said = False
     try:
         t = session["threads"]
     except gdb.error as err:
@@ -519,91 +629,14 @@ def _events(registry, layout, session):
             break
         seen.add(addr)
         try:
-            thread = t.dereference()
-            serial = int(thread["serial"])
-            bufs = thread["bufs"]
-            levels = thread["levels"]
-            saved = thread["saved"]
-            running = int(thread["level"])
-            deeper = int(thread["deeper"])
-            level_limit = levels.type.range()[1] + 1
-            limit = levels[0].type.range()[1] + 1
-            nxt = thread["next"]
-            int(nxt)
+            th = _thread_state(t)
         except (gdb.MemoryError, gdb.error) as err:
             _warn("cannot read the thread at 0x%x (%s): stopped there" % (addr, err))
             break
         threads += 1
-        # Each signal level has its own buffers (.sol.signal.level): the
-        # running level's next is in EventThreadBuf, the others' in saved.
-        for level, kind in ((lv, k) for lv in range(level_limit) for k in range(limit)):
-            try:
-                kb = levels[level][kind]
-                slots = [int(kb["slot"][0]), int(kb["slot"][1])]
-                sizes = [int(kb["slotSize"][0]), int(kb["slotSize"][1])]
-                current = int(kb["current"])
-                previous_end = int(kb["previousEnd"])
-                if slots == [0, 0]:
-                    continue
-                hot = bufs[kind] if level == running and deeper == 0 else saved[level][kind]
-                nxt_event = int(hot["next"])
-            except (gdb.MemoryError, gdb.error) as err:
-                _warn("T%d kind %d: cannot read its buffer state (%s): skipped"
-                      % (serial, kind, err))
-                continue
-            where = "T%d %s" % (serial, registry.kinds[kind][0]
-                                if kind < len(registry.kinds) else "K%d" % kind)
-            if current not in (0, 1):
-                _warn("%s: corrupt buffer state (current slot %d): skipped" % (where, current))
-                continue
-            other = 1 - current
-            ranges = []
-            if slots[other] != 0 and previous_end != 0:
-                ranges.append((slots[other], sizes[other], previous_end))
-            if slots[current] != 0:
-                ranges.append((slots[current], sizes[current], nxt_event))
-            for base, size, end in ranges:
-                start = base + _block_header_len()
-                if size > SLOT_SIZE_MAX or not start <= end <= base + size:
-                    _warn("%s: corrupt buffer at 0x%x: its data end 0x%x is outside it "
-                          "(size %d): skipped" % (where, base, end, size))
-                    continue
-                # A region the core left out is read from the live file on
-                # disk: only if that file is this session's.
-                if live_wrong is not None and not any(lo <= base and base + size <= hi
-                                                      for lo, hi in core_ranges):
-                    if not live_said:
-                        _warn("the live file's regions are not in this core, and %s: "
-                              "they are not read" % live_wrong)
-                        live_said = True
-                    _warn("%s: the buffer at 0x%x-0x%x is not in the core: skipped"
-                          % (where, start, end))
-                    continue
-                try:
-                    data = _read(start, end - start)
-                except gdb.MemoryError:
-                    _warn("%s: cannot read the buffer at 0x%x-0x%x: skipped%s"
-                          % (where, start, end, "" if not in_core else
-                             " (a region of the live file is in a core file only if "
-                             "bit 3 of /proc/PID/coredump_filter was set, and gdb reads "
-                             "it from the log file only while that is where it was; "
-                             "its events are in the log)"))
-                    continue
-                off = 0
-                while True:
-                    try:
-                        ev = _decode(layout, registry, data, off)
-                    except Corrupt as why:
-                        _warn("%s: corrupt event at 0x%x: %s: stopped reading this buffer"
-                              % (where, start + off, why))
-                        break
-                    if ev is None:
-                        break
-                    code, length, clock, desc, values = ev
-                    events.append((clock, serial, kind, start + off, code, length, desc, values))
-                    off += length
-        t = nxt
-    return events, threads
+        walk.thread(th)
+        t = th["next"]
+    return walk.events, threads
 
 
 def _clock(registry, session, events):
