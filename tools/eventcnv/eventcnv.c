@@ -14,6 +14,7 @@
 
 #include "eventread.h"
 #include "export.h"
+#include "span.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +48,10 @@ static const char usageText[] =
   "                    and blocks, the first and last event's times, how many\n"
   "                    events were dropped, and how many events each thread, each\n"
   "                    kind and each event name has\n"
+  "  --spans           print, for each span the registry declares (a begin and\n"
+  "                    an end event paired by a parameter), how many closed, how\n"
+  "                    many were left open, and the min, median, p99 and max\n"
+  "                    durations in seconds, not the events\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -82,6 +87,7 @@ static const char usageText[] =
   "  eventcnv --header --list telemetry.tt  what the stream is and what it holds\n"
   "  eventcnv --count telemetry.tt          how many of each event\n"
   "  eventcnv --summary telemetry.tt        what is in it, at a glance\n"
+  "  eventcnv --spans telemetry.tt          how long the spans took\n"
   "  eventcnv --format jsonl telemetry.tt | jq .fields\n"
   "  eventcnv --format sqlite -o telemetry.db telemetry.tt\n"
   "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n";
@@ -90,7 +96,7 @@ static const char usageText[] =
 /* OptionsStruct -- what the command line asked for */
 
 typedef struct OptionsStruct {
-  int header, list, count, summary, resync;
+  int header, list, count, summary, spans, resync;
   const char *kinds;            /* --kind argument, or NULL */
   const char *events;           /* --event argument, or NULL */
   const char *format;           /* --format argument, or NULL: text */
@@ -126,6 +132,8 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       opt->count = 1;
     } else if (!endOfOptions && strcmp(arg, "--summary") == 0) {
       opt->summary = 1;
+    } else if (!endOfOptions && strcmp(arg, "--spans") == 0) {
+      opt->spans = 1;
     } else if (!endOfOptions && strcmp(arg, "--resync") == 0) {
       opt->resync = 1;
     } else if (!endOfOptions && strncmp(arg, "--kind", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
@@ -163,8 +171,11 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       && (opt->output == NULL || strcmp(opt->output, "-") == 0))
     UsageError("this --format writes a file: give it with -o FILE: ", opt->format);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0
-      && (opt->header || opt->list || opt->count || opt->summary))
-    UsageError("--format writes the events: not with --header, --list, --count or --summary", NULL);
+      && (opt->header || opt->list || opt->count || opt->summary || opt->spans))
+    UsageError("--format writes the events: not with --header, --list, --count, --summary "
+               "or --spans", NULL);
+  if (opt->spans && (opt->count || opt->summary))
+    UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
 }
 
 /* IsExport -- 1 if the events go to a writer of export.c */
@@ -676,6 +687,42 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
 
 /* PrintList -- --list: the registry the stream carries.  design/telemetry.txt .reg */
 
+/* ParamName -- the name of parameter i of the event of code */
+static const char *ParamName(const EventRegistryStruct *registry, unsigned code, unsigned i)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL && i < desc->paramCount ? desc->paramNames[i] : "?";
+}
+
+static const char *EventName(const EventRegistryStruct *registry, unsigned code)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL ? desc->name : "?";
+}
+
+/* PrintListSpans -- the spans and counters (2.0.1 on).  design/telemetry.txt .reg.span */
+static void PrintListSpans(const EventRegistryStruct *registry)
+{
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    const EventSpanDescStruct *span = &registry->spans[i];
+    printf("\nspan %s: from %s to %s, paired by %s", span->name,
+           EventName(registry, span->begin), EventName(registry, span->end),
+           ParamName(registry, span->begin, span->beginKey));
+    if (strcmp(ParamName(registry, span->begin, span->beginKey),
+               ParamName(registry, span->end, span->endKey)) != 0)
+      printf(" and %s", ParamName(registry, span->end, span->endKey));
+    printf("\n");
+  }
+  for (unsigned i = 0; i < registry->counterCount; ++i) {
+    const EventCounterDescStruct *counter = &registry->counters[i];
+    printf("\ncounter %s: %s of %s", counter->name, ParamName(registry, counter->code, counter->value),
+           EventName(registry, counter->code));
+    if (counter->key != EVENT_COUNTER_NO_KEY)
+      printf(", one per %s", ParamName(registry, counter->code, counter->key));
+    printf("\n");
+  }
+}
+
 static void PrintList(const EventRegistryStruct *registry)
 {
   unsigned i, p;
@@ -694,6 +741,7 @@ static void PrintList(const EventRegistryStruct *registry)
     for (p = 0; p < desc->paramCount; ++p)
       printf("  %c %s: %s\n", desc->format[p], desc->paramNames[p], desc->paramDocs[p]);
   }
+  PrintListSpans(registry);
 }
 
 
@@ -829,98 +877,190 @@ static int PrintEvents(EventStreamStruct *stream, const FilterStruct *filter)
   return 0;
 }
 
+/* PutSeconds -- ns as seconds with 9 decimals, into buf */
+static void PutSeconds(char *buf, size_t size, int64_t ns)
+{
+  uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  snprintf(buf, size, "%s%llu.%09llu", ns < 0 ? "-" : "", (unsigned long long)(u / 1000000000u),
+           (unsigned long long)(u % 1000000000u));
+}
+
+/* PrintSpans -- --spans: each span's count, unfinished, and durations.
+ * Every event takes part, whatever --kind and --event say: a filter
+ * would leave spans unpaired.  Returns 0, or 1 if out of memory.
+ * design/telemetry.txt .export.span.stats */
+static int PrintSpans(EventStreamStruct *stream)
+{
+  const EventRegistryStruct *registry = EventStreamInfo(stream)->registry;
+  EventFormatContextStruct ctx;
+  EventRecordStruct rec;
+  SpanTrackerStruct *tracker;
+  uint64_t seq = 0;
+  int width = 4;
+  if (registry->spanCount == 0) {
+    printf("no spans: the stream's registry declares none\n");
+    return 0;
+  }
+  tracker = SpanTrackerCreate(registry, 1, NULL, NULL);
+  if (tracker == NULL)
+    return 1;
+  EventStreamFormatContext(stream, &ctx);
+  while (EventStreamNext(stream, &rec) == EventStreamOK)
+    if (SpanTrackerEvent(tracker, &rec, ExportClockNs(&ctx, rec.clock), seq++) != 0) {
+      SpanTrackerDestroy(tracker);
+      return 1;
+    }
+  SpanTrackerFinish(tracker);
+  for (unsigned i = 0; i < registry->spanCount; ++i)
+    if ((int)strlen(registry->spans[i].name) > width)
+      width = (int)strlen(registry->spans[i].name);
+  printf("%-*s %10s %10s %15s %15s %15s %15s\n", width, "span", "count", "unfinished",
+         "min (s)", "median (s)", "p99 (s)", "max (s)");
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    SpanStatsStruct stats;
+    char d[4][32];
+    SpanStats(tracker, i, &stats);
+    PutSeconds(d[0], sizeof d[0], stats.min);
+    PutSeconds(d[1], sizeof d[1], stats.median);
+    PutSeconds(d[2], sizeof d[2], stats.p99);
+    PutSeconds(d[3], sizeof d[3], stats.max);
+    if (stats.count == 0)
+      for (unsigned j = 0; j < 4; ++j)
+        strcpy(d[j], "-");
+    printf("%-*s %10llu %10llu %15s %15s %15s %15s\n", width, registry->spans[i].name,
+           (unsigned long long)stats.count, (unsigned long long)stats.unfinished, d[0], d[1], d[2], d[3]);
+  }
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    SpanStatsStruct stats;
+    SpanStats(tracker, i, &stats);
+    if (stats.unopened > 0)
+      printf("%s: %llu %s event%s closed no open span\n", registry->spans[i].name,
+             (unsigned long long)stats.unopened, EventName(registry, registry->spans[i].end),
+             stats.unopened == 1 ? "" : "s");
+  }
+  SpanTrackerDestroy(tracker);
+  return 0;
+}
+
+/* Open -- the stream opt names, read once in order for --count and
+ * --summary, else held whole (with its live file's events, after a
+ * death); NULL after saying why */
+static EventStreamStruct *Open(const OptionsStruct *opt, const char *name, InputStruct *in)
+{
+  EventStreamStruct *stream;
+  EventStreamRes res;
+  char msg[512];
+  int err;
+
+  memset(in, 0, sizeof *in);
+  if ((opt->count || opt->summary) && !opt->resync && !LiveExists(opt->path)) {
+    /* No events to print: read the stream once, in order, not mapped.
+     * design/telemetry.txt .eventcnv.scan */
+    res = Scan(opt->path, &stream, msg, sizeof msg);
+  } else {
+    err = ReadInput(opt->path, in);
+    if (err != 0) {
+      fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
+      return NULL;
+    }
+    if (RecoverLive(opt->path, name, in) != 0) {
+      InputFree(in);
+      return NULL;
+    }
+    res = EventStreamOpen(&stream, in->data, in->size, opt->resync ? EVENT_STREAM_RESYNC : 0,
+                          msg, sizeof msg);
+  }
+  if (res != EventStreamOK) {
+    fprintf(stderr, "%s: %s: %s\n", programName, name, msg);
+    InputFree(in);
+    return NULL;
+  }
+  return stream;
+}
+
+/* Print -- what opt asks for; returns EXIT_SUCCESS, or EXIT_BAD_STREAM
+ * having said why */
+static int Print(const OptionsStruct *opt, EventStreamStruct *stream, const FilterStruct *filter)
+{
+  const EventStreamInfoStruct *info = EventStreamInfo(stream);
+  if (opt->header)
+    PrintHeader(info, EventStreamProblemCount(stream));
+  if (opt->list) {
+    if (opt->header)
+      printf("\n");
+    PrintList(info->registry);
+  }
+  if (opt->count || opt->summary || opt->spans) {   /* design/telemetry.txt .eventcnv.scan */
+    if (opt->header || opt->list)
+      printf("\n");
+    if (opt->spans && PrintSpans(stream) != 0) {
+      fprintf(stderr, "%s: out of memory\n", programName);
+      return EXIT_BAD_STREAM;
+    } else if (opt->summary) {
+      PrintSummary(stream, filter);
+    } else if (opt->count) {
+      PrintCount(stream, filter);
+    }
+  } else if (IsExport(opt)) {
+    /* design/telemetry.txt .export */
+    if (ExportRun(stream, opt->format, opt->output, ExportFilter, (void *)filter) != 0)
+      return EXIT_BAD_STREAM;
+  } else if (!opt->header && !opt->list) {
+    if (PrintEvents(stream, filter) != 0) {
+      fprintf(stderr, "%s: out of memory\n", programName);
+      return EXIT_BAD_STREAM;
+    }
+  }
+  return EXIT_SUCCESS;
+}
+
+/* Finish -- say what went wrong with the stream, and what was lost;
+ * returns the exit status.  design/telemetry.txt .eventcnv.exit */
+static int Finish(const OptionsStruct *opt, EventStreamStruct *stream, const char *name, int status)
+{
+  const EventStreamInfoStruct *info = EventStreamInfo(stream);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
+    status = EXIT_BAD_STREAM;
+  }
+  if (EventStreamProblemCount(stream) > 0 && ReportProblems(stream, name))
+    status = EXIT_BAD_STREAM;
+  ReportWarnings(info, name);
+  if (!Complete(info))
+    status = EXIT_BAD_STREAM;
+  if (opt->count || opt->summary || opt->spans || (!opt->header && !opt->list))
+    ReportDropped(info->registry, name, info->dropped);
+  return status;
+}
+
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
   InputStruct in;
   EventStreamStruct *stream;
-  EventStreamRes res;
-  const EventStreamInfoStruct *info;
   FilterStruct *filter;
-  char msg[512];
   const char *name;
-  int err, status = EXIT_SUCCESS;
+  int status;
 
   ParseArgs(argc, argv, &opt);
   name = opt.path == NULL || strcmp(opt.path, "-") == 0 ? "<stdin>" : opt.path;
-
-  memset(&in, 0, sizeof in);
-  if ((opt.count || opt.summary) && !opt.resync && !LiveExists(opt.path)) {
-    /* No events to print: read the stream once, in order, not mapped.
-     * design/telemetry.txt .eventcnv.scan */
-    res = Scan(opt.path, &stream, msg, sizeof msg);
-  } else {
-    err = ReadInput(opt.path, &in);
-    if (err != 0) {
-      fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
-      return EXIT_BAD_STREAM;
-    }
-    if (RecoverLive(opt.path, name, &in) != 0) {
-      InputFree(&in);
-      return EXIT_BAD_STREAM;
-    }
-    res = EventStreamOpen(&stream, in.data, in.size, opt.resync ? EVENT_STREAM_RESYNC : 0,
-                          msg, sizeof msg);
-  }
-  if (res != EventStreamOK) {
-    fprintf(stderr, "%s: %s: %s\n", programName, name, msg);
-    InputFree(&in);
+  stream = Open(&opt, name, &in);
+  if (stream == NULL)
     return EXIT_BAD_STREAM;
-  }
-  info = EventStreamInfo(stream);
-
   filter = malloc(sizeof *filter);
   if (filter == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  FilterInit(filter, &opt, info->registry);
+  FilterInit(filter, &opt, EventStreamInfo(stream)->registry);
   /* -o for text: stdout goes to the file, once the stream is open */
   if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
       && freopen(opt.output, "w", stdout) == NULL) {
     fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
     return EXIT_BAD_STREAM;
   }
-
-  if (opt.header)
-    PrintHeader(info, EventStreamProblemCount(stream));
-  if (opt.list) {
-    if (opt.header)
-      printf("\n");
-    PrintList(info->registry);
-  }
-
-  if (opt.count || opt.summary) {        /* design/telemetry.txt .eventcnv.scan */
-    if (opt.header || opt.list)
-      printf("\n");
-    if (opt.summary)
-      PrintSummary(stream, filter);
-    else
-      PrintCount(stream, filter);
-  } else if (IsExport(&opt)) {
-    /* design/telemetry.txt .export */
-    if (ExportRun(stream, opt.format, opt.output, ExportFilter, filter) != 0)
-      status = EXIT_BAD_STREAM;
-  } else if (!opt.header && !opt.list) {
-    if (PrintEvents(stream, filter) != 0) {
-      fprintf(stderr, "%s: out of memory\n", programName);
-      return EXIT_BAD_STREAM;
-    }
-  }
-  res = EventStreamProblemCount(stream) > 0 ? EventStreamERROR : EventStreamEND;
-
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
-    status = EXIT_BAD_STREAM;
-  }
-  if (res == EventStreamERROR && ReportProblems(stream, name))
-    status = EXIT_BAD_STREAM;
-  ReportWarnings(info, name);
-  if (!Complete(info))
-    status = EXIT_BAD_STREAM;
-  if (opt.count || opt.summary || (!opt.header && !opt.list))
-    ReportDropped(info->registry, name, info->dropped);
-
+  status = Print(&opt, stream, filter);
+  status = Finish(&opt, stream, name, status);
   free(filter);
   EventStreamClose(stream);
   InputFree(&in);

@@ -241,12 +241,12 @@ ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial)
   return thread;
 }
 
-/* ExportElapsedNs -- as PutTimes in eventread.c computes ELAPSED */
-int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock)
+/* ExportClockNs -- as PutTimes in eventread.c computes ELAPSED */
+int64_t ExportClockNs(const EventFormatContextStruct *fmt, EventClock clock)
 {
-  int negative = clock < ex->fmt.startClock;
-  uint64_t delta = negative ? ex->fmt.startClock - clock : clock - ex->fmt.startClock;
-  uint64_t hz = ex->fmt.clockHz, ns;
+  int negative = clock < fmt->startClock;
+  uint64_t delta = negative ? fmt->startClock - clock : clock - fmt->startClock;
+  uint64_t hz = fmt->clockHz, ns;
   if (hz == 0) {
     ns = delta;
   } else {
@@ -257,6 +257,11 @@ int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock)
     ns = delta / hz * NS_PER_SECOND + part;
   }
   return negative ? -(int64_t)ns : (int64_t)ns;
+}
+
+int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock)
+{
+  return ExportClockNs(&ex->fmt, clock);
 }
 
 /* PutJsonWord -- W: a number, or a string above 2^53, where a double

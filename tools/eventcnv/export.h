@@ -136,6 +136,7 @@ extern const ExportThreadStruct *ExportThreadFind(const ExportStruct *ex, uint32
 /* ExportElapsedNs -- ns from the stream's start to clock (negative
  * before it), as eventcnv's ELAPSED column: design/telemetry.txt .sol.clock */
 extern int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock);
+extern int64_t ExportClockNs(const EventFormatContextStruct *fmt, EventClock clock);
 
 /* ExportPutJsonFields -- rec's fields as a JSON object by parameter
  * name.  ExportPutJsonLabels -- if some P or A value of rec is

@@ -9,18 +9,36 @@
  * event, with its kind as the category and its fields as args.  tid is
  * telltale's thread serial, ts is microseconds since the stream's start
  * with three decimals (nanoseconds).
+ *
+ * Spans (.reg.span) are B/E slices on tracks of their own, one per lane
+ * (span.h: spans of a lane never overlap, so every B is closed by the
+ * next E of its track); a span still open at the end is closed at the
+ * last event's time with "unfinished":true.  Counters are counter
+ * events (ph "C"), one track per counter and key.  Both come from every
+ * event, whatever the filter.  design/telemetry.txt .export.chrome
  */
 
 #include "export.h"
+#include "span.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A span's lane L is the track SPAN_TID + span * SPAN_LANE_LIMIT + L:
+ * above any thread serial a log holds.  The lanes past the limit share
+ * its last. */
+#define SPAN_TID        0x40000000u
+#define SPAN_LANE_LIMIT 0x400000u
+
 typedef struct ChromeStruct {
   ExportOutStruct process;      /* ,"pid":N made once */
   int first;                    /* no element written yet */
+  ExportStruct *ex;
+  SpanTrackerStruct *spans;     /* NULL if the registry has none */
+  unsigned *lanesNamed;         /* by span: its lanes named so far */
+  int64_t lastNs;               /* the latest event's time */
 } ChromeStruct;
 
 static ChromeStruct chrome;
@@ -76,6 +94,116 @@ static void ThreadName(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
   thread->announced = 1;
 }
 
+/* SpanTid -- the track of a span's lane, named when first used */
+static uint64_t SpanTid(ChromeStruct *state, const SpanStruct *span)
+{
+  ExportOutStruct *out = &state->ex->out;
+  unsigned lane = span->lane < SPAN_LANE_LIMIT ? span->lane : SPAN_LANE_LIMIT - 1;
+  uint64_t tid = SPAN_TID + (uint64_t)span->span * SPAN_LANE_LIMIT + lane;
+  const char *name = state->ex->registry->spans[span->span].name;
+  while (state->lanesNamed[span->span] <= lane) {
+    uint64_t t = tid - lane + state->lanesNamed[span->span];
+    Element(out, state);
+    ExportPutString(out, "\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0");
+    ExportPut(out, state->process.buf, state->process.used);
+    ExportPutString(out, ",\"tid\":");
+    ExportPutUnsigned(out, t);
+    ExportPutString(out, ",\"args\":{\"name\":\"");
+    ExportPutString(out, name);        /* a C identifier: no escapes */
+    if (state->lanesNamed[span->span] > 0) {
+      ExportPutChar(out, ' ');
+      ExportPutUnsigned(out, state->lanesNamed[span->span] + 1);
+    }
+    ExportPutString(out, "\"}}");
+    Element(out, state);
+    ExportPutString(out, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0");
+    ExportPut(out, state->process.buf, state->process.used);
+    ExportPutString(out, ",\"tid\":");
+    ExportPutUnsigned(out, t);
+    ExportPutString(out, ",\"args\":{\"sort_index\":");
+    ExportPutUnsigned(out, t);
+    ExportPutString(out, "}}");
+    ++state->lanesNamed[span->span];
+  }
+  return tid;
+}
+
+/* SpanSlice -- a span's B when it opens, its E when it closes or at the
+ * end.  design/telemetry.txt .export.chrome */
+static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
+{
+  ChromeStruct *state = closure;
+  ExportOutStruct *out = &state->ex->out;
+  uint64_t tid = SpanTid(state, span);
+  Element(out, state);
+  ExportPutString(out, "\"name\":\"");
+  ExportPutString(out, state->ex->registry->spans[span->span].name);
+  ExportPutString(out, what == SpanOPENED ? "\",\"cat\":\"span\",\"ph\":\"B\",\"ts\":"
+                                          : "\",\"cat\":\"span\",\"ph\":\"E\",\"ts\":");
+  PutTs(out, what == SpanOPENED ? span->beginNs : what == SpanCLOSED ? span->endNs : state->lastNs);
+  ExportPut(out, state->process.buf, state->process.used);
+  ExportPutString(out, ",\"tid\":");
+  ExportPutUnsigned(out, tid);
+  if (what == SpanOPENED) {
+    ExportPutString(out, ",\"args\":{\"key\":\"");
+    ExportPutHex(out, span->key);
+    ExportPutString(out, "\",\"thread\":");
+    ExportPutUnsigned(out, span->beginThread);
+    ExportPutString(out, ",\"seq\":");
+    ExportPutUnsigned(out, span->beginSeq);
+  } else if (what == SpanCLOSED) {
+    ExportPutString(out, ",\"args\":{\"end_thread\":");
+    ExportPutUnsigned(out, span->endThread);
+    ExportPutString(out, ",\"end_seq\":");
+    ExportPutUnsigned(out, span->endSeq);
+  } else {
+    ExportPutString(out, ",\"args\":{\"unfinished\":true");
+  }
+  ExportPutString(out, "}}");
+}
+
+/* Counter -- counter i's new value from rec: a counter event on the
+ * track of its name and key.  design/telemetry.txt .export.chrome */
+static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStruct *rec, int i)
+{
+  ExportOutStruct *out = &ex->out;
+  const EventCounterDescStruct *counter = &ex->registry->counters[i];
+  const EventValueUnion *value = &rec->values[counter->value];
+  char letter = rec->desc->format[counter->value];
+  if (letter == 'D' && !(value->d - value->d == 0))   /* JSON has no NaN or infinity */
+    return;
+  Element(out, state);
+  ExportPutString(out, "\"name\":\"");
+  ExportPutString(out, counter->name);
+  if (counter->key != EVENT_COUNTER_NO_KEY) {
+    uint64_t key = rec->values[counter->key].u;
+    const char *label = ex->fmt.label != NULL ? ex->fmt.label(ex->fmt.labelClosure, key) : NULL;
+    ExportPutChar(out, '[');
+    if (label != NULL) {   /* a label as a JSON string's body */
+      size_t at = out->used + 1;
+      ExportPutJsonString(out, label, strlen(label));
+      if (out->err == 0) {
+        memmove(out->buf + at - 1, out->buf + at, out->used - at - 1);
+        out->used -= 2;
+      }
+    } else {
+      ExportPutHex(out, key);
+    }
+    ExportPutChar(out, ']');
+  }
+  ExportPutString(out, "\",\"ph\":\"C\",\"ts\":");
+  PutTs(out, ExportElapsedNs(ex, rec->clock));
+  ExportPut(out, state->process.buf, state->process.used);
+  ExportPutString(out, ",\"args\":{");
+  ExportPut(out, ex->names[rec->desc - ex->registry->events].keys[counter->value],
+            ex->names[rec->desc - ex->registry->events].keyLengths[counter->value]);
+  if (letter == 'D')
+    ExportPutDouble(out, value->d);
+  else
+    ExportPutUnsigned(out, value->u);
+  ExportPutString(out, "}}");
+}
+
 static int ChromeBegin(ExportStruct *ex)
 {
   ExportOutStruct *out = &ex->out;
@@ -84,6 +212,15 @@ static int ChromeBegin(ExportStruct *ex)
   memset(&chrome, 0, sizeof chrome);
   chrome.process.fd = -1;
   chrome.first = 1;
+  chrome.ex = ex;
+  if (ex->registry->spanCount > 0) {
+    chrome.lanesNamed = calloc(ex->registry->spanCount, sizeof *chrome.lanesNamed);
+    chrome.spans = SpanTrackerCreate(ex->registry, 0, SpanSlice, &chrome);
+    if (chrome.lanesNamed == NULL || chrome.spans == NULL) {
+      fprintf(stderr, "eventcnv: out of memory\n");
+      return 1;
+    }
+  }
   ExportPutString(&chrome.process, ",\"pid\":");
   ExportPutUnsigned(&chrome.process, info->pid);
   ex->state = &chrome;
@@ -113,11 +250,21 @@ static int ChromeBegin(ExportStruct *ex)
  * the filter */
 static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
-  (void)seq;
+  ChromeStruct *state = ex->state;
+  int64_t ns = ExportElapsedNs(ex, rec->clock);
+  if (ns > state->lastNs)
+    state->lastNs = ns;
   if (rec->desc == ex->threadName) {
     uint32_t serial = (uint32_t)rec->values[0].u;
     ThreadName(ex, ex->state, serial, ExportThread(ex, serial));   /* Track made it */
   }
+  if (state->spans != NULL && SpanTrackerEvent(state->spans, rec, ns, seq) != 0) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    return 1;
+  }
+  for (int i = SpanCounterOf(ex->registry, rec->code, -1); i >= 0;
+       i = SpanCounterOf(ex->registry, rec->code, i))
+    Counter(ex, state, rec, i);
   return 0;
 }
 
@@ -157,7 +304,11 @@ static int ChromeEnd(ExportStruct *ex)
   ChromeStruct *state = ex->state;
   if (state == NULL)
     return 0;
+  if (state->spans != NULL)
+    SpanTrackerFinish(state->spans);
   ExportPutString(&ex->out, "\n]}\n");
+  SpanTrackerDestroy(state->spans);
+  free(state->lanesNamed);
   free(state->process.buf);
   return 0;
 }

@@ -9,6 +9,7 @@
  */
 
 #include "export.h"
+#include "span.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +56,9 @@ typedef struct SqliteStruct {
   sqlite3 *db;
   TableStruct event;            /* the event table */
   TableStruct *fields;          /* by index in the registry: each event's table */
-  sqlite3_stmt *insertString, *insertLabel;
+  sqlite3_stmt *insertString, *insertLabel, *insertSpan;
+  SpanTrackerStruct *spans;     /* NULL if the registry declares none */
+  ExportStruct *ex;
   char (*tables)[IDENT_MAX];    /* by index: the table of each event */
   int failed;
 } SqliteStruct;
@@ -108,7 +111,7 @@ static int Step(ExportStruct *ex, SqliteStruct *state, sqlite3_stmt *stmt)
  * design/telemetry.txt .export.sqlite */
 static const char *const fixedTables[] = {
   "event", "event_fields", "thread", "process", "kind", "registry_event", "registry_param",
-  "string", "label",
+  "string", "label", "span", "registry_span", "registry_counter",
 };
 
 static const char schema[] =
@@ -123,7 +126,13 @@ static const char schema[] =
   "CREATE TABLE registry_param (code INTEGER, position INTEGER, name TEXT, letter TEXT,"
   " type TEXT, doc TEXT, PRIMARY KEY (code, position));\n"
   "CREATE TABLE string (seq INTEGER PRIMARY KEY, id INTEGER, text TEXT);\n"
-  "CREATE TABLE label (seq INTEGER PRIMARY KEY, address INTEGER, id INTEGER, text TEXT);\n";
+  "CREATE TABLE label (seq INTEGER PRIMARY KEY, address INTEGER, id INTEGER, text TEXT);\n"
+  "CREATE TABLE span (name TEXT NOT NULL, key INTEGER, begin_seq INTEGER, end_seq INTEGER,"
+  " begin_ns INTEGER, end_ns INTEGER, duration_ns INTEGER, begin_thread INTEGER,"
+  " end_thread INTEGER);\n"
+  "CREATE TABLE registry_span (name TEXT PRIMARY KEY, begin TEXT, end TEXT, begin_key TEXT,"
+  " end_key TEXT);\n"
+  "CREATE TABLE registry_counter (name TEXT PRIMARY KEY, event TEXT, value TEXT, key TEXT);\n";
 
 static const char *ColumnType(char letter)
 {
@@ -248,6 +257,79 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
   }
   sqlite3_finalize(stmt);
   return 0;
+}
+
+/* Name, Param -- the name of the event of code, of its parameter i */
+static const char *Name(const EventRegistryStruct *registry, unsigned code)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL ? desc->name : "?";
+}
+
+static const char *Param(const EventRegistryStruct *registry, unsigned code, unsigned i)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL && i < desc->paramCount ? desc->paramNames[i] : NULL;
+}
+
+/* RegistrySpans -- the spans and counters the registry declares.
+ * design/telemetry.txt .export.sqlite */
+static int RegistrySpans(ExportStruct *ex, SqliteStruct *state)
+{
+  const EventRegistryStruct *registry = ex->registry;
+  sqlite3_stmt *stmt;
+  if (Prepare(ex, state, "INSERT INTO registry_span VALUES (?,?,?,?,?)", &stmt) != 0)
+    return 1;
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    const EventSpanDescStruct *span = &registry->spans[i];
+    sqlite3_bind_text(stmt, 1, span->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, Name(registry, span->begin), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 3, Name(registry, span->end), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 4, Param(registry, span->begin, span->beginKey), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 5, Param(registry, span->end, span->endKey), -1, SQLITE_STATIC);
+    if (Step(ex, state, stmt) != 0)
+      return sqlite3_finalize(stmt), 1;
+  }
+  sqlite3_finalize(stmt);
+  if (Prepare(ex, state, "INSERT INTO registry_counter VALUES (?,?,?,?)", &stmt) != 0)
+    return 1;
+  for (unsigned i = 0; i < registry->counterCount; ++i) {
+    const EventCounterDescStruct *counter = &registry->counters[i];
+    sqlite3_bind_text(stmt, 1, counter->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, Name(registry, counter->code), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 3, Param(registry, counter->code, counter->value), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 4, Param(registry, counter->code, counter->key), -1, SQLITE_STATIC);
+    if (Step(ex, state, stmt) != 0)
+      return sqlite3_finalize(stmt), 1;
+  }
+  sqlite3_finalize(stmt);
+  return 0;
+}
+
+/* SpanRow -- a span closed, or left open at the end: a row of span */
+static void SpanRow(void *closure, SpanWhat what, const SpanStruct *span)
+{
+  SqliteStruct *state = closure;
+  sqlite3_stmt *stmt = state->insertSpan;
+  uint64_t start = state->ex->info->startRealtime;
+  if (what == SpanOPENED || state->failed)
+    return;
+  sqlite3_bind_text(stmt, 1, state->ex->registry->spans[span->span].name, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(stmt, 2, (sqlite3_int64)span->key);
+  sqlite3_bind_int64(stmt, 3, (sqlite3_int64)span->beginSeq);
+  sqlite3_bind_int64(stmt, 5, (sqlite3_int64)(start + (uint64_t)span->beginNs));
+  sqlite3_bind_int64(stmt, 8, span->beginThread);
+  if (what == SpanCLOSED) {
+    sqlite3_bind_int64(stmt, 4, (sqlite3_int64)span->endSeq);
+    sqlite3_bind_int64(stmt, 6, (sqlite3_int64)(start + (uint64_t)span->endNs));
+    sqlite3_bind_int64(stmt, 7, span->endNs - span->beginNs);
+    sqlite3_bind_int64(stmt, 9, span->endThread);
+  } else {
+    for (int column = 4; column <= 9; ++column)
+      if (column != 5 && column != 8)
+        sqlite3_bind_null(stmt, column);
+  }
+  (void)Step(state->ex, state, stmt);
 }
 
 /* TableInit -- a table of columns columns */
@@ -456,8 +538,16 @@ static int SqliteBegin(ExportStruct *ex)
       || EventTables(ex, state) != 0
       || Registry(ex, state) != 0
       || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?)", &state->insertString) != 0
-      || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?)", &state->insertLabel) != 0)
+      || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?)", &state->insertLabel) != 0
+      || RegistrySpans(ex, state) != 0
+      || Prepare(ex, state, "INSERT INTO span VALUES (?,?,?,?,?,?,?,?,?)", &state->insertSpan) != 0)
     return 1;
+  state->ex = ex;
+  if (registry->spanCount > 0) {
+    state->spans = SpanTrackerCreate(registry, 0, SpanRow, state);
+    if (state->spans == NULL)
+      return Fail(ex, state, "out of memory");
+  }
   return 0;
 }
 
@@ -490,6 +580,10 @@ static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
 {
   SqliteStruct *state = ex->state;
   sqlite3_stmt *stmt;
+  if (state->spans != NULL
+      && (SpanTrackerEvent(state->spans, rec, ExportElapsedNs(ex, rec->clock), seq) != 0
+          || state->failed))
+    return state->failed ? 1 : Fail(ex, state, "out of memory");
   if (rec->desc == ex->intern) {
     stmt = state->insertString;
     sqlite3_bind_int64(stmt, 1, (sqlite3_int64)seq);
@@ -548,6 +642,10 @@ static int SqliteEnd(ExportStruct *ex)
     for (unsigned i = 0; i < ex->registry->eventCount && !failed; ++i)
       failed = Flush(ex, state, &state->fields[i]);
   }
+  if (!failed && state->spans != NULL) {
+    SpanTrackerFinish(state->spans);
+    failed = state->failed;
+  }
   if (!failed)
     failed = Threads(ex, state) != 0
       /* design/telemetry.txt .export.sqlite: sorted once, at the end */
@@ -558,6 +656,8 @@ static int SqliteEnd(ExportStruct *ex)
   TableFree(&state->event);
   sqlite3_finalize(state->insertString);
   sqlite3_finalize(state->insertLabel);
+  sqlite3_finalize(state->insertSpan);
+  SpanTrackerDestroy(state->spans);
   if (state->fields != NULL)
     for (unsigned i = 0; i < ex->registry->eventCount; ++i)
       TableFree(&state->fields[i]);
