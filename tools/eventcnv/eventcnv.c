@@ -14,6 +14,7 @@
 
 #include "eventread.h"
 #include "export.h"
+#include "merge.h"
 #include "span.h"
 
 #include <errno.h>
@@ -32,10 +33,13 @@
 static const char *programName = "eventcnv";
 
 static const char usageText[] =
-  "Usage: eventcnv [OPTION]... [FILE]\n"
+  "Usage: eventcnv [OPTION]... [FILE]...\n"
   "Print the events of a telltale telemetry stream in time order, one per line.\n"
   "FILE is a stream written by telltale; with no FILE, or when FILE is -, read\n"
-  "standard input.\n"
+  "standard input.  Several FILEs (the logs of a program and its children, say)\n"
+  "are merged on one timeline by wall time, each line naming its process after\n"
+  "the time as PROGRAM[PID]; --header, --list, --count, --summary and --spans\n"
+  "print each FILE in turn.\n"
   "\n"
   "Options:\n"
   "  --header          print the stream's header: version, program, pid, start\n"
@@ -101,7 +105,8 @@ typedef struct OptionsStruct {
   const char *events;           /* --event argument, or NULL */
   const char *format;           /* --format argument, or NULL: text */
   const char *output;           /* -o argument, or NULL: stdout */
-  const char *path;             /* NULL or "-" for stdin */
+  const char **paths;           /* the FILEs; "-" for stdin */
+  size_t pathCount;
 } OptionsStruct;
 
 static void UsageError(const char *message, const char *arg)
@@ -116,6 +121,9 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
 {
   int i, endOfOptions = 0;
   memset(opt, 0, sizeof *opt);
+  opt->paths = calloc((size_t)argc + 1, sizeof *opt->paths);
+  if (opt->paths == NULL)
+    UsageError("out of memory", NULL);
   for (i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char **valueReturn = NULL;
@@ -148,9 +156,7 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
     } else if (!endOfOptions && arg[0] == '-' && arg[1] != '\0') {
       UsageError("unknown option: ", arg);
     } else {
-      if (opt->path != NULL)
-        UsageError("more than one FILE: ", arg);
-      opt->path = arg;
+      opt->paths[opt->pathCount++] = arg;
     }
     if (valueReturn != NULL) {
       const char *eq = strchr(arg, '=');
@@ -165,6 +171,13 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
         UsageError("empty argument to ", arg);
     }
   }
+  if (opt->pathCount == 0)
+    opt->paths[opt->pathCount++] = "-";
+  for (size_t p = 0, stdins = 0; p < opt->pathCount; ++p)
+    if (strcmp(opt->paths[p], "-") == 0 && ++stdins > 1)
+      UsageError("standard input (-) can be read once", NULL);
+  if (opt->format != NULL && opt->pathCount > 1 && ExportOneLog(opt->format))
+    UsageError("this --format takes one FILE: ", opt->format);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
     UsageError("unknown --format (text, jsonl, csv, chrome, sqlite or ctf): ", opt->format);
   if (opt->format != NULL && ExportNeedsFile(opt->format)
@@ -319,8 +332,9 @@ static int LiveExists(const char *path)
   return stat(livePath, &st) == 0 || errno != ENOENT;
 }
 
-/* What RecoverLive found, for --header and the end-of-stream sentence */
-static struct {
+/* What RecoverLive found, for --header and the end-of-stream sentence:
+ * of the log at hand (each log keeps its own in its LogStruct) */
+typedef struct RecoveredStruct {
   int done;                     /* a live file was read and merged */
   size_t events, blocks;        /* what it added */
   size_t rejected, rejectedOffset;  /* live blocks that did not fit the log */
@@ -328,7 +342,9 @@ static struct {
   int logFailed;                /* the program could not write all of its log */
   size_t missing;               /* live regions missing (the live file cut short) */
   char path[4096];              /* LOG.live */
-} recovered;
+} RecoveredStruct;
+
+static RecoveredStruct recovered;
 
 /* RecoverLive -- if the program that wrote the log died, its live file
  * (LOG.live) is still there: add the events only it has to the input.
@@ -942,10 +958,20 @@ static int PrintSpans(EventStreamStruct *stream)
   return 0;
 }
 
-/* Open -- the stream opt names, read once in order for --count and
+/* LogStruct -- one FILE being read */
+typedef struct LogStruct {
+  const char *path, *name;      /* as given; as said in messages */
+  InputStruct in;
+  EventStreamStruct *stream;
+  RecoveredStruct recovered;    /* what RecoverLive found */
+  FilterStruct filter;          /* --kind and --event in its registry */
+} LogStruct;
+
+/* Open -- the stream at path, read once in order for --count and
  * --summary, else held whole (with its live file's events, after a
  * death); NULL after saying why */
-static EventStreamStruct *Open(const OptionsStruct *opt, const char *name, InputStruct *in)
+static EventStreamStruct *Open(const OptionsStruct *opt, const char *path, const char *name,
+                               InputStruct *in)
 {
   EventStreamStruct *stream;
   EventStreamRes res;
@@ -953,18 +979,20 @@ static EventStreamStruct *Open(const OptionsStruct *opt, const char *name, Input
   int err;
 
   memset(in, 0, sizeof *in);
-  if ((opt->count || opt->summary) && !opt->resync && !LiveExists(opt->path)) {
+  memset(&recovered, 0, sizeof recovered);
+  if ((opt->count || opt->summary) && !opt->resync && !LiveExists(path)) {
     /* No events to print: read the stream once, in order, not mapped.
      * design/telemetry.txt .eventcnv.scan */
-    res = Scan(opt->path, &stream, msg, sizeof msg);
+    res = Scan(path, &stream, msg, sizeof msg);
   } else {
-    err = ReadInput(opt->path, in);
+    err = ReadInput(path, in);
     if (err != 0) {
       fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
       return NULL;
     }
-    if (RecoverLive(opt->path, name, in) != 0) {
+    if (RecoverLive(path, name, in) != 0) {
       InputFree(in);
+      memset(in, 0, sizeof *in);
       return NULL;
     }
     res = EventStreamOpen(&stream, in->data, in->size, opt->resync ? EVENT_STREAM_RESYNC : 0,
@@ -973,18 +1001,20 @@ static EventStreamStruct *Open(const OptionsStruct *opt, const char *name, Input
   if (res != EventStreamOK) {
     fprintf(stderr, "%s: %s: %s\n", programName, name, msg);
     InputFree(in);
+    memset(in, 0, sizeof *in);
     return NULL;
   }
   return stream;
 }
 
-/* Print -- what opt asks for; returns EXIT_SUCCESS, or EXIT_BAD_STREAM
- * having said why */
-static int Print(const OptionsStruct *opt, EventStreamStruct *stream, const FilterStruct *filter)
+/* PrintEach -- --header, --list, --count, --summary and --spans of one
+ * log; returns EXIT_SUCCESS, or EXIT_BAD_STREAM having said why */
+static int PrintEach(const OptionsStruct *opt, LogStruct *log)
 {
-  const EventStreamInfoStruct *info = EventStreamInfo(stream);
+  const EventStreamInfoStruct *info = EventStreamInfo(log->stream);
+  recovered = log->recovered;
   if (opt->header)
-    PrintHeader(info, EventStreamProblemCount(stream));
+    PrintHeader(info, EventStreamProblemCount(log->stream));
   if (opt->list) {
     if (opt->header)
       printf("\n");
@@ -993,76 +1023,176 @@ static int Print(const OptionsStruct *opt, EventStreamStruct *stream, const Filt
   if (opt->count || opt->summary || opt->spans) {   /* design/telemetry.txt .eventcnv.scan */
     if (opt->header || opt->list)
       printf("\n");
-    if (opt->spans && PrintSpans(stream) != 0) {
+    if (opt->spans && PrintSpans(log->stream) != 0) {
       fprintf(stderr, "%s: out of memory\n", programName);
       return EXIT_BAD_STREAM;
     } else if (opt->summary) {
-      PrintSummary(stream, filter);
+      PrintSummary(log->stream, &log->filter);
     } else if (opt->count) {
-      PrintCount(stream, filter);
-    }
-  } else if (IsExport(opt)) {
-    /* design/telemetry.txt .export */
-    if (ExportRun(stream, opt->format, opt->output, ExportFilter, (void *)filter) != 0)
-      return EXIT_BAD_STREAM;
-  } else if (!opt->header && !opt->list) {
-    if (PrintEvents(stream, filter) != 0) {
-      fprintf(stderr, "%s: out of memory\n", programName);
-      return EXIT_BAD_STREAM;
+      PrintCount(log->stream, &log->filter);
     }
   }
   return EXIT_SUCCESS;
 }
 
-/* Finish -- say what went wrong with the stream, and what was lost;
- * returns the exit status.  design/telemetry.txt .eventcnv.exit */
-static int Finish(const OptionsStruct *opt, EventStreamStruct *stream, const char *name, int status)
+/* PrintMerged -- the events of several logs on one timeline: each line
+ * as PrintEvents's, its ELAPSED since the earliest log's start and
+ * PROGRAM[PID] after WALLCLOCK.  Returns 0, or 1 if out of memory.
+ * design/telemetry.txt .export.merge */
+static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruct *logs)
 {
-  const EventStreamInfoStruct *info = EventStreamInfo(stream);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
+  MergeStruct merge;
+  EventRecordStruct *rec;
+  size_t source, size = 4096;
+  char (*process)[80] = calloc(count, sizeof *process);
+  char *line = malloc(size), times[64], elapsed[40];
+  int width = 0;
+  if (process == NULL || line == NULL || MergeInit(&merge, streams, count) != 0) {
+    free(process);
+    free(line);
+    return 1;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const EventStreamInfoStruct *info = EventStreamInfo(streams[i]);
+    int n = snprintf(process[i], sizeof process[i], "%.60s[%lu]", info->program,
+                     (unsigned long)info->pid);
+    if (n > width)
+      width = n < (int)sizeof process[i] ? n : (int)sizeof process[i] - 1;
+  }
+  while (MergeNext(&merge, &source, &rec)) {
+    const EventFormatContextStruct *ctx = &merge.fmt[source];
+    size_t len, timesLen;
+    if (!FilterPasses(&logs[source].filter, rec->kind, rec->code))
+      continue;
+    len = EventFormat(line, size, rec, ctx);
+    if (len >= size) {
+      char *bigger = realloc(line, len + 1);
+      if (bigger == NULL)
+        break;
+      line = bigger;
+      size = len + 1;
+      (void)EventFormat(line, size, rec, ctx);
+    }
+    /* ELAPSED WALLCLOCK of this log: WALLCLOCK kept, ELAPSED since the origin */
+    timesLen = EventFormatTimes(times, sizeof times, rec->clock, ctx);
+    if (timesLen >= sizeof times || timesLen > len || strrchr(times, ' ') == NULL)
+      timesLen = 0;
+    PutSeconds(elapsed, sizeof elapsed,
+               merge.wallNs[source] - (int64_t)merge.originNs);
+    printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
+           process[source], line + timesLen);
+  }
+  MergeFinish(&merge);
+  free(process);
+  free(line);
+  return 0;
+}
+
+/* LogsFilter -- FilterPasses of each log's filter, an ExportFilterFunction */
+static int LogsFilter(void *closure, size_t source, unsigned kind, unsigned code)
+{
+  const LogStruct *logs = closure;
+  return FilterPasses(&logs[source].filter, kind, code);
+}
+
+/* Print -- what opt asks for; returns EXIT_SUCCESS, or EXIT_BAD_STREAM
+ * having said why */
+static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
+{
+  int status = EXIT_SUCCESS;
+  if (opt->header || opt->list || opt->count || opt->summary || opt->spans) {
+    for (size_t i = 0; i < count && status == EXIT_SUCCESS; ++i) {
+      if (count > 1)
+        printf("%s==> %s <==\n", i > 0 ? "\n" : "", logs[i].name);
+      status = PrintEach(opt, &logs[i]);
+    }
+    return status;
+  }
+  EventStreamStruct **streams = malloc(count * sizeof *streams);
+  if (streams == NULL) {
+    fprintf(stderr, "%s: out of memory\n", programName);
+    return EXIT_BAD_STREAM;
+  }
+  for (size_t i = 0; i < count; ++i)
+    streams[i] = logs[i].stream;
+  if (IsExport(opt)) {
+    /* design/telemetry.txt .export */
+    if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
+      status = EXIT_BAD_STREAM;
+  } else if ((count == 1 ? PrintEvents(streams[0], &logs[0].filter)
+              : PrintMerged(streams, count, logs)) != 0) {
+    fprintf(stderr, "%s: out of memory\n", programName);
     status = EXIT_BAD_STREAM;
   }
-  if (EventStreamProblemCount(stream) > 0 && ReportProblems(stream, name))
+  free(streams);
+  return status;
+}
+
+/* Finish -- say what went wrong with a log, and what was lost; returns
+ * the exit status.  design/telemetry.txt .eventcnv.exit */
+static int Finish(const OptionsStruct *opt, LogStruct *log, int status)
+{
+  const EventStreamInfoStruct *info = EventStreamInfo(log->stream);
+  recovered = log->recovered;
+  if (EventStreamProblemCount(log->stream) > 0 && ReportProblems(log->stream, log->name))
     status = EXIT_BAD_STREAM;
-  ReportWarnings(info, name);
+  ReportWarnings(info, log->name);
   if (!Complete(info))
     status = EXIT_BAD_STREAM;
   if (opt->count || opt->summary || opt->spans || (!opt->header && !opt->list))
-    ReportDropped(info->registry, name, info->dropped);
+    ReportDropped(info->registry, log->name, info->dropped);
   return status;
+}
+
+/* OpenAll -- every FILE; 0, or 1 having said why */
+static int OpenAll(const OptionsStruct *opt, LogStruct *logs)
+{
+  for (size_t i = 0; i < opt->pathCount; ++i) {
+    LogStruct *log = &logs[i];
+    log->path = opt->paths[i];
+    log->name = strcmp(log->path, "-") == 0 ? "<stdin>" : log->path;
+    log->stream = Open(opt, log->path, log->name, &log->in);
+    if (log->stream == NULL)
+      return 1;
+    log->recovered = recovered;
+    FilterInit(&log->filter, opt, EventStreamInfo(log->stream)->registry);
+  }
+  return 0;
 }
 
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
-  InputStruct in;
-  EventStreamStruct *stream;
-  FilterStruct *filter;
-  const char *name;
-  int status;
+  LogStruct *logs;
+  int status = EXIT_SUCCESS;
 
   ParseArgs(argc, argv, &opt);
-  name = opt.path == NULL || strcmp(opt.path, "-") == 0 ? "<stdin>" : opt.path;
-  stream = Open(&opt, name, &in);
-  if (stream == NULL)
-    return EXIT_BAD_STREAM;
-  filter = malloc(sizeof *filter);
-  if (filter == NULL) {
+  logs = calloc(opt.pathCount, sizeof *logs);
+  if (logs == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  FilterInit(filter, &opt, EventStreamInfo(stream)->registry);
-  /* -o for text: stdout goes to the file, once the stream is open */
-  if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
-      && freopen(opt.output, "w", stdout) == NULL) {
+  if (OpenAll(&opt, logs) != 0) {
+    status = EXIT_BAD_STREAM;
+  } else if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
+             && freopen(opt.output, "w", stdout) == NULL) {
+    /* -o for text: stdout goes to the file, once the streams are open */
     fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
-    return EXIT_BAD_STREAM;
+    status = EXIT_BAD_STREAM;
+  } else {
+    status = Print(&opt, logs, opt.pathCount);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
+      status = EXIT_BAD_STREAM;
+    }
+    for (size_t i = 0; i < opt.pathCount; ++i)
+      status = Finish(&opt, &logs[i], status);
   }
-  status = Print(&opt, stream, filter);
-  status = Finish(&opt, stream, name, status);
-  free(filter);
-  EventStreamClose(stream);
-  InputFree(&in);
+  for (size_t i = 0; i < opt.pathCount; ++i) {
+    EventStreamClose(logs[i].stream);
+    InputFree(&logs[i].in);
+  }
+  free(logs);
+  free(opt.paths);
   return status;
 }

@@ -32,12 +32,19 @@
 #define SPAN_TID        0x40000000u
 #define SPAN_LANE_LIMIT 0x400000u
 
+/* ChromeSourceStruct -- what chrome keeps per log (process) */
+typedef struct ChromeSourceStruct {
+  int announced;                /* its process_name is written */
+  SpanTrackerStruct *spans;     /* NULL if its registry has none */
+  unsigned *lanesNamed;         /* by span: its lanes named so far */
+} ChromeSourceStruct;
+
 typedef struct ChromeStruct {
-  ExportOutStruct process;      /* ,"pid":N made once */
+  ExportOutStruct process;      /* ,"pid":N of the log at hand */
   int first;                    /* no element written yet */
   ExportStruct *ex;
-  SpanTrackerStruct *spans;     /* NULL if the registry has none */
-  unsigned *lanesNamed;         /* by span: its lanes named so far */
+  ChromeSourceStruct *sources;  /* by log */
+  ChromeSourceStruct *source;   /* the log at hand's */
   int64_t lastNs;               /* the latest event's time */
 } ChromeStruct;
 
@@ -101,8 +108,9 @@ static uint64_t SpanTid(ChromeStruct *state, const SpanStruct *span)
   unsigned lane = span->lane < SPAN_LANE_LIMIT ? span->lane : SPAN_LANE_LIMIT - 1;
   uint64_t tid = SPAN_TID + (uint64_t)span->span * SPAN_LANE_LIMIT + lane;
   const char *name = state->ex->registry->spans[span->span].name;
-  while (state->lanesNamed[span->span] <= lane) {
-    uint64_t t = tid - lane + state->lanesNamed[span->span];
+  unsigned *lanesNamed = state->source->lanesNamed;
+  while (lanesNamed[span->span] <= lane) {
+    uint64_t t = tid - lane + lanesNamed[span->span];
     Element(out, state);
     ExportPutString(out, "\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0");
     ExportPut(out, state->process.buf, state->process.used);
@@ -110,9 +118,9 @@ static uint64_t SpanTid(ChromeStruct *state, const SpanStruct *span)
     ExportPutUnsigned(out, t);
     ExportPutString(out, ",\"args\":{\"name\":\"");
     ExportPutString(out, name);        /* a C identifier: no escapes */
-    if (state->lanesNamed[span->span] > 0) {
+    if (lanesNamed[span->span] > 0) {
       ExportPutChar(out, ' ');
-      ExportPutUnsigned(out, state->lanesNamed[span->span] + 1);
+      ExportPutUnsigned(out, lanesNamed[span->span] + 1);
     }
     ExportPutString(out, "\"}}");
     Element(out, state);
@@ -123,7 +131,7 @@ static uint64_t SpanTid(ChromeStruct *state, const SpanStruct *span)
     ExportPutString(out, ",\"args\":{\"sort_index\":");
     ExportPutUnsigned(out, t);
     ExportPutString(out, "}}");
-    ++state->lanesNamed[span->span];
+    ++lanesNamed[span->span];
   }
   return tid;
 }
@@ -204,6 +212,38 @@ static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStru
   ExportPutString(out, "}}");
 }
 
+/* ChromeSource -- the log at hand changed: its pid, and its process's
+ * name before its first event */
+static int ChromeSource(ExportStruct *ex)
+{
+  ChromeStruct *state = ex->state;
+  ExportOutStruct *out = &ex->out;
+  state->source = &state->sources[ex->source];
+  state->process.used = 0;
+  ExportPutString(&state->process, ",\"pid\":");
+  ExportPutUnsigned(&state->process, ex->info->pid);
+  if (state->process.err != 0)
+    out->err = state->process.err;
+  if (state->source->announced)
+    return 0;
+  state->source->announced = 1;
+  Element(out, state);
+  ExportPutString(out, "\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0");
+  ExportPut(out, state->process.buf, state->process.used);
+  ExportPutString(out, ",\"tid\":0,\"args\":{\"name\":");
+  ExportPutJsonString(out, ex->info->program, strlen(ex->info->program));
+  ExportPutString(out, "}}");
+  if (ex->registry->spanCount > 0) {
+    state->source->lanesNamed = calloc(ex->registry->spanCount, sizeof *state->source->lanesNamed);
+    state->source->spans = SpanTrackerCreate(ex->registry, 0, SpanSlice, state);
+    if (state->source->lanesNamed == NULL || state->source->spans == NULL) {
+      fprintf(stderr, "eventcnv: out of memory\n");
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static int ChromeBegin(ExportStruct *ex)
 {
   ExportOutStruct *out = &ex->out;
@@ -213,17 +253,12 @@ static int ChromeBegin(ExportStruct *ex)
   chrome.process.fd = -1;
   chrome.first = 1;
   chrome.ex = ex;
-  if (ex->registry->spanCount > 0) {
-    chrome.lanesNamed = calloc(ex->registry->spanCount, sizeof *chrome.lanesNamed);
-    chrome.spans = SpanTrackerCreate(ex->registry, 0, SpanSlice, &chrome);
-    if (chrome.lanesNamed == NULL || chrome.spans == NULL) {
-      fprintf(stderr, "eventcnv: out of memory\n");
-      return 1;
-    }
-  }
-  ExportPutString(&chrome.process, ",\"pid\":");
-  ExportPutUnsigned(&chrome.process, info->pid);
   ex->state = &chrome;
+  chrome.sources = calloc(ex->sourceCount, sizeof *chrome.sources);
+  if (chrome.sources == NULL) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    return 1;
+  }
 
   snprintf(version, sizeof version, "%u.%u.%u", info->major, info->median, info->minor);
   ExportPutString(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"program\":");
@@ -231,19 +266,11 @@ static int ChromeBegin(ExportStruct *ex)
   ExportPutString(out, ",\"pid\":");
   ExportPutUnsigned(out, info->pid);
   ExportPutString(out, ",\"start_ns\":");
-  ExportPutUnsigned(out, info->startRealtime);
+  ExportPutUnsigned(out, ex->originNs);
   ExportPutString(out, ",\"telltale_version\":\"");
   ExportPutString(out, version);
   ExportPutString(out, "\"},\"traceEvents\":[");
-  Element(out, &chrome);
-  ExportPutString(out, "\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0");
-  ExportPut(out, chrome.process.buf, chrome.process.used);
-  ExportPutString(out, ",\"tid\":0,\"args\":{\"name\":");
-  ExportPutJsonString(out, info->program, strlen(info->program));
-  ExportPutString(out, "}}");
-  if (chrome.process.err != 0)
-    out->err = chrome.process.err;
-  return 0;
+  return ChromeSource(ex);
 }
 
 /* ChromeEvery -- a thread's name when ThreadName gives it, whatever
@@ -258,7 +285,7 @@ static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
     uint32_t serial = (uint32_t)rec->values[0].u;
     ThreadName(ex, ex->state, serial, ExportThread(ex, serial));   /* Track made it */
   }
-  if (state->spans != NULL && SpanTrackerEvent(state->spans, rec, ns, seq) != 0) {
+  if (state->source->spans != NULL && SpanTrackerEvent(state->source->spans, rec, ns, seq) != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
     return 1;
   }
@@ -304,13 +331,18 @@ static int ChromeEnd(ExportStruct *ex)
   ChromeStruct *state = ex->state;
   if (state == NULL)
     return 0;
-  if (state->spans != NULL)
-    SpanTrackerFinish(state->spans);
+  for (size_t i = 0; state->sources != NULL && i < ex->sourceCount; ++i)
+    if (state->sources[i].spans != NULL && ExportUse(ex, i) == 0)
+      SpanTrackerFinish(state->sources[i].spans);
   ExportPutString(&ex->out, "\n]}\n");
-  SpanTrackerDestroy(state->spans);
-  free(state->lanesNamed);
+  for (size_t i = 0; state->sources != NULL && i < ex->sourceCount; ++i) {
+    SpanTrackerDestroy(state->sources[i].spans);
+    free(state->sources[i].lanesNamed);
+  }
+  free(state->sources);
   free(state->process.buf);
   return 0;
 }
 
-const ExportWriterStruct ExportChrome = {"chrome", 0, ChromeBegin, ChromeEvent, ChromeEvery, ChromeEnd};
+const ExportWriterStruct ExportChrome = {"chrome", 0, ChromeBegin, ChromeEvent, ChromeEvery, ChromeEnd,
+                                         ChromeSource, 0};
