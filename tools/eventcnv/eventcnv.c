@@ -63,8 +63,9 @@ static const char usageText[] =
   "  --format FMT      write the events as FMT: text (the default, the lines\n"
   "                    below), jsonl (a JSON object per line), csv, chrome\n"
   "                    (Chrome trace-event JSON, for Perfetto UI), sqlite\n"
-  "                    (a database file: needs -o) or ctf (a CTF 1.8 trace\n"
-  "                    directory for babeltrace2: needs -o, new or empty)\n"
+  "                    (a database file: needs -o), ctf (a CTF 1.8 trace\n"
+  "                    directory for babeltrace2: needs -o, new or empty) or\n"
+  "                    html (a timeline to open in a browser, offline)\n"
   "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
   "  --help            print this help and exit\n"
   "\n"
@@ -94,7 +95,8 @@ static const char usageText[] =
   "  eventcnv --spans telemetry.tt          how long the spans took\n"
   "  eventcnv --format jsonl telemetry.tt | jq .fields\n"
   "  eventcnv --format sqlite -o telemetry.db telemetry.tt\n"
-  "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n";
+  "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n"
+  "  eventcnv --format html -o timeline.html a.tt b.tt     one timeline, in a browser\n";
 
 
 /* OptionsStruct -- what the command line asked for */
@@ -179,7 +181,7 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
   if (opt->format != NULL && opt->pathCount > 1 && ExportOneLog(opt->format))
     UsageError("this --format takes one FILE: ", opt->format);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
-    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite or ctf): ", opt->format);
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf or html): ", opt->format);
   if (opt->format != NULL && ExportNeedsFile(opt->format)
       && (opt->output == NULL || strcmp(opt->output, "-") == 0))
     UsageError("this --format writes a file: give it with -o FILE: ", opt->format);

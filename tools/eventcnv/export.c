@@ -351,7 +351,7 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 /* The loop */
 
 static const ExportWriterStruct *const writers[] = {
-  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf,
+  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf, &ExportHtml,
 };
 
 static const ExportWriterStruct *FindWriter(const char *name)

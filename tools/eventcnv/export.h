@@ -203,6 +203,7 @@ struct ExportWriterStruct {
   int oneLog;                   /* takes one log only */
 };
 
-extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf;
+extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf,
+  ExportHtml;
 
 #endif /* export_h */
