@@ -100,20 +100,21 @@ void ExportPutSigned(ExportOutStruct *out, int64_t v)
 
 void ExportPutHex(ExportOutStruct *out, uint64_t v)
 {
-  char *p = ExportReserve(out, 18);
-  size_t n = 1;
+  static const char hex[] = "0123456789abcdef";
+  char *p = ExportReserve(out, 18), *end;
+  unsigned n = v != 0 ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;   /* digits */
   if (p == NULL)
     return;
-  for (uint64_t t = v; t >= 16; t >>= 4)
-    ++n;
   p[0] = '0';
   p[1] = 'x';
+  end = p + 2 + n;
   out->used += n + 2;
-  p += n + 2;
-  do {
-    *--p = "0123456789abcdef"[v & 0xF];
-    v >>= 4;
-  } while (v != 0);
+  for (; n >= 2; n -= 2, v >>= 8) {   /* two digits a step, from the end */
+    *--end = hex[v & 0xF];
+    *--end = hex[v >> 4 & 0xF];
+  }
+  if (n == 1)
+    *--end = hex[v & 0xF];
 }
 
 void ExportPutDouble(ExportOutStruct *out, double d)
