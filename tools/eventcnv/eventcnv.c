@@ -69,6 +69,9 @@ static const char usageText[] =
   "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
   "  --help            print this help and exit\n"
   "\n"
+  "A conversion that takes more than a second says how far it is on stderr\n"
+  "when stderr is a terminal.\n"
+  "\n"
   "--header and --list print instead of the events; --kind and --event apply\n"
   "to the events (in every format), to --count and to --summary's kinds and\n"
   "names, and both must match.\n"
@@ -859,13 +862,17 @@ static int PrintEvents(EventStreamStruct *stream, const FilterStruct *filter)
 {
   EventFormatContextStruct ctx;
   EventRecordStruct rec;
+  ProgressStruct progress;
+  uint64_t read = 0;
   size_t size = 1 << 20, used = 0;
   char *out = malloc(size);
   if (out == NULL)
     return 1;
   EventStreamFormatContext(stream, &ctx);
+  ProgressStart(&progress, EventStreamInfo(stream)->eventCount);
   while (EventStreamNext(stream, &rec) == EventStreamOK) {
     size_t len;
+    ProgressTick(&progress, ++read);
     if (!FilterPasses(filter, rec.kind, rec.code))
       continue;
     len = EventFormat(out + used, size - used, &rec, &ctx);
@@ -891,6 +898,7 @@ static int PrintEvents(EventStreamStruct *stream, const FilterStruct *filter)
     }
   }
   fwrite(out, 1, used, stdout);
+  ProgressEnd(&progress);
   free(out);
   return 0;
 }
@@ -1049,6 +1057,8 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
   char (*process)[80] = calloc(count, sizeof *process);
   char *line = malloc(size), times[64], elapsed[40];
   int width = 0;
+  ProgressStruct progress;
+  uint64_t read = 0, total = 0;
   if (process == NULL || line == NULL || MergeInit(&merge, streams, count) != 0) {
     free(process);
     free(line);
@@ -1056,14 +1066,17 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
   }
   for (size_t i = 0; i < count; ++i) {
     const EventStreamInfoStruct *info = EventStreamInfo(streams[i]);
+    total += info->eventCount;
     int n = snprintf(process[i], sizeof process[i], "%.60s[%lu]", info->program,
                      (unsigned long)info->pid);
     if (n > width)
       width = n < (int)sizeof process[i] ? n : (int)sizeof process[i] - 1;
   }
+  ProgressStart(&progress, total);
   while (MergeNext(&merge, &source, &rec)) {
     const EventFormatContextStruct *ctx = &merge.fmt[source];
     size_t len, timesLen;
+    ProgressTick(&progress, ++read);
     if (!FilterPasses(&logs[source].filter, rec->kind, rec->code))
       continue;
     len = EventFormat(line, size, rec, ctx);
@@ -1084,6 +1097,7 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
     printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
            process[source], line + timesLen);
   }
+  ProgressEnd(&progress);
   MergeFinish(&merge);
   free(process);
   free(line);

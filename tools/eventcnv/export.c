@@ -9,6 +9,8 @@
  * (design/telemetry.txt .export.stream).
  */
 
+#define _POSIX_C_SOURCE 200809L   /* clock_gettime */
+
 #include "export.h"
 #include "merge.h"
 
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define OUT_BUFFER_SIZE ((size_t)1 << 20)
@@ -349,6 +352,44 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 }
 
 
+/* Progress.  design/telemetry.txt .export.progress */
+
+static double Now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void ProgressStart(ProgressStruct *progress, uint64_t total)
+{
+  memset(progress, 0, sizeof *progress);
+  progress->on = isatty(STDERR_FILENO);
+  progress->total = total;
+  progress->next = 1u << 16;
+  progress->start = progress->on ? Now() : 0;
+}
+
+void ProgressShow(ProgressStruct *progress, uint64_t done)
+{
+  double elapsed = Now() - progress->start;
+  progress->next = done + (1u << 16);
+  if (elapsed < 1.0)
+    return;
+  fprintf(stderr, "\reventcnv: %3u%%, %llu of %llu events, %.0f s",
+          progress->total > 0 ? (unsigned)(done * 100 / progress->total) : 0,
+          (unsigned long long)done, (unsigned long long)progress->total, elapsed);
+  progress->shown = 1;
+}
+
+void ProgressEnd(ProgressStruct *progress)
+{
+  if (progress->shown)
+    fputs("\r\033[K", stderr);        /* the line cleared: what follows is said alone */
+  progress->shown = 0;
+}
+
+
 /* The loop */
 
 static const ExportWriterStruct *const writers[] = {
@@ -557,18 +598,23 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
   MergeStruct merge;
   EventRecordStruct *rec;
   size_t source;
-  uint64_t seq = 0;
+  uint64_t seq = 0, read = 0, total = 0;
   int status = 0;
+  ProgressStruct progress;
   EventStreamStruct **streams = malloc(ex->sourceCount * sizeof *streams);
   if (streams == NULL)
     return 1;
-  for (size_t i = 0; i < ex->sourceCount; ++i)
+  for (size_t i = 0; i < ex->sourceCount; ++i) {
     streams[i] = ex->sources[i].stream;
+    total += ex->sources[i].info->eventCount;
+  }
   if (MergeInit(&merge, streams, ex->sourceCount) != 0) {
     free(streams);
     return 1;
   }
+  ProgressStart(&progress, total);
   while (status == 0 && MergeNext(&merge, &source, &rec)) {
+    ProgressTick(&progress, ++read);
     if (rec->desc == NULL)
       continue;
     if (ExportUse(ex, source) != 0 || Track(ex, rec) != 0) {
@@ -587,6 +633,7 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
     if (ex->out.err != 0)
       break;
   }
+  ProgressEnd(&progress);
   MergeFinish(&merge);
   free(streams);
   return status;

@@ -206,4 +206,25 @@ struct ExportWriterStruct {
 extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf,
   ExportHtml;
 
+/* ProgressStruct -- progress of a long conversion, said on stderr when
+ * it is a terminal and the work has taken a second: silent otherwise.
+ * design/telemetry.txt .export.progress */
+typedef struct ProgressStruct {
+  int on;                       /* stderr is a terminal */
+  int shown;                    /* a line is on it, to be cleared */
+  uint64_t total, next;         /* events in all; when to look at the clock again */
+  double start;
+} ProgressStruct;
+
+extern void ProgressStart(ProgressStruct *progress, uint64_t total);
+extern void ProgressShow(ProgressStruct *progress, uint64_t done);
+extern void ProgressEnd(ProgressStruct *progress);
+
+/* ProgressTick -- done events of total have been read */
+static inline void ProgressTick(ProgressStruct *progress, uint64_t done)
+{
+  if (progress->on && done >= progress->next)
+    ProgressShow(progress, done);
+}
+
 #endif /* export_h */
