@@ -56,6 +56,9 @@ static const char usageText[] =
   "                    an end event paired by a parameter), how many closed, how\n"
   "                    many were left open, and the min, median, p99 and max\n"
   "                    durations in seconds, not the events\n"
+  "  --follow          print the events as the program writes them, as tail -f\n"
+  "                    does, each buffer as it reaches the file, until the\n"
+  "                    stream's end (StreamEnd); one FILE, as text\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -105,7 +108,7 @@ static const char usageText[] =
 /* OptionsStruct -- what the command line asked for */
 
 typedef struct OptionsStruct {
-  int header, list, count, summary, spans, resync;
+  int header, list, count, summary, spans, resync, follow;
   const char *kinds;            /* --kind argument, or NULL */
   const char *events;           /* --event argument, or NULL */
   const char *format;           /* --format argument, or NULL: text */
@@ -145,6 +148,8 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       opt->count = 1;
     } else if (!endOfOptions && strcmp(arg, "--summary") == 0) {
       opt->summary = 1;
+    } else if (!endOfOptions && strcmp(arg, "--follow") == 0) {
+      opt->follow = 1;
     } else if (!endOfOptions && strcmp(arg, "--spans") == 0) {
       opt->spans = 1;
     } else if (!endOfOptions && strcmp(arg, "--resync") == 0) {
@@ -192,6 +197,10 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       && (opt->header || opt->list || opt->count || opt->summary || opt->spans))
     UsageError("--format writes the events: not with --header, --list, --count, --summary "
                "or --spans", NULL);
+  if (opt->follow && (opt->pathCount != 1 || strcmp(opt->paths[0], "-") == 0
+                      || (opt->format != NULL && strcmp(opt->format, "text") != 0)
+                      || opt->header || opt->list || opt->count || opt->summary || opt->spans))
+    UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
 }
@@ -1160,6 +1169,96 @@ static int Finish(const OptionsStruct *opt, LogStruct *log, int status)
   return status;
 }
 
+/* WholeBlocks -- the end of the last whole block in the first size
+ * bytes of a stream: what a writer has written whole so far */
+static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStreamInfoStruct *info)
+{
+  size_t pos = info->headerLength;
+  while (pos <= size && size - pos >= info->blockHeaderLength) {
+    EventBlockHeaderStruct h;
+    EventBlockDecode(&h, p + pos, info->major, info->layout.bigEndian);
+    if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0 || h.length < info->blockHeaderLength
+        || h.length > size - pos)
+      break;
+    pos += h.length;
+  }
+  return pos;
+}
+
+/* FollowOnce -- the events of the whole blocks that follow done in the
+ * stream as it is now, in time order; returns the new done, and sets
+ * *endedReturn at StreamEnd.  (size_t)-1: the file is not a stream. */
+static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruct *filter,
+                         size_t done, int *endedReturn)
+{
+  InputStruct in;
+  EventStreamStruct *stream;
+  EventFormatContextStruct ctx;
+  EventRecordStruct rec;
+  char msg[512], line[8192];
+  size_t whole;
+  int err;
+  memset(&in, 0, sizeof in);
+  err = ReadInput(path, &in);
+  if (err != 0) {
+    fprintf(stderr, "%s: %s: %s\n", programName, path, strerror(err));
+    return (size_t)-1;
+  }
+  if (EventStreamOpen(&stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
+    /* A header not written whole yet is waited for; a file that is not a stream is said. */
+    int waiting = in.size < EVENT_STREAM_FIXED_LEN
+      || (memcmp(in.data, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) == 0
+          && EventLoad(in.data + 20, 4, 0) > in.size);
+    InputFree(&in);
+    if (!waiting)
+      fprintf(stderr, "%s: %s: %s\n", programName, path, msg);
+    return waiting ? done : (size_t)-1;
+  }
+  if (done == 0)
+    FilterInit(filter, opt, EventStreamInfo(stream)->registry);
+  whole = WholeBlocks(in.data, in.size, EventStreamInfo(stream));
+  EventStreamFormatContext(stream, &ctx);
+  while (EventStreamNext(stream, &rec) == EventStreamOK) {
+    if (rec.offset < done || rec.offset >= whole)
+      continue;         /* printed before, or in a block not yet whole */
+    if (rec.code == EVENT_CODE_STREAM_END)
+      *endedReturn = 1;
+    if (FilterPasses(filter, rec.kind, rec.code)) {
+      size_t len = EventFormat(line, sizeof line, &rec, &ctx);
+      printf("%s\n", line);
+      (void)len;
+    }
+  }
+  fflush(stdout);
+  EventStreamClose(stream);
+  InputFree(&in);
+  return whole > done ? whole : done;
+}
+
+/* Follow -- --follow: the events as the program writes them, buffer by
+ * buffer, until StreamEnd.  Each look reads the file afresh; what it
+ * printed is known by offset.  design/telemetry.txt .eventcnv.follow */
+static int Follow(const OptionsStruct *opt)
+{
+  FilterStruct *filter = malloc(sizeof *filter);
+  size_t done = 0;
+  int ended = 0;
+  if (filter == NULL) {
+    fprintf(stderr, "%s: out of memory\n", programName);
+    return EXIT_BAD_STREAM;
+  }
+  while (!ended) {
+    struct timespec pause = {0, 200000000};
+    done = FollowOnce(opt, opt->paths[0], filter, done, &ended);
+    if (done == (size_t)-1)
+      break;
+    if (!ended)
+      nanosleep(&pause, NULL);
+  }
+  free(filter);
+  return ended ? EXIT_SUCCESS : EXIT_BAD_STREAM;
+}
+
 /* OpenAll -- every FILE; 0, or 1 having said why */
 static int OpenAll(const OptionsStruct *opt, LogStruct *logs)
 {
@@ -1183,6 +1282,13 @@ int main(int argc, char **argv)
   int status = EXIT_SUCCESS;
 
   ParseArgs(argc, argv, &opt);
+  if (opt.follow) {
+    if (opt.output != NULL && strcmp(opt.output, "-") != 0 && freopen(opt.output, "w", stdout) == NULL) {
+      fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
+      return EXIT_BAD_STREAM;
+    }
+    return Follow(&opt);
+  }
   logs = calloc(opt.pathCount, sizeof *logs);
   if (logs == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
