@@ -1287,7 +1287,9 @@ int main(int argc, char **argv)
       fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
       return EXIT_BAD_STREAM;
     }
-    return Follow(&opt);
+    status = Follow(&opt);
+    free(opt.paths);
+    return status;
   }
   logs = calloc(opt.pathCount, sizeof *logs);
   if (logs == NULL) {
