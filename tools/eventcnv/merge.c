@@ -32,7 +32,7 @@ int64_t MergeClockNs(const EventFormatContextStruct *fmt, EventClock clock)
 static void Advance(MergeStruct *merge, size_t i)
 {
   merge->has[i] = EventStreamNext(merge->streams[i], &merge->next[i]) == EventStreamOK;
-  if (merge->has[i])
+  if (merge->has[i] && merge->count > 1)   /* one log needs no wall time to merge by */
     merge->wallNs[i] = (int64_t)merge->fmt[i].startRealtime
       + MergeClockNs(&merge->fmt[i], merge->next[i].clock);
 }

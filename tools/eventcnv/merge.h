@@ -24,7 +24,7 @@ typedef struct MergeStruct {
   EventFormatContextStruct *fmt;  /* each log's clock and labels */
   EventRecordStruct *next;      /* each log's next event */
   int *has;                     /* next holds one */
-  int64_t *wallNs;              /* its time, ns since the epoch */
+  int64_t *wallNs;              /* its time, ns since the epoch (when count > 1) */
   uint64_t originNs;            /* the earliest log's start, ns since the epoch */
 } MergeStruct;
 
