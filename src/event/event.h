@@ -13,12 +13,30 @@
 #ifndef event_h
 #define event_h
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "eventcom.h"
 #include "plinthclock.h"
+
+/* The atomics of the hot path, in C and in C++, whose std::atomic of
+ * an integer has the layout of C's _Atomic one.  design/telemetry.txt
+ * .pack.cxx */
+#ifdef __cplusplus
+#include <atomic>
+#define EVENT_ATOMIC(type) std::atomic<type>
+#define EVENT_THREAD_LOCAL thread_local
+#define EVENT_LOAD_RELAXED(object) (object).load(std::memory_order_relaxed)
+#define EVENT_FENCE_RELEASE() std::atomic_thread_fence(std::memory_order_release)
+#else
+#include <stdatomic.h>
+#define EVENT_ATOMIC(type) _Atomic type
+#define EVENT_THREAD_LOCAL _Thread_local
+#define EVENT_LOAD_RELAXED(object) atomic_load_explicit(&(object), memory_order_relaxed)
+#define EVENT_FENCE_RELEASE() atomic_thread_fence(memory_order_release)
+#endif
+
+TELLTALE_BEGIN_DECLS
 
 /* Varieties.  design/telemetry.txt .sol.variety
  * Build with -DEVENT_VARIETY=n.  The default is checking. */
@@ -43,7 +61,7 @@ typedef struct EventBufStruct {
   uintptr_t limit;
 } EventBufStruct;
 
-extern _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
+extern TELLTALE_API EVENT_THREAD_LOCAL EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
   __attribute__((tls_model("initial-exec")));
 
 /* EventKindRecord -- kinds whose events are recorded into buffers.
@@ -52,17 +70,17 @@ extern _Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
  * Both are bit sets indexed by EventKind, which a debugger can print and
  * set: "print/x EventKindControl", "set var EventKindControl &= ~(1<<5)".
  * design/telemetry.txt .sol.control */
-extern _Atomic EventKindSet EventKindRecord;
-extern _Atomic EventKindSet EventKindControl;
+extern TELLTALE_API EVENT_ATOMIC(EventKindSet) EventKindRecord;
+extern TELLTALE_API EVENT_ATOMIC(EventKindSet) EventKindControl;
 
 /* EventOff -- events turned off one by one, by code: nonzero means
  * the event is not recorded even when its kind is.  For a single noisy
  * event in a kind you want (QNX's per-event bitmap).  A debugger can set
  * it: "set var EventOff[0x212] = 1".  design/telemetry.txt
  * .sol.control.event */
-extern _Atomic unsigned char EventOff[EVENT_CODE_LIMIT];
+extern TELLTALE_API EVENT_ATOMIC(unsigned char) EventOff[EVENT_CODE_LIMIT];
 
-extern void *EventReserveSlow(unsigned kind, size_t size);
+extern TELLTALE_API void *EventReserveSlow(unsigned kind, size_t size);
 
 #define EVENT_END_SLACK 4   /* bytes past limit that EVENT_END may zero */
 
@@ -100,10 +118,10 @@ static inline void *EventReserve(unsigned kind, size_t size)
  * EVENT_BEGIN opens a block and declares in it _event, a pointer to the
  * event's struct, for the stores; EVENT_END closes it. */
 #define EVENT_BEGIN(name) \
-  if ((atomic_load_explicit(&EventKindRecord, memory_order_relaxed) \
+  if ((EVENT_LOAD_RELAXED(EventKindRecord) \
        & EVENT_KIND_BIT(EVENT_KIND_OF_##name)) && \
-      !atomic_load_explicit(&EventOff[EventCode##name], memory_order_relaxed)) { \
-    EventStruct##name *_event = EventReserve(EVENT_KIND_OF_##name, EVENT_SIZE_OF_##name); \
+      !EVENT_LOAD_RELAXED(EventOff[EventCode##name])) { \
+    EventStruct##name *_event = (EventStruct##name *)EventReserve(EVENT_KIND_OF_##name, EVENT_SIZE_OF_##name); \
     _event->header.clock = PlinthClockNow();
 
 #define EVENT_END(name) \
@@ -127,7 +145,7 @@ static inline void *EventReserve(unsigned kind, size_t size)
     __atomic_store_n((uint32_t *)(void *)(header), (value), __ATOMIC_RELEASE)
 #else
 #define EVENT_COMMIT(header, value) \
-    (atomic_thread_fence(memory_order_release), (header)->codeLength = (value))
+    (EVENT_FENCE_RELEASE(), (header)->codeLength = (value))
 #endif
 
 /* EventStringLength -- length of an S parameter, truncated to
@@ -155,7 +173,7 @@ static inline void EventStringCopy(char *dst, const char *src, size_t length)
     char *nul;
     memcpy(dst, src, length);
     __asm__ __volatile__("" : : : "memory");
-    while ((nul = memchr(dst, '\0', length)) != NULL)
+    while ((nul = (char *)memchr(dst, '\0', length)) != NULL)
       *nul = '?';
   }
   dst[length] = '\0';
@@ -173,15 +191,15 @@ static inline void EventStringCopy(char *dst, const char *src, size_t length)
  * TELLTALE_MIRROR and TELLTALE_BUFFER (design/telemetry.txt .sol.env).
  * A bad setting is said once on stderr, naming the variable and what
  * was expected, and the default is used. */
-extern int EventInit(void);
+extern TELLTALE_API int EventInit(void);
 
 /* EventFlush -- write the calling thread's output buffers to the streams */
-extern void EventFlush(void);
+extern TELLTALE_API void EventFlush(void);
 
 /* EventFinish -- end the session: flush every thread's buffers, write
  * StreamEnd and close the streams telltale opened.  Emitting afterwards
  * starts a new session. */
-extern void EventFinish(void);
+extern TELLTALE_API void EventFinish(void);
 
 /* Streams.  design/telemetry.txt .sol.multi
  * The default stream is the file named by TELLTALE_FILE, or
@@ -190,37 +208,37 @@ extern void EventFinish(void);
  * default stream.  Streams the program adds stay the program's to close,
  * after EventFinish. */
 struct PlinthStreamStruct;
-extern int EventStreamAddBinary(struct PlinthStreamStruct *stream);
-extern int EventStreamAddText(struct PlinthStreamStruct *stream, EventKindSet kinds);
+extern TELLTALE_API int EventStreamAddBinary(struct PlinthStreamStruct *stream);
+extern TELLTALE_API int EventStreamAddText(struct PlinthStreamStruct *stream, EventKindSet kinds);
 
 /* Kind control.  design/telemetry.txt .sol.control
  * Each returns the previous set; new = (old & ~reset) ^ flip, as in MPS. */
-extern EventKindSet EventControl(EventKindSet reset, EventKindSet flip);
-extern EventKindSet EventControlSet(EventKindSet kinds);     /* output on */
-extern EventKindSet EventControlReset(EventKindSet kinds);   /* output off */
-extern EventKindSet EventControlFlip(EventKindSet kinds);
-extern EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
+extern TELLTALE_API EventKindSet EventControl(EventKindSet reset, EventKindSet flip);
+extern TELLTALE_API EventKindSet EventControlSet(EventKindSet kinds);     /* output on */
+extern TELLTALE_API EventKindSet EventControlReset(EventKindSet kinds);   /* output off */
+extern TELLTALE_API EventKindSet EventControlFlip(EventKindSet kinds);
+extern TELLTALE_API EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
 
 /* EventRecordByName -- turn one event off (on = 0) or back on, by name.
  * Its kind's control still applies.  telltale's own events (codes below
  * 0x0100) cannot be turned off.  Returns 0, or an errno-style code with
  * a message in err.  design/telemetry.txt .sol.control.event */
-extern int EventRecordByName(const char *name, int on, char *err, size_t errSize);
+extern TELLTALE_API int EventRecordByName(const char *name, int on, char *err, size_t errSize);
 
 /* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref", or
  * MPS-style masks of kind bits, "0x3f", "all,-0x40" (decimal or 0x hex) */
-extern int EventKindParse(const char *spec, EventKindSet *kindsReturn,
+extern TELLTALE_API int EventKindParse(const char *spec, EventKindSet *kindsReturn,
                           char *err, size_t errSize);
 /* EventKindIndex -- a kind's index by name, or -1 */
-extern int EventKindIndex(const char *name);
+extern TELLTALE_API int EventKindIndex(const char *name);
 
 /* Strings and labels.  design/telemetry.txt .sol.intern */
-extern EventW EventInternString(const char *string);
-extern void EventLabel(EventA address, EventW id);
-extern void EventLabelString(EventA address, const char *label);
+extern TELLTALE_API EventW EventInternString(const char *string);
+extern TELLTALE_API void EventLabel(EventA address, EventW id);
+extern TELLTALE_API void EventLabelString(EventA address, const char *label);
 
 /* Thread names: emits ThreadName for the calling thread. */
-extern void EventThreadNameSet(const char *name);
+extern TELLTALE_API void EventThreadNameSet(const char *name);
 
 /* Death.  design/telemetry.txt .sol.traceback, .sol.signal, .sol.assert */
 
@@ -233,41 +251,43 @@ extern void EventThreadNameSet(const char *name);
       EventAssertFail(#condition, __FILE__, __LINE__); \
   } while (0)
 
-extern void EventAssertFail(const char *condition, const char *file, unsigned line)
+extern TELLTALE_API void EventAssertFail(const char *condition, const char *file, unsigned line)
   __attribute__((noreturn));
 
 /* EventDump -- write the latest count events of every thread to
  * stderr, oldest first.  Async-signal-safe; callable from a debugger:
  * "call EventDump(20)". */
-extern void EventDump(unsigned count);
+extern TELLTALE_API void EventDump(unsigned count);
 
 /* EventDumpTo -- the traceback a fatal signal prints, to a descriptor,
  * for a program's own fatal-signal handler or logger: up to half of the
  * events are the calling thread's, the rest the other threads' latest.
  * Async-signal-safe. */
-extern void EventDumpTo(int fd, unsigned count);
+extern TELLTALE_API void EventDumpTo(int fd, unsigned count);
 
 /* EventFlushAll -- send every thread's committed events to the streams,
  * for a program's own fatal-signal handler.  Async-signal-safe.  Returns
  * 0; EAGAIN if another thread held telltale's lock for 200 ms; EBUSY
  * with the asynchronous writer, which writes on (the live file keeps
  * what it has not written).  design/telemetry.txt .sol.death */
-extern int EventFlushAll(void);
+extern TELLTALE_API int EventFlushAll(void);
 
 /* EventFatalSignals -- install (1) or remove (0) the handlers that dump
  * and flush on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT, then pass the
  * signal on.  Installed before main unless TELLTALE_SIGNALS=off. */
-extern int EventFatalSignals(int on);
+extern TELLTALE_API int EventFatalSignals(int on);
 
 /* EventWriterAsync -- write full buffers on a writer thread (async 1)
  * or on the emitting thread (0, the default); with drop, an emitter
  * whose next buffer the writer has not yet written drops its events,
  * counted as EventsDropped, instead of waiting.  TELLTALE_WRITER=sync,
  * async or async,drop.  design/telemetry.txt .sol.writer */
-extern int EventWriterAsync(int async, int drop);
+extern TELLTALE_API int EventWriterAsync(int async, int drop);
 
 /* Buffer size in bytes: a power of two, at least 4096 (TELLTALE_BUFFER).
  * Applies to buffers made after the call. */
-extern int EventBufferSizeSet(size_t size);
+extern TELLTALE_API int EventBufferSizeSet(size_t size);
+
+TELLTALE_END_DECLS
 
 #endif /* event_h */

@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eventapi.h"
+
+TELLTALE_BEGIN_DECLS
+
 /* Parameter types, one per format letter.  design/telemetry.txt .reg.format */
 typedef void *EventP;               /* P -- any pointer */
 typedef uintptr_t EventA;           /* A -- an address (may be labelled) */
@@ -64,11 +68,11 @@ typedef struct __attribute__((packed)) EventBlockHeaderStruct {
 
 #define EVENT_BLOCK_HEADER_LEN  36
 
-_Static_assert(sizeof(EventBlockHeaderStruct) == EVENT_BLOCK_HEADER_LEN, "block header is 36 bytes");
-_Static_assert(offsetof(EventBlockHeaderStruct, seq) == 16, "sequence number at 16");
-_Static_assert(offsetof(EventBlockHeaderStruct, session) == EVENT_BLOCK_HEADER_LEN_1,
+EVENT_STATIC_ASSERT(sizeof(EventBlockHeaderStruct) == EVENT_BLOCK_HEADER_LEN, "block header is 36 bytes");
+EVENT_STATIC_ASSERT(offsetof(EventBlockHeaderStruct, seq) == 16, "sequence number at 16");
+EVENT_STATIC_ASSERT(offsetof(EventBlockHeaderStruct, session) == EVENT_BLOCK_HEADER_LEN_1,
                "2.0's fields follow 1.0's header");
-_Static_assert(offsetof(EventBlockHeaderStruct, check) == 32, "check at 32");
+EVENT_STATIC_ASSERT(offsetof(EventBlockHeaderStruct, check) == 32, "check at 32");
 
 /* Byte order.  Loads and stores of n bytes (1 to 8) in either order,
  * for the reader, recovery and the stream header: the one set.  big is
@@ -76,6 +80,24 @@ _Static_assert(offsetof(EventBlockHeaderStruct, check) == 32, "check at 32");
 static inline uint64_t EventLoad(const unsigned char *p, unsigned n, unsigned big)
 {
   uint64_t v = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__)
+  /* The reader's inner loop: a whole load, swapped if need be. */
+  const unsigned hostBig = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+  if (n == 8) {
+    __builtin_memcpy(&v, p, 8);
+    return (big != 0) == hostBig ? v : __builtin_bswap64(v);
+  }
+  if (n == 4) {
+    uint32_t w;
+    __builtin_memcpy(&w, p, 4);
+    return (big != 0) == hostBig ? w : __builtin_bswap32(w);
+  }
+  if (n == 2) {
+    uint16_t h;
+    __builtin_memcpy(&h, p, 2);
+    return (big != 0) == hostBig ? h : __builtin_bswap16(h);
+  }
+#endif
   for (unsigned i = 0; i < n; ++i)
     v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
   return v;
@@ -123,23 +145,23 @@ static inline void EventBlockEncode(unsigned char *p, const EventBlockHeaderStru
 /* EventCheck -- CRC32C (Castagnoli) of size bytes, continuing crc (0 to
  * start).  SSE4.2's crc32 instruction where the processor has it, else
  * a table.  Signal-safe.  design/telemetry.txt .stream.check */
-extern uint32_t EventCheck(uint32_t crc, const void *data, size_t size);
+extern TELLTALE_API uint32_t EventCheck(uint32_t crc, const void *data, size_t size);
 
 /* EventHeaderCheck -- the check of a stream header's first length
  * bytes, its flags byte (which a live file's writer changes) taken as
  * 0: stored after the variable part (2.0).  design/telemetry.txt
  * .stream.header.check */
-extern uint32_t EventHeaderCheck(const unsigned char *header, size_t length);
+extern TELLTALE_API uint32_t EventHeaderCheck(const unsigned char *header, size_t length);
 
 /* EventLiveCheck -- the check of a live region's header: of bytes 4
  * to 32 (not the magic, which a free region clears), stored at 32.  The
  * data of a live region change while the program runs, so only its
  * header is checked.  design/telemetry.txt .sol.recover */
-extern uint32_t EventLiveCheck(const unsigned char *header);
+extern TELLTALE_API uint32_t EventLiveCheck(const unsigned char *header);
 
 /* EventBlockCheck -- the check of a whole block at p, of length bytes,
  * header included, with its check field (bytes 32-35) taken as 0 */
-extern uint32_t EventBlockCheck(const unsigned char *p, size_t length);
+extern TELLTALE_API uint32_t EventBlockCheck(const unsigned char *p, size_t length);
 
 /* The clock.  A reader takes the clock's rate from the stream header,
  * unless a ClockSync is at least this long (CLOCK_MONOTONIC) after the
@@ -181,8 +203,8 @@ typedef struct __attribute__((packed)) EventHeaderStruct {
   EventClock clock;
 } EventHeaderStruct;
 
-_Static_assert(sizeof(EventHeaderStruct) == EVENT_HEADER_LEN, "event header is 12 bytes");
-_Static_assert(EVENT_SIZE_MAX <= 0xFFFF, "event length fits 16 bits");
+EVENT_STATIC_ASSERT(sizeof(EventHeaderStruct) == EVENT_HEADER_LEN, "event header is 12 bytes");
+EVENT_STATIC_ASSERT(EVENT_SIZE_MAX <= 0xFFFF, "event length fits 16 bits");
 
 /* The code is the first 2 bytes in memory and the length the next 2,
  * in either byte order: which half of the word each is depends on it. */
@@ -258,5 +280,7 @@ typedef struct EventRegistryStruct {
 typedef uint32_t EventKindSet;  /* one bit per kind index */
 
 #define EVENT_KIND_BIT(kind) ((EventKindSet)1 << (kind))
+
+TELLTALE_END_DECLS
 
 #endif /* eventcom_h */

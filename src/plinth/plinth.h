@@ -18,6 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eventapi.h"
+
+/* A program uses the functions marked TELLTALE_API, for the streams it
+ * gives EventStreamAddBinary and EventStreamAddText; the shared library
+ * exports those only, and the rest are the runtime's own.
+ * design/telemetry.txt .pack.export */
+TELLTALE_BEGIN_DECLS
+
 /* Output streams.  design/telemetry.txt .plinth.stream
  *
  * A stream accepts whole blocks of bytes in order.  PlinthStreamWrite
@@ -51,12 +59,12 @@ extern int PlinthFdRefused(int fd);
  * where it can be told beforehand.
  * PlinthStreamOpenLog -- the same, but a regular file that holds
  * something not starting with magic is left as it was (EEXIST). */
-extern int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path);
+extern TELLTALE_API int PlinthStreamOpenFile(PlinthStream *streamReturn, const char *path);
 extern int PlinthStreamOpenLog(PlinthStream *streamReturn, const char *path, const char *magic,
                                size_t magicSize);
-extern int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
-extern int PlinthStreamOpenMemory(PlinthStream *streamReturn);
-extern int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size);
+extern TELLTALE_API int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
+extern TELLTALE_API int PlinthStreamOpenMemory(PlinthStream *streamReturn);
+extern TELLTALE_API int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size);
 extern int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *buf, size_t size);
 /* PlinthStreamFault -- for tests: the write that takes the stream past
  * after more bytes writes up to there and fails with code (EIO, ENOSPC),
@@ -65,13 +73,13 @@ extern int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *b
  * stream at most that many bytes.  code 0 and shortWrite 0: no faults. */
 extern void PlinthStreamFault(PlinthStream stream, uint64_t after, int code, int once,
                               size_t shortWrite);
-extern int PlinthStreamFlush(PlinthStream stream);
-extern void PlinthStreamClose(PlinthStream stream);
+extern TELLTALE_API int PlinthStreamFlush(PlinthStream stream);
+extern TELLTALE_API void PlinthStreamClose(PlinthStream stream);
 
 /* PlinthStreamMemory -- the bytes written so far to a memory stream.
  * The pointer is valid until the next write or close.  NULL and size 0
  * for a stream that is not a memory stream. */
-extern const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn);
+extern TELLTALE_API const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn);
 
 /* Mapped streams.  design/telemetry.txt .sol.live
  *
@@ -91,7 +99,7 @@ extern size_t PlinthPageSize(void);
 extern int PlinthRemoveFile(const char *path);
 
 /* PlinthStreamDescribe -- a short name for messages: a path, "fd 3", "memory" */
-extern const char *PlinthStreamDescribe(PlinthStream stream);
+extern TELLTALE_API const char *PlinthStreamDescribe(PlinthStream stream);
 
 /* Clocks.  design/telemetry.txt .sol.clock
  *
@@ -99,7 +107,7 @@ extern const char *PlinthStreamDescribe(PlinthStream stream);
  * PlinthClockFrequency estimates its rate in Hz; the tools refine it
  * from ClockSync events. */
 extern uint64_t PlinthClockFrequency(void);
-extern uint64_t PlinthMonotonicNs(void);
+extern TELLTALE_API uint64_t PlinthMonotonicNs(void);
 extern uint64_t PlinthRealtimeNs(void);
 
 /* Threads.  design/telemetry.txt .plinth.thread */
@@ -183,6 +191,8 @@ extern void PlinthWriteFd(int fd, const char *buf, size_t size);
 /* PlinthSleepNs -- sleep about ns nanoseconds; async-signal-safe */
 extern void PlinthSleepNs(uint64_t ns);
 /* PlinthStrError -- a message for a code returned by a plinth function */
-extern const char *PlinthStrError(int code);
+extern TELLTALE_API const char *PlinthStrError(int code);
+
+TELLTALE_END_DECLS
 
 #endif /* plinth_h */

@@ -27,7 +27,11 @@ static inline uint64_t PlinthClockNow(void)
 
 #define PLINTH_CLOCK_IS_CYCLES 0
 
-extern uint64_t PlinthMonotonicNs(void);
+/* As plinth.h declares it, C++ included (design/telemetry.txt .pack.cxx) */
+#ifdef __cplusplus
+extern "C"
+#endif
+__attribute__((visibility("default"))) uint64_t PlinthMonotonicNs(void);
 
 static inline uint64_t PlinthClockNow(void)
 {

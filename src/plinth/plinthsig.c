@@ -340,7 +340,9 @@ static int passThrough(void)
   return s == 2;
 }
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* Exported from the shared library, in front of the C library's
+ * (design/telemetry.txt .pack.export). */
+TELLTALE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
   size_t i;
   struct sigaction kernelOld, previous, wrapped;
@@ -391,7 +393,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 /* signal -- the same for signal(): glibc's own signal() does not call
  * sigaction through the symbol, so it is here too, with its BSD meaning */
-void (*signal(int sig, void (*handler)(int)))(int)
+TELLTALE_API void (*signal(int sig, void (*handler)(int)))(int)
 {
   struct sigaction action, old;
   memset(&action, 0, sizeof action);

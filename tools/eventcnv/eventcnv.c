@@ -70,7 +70,10 @@ static const char usageText[] =
   "                    directory for babeltrace2: needs -o, new or empty) or\n"
   "                    html (a timeline to open in a browser, offline)\n"
   "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
+  "  --jobs N          format text on N threads (default: one a processor);\n"
+  "                    the output is the same\n"
   "  --help            print this help and exit\n"
+  "  --version         print telltale's version and the stream format it writes\n"
   "\n"
   "A conversion that takes more than a second says how far it is on stderr\n"
   "when stderr is a terminal.\n"
@@ -115,6 +118,7 @@ typedef struct OptionsStruct {
   const char *output;           /* -o argument, or NULL: stdout */
   const char **paths;           /* the FILEs; "-" for stdin */
   size_t pathCount;
+  const char *jobs;             /* --jobs argument, or NULL: one a processor */
 } OptionsStruct;
 
 static void UsageError(const char *message, const char *arg)
@@ -140,6 +144,11 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
     } else if (!endOfOptions && strcmp(arg, "--help") == 0) {
       fputs(usageText, stdout);
       exit(EXIT_SUCCESS);
+    } else if (!endOfOptions && strcmp(arg, "--version") == 0) {
+      /* design/telemetry.txt .pack.version */
+      printf("eventcnv (telltale) %s\nstream format %u.%u.%u\n", TELLTALE_VERSION_STRING,
+             EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR);
+      exit(EXIT_SUCCESS);
     } else if (!endOfOptions && strcmp(arg, "--header") == 0) {
       opt->header = 1;
     } else if (!endOfOptions && strcmp(arg, "--list") == 0) {
@@ -163,6 +172,8 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
     } else if (!endOfOptions && (strcmp(arg, "-o") == 0 || (strncmp(arg, "--output", 8) == 0
                                                             && (arg[8] == '\0' || arg[8] == '=')))) {
       valueReturn = &opt->output;
+    } else if (!endOfOptions && strncmp(arg, "--jobs", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
+      valueReturn = &opt->jobs;
     } else if (!endOfOptions && arg[0] == '-' && arg[1] != '\0') {
       UsageError("unknown option: ", arg);
     } else {
@@ -188,6 +199,9 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       UsageError("standard input (-) can be read once", NULL);
   if (opt->format != NULL && opt->pathCount > 1 && ExportOneLog(opt->format))
     UsageError("this --format takes one FILE: ", opt->format);
+  if (opt->jobs != NULL && (strspn(opt->jobs, "0123456789") != strlen(opt->jobs)
+                            || atoi(opt->jobs) < 1 || strlen(opt->jobs) > 3))
+    UsageError("--jobs wants a number from 1 to 999: ", opt->jobs);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
     UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf or html): ", opt->format);
   if (opt->format != NULL && ExportNeedsFile(opt->format)
@@ -522,11 +536,6 @@ static int FilterPasses(const FilterStruct *filter, unsigned kind, unsigned code
   return 1;
 }
 
-/* ExportFilter -- FilterPasses as an ExportFilterFunction */
-static int ExportFilter(void *closure, unsigned kind, unsigned code)
-{
-  return FilterPasses(closure, kind, code);
-}
 
 /* FilteredCount -- how many events of desc's code pass the filter, in
  * blocks of every kind, as the reader's index counted them.
@@ -864,54 +873,6 @@ static void ReportDropped(const EventRegistryStruct *registry, const char *name,
               kind < registry->kindCount ? registry->kinds[kind].name : "?");
 }
 
-/* PrintEvents -- the events in time order, formatted into a big buffer
- * that is written when full: no stdio for each line.  Returns 0, or 1
- * if out of memory. */
-static int PrintEvents(EventStreamStruct *stream, const FilterStruct *filter)
-{
-  EventFormatContextStruct ctx;
-  EventRecordStruct rec;
-  ProgressStruct progress;
-  uint64_t read = 0;
-  size_t size = 1 << 20, used = 0;
-  char *out = malloc(size);
-  if (out == NULL)
-    return 1;
-  EventStreamFormatContext(stream, &ctx);
-  ProgressStart(&progress, EventStreamInfo(stream)->eventCount);
-  while (EventStreamNext(stream, &rec) == EventStreamOK) {
-    size_t len;
-    ProgressTick(&progress, ++read);
-    if (!FilterPasses(filter, rec.kind, rec.code))
-      continue;
-    len = EventFormat(out + used, size - used, &rec, &ctx);
-    if (len >= size - used) {   /* it did not fit with its NUL: write what came before */
-      fwrite(out, 1, used, stdout);
-      used = 0;
-      if (len >= size) {
-        char *bigger = realloc(out, len + 1);
-        if (bigger == NULL) {
-          free(out);
-          return 1;
-        }
-        out = bigger;
-        size = len + 1;
-      }
-      (void)EventFormat(out, size, &rec, &ctx);
-    }
-    out[used + len] = '\n';   /* where the NUL was */
-    used += len + 1;
-    if (used == size) {
-      fwrite(out, 1, used, stdout);
-      used = 0;
-    }
-  }
-  fwrite(out, 1, used, stdout);
-  ProgressEnd(&progress);
-  free(out);
-  return 0;
-}
-
 /* PutSeconds -- ns as seconds with 9 decimals, into buf */
 static void PutSeconds(char *buf, size_t size, int64_t ns)
 {
@@ -1144,7 +1105,9 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     /* design/telemetry.txt .export */
     if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
       status = EXIT_BAD_STREAM;
-  } else if ((count == 1 ? PrintEvents(streams[0], &logs[0].filter)
+  } else if ((count == 1   /* design/telemetry.txt .eventcnv.text */
+              ? ExportText(streams[0], stdout, opt->jobs != NULL ? (unsigned)atoi(opt->jobs) : 0,
+                           LogsFilter, logs)
               : PrintMerged(streams, count, logs)) != 0) {
     fprintf(stderr, "%s: out of memory\n", programName);
     status = EXIT_BAD_STREAM;
