@@ -189,7 +189,7 @@ check bad-kind         basic    2 "--kind: the stream has no kind named 'Nope'" 
 check bad-kind-list    basic    2 "valid kind names are: Telltale Pool Object User" --kind Nope
 check bad-event        basic    2 "--event: the stream has no event named 'Nope'" --event Nope
 check bad-option       none     2 "unknown option: --bogus" --bogus
-check two-files        none     2 "more than one FILE" a b
+check two-stdins       none     2 "standard input (-) can be read once" - -
 check missing-arg      none     2 "missing argument to --kind" --kind
 check missing-file     none     1 "No such file or directory" /nonexistent/stream.tt
 

@@ -113,7 +113,7 @@ class Stream:
     """A stream being built: header fields, then blocks of events."""
 
     def __init__(self, big=False, psize=8, wsize=8, version=VERSION, hz=HZ,
-                 extra_header=b"", sync=True, end=True, many=False, compact=False):
+                 extra_header=b"", sync=True, end=True, many=False, spans=None, compact=False):
         self.compact = compact  # blocks in the compact form where they pack
         self.e = ">" if big else "<"
         self.psize, self.wsize = psize, wsize
@@ -121,6 +121,9 @@ class Stream:
         self.extra_header = extra_header
         self.sync, self.end = sync, end
         self.many = many        # thousands of events, an address relabelled
+        # spans: ([(name, begin, end, beginKey, endKey)], [(name, code, value, key)]),
+        # after the header's check from 2.0.1 (design/telemetry.txt .stream.header.span)
+        self.spans = spans
         self.blocks = []        # (thread, kind, seq, [event], pad)
         self.base = 0x7F0000000000 if psize == 8 else 0x40000000
 
@@ -168,7 +171,16 @@ class Stream:
             for pname, pdoc in params:
                 var += s(pname) + s(pdoc)
         var += self.extra_header
-        length = 64 + len(var) + (4 if self.v2() else 0)
+        ext = b""
+        if self.spans is not None:
+            span_rows, counter_rows = self.spans
+            ext = struct.pack("<H", len(span_rows))
+            for name, begin, end, bkey, ekey in span_rows:
+                ext += s(name) + struct.pack("<HHBB", begin, end, bkey, ekey)
+            ext += struct.pack("<H", len(counter_rows))
+            for name, code, value, key in counter_rows:
+                ext += s(name) + struct.pack("<HBB", code, value, key)
+        length = 64 + len(var) + (4 if self.v2() else 0) + (len(ext) + 4 if ext else 0)
         fixed = b"TELLTALE" + struct.pack("<HHH", *self.version)
         fixed += struct.pack(self.e + "H", 0x0102)
         fixed += struct.pack("<BBBBIQQQQII", self.psize, self.wsize, 1, 0, length,
@@ -178,6 +190,9 @@ class Stream:
         if self.v2():   # the header's check, flags byte as 0: .stream.header.check
             head = fixed + var
             var += struct.pack("<I", crc32c(head[:19] + b"\0" + head[20:]))
+        if ext:         # and the spans' own check
+            head = fixed + var + ext
+            var += ext + struct.pack("<I", crc32c(head[:19] + b"\0" + head[20:]))
         return fixed + var
 
     def v2(self):

@@ -63,7 +63,7 @@ static const EventDescStruct testEvents[] = {
 };
 
 static const EventRegistryStruct testRegistry = {
-  "test", 2, testKinds, sizeof testEvents / sizeof testEvents[0], testEvents
+  "test", 2, testKinds, sizeof testEvents / sizeof testEvents[0], testEvents, 0, NULL, 0, NULL
 };
 
 

@@ -72,4 +72,21 @@
     PARAM(U, phase, "the phase's number") \
     PARAM(S, what,  "what the phase does")
 
+/* Spans and counters.  design/telemetry.txt .reg.span
+ * SPAN(Name, Begin, End, key): a Begin event opens a span, the next End
+ * event whose parameter key has the same value closes it.
+ * COUNTER(Name, Event, value, key): each Event sets the counter of its
+ * key (0: a single counter) to its parameter value.  eventcnv --spans
+ * times the spans; the Chrome export draws spans as slices and counters
+ * as counter tracks, and the SQLite export has a span table. */
+#define EVENT_SPAN_LIST(SPAN, COUNTER) \
+  /*       name          begin         end           key   */ \
+  SPAN(    ArenaLife   , ArenaCreate , ArenaDestroy, arena ) \
+  SPAN(    PoolLife    , PoolCreate  , PoolDestroy , pool  ) \
+  SPAN(    ObjectLife  , PoolAlloc   , PoolFree    , addr  ) \
+  /*       name          event         value         key   */ \
+  COUNTER( PoolLive    , PoolVerify  , live        , pool  ) \
+  COUNTER( PoolFill    , PoolVerify  , fill        , pool  ) \
+  COUNTER( Phase       , UserMark    , phase       , 0     )
+
 #endif /* pool_eventdef_h */

@@ -33,7 +33,8 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  0      /* a telltale event or header field was added */
+#define EVENT_VERSION_MINOR  1      /* a telltale event or header field was added
+                                       (1: spans and counters, .stream.header.span) */
 
 /* Stream header and blocks.  design/telemetry.txt .stream.header, .stream.block */
 #define EVENT_STREAM_MAGIC      "TELLTALE"   /* 8 bytes, first in the stream */
@@ -244,12 +245,38 @@ typedef struct EventDescStruct {
   const char *const *paramDocs;
 } EventDescStruct;
 
+/* EventSpanDescStruct -- a span: an event of code begin opens it, the
+ * next event of code end whose parameter endKey has the value of the
+ * begin's parameter beginKey closes it.  design/telemetry.txt .reg.span */
+typedef struct EventSpanDescStruct {
+  const char *name;
+  unsigned begin, end;          /* event codes */
+  unsigned beginKey, endKey;    /* parameter indexes */
+} EventSpanDescStruct;
+
+/* EventCounterDescStruct -- a counter: each event of code sets it to
+ * its parameter value, one counter per value of its parameter key.
+ * design/telemetry.txt .reg.counter */
+typedef struct EventCounterDescStruct {
+  const char *name;
+  unsigned code;
+  unsigned value;               /* parameter index */
+  unsigned key;                 /* parameter index, or EVENT_COUNTER_NO_KEY */
+} EventCounterDescStruct;
+
+#define EVENT_COUNTER_NO_KEY 0xFFu
+#define EVENT_SPAN_LIMIT     256    /* spans, and counters, per registry */
+
 typedef struct EventRegistryStruct {
   const char *name;             /* a name for the registry, e.g. "pool example" */
   unsigned kindCount;
   const EventKindDescStruct *kinds;
   unsigned eventCount;          /* sorted by code */
   const EventDescStruct *events;
+  unsigned spanCount;           /* 2.0.1 on; none in older streams */
+  const EventSpanDescStruct *spans;
+  unsigned counterCount;
+  const EventCounterDescStruct *counters;
 } EventRegistryStruct;
 
 typedef uint32_t EventKindSet;  /* one bit per kind index */

@@ -311,6 +311,70 @@ static int parseHeaderCheck(ParseStruct *ps)
   return 1;
 }
 
+/* parseParam -- a parameter index of the event of code: a key (P, A,
+ * W, U), which may be EVENT_COUNTER_NO_KEY if optional, or a counter's
+ * value (W, U, D) */
+enum { PARAM_KEY, PARAM_KEY_OPTIONAL, PARAM_VALUE };
+static int parseParam(ParseStruct *ps, unsigned code, unsigned *indexReturn, int mode,
+                      const char *what)
+{
+  size_t at = ps->pos;
+  const EventDescStruct *desc = EventRegistryLookup(&ps->stream->registry, code);
+  if (!parseU8(ps, indexReturn, what))
+    return 0;
+  if (mode == PARAM_KEY_OPTIONAL && *indexReturn == EVENT_COUNTER_NO_KEY)
+    return 1;
+  if (desc == NULL || *indexReturn >= desc->paramCount
+      || strchr(mode == PARAM_VALUE ? "WUD" : "PAWU", desc->format[*indexReturn]) == NULL) {
+    eventFormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": %s, parameter %" PRIu64
+                  " of event code 0x%04" PRIx64 ", cannot be one", (uint64_t)at, what,
+                  (uint64_t)*indexReturn, (uint64_t)code);
+    return 0;
+  }
+  return 1;
+}
+
+/* parseSpans -- 2.0.1 on: the spans and counters after the header's
+ * check, then their own check.  design/telemetry.txt .stream.header.span */
+static int parseSpans(ParseStruct *ps)
+{
+  EventStreamStruct *stream = ps->stream;
+  EventRegistryStruct *reg = &stream->registry;
+  unsigned count, code, key;
+  if (stream->info.major < 2 || stream->info.minor < 1)
+    return 1;
+  if (!parseU16(ps, &count, "the span count"))
+    return 0;
+  stream->spans = calloc((size_t)count + 1, sizeof *stream->spans);
+  if (stream->spans == NULL)
+    return parseOutOfMemory(ps);
+  reg->spans = stream->spans;
+  for (reg->spanCount = 0; reg->spanCount < count; ++reg->spanCount) {
+    EventSpanDescStruct *span = &stream->spans[reg->spanCount];
+    if (!parseName(ps, &span->name, "a span name") || !parseU16(ps, &span->begin, "a span's begin")
+        || !parseU16(ps, &span->end, "a span's end")
+        || !parseParam(ps, span->begin, &span->beginKey, PARAM_KEY, "a span's key")
+        || !parseParam(ps, span->end, &span->endKey, PARAM_KEY, "a span's key"))
+      return 0;
+  }
+  if (!parseU16(ps, &count, "the counter count"))
+    return 0;
+  stream->counters = calloc((size_t)count + 1, sizeof *stream->counters);
+  if (stream->counters == NULL)
+    return parseOutOfMemory(ps);
+  reg->counters = stream->counters;
+  for (reg->counterCount = 0; reg->counterCount < count; ++reg->counterCount) {
+    EventCounterDescStruct *counter = &stream->counters[reg->counterCount];
+    if (!parseName(ps, &counter->name, "a counter name") || !parseU16(ps, &code, "a counter's event")
+        || !parseParam(ps, code, &counter->value, PARAM_VALUE, "a counter's value")
+        || !parseParam(ps, code, &key, PARAM_KEY_OPTIONAL, "a counter's key"))
+      return 0;
+    counter->code = code;
+    counter->key = key;
+  }
+  return parseHeaderCheck(ps);
+}
+
 /* parseVersion -- the magic and the version: another major may have
  * another header.  Returns EventStreamOK or the refusal. */
 static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t msgSize)
@@ -434,7 +498,7 @@ EventStreamRes eventParseHeader(EventStreamStruct *stream, char *msg, size_t msg
   ps.end = info->headerLength;
   ps.msg = msg;
   ps.msgSize = msgSize;
-  if (!parseRegistry(&ps) || !parseHeaderCheck(&ps))
+  if (!parseRegistry(&ps) || !parseHeaderCheck(&ps) || !parseSpans(&ps))
     return EventStreamREFUSED;
   /* A newer minor may add fields: skip them.  design/telemetry.txt .stream.header.var */
   info->registry = &stream->registry;

@@ -79,6 +79,39 @@ static void putStr(HeaderBufStruct *h, const char *s)
   put(h, s, len);
 }
 
+/* spansLength, putSpans -- the spans and counters that follow the
+ * header's check, and their length.  design/telemetry.txt .stream.header.span */
+static size_t spansLength(const EventRegistryStruct *reg)
+{
+  size_t n = 4;
+  for (unsigned i = 0; i < reg->spanCount; ++i)
+    n += 2 + strlen(reg->spans[i].name) + 6;
+  for (unsigned i = 0; i < reg->counterCount; ++i)
+    n += 2 + strlen(reg->counters[i].name) + 4;
+  return n;
+}
+
+static void putSpans(HeaderBufStruct *h, const EventRegistryStruct *reg)
+{
+  putLE(h, reg->spanCount, 2);
+  for (unsigned i = 0; i < reg->spanCount; ++i) {
+    const EventSpanDescStruct *span = &reg->spans[i];
+    putStr(h, span->name);
+    putLE(h, span->begin, 2);
+    putLE(h, span->end, 2);
+    putLE(h, span->beginKey, 1);
+    putLE(h, span->endKey, 1);
+  }
+  putLE(h, reg->counterCount, 2);
+  for (unsigned i = 0; i < reg->counterCount; ++i) {
+    const EventCounterDescStruct *counter = &reg->counters[i];
+    putStr(h, counter->name);
+    putLE(h, counter->code, 2);
+    putLE(h, counter->value, 1);
+    putLE(h, counter->key, 1);
+  }
+}
+
 /* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
 static int headerBuild(HeaderBufStruct *h, size_t padTo)
 {
@@ -134,12 +167,15 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
     return 12; /* ENOMEM */
   }
   {
-    size_t varEnd = h->size, total = varEnd + 4;
+    size_t varEnd = h->size, total = varEnd + 4 + spansLength(reg) + 4;
     if (padTo > 0)
       total = eventRoundUp(total + EVENT_LIVE_REGIONS_LEN, padTo);
     for (size_t i = 0; i < 4; ++i)
       h->base[20 + i] = (unsigned char)(total >> (8 * i));
     putLE(h, EventHeaderCheck(h->base, varEnd), 4);
+    putSpans(h, reg);                   /* 2.0.1, .stream.header.span */
+    if (!h->failed)
+      putLE(h, EventHeaderCheck(h->base, h->size), 4);
     while (h->size < total && !h->failed)
       putLE(h, 0, 1);
   }

@@ -379,6 +379,8 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->codes);
   free(stream->strings);
   free(stream->paramStrings);
+  free(stream->spans);
+  free(stream->counters);
   free(stream->events);
   free(stream->kinds);
   for (i = 0; i < stream->rawCount; ++i)

@@ -113,6 +113,8 @@ struct EventStreamStruct {
   EventKindDescStruct *kinds;
   EventDescStruct *events;
   const char **paramStrings;    /* paramNames and paramDocs of every event */
+  EventSpanDescStruct *spans;   /* 2.0.1 on: .stream.header.span */
+  EventCounterDescStruct *counters;
   char *strings;                /* NUL-terminated copies of the header's strs */
   size_t stringsSize, stringsUsed;
 

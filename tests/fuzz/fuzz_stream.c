@@ -111,7 +111,7 @@ static const EventDescStruct fuzzEvents[] = {
 
 static const EventRegistryStruct fuzzRegistry = {
   "fuzz", sizeof fuzzKinds / sizeof fuzzKinds[0], fuzzKinds,
-  sizeof fuzzEvents / sizeof fuzzEvents[0], fuzzEvents,
+  sizeof fuzzEvents / sizeof fuzzEvents[0], fuzzEvents, 0, NULL, 0, NULL,
 };
 
 static const char *fuzzLabel(void *closure, uint64_t address)

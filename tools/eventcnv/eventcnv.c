@@ -14,6 +14,8 @@
 
 #include "eventread.h"
 #include "export.h"
+#include "merge.h"
+#include "span.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,10 +33,13 @@
 static const char *programName = "eventcnv";
 
 static const char usageText[] =
-  "Usage: eventcnv [OPTION]... [FILE]\n"
+  "Usage: eventcnv [OPTION]... [FILE]...\n"
   "Print the events of a telltale telemetry stream in time order, one per line.\n"
   "FILE is a stream written by telltale; with no FILE, or when FILE is -, read\n"
-  "standard input.\n"
+  "standard input.  Several FILEs (the logs of a program and its children, say)\n"
+  "are merged on one timeline by wall time, each line naming its process after\n"
+  "the time as PROGRAM[PID]; --header, --list, --count, --summary and --spans\n"
+  "print each FILE in turn.\n"
   "\n"
   "Options:\n"
   "  --header          print the stream's header: version, program, pid, start\n"
@@ -47,6 +52,13 @@ static const char usageText[] =
   "                    and blocks, the first and last event's times, how many\n"
   "                    events were dropped, and how many events each thread, each\n"
   "                    kind and each event name has\n"
+  "  --spans           print, for each span the registry declares (a begin and\n"
+  "                    an end event paired by a parameter), how many closed, how\n"
+  "                    many were left open, and the min, median, p99 and max\n"
+  "                    durations in seconds, not the events\n"
+  "  --follow          print the events as the program writes them, as tail -f\n"
+  "                    does, each buffer as it reaches the file, until the\n"
+  "                    stream's end (StreamEnd); one FILE, as text\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -54,13 +66,17 @@ static const char usageText[] =
   "  --format FMT      write the events as FMT: text (the default, the lines\n"
   "                    below), jsonl (a JSON object per line), csv, chrome\n"
   "                    (Chrome trace-event JSON, for Perfetto UI), sqlite\n"
-  "                    (a database file: needs -o) or ctf (a CTF 1.8 trace\n"
-  "                    directory for babeltrace2: needs -o, new or empty)\n"
+  "                    (a database file: needs -o), ctf (a CTF 1.8 trace\n"
+  "                    directory for babeltrace2: needs -o, new or empty) or\n"
+  "                    html (a timeline to open in a browser, offline)\n"
   "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
   "  --jobs N          format text on N threads (default: one a processor);\n"
   "                    the output is the same\n"
   "  --help            print this help and exit\n"
   "  --version         print telltale's version and the stream format it writes\n"
+  "\n"
+  "A conversion that takes more than a second says how far it is on stderr\n"
+  "when stderr is a terminal.\n"
   "\n"
   "--header and --list print instead of the events; --kind and --event apply\n"
   "to the events (in every format), to --count and to --summary's kinds and\n"
@@ -85,20 +101,23 @@ static const char usageText[] =
   "  eventcnv --header --list telemetry.tt  what the stream is and what it holds\n"
   "  eventcnv --count telemetry.tt          how many of each event\n"
   "  eventcnv --summary telemetry.tt        what is in it, at a glance\n"
+  "  eventcnv --spans telemetry.tt          how long the spans took\n"
   "  eventcnv --format jsonl telemetry.tt | jq .fields\n"
   "  eventcnv --format sqlite -o telemetry.db telemetry.tt\n"
-  "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n";
+  "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n"
+  "  eventcnv --format html -o timeline.html a.tt b.tt     one timeline, in a browser\n";
 
 
 /* OptionsStruct -- what the command line asked for */
 
 typedef struct OptionsStruct {
-  int header, list, count, summary, resync;
+  int header, list, count, summary, spans, resync, follow;
   const char *kinds;            /* --kind argument, or NULL */
   const char *events;           /* --event argument, or NULL */
   const char *format;           /* --format argument, or NULL: text */
   const char *output;           /* -o argument, or NULL: stdout */
-  const char *path;             /* NULL or "-" for stdin */
+  const char **paths;           /* the FILEs; "-" for stdin */
+  size_t pathCount;
   const char *jobs;             /* --jobs argument, or NULL: one a processor */
 } OptionsStruct;
 
@@ -114,6 +133,9 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
 {
   int i, endOfOptions = 0;
   memset(opt, 0, sizeof *opt);
+  opt->paths = calloc((size_t)argc + 1, sizeof *opt->paths);
+  if (opt->paths == NULL)
+    UsageError("out of memory", NULL);
   for (i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char **valueReturn = NULL;
@@ -135,6 +157,10 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       opt->count = 1;
     } else if (!endOfOptions && strcmp(arg, "--summary") == 0) {
       opt->summary = 1;
+    } else if (!endOfOptions && strcmp(arg, "--follow") == 0) {
+      opt->follow = 1;
+    } else if (!endOfOptions && strcmp(arg, "--spans") == 0) {
+      opt->spans = 1;
     } else if (!endOfOptions && strcmp(arg, "--resync") == 0) {
       opt->resync = 1;
     } else if (!endOfOptions && strncmp(arg, "--kind", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
@@ -151,9 +177,7 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
     } else if (!endOfOptions && arg[0] == '-' && arg[1] != '\0') {
       UsageError("unknown option: ", arg);
     } else {
-      if (opt->path != NULL)
-        UsageError("more than one FILE: ", arg);
-      opt->path = arg;
+      opt->paths[opt->pathCount++] = arg;
     }
     if (valueReturn != NULL) {
       const char *eq = strchr(arg, '=');
@@ -168,17 +192,31 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
         UsageError("empty argument to ", arg);
     }
   }
+  if (opt->pathCount == 0)
+    opt->paths[opt->pathCount++] = "-";
+  for (size_t p = 0, stdins = 0; p < opt->pathCount; ++p)
+    if (strcmp(opt->paths[p], "-") == 0 && ++stdins > 1)
+      UsageError("standard input (-) can be read once", NULL);
+  if (opt->format != NULL && opt->pathCount > 1 && ExportOneLog(opt->format))
+    UsageError("this --format takes one FILE: ", opt->format);
   if (opt->jobs != NULL && (strspn(opt->jobs, "0123456789") != strlen(opt->jobs)
                             || atoi(opt->jobs) < 1 || strlen(opt->jobs) > 3))
     UsageError("--jobs wants a number from 1 to 999: ", opt->jobs);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
-    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite or ctf): ", opt->format);
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf or html): ", opt->format);
   if (opt->format != NULL && ExportNeedsFile(opt->format)
       && (opt->output == NULL || strcmp(opt->output, "-") == 0))
     UsageError("this --format writes a file: give it with -o FILE: ", opt->format);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0
-      && (opt->header || opt->list || opt->count || opt->summary))
-    UsageError("--format writes the events: not with --header, --list, --count or --summary", NULL);
+      && (opt->header || opt->list || opt->count || opt->summary || opt->spans))
+    UsageError("--format writes the events: not with --header, --list, --count, --summary "
+               "or --spans", NULL);
+  if (opt->follow && (opt->pathCount != 1 || strcmp(opt->paths[0], "-") == 0
+                      || (opt->format != NULL && strcmp(opt->format, "text") != 0)
+                      || opt->header || opt->list || opt->count || opt->summary || opt->spans))
+    UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
+  if (opt->spans && (opt->count || opt->summary))
+    UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
 }
 
 /* IsExport -- 1 if the events go to a writer of export.c */
@@ -322,8 +360,9 @@ static int LiveExists(const char *path)
   return stat(livePath, &st) == 0 || errno != ENOENT;
 }
 
-/* What RecoverLive found, for --header and the end-of-stream sentence */
-static struct {
+/* What RecoverLive found, for --header and the end-of-stream sentence:
+ * of the log at hand (each log keeps its own in its LogStruct) */
+typedef struct RecoveredStruct {
   int done;                     /* a live file was read and merged */
   size_t events, blocks;        /* what it added */
   size_t rejected, rejectedOffset;  /* live blocks that did not fit the log */
@@ -331,7 +370,9 @@ static struct {
   int logFailed;                /* the program could not write all of its log */
   size_t missing;               /* live regions missing (the live file cut short) */
   char path[4096];              /* LOG.live */
-} recovered;
+} RecoveredStruct;
+
+static RecoveredStruct recovered;
 
 /* RecoverLive -- if the program that wrote the log died, its live file
  * (LOG.live) is still there: add the events only it has to the input.
@@ -495,11 +536,6 @@ static int FilterPasses(const FilterStruct *filter, unsigned kind, unsigned code
   return 1;
 }
 
-/* ExportFilter -- FilterPasses as an ExportFilterFunction */
-static int ExportFilter(void *closure, unsigned kind, unsigned code)
-{
-  return FilterPasses(closure, kind, code);
-}
 
 /* FilteredCount -- how many events of desc's code pass the filter, in
  * blocks of every kind, as the reader's index counted them.
@@ -694,6 +730,42 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
 
 /* PrintList -- --list: the registry the stream carries.  design/telemetry.txt .reg */
 
+/* ParamName -- the name of parameter i of the event of code */
+static const char *ParamName(const EventRegistryStruct *registry, unsigned code, unsigned i)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL && i < desc->paramCount ? desc->paramNames[i] : "?";
+}
+
+static const char *EventName(const EventRegistryStruct *registry, unsigned code)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL ? desc->name : "?";
+}
+
+/* PrintListSpans -- the spans and counters (2.0.1 on).  design/telemetry.txt .reg.span */
+static void PrintListSpans(const EventRegistryStruct *registry)
+{
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    const EventSpanDescStruct *span = &registry->spans[i];
+    printf("\nspan %s: from %s to %s, paired by %s", span->name,
+           EventName(registry, span->begin), EventName(registry, span->end),
+           ParamName(registry, span->begin, span->beginKey));
+    if (strcmp(ParamName(registry, span->begin, span->beginKey),
+               ParamName(registry, span->end, span->endKey)) != 0)
+      printf(" and %s", ParamName(registry, span->end, span->endKey));
+    printf("\n");
+  }
+  for (unsigned i = 0; i < registry->counterCount; ++i) {
+    const EventCounterDescStruct *counter = &registry->counters[i];
+    printf("\ncounter %s: %s of %s", counter->name, ParamName(registry, counter->code, counter->value),
+           EventName(registry, counter->code));
+    if (counter->key != EVENT_COUNTER_NO_KEY)
+      printf(", one per %s", ParamName(registry, counter->code, counter->key));
+    printf("\n");
+  }
+}
+
 static void PrintList(const EventRegistryStruct *registry)
 {
   unsigned i, p;
@@ -712,6 +784,7 @@ static void PrintList(const EventRegistryStruct *registry)
     for (p = 0; p < desc->paramCount; ++p)
       printf("  %c %s: %s\n", desc->format[p], desc->paramNames[p], desc->paramDocs[p]);
   }
+  PrintListSpans(registry);
 }
 
 
@@ -804,102 +877,413 @@ static void ReportDropped(const EventRegistryStruct *registry, const char *name,
               kind < registry->kindCount ? registry->kinds[kind].name : "?");
 }
 
-int main(int argc, char **argv)
+/* PutSeconds -- ns as seconds with 9 decimals, into buf */
+static void PutSeconds(char *buf, size_t size, int64_t ns)
 {
-  OptionsStruct opt;
+  uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  snprintf(buf, size, "%s%llu.%09llu", ns < 0 ? "-" : "", (unsigned long long)(u / 1000000000u),
+           (unsigned long long)(u % 1000000000u));
+}
+
+/* PrintSpans -- --spans: each span's count, unfinished, and durations.
+ * Every event takes part, whatever --kind and --event say: a filter
+ * would leave spans unpaired.  Returns 0, or 1 if out of memory.
+ * design/telemetry.txt .export.span.stats */
+static int PrintSpans(EventStreamStruct *stream)
+{
+  const EventRegistryStruct *registry = EventStreamInfo(stream)->registry;
+  EventFormatContextStruct ctx;
+  EventRecordStruct rec;
+  SpanTrackerStruct *tracker;
+  uint64_t seq = 0;
+  int width = 4;
+  if (registry->spanCount == 0) {
+    printf("no spans: the stream's registry declares none\n");
+    return 0;
+  }
+  tracker = SpanTrackerCreate(registry, 1, NULL, NULL);
+  if (tracker == NULL)
+    return 1;
+  EventStreamFormatContext(stream, &ctx);
+  while (EventStreamNext(stream, &rec) == EventStreamOK)
+    if (SpanTrackerEvent(tracker, &rec, ExportClockNs(&ctx, rec.clock), seq++) != 0) {
+      SpanTrackerDestroy(tracker);
+      return 1;
+    }
+  SpanTrackerFinish(tracker);
+  for (unsigned i = 0; i < registry->spanCount; ++i)
+    if ((int)strlen(registry->spans[i].name) > width)
+      width = (int)strlen(registry->spans[i].name);
+  printf("%-*s %10s %10s %15s %15s %15s %15s\n", width, "span", "count", "unfinished",
+         "min (s)", "median (s)", "p99 (s)", "max (s)");
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    SpanStatsStruct stats;
+    char d[4][32];
+    SpanStats(tracker, i, &stats);
+    PutSeconds(d[0], sizeof d[0], stats.min);
+    PutSeconds(d[1], sizeof d[1], stats.median);
+    PutSeconds(d[2], sizeof d[2], stats.p99);
+    PutSeconds(d[3], sizeof d[3], stats.max);
+    if (stats.count == 0)
+      for (unsigned j = 0; j < 4; ++j)
+        strcpy(d[j], "-");
+    printf("%-*s %10llu %10llu %15s %15s %15s %15s\n", width, registry->spans[i].name,
+           (unsigned long long)stats.count, (unsigned long long)stats.unfinished, d[0], d[1], d[2], d[3]);
+  }
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    SpanStatsStruct stats;
+    SpanStats(tracker, i, &stats);
+    if (stats.unopened > 0)
+      printf("%s: %llu %s event%s closed no open span\n", registry->spans[i].name,
+             (unsigned long long)stats.unopened, EventName(registry, registry->spans[i].end),
+             stats.unopened == 1 ? "" : "s");
+  }
+  SpanTrackerDestroy(tracker);
+  return 0;
+}
+
+/* LogStruct -- one FILE being read */
+typedef struct LogStruct {
+  const char *path, *name;      /* as given; as said in messages */
   InputStruct in;
   EventStreamStruct *stream;
+  RecoveredStruct recovered;    /* what RecoverLive found */
+  FilterStruct filter;          /* --kind and --event in its registry */
+} LogStruct;
+
+/* Open -- the stream at path, read once in order for --count and
+ * --summary, else held whole (with its live file's events, after a
+ * death); NULL after saying why */
+static EventStreamStruct *Open(const OptionsStruct *opt, const char *path, const char *name,
+                               InputStruct *in)
+{
+  EventStreamStruct *stream;
   EventStreamRes res;
-  const EventStreamInfoStruct *info;
-  FilterStruct *filter;
   char msg[512];
-  const char *name;
-  int err, status = EXIT_SUCCESS;
+  int err;
 
-  ParseArgs(argc, argv, &opt);
-  name = opt.path == NULL || strcmp(opt.path, "-") == 0 ? "<stdin>" : opt.path;
-
-  memset(&in, 0, sizeof in);
-  if ((opt.count || opt.summary) && !opt.resync && !LiveExists(opt.path)) {
+  memset(in, 0, sizeof *in);
+  memset(&recovered, 0, sizeof recovered);
+  if ((opt->count || opt->summary) && !opt->resync && !LiveExists(path)) {
     /* No events to print: read the stream once, in order, not mapped.
      * design/telemetry.txt .eventcnv.scan */
-    res = Scan(opt.path, &stream, msg, sizeof msg);
+    res = Scan(path, &stream, msg, sizeof msg);
   } else {
-    err = ReadInput(opt.path, &in);
+    err = ReadInput(path, in);
     if (err != 0) {
       fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
-      return EXIT_BAD_STREAM;
+      return NULL;
     }
-    if (RecoverLive(opt.path, name, &in) != 0) {
-      InputFree(&in);
-      return EXIT_BAD_STREAM;
+    if (RecoverLive(path, name, in) != 0) {
+      InputFree(in);
+      memset(in, 0, sizeof *in);
+      return NULL;
     }
-    res = EventStreamOpen(&stream, in.data, in.size, opt.resync ? EVENT_STREAM_RESYNC : 0,
+    res = EventStreamOpen(&stream, in->data, in->size, opt->resync ? EVENT_STREAM_RESYNC : 0,
                           msg, sizeof msg);
   }
   if (res != EventStreamOK) {
     fprintf(stderr, "%s: %s: %s\n", programName, name, msg);
-    InputFree(&in);
+    InputFree(in);
+    memset(in, 0, sizeof *in);
+    return NULL;
+  }
+  return stream;
+}
+
+/* PrintEach -- --header, --list, --count, --summary and --spans of one
+ * log; returns EXIT_SUCCESS, or EXIT_BAD_STREAM having said why */
+static int PrintEach(const OptionsStruct *opt, LogStruct *log)
+{
+  const EventStreamInfoStruct *info = EventStreamInfo(log->stream);
+  recovered = log->recovered;
+  if (opt->header)
+    PrintHeader(info, EventStreamProblemCount(log->stream));
+  if (opt->list) {
+    if (opt->header)
+      printf("\n");
+    PrintList(info->registry);
+  }
+  if (opt->count || opt->summary || opt->spans) {   /* design/telemetry.txt .eventcnv.scan */
+    if (opt->header || opt->list)
+      printf("\n");
+    if (opt->spans && PrintSpans(log->stream) != 0) {
+      fprintf(stderr, "%s: out of memory\n", programName);
+      return EXIT_BAD_STREAM;
+    } else if (opt->summary) {
+      PrintSummary(log->stream, &log->filter);
+    } else if (opt->count) {
+      PrintCount(log->stream, &log->filter);
+    }
+  }
+  return EXIT_SUCCESS;
+}
+
+/* PrintMerged -- the events of several logs on one timeline: each line
+ * as PrintEvents's, its ELAPSED since the earliest log's start and
+ * PROGRAM[PID] after WALLCLOCK.  Returns 0, or 1 if out of memory.
+ * design/telemetry.txt .export.merge */
+static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruct *logs)
+{
+  MergeStruct merge;
+  EventRecordStruct *rec;
+  size_t source, size = 4096;
+  char (*process)[80] = calloc(count, sizeof *process);
+  char *line = malloc(size), times[64], elapsed[40];
+  int width = 0;
+  ProgressStruct progress;
+  uint64_t read = 0, total = 0;
+  if (process == NULL || line == NULL || MergeInit(&merge, streams, count) != 0) {
+    free(process);
+    free(line);
+    return 1;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const EventStreamInfoStruct *info = EventStreamInfo(streams[i]);
+    total += info->eventCount;
+    int n = snprintf(process[i], sizeof process[i], "%.60s[%lu]", info->program,
+                     (unsigned long)info->pid);
+    if (n > width)
+      width = n < (int)sizeof process[i] ? n : (int)sizeof process[i] - 1;
+  }
+  ProgressStart(&progress, total);
+  while (MergeNext(&merge, &source, &rec)) {
+    const EventFormatContextStruct *ctx = &merge.fmt[source];
+    size_t len, timesLen;
+    ProgressTick(&progress, ++read);
+    if (!FilterPasses(&logs[source].filter, rec->kind, rec->code))
+      continue;
+    len = EventFormat(line, size, rec, ctx);
+    if (len >= size) {
+      char *bigger = realloc(line, len + 1);
+      if (bigger == NULL)
+        break;
+      line = bigger;
+      size = len + 1;
+      (void)EventFormat(line, size, rec, ctx);
+    }
+    /* ELAPSED WALLCLOCK of this log: WALLCLOCK kept, ELAPSED since the origin */
+    timesLen = EventFormatTimes(times, sizeof times, rec->clock, ctx);
+    if (timesLen >= sizeof times || timesLen > len || strrchr(times, ' ') == NULL)
+      timesLen = 0;
+    PutSeconds(elapsed, sizeof elapsed,
+               merge.wallNs[source] - (int64_t)merge.originNs);
+    printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
+           process[source], line + timesLen);
+  }
+  ProgressEnd(&progress);
+  MergeFinish(&merge);
+  free(process);
+  free(line);
+  return 0;
+}
+
+/* LogsFilter -- FilterPasses of each log's filter, an ExportFilterFunction */
+static int LogsFilter(void *closure, size_t source, unsigned kind, unsigned code)
+{
+  const LogStruct *logs = closure;
+  return FilterPasses(&logs[source].filter, kind, code);
+}
+
+/* Print -- what opt asks for; returns EXIT_SUCCESS, or EXIT_BAD_STREAM
+ * having said why */
+static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
+{
+  int status = EXIT_SUCCESS;
+  if (opt->header || opt->list || opt->count || opt->summary || opt->spans) {
+    for (size_t i = 0; i < count && status == EXIT_SUCCESS; ++i) {
+      if (count > 1)
+        printf("%s==> %s <==\n", i > 0 ? "\n" : "", logs[i].name);
+      status = PrintEach(opt, &logs[i]);
+    }
+    return status;
+  }
+  EventStreamStruct **streams = malloc(count * sizeof *streams);
+  if (streams == NULL) {
+    fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  info = EventStreamInfo(stream);
+  for (size_t i = 0; i < count; ++i)
+    streams[i] = logs[i].stream;
+  if (IsExport(opt)) {
+    /* design/telemetry.txt .export */
+    if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
+      status = EXIT_BAD_STREAM;
+  } else if ((count == 1   /* design/telemetry.txt .eventcnv.text */
+              ? ExportText(streams[0], stdout, opt->jobs != NULL ? (unsigned)atoi(opt->jobs) : 0,
+                           LogsFilter, logs)
+              : PrintMerged(streams, count, logs)) != 0) {
+    fprintf(stderr, "%s: out of memory\n", programName);
+    status = EXIT_BAD_STREAM;
+  }
+  free(streams);
+  return status;
+}
 
-  filter = malloc(sizeof *filter);
+/* Finish -- say what went wrong with a log, and what was lost; returns
+ * the exit status.  design/telemetry.txt .eventcnv.exit */
+static int Finish(const OptionsStruct *opt, LogStruct *log, int status)
+{
+  const EventStreamInfoStruct *info = EventStreamInfo(log->stream);
+  recovered = log->recovered;
+  if (EventStreamProblemCount(log->stream) > 0 && ReportProblems(log->stream, log->name))
+    status = EXIT_BAD_STREAM;
+  ReportWarnings(info, log->name);
+  if (!Complete(info))
+    status = EXIT_BAD_STREAM;
+  if (opt->count || opt->summary || opt->spans || (!opt->header && !opt->list))
+    ReportDropped(info->registry, log->name, info->dropped);
+  return status;
+}
+
+/* WholeBlocks -- the end of the last whole block in the first size
+ * bytes of a stream: what a writer has written whole so far */
+static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStreamInfoStruct *info)
+{
+  size_t pos = info->headerLength;
+  while (pos <= size && size - pos >= info->blockHeaderLength) {
+    EventBlockHeaderStruct h;
+    EventBlockDecode(&h, p + pos, info->major, info->layout.bigEndian);
+    if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0 || h.length < info->blockHeaderLength
+        || h.length > size - pos)
+      break;
+    pos += h.length;
+  }
+  return pos;
+}
+
+/* FollowOnce -- the events of the whole blocks that follow done in the
+ * stream as it is now, in time order; returns the new done, and sets
+ * *endedReturn at StreamEnd.  (size_t)-1: the file is not a stream. */
+static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruct *filter,
+                         size_t done, int *endedReturn)
+{
+  InputStruct in;
+  EventStreamStruct *stream;
+  EventFormatContextStruct ctx;
+  EventRecordStruct rec;
+  char msg[512], line[8192];
+  size_t whole;
+  int err;
+  memset(&in, 0, sizeof in);
+  err = ReadInput(path, &in);
+  if (err != 0) {
+    fprintf(stderr, "%s: %s: %s\n", programName, path, strerror(err));
+    return (size_t)-1;
+  }
+  if (EventStreamOpen(&stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
+    /* A header not written whole yet is waited for; a file that is not a stream is said. */
+    int waiting = in.size < EVENT_STREAM_FIXED_LEN
+      || (memcmp(in.data, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) == 0
+          && EventLoad(in.data + 20, 4, 0) > in.size);
+    InputFree(&in);
+    if (!waiting)
+      fprintf(stderr, "%s: %s: %s\n", programName, path, msg);
+    return waiting ? done : (size_t)-1;
+  }
+  if (done == 0)
+    FilterInit(filter, opt, EventStreamInfo(stream)->registry);
+  whole = WholeBlocks(in.data, in.size, EventStreamInfo(stream));
+  EventStreamFormatContext(stream, &ctx);
+  while (EventStreamNext(stream, &rec) == EventStreamOK) {
+    if (rec.offset < done || rec.offset >= whole)
+      continue;         /* printed before, or in a block not yet whole */
+    if (rec.code == EVENT_CODE_STREAM_END)
+      *endedReturn = 1;
+    if (FilterPasses(filter, rec.kind, rec.code)) {
+      size_t len = EventFormat(line, sizeof line, &rec, &ctx);
+      printf("%s\n", line);
+      (void)len;
+    }
+  }
+  fflush(stdout);
+  EventStreamClose(stream);
+  InputFree(&in);
+  return whole > done ? whole : done;
+}
+
+/* Follow -- --follow: the events as the program writes them, buffer by
+ * buffer, until StreamEnd.  Each look reads the file afresh; what it
+ * printed is known by offset.  design/telemetry.txt .eventcnv.follow */
+static int Follow(const OptionsStruct *opt)
+{
+  FilterStruct *filter = malloc(sizeof *filter);
+  size_t done = 0;
+  int ended = 0;
   if (filter == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  FilterInit(filter, &opt, info->registry);
-  /* -o for text: stdout goes to the file, once the stream is open */
-  if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
-      && freopen(opt.output, "w", stdout) == NULL) {
-    fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
-    return EXIT_BAD_STREAM;
+  while (!ended) {
+    struct timespec pause = {0, 200000000};
+    done = FollowOnce(opt, opt->paths[0], filter, done, &ended);
+    if (done == (size_t)-1)
+      break;
+    if (!ended)
+      nanosleep(&pause, NULL);
   }
+  free(filter);
+  return ended ? EXIT_SUCCESS : EXIT_BAD_STREAM;
+}
 
-  if (opt.header)
-    PrintHeader(info, EventStreamProblemCount(stream));
-  if (opt.list) {
-    if (opt.header)
-      printf("\n");
-    PrintList(info->registry);
+/* OpenAll -- every FILE; 0, or 1 having said why */
+static int OpenAll(const OptionsStruct *opt, LogStruct *logs)
+{
+  for (size_t i = 0; i < opt->pathCount; ++i) {
+    LogStruct *log = &logs[i];
+    log->path = opt->paths[i];
+    log->name = strcmp(log->path, "-") == 0 ? "<stdin>" : log->path;
+    log->stream = Open(opt, log->path, log->name, &log->in);
+    if (log->stream == NULL)
+      return 1;
+    log->recovered = recovered;
+    FilterInit(&log->filter, opt, EventStreamInfo(log->stream)->registry);
   }
+  return 0;
+}
 
-  if (opt.count || opt.summary) {        /* design/telemetry.txt .eventcnv.scan */
-    if (opt.header || opt.list)
-      printf("\n");
-    if (opt.summary)
-      PrintSummary(stream, filter);
-    else
-      PrintCount(stream, filter);
-  } else if (IsExport(&opt)) {
-    /* design/telemetry.txt .export */
-    if (ExportRun(stream, opt.format, opt.output, ExportFilter, filter) != 0)
-      status = EXIT_BAD_STREAM;
-  } else if (!opt.header && !opt.list) {
-    /* design/telemetry.txt .eventcnv.text */
-    if (ExportText(stream, stdout, opt.jobs != NULL ? (unsigned)atoi(opt.jobs) : 0, ExportFilter,
-                   filter) != 0) {
-      fprintf(stderr, "%s: out of memory\n", programName);
+int main(int argc, char **argv)
+{
+  OptionsStruct opt;
+  LogStruct *logs;
+  int status = EXIT_SUCCESS;
+
+  ParseArgs(argc, argv, &opt);
+  if (opt.follow) {
+    if (opt.output != NULL && strcmp(opt.output, "-") != 0 && freopen(opt.output, "w", stdout) == NULL) {
+      fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
       return EXIT_BAD_STREAM;
     }
+    status = Follow(&opt);
+    free(opt.paths);
+    return status;
   }
-  res = EventStreamProblemCount(stream) > 0 ? EventStreamERROR : EventStreamEND;
-
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
-    status = EXIT_BAD_STREAM;
+  logs = calloc(opt.pathCount, sizeof *logs);
+  if (logs == NULL) {
+    fprintf(stderr, "%s: out of memory\n", programName);
+    return EXIT_BAD_STREAM;
   }
-  if (res == EventStreamERROR && ReportProblems(stream, name))
+  if (OpenAll(&opt, logs) != 0) {
     status = EXIT_BAD_STREAM;
-  ReportWarnings(info, name);
-  if (!Complete(info))
+  } else if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
+             && freopen(opt.output, "w", stdout) == NULL) {
+    /* -o for text: stdout goes to the file, once the streams are open */
+    fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
     status = EXIT_BAD_STREAM;
-  if (opt.count || opt.summary || (!opt.header && !opt.list))
-    ReportDropped(info->registry, name, info->dropped);
-
-  free(filter);
-  EventStreamClose(stream);
-  InputFree(&in);
+  } else {
+    status = Print(&opt, logs, opt.pathCount);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
+      status = EXIT_BAD_STREAM;
+    }
+    for (size_t i = 0; i < opt.pathCount; ++i)
+      status = Finish(&opt, &logs[i], status);
+  }
+  for (size_t i = 0; i < opt.pathCount; ++i) {
+    EventStreamClose(logs[i].stream);
+    InputFree(&logs[i].in);
+  }
+  free(logs);
+  free(opt.paths);
   return status;
 }

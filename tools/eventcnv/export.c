@@ -9,7 +9,10 @@
  * (design/telemetry.txt .export.stream).
  */
 
+#define _POSIX_C_SOURCE 200809L   /* clock_gettime */
+
 #include "export.h"
+#include "merge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define OUT_BUFFER_SIZE ((size_t)1 << 20)
@@ -99,20 +103,21 @@ void ExportPutSigned(ExportOutStruct *out, int64_t v)
 
 void ExportPutHex(ExportOutStruct *out, uint64_t v)
 {
-  char *p = ExportReserve(out, 18);
-  size_t n = 1;
+  static const char hex[] = "0123456789abcdef";
+  char *p = ExportReserve(out, 18), *end;
+  unsigned n = v != 0 ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;   /* digits */
   if (p == NULL)
     return;
-  for (uint64_t t = v; t >= 16; t >>= 4)
-    ++n;
   p[0] = '0';
   p[1] = 'x';
+  end = p + 2 + n;
   out->used += n + 2;
-  p += n + 2;
-  do {
-    *--p = "0123456789abcdef"[v & 0xF];
-    v >>= 4;
-  } while (v != 0);
+  for (; n >= 2; n -= 2, v >>= 8) {   /* two digits a step, from the end */
+    *--end = hex[v & 0xF];
+    *--end = hex[v >> 4 & 0xF];
+  }
+  if (n == 1)
+    *--end = hex[v & 0xF];
 }
 
 void ExportPutDouble(ExportOutStruct *out, double d)
@@ -241,22 +246,15 @@ ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial)
   return thread;
 }
 
-/* ExportElapsedNs -- as PutTimes in eventread.c computes ELAPSED */
+/* ExportClockNs -- ns from the stream's start to clock */
+int64_t ExportClockNs(const EventFormatContextStruct *fmt, EventClock clock)
+{
+  return MergeClockNs(fmt, clock);
+}
+
 int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock)
 {
-  int negative = clock < ex->fmt.startClock;
-  uint64_t delta = negative ? ex->fmt.startClock - clock : clock - ex->fmt.startClock;
-  uint64_t hz = ex->fmt.clockHz, ns;
-  if (hz == 0) {
-    ns = delta;
-  } else {
-    uint64_t rest = delta % hz;
-    uint64_t part = rest <= UINT64_MAX / NS_PER_SECOND
-      ? rest * NS_PER_SECOND / hz
-      : (uint64_t)((unsigned __int128)rest * NS_PER_SECOND / hz);
-    ns = delta / hz * NS_PER_SECOND + part;
-  }
-  return negative ? -(int64_t)ns : (int64_t)ns;
+  return ExportClockNs(&ex->fmt, clock) + ex->offsetNs;
 }
 
 /* PutJsonWord -- W: a number, or a string above 2^53, where a double
@@ -354,10 +352,48 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 }
 
 
+/* Progress.  design/telemetry.txt .export.progress */
+
+static double Now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void ProgressStart(ProgressStruct *progress, uint64_t total)
+{
+  memset(progress, 0, sizeof *progress);
+  progress->on = isatty(STDERR_FILENO);
+  progress->total = total;
+  progress->next = 1u << 16;
+  progress->start = progress->on ? Now() : 0;
+}
+
+void ProgressShow(ProgressStruct *progress, uint64_t done)
+{
+  double elapsed = Now() - progress->start;
+  progress->next = done + (1u << 16);
+  if (elapsed < 1.0)
+    return;
+  fprintf(stderr, "\reventcnv: %3u%%, %llu of %llu events, %.0f s",
+          progress->total > 0 ? (unsigned)(done * 100 / progress->total) : 0,
+          (unsigned long long)done, (unsigned long long)progress->total, elapsed);
+  progress->shown = 1;
+}
+
+void ProgressEnd(ProgressStruct *progress)
+{
+  if (progress->shown)
+    fputs("\r\033[K", stderr);        /* the line cleared: what follows is said alone */
+  progress->shown = 0;
+}
+
+
 /* The loop */
 
 static const ExportWriterStruct *const writers[] = {
-  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf,
+  &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf, &ExportHtml,
 };
 
 static const ExportWriterStruct *FindWriter(const char *name)
@@ -377,6 +413,12 @@ int ExportNeedsFile(const char *name)
 {
   const ExportWriterStruct *writer = FindWriter(name);
   return writer != NULL && writer->needsFile;
+}
+
+int ExportOneLog(const char *name)
+{
+  const ExportWriterStruct *writer = FindWriter(name);
+  return writer != NULL && writer->oneLog;
 }
 
 /* OwnEvent -- telltale's own event of this name in the registry, or NULL */
@@ -407,7 +449,7 @@ static char *JsonDup(const char *s, const char *tail, size_t *lengthReturn)
 }
 
 /* MakeNames -- every event's and kind's names as JSON, once */
-static int MakeNames(ExportStruct *ex)
+static int MakeNames(ExportSourceStruct *ex)
 {
   const EventRegistryStruct *registry = ex->registry;
   ex->names = calloc(registry->eventCount + 1, sizeof *ex->names);
@@ -434,7 +476,7 @@ static int MakeNames(ExportStruct *ex)
   return 0;
 }
 
-static void FreeNames(ExportStruct *ex)
+static void FreeNames(ExportSourceStruct *ex)
 {
   if (ex->names != NULL)
     for (unsigned i = 0; i < ex->registry->eventCount; ++i) {
@@ -468,45 +510,154 @@ static int Track(ExportStruct *ex, const EventRecordStruct *rec)
   return 0;
 }
 
-int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
+/* Load, Save -- a log's part of ex, in and out */
+static void Load(ExportStruct *ex, const ExportSourceStruct *src)
+{
+  ex->stream = src->stream;
+  ex->info = src->info;
+  ex->registry = src->registry;
+  ex->fmt = src->fmt;
+  ex->threads = src->threads;
+  ex->threadLimit = src->threadLimit;
+  ex->threadCount = src->threadCount;
+  ex->threadStart = src->threadStart;
+  ex->threadName = src->threadName;
+  ex->intern = src->intern;
+  ex->label = src->label;
+  ex->names = src->names;
+  memcpy(ex->kindNames, src->kindNames, sizeof ex->kindNames);
+  memcpy(ex->kindNameLengths, src->kindNameLengths, sizeof ex->kindNameLengths);
+  ex->offsetNs = src->offsetNs;
+}
+
+static void Save(const ExportStruct *ex, ExportSourceStruct *src)
+{
+  src->threads = ex->threads;           /* ExportThread may have grown it */
+  src->threadLimit = ex->threadLimit;
+  src->threadCount = ex->threadCount;
+}
+
+int ExportUse(ExportStruct *ex, size_t i)
+{
+  if (i == ex->source)
+    return 0;
+  Save(ex, &ex->sources[ex->source]);
+  ex->source = i;
+  Load(ex, &ex->sources[i]);
+  return ex->state != NULL && ex->writer->source != NULL ? ex->writer->source(ex) : 0;
+}
+
+/* Sources -- each log's part: its registry's names, its own events */
+static int Sources(ExportStruct *ex, EventStreamStruct **streams, size_t count)
+{
+  ex->sources = calloc(count, sizeof *ex->sources);
+  if (ex->sources == NULL)
+    return 1;
+  ex->sourceCount = count;
+  for (size_t i = 0; i < count; ++i) {
+    ExportSourceStruct *src = &ex->sources[i];
+    src->stream = streams[i];
+    src->info = EventStreamInfo(streams[i]);
+    src->registry = src->info->registry;
+    EventStreamFormatContext(streams[i], &src->fmt);
+    src->threadStart = OwnEvent(src->registry, "ThreadStart");
+    src->threadName = OwnEvent(src->registry, "ThreadName");
+    src->intern = OwnEvent(src->registry, "Intern");
+    src->label = OwnEvent(src->registry, "Label");
+    if (i == 0 || src->info->startRealtime < ex->originNs)
+      ex->originNs = src->info->startRealtime;
+    if (MakeNames(src) != 0)
+      return 1;
+  }
+  for (size_t i = 0; i < count; ++i)
+    ex->sources[i].offsetNs = (int64_t)(ex->sources[i].info->startRealtime - ex->originNs);
+  Load(ex, &ex->sources[0]);
+  return 0;
+}
+
+/* OpenOut -- the output of a writer that streams: stdout or the file */
+static int OpenOut(ExportStruct *ex)
+{
+  ex->out.fd = STDOUT_FILENO;
+  if (ex->outPath != NULL) {
+    ex->out.fd = open(ex->outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (ex->out.fd < 0) {
+      fprintf(stderr, "eventcnv: cannot write %s: %s\n", ex->outPath, strerror(errno));
+      return 1;
+    }
+  }
+  ex->out.buf = malloc(OUT_BUFFER_SIZE);
+  ex->out.size = ex->out.buf != NULL ? OUT_BUFFER_SIZE : 0;
+  return 0;
+}
+
+/* Loop -- every event of the logs, merged, through the writer */
+static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
+{
+  const ExportWriterStruct *writer = ex->writer;
+  MergeStruct merge;
+  EventRecordStruct *rec;
+  size_t source;
+  uint64_t seq = 0, read = 0, total = 0;
+  int status = 0;
+  ProgressStruct progress;
+  EventStreamStruct **streams = malloc(ex->sourceCount * sizeof *streams);
+  if (streams == NULL)
+    return 1;
+  for (size_t i = 0; i < ex->sourceCount; ++i) {
+    streams[i] = ex->sources[i].stream;
+    total += ex->sources[i].info->eventCount;
+  }
+  if (MergeInit(&merge, streams, ex->sourceCount) != 0) {
+    free(streams);
+    return 1;
+  }
+  ProgressStart(&progress, total);
+  while (status == 0 && MergeNext(&merge, &source, &rec)) {
+    ProgressTick(&progress, ++read);
+    if (rec->desc == NULL)
+      continue;
+    if (ExportUse(ex, source) != 0 || Track(ex, rec) != 0) {
+      status = 1;
+      break;
+    }
+    if (writer->every != NULL && writer->every(ex, rec, seq) != 0) {
+      status = 1;
+      break;
+    }
+    if (filter(closure, source, rec->kind, rec->code) && writer->event(ex, rec, seq) != 0) {
+      status = 1;
+      break;
+    }
+    ++seq;
+    if (ex->out.err != 0)
+      break;
+  }
+  ProgressEnd(&progress);
+  MergeFinish(&merge);
+  free(streams);
+  return status;
+}
+
+int ExportRun(EventStreamStruct **streams, size_t count, const char *name, const char *outPath,
               ExportFilterFunction filter, void *closure)
 {
   const ExportWriterStruct *writer = FindWriter(name);
   ExportStruct ex;
-  EventRecordStruct rec;
-  uint64_t seq = 0;
   int status = 0, begun = 0;
 
   if (writer == NULL)
     return 1;
   memset(&ex, 0, sizeof ex);
-  ex.stream = stream;
-  ex.info = EventStreamInfo(stream);
-  ex.registry = ex.info->registry;
-  EventStreamFormatContext(stream, &ex.fmt);
-  ex.threadStart = OwnEvent(ex.registry, "ThreadStart");
-  ex.threadName = OwnEvent(ex.registry, "ThreadName");
-  ex.intern = OwnEvent(ex.registry, "Intern");
-  ex.label = OwnEvent(ex.registry, "Label");
+  ex.writer = writer;
   ex.outPath = outPath != NULL && strcmp(outPath, "-") == 0 ? NULL : outPath;
   ex.out.fd = -1;
-
-  if (!writer->needsFile) {
-    ex.out.fd = STDOUT_FILENO;
-    if (ex.outPath != NULL) {
-      ex.out.fd = open(ex.outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-      if (ex.out.fd < 0) {
-        fprintf(stderr, "eventcnv: cannot write %s: %s\n", ex.outPath, strerror(errno));
-        return 1;
-      }
-    }
-    ex.out.buf = malloc(OUT_BUFFER_SIZE);
-    ex.out.size = ex.out.buf != NULL ? OUT_BUFFER_SIZE : 0;
-  }
+  if (!writer->needsFile && OpenOut(&ex) != 0)
+    return 1;
 
   /* Once begun, a writer's end is called however begin and the loop
    * end: it frees its state. */
-  if (MakeNames(&ex) != 0) {
+  if (Sources(&ex, streams, count) != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
     status = 1;
   } else {
@@ -514,26 +665,8 @@ int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
     if (writer->begin(&ex) != 0)   /* it said why */
       status = 1;
   }
-  while (status == 0 && EventStreamNext(stream, &rec) == EventStreamOK) {
-    if (rec.desc == NULL)
-      continue;
-    if (Track(&ex, &rec) != 0) {
-      fprintf(stderr, "eventcnv: out of memory\n");
-      status = 1;
-      break;
-    }
-    if (writer->every != NULL && writer->every(&ex, &rec, seq) != 0) {
-      status = 1;
-      break;
-    }
-    if (filter(closure, rec.kind, rec.code) && writer->event(&ex, &rec, seq) != 0) {
-      status = 1;
-      break;
-    }
-    ++seq;
-    if (ex.out.err != 0)
-      break;
-  }
+  if (status == 0 && Loop(&ex, filter, closure) != 0)
+    status = 1;
   if (begun && writer->end(&ex) != 0)
     status = 1;
   ExportOutFlush(&ex.out);
@@ -547,7 +680,13 @@ int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
     status = 1;
   }
   free(ex.out.buf);
-  free(ex.threads);
-  FreeNames(&ex);
+  if (ex.sources != NULL) {
+    Save(&ex, &ex.sources[ex.source]);
+    for (size_t i = 0; i < ex.sourceCount; ++i) {
+      free(ex.sources[i].threads);
+      FreeNames(&ex.sources[i]);
+    }
+  }
+  free(ex.sources);
   return status;
 }

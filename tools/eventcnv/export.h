@@ -17,9 +17,9 @@
 #include <string.h>
 #include "eventread.h"
 
-/* ExportFilterFunction -- 1 if an event of this kind and code is to be
- * written: eventcnv's --kind and --event */
-typedef int (*ExportFilterFunction)(void *closure, unsigned kind, unsigned code);
+/* ExportFilterFunction -- 1 if an event of this kind and code, in the
+ * log of index source, is to be written: eventcnv's --kind and --event */
+typedef int (*ExportFilterFunction)(void *closure, size_t source, unsigned kind, unsigned code);
 
 /* ExportFormatKnown -- 1 if name is a format ExportRun writes (not text) */
 extern int ExportFormatKnown(const char *name);
@@ -27,11 +27,15 @@ extern int ExportFormatKnown(const char *name);
 /* ExportNeedsFile -- 1 if the format cannot go to stdout (sqlite) */
 extern int ExportNeedsFile(const char *name);
 
-/* ExportRun -- write the events of stream that pass filter in format
- * name to outPath (NULL or "-": stdout).  Returns 0, or 1 after saying
- * on stderr why the output could not be written. */
-extern int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
-                     ExportFilterFunction filter, void *closure);
+/* ExportOneLog -- 1 if the format takes one log only (ctf) */
+extern int ExportOneLog(const char *name);
+
+/* ExportRun -- write the events of the count streams that pass filter,
+ * merged on one timeline (merge.h), in format name to outPath (NULL or
+ * "-": stdout).  Returns 0, or 1 after saying on stderr why the output
+ * could not be written. */
+extern int ExportRun(EventStreamStruct **streams, size_t count, const char *name,
+                     const char *outPath, ExportFilterFunction filter, void *closure);
 
 /* ExportText -- eventcnv's text lines (EventFormat) of the events of
  * stream that pass filter, to out, formatted on jobs threads (0: one a
@@ -117,7 +121,27 @@ typedef struct ExportNamesStruct {
   size_t keyLengths[EVENT_PARAM_MAX];
 } ExportNamesStruct;
 
-/* ExportStruct -- one export in progress */
+typedef struct ExportWriterStruct ExportWriterStruct;
+
+/* ExportSourceStruct -- one log's part of an export: what ExportStruct
+ * holds for the log of the event at hand.  design/telemetry.txt .export.merge */
+typedef struct ExportSourceStruct {
+  EventStreamStruct *stream;
+  const EventStreamInfoStruct *info;
+  const EventRegistryStruct *registry;
+  EventFormatContextStruct fmt;
+  ExportThreadStruct *threads;
+  size_t threadLimit, threadCount;
+  const EventDescStruct *threadStart, *threadName, *intern, *label;
+  ExportNamesStruct *names;
+  char *kindNames[EVENT_KIND_LIMIT];
+  size_t kindNameLengths[EVENT_KIND_LIMIT];
+  int64_t offsetNs;             /* its start, after the earliest log's */
+} ExportSourceStruct;
+
+/* ExportStruct -- one export in progress.  Its fields from stream to
+ * kindNameLengths are those of the log whose event is at hand (source):
+ * ExportRun swaps them when the log changes. */
 typedef struct ExportStruct {
   EventStreamStruct *stream;
   const EventStreamInfoStruct *info;
@@ -132,8 +156,17 @@ typedef struct ExportStruct {
   ExportNamesStruct *names;     /* by index in the registry */
   char *kindNames[EVENT_KIND_LIMIT];  /* each kind's name, quoted */
   size_t kindNameLengths[EVENT_KIND_LIMIT];
+  int64_t offsetNs;             /* this log's start after originNs */
+  size_t source, sourceCount;   /* this log's index; how many logs */
+  ExportSourceStruct *sources;
+  const struct ExportWriterStruct *writer;
+  uint64_t originNs;            /* the earliest log's start, ns since the epoch */
   void *state;                  /* the writer's own */
 } ExportStruct;
+
+/* ExportUse -- make log i the one at hand (the writer's source is
+ * called if it changes); returns 0, or the source's result */
+extern int ExportUse(ExportStruct *ex, size_t i);
 
 /* ExportThread -- the thread of serial (created empty), or NULL if out
  * of memory; valid until the next call.  ExportThreadFind -- the thread
@@ -141,9 +174,15 @@ typedef struct ExportStruct {
 extern ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial);
 extern const ExportThreadStruct *ExportThreadFind(const ExportStruct *ex, uint32_t serial);
 
-/* ExportElapsedNs -- ns from the stream's start to clock (negative
- * before it), as eventcnv's ELAPSED column: design/telemetry.txt .sol.clock */
+/* ExportElapsedNs -- ns from the (earliest) stream's start to clock
+ * (negative before it), as eventcnv's ELAPSED column: design/telemetry.txt
+ * .sol.clock; ExportTimeNs -- ns since the epoch */
 extern int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock);
+extern int64_t ExportClockNs(const EventFormatContextStruct *fmt, EventClock clock);
+static inline int64_t ExportTimeNs(const ExportStruct *ex, EventClock clock)
+{
+  return (int64_t)ex->originNs + ExportElapsedNs(ex, clock);
+}
 
 /* ExportPutJsonFields -- rec's fields as a JSON object by parameter
  * name.  ExportPutJsonLabels -- if some P or A value of rec is
@@ -158,7 +197,7 @@ extern int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const E
                                const EventRecordStruct *rec);
 
 /* ExportWriterStruct -- one format */
-typedef struct ExportWriterStruct {
+struct ExportWriterStruct {
   const char *name;
   int needsFile;                /* writes a file itself (outPath), not ex->out */
   int (*begin)(ExportStruct *ex);
@@ -167,8 +206,33 @@ typedef struct ExportWriterStruct {
                                 /* may be NULL: called for every event before
                                    the filter, for what the format keeps whole */
   int (*end)(ExportStruct *ex); /* returns 0, or 1 having said why */
-} ExportWriterStruct;
+  int (*source)(ExportStruct *ex);  /* may be NULL: the log at hand changed
+                                   (ExportUse); begin is called with the first */
+  int oneLog;                   /* takes one log only */
+};
 
-extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf;
+extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf,
+  ExportHtml;
+
+/* ProgressStruct -- progress of a long conversion, said on stderr when
+ * it is a terminal and the work has taken a second: silent otherwise.
+ * design/telemetry.txt .export.progress */
+typedef struct ProgressStruct {
+  int on;                       /* stderr is a terminal */
+  int shown;                    /* a line is on it, to be cleared */
+  uint64_t total, next;         /* events in all; when to look at the clock again */
+  double start;
+} ProgressStruct;
+
+extern void ProgressStart(ProgressStruct *progress, uint64_t total);
+extern void ProgressShow(ProgressStruct *progress, uint64_t done);
+extern void ProgressEnd(ProgressStruct *progress);
+
+/* ProgressTick -- done events of total have been read */
+static inline void ProgressTick(ProgressStruct *progress, uint64_t done)
+{
+  if (progress->on && done >= progress->next)
+    ProgressShow(progress, done);
+}
 
 #endif /* export_h */

@@ -9,18 +9,43 @@
  * event, with its kind as the category and its fields as args.  tid is
  * telltale's thread serial, ts is microseconds since the stream's start
  * with three decimals (nanoseconds).
+ *
+ * Spans (.reg.span) are B/E slices on tracks of their own, one per lane
+ * (span.h: spans of a lane never overlap, so every B is closed by the
+ * next E of its track); a span still open at the end is closed at the
+ * last event's time with "unfinished":true.  Counters are counter
+ * events (ph "C"), one track per counter and key.  Both come from every
+ * event, whatever the filter.  design/telemetry.txt .export.chrome
  */
 
 #include "export.h"
+#include "span.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A span's lane L is the track SPAN_TID + span * SPAN_LANE_LIMIT + L:
+ * above any thread serial a log holds.  The lanes past the limit share
+ * its last. */
+#define SPAN_TID        0x40000000u
+#define SPAN_LANE_LIMIT 0x400000u
+
+/* ChromeSourceStruct -- what chrome keeps per log (process) */
+typedef struct ChromeSourceStruct {
+  int announced;                /* its process_name is written */
+  SpanTrackerStruct *spans;     /* NULL if its registry has none */
+  unsigned *lanesNamed;         /* by span: its lanes named so far */
+} ChromeSourceStruct;
+
 typedef struct ChromeStruct {
-  ExportOutStruct process;      /* ,"pid":N made once */
+  ExportOutStruct process;      /* ,"pid":N of the log at hand */
   int first;                    /* no element written yet */
+  ExportStruct *ex;
+  ChromeSourceStruct *sources;  /* by log */
+  ChromeSourceStruct *source;   /* the log at hand's */
+  int64_t lastNs;               /* the latest event's time */
 } ChromeStruct;
 
 static ChromeStruct chrome;
@@ -76,6 +101,149 @@ static void ThreadName(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
   thread->announced = 1;
 }
 
+/* SpanTid -- the track of a span's lane, named when first used */
+static uint64_t SpanTid(ChromeStruct *state, const SpanStruct *span)
+{
+  ExportOutStruct *out = &state->ex->out;
+  unsigned lane = span->lane < SPAN_LANE_LIMIT ? span->lane : SPAN_LANE_LIMIT - 1;
+  uint64_t tid = SPAN_TID + (uint64_t)span->span * SPAN_LANE_LIMIT + lane;
+  const char *name = state->ex->registry->spans[span->span].name;
+  unsigned *lanesNamed = state->source->lanesNamed;
+  while (lanesNamed[span->span] <= lane) {
+    uint64_t t = tid - lane + lanesNamed[span->span];
+    Element(out, state);
+    ExportPutString(out, "\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0");
+    ExportPut(out, state->process.buf, state->process.used);
+    ExportPutString(out, ",\"tid\":");
+    ExportPutUnsigned(out, t);
+    ExportPutString(out, ",\"args\":{\"name\":\"");
+    ExportPutString(out, name);        /* a C identifier: no escapes */
+    if (lanesNamed[span->span] > 0) {
+      ExportPutChar(out, ' ');
+      ExportPutUnsigned(out, lanesNamed[span->span] + 1);
+    }
+    ExportPutString(out, "\"}}");
+    Element(out, state);
+    ExportPutString(out, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0");
+    ExportPut(out, state->process.buf, state->process.used);
+    ExportPutString(out, ",\"tid\":");
+    ExportPutUnsigned(out, t);
+    ExportPutString(out, ",\"args\":{\"sort_index\":");
+    ExportPutUnsigned(out, t);
+    ExportPutString(out, "}}");
+    ++lanesNamed[span->span];
+  }
+  return tid;
+}
+
+/* SpanSlice -- a span's B when it opens, its E when it closes or at the
+ * end.  design/telemetry.txt .export.chrome */
+static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
+{
+  ChromeStruct *state = closure;
+  ExportOutStruct *out = &state->ex->out;
+  uint64_t tid = SpanTid(state, span);
+  Element(out, state);
+  ExportPutString(out, "\"name\":\"");
+  ExportPutString(out, state->ex->registry->spans[span->span].name);
+  ExportPutString(out, what == SpanOPENED ? "\",\"cat\":\"span\",\"ph\":\"B\",\"ts\":"
+                                          : "\",\"cat\":\"span\",\"ph\":\"E\",\"ts\":");
+  PutTs(out, what == SpanOPENED ? span->beginNs : what == SpanCLOSED ? span->endNs : state->lastNs);
+  ExportPut(out, state->process.buf, state->process.used);
+  ExportPutString(out, ",\"tid\":");
+  ExportPutUnsigned(out, tid);
+  if (what == SpanOPENED) {
+    ExportPutString(out, ",\"args\":{\"key\":\"");
+    ExportPutHex(out, span->key);
+    ExportPutString(out, "\",\"thread\":");
+    ExportPutUnsigned(out, span->beginThread);
+    ExportPutString(out, ",\"seq\":");
+    ExportPutUnsigned(out, span->beginSeq);
+  } else if (what == SpanCLOSED) {
+    ExportPutString(out, ",\"args\":{\"end_thread\":");
+    ExportPutUnsigned(out, span->endThread);
+    ExportPutString(out, ",\"end_seq\":");
+    ExportPutUnsigned(out, span->endSeq);
+  } else {
+    ExportPutString(out, ",\"args\":{\"unfinished\":true");
+  }
+  ExportPutString(out, "}}");
+}
+
+/* Counter -- counter i's new value from rec: a counter event on the
+ * track of its name and key.  design/telemetry.txt .export.chrome */
+static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStruct *rec, int i)
+{
+  ExportOutStruct *out = &ex->out;
+  const EventCounterDescStruct *counter = &ex->registry->counters[i];
+  const EventValueUnion *value = &rec->values[counter->value];
+  char letter = rec->desc->format[counter->value];
+  if (letter == 'D' && !(value->d - value->d == 0))   /* JSON has no NaN or infinity */
+    return;
+  Element(out, state);
+  ExportPutString(out, "\"name\":\"");
+  ExportPutString(out, counter->name);
+  if (counter->key != EVENT_COUNTER_NO_KEY) {
+    uint64_t key = rec->values[counter->key].u;
+    const char *label = ex->fmt.label != NULL ? ex->fmt.label(ex->fmt.labelClosure, key) : NULL;
+    ExportPutChar(out, '[');
+    if (label != NULL) {   /* a label as a JSON string's body */
+      size_t at = out->used + 1;
+      ExportPutJsonString(out, label, strlen(label));
+      if (out->err == 0) {
+        memmove(out->buf + at - 1, out->buf + at, out->used - at - 1);
+        out->used -= 2;
+      }
+    } else {
+      ExportPutHex(out, key);
+    }
+    ExportPutChar(out, ']');
+  }
+  ExportPutString(out, "\",\"ph\":\"C\",\"ts\":");
+  PutTs(out, ExportElapsedNs(ex, rec->clock));
+  ExportPut(out, state->process.buf, state->process.used);
+  ExportPutString(out, ",\"args\":{");
+  ExportPut(out, ex->names[rec->desc - ex->registry->events].keys[counter->value],
+            ex->names[rec->desc - ex->registry->events].keyLengths[counter->value]);
+  if (letter == 'D')
+    ExportPutDouble(out, value->d);
+  else
+    ExportPutUnsigned(out, value->u);
+  ExportPutString(out, "}}");
+}
+
+/* ChromeSource -- the log at hand changed: its pid, and its process's
+ * name before its first event */
+static int ChromeSource(ExportStruct *ex)
+{
+  ChromeStruct *state = ex->state;
+  ExportOutStruct *out = &ex->out;
+  state->source = &state->sources[ex->source];
+  state->process.used = 0;
+  ExportPutString(&state->process, ",\"pid\":");
+  ExportPutUnsigned(&state->process, ex->info->pid);
+  if (state->process.err != 0)
+    out->err = state->process.err;
+  if (state->source->announced)
+    return 0;
+  state->source->announced = 1;
+  Element(out, state);
+  ExportPutString(out, "\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0");
+  ExportPut(out, state->process.buf, state->process.used);
+  ExportPutString(out, ",\"tid\":0,\"args\":{\"name\":");
+  ExportPutJsonString(out, ex->info->program, strlen(ex->info->program));
+  ExportPutString(out, "}}");
+  if (ex->registry->spanCount > 0) {
+    state->source->lanesNamed = calloc(ex->registry->spanCount, sizeof *state->source->lanesNamed);
+    state->source->spans = SpanTrackerCreate(ex->registry, 0, SpanSlice, state);
+    if (state->source->lanesNamed == NULL || state->source->spans == NULL) {
+      fprintf(stderr, "eventcnv: out of memory\n");
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static int ChromeBegin(ExportStruct *ex)
 {
   ExportOutStruct *out = &ex->out;
@@ -84,9 +252,13 @@ static int ChromeBegin(ExportStruct *ex)
   memset(&chrome, 0, sizeof chrome);
   chrome.process.fd = -1;
   chrome.first = 1;
-  ExportPutString(&chrome.process, ",\"pid\":");
-  ExportPutUnsigned(&chrome.process, info->pid);
+  chrome.ex = ex;
   ex->state = &chrome;
+  chrome.sources = calloc(ex->sourceCount, sizeof *chrome.sources);
+  if (chrome.sources == NULL) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    return 1;
+  }
 
   snprintf(version, sizeof version, "%u.%u.%u", info->major, info->median, info->minor);
   ExportPutString(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"program\":");
@@ -94,30 +266,32 @@ static int ChromeBegin(ExportStruct *ex)
   ExportPutString(out, ",\"pid\":");
   ExportPutUnsigned(out, info->pid);
   ExportPutString(out, ",\"start_ns\":");
-  ExportPutUnsigned(out, info->startRealtime);
+  ExportPutUnsigned(out, ex->originNs);
   ExportPutString(out, ",\"telltale_version\":\"");
   ExportPutString(out, version);
   ExportPutString(out, "\"},\"traceEvents\":[");
-  Element(out, &chrome);
-  ExportPutString(out, "\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0");
-  ExportPut(out, chrome.process.buf, chrome.process.used);
-  ExportPutString(out, ",\"tid\":0,\"args\":{\"name\":");
-  ExportPutJsonString(out, info->program, strlen(info->program));
-  ExportPutString(out, "}}");
-  if (chrome.process.err != 0)
-    out->err = chrome.process.err;
-  return 0;
+  return ChromeSource(ex);
 }
 
 /* ChromeEvery -- a thread's name when ThreadName gives it, whatever
  * the filter */
 static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
-  (void)seq;
+  ChromeStruct *state = ex->state;
+  int64_t ns = ExportElapsedNs(ex, rec->clock);
+  if (ns > state->lastNs)
+    state->lastNs = ns;
   if (rec->desc == ex->threadName) {
     uint32_t serial = (uint32_t)rec->values[0].u;
     ThreadName(ex, ex->state, serial, ExportThread(ex, serial));   /* Track made it */
   }
+  if (state->source->spans != NULL && SpanTrackerEvent(state->source->spans, rec, ns, seq) != 0) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    return 1;
+  }
+  for (int i = SpanCounterOf(ex->registry, rec->code, -1); i >= 0;
+       i = SpanCounterOf(ex->registry, rec->code, i))
+    Counter(ex, state, rec, i);
   return 0;
 }
 
@@ -157,9 +331,18 @@ static int ChromeEnd(ExportStruct *ex)
   ChromeStruct *state = ex->state;
   if (state == NULL)
     return 0;
+  for (size_t i = 0; state->sources != NULL && i < ex->sourceCount; ++i)
+    if (state->sources[i].spans != NULL && ExportUse(ex, i) == 0)
+      SpanTrackerFinish(state->sources[i].spans);
   ExportPutString(&ex->out, "\n]}\n");
+  for (size_t i = 0; state->sources != NULL && i < ex->sourceCount; ++i) {
+    SpanTrackerDestroy(state->sources[i].spans);
+    free(state->sources[i].lanesNamed);
+  }
+  free(state->sources);
   free(state->process.buf);
   return 0;
 }
 
-const ExportWriterStruct ExportChrome = {"chrome", 0, ChromeBegin, ChromeEvent, ChromeEvery, ChromeEnd};
+const ExportWriterStruct ExportChrome = {"chrome", 0, ChromeBegin, ChromeEvent, ChromeEvery, ChromeEnd,
+                                         ChromeSource, 0};

@@ -310,4 +310,6 @@ static int CtfEnd(ExportStruct *ex)
   return failed;
 }
 
-const ExportWriterStruct ExportCtf = {"ctf", 1, CtfBegin, CtfEvent, NULL, CtfEnd};
+/* One log: a CTF trace is one clock and one stream file per thread
+ * serial, which the threads of several processes would share. */
+const ExportWriterStruct ExportCtf = {"ctf", 1, CtfBegin, CtfEvent, NULL, CtfEnd, NULL, 1};

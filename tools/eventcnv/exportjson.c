@@ -37,7 +37,7 @@ static void PutTimes(ExportOutStruct *out, const ExportStruct *ex, const EventRe
 {
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   ExportPutString(out, json ? ",\"time_ns\":" : ",");
-  ExportPutSigned(out, (int64_t)(ex->info->startRealtime + (uint64_t)elapsed));
+  ExportPutSigned(out, (int64_t)ex->originNs + elapsed);
   ExportPutString(out, json ? ",\"elapsed_ns\":" : ",");
   ExportPutSigned(out, elapsed);
 }
@@ -56,18 +56,25 @@ typedef struct JsonlStruct {
 
 static JsonlStruct jsonl;
 
-static int JsonlBegin(ExportStruct *ex)
+/* JsonlSource -- the process's members, made once per log */
+static int JsonlSource(ExportStruct *ex)
 {
-  memset(&jsonl, 0, sizeof jsonl);
-  jsonl.process.fd = -1;
+  jsonl.process.used = 0;
   ExportPutString(&jsonl.process, ",\"pid\":");
   ExportPutUnsigned(&jsonl.process, ex->info->pid);
   ExportPutString(&jsonl.process, ",\"program\":");
   ExportPutJsonString(&jsonl.process, ex->info->program, strlen(ex->info->program));
-  ex->state = &jsonl;
   if (jsonl.process.err != 0)
     ex->out.err = jsonl.process.err;
   return 0;
+}
+
+static int JsonlBegin(ExportStruct *ex)
+{
+  memset(&jsonl, 0, sizeof jsonl);
+  jsonl.process.fd = -1;
+  ex->state = &jsonl;
+  return JsonlSource(ex);
 }
 
 static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
@@ -100,7 +107,7 @@ static int JsonlEnd(ExportStruct *ex)
   return 0;
 }
 
-const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, NULL, JsonlEnd};
+const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, NULL, JsonlEnd, JsonlSource, 0};
 
 
 /* CSV (RFC 4180): a header row, then a row per event; a cell with a
@@ -139,11 +146,19 @@ typedef struct CsvStruct {
 
 static CsvStruct csv;
 
+/* CsvSource -- the program's cell, made once per log */
+static int CsvSource(ExportStruct *ex)
+{
+  csv.program.used = 0;
+  PutCell(&csv.program, ex->info->program, strlen(ex->info->program));
+  return 0;
+}
+
 static int CsvBegin(ExportStruct *ex)
 {
   memset(&csv, 0, sizeof csv);
   csv.cell.fd = csv.program.fd = -1;
-  PutCell(&csv.program, ex->info->program, strlen(ex->info->program));
+  CsvSource(ex);
   ex->state = &csv;
   ExportPutString(&ex->out, csvHeader);
   return 0;
@@ -195,4 +210,4 @@ static int CsvEnd(ExportStruct *ex)
   return 0;
 }
 
-const ExportWriterStruct ExportCsv = {"csv", 0, CsvBegin, CsvEvent, NULL, CsvEnd};
+const ExportWriterStruct ExportCsv = {"csv", 0, CsvBegin, CsvEvent, NULL, CsvEnd, CsvSource, 0};

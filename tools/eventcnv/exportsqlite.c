@@ -9,6 +9,7 @@
  */
 
 #include "export.h"
+#include "span.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,7 @@ typedef struct RowStruct {
   uint64_t seq;
   int64_t time;
   uint32_t thread;
+  uint32_t pid;
   unsigned kind;
   const EventDescStruct *desc;
   EventValueUnion values[EVENT_PARAM_MAX];
@@ -55,7 +57,9 @@ typedef struct SqliteStruct {
   sqlite3 *db;
   TableStruct event;            /* the event table */
   TableStruct *fields;          /* by index in the registry: each event's table */
-  sqlite3_stmt *insertString, *insertLabel;
+  sqlite3_stmt *insertString, *insertLabel, *insertSpan;
+  SpanTrackerStruct **spans;    /* by log: NULL where its registry declares none */
+  ExportStruct *ex;
   char (*tables)[IDENT_MAX];    /* by index: the table of each event */
   int failed;
 } SqliteStruct;
@@ -108,13 +112,14 @@ static int Step(ExportStruct *ex, SqliteStruct *state, sqlite3_stmt *stmt)
  * design/telemetry.txt .export.sqlite */
 static const char *const fixedTables[] = {
   "event", "event_fields", "thread", "process", "kind", "registry_event", "registry_param",
-  "string", "label",
+  "string", "label", "span", "registry_span", "registry_counter",
 };
 
 static const char schema[] =
   "CREATE TABLE event (seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"
-  " thread INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL);\n"
-  "CREATE TABLE thread (thread INTEGER PRIMARY KEY, tid INTEGER, name TEXT, events INTEGER);\n"
+  " thread INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, pid INTEGER NOT NULL);\n"
+  "CREATE TABLE thread (thread INTEGER, tid INTEGER, name TEXT, events INTEGER, pid INTEGER,"
+  " PRIMARY KEY (pid, thread));\n"
   "CREATE TABLE process (pid INTEGER, program TEXT, start_ns INTEGER, clock_hz INTEGER,"
   " version TEXT, session INTEGER, registry TEXT);\n"
   "CREATE TABLE kind (kind INTEGER PRIMARY KEY, name TEXT, doc TEXT);\n"
@@ -122,8 +127,15 @@ static const char schema[] =
   " always INTEGER, retired INTEGER, doc TEXT, tbl TEXT);\n"
   "CREATE TABLE registry_param (code INTEGER, position INTEGER, name TEXT, letter TEXT,"
   " type TEXT, doc TEXT, PRIMARY KEY (code, position));\n"
-  "CREATE TABLE string (seq INTEGER PRIMARY KEY, id INTEGER, text TEXT);\n"
-  "CREATE TABLE label (seq INTEGER PRIMARY KEY, address INTEGER, id INTEGER, text TEXT);\n";
+  "CREATE TABLE string (seq INTEGER PRIMARY KEY, id INTEGER, text TEXT, pid INTEGER);\n"
+  "CREATE TABLE label (seq INTEGER PRIMARY KEY, address INTEGER, id INTEGER, text TEXT,"
+  " pid INTEGER);\n"
+  "CREATE TABLE span (name TEXT NOT NULL, key INTEGER, begin_seq INTEGER, end_seq INTEGER,"
+  " begin_ns INTEGER, end_ns INTEGER, duration_ns INTEGER, begin_thread INTEGER,"
+  " end_thread INTEGER, pid INTEGER);\n"
+  "CREATE TABLE registry_span (name TEXT PRIMARY KEY, begin TEXT, end TEXT, begin_key TEXT,"
+  " end_key TEXT);\n"
+  "CREATE TABLE registry_counter (name TEXT PRIMARY KEY, event TEXT, value TEXT, key TEXT);\n";
 
 static const char *ColumnType(char letter)
 {
@@ -189,16 +201,19 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
 
   if (Prepare(ex, state, "INSERT INTO process VALUES (?,?,?,?,?,?,?)", &stmt) != 0)
     return 1;
-  snprintf(version, sizeof version, "%u.%u.%u", info->major, info->median, info->minor);
-  sqlite3_bind_int64(stmt, 1, info->pid);
-  sqlite3_bind_text(stmt, 2, info->program, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(stmt, 3, (sqlite3_int64)info->startRealtime);
-  sqlite3_bind_int64(stmt, 4, (sqlite3_int64)info->clockHz);
-  sqlite3_bind_text(stmt, 5, version, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(stmt, 6, info->session);
-  sqlite3_bind_text(stmt, 7, registry->name, -1, SQLITE_STATIC);
-  if (Step(ex, state, stmt) != 0)
-    return sqlite3_finalize(stmt), 1;
+  for (size_t i = 0; i < ex->sourceCount; ++i) {
+    info = ex->sources[i].info;
+    snprintf(version, sizeof version, "%u.%u.%u", info->major, info->median, info->minor);
+    sqlite3_bind_int64(stmt, 1, info->pid);
+    sqlite3_bind_text(stmt, 2, info->program, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 3, (sqlite3_int64)info->startRealtime);
+    sqlite3_bind_int64(stmt, 4, (sqlite3_int64)info->clockHz);
+    sqlite3_bind_text(stmt, 5, version, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(stmt, 6, info->session);
+    sqlite3_bind_text(stmt, 7, ex->sources[i].registry->name, -1, SQLITE_STATIC);
+    if (Step(ex, state, stmt) != 0)
+      return sqlite3_finalize(stmt), 1;
+  }
   sqlite3_finalize(stmt);
 
   if (Prepare(ex, state, "INSERT INTO kind VALUES (?,?,?)", &stmt) != 0)
@@ -250,6 +265,80 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
   return 0;
 }
 
+/* Name, Param -- the name of the event of code, of its parameter i */
+static const char *Name(const EventRegistryStruct *registry, unsigned code)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL ? desc->name : "?";
+}
+
+static const char *Param(const EventRegistryStruct *registry, unsigned code, unsigned i)
+{
+  const EventDescStruct *desc = EventRegistryLookup(registry, code);
+  return desc != NULL && i < desc->paramCount ? desc->paramNames[i] : NULL;
+}
+
+/* RegistrySpans -- the spans and counters the registry declares.
+ * design/telemetry.txt .export.sqlite */
+static int RegistrySpans(ExportStruct *ex, SqliteStruct *state)
+{
+  const EventRegistryStruct *registry = ex->registry;
+  sqlite3_stmt *stmt;
+  if (Prepare(ex, state, "INSERT INTO registry_span VALUES (?,?,?,?,?)", &stmt) != 0)
+    return 1;
+  for (unsigned i = 0; i < registry->spanCount; ++i) {
+    const EventSpanDescStruct *span = &registry->spans[i];
+    sqlite3_bind_text(stmt, 1, span->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, Name(registry, span->begin), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 3, Name(registry, span->end), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 4, Param(registry, span->begin, span->beginKey), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 5, Param(registry, span->end, span->endKey), -1, SQLITE_STATIC);
+    if (Step(ex, state, stmt) != 0)
+      return sqlite3_finalize(stmt), 1;
+  }
+  sqlite3_finalize(stmt);
+  if (Prepare(ex, state, "INSERT INTO registry_counter VALUES (?,?,?,?)", &stmt) != 0)
+    return 1;
+  for (unsigned i = 0; i < registry->counterCount; ++i) {
+    const EventCounterDescStruct *counter = &registry->counters[i];
+    sqlite3_bind_text(stmt, 1, counter->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, Name(registry, counter->code), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 3, Param(registry, counter->code, counter->value), -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 4, Param(registry, counter->code, counter->key), -1, SQLITE_STATIC);
+    if (Step(ex, state, stmt) != 0)
+      return sqlite3_finalize(stmt), 1;
+  }
+  sqlite3_finalize(stmt);
+  return 0;
+}
+
+/* SpanRow -- a span closed, or left open at the end: a row of span */
+static void SpanRow(void *closure, SpanWhat what, const SpanStruct *span)
+{
+  SqliteStruct *state = closure;
+  sqlite3_stmt *stmt = state->insertSpan;
+  uint64_t start = state->ex->originNs;
+  if (what == SpanOPENED || state->failed)
+    return;
+  sqlite3_bind_int64(stmt, 10, state->ex->info->pid);
+  sqlite3_bind_text(stmt, 1, state->ex->registry->spans[span->span].name, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(stmt, 2, (sqlite3_int64)span->key);
+  sqlite3_bind_int64(stmt, 3, (sqlite3_int64)span->beginSeq);
+  sqlite3_bind_int64(stmt, 5, (sqlite3_int64)(start + (uint64_t)span->beginNs));
+  sqlite3_bind_int64(stmt, 8, span->beginThread);
+  if (what == SpanCLOSED) {
+    sqlite3_bind_int64(stmt, 4, (sqlite3_int64)span->endSeq);
+    sqlite3_bind_int64(stmt, 6, (sqlite3_int64)(start + (uint64_t)span->endNs));
+    sqlite3_bind_int64(stmt, 7, span->endNs - span->beginNs);
+    sqlite3_bind_int64(stmt, 9, span->endThread);
+  } else {
+    for (int column = 4; column <= 9; ++column)
+      if (column != 5 && column != 8)
+        sqlite3_bind_null(stmt, column);
+  }
+  (void)Step(state->ex, state, stmt);
+}
+
 /* TableInit -- a table of columns columns */
 static void TableInit(TableStruct *table, const char *name, int columns, int isEvent)
 {
@@ -299,6 +388,7 @@ static void BindRow(sqlite3_stmt *stmt, int base, const TableStruct *table, cons
     sqlite3_bind_text(stmt, base + 4, kind < ex->registry->kindCount
                       ? ex->registry->kinds[kind].name : "?", -1, SQLITE_STATIC);
     sqlite3_bind_text(stmt, base + 5, desc->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, base + 6, row->pid);
     return;
   }
   for (unsigned p = 0; p < desc->paramCount; ++p) {
@@ -419,6 +509,27 @@ static int View(ExportStruct *ex, SqliteStruct *state)
   return res;
 }
 
+/* SameRegistry -- 1 if a and b have the same kinds and events: the
+ * tables of one database come from one registry */
+static int SameRegistry(const EventRegistryStruct *a, const EventRegistryStruct *b)
+{
+  if (a->kindCount != b->kindCount || a->eventCount != b->eventCount)
+    return 0;
+  for (unsigned i = 0; i < a->kindCount; ++i)
+    if (strcmp(a->kinds[i].name, b->kinds[i].name) != 0)
+      return 0;
+  for (unsigned i = 0; i < a->eventCount; ++i) {
+    const EventDescStruct *x = &a->events[i], *y = &b->events[i];
+    if (x->code != y->code || x->kind != y->kind || strcmp(x->name, y->name) != 0
+        || strcmp(x->format, y->format) != 0)
+      return 0;
+    for (unsigned p = 0; p < x->paramCount; ++p)
+      if (strcmp(x->paramNames[p], y->paramNames[p]) != 0)
+        return 0;
+  }
+  return 1;
+}
+
 static int SqliteBegin(ExportStruct *ex)
 {
   SqliteStruct *state = &sqlite;
@@ -427,6 +538,13 @@ static int SqliteBegin(ExportStruct *ex)
 
   memset(state, 0, sizeof *state);
   ex->state = state;
+  for (size_t i = 1; i < ex->sourceCount; ++i)
+    if (!SameRegistry(ex->sources[0].registry, ex->sources[i].registry)) {
+      fprintf(stderr, "eventcnv: %s: the logs carry different registries (the first and log %zu):"
+              " one database holds the tables of one registry\n", ex->outPath, i + 1);
+      state->failed = 1;
+      return 1;
+    }
   /* Replace OUT, and say clearly if it cannot be written. */
   fd = open(ex->outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
   if (fd < 0) {
@@ -441,7 +559,7 @@ static int SqliteBegin(ExportStruct *ex)
     return Fail(ex, state, "out of memory");
   for (unsigned i = 0; i < registry->eventCount; ++i)
     TableName(state->tables[i], IDENT_MAX, registry->events[i].name);
-  TableInit(&state->event, "event", 5, 1);
+  TableInit(&state->event, "event", 6, 1);
   /* One thread uses SQLite here: no mutexes, no memory statistics. */
   sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -455,9 +573,21 @@ static int SqliteBegin(ExportStruct *ex)
       || Exec(ex, state, schema) != 0
       || EventTables(ex, state) != 0
       || Registry(ex, state) != 0
-      || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?)", &state->insertString) != 0
-      || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?)", &state->insertLabel) != 0)
+      || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?,?)", &state->insertString) != 0
+      || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?,?)", &state->insertLabel) != 0
+      || RegistrySpans(ex, state) != 0
+      || Prepare(ex, state, "INSERT INTO span VALUES (?,?,?,?,?,?,?,?,?,?)", &state->insertSpan) != 0)
     return 1;
+  state->ex = ex;
+  state->spans = calloc(ex->sourceCount, sizeof *state->spans);
+  if (state->spans == NULL)
+    return Fail(ex, state, "out of memory");
+  for (size_t i = 0; i < ex->sourceCount; ++i)
+    if (ex->sources[i].registry->spanCount > 0) {
+      state->spans[i] = SpanTrackerCreate(ex->sources[i].registry, 0, SpanRow, state);
+      if (state->spans[i] == NULL)
+        return Fail(ex, state, "out of memory");
+    }
   return 0;
 }
 
@@ -470,8 +600,9 @@ static int SqliteEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
   if (row == NULL)
     return 1;
   row->seq = seq;
-  row->time = (int64_t)(ex->info->startRealtime + (uint64_t)ExportElapsedNs(ex, rec->clock));
+  row->time = ExportTimeNs(ex, rec->clock);
   row->thread = rec->thread;
+  row->pid = ex->info->pid;
   row->kind = rec->kind;
   row->desc = desc;
   row = Add(ex, state, table);
@@ -490,11 +621,16 @@ static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
 {
   SqliteStruct *state = ex->state;
   sqlite3_stmt *stmt;
+  SpanTrackerStruct *spans = state->spans[ex->source];
+  if (spans != NULL && (SpanTrackerEvent(spans, rec, ExportElapsedNs(ex, rec->clock), seq) != 0
+                        || state->failed))
+    return state->failed ? 1 : Fail(ex, state, "out of memory");
   if (rec->desc == ex->intern) {
     stmt = state->insertString;
     sqlite3_bind_int64(stmt, 1, (sqlite3_int64)seq);
     sqlite3_bind_int64(stmt, 2, (sqlite3_int64)rec->values[0].u);
     sqlite3_bind_text(stmt, 3, rec->values[1].s, (int)rec->stringLength, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 4, ex->info->pid);
     return Step(ex, state, stmt);
   }
   if (rec->desc == ex->label) {
@@ -507,6 +643,7 @@ static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
       sqlite3_bind_text(stmt, 4, label, -1, SQLITE_TRANSIENT);
     else
       sqlite3_bind_null(stmt, 4);
+    sqlite3_bind_int64(stmt, 5, ex->info->pid);
     return Step(ex, state, stmt);
   }
   return 0;
@@ -515,9 +652,10 @@ static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
 static int Threads(ExportStruct *ex, SqliteStruct *state)
 {
   sqlite3_stmt *stmt;
-  if (Prepare(ex, state, "INSERT INTO thread VALUES (?,?,?,?)", &stmt) != 0)
+  if (Prepare(ex, state, "INSERT INTO thread VALUES (?,?,?,?,?)", &stmt) != 0)
     return 1;
-  for (size_t i = 0; i < EventStreamThreadCount(ex->stream); ++i) {
+  for (size_t s = 0; s < ex->sourceCount; ++s)
+  for (size_t i = 0; ExportUse(ex, s) == 0 && i < EventStreamThreadCount(ex->stream); ++i) {
     uint32_t serial;
     size_t events;
     EventStreamThread(ex->stream, i, &serial, &events);
@@ -532,6 +670,7 @@ static int Threads(ExportStruct *ex, SqliteStruct *state)
     else
       sqlite3_bind_null(stmt, 3);
     sqlite3_bind_int64(stmt, 4, (sqlite3_int64)events);
+    sqlite3_bind_int64(stmt, 5, ex->info->pid);
     if (Step(ex, state, stmt) != 0)
       return sqlite3_finalize(stmt), 1;
   }
@@ -548,6 +687,11 @@ static int SqliteEnd(ExportStruct *ex)
     for (unsigned i = 0; i < ex->registry->eventCount && !failed; ++i)
       failed = Flush(ex, state, &state->fields[i]);
   }
+  for (size_t i = 0; !failed && state->spans != NULL && i < ex->sourceCount; ++i)
+    if (state->spans[i] != NULL && ExportUse(ex, i) == 0) {
+      SpanTrackerFinish(state->spans[i]);
+      failed = state->failed;
+    }
   if (!failed)
     failed = Threads(ex, state) != 0
       /* design/telemetry.txt .export.sqlite: sorted once, at the end */
@@ -558,6 +702,10 @@ static int SqliteEnd(ExportStruct *ex)
   TableFree(&state->event);
   sqlite3_finalize(state->insertString);
   sqlite3_finalize(state->insertLabel);
+  sqlite3_finalize(state->insertSpan);
+  for (size_t i = 0; state->spans != NULL && i < ex->sourceCount; ++i)
+    SpanTrackerDestroy(state->spans[i]);
+  free(state->spans);
   if (state->fields != NULL)
     for (unsigned i = 0; i < ex->registry->eventCount; ++i)
       TableFree(&state->fields[i]);
@@ -568,4 +716,5 @@ static int SqliteEnd(ExportStruct *ex)
   return failed;
 }
 
-const ExportWriterStruct ExportSqlite = {"sqlite", 1, SqliteBegin, SqliteEvent, SqliteEvery, SqliteEnd};
+const ExportWriterStruct ExportSqlite = {"sqlite", 1, SqliteBegin, SqliteEvent, SqliteEvery, SqliteEnd,
+                                         NULL, 0};

@@ -159,7 +159,7 @@ static int labelNote(BatchStruct *b, EntryStruct *e, EventStreamStruct *stream)
 /* batchFill -- the next events that pass the filter into b; returns 1 if
  * the stream has more, 0 at its end; *failed on running out of memory */
 static int batchFill(BatchStruct *b, EventStreamStruct *stream, ExportFilterFunction filter,
-                     void *closure, int *failed)
+                     void *closure, int *failed, ProgressStruct *progress, uint64_t *read)
 {
   b->count = 0;
   b->labelCount = 0;
@@ -167,7 +167,8 @@ static int batchFill(BatchStruct *b, EventStreamStruct *stream, ExportFilterFunc
     EntryStruct *e = &b->entries[b->count];
     if (EventStreamNext(stream, &e->rec) != EventStreamOK)
       return 0;
-    if (!filter(closure, e->rec.kind, e->rec.code))
+    ProgressTick(progress, ++*read);
+    if (!filter(closure, 0, e->rec.kind, e->rec.code))
       continue;
     if (labelNote(b, e, stream) != 0) {
       *failed = 1;
@@ -233,16 +234,18 @@ static int lineAppend(BatchStruct *b, const EventRecordStruct *rec, const EventF
 /* textSerial -- one thread: each event formatted as it comes, written
  * a buffer at a time */
 static int textSerial(EventStreamStruct *stream, FILE *out, ExportFilterFunction filter,
-                      void *closure, BatchStruct *b)
+                      void *closure, BatchStruct *b, ProgressStruct *progress)
 {
   EventFormatContextStruct ctx;
   EventFormatCacheStruct cache;
   EventRecordStruct rec;
+  uint64_t read = 0;
   memset(&cache, 0, sizeof cache);
   EventStreamFormatContext(stream, &ctx);
   ctx.cache = &cache;
   while (EventStreamNext(stream, &rec) == EventStreamOK) {
-    if (!filter(closure, rec.kind, rec.code))
+    ProgressTick(progress, ++read);
+    if (!filter(closure, 0, rec.kind, rec.code))
       continue;
     if (lineAppend(b, &rec, &ctx) != 0)
       return 1;
@@ -263,6 +266,8 @@ int ExportText(EventStreamStruct *stream, FILE *out, unsigned jobs, ExportFilter
   unsigned started = 0, n = textJobs(jobs);
   size_t filled = 0, written = 0;
   int more = 1, failed = 0;
+  ProgressStruct progress;      /* .export.progress */
+  uint64_t read = 0;
 
   memset(&t, 0, sizeof t);
   EventStreamFormatContext(stream, &t.ctx);
@@ -276,14 +281,15 @@ int ExportText(EventStreamStruct *stream, FILE *out, unsigned jobs, ExportFilter
     while (started < n && pthread_create(&threads[started], NULL, worker, &t) == 0)
       ++started;
   }
+  ProgressStart(&progress, EventStreamInfo(stream)->eventCount);
   if (started == 0) {           /* one processor, or no thread could start */
-    failed = textSerial(stream, out, filter, closure, &t.batches[0]);
+    failed = textSerial(stream, out, filter, closure, &t.batches[0], &progress);
   } else {
     while (more && !failed) {
       BatchStruct *b = &t.batches[filled % BATCHES];
       if (filled - written == BATCHES)
         failed |= batchWrite(&t, &t.batches[written++ % BATCHES], out);
-      more = batchFill(b, stream, filter, closure, &failed);
+      more = batchFill(b, stream, filter, closure, &failed, &progress, &read);
       pthread_mutex_lock(&t.lock);
       b->state = BatchFULL;
       pthread_cond_signal(&t.work);
@@ -299,6 +305,7 @@ int ExportText(EventStreamStruct *stream, FILE *out, unsigned jobs, ExportFilter
     for (unsigned i = 0; i < started; ++i)
       pthread_join(threads[i], NULL);
   }
+  ProgressEnd(&progress);
   if (n > 1) {
     pthread_mutex_destroy(&t.lock);
     pthread_cond_destroy(&t.work);

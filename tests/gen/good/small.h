@@ -1,6 +1,7 @@
 /* A small registry whose generated files are kept in tests/gen/expect/
  * (golden outputs): every format letter, no parameters, a string, a
- * retired event, a kind of its own and a standard kind it declares.
+ * retired event, a kind of its own and a standard kind it declares, a
+ * span and two counters (one with a key, one without).
  * After a deliberate change to gen, renew them (without the banner line
  * that forbids editing: it belongs to generated files, not to
  * expectations) with
@@ -22,7 +23,8 @@
   /*        name        code    always kind   format */ \
   RELATION( SmallAll  , 0x1000, TRUE  , Small, PAWUDS ) \
   RELATION( SmallNone , 0x1001, FALSE , Pool , 0      ) \
-  RETIRED(  SmallOld  , 0x1002, FALSE , Small, W      )
+  RETIRED(  SmallOld  , 0x1002, FALSE , Small, W      ) \
+  RELATION( SmallDone , 0x1003, TRUE  , Small, WP     )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(SmallAll, "one parameter of each letter: \"quoted\", tab\there") \
@@ -34,6 +36,16 @@
     PARAM(S, s, "a string */ that ends a comment") \
   DOC(SmallNone, "no parameters") \
   DOC(SmallOld, "a retired event: old logs decode") \
-    PARAM(W, w, "a word")
+    PARAM(W, w, "a word") \
+  DOC(SmallDone, "ends what a SmallAll began") \
+    PARAM(W, w, "a word") \
+    PARAM(P, p, "the pointer of the SmallAll it ends")
+
+#define EVENT_SPAN_LIST(SPAN, COUNTER) \
+  /*       name         begin      end        key */ \
+  SPAN(    SmallSpan  , SmallAll , SmallDone, p   ) \
+  /*       name         event      value      key */ \
+  COUNTER( SmallWord  , SmallAll , w        , a   ) \
+  COUNTER( SmallRatio , SmallAll , d        , 0   )
 
 #endif /* small_h */

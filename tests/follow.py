@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+# tests/follow.py -- eventcnv --follow: the events as the log grows
+#
+# .design: design/telemetry.txt .eventcnv.follow
+#
+# Usage: tests/follow.py CONFIG      e.g. python3 tests/follow.py build
+# CONFIG's eventcnv and examples/pool must be built.
+#
+# The example's real log is copied into the followed file a piece at a
+# time: its header in two halves, then each block in two pieces, with a
+# pause after each piece.
+# Covers:
+#   follow-early       the first events are printed before the log is whole
+#   follow-lines       every line that eventcnv prints for the whole log,
+#                      once each (each block's events when it is whole),
+#                      but for labels that reached the file after the line
+#   follow-end         eventcnv ends by itself, exit 0, at StreamEnd
+#   follow-usage       --follow with two FILEs, with -, or with --format
+#                      jsonl: usage errors (exit 2)
+# Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
+
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+passed = failed = 0
+
+
+def result(name, why):
+    global passed, failed
+    if why:
+        failed += 1
+        print("FAIL %s: %s" % (name, why))
+    else:
+        passed += 1
+        print("ok %s" % name)
+
+
+def blocks(data):
+    """The offsets of the stream's blocks (2.0: 36-byte block headers)."""
+    pos = struct.unpack_from("<I", data, 20)[0]
+    out = []
+    while pos + 36 <= len(data) and data[pos:pos + 4] == b"TTBK":
+        out.append(pos)
+        pos += struct.unpack_from("<I", data, pos + 4)[0]
+    return out, pos
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: tests/follow.py CONFIG\n")
+        return 2
+    config = os.path.abspath(sys.argv[1])
+    eventcnv = os.path.join(config, "eventcnv")
+    with tempfile.TemporaryDirectory(prefix="follow-test.") as tmp:
+        log = os.path.join(tmp, "pool.log")
+        subprocess.run([os.path.join(config, "examples", "pool")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=dict(os.environ, TELLTALE_FILE=log), check=True)
+        data = open(log, "rb").read()
+        want = subprocess.run([eventcnv, log], stdout=subprocess.PIPE).stdout.decode().splitlines()
+        starts, end = blocks(data)
+        if len(starts) < 2 or end != len(data):
+            print("FAIL follow-setup: the example's log has %d blocks" % len(starts))
+            return 1
+        pieces = [data[:40], data[40:starts[0]]]
+        for a, b in zip(starts, starts[1:] + [end]):
+            mid = (a + b) // 2
+            pieces += [data[a:mid], data[mid:b]]
+        grown = os.path.join(tmp, "grown.log")
+        open(grown, "wb").close()
+        p = subprocess.Popen([eventcnv, "--follow", grown], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        got, first = [], []
+
+        def read():
+            for line in p.stdout:
+                if not first:
+                    first.append(time.monotonic())
+                got.append(line.decode().rstrip("\n"))
+        reader = threading.Thread(target=read)
+        reader.start()
+        with open(grown, "ab") as f:
+            for piece in pieces:
+                f.write(piece)
+                f.flush()
+                time.sleep(0.5)
+        written = time.monotonic()
+        try:
+            rc = p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = None
+        reader.join()
+        err = p.stderr.read().decode()
+        result("follow-early", None if first and first[0] < written - 1.0
+               else "the first line came %s" % ("never" if not first else
+                                                "%.1f s before the log was whole" % (written - first[0])))
+        # A label is shown once its Label event has reached the file: a
+        # block written before it shows the address bare.
+        unlabel = lambda lines: sorted(re.sub(r"(=0x[0-9a-f]+)\[[^]]*\]", r"\1", l) for l in lines)
+        result("follow-lines", None if unlabel(got) == unlabel(want)
+               else "%d lines, want %d; first missing %r, first extra %r" % (
+                   len(got), len(want), [l for l in want if l not in got][:1],
+                   [l for l in got if l not in want][:1]))
+        result("follow-end", None if rc == 0 else "exit %r: %s" % (rc, err[:300]))
+        why = None
+        for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log]):
+            r = subprocess.run([eventcnv] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, timeout=30)
+            if r.returncode != 2 or b"--follow" not in r.stderr:
+                why = "%r: exit %d: %r" % (args, r.returncode, r.stderr[:200])
+        result("follow-usage", why)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+# tests/html.py -- eventcnv --format html, drawn by headless Chromium
+#
+# .design: design/telemetry.txt .export.html
+#
+# Usage: tests/html.py CONFIG      e.g. python3 tests/html.py build
+# CONFIG's eventcnv and examples/pool must be built (bench/bench, for a
+# log of a million events, is built if it is not).  Exits
+# 77 (skipped) if there is no chromium (Debian's, .ci/install).
+# Covers:
+#   html-data          the page's data, parsed here: every event of the
+#                      log with its time, thread and kind, and its fields
+#                      as eventcnv's text line shows them
+#   html-offline       one file: no address, no src or href, no fetch
+#   html-example       Chromium runs the page on the example's log with no
+#                      error and says it drew (data-drawn)
+#   html-pixels        the screenshot shows it: marks in several kind
+#                      colours, and the long bars of ObjectLife spans
+#   html-zoom          a narrow #view draws too, with no error
+#   html-merge         two logs: a track per thread of each process
+#   html-1m            a million events: no error, and all of them drawn
+#                      (thinned to a mark a pixel) in under a second
+# Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+passed = failed = 0
+
+
+def result(name, why):
+    global passed, failed
+    if why:
+        failed += 1
+        print("FAIL %s: %s" % (name, why))
+    else:
+        passed += 1
+        print("ok %s" % name)
+
+
+def chromium(*args):
+    """Headless Chromium's output, with its console on stderr."""
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+           "--enable-logging=stderr", "--v=0", "--window-size=1100,520"] + list(args)
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+
+
+def body(page, view=None):
+    """The body's data-* attributes after the page ran, and the console's
+    errors."""
+    url = "file://" + page + ("#view=%d,%d" % view if view else "")
+    r = chromium("--dump-dom", url)
+    m = re.search(r"<body([^>]*)>", r.stdout.decode("utf-8", "replace"))
+    attrs = dict(re.findall(r'data-(\w+)="([^"]*)"', m.group(1))) if m else {}
+    console = [line for line in r.stderr.decode("utf-8", "replace").splitlines()
+               if "CONSOLE" in line and ("Uncaught" in line or "rror" in line)]
+    return attrs, console
+
+
+def drew(attrs, console):
+    if console:
+        return "console: %s" % console[0]
+    if attrs.get("errors") != "0":
+        return "errors %r" % attrs.get("errors")
+    if int(attrs.get("drawn", "0")) <= 0:
+        return "it drew nothing: %r" % attrs
+    return None
+
+
+def png_pixels(path):
+    """The RGB(A) rows of an 8-bit PNG: a reader of the filters, by zlib."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", chunk[:10])
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    assert depth == 8 and colour in (2, 6), (depth, colour)
+    bpp = 4 if colour == 6 else 3
+    raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
+        prev = line
+    return rows
+
+
+def hue(rgb):
+    r, g, b = (v / 255 for v in rgb)
+    hi, lo = max(r, g, b), min(r, g, b)
+    if hi - lo < 0.25:
+        return None     # grey: text, grid, background
+    if hi == r:
+        h = (g - b) / (hi - lo) % 6
+    elif hi == g:
+        h = (b - r) / (hi - lo) + 2
+    else:
+        h = (r - g) / (hi - lo) + 4
+    return int(h * 60) // 20     # 18 buckets
+
+
+def page_data(page):
+    text = open(page, encoding="utf-8").read()
+    start = text.index('<script id="data" type="application/json">') + 42
+    return json.loads(text[start:text.index("</script>", start)]), text
+
+
+def check_data(eventcnv, log, page):
+    d, text = page_data(page)
+    lines = subprocess.run([eventcnv, log], stdout=subprocess.PIPE).stdout.decode().splitlines()
+    events = [json.loads(line) for line in subprocess.run(
+        [eventcnv, "--format", "jsonl", log], stdout=subprocess.PIPE).stdout.decode().splitlines()]
+    ev = d["ev"]
+    if len(ev) != 5 * len(events):
+        return "%d values, want 5 for each of %d events" % (len(ev), len(events))
+    for n, (e, line) in enumerate(zip(events, lines)):
+        t, track, name, kind, fields = ev[5 * n:5 * n + 5]
+        words = line.split(None, 5)
+        want_track = "T%d" % e["thread"] + (" " + e["thread_name"] if e["thread_name"] else "")
+        got = (t, d["names"][name], d["kinds"][kind], fields)
+        want = (e["elapsed_ns"], e["event"], e["kind"], words[5] if len(words) > 5 else "")
+        if got != want:
+            return "event %d: %r, want %r" % (n, got, want)
+        if not d["tracks"][track].startswith("T%d" % e["thread"]):
+            return "event %d: track %r, want %r" % (n, d["tracks"][track], want_track)
+    return None
+
+
+def check_offline(page):
+    text = open(page, encoding="utf-8").read()
+    for pattern in (r"\bhttps?:", r"\b(src|href)\s*=", r"\bfetch\(", r"XMLHttpRequest", r"@import"):
+        if re.search(pattern, text):
+            return "the page has %s" % pattern
+    return None
+
+
+def check_pixels(png):
+    rows = png_pixels(png)
+    colours, runs = {}, 0
+    for y, row in enumerate(rows[30:], 30):
+        run, last = 0, None
+        for x, rgb in enumerate(row[190:], 190):
+            h = hue(rgb)
+            if h is not None:
+                colours[h] = colours.get(h, 0) + 1
+            run = run + 1 if h is not None and rgb == last else 0
+            last = rgb
+            if run == 200:
+                runs += 1
+    coloured = sum(colours.values())
+    if coloured < 500:
+        return "only %d coloured pixels" % coloured
+    if len([h for h, c in colours.items() if c >= 10]) < 4:
+        return "fewer than 4 colours: %r" % colours
+    if runs < 5:
+        return "no long bars (spans): %d runs of 200 pixels" % runs
+    return None
+
+
+def main():
+    global CHROMIUM
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: tests/html.py CONFIG\n")
+        return 2
+    CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+    if CHROMIUM is None:
+        print("skip html: no chromium (Debian's chromium: .ci/install)")
+        return 77
+    config = os.path.abspath(sys.argv[1])
+    eventcnv = os.path.join(config, "eventcnv")
+    tmp = tempfile.mkdtemp(prefix="html-test.")
+    try:
+        cases(config, eventcnv, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+def make_html(eventcnv, page, *logs):
+    r = subprocess.run([eventcnv, "--format", "html", "-o", page] + list(logs),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return None if r.returncode == 0 else "exit %d: %s" % (r.returncode, r.stderr.decode()[:300])
+
+
+def cases(config, eventcnv, tmp):
+    logs = []
+    for n in (1, 2):
+        log = os.path.join(tmp, "pool%d.log" % n)
+        subprocess.run([os.path.join(config, "examples", "pool")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=dict(os.environ, TELLTALE_FILE=log))
+        logs.append(log)
+    page = os.path.join(tmp, "pool.html")
+    why = make_html(eventcnv, page, logs[0])
+    result("html-data", why or check_data(eventcnv, logs[0], page))
+    result("html-offline", why or check_offline(page))
+    attrs, console = body(page)
+    result("html-example", why or drew(attrs, console))
+    png = os.path.join(tmp, "pool.png")
+    chromium("--screenshot=" + png, "file://" + page)
+    result("html-pixels", check_pixels(png) if os.path.exists(png) else "no screenshot")
+
+    d, _ = page_data(page)
+    t = d["ev"][5 * (len(d["ev"]) // 10)]
+    attrs, console = body(page, (t - 2000, t + 2000))
+    result("html-zoom", drew(attrs, console))
+
+    both = os.path.join(tmp, "both.html")
+    why = make_html(eventcnv, both, *logs)
+    if not why:
+        d, _ = page_data(both)
+        pids = set(re.findall(r"^pool\[(\d+)\] T\d", "\n".join(d["tracks"]), re.M))
+        if len(pids) != 2 or len(d["tracks"]) != 4:
+            why = "tracks %r" % d["tracks"]
+        else:
+            why = drew(*body(both))
+    result("html-merge", why)
+
+    bench = os.path.join(config, "bench", "bench")
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.exists(bench):   # not among ninja's defaults
+        subprocess.run(["ninja", "-C", top, os.path.relpath(bench, top)], stdout=subprocess.PIPE)
+    if not os.path.exists(bench):
+        result("html-1m", "no %s: build it (ninja)" % bench)
+        return
+    big = os.path.join(tmp, "big.log")
+    subprocess.run([bench, "--case", "enabled", "--count", "1000000", "--file", big],
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    bigpage = os.path.join(tmp, "big.html")
+    why = make_html(eventcnv, bigpage, big)
+    if not why:     # all of it: one mark a pixel at most (thinning)
+        attrs, console = body(bigpage)
+        why = drew(attrs, console)
+        if not why and int(attrs.get("drawms", "99999")) >= 1000:
+            why = "drawing took %s ms" % attrs.get("drawms")
+        print("html-1m: %s bytes, drawn in %s ms, first drawn %s ms after the page was asked for"
+              % (os.path.getsize(bigpage), attrs.get("drawms"), attrs.get("loadms")))
+    result("html-1m", why)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
