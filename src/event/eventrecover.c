@@ -113,7 +113,7 @@ static int logBlockSound(const FileStruct *f, size_t offset, EventBlockHeaderStr
          && h->session == f->session && (h->flags & EVENT_BLOCK_CHECKED) != 0
          && (EventBlockCheck(p, h->length) == h->check
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-             || (h->flags & EVENT_BLOCK_COMPACT) != 0   /* as the reader: eventstream.c blockRead */
+             || (h->flags & EVENT_BLOCK_COMPACT) != 0   /* as the reader: eventindex.c blockRead */
 #endif
             );
 }
