@@ -35,7 +35,7 @@
 # buffers, 4 of 512 KiB (LTTNG_SUBBUF_SIZE=512K LTTNG_NUM_SUBBUF=4
 # bench/run), the emitter waits for the consumer, and on a loaded 2-core
 # machine the figure is up to three times as high, and as variable.  A
-# session daemon is not started here: start one with
+# session daemon is started by bench/run where none runs; by hand:
 # `lttng-sessiond --daemonize` before bench/run.
 set -eu
 cd "$(dirname "$0")/.."

@@ -86,7 +86,8 @@ build() {
   # The runtime: every source of the runtime library (ninja/targets.ninja).
   local src objs=("$o/client.o" "$o/eventgen.o")
   runtime() {
-    for src in src/event/event.c src/event/eventdecode.c src/event/eventformat.c \
+    for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
+               src/event/eventdump.c src/event/eventdecode.c src/event/eventformat.c \
                src/event/eventcheck.c src/plinth/plinth.c src/plinth/plinthio.c \
                src/plinth/plinthsig.c; do
       objs+=("$o/$(basename "$src" .c).o")

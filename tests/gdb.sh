@@ -194,7 +194,7 @@ printf '0x%x\n' $((0x$filter)) >"/proc/$pid/coredump_filter"
 # buffer, 20 bytes an event) gets length 5.
 gdb -p "$pid" -batch -nx -x "$py" \
     -ex 'python
-t = gdb.parse_and_eval("'"'"'event.c'"'"'::session.threads")
+t = gdb.parse_and_eval("eventSession.threads")
 while int(t["serial"]) != 1:
     t = t["next"]
 end = int(t["bufs"][8]["next"])

@@ -5,7 +5,8 @@
 #
 # Usage: tests/layout.sh CONFIG      e.g. tests/layout.sh build
 #   runtime-no-stream   the runtime archives define none of what the
-#                       stream layer (eventstream.o, the tools') defines
+#                       stream layer (eventstream.o, eventheader.o,
+#                       eventindex.o: the tools') defines
 #   event-layer-libc    the event layer (eventdecode.o, eventformat.o,
 #                       eventcheck.o) calls nothing but memcpy-like
 #                       string.h functions: no malloc, no stdio
@@ -23,8 +24,12 @@ ok() { passed=$((passed + 1)); echo "ok $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 why=""
-reader=$(nm "$cfg/obj/eventstream.o" 2>/dev/null | awk '$2 == "T" {print $3}')
-[ -n "$reader" ] || why=" $cfg/obj/eventstream.o defines nothing"
+reader=""
+for o in eventstream eventheader eventindex; do
+  defined=$(nm "$cfg/obj/$o.o" 2>/dev/null | awk '$2 == "T" {print $3}')
+  [ -n "$defined" ] || why="$why $cfg/obj/$o.o defines nothing"
+  reader="$reader$defined"$'\n'
+done
 for lib in "$cfg"/libtelltale-checking.a "$cfg"/libtelltale-optimised.a "$cfg"/libtelltale-off.a; do
   [ -f "$lib" ] || { why="$why $lib is not built"; continue; }
   found=$(nm "$lib" 2>/dev/null | awk '$2 == "T" {print $3}' | grep -xF "$reader" | sort -u | tr '\n' ' ')

@@ -4,7 +4,8 @@
 # .design: design/telemetry.txt .stream
 #
 # Writes a stream exactly as design/telemetry.txt .stream describes it,
-# independently of the C runtime, so that the reader (src/event/eventstream.c) and
+# independently of the C runtime, so that the reader (src/event/eventstream.c,
+# eventheader.c, eventindex.c) and
 # eventcnv can be tested against a second implementation of the format.
 # Every variant is deterministic: the same bytes on every run.
 #
@@ -111,12 +112,13 @@ class Stream:
     """A stream being built: header fields, then blocks of events."""
 
     def __init__(self, big=False, psize=8, wsize=8, version=VERSION, hz=HZ,
-                 extra_header=b"", sync=True, end=True):
+                 extra_header=b"", sync=True, end=True, many=False):
         self.e = ">" if big else "<"
         self.psize, self.wsize = psize, wsize
         self.version, self.hz = version, hz
         self.extra_header = extra_header
         self.sync, self.end = sync, end
+        self.many = many        # thousands of events, an address relabelled
         self.blocks = []        # (thread, kind, seq, [event], pad)
         self.base = 0x7F0000000000 if psize == 8 else 0x40000000
 
@@ -271,11 +273,19 @@ def scenario(st):
                  ev("ThreadExit", 8000, 3)])                         # seq 7
     block(2, 0, [ev("EventsDropped", 8500, 2, 3),
                  ev("ThreadExit", 8600, 2)])                         # seq 8
+    if st.many:   # more events than eventcnv formats in one batch, and
+        # an address relabelled between them: each line shows the label
+        # of its moment (design/telemetry.txt .eventcnv.text)
+        for i in range(6):
+            clock = 10000 + i * 100000
+            block(1, 0, [ev("Intern", clock, 10 + i, "pool %d" % i),
+                         ev("Label", clock + 1, a(0x1040), 10 + i)])
+            block(2, 2, [ev("ObjectAlloc", clock + 2 + j, a(0x1040), j, 8) for j in range(2500)])
     last = []
     if st.sync:   # 2 ms after the first: design/telemetry.txt .sol.clock
         last.append(ev("ClockSync", 4000000, MONOTONIC0 + 2000000, REALTIME0 + 2000000))
     if st.end:
-        last.append(ev("StreamEnd", 4000100, 9))
+        last.append(ev("StreamEnd", 4000100, len(blocks)))
     if last:
         block(1, 0, last)                                            # seq 9
     st.blocks = blocks
@@ -403,6 +413,7 @@ def variant(name):
         "v2": {"version": VERSION2},
         "v2-big32": {"version": VERSION2, "big": True, "psize": 4, "wsize": 4},
         "v2-noend": {"version": VERSION2, "end": False},
+        "v2-many": {"version": VERSION2, "many": True},
     }
     if name in plain:
         st = sound(**plain[name])
@@ -574,7 +585,7 @@ VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0"
             "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version3", "median1",
             "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
             "short-event", "bad-string", "block-kind", "empty",
-            "v2", "v2-big32", "v2-noend", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",
+            "v2", "v2-big32", "v2-noend", "v2-many", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",
             "v2-foreign", "v2-cut", "v2-reorder", "v2-dup-cut", "v2-header-flip"]
 
 

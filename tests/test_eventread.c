@@ -531,6 +531,66 @@ static uint64_t Random(void)        /* xorshift64*: the same on every platform *
   return randomState * 0x2545F4914F6CDD1Du;
 }
 
+/* test_format_numbers: decimal and hex fields, and the time columns
+ * with and without the cache, against snprintf's arithmetic */
+static void test_format_numbers(void **state)
+{
+  EventFormatContextStruct ctx, cached;
+  EventFormatCacheStruct cache;
+  EventRecordStruct rec;
+  char line[512], expect[512], plain[128], fast[128];
+  uint64_t clock = 0;
+  unsigned i;
+  (void)state;
+  TestContext(&ctx);
+  ctx.label = NULL;
+  cached = ctx;
+  memset(&cache, 0, sizeof cache);
+  cached.cache = &cache;
+  for (i = 0; i < 200000; ++i) {
+    uint64_t w = Random() >> (Random() % 64), u = Random() >> (32 + Random() % 32);
+    uint64_t a = Random() >> (Random() % 64);
+    uint64_t ticks, seconds, ns, real;
+    const char *space;
+    /* numbers: U and W in decimal, A in hex */
+    memset(&rec, 0, sizeof rec);
+    rec.desc = &testEvents[7];               /* UW */
+    rec.values[0].u = u;
+    rec.values[1].u = w;
+    rec.clock = 1000;
+    EventFormat(line, sizeof line, &rec, &ctx);
+    snprintf(expect, sizeof expect, "u=%llu w=%llu", (unsigned long long)u, (unsigned long long)w);
+    space = strstr(line, "u=");
+    assert_non_null(space);
+    assert_string_equal(space, expect);
+    rec.desc = &testEvents[2];               /* Label: AW */
+    rec.values[0].u = a;
+    EventFormat(line, sizeof line, &rec, &ctx);
+    snprintf(expect, sizeof expect, "=0x%llx ", (unsigned long long)a);
+    assert_non_null(strstr(line, expect));
+    /* times: mostly small steps, sometimes across seconds or backwards */
+    switch (Random() % 8) {
+    case 0: clock = Random() % 4000000000000u; break;
+    case 1: clock += 3000000000u - Random() % 7; break;
+    default: clock += Random() % 5000; break;
+    }
+    EventFormatTimes(plain, sizeof plain, clock, &ctx);
+    EventFormatTimes(fast, sizeof fast, clock, &cached);
+    assert_string_equal(fast, plain);
+    ticks = clock >= ctx.startClock ? clock - ctx.startClock : ctx.startClock - clock;
+    seconds = ticks / ctx.clockHz;
+    ns = (ticks % ctx.clockHz) / 3;          /* 3 ticks per ns */
+    real = clock >= ctx.startClock ? ctx.startRealtime + seconds * 1000000000u + ns
+                                   : ctx.startRealtime - seconds * 1000000000u - ns;
+    snprintf(expect, sizeof expect, "%s%llu.%09llu", clock >= ctx.startClock ? "" : "-",
+             (unsigned long long)seconds, (unsigned long long)ns);
+    snprintf(expect + strlen(expect), sizeof expect - strlen(expect), " %02u:%02u:%02u.%09u",
+             (unsigned)(real / 1000000000u % 86400 / 3600), (unsigned)(real / 1000000000u % 3600 / 60),
+             (unsigned)(real / 1000000000u % 60), (unsigned)(real % 1000000000u));
+    assert_string_equal(plain + strspn(plain, " "), expect);
+  }
+}
+
 static void test_format_double(void **state)
 {
   static const double special[] = {
@@ -959,6 +1019,7 @@ int main(void)
     cmocka_unit_test(test_format_line),
     cmocka_unit_test(test_format_short_buffer),
     cmocka_unit_test(test_format_double),
+    cmocka_unit_test(test_format_numbers),
     cmocka_unit_test(test_stream_read),
     cmocka_unit_test(test_check),
     cmocka_unit_test(test_stream_versions),

@@ -79,6 +79,24 @@ EVENT_STATIC_ASSERT(offsetof(EventBlockHeaderStruct, check) == 32, "check at 32"
 static inline uint64_t EventLoad(const unsigned char *p, unsigned n, unsigned big)
 {
   uint64_t v = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__)
+  /* The reader's inner loop: a whole load, swapped if need be. */
+  const unsigned hostBig = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+  if (n == 8) {
+    __builtin_memcpy(&v, p, 8);
+    return (big != 0) == hostBig ? v : __builtin_bswap64(v);
+  }
+  if (n == 4) {
+    uint32_t w;
+    __builtin_memcpy(&w, p, 4);
+    return (big != 0) == hostBig ? w : __builtin_bswap32(w);
+  }
+  if (n == 2) {
+    uint16_t h;
+    __builtin_memcpy(&h, p, 2);
+    return (big != 0) == hostBig ? h : __builtin_bswap16(h);
+  }
+#endif
   for (unsigned i = 0; i < n; ++i)
     v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
   return v;

@@ -112,94 +112,123 @@ static void putSpaces(WriterStruct *w, size_t n)
     putChar(w, ' ');
 }
 
-/* putUnsigned -- value in decimal, at least minDigits digits (zero-padded).
- * Two digits at a time, from the end of a small buffer, then put at once. */
-static void putUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
+/* Two decimal digits at a time, and two hex digits: a table lookup and
+ * one store each, so a number costs a few instructions a digit pair. */
+static const char decimalPairs[] =
+  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+  "8081828384858687888990919293949596979899";
+static const char hexPairs[] =
+  "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+  "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+  "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+  "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+  "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+  "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+  "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+  "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* bitLength -- bits needed for value, at least 1 */
+static unsigned bitLength(uint64_t value)
 {
-  static const char pairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-  char digits[24];
-  unsigned n = sizeof digits;
-  if (w->len < w->size && w->size - w->len > sizeof digits) {
-    /* Room for any number: write it in place, from its last digit. */
-    unsigned count = 1;
-    uint64_t rest = value;
-    char *end;
-    while (rest >= 10) {
-      rest /= 10;
-      ++count;
-    }
-    if (count < minDigits)
-      count = minDigits < sizeof digits ? minDigits : (unsigned)sizeof digits;
-    end = w->buf + w->len + count;
-    w->len += count;
-    while (value >= 100) {
-      unsigned pair = (unsigned)(value % 100);
-      value /= 100;
-      end -= 2;
-      memcpy(end, pairs + 2 * pair, 2);
-    }
-    if (value >= 10) {
-      end -= 2;
-      memcpy(end, pairs + 2 * value, 2);
-    } else {
-      *--end = (char)('0' + value);
-    }
-    while (end > w->buf + w->len - count)
-      *--end = '0';
-    return;
-  }
-  while (value >= 100) {
+  unsigned n = 1;
+#if defined(__GNUC__) || defined(__clang__)
+  if (value != 0)
+    n = 64u - (unsigned)__builtin_clzll(value);
+#else
+  while (n < 64 && value >> n != 0)
+    ++n;
+#endif
+  return n;
+}
+
+/* decimalDigits -- digits in value's decimal form: the bit length
+ * gives the count to within one (1233/4096 is just over log10(2)), and
+ * one comparison settles it */
+static unsigned decimalDigits(uint64_t value)
+{
+  static const uint64_t powers[20] = {
+    1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+    1000000000u, 10000000000u, 100000000000u, 1000000000000u, 10000000000000u,
+    100000000000000u, 1000000000000000u, 10000000000000000u, 100000000000000000u,
+    1000000000000000000u, 10000000000000000000u
+  };
+  unsigned t = bitLength(value) * 1233u >> 12;
+  unsigned n = t + (value >= powers[t]);
+  return n != 0 ? n : 1;
+}
+
+/* fillDecimal -- value's last count digits, ending at end (zero-padded) */
+static void fillDecimal(char *end, uint64_t value, unsigned count)
+{
+  char *start = end - count;
+  while (value > UINT32_MAX && end - start >= 2) {
     unsigned pair = (unsigned)(value % 100);
     value /= 100;
-    n -= 2;
-    memcpy(digits + n, pairs + 2 * pair, 2);
+    end -= 2;
+    memcpy(end, decimalPairs + 2 * pair, 2);
   }
-  if (value >= 10) {
-    n -= 2;
-    memcpy(digits + n, pairs + 2 * value, 2);
-  } else {
-    digits[--n] = (char)('0' + value);
+  {
+    uint32_t small = (uint32_t)value;    /* 32-bit division is cheaper */
+    while (end - start >= 2) {
+      unsigned pair = small % 100;
+      small /= 100;
+      end -= 2;
+      memcpy(end, decimalPairs + 2 * pair, 2);
+    }
+    if (end > start)
+      *--end = (char)('0' + small % 10);
   }
-  while (sizeof digits - n < minDigits && n > 0)
-    digits[--n] = '0';
-  putChars(w, digits + n, sizeof digits - n);
+}
+
+/* fillNanoseconds -- the 9 digits of ns (below 10^9) at p: two halves,
+ * then digit pairs, with no loop */
+static void fillNanoseconds(char *p, uint32_t ns)
+{
+  uint32_t hi = ns / 100000, lo = ns % 100000;   /* 4 digits, 5 digits */
+  memcpy(p, decimalPairs + 2 * (hi / 100), 2);
+  memcpy(p + 2, decimalPairs + 2 * (hi % 100), 2);
+  p[4] = (char)('0' + lo / 10000);
+  lo %= 10000;
+  memcpy(p + 5, decimalPairs + 2 * (lo / 100), 2);
+  memcpy(p + 7, decimalPairs + 2 * (lo % 100), 2);
+}
+
+/* putUnsigned -- value in decimal, at least minDigits digits (zero-padded) */
+static void putUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
+{
+  char digits[24];
+  unsigned count = decimalDigits(value);
+  if (count < minDigits)
+    count = minDigits < sizeof digits ? minDigits : (unsigned)sizeof digits;
+  if (w->len < w->size && w->size - w->len > count) {   /* in place */
+    fillDecimal(w->buf + w->len + count, value, count);
+    w->len += count;
+    return;
+  }
+  fillDecimal(digits + count, value, count);
+  putChars(w, digits, count);
 }
 
 /* putHex -- "0x" and value in lower-case hex, at least minDigits digits */
 static void putHex(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
   char digits[20];
-  unsigned n = sizeof digits;
-  if (w->len < w->size && w->size - w->len > sizeof digits) {
-    /* Room for any number: write it in place, from its last digit. */
-    unsigned count = 1;
-    char *end;
-    while (count < 16 && value >> 4 * count != 0)
-      ++count;
-    if (count < minDigits)
-      count = minDigits < 16 ? minDigits : 16;
-    w->buf[w->len] = '0';
-    w->buf[w->len + 1] = 'x';
-    end = w->buf + w->len + 2 + count;
-    w->len += 2 + count;
-    while (count-- > 0) {
-      *--end = "0123456789abcdef"[value & 0xF];
-      value >>= 4;
-    }
-    return;
+  unsigned count = (bitLength(value) + 3) / 4;
+  char *end;
+  if (count < minDigits)
+    count = minDigits < 16 ? minDigits : 16;
+  end = digits + 2 + count;
+  while (end - digits >= 4) {
+    end -= 2;
+    memcpy(end, hexPairs + 2 * (value & 0xFF), 2);
+    value >>= 8;
   }
-  do {
-    digits[--n] = "0123456789abcdef"[value & 0xF];
-    value >>= 4;
-  } while (value != 0);
-  while (sizeof digits - n < minDigits && n > 2)
-    digits[--n] = '0';
-  digits[--n] = 'x';
-  digits[--n] = '0';
-  putChars(w, digits + n, sizeof digits - n);
+  if (end - digits == 3)
+    *--end = hexPairs[2 * (value & 0xF) + 1];
+  digits[0] = '0';
+  digits[1] = 'x';
+  putChars(w, digits, 2 + count);
 }
 
 /* putEscaped -- n bytes with C escapes for quotes, backslashes and
@@ -454,52 +483,92 @@ void EventFormatContextInit(EventFormatContextStruct *ctx, const EventRegistrySt
 }
 
 
+/* elapsedSplit -- delta clock ticks as whole seconds and nanoseconds.
+ * A cache remembers the clock range of the latest second, so that
+ * events within it cost one division, not two. */
+static void elapsedSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *cache,
+                         uint64_t *secondsReturn, uint64_t *nsReturn)
+{
+  uint64_t rest;
+  if (hz == 0) {
+    *secondsReturn = delta / NS_PER_SECOND;
+    *nsReturn = delta % NS_PER_SECOND;
+    return;
+  }
+  if (cache != NULL && cache->secondValid && cache->hz == hz && delta >= cache->secondStart
+      && delta - cache->secondStart < hz) {
+    *secondsReturn = cache->seconds;
+    rest = delta - cache->secondStart;
+  } else {
+    *secondsReturn = delta / hz;
+    rest = delta % hz;
+    if (cache != NULL) {
+      cache->secondValid = 1;
+      cache->hz = hz;
+      cache->seconds = *secondsReturn;
+      cache->secondStart = delta - rest;
+    }
+  }
+  *nsReturn = mulDiv(rest, NS_PER_SECOND, hz);
+}
+
 /* putTimes -- the elapsed and the wall-clock columns
  *
  * Elapsed time is (clock - startClock) / clockHz, truncated to whole
  * nanoseconds, exactly.  A clock before startClock is negative.  The
- * wall clock is startRealtime plus elapsed, as a UTC time of day.
+ * wall clock is startRealtime plus elapsed, as a UTC time of day; its
+ * "HH:MM:SS." is remembered in the cache, if there is one.
  */
 
 static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
 {
-  uint64_t delta, seconds, ns, total, realtime, secondOfDay;
+  EventFormatCacheStruct *cache = ctx->cache;
+  uint64_t delta, seconds, ns, total, realtime, wallSecond;
   int negative = clock < ctx->startClock;
-  char elapsed[40];
-  WriterStruct ew;
-  size_t elapsedLen;
+  char text[ELAPSED_WIDTH + 40], *p = text;
+  unsigned digits, elapsedLen;
 
   delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
-  if (ctx->clockHz == 0) {
-    seconds = delta / NS_PER_SECOND;
-    ns = delta % NS_PER_SECOND;
-  } else {
-    seconds = delta / ctx->clockHz;
-    ns = mulDiv(delta % ctx->clockHz, NS_PER_SECOND, ctx->clockHz);
-  }
+  elapsedSplit(delta, ctx->clockHz, negative ? NULL : cache, &seconds, &ns);
 
-  writerInit(&ew, elapsed, sizeof elapsed);
+  digits = decimalDigits(seconds);
+  elapsedLen = (unsigned)negative + digits + 1 + 9;
+  if (elapsedLen < ELAPSED_WIDTH) {
+    memset(p, ' ', ELAPSED_WIDTH - elapsedLen);
+    p += ELAPSED_WIDTH - elapsedLen;
+  }
   if (negative)
-    putChar(&ew, '-');
-  putUnsigned(&ew, seconds, 1);
-  putChar(&ew, '.');
-  putUnsigned(&ew, ns, 9);
-  elapsedLen = writerFinish(&ew);
-  if (elapsedLen < ELAPSED_WIDTH)
-    putSpaces(w, ELAPSED_WIDTH - elapsedLen);
-  putString(w, elapsed);
-  putChar(w, ' ');
+    *p++ = '-';
+  fillDecimal(p + digits, seconds, digits);
+  p += digits;
+  *p++ = '.';
+  fillNanoseconds(p, (uint32_t)ns);
+  p += 9;
+  *p++ = ' ';
 
   total = seconds * NS_PER_SECOND + ns;   /* wraps only for absurd clocks */
   realtime = negative ? ctx->startRealtime - total : ctx->startRealtime + total;
-  secondOfDay = realtime / NS_PER_SECOND % 86400;
-  putUnsigned(w, secondOfDay / 3600, 2);
-  putChar(w, ':');
-  putUnsigned(w, secondOfDay / 60 % 60, 2);
-  putChar(w, ':');
-  putUnsigned(w, secondOfDay % 60, 2);
-  putChar(w, '.');
-  putUnsigned(w, realtime % NS_PER_SECOND, 9);
+  wallSecond = realtime / NS_PER_SECOND;
+  if (cache == NULL || !cache->wallValid || cache->wallSecond != wallSecond) {
+    uint64_t secondOfDay = wallSecond % 86400;
+    char *wall = cache != NULL ? cache->wall : p;
+    fillDecimal(wall + 2, secondOfDay / 3600, 2);
+    wall[2] = ':';
+    fillDecimal(wall + 5, secondOfDay / 60 % 60, 2);
+    wall[5] = ':';
+    fillDecimal(wall + 8, secondOfDay % 60, 2);
+    wall[8] = '.';
+    if (cache != NULL) {
+      cache->wallValid = 1;
+      cache->wallSecond = wallSecond;
+    }
+  }
+  if (cache != NULL)
+    memcpy(p, cache->wall, 9);
+  p += 9;
+  fillNanoseconds(p, (uint32_t)(realtime - wallSecond * NS_PER_SECOND));
+  p += 9;
+  putChars(w, text, (size_t)(p - text));
 }
 
 

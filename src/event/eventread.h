@@ -103,6 +103,19 @@ extern EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const E
 /* EventLabelFunction -- the label of an address, or NULL if it has none */
 typedef const char *(*EventLabelFunction)(void *closure, uint64_t address);
 
+/* EventFormatCacheStruct -- what EventFormat may remember between the
+ * lines of one reader: the latest elapsed second's clock range and the
+ * latest wall-clock second's "HH:MM:SS.".  One per thread that formats;
+ * zero it before use. */
+typedef struct EventFormatCacheStruct {
+  int secondValid, wallValid;
+  uint64_t hz;                  /* the rate secondStart was found with */
+  uint64_t seconds;             /* whole elapsed seconds ... */
+  uint64_t secondStart;         /* ... from this many ticks after the start */
+  uint64_t wallSecond;          /* realtime / 10^9 that wall shows */
+  char wall[9];
+} EventFormatCacheStruct;
+
 /* EventFormatContextStruct -- what EventFormat needs besides the record */
 typedef struct EventFormatContextStruct {
   const EventRegistryStruct *registry;  /* for kind names; may be NULL */
@@ -113,6 +126,7 @@ typedef struct EventFormatContextStruct {
   void *labelClosure;
   unsigned kindWidth;           /* kind names are padded to this width */
   unsigned nameWidth;           /* event names are padded to this width */
+  EventFormatCacheStruct *cache; /* may be NULL: nothing remembered */
 } EventFormatContextStruct;
 
 /* EventFormatContextInit -- a context for registry: widths from its

@@ -13,9 +13,10 @@
  *   - dlsym may allocate while the real functions are being looked up:
  *     those allocations come from a small static arena and are never
  *     recorded; freeing them does nothing.
- *   - the runtime's own allocations (event.c, plinth.c) are
- *     compiled with malloc and free renamed to TelltaleReal* below, so
- *     they go straight to the real allocator and are never recorded.
+ *   - the runtime's own allocations (event.c, eventbuf.c, eventout.c,
+ *     eventdump.c, plinth.c) are compiled with malloc and free renamed
+ *     to TelltaleReal* below, so they go straight to the real allocator
+ *     and are never recorded.
  *   - anything else the runtime calls that allocates (pthread keys,
  *     atexit) runs with the thread-local flag inside set, so the wrapper
  *     passes it through without emitting: an event is never emitted from
@@ -140,8 +141,9 @@ static inline int ready(void)
 
 
 /* The runtime's own allocations -------------------------------------
- * event.c and plinth.c are compiled for this library with
- * -Dmalloc=TelltaleRealMalloc and so on (ninja/targets.ninja), so that
+ * event.c, eventbuf.c, eventout.c, eventdump.c and plinth.c are
+ * compiled for this library with -Dmalloc=TelltaleRealMalloc and so on
+ * (ninja/targets.ninja, ninja/runtime.ninja), so that
  * telltale's buffers are never recorded.  design/telemetry.txt .malloc.reentry */
 
 extern void *TelltaleRealMalloc(size_t size);

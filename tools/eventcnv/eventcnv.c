@@ -57,6 +57,8 @@ static const char usageText[] =
   "                    (a database file: needs -o) or ctf (a CTF 1.8 trace\n"
   "                    directory for babeltrace2: needs -o, new or empty)\n"
   "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
+  "  --jobs N          format text on N threads (default: one a processor);\n"
+  "                    the output is the same\n"
   "  --help            print this help and exit\n"
   "  --version         print telltale's version and the stream format it writes\n"
   "\n"
@@ -97,6 +99,7 @@ typedef struct OptionsStruct {
   const char *format;           /* --format argument, or NULL: text */
   const char *output;           /* -o argument, or NULL: stdout */
   const char *path;             /* NULL or "-" for stdin */
+  const char *jobs;             /* --jobs argument, or NULL: one a processor */
 } OptionsStruct;
 
 static void UsageError(const char *message, const char *arg)
@@ -143,6 +146,8 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
     } else if (!endOfOptions && (strcmp(arg, "-o") == 0 || (strncmp(arg, "--output", 8) == 0
                                                             && (arg[8] == '\0' || arg[8] == '=')))) {
       valueReturn = &opt->output;
+    } else if (!endOfOptions && strncmp(arg, "--jobs", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
+      valueReturn = &opt->jobs;
     } else if (!endOfOptions && arg[0] == '-' && arg[1] != '\0') {
       UsageError("unknown option: ", arg);
     } else {
@@ -163,6 +168,9 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
         UsageError("empty argument to ", arg);
     }
   }
+  if (opt->jobs != NULL && (strspn(opt->jobs, "0123456789") != strlen(opt->jobs)
+                            || atoi(opt->jobs) < 1 || strlen(opt->jobs) > 3))
+    UsageError("--jobs wants a number from 1 to 999: ", opt->jobs);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
     UsageError("unknown --format (text, jsonl, csv, chrome, sqlite or ctf): ", opt->format);
   if (opt->format != NULL && ExportNeedsFile(opt->format)
@@ -792,49 +800,6 @@ static void ReportDropped(const EventRegistryStruct *registry, const char *name,
               kind < registry->kindCount ? registry->kinds[kind].name : "?");
 }
 
-/* PrintEvents -- the events in time order, formatted into a big buffer
- * that is written when full: no stdio for each line.  Returns 0, or 1
- * if out of memory. */
-static int PrintEvents(EventStreamStruct *stream, const FilterStruct *filter)
-{
-  EventFormatContextStruct ctx;
-  EventRecordStruct rec;
-  size_t size = 1 << 20, used = 0;
-  char *out = malloc(size);
-  if (out == NULL)
-    return 1;
-  EventStreamFormatContext(stream, &ctx);
-  while (EventStreamNext(stream, &rec) == EventStreamOK) {
-    size_t len;
-    if (!FilterPasses(filter, rec.kind, rec.code))
-      continue;
-    len = EventFormat(out + used, size - used, &rec, &ctx);
-    if (len >= size - used) {   /* it did not fit with its NUL: write what came before */
-      fwrite(out, 1, used, stdout);
-      used = 0;
-      if (len >= size) {
-        char *bigger = realloc(out, len + 1);
-        if (bigger == NULL) {
-          free(out);
-          return 1;
-        }
-        out = bigger;
-        size = len + 1;
-      }
-      (void)EventFormat(out, size, &rec, &ctx);
-    }
-    out[used + len] = '\n';   /* where the NUL was */
-    used += len + 1;
-    if (used == size) {
-      fwrite(out, 1, used, stdout);
-      used = 0;
-    }
-  }
-  fwrite(out, 1, used, stdout);
-  free(out);
-  return 0;
-}
-
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
@@ -908,7 +873,9 @@ int main(int argc, char **argv)
     if (ExportRun(stream, opt.format, opt.output, ExportFilter, filter) != 0)
       status = EXIT_BAD_STREAM;
   } else if (!opt.header && !opt.list) {
-    if (PrintEvents(stream, filter) != 0) {
+    /* design/telemetry.txt .eventcnv.text */
+    if (ExportText(stream, stdout, opt.jobs != NULL ? (unsigned)atoi(opt.jobs) : 0, ExportFilter,
+                   filter) != 0) {
       fprintf(stderr, "%s: out of memory\n", programName);
       return EXIT_BAD_STREAM;
     }

@@ -13,6 +13,7 @@
 #define export_h
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "eventread.h"
 
@@ -31,6 +32,13 @@ extern int ExportNeedsFile(const char *name);
  * on stderr why the output could not be written. */
 extern int ExportRun(EventStreamStruct *stream, const char *name, const char *outPath,
                      ExportFilterFunction filter, void *closure);
+
+/* ExportText -- eventcnv's text lines (EventFormat) of the events of
+ * stream that pass filter, to out, formatted on jobs threads (0: one a
+ * processor) and written in time order.  Returns 0, or 1 if out of
+ * memory.  exporttext.c; design/telemetry.txt .eventcnv.text */
+extern int ExportText(EventStreamStruct *stream, FILE *out, unsigned jobs,
+                      ExportFilterFunction filter, void *closure);
 
 
 /* What the writers share: export.c */

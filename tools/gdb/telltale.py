@@ -4,7 +4,7 @@
 #
 # Load it into gdb with "source tools/gdb/telltale.py" (or gdb -x), then
 # "help telltale".  The commands read the program's telltale runtime
-# (src/event/event.c) out of memory and decode its events themselves, in
+# (src/event/eventint.h names what they read) out of memory and decode its events themselves, in
 # Python, with the registry read from the program (EventRegistry).  They
 # make no calls into the inferior, so they work on a core file as on a
 # live process; only "on", "off" and "record" write memory, and only to
@@ -484,12 +484,12 @@ def _format(registry, clock, labels, ev):
 # The flight recorder: every thread's buffers (.sol.ring, .sol.traceback)
 
 def _session():
-    session = _static("session", "event.c")
+    session = _global("eventSession")
     if session is None:
         if _global("EventRegistry") is None:
             _fail("this program has no telltale runtime: neither EventRegistry nor "
-                  "event.c's session is found")
-        _fail("event.c's session is not found: the runtime was built without -g")
+                  "the runtime's eventSession is found")
+        _fail("the runtime's eventSession is not found: the runtime was built without -g")
     return session
 
 
@@ -511,7 +511,7 @@ def _events(registry, layout, session):
     try:
         t = session["threads"]
     except gdb.error as err:
-        _fail("event.c's session is not what this script expects: %s" % err)
+        _fail("the runtime's eventSession is not what this script expects: %s" % err)
     while int(t) != 0:
         addr = int(t)
         if addr in seen or len(seen) >= THREAD_LIMIT:
@@ -667,7 +667,7 @@ def _fields(value_type):
 
 class Labels(object):
     """address -> label, as EventDump finds them: event.c's static table
-    of the latest labels (labels) and the intern table (session.interns).
+    of the latest labels (labels) and the intern table (eventSession.interns).
     A runtime without that table: from the Intern and Label events in the
     buffers instead.  Strings are read only when an address needs one."""
 
@@ -781,7 +781,7 @@ telltale dump [N]
     A P or A value is followed by [label] if the address is labelled,
     from the runtime's table of labels, as EventDump does (or, with a
     runtime that has none, from the Intern and Label events found).
-    It reads the buffers out of memory by walking event.c's session, and
+    It reads the buffers out of memory by walking the runtime's session, and
     decodes them in Python with the registry read from the program.  It
     makes no calls into the program, so it works on a core file.
     ELAPSED is seconds since the session started, with the plinth's

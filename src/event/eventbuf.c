@@ -1,0 +1,675 @@
+/* <src/event/eventbuf.c> -- threads, their buffers, the slow path, flush and finish
+ *
+ * .design: design/telemetry.txt
+ *
+ * The slow path of EventReserve (event.h): setting a thread up, making a
+ * kind's buffer, and making room when it is full, as a block sent to the
+ * streams (eventout.c) with the older half kept for the flight recorder.
+ * Each thread's buffers come in levels, one for its ordinary code and
+ * one for each signal handler nested on it.  Here too: flushing a
+ * thread's buffers, the thread's exit, the session's finish, and the
+ * child's start after fork.
+ *
+ * Locking: the plinth's lock guards the session and the thread list.  A
+ * thread's buffers are written only by that thread, except at
+ * EventFinish (design/telemetry.txt .sol.finish); the asynchronous writer
+ * reads full ones, under the queue lock's rules (.sol.writer).
+ */
+
+#include <string.h>
+
+#include "eventint.h"
+#include "eventread.h"
+
+
+/* Threads and the slow path ---------------------------------------- */
+
+_Thread_local EventThreadStruct *eventThreadState
+  __attribute__((tls_model("initial-exec")));
+
+/* hotBuf -- a level's next and limit: in EventThreadBuf if it is running */
+static EventBufStruct *hotBuf(EventThreadStruct *thread, unsigned level, unsigned kind)
+{
+  if (level == thread->level && thread->deeper == 0)
+    return &thread->bufs[kind];
+  return &thread->saved[level][kind];
+}
+
+static void threadExit(void *arg);
+
+/* threadCreate -- set the calling thread up.  design/telemetry.txt .sol.thread
+ * *createdReturn is 0 if a signal handler set it up meanwhile. */
+static EventThreadStruct *threadCreate(int *createdReturn)
+{
+  EventThreadStruct *thread = PlinthPagesAlloc(sizeof *thread);   /* zeroed */
+  *createdReturn = 0;
+  if (thread == NULL)
+    return NULL;
+  thread->bufs = EventThreadBuf;
+  PlinthLockClaim();
+  if (eventThreadState != NULL) {    /* a handler's event, since our first look */
+    PlinthLockRelease();
+    PlinthPagesFree(thread, sizeof *thread);
+    return eventThreadState;
+  }
+  *createdReturn = 1;
+  thread->serial = ++eventSession.threadSerial;
+  eventSessionClock();
+  thread->bufferSize = eventSession.bufferSize;
+  thread->next = eventSession.threads;
+  if (eventSession.threads != NULL)
+    eventSession.threads->prev = thread;
+  eventSession.threads = thread;
+  if (eventSession.signals)
+    thread->altStack = PlinthAltStackCreate();
+  eventThreadState = thread;
+  PlinthLockRelease();
+  (void)PlinthThreadOnExit(threadExit, thread);
+  return thread;
+}
+
+/* threadAnnounce -- the thread's first events: ThreadStart, ThreadName */
+static void threadAnnounce(EventThreadStruct *thread)
+{
+  char name[64];
+  if (thread->serial == 1) {
+    char program[256];
+    if (PlinthProgramName(program, sizeof program) != 0)
+      program[0] = '\0';
+    EVENT_UUUS(StreamStart, EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR,
+               program);
+  }
+  EVENT_UW(ThreadStart, thread->serial, (EventW)PlinthThreadOSId());
+  if (PlinthThreadName(name, sizeof name) == 0 && name[0] != '\0') {
+    eventCopyString(thread->name, sizeof thread->name, name);
+    EVENT_US(ThreadName, thread->serial, name);
+  }
+  if (thread->serial == 1)
+    eventClockSync();
+}
+
+/* slotRelease -- give up a slot: a region of the live file goes on the
+ * free list, marked free (magic zeroed, length kept) so that recovery
+ * passes over it; memory is freed.  Lock held. */
+static void slotRelease(EventKindBufStruct *kb, unsigned s)
+{
+  if (kb->slot[s] == NULL)
+    return;
+  (void)eventSlotBusy(kb, s, 1);     /* the writer may still read it */
+  if (!kb->mapped[s])
+    PlinthPagesFree(kb->slot[s], kb->slotSize[s]);
+  else
+    eventLiveRegionRelease(kb->slot[s], kb->slotSize[s]);
+  kb->slot[s] = NULL;
+  kb->mapped[s] = 0;
+}
+
+/* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
+ *
+ * If the kind's output is on and the session has a live file, the slot
+ * is a region of the live file (reused if the slot has one, its old
+ * events, all sent, cleared) under a fresh block header: what is stored
+ * there survives the program's death.  Otherwise it is memory, reused
+ * if the slot has some: a ring buffer (output off), or a buffer that is
+ * sent when it fills.  design/telemetry.txt .sol.live, .sol.ring */
+static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s)
+{
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
+                & EVENT_KIND_BIT(kind)) != 0;
+  /* The writer may still be writing what the slot held: wait for it,
+   * or, when dropping rather than waiting, say so (.sol.writer). */
+  if (eventSlotBusy(kb, s, !eventSession.dropWhenBehind))
+    return 11; /* EAGAIN */
+  if (output)
+    eventSessionStart();
+  if (output && eventSession.live != NULL && !eventSession.liveFailed) {
+    size_t size = eventRoundUp(thread->bufferSize, PlinthPageSize());
+    if (kb->mapped[s] && kb->slotSize[s] == size) {
+      /* Reused: its old events were all sent.  They stay, but the data
+       * end at the first zero code, which slotUse puts at the start and
+       * every EVENT_END moves along.  .sol.live */
+      memset(kb->slot[s], 0, 4);              /* not a block until its new header */
+    } else {
+      unsigned char *base;
+      int res = eventLiveRegion(size, &base);
+      if (res != 0) {
+        eventSession.liveFailed = 1;
+        eventSay("cannot extend ", eventSession.liveName, ": ", PlinthStrError(res),
+                 "; events emitted just before a crash may be lost", NULL);
+        goto memory;
+      }
+      slotRelease(kb, s);
+      kb->slot[s] = base;
+      kb->slotSize[s] = size;
+      kb->mapped[s] = 1;
+    }
+    kb->seq[s] = eventSession.blocks++;
+    /* The data end at once, before the header makes this a block; the
+     * header's magic goes last, after its checked fields.  .sol.recover */
+    memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);
+    {
+      unsigned char header[EVENT_BLOCK_HEADER_LEN];
+      uint32_t check;
+      eventBlockHeader(header, size, thread->serial, kind, level, kb->seq[s]);
+      check = EventLiveCheck(header);
+      memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
+      atomic_signal_fence(memory_order_release);
+      memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);
+      atomic_signal_fence(memory_order_release);
+      memcpy(kb->slot[s], header, 4);
+    }
+    eventLiveRegionsSay();
+    return 0;
+  }
+memory:
+  if (kb->mapped[s])
+    slotRelease(kb, s);
+  if (kb->slot[s] == NULL) {
+    kb->slot[s] = PlinthPagesAlloc(thread->bufferSize);
+    if (kb->slot[s] == NULL)
+      return 12; /* ENOMEM */
+    kb->slotSize[s] = thread->bufferSize;
+  }
+  return 0;
+}
+
+/* slotUse -- start filling slot s */
+static void slotUse(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s)
+{
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  EventBufStruct *buf = hotBuf(thread, level, kind);
+  kb->current = s;
+  buf->next = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
+  buf->limit = (uintptr_t)kb->slot[s] + kb->slotSize[s] - EVENT_END_SLACK;
+  kb->sent = buf->next;
+  memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);  /* the data end here */
+}
+
+/* descFixedSize -- an event's size in this program's layout, but for
+ * the characters of its string, if it has one (*stringReturn) */
+static size_t descFixedSize(const EventDescStruct *desc, int *stringReturn)
+{
+  size_t size = EVENT_HEADER_LEN;
+  *stringReturn = 0;
+  for (const char *f = desc->format; *f != '\0'; ++f)
+    switch (*f) {
+    case 'P': size += sizeof(EventP); break;
+    case 'A': size += sizeof(EventA); break;
+    case 'W': size += sizeof(EventW); break;
+    case 'U': size += sizeof(EventU); break;
+    case 'D': size += sizeof(EventD); break;
+    default: *stringReturn = 1; break;   /* S: the characters and a NUL */
+    }
+  return size;
+}
+
+/* eventCommitted -- is there a whole, committed event at p, ending by
+ * limit?  *lengthReturn gets its length.
+ *
+ * For a buffer another thread may be writing as this one reads it: the
+ * code is stored last, after a release fence (.sol.hot), so an event
+ * whose code is seen is whole, and one being written has code 0.  The
+ * code and length must also fit the runtime's own registry (a fixed
+ * size, or a string's NUL at the end), so that a commit store seen half
+ * done, where it straddles a cache line, is taken for what it is: not
+ * yet an event.  design/telemetry.txt .sol.flush */
+int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn)
+{
+  uint32_t codeLength;
+  size_t length, fixed;
+  unsigned code;
+  int string;
+  const EventDescStruct *desc;
+  if ((uintptr_t)p + EVENT_HEADER_LEN > limit)
+    return 0;
+#ifdef EVENT_TSAN
+  codeLength = __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
+#else
+  memcpy(&codeLength, p, sizeof codeLength);
+  atomic_thread_fence(memory_order_acquire);
+#endif
+  code = EVENT_CODE_OF(codeLength);
+  length = EVENT_LENGTH_OF(codeLength);
+  if (code == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
+    return 0;
+  desc = EventRegistryLookup(&EventRegistry, code);
+  if (desc == NULL)
+    return 0;
+  fixed = descFixedSize(desc, &string);
+  if (string ? length <= fixed || p[length - 1] != 0 : length != fixed)
+    return 0;
+  *lengthReturn = length;
+  return 1;
+}
+
+/* committedEnd -- the end of the committed events from p on, in a slot
+ * that ends at limit */
+static uintptr_t committedEnd(uintptr_t p, uintptr_t limit)
+{
+  size_t length;
+  while (eventCommitted((const unsigned char *)p, limit, &length))
+    p += length;
+  return p;
+}
+
+/* kindFlush -- send what a kind's current slot holds and has not sent.
+ * Lock held.  A live slot is always sent (its kind's output was on when
+ * it was prepared); a memory slot only if the kind's output is on (else
+ * it is the ring).
+ *
+ * own: the slot is the calling thread's, at its running level, so every
+ * event below next is committed.  Otherwise another thread (or a
+ * handler this one interrupted) may be writing it: only the committed
+ * events after "sent" go, and "sent" moves to their end, so that each
+ * event is sent exactly once, whole.  design/telemetry.txt .sol.flush */
+static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, int own)
+{
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  unsigned s = kb->current;
+  uintptr_t end;
+  int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
+                & EVENT_KIND_BIT(kind)) != 0;
+  if (kb->slot[s] == NULL || !(kb->mapped[s] || output))
+    return;
+  if (own)
+    end = hotBuf(thread, level, kind)->next;
+  else
+    end = committedEnd(kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
+  if (end <= kb->sent)
+    return;
+  /* A live slot's block keeps its number through partial sends, so
+   * that recovery knows how much of it the log has.  .sol.live */
+  eventBlockSend(thread, level, kind, s, (const unsigned char *)kb->sent, end - kb->sent,
+                 kb->mapped[s] ? kb->seq[s] : eventSession.blocks++);
+  kb->sent = end;
+}
+
+static void *dropped(unsigned kind, void *sink);
+
+/* While a traceback is taken, a thread whose buffer fills waits before
+ * its ring moves on, so that the events the traceback found stay where
+ * they are, even before it has the lock.  design/telemetry.txt
+ * .sol.traceback */
+static _Atomic int ringsFrozen;
+static EventThreadStruct *_Atomic ringsFrozenBy;  /* it does not wait */
+
+void eventRingsFreeze(int on)
+{
+  if (on)
+    atomic_store(&ringsFrozenBy, eventThreadState);
+  atomic_store(&ringsFrozen, on);
+}
+
+static void ringsWait(EventThreadStruct *thread)
+{
+  while (atomic_load_explicit(&ringsFrozen, memory_order_acquire)
+         && atomic_load(&ringsFrozenBy) != thread)
+    PlinthSleepNs(100000);
+}
+
+/* bufferFull -- make room when a kind's buffer is full: send what it
+ * holds, and move to the kind's other slot, keeping this one as the
+ * flight recorder's older half.  design/telemetry.txt .sol.buffer, .sol.ring */
+static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
+{
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  unsigned other = 1 - kb->current;
+  int res;
+  ringsWait(thread);
+  PlinthLockClaim();
+  kindFlush(thread, level, kind, 1);
+  /* The thread's own events (names, interned strings, labels) go out
+   * with each full buffer, so that a log with no live file to recover
+   * from still has them.  .sol.death.limits */
+  if (kind != EventKindTelltale)
+    kindFlush(thread, level, EventKindTelltale, 1);
+  kb->previousEnd = hotBuf(thread, level, kind)->next;
+  /* The ring moves on: a traceback read without the lock sees the
+   * count change before the slot is overwritten.  .sol.traceback */
+  atomic_fetch_add_explicit(&kb->moves, 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  res = slotPrepare(thread, level, kind, other);
+  if (res == 0)
+    slotUse(thread, level, kind, other);
+  else
+    (void)dropped(kind, NULL);  /* counted under the lock: EventFinish's report sees it */
+  PlinthLockRelease();
+  return res;
+}
+
+/* Events with nowhere to go (memory ran out for a buffer) are counted
+ * per kind, never dropped silently: EventsDropped reports them at the
+ * next flush, and on stderr.  design/telemetry.txt .sol.dropped */
+/* uintptr_t: a word is lock-free everywhere (an 8-byte atomic on a
+ * 32-bit platform may take a lock, and this is reached from handlers) */
+static _Atomic uintptr_t dropCount[EVENT_KIND_LIMIT];
+
+static void *dropped(unsigned kind, void *sink)
+{
+  if (atomic_fetch_add(&dropCount[kind], 1) == 0)
+    eventSay("no buffer for kind ", EventRegistry.kinds[kind].name,
+             " (memory ran out, the writer is behind with TELLTALE_WRITER=async,drop,",
+             " or signal handlers nested too deep):",
+             " its events are dropped and counted (EventsDropped)", NULL);
+  return sink;
+}
+
+/* dropsReport -- emit EventsDropped for the kinds that lost events,
+ * from a thread that has a buffer for them (or the report would be
+ * lost as well; another thread, or EventFinish, reports instead) */
+static void dropsReport(void)
+{
+  EventThreadStruct *thread = eventThreadState;
+  EventKindBufStruct *kb;
+  if (thread == NULL)
+    return;
+  kb = &thread->levels[thread->level][EventKindTelltale];
+  if (kb->slot[kb->current] == NULL)
+    return;
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    uintptr_t n = atomic_load(&dropCount[kind]);
+    if (n != 0) {
+      atomic_fetch_sub(&dropCount[kind], n);
+      EVENT_UW(EventsDropped, kind, (EventW)n);
+    }
+  }
+}
+
+/* eventSignalEnter, eventSignalLeave -- a handler the program installed starts or
+ * ends on this thread (the plinth's trampoline calls them, with every
+ * signal blocked).  The running level's next and limit are put aside
+ * and the next level's brought in, so that the handler's events go
+ * into buffers of their own: an event it interrupted, half written,
+ * is left as it was.  Past the last level, next and limit are zero,
+ * and the slow path drops and counts.  design/telemetry.txt
+ * .sol.signal.level */
+int eventSignalEnter(void)
+{
+  EventThreadStruct *thread = eventThreadState;
+  if (thread == NULL)
+    return 0;                   /* no buffers to protect */
+  if (thread->deeper > 0 || thread->level == LEVEL_LIMIT - 1) {
+    if (thread->deeper++ == 0) {
+      memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+      memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+    }
+    return 1;
+  }
+  memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+  ++thread->level;
+  memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+  return 1;
+}
+
+void eventSignalLeave(int token)
+{
+  EventThreadStruct *thread = eventThreadState;
+  if (token == 0 || thread == NULL)
+    return;
+  if (thread->deeper > 0) {
+    if (--thread->deeper == 0)
+      memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+    return;
+  }
+  if (thread->level == 0)
+    return;                     /* the session was reset in the handler */
+  memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+  --thread->level;
+  memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+}
+
+/* eventThreadEnsure -- the calling thread, set up and announced on its first
+ * use; NULL if memory ran out.  design/telemetry.txt .sol.thread */
+EventThreadStruct *eventThreadEnsure(void)
+{
+  EventThreadStruct *thread = eventThreadState;
+  int created;
+  if (thread != NULL)
+    return thread;
+  (void)EventInit();
+  thread = threadCreate(&created);
+  if (thread != NULL && created)
+    threadAnnounce(thread);
+  return thread;
+}
+
+/* EventReserveSlow -- the slow path of EventReserve.  design/telemetry.txt .sol.slow
+ *
+ * Sets the thread up on its first event, makes the kind's buffer on its
+ * first event of that kind, and makes room when the buffer is full.
+ * Own events emitted here (ThreadStart) re-enter; the loop re-checks. */
+void *EventReserveSlow(unsigned kind, size_t size)
+{
+  /* A dropped event is written into the thread's own sink, so that
+   * threads that drop share no cache line and race on nothing; only
+   * threads that could not be set up at all share this one.  .sol.dropped */
+  static unsigned char orphanSink[EVENT_SIZE_MAX + EVENT_END_SLACK];
+  EventThreadStruct *thread;
+  unsigned level;
+  EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
+  thread = eventThreadEnsure();
+  if (thread == NULL)
+    return dropped(kind, orphanSink);
+  if (thread->deeper > 0)       /* a handler nested past the last level */
+    return dropped(kind, thread->sink);
+  /* A handler that interrupts from here on runs on a level of its own
+   * and puts this level's next and limit back as it found them
+   * (.sol.signal.level); what the lock guards it does not enter. */
+  level = thread->level;
+  for (;;) {
+    EventKindBufStruct *kb = &thread->levels[level][kind];
+    EventBufStruct *buf = &thread->bufs[kind];
+    if (kb->slot[kb->current] == NULL) {
+      int res;
+      PlinthLockClaim();
+      res = slotPrepare(thread, level, kind, kb->current);
+      if (res == 0) {
+        slotUse(thread, level, kind, kb->current);
+        kb->previousEnd = 0;
+      } else
+        (void)dropped(kind, NULL);
+      PlinthLockRelease();
+      if (res != 0)
+        return thread->sink;
+    }
+    if (buf->limit - buf->next >= size) {
+      void *p = (void *)buf->next;
+      buf->next += size;
+      return p;
+    }
+    if (bufferFull(thread, level, kind) != 0)
+      return thread->sink;      /* counted by bufferFull */
+  }
+}
+
+/* eventThreadFlush -- send what a thread's buffers hold at levels from
+ * "from" up.  Lock held.  A handler flushes only its own level and
+ * those above: a level below may have an event half written, which it
+ * interrupted.  own: the thread is the caller, and "from" its running
+ * level (kindFlush).  design/telemetry.txt .sol.signal.level, .sol.flush */
+void eventThreadFlush(EventThreadStruct *thread, unsigned from, int own)
+{
+  for (unsigned level = from; level < LEVEL_LIMIT; ++level)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+      kindFlush(thread, level, kind, own);
+}
+
+/* threadRelease -- give up a thread's buffers */
+static void threadRelease(EventThreadStruct *thread)
+{
+  for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+      EventKindBufStruct *kb = &thread->levels[level][kind];
+      slotRelease(kb, 0);
+      slotRelease(kb, 1);
+      kb->previousEnd = 0;
+      kb->current = 0;
+      memset(&thread->saved[level][kind], 0, sizeof thread->saved[level][kind]);
+    }
+}
+
+static void threadFree(EventThreadStruct *thread)
+{
+  if (thread->prev != NULL)
+    thread->prev->next = thread->next;
+  else
+    eventSession.threads = thread->next;
+  if (thread->next != NULL)
+    thread->next->prev = thread->prev;
+  threadRelease(thread);
+  PlinthPagesFree(thread, sizeof *thread);
+}
+
+/* threadExit -- a thread is exiting: flush its buffers, never lose them.
+ * design/telemetry.txt .sol.thread.exit */
+static void threadExit(void *arg)
+{
+  EventThreadStruct *thread = arg;
+  void *altStack;
+  if (thread != eventThreadState)
+    return;
+  EVENT_U(ThreadExit, thread->serial);
+  dropsReport();
+  PlinthLockClaim();
+  eventThreadFlush(thread, 0, thread->level == 0);
+  altStack = thread->altStack;
+  threadFree(thread);
+  eventThreadState = NULL;           /* before a handler can run again */
+  memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  PlinthLockRelease();
+  PlinthAltStackDestroy(altStack);
+}
+
+/* EventFlush -- send the calling thread's buffers to the streams */
+void EventFlush(void)
+{
+  EventThreadStruct *thread = eventThreadState;
+  if (thread == NULL)
+    return;
+  eventClockSync();
+  dropsReport();
+  PlinthLockClaim();
+  eventThreadFlush(thread, thread->level, 1);
+  eventWriterIdle();
+  for (size_t i = 0; i < eventSession.streamCount; ++i)
+    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  PlinthLockRelease();
+}
+
+/* sessionClose -- close the streams telltale opened (flushing each
+ * first, with flush), and forget the streams, the start and the block
+ * count: the next event starts a new session.  Lock held. */
+static void sessionClose(int flush)
+{
+  for (size_t i = 0; i < eventSession.streamCount; ++i) {
+    EventStreamEntryStruct *entry = &eventSession.streams[i];
+    if (flush)
+      (void)PlinthStreamFlush(entry->stream);
+    if (entry->owned)
+      PlinthStreamClose(entry->stream);
+  }
+  eventSession.streamCount = 0;
+  eventSession.started = 0;
+  eventSession.blocks = 0;
+  eventSession.startClock = 0;
+  eventSession.syncClock = 0;
+  eventInternSessionEnd();
+}
+
+/* finish -- end the session.  design/telemetry.txt .sol.finish
+ *
+ * Every thread's committed events are sent, then the calling thread's
+ * ClockSync and StreamEnd.  At exit, threads still running go on
+ * emitting until the process ends: the session then stays open for
+ * them (streams, live file, writer), so that what they emit after
+ * StreamEnd follows it in the log, or is recovered from the live file.
+ * Otherwise the streams close, and what threads still running emit
+ * afterwards is not in this session's log. */
+static void finish(int atExit)
+{
+  EventThreadStruct *self = eventThreadState;
+  unsigned running = 0;
+  PlinthLockClaim();
+  if (eventSession.ending || (eventSession.threads == NULL && eventSession.streamCount == 0)) {
+    PlinthLockRelease();
+    return;
+  }
+  /* At exit, threads still running wait for the writer from here on: a
+   * drop after the report below could never be reported (.sol.writer).
+   * A drop before is counted under this lock, so the report sees it. */
+  if (atExit)
+    eventSession.dropWhenBehind = 0;
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+    if (t == self)
+      eventThreadFlush(t, self->level, 1);
+    else {
+      eventThreadFlush(t, 0, 0);
+      ++running;
+    }
+  PlinthLockRelease();
+  eventClockSync();
+  dropsReport();
+  PlinthLockClaim();
+  EVENT_W(StreamEnd, (EventW)eventSession.blocks);
+  if (eventThreadState != NULL) {
+    self = eventThreadState;
+    kindFlush(self, self->level, EventKindTelltale, 1);
+  }
+  if (atExit && running > 0) {
+    eventWriterIdle();
+    eventLostReport();
+    for (size_t i = 0; i < eventSession.streamCount; ++i)
+      (void)PlinthStreamFlush(eventSession.streams[i].stream);
+    eventSession.ending = 1;
+    PlinthLockRelease();
+    return;
+  }
+  if (eventThreadState != NULL) {
+    self = eventThreadState;
+    /* The next session starts this thread's buffers afresh. */
+    threadRelease(self);
+    memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  }
+  eventWriterIdle();                 /* every block written before the streams close */
+  eventLostReport();
+  sessionClose(1);
+  eventLiveEnd();
+  eventSession.finished = 1;
+  PlinthLockRelease();
+}
+
+void EventFinish(void)
+{
+  finish(0);
+}
+
+/* eventAtExit -- the process is exiting: finish the session */
+void eventAtExit(void)
+{
+  finish(1);
+}
+
+/* eventAfterFork -- in the child of fork(): the parent's buffered events are
+ * the parent's to write, its regions of the live file are the parent's
+ * file, and its streams are shared with the parent, so the child drops
+ * all of them (unmapping affects only the child) and starts a session
+ * of its own in a file named after the parent's with ".PID" added.
+ * design/telemetry.txt .sol.fork */
+void eventAfterFork(void)
+{
+  EventThreadStruct *t, *next;
+  eventSession.finished = 0;      /* the child's own session may open its file */
+  eventSession.ending = 0;
+  eventOutAfterFork();
+  for (t = eventSession.threads; t != NULL; t = next) {
+    next = t->next;
+    threadFree(t);
+  }
+  eventThreadState = NULL;
+  memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  eventSession.threadSerial = 0;
+  sessionClose(0);
+  eventFileAfterFork();
+}
+

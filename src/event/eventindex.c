@@ -1,0 +1,581 @@
+/* <src/event/eventindex.c> -- the stream layer: the block index
+ *
+ * .design: design/telemetry.txt .stream.block .stream.check .eventcnv.reader
+ *
+ * eventIndexBlocks walks a stream's blocks in file order, reading a
+ * scan's window on as it goes (eventFill), checks each block and every
+ * event in it, and notes what the merge and the reader need.
+ */
+
+#include "eventstreamint.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Indexing the blocks.  design/telemetry.txt .stream.block
+ *
+ * eventIndexBlocks walks the blocks in file order and every event in them,
+ * so that faults are found before any event is returned, and gathers
+ * what must be known before events are shown in time order: the
+ * ClockSync events, StreamEnd, the unknown codes.
+ */
+
+typedef struct SyncStruct {
+  EventClock clock;
+  uint64_t monotonic;
+} SyncStruct;
+
+typedef struct IndexStruct {
+  SyncStruct first, last;       /* ClockSyncs with the lowest and highest clock */
+} IndexStruct;
+
+/* findBlockMagic -- the offset of the next "TTBK" at or after from, or size */
+static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
+{
+  size_t pos = from;
+  while (pos < stream->size && stream->size - pos >= 4) {
+    const unsigned char *t = memchr(stream->base + pos, 'T', stream->size - pos - 3);
+    if (t == NULL)
+      break;
+    pos = (size_t)(t - stream->base);
+    if (memcmp(t, EVENT_BLOCK_MAGIC, 4) == 0)
+      return pos;
+    ++pos;
+  }
+  return stream->size;
+}
+
+/* eventFill -- for a scan: make the window hold need bytes from *pos on,
+ * or all there are to the end of the stream.  The window moves: *pos
+ * is where the same byte is after.  design/telemetry.txt .eventcnv.scan */
+void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
+{
+  if (stream->read == NULL || stream->eof || stream->size - *pos >= need)
+    return;
+  if (*pos > 0) {
+    memmove(stream->window, stream->window + *pos, stream->size - *pos);
+    stream->origin += *pos;
+    stream->size -= *pos;
+    *pos = 0;
+  }
+  stream->base = stream->window;
+  while (stream->size < need) {
+    long n;
+    /* The window grows as the bytes come, not to what a length field
+     * claims: a corrupt length costs no more memory than the stream's
+     * own size.  design/telemetry.txt .eventcnv.scan */
+    if (stream->size == stream->windowCapacity) {
+      size_t capacity = stream->windowCapacity * 2 < need ? stream->windowCapacity * 2 : need;
+      unsigned char *bigger = realloc(stream->window, capacity);
+      if (bigger == NULL) {     /* read no further: what is left is truncated */
+        stream->outOfMemory = 1;
+        stream->eof = 1;
+        return;
+      }
+      stream->window = bigger;
+      stream->base = bigger;
+      stream->windowCapacity = capacity;
+    }
+    n = stream->read(stream->readClosure, stream->window + stream->size,
+                     stream->windowCapacity - stream->size);
+    if (n <= 0) {
+      if (n < 0)
+        eventProblemAdd(stream, "offset %" PRIu64 ": the stream could not be read further",
+                   (uint64_t)(stream->origin + stream->size));
+      stream->eof = 1;
+      return;
+    }
+    stream->size += (size_t)n;
+  }
+}
+
+/* addBlock -- note a block, at its stream offset */
+static int addBlock(EventStreamStruct *stream, const BlockStruct *block)
+{
+  if (stream->blockCount == stream->blockCapacity) {
+    size_t newCapacity = stream->blockCapacity == 0 ? 64 : stream->blockCapacity * 2;
+    BlockStruct *bigger = realloc(stream->blocks, newCapacity * sizeof *bigger);
+    if (bigger == NULL)
+      return 0;
+    stream->blocks = bigger;
+    stream->blockCapacity = newCapacity;
+  }
+  stream->blocks[stream->blockCount] = *block;
+  stream->blocks[stream->blockCount].offset += stream->origin;
+  stream->blocks[stream->blockCount].dataEnd += stream->origin;
+  ++stream->blockCount;
+  return 1;
+}
+
+/* fixedLength -- the length of every event of desc in this layout, or
+ * 0 if it has a string (its length varies) */
+static unsigned fixedLength(const EventDescStruct *desc, const EventLayoutStruct *layout)
+{
+  unsigned length = EVENT_HEADER_LEN, i;
+  for (i = 0; desc->format[i] != '\0'; ++i)
+    switch (desc->format[i]) {
+    case 'P': case 'A': length += layout->pointerSize; break;
+    case 'W': length += layout->wordSize; break;
+    case 'U': length += 4; break;
+    case 'D': length += 8; break;
+    default: return 0;          /* S, or a letter parseRegistry refused */
+    }
+  return length;
+}
+
+/* eventCodesInit -- the direct table of codes, and the counts.  An event of
+ * a fixed length and not one of telltale's own (which the index reads)
+ * is sound if its length is that length: its fields need no look. */
+int eventCodesInit(EventStreamStruct *stream)
+{
+  const EventRegistryStruct *registry = &stream->registry;
+  EventLayoutStruct native;
+  unsigned i;
+  EventLayoutNative(&native);
+  stream->swap = native.bigEndian != stream->info.layout.bigEndian;
+  stream->codes = calloc(EVENT_CODE_LIMIT, sizeof *stream->codes);
+  stream->counts = calloc((size_t)registry->kindCount * registry->eventCount + 1,
+                          sizeof *stream->counts);
+  if (stream->codes == NULL || stream->counts == NULL)
+    return 0;
+  for (i = 0; i < registry->eventCount; ++i) {
+    const EventDescStruct *desc = &registry->events[i];
+    CodeStruct *c = &stream->codes[desc->code & 0xFFFF];
+    c->event = (uint16_t)(i + 1);
+    c->length = desc->code < EVENT_CODE_RESERVED_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
+  }
+  return 1;
+}
+
+/* noteOwn -- what the index notes of telltale's own events: StreamEnd,
+ * the ClockSyncs with the lowest and highest clock, the drops, threads
+ * started and ended.  design/telemetry.txt .stream.own */
+static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const EventRecordStruct *rec)
+{
+  if (rec->code == EVENT_CODE_STREAM_END && eventIsFormat(rec->desc, "W")) {
+    info->streamEnd = 1;
+  } else if (rec->code == EVENT_CODE_CLOCK_SYNC && eventIsFormat(rec->desc, "WW")) {
+    SyncStruct sync;
+    sync.clock = rec->clock;
+    sync.monotonic = rec->values[0].u;
+    if (info->clockSyncCount == 0 || sync.clock < index->first.clock)
+      index->first = sync;
+    if (info->clockSyncCount == 0 || sync.clock > index->last.clock)
+      index->last = sync;
+    ++info->clockSyncCount;
+  } else if (rec->code == EVENT_CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
+             && rec->values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
+    info->dropped[rec->values[0].u] += rec->values[1].u;
+  } else if (rec->code == EVENT_CODE_THREAD_START) {
+    ++info->threadStarts;
+  } else if (rec->code == EVENT_CODE_THREAD_EXIT) {
+    ++info->threadExits;
+  }
+}
+
+/* indexEvents -- check the events of one block and note what matters.
+ * Returns 1 if the block is sound; else reports the fault.
+ *
+ * Most events take the first path: a code in the table with a fixed
+ * length, and that length.  Every other event (a string, one of
+ * telltale's own, an unknown code, a fault) is decoded in full.
+ * design/telemetry.txt .eventcnv.reader */
+static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  const unsigned char *base = stream->base;
+  const CodeStruct *codes = stream->codes;
+  size_t *counts = stream->counts + (size_t)block->kind * stream->registry.eventCount;
+  unsigned swap = stream->swap;
+  size_t pos = block->offset + info->blockHeaderLength;
+  size_t events = 0;
+  EventClock first = info->firstClock, last = info->lastClock;
+  int sound = 1;
+
+  block->dataEnd = end;
+  while (pos < end) {
+    EventRecordStruct rec;
+    const char *why = "?";
+    EventDecodeRes res;
+    if (end - pos >= EVENT_HEADER_LEN) {
+      const unsigned char *p = base + pos;
+      unsigned length = eventLoad16(p + 2, swap);
+      CodeStruct c = codes[eventLoad16(p, swap)];
+      if (length == c.length && length != 0 && length <= end - pos) {
+        EventClock clock = eventLoad64(p + 4, swap);
+        ++counts[c.event - 1];
+        ++events;
+        first = clock < first ? clock : first;
+        last = clock > last ? clock : last;
+        pos += length;
+        continue;
+      }
+    }
+    res = EventDecode(&info->layout, &stream->registry, base + pos, end - pos, &rec, &why);
+    if (res == EventDecodeEND && info->major < 2) {
+      block->dataEnd = pos;     /* 1.0: code 0 ends the data early */
+      break;
+    }
+    if (res == EventDecodeTRUNCATED && block->cut) {
+      block->dataEnd = pos;     /* the end of a block cut short: said once, by the caller */
+      break;
+    }
+    if (res == EventDecodeEND) {        /* 2.0: a block holds whole events only */
+      res = EventDecodeCORRUPT;
+      why = "event code 0 inside a block's data";
+    }
+    if (res == EventDecodeUNKNOWN) {    /* design/telemetry.txt .stream.unknown */
+      ++info->unknownCount;
+      pos += rec.length;
+      continue;
+    }
+    if (res == EventDecodeOK) {
+      ++counts[rec.desc - stream->registry.events];
+      ++events;
+      first = rec.clock < first ? rec.clock : first;
+      last = rec.clock > last ? rec.clock : last;
+      noteOwn(info, index, &rec);
+      pos += rec.length;
+      continue;
+    }
+    /* EventDecodeTRUNCATED, EventDecodeCORRUPT */
+    block->dataEnd = pos;
+    if (end - pos >= EVENT_HEADER_LEN)
+      eventProblemAdd(stream, "offset %" PRIu64 ": event code 0x%04" PRIx64 " length %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
+                 (uint64_t)(stream->origin + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
+                 (uint64_t)(end - pos), (uint64_t)(stream->origin + block->offset));
+    else
+      eventProblemAdd(stream, "offset %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
+                 (uint64_t)(stream->origin + pos), why, (uint64_t)(end - pos),
+                 (uint64_t)(stream->origin + block->offset));
+    sound = 0;
+    break;
+  }
+  block->events = events;
+  info->eventCount += events;
+  info->firstClock = first;
+  info->lastClock = last;
+  return sound;
+}
+
+static int threadCompare(const void *a, const void *b)
+{
+  const ThreadStruct *ta = a, *tb = b;
+  return ta->thread < tb->thread ? -1 : ta->thread > tb->thread;
+}
+
+/* indexThreads -- the threads with events, and how many each has */
+static int indexThreads(EventStreamStruct *stream)
+{
+  size_t i, n = 0;
+  if (stream->blockCount == 0)
+    return 1;
+  stream->threads = malloc(stream->blockCount * sizeof *stream->threads);
+  if (stream->threads == NULL)
+    return 0;
+  for (i = 0; i < stream->blockCount; ++i)
+    if (stream->blocks[i].events > 0) {
+      stream->threads[n].thread = stream->blocks[i].thread;
+      stream->threads[n].events = stream->blocks[i].events;
+      ++n;
+    }
+  qsort(stream->threads, n, sizeof *stream->threads, threadCompare);
+  stream->threadCount = 0;
+  for (i = 0; i < n; ++i) {
+    if (stream->threadCount > 0
+        && stream->threads[stream->threadCount - 1].thread == stream->threads[i].thread)
+      stream->threads[stream->threadCount - 1].events += stream->threads[i].events;
+    else
+      stream->threads[stream->threadCount++] = stream->threads[i];
+  }
+  return 1;
+}
+
+/* blockRead -- read the header of the block at pos into *block.
+ * Returns 1 if it is sound; else 0, with what is wrong in what.  A
+ * block running past the end of the stream is also marked cut.
+ * design/telemetry.txt .stream.check */
+static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
+                     size_t whatSize)
+{
+  const EventStreamInfoStruct *info = &stream->info;
+  const unsigned char *p = stream->base + pos;
+  size_t left = stream->size - pos;
+  unsigned headerLength = info->blockHeaderLength;
+  EventBlockHeaderStruct h;
+
+  memset(block, 0, sizeof *block);
+  block->offset = pos;
+  if (left < headerLength) {
+    eventFormatMessage(what, whatSize, "block header cut short: %" PRIu64 " bytes left, a block header is %" PRIu64 "",
+                  (uint64_t)left, (uint64_t)headerLength);
+    return 0;
+  }
+  if (memcmp(p, EVENT_BLOCK_MAGIC, 4) != 0) {
+    char found[5], q[24];
+    memcpy(found, p, 4);
+    found[4] = '\0';
+    eventFormatMessage(what, whatSize, "bad block magic %s (expected \"%s\")", eventQuote(q, sizeof q, found),
+                  EVENT_BLOCK_MAGIC);
+    return 0;
+  }
+  EventBlockDecode(&h, p, info->major, info->layout.bigEndian);
+  block->thread = h.thread;
+  block->kind = h.kind;
+  block->level = h.flags & EVENT_BLOCK_LEVEL_MASK;
+  block->seq = h.seq;
+  block->index = h.index;
+  block->length = h.length;
+  block->cut = h.length > left;
+  if (h.length < headerLength)
+    eventFormatMessage(what, whatSize, "block length %" PRIu64 " is less than the %" PRIu64 "-byte block header",
+                  (uint64_t)h.length, (uint64_t)headerLength);
+  else if (h.length > EVENT_BLOCK_LENGTH_MAX)
+    eventFormatMessage(what, whatSize, "block length %" PRIu64 " is more than any block's (%" PRIu64 ")",
+                  (uint64_t)h.length, (uint64_t)EVENT_BLOCK_LENGTH_MAX);
+  else if (h.kind >= stream->registry.kindCount)
+    eventFormatMessage(what, whatSize, "block kind %" PRIu64 " is not in the registry (%" PRIu64 " kinds)",
+                  (uint64_t)h.kind, (uint64_t)stream->registry.kindCount);
+  else if (info->major >= 2 && h.session != info->session)
+    eventFormatMessage(what, whatSize, "block of another session: id 0x%04" PRIx64 ", the stream's is 0x%04" PRIx64 "",
+                  (uint64_t)h.session, (uint64_t)info->session);
+  else if (block->cut)
+    eventFormatMessage(what, whatSize, "block cut short: its length is %" PRIu64 ", the stream has %" PRIu64 " of its bytes",
+                  (uint64_t)h.length, (uint64_t)left);
+  else if (info->major >= 2 && (h.flags & EVENT_BLOCK_CHECKED) == 0)
+    eventFormatMessage(what, whatSize, "block has no check");
+  else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check)
+    eventFormatMessage(what, whatSize, "block damaged (thread %" PRIu64 ", kind %" PRIu64 ", %" PRIu64 " bytes): its check is 0x%04" PRIx64 ", "
+                  "its bytes give 0x%04" PRIx64 ", so none of its events are shown", (uint64_t)h.thread,
+                  (uint64_t)h.kind, (uint64_t)h.length, (uint64_t)h.check,
+                  (uint64_t)EventBlockCheck(p, h.length));
+  else
+    return 1;
+  block->cut = block->cut && h.length >= headerLength && h.length <= EVENT_BLOCK_LENGTH_MAX
+               && h.kind < stream->registry.kindCount
+               && (info->major < 2 || h.session == info->session);
+  return 0;
+}
+
+/* indexNote -- note a block's index and offset, for indexCheck.
+ * Returns 0, having said so, if a block with this index was read
+ * already: the log holds it twice (spliced, or a write repeated), and
+ * its events are not read again.  design/telemetry.txt .stream.check */
+static int indexNote(EventStreamStruct *stream, const BlockStruct *block)
+{
+  TableEntryStruct *first;
+  size_t offset = stream->origin + block->offset;
+  if (block->index == EVENT_BLOCK_INDEX_NONE)
+    return 1;
+  first = eventTableFind(&stream->seen, block->index);
+  if (first != NULL && first->used) {
+    ++stream->info.duplicateBlocks;
+    eventProblemAdd(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log again (first at offset %"
+               PRIu64 "): its events are not shown twice", (uint64_t)offset,
+               (uint64_t)block->index, first->value);
+    return 0;
+  }
+  if (eventTableSet(&stream->seen, block->index, offset))
+    stream->outOfMemory = 1;
+  if (stream->indexCount == stream->indexCapacity) {
+    size_t capacity = stream->indexCapacity == 0 ? 64 : stream->indexCapacity * 2;
+    IndexEntryStruct *bigger = realloc(stream->indexes, capacity * sizeof *bigger);
+    if (bigger == NULL) {
+      stream->outOfMemory = 1;
+      return 1;
+    }
+    stream->indexes = bigger;
+    stream->indexCapacity = capacity;
+  }
+  stream->indexes[stream->indexCount].index = block->index;
+  stream->indexes[stream->indexCount].offset = offset;
+  ++stream->indexCount;
+  return 1;
+}
+
+static int indexEntryCompare(const void *a, const void *b)
+{
+  const IndexEntryStruct *x = a, *y = b;
+  if (x->index != y->index)
+    return x->index < y->index ? -1 : 1;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* indexCheck -- every block the log was written with is there, in the
+ * order written: the indexes read rise in file order from 0 to the
+ * highest.  Only where the walk read to the end: a walk stopped at
+ * damage reports that.  design/telemetry.txt .stream.check */
+static void indexCheck(EventStreamStruct *stream)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  IndexEntryStruct *e = stream->indexes;
+  size_t n = stream->indexCount, reports = 0, outOfOrder = 0;
+  uint64_t expect = 0;
+  if (n == 0)
+    return;
+  for (size_t i = 1; i < n; ++i)
+    if (e[i].index < e[i - 1].index && outOfOrder++ == 0)
+      eventProblemAdd(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log comes after block %"
+                 PRIu64 " (at offset %" PRIu64 "): the log's blocks are not in the order written",
+                 (uint64_t)e[i].offset, (uint64_t)e[i].index, (uint64_t)e[i - 1].index,
+                 (uint64_t)e[i - 1].offset);
+  info->misorderedBlocks = outOfOrder;
+  qsort(e, n, sizeof *e, indexEntryCompare);
+  for (size_t i = 0; i < n; ++i) {
+    if (e[i].index > expect) {
+      info->missingBlocks += e[i].index - expect;
+      if (++reports <= 8) {
+        if (e[i].index == expect + 1)
+          eventProblemAdd(stream, "block %" PRIu64 " of the log is missing: between offsets %" PRIu64
+                     " and %" PRIu64, expect,
+                     expect == 0 ? (uint64_t)info->headerLength : (uint64_t)e[i - 1].offset,
+                     (uint64_t)e[i].offset);
+        else if (expect == 0)
+          eventProblemAdd(stream, "blocks 0 to %" PRIu64 " of the log are missing: the first block "
+                     "there is at offset %" PRIu64, (uint64_t)e[i].index - 1,
+                     (uint64_t)e[i].offset);
+        else
+          eventProblemAdd(stream, "blocks %" PRIu64 " to %" PRIu64 " of the log are missing: between "
+                     "offsets %" PRIu64 " and %" PRIu64, expect, (uint64_t)e[i].index - 1,
+                     (uint64_t)e[i - 1].offset, (uint64_t)e[i].offset);
+      }
+    }
+    expect = (uint64_t)e[i].index + 1;
+  }
+  if (reports > 8)
+    eventProblemAdd(stream, "%" PRIu64 " more gaps in the log's blocks not listed", (uint64_t)reports - 8);
+}
+
+/* blockFault -- report a bad block at pos; with resync, skip to the
+ * next block magic and return where it is, else return 0 (stop). */
+static size_t blockFault(EventStreamStruct *stream, size_t pos, const char *what)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  size_t next, size = stream->size;
+  ++info->badBlocks;
+  if ((stream->options & EVENT_STREAM_RESYNC) == 0) {
+    eventProblemAdd(stream, "offset %" PRIu64 ": %s", (uint64_t)(stream->origin + pos), what);
+    return 0;
+  }
+  next = findBlockMagic(stream, pos + 1);
+  info->skippedBytes += next - pos;
+  if (next < size)
+    eventProblemAdd(stream, "offset %" PRIu64 ": %s; skipped %" PRIu64 " bytes to the next block at offset %" PRIu64 "",
+               (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos),
+               (uint64_t)(stream->origin + next));
+  else
+    eventProblemAdd(stream, "offset %" PRIu64 ": %s; skipped the last %" PRIu64 " bytes of the file",
+               (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos));
+  return next;
+}
+
+/* blockCut -- the sound events of a block cut short by the end of the
+ * stream (a full disk, a program killed in write()): shown, unchecked,
+ * and the rest said lost.  The walk ends here. */
+static void blockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block,
+                     const char *what)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  ++info->badBlocks;
+  (void)indexEvents(stream, index, block, stream->size);
+  eventProblemAdd(stream, "offset %" PRIu64 ": %s: the %" PRIu64 " whole events before the cut are shown, unchecked; the rest of the block is lost",
+             (uint64_t)(stream->origin + block->offset), what, (uint64_t)block->events);
+  if (block->dataEnd > block->offset + info->blockHeaderLength && !addBlock(stream, block))
+    stream->outOfMemory = 1;
+}
+
+/* eventIndexBlocks -- walk the blocks in file order.  Each is checked
+ * (blockRead), then its events (indexEvents).  At damage the walk stops,
+ * or with resync goes on at the next block.  design/telemetry.txt
+ * .eventcnv.reader, .stream.check */
+void eventIndexBlocks(EventStreamStruct *stream)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  size_t pos = info->headerLength;
+  unsigned headerLength = info->blockHeaderLength;
+  int resync = (stream->options & EVENT_STREAM_RESYNC) != 0;
+  IndexStruct index;
+  int complete = 1;
+
+  memset(&index, 0, sizeof index);
+  info->firstClock = UINT64_MAX;
+  info->lastClock = 0;
+  for (;;) {
+    BlockStruct block;
+    char what[200];
+
+    /* A scan reads the block header, then the whole block. */
+    eventFill(stream, &pos, headerLength);
+    if (stream->size - pos >= headerLength
+        && memcmp(stream->base + pos, EVENT_BLOCK_MAGIC, 4) == 0) {
+      uint64_t length = EventLoad(stream->base + pos + 4, 4, info->layout.bigEndian);
+      if (length <= EVENT_BLOCK_LENGTH_MAX)
+        eventFill(stream, &pos, (size_t)length);
+    }
+    if (pos >= stream->size)
+      break;
+    if (!blockRead(stream, pos, &block, what, sizeof what)) {
+      if (block.cut) {          /* the end: its events, if not read already */
+        if (indexNote(stream, &block))
+          blockCut(stream, &index, &block, what);
+        else
+          ++info->badBlocks;
+        complete = 0;
+        break;
+      }
+      pos = blockFault(stream, pos, what);
+      if (pos == 0) {
+        complete = 0;
+        info->stopped = 1;
+        break;
+      }
+      continue;
+    }
+    if (!indexNote(stream, &block)) {
+      pos += block.length;
+      continue;
+    }
+    ++info->blockCount;
+    if (!indexEvents(stream, &index, &block, pos + block.length)) {
+      ++info->badBlocks;
+      if (!resync) {
+        if (block.dataEnd > pos + headerLength && !addBlock(stream, &block))
+          stream->outOfMemory = 1;
+        complete = 0;
+        info->stopped = pos + block.length < stream->size || stream->read != NULL;
+        break;
+      }
+      info->skippedBytes += pos + block.length - block.dataEnd;
+    }
+    if (block.dataEnd > pos + headerLength && !addBlock(stream, &block)) {
+      stream->outOfMemory = 1;
+      break;
+    }
+    pos += block.length;
+  }
+  if (complete)
+    indexCheck(stream);
+  info->streamSize = stream->origin + stream->size;
+  if (stream->read != NULL) {   /* the scan is over: its window goes */
+    free(stream->window);
+    stream->window = NULL;
+    stream->base = NULL;
+    stream->size = 0;
+    stream->merging = 1;        /* and it has no events to merge */
+  }
+  if (info->eventCount == 0)
+    info->firstClock = 0;
+  if (!indexThreads(stream))
+    stream->outOfMemory = 1;
+
+  /* The clock frequency: the header's, or from the header's start pair
+   * and the last ClockSync by clock (so the result does not depend on
+   * the order of blocks), by the rule the traceback uses too.
+   * design/telemetry.txt .sol.clock */
+  info->clockHz = info->headerHz;
+  if (info->clockSyncCount >= 1)
+    info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
+                                   index.last.clock, index.last.monotonic);
+}
+

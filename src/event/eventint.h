@@ -1,0 +1,209 @@
+/* <src/event/eventint.h> -- what the runtime's files share, and no one else
+ *
+ * .design: design/telemetry.txt
+ *
+ * The runtime is one module in four files, split by concern:
+ *   event.c      initialization, the environment, kind and event control,
+ *                interned strings and labels, and messages
+ *   eventbuf.c   threads, their buffers and signal levels, the slow
+ *                path, flushing, the session's finish, and fork
+ *   eventout.c   the stream header, the streams, the live file and the
+ *                asynchronous writer
+ *   eventdump.c  the traceback, and what telltale does at a death
+ * The hot path is inline in event.h.  This header holds the session and
+ * thread structures and the names that cross between the four files.
+ * Only those files include it.
+ *
+ * Names.  API names are EventXxx (event.h).  A function or variable one
+ * of these files defines and another uses is eventXxx: the module's
+ * prefix in lower case marks it internal (as SQLite's sqlite3Xxx do),
+ * and it is declared here.  What one file uses alone is static and has
+ * no prefix.  Types and macros, which the linker never sees, keep the
+ * usual forms (EventXxxStruct, ...LIMIT, ...MAX).
+ *
+ * The gdb extension (tools/gdb/telltale.py) reads some of what is here
+ * by name, out of memory, with no call into the program (.gdb): the
+ * variable eventSession, and in it threads, liveName, startClock,
+ * startRealtime, startMonotonic, interns and internSize (an entry's
+ * string and id); in EventThreadStruct serial, bufs, level, deeper,
+ * saved, levels and next; in EventKindBufStruct slot, slotSize, current
+ * and previousEnd.  (And event.c's static labels: address and id.)
+ * Rename one of them and the extension must change with it;
+ * tests/gdb.sh checks it.
+ */
+
+#ifndef eventint_h
+#define eventint_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "plinth.h"
+
+#define STREAM_LIMIT 8
+#define TEXT_LINE_MAX 4096
+#define FILE_NAME_MAX 1023      /* characters in TELLTALE_FILE */
+#define THREAD_NAME_MAX 31      /* characters of a thread's name kept for the traceback */
+#define MESSAGE_MAX 1023        /* characters in a line that say writes */
+#define DECIMAL_MAX 20          /* digits of a uint64_t in decimal */
+#define DUMP_LIMIT 4096         /* events in a traceback */
+
+
+/* Threads and their buffers (eventbuf.c) */
+
+/* EventKindBufStruct -- the runtime's side of one thread's buffer for one kind.
+ * The kind fills one slot while the other holds the events before
+ * them, for the flight recorder.  .sol.ring, .sol.live */
+typedef struct EventKindBufStruct {
+  unsigned char *slot[2];       /* the kind's two buffers */
+  size_t slotSize[2];           /* bytes in each */
+  unsigned char mapped[2];      /* 1: the slot is a region of the live file */
+  uint64_t seq[2];              /* live slots: the block's sequence number */
+  unsigned pending[2];          /* writer jobs reading the slot (queue lock) */
+  unsigned current;             /* the slot being filled */
+  uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
+  uintptr_t sent;               /* the current slot has been sent up to here */
+  _Atomic unsigned moves;       /* times the ring moved: a traceback read
+                                   without the lock checks it (.sol.traceback) */
+} EventKindBufStruct;
+
+/* Levels: a signal handler running on a thread emits into buffers of its
+ * own level, so that its events never land inside an event it
+ * interrupted.  Level 0 is the thread's ordinary code; handlers nested
+ * deeper than LEVEL_LIMIT - 1 drop their events, counted.
+ * design/telemetry.txt .sol.signal.level */
+#define LEVEL_LIMIT 4
+
+typedef struct EventThreadStruct {
+  struct EventThreadStruct *next, *prev;
+  uint32_t serial;
+  EventBufStruct *bufs;         /* the thread's EventThreadBuf: the running level's */
+  size_t bufferSize;            /* size of each of its buffers */
+  void *altStack;               /* its alternate signal stack, or NULL */
+  unsigned level;               /* the running level */
+  unsigned deeper;              /* handlers nested past the last level */
+  char name[THREAD_NAME_MAX + 1];  /* its name, for the traceback */
+  EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
+  EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
+  unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* its dropped events: .sol.dropped */
+} EventThreadStruct;
+
+/* eventThreadState -- the calling thread's, or NULL before its first
+ * event; initial-exec, like EventThreadBuf, so that a signal handler
+ * may read it */
+extern _Thread_local EventThreadStruct *eventThreadState
+  __attribute__((tls_model("initial-exec")));
+
+
+/* The session (event.c defines it).  design/telemetry.txt .sol.session */
+
+typedef struct EventStreamEntryStruct {
+  PlinthStream stream;
+  int binary;                   /* 1: the binary log; 0: a text mirror */
+  int owned;                    /* 1: telltale opened it and closes it */
+  EventKindSet kinds;           /* text mirror: kinds to show */
+  int failed;                   /* a write failed; reported once */
+  uint32_t *index;              /* the next block's index (.stream.check) */
+} EventStreamEntryStruct;
+
+typedef struct EventSessionStruct {
+  int initialized;
+  int started;                  /* the streams have their headers */
+  int finished;                 /* EventFinish ran; no default stream now */
+  int ending;                   /* it ran at exit with threads still running,
+                                   whose later events still go out: .sol.finish */
+  size_t bufferSize;
+  uint64_t blocks;              /* blocks written: the next sequence number */
+  uint32_t threadSerial;        /* serial of the last thread set up */
+  EventThreadStruct *threads;
+  size_t streamCount;
+  EventStreamEntryStruct streams[STREAM_LIMIT];
+  PlinthStream live;            /* the live file, or NULL: .sol.live */
+  char liveName[FILE_NAME_MAX + sizeof ".live"];
+  int liveFailed;               /* mapping failed; reported once */
+  int liveKeep;                 /* the log lost writes: keep the live file */
+  size_t liveHeaderLength;      /* its header, a page or more */
+  uint64_t liveRegions, liveRegionsSaid;  /* regions made; the count in its header */
+  PlinthStream liveLog;         /* the log the live file is beside */
+  struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse (eventout.c) */
+  int mapAllowed;               /* TELLTALE_MAP is not off */
+  int async;                    /* the asynchronous writer: .sol.writer */
+  int dropWhenBehind;           /* TELLTALE_WRITER=async,drop */
+  int signals;                  /* the fatal-signal handlers are installed */
+  volatile int dumped;          /* the traceback has been written */
+  unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
+  EventKindSet mirrorKinds;     /* TELLTALE_MIRROR */
+  char filePattern[FILE_NAME_MAX + 1];  /* TELLTALE_FILE, or "telltale.log": %p, %t, %% */
+  char fileName[FILE_NAME_MAX + 1];  /* the log: filePattern expanded */
+  int noDefault;                /* TELLTALE_FILE=none */
+  uint64_t startClock, startRealtime, startMonotonic;
+  uint32_t id;                  /* the session id, in every block (.stream.check) */
+  uint32_t streamIndex[STREAM_LIMIT];  /* each stream's next block index */
+  EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
+  uint64_t syncMonotonic;
+  /* the intern table: open addressing, strings owned.  inSession: the
+   * string's Intern event is in this session's stream (.sol.intern) */
+  struct { char *string; EventW id; int inSession; } *interns;
+  size_t internCount, internSize;
+} EventSessionStruct;
+
+/* eventSession -- the one session: the plinth's lock guards it */
+extern EventSessionStruct eventSession;
+
+
+/* event.c: messages, the file's name, strings and labels */
+
+/* eventSay -- write "telltale: ", the strings up to a NULL, and a
+ * newline to stderr (eventSayTo: to fd); no stdio and no malloc, so
+ * they can be used anywhere, a signal handler included */
+extern void eventSay(const char *first, ...);
+extern void eventSayTo(int fd, const char *first, ...);
+/* eventAppend -- add src to the string in dst, cut to fit size */
+extern void eventAppend(char *dst, size_t size, const char *src);
+/* eventCopyString -- src into dst, cut to fit size */
+extern void eventCopyString(char *dst, size_t size, const char *src);
+/* eventFormatUnsigned -- value in decimal; its length.  Async-signal-safe. */
+extern size_t eventFormatUnsigned(char *buf, uint64_t value);
+extern void eventFileAfterFork(void);
+extern void eventInternSessionEnd(void);
+extern const char *eventLabelLookup(void *closure, uint64_t address);
+
+/* eventRoundUp -- size rounded up to a multiple of to */
+static inline size_t eventRoundUp(size_t size, size_t to)
+{
+  return (size + to - 1) / to * to;
+}
+
+
+/* eventbuf.c: threads, buffers, signal levels, flush, finish, fork */
+
+extern EventThreadStruct *eventThreadEnsure(void);
+extern int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn);
+extern void eventThreadFlush(EventThreadStruct *thread, unsigned from, int own);
+extern int eventSignalEnter(void);
+extern void eventSignalLeave(int token);
+extern void eventRingsFreeze(int on);
+extern void eventAtExit(void);
+extern void eventAfterFork(void);
+
+
+/* eventout.c: the stream header, streams, the live file, the writer */
+
+extern void eventSessionClock(void);
+extern void eventSessionStart(void);
+extern void eventClockSync(void);
+extern void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
+                             unsigned level, uint64_t seq);
+extern void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind,
+                           unsigned slot, const unsigned char *data, size_t size, uint64_t seq);
+extern void eventLostReport(void);
+extern int eventLiveRegion(size_t size, unsigned char **baseReturn);
+extern void eventLiveRegionRelease(unsigned char *base, size_t size);
+extern void eventLiveRegionsSay(void);
+extern void eventLiveEnd(void);
+extern void eventWriterIdle(void);
+extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
+extern void eventOutAfterFork(void);
+
+#endif /* eventint_h */

@@ -1,0 +1,858 @@
+/* <src/event/eventout.c> -- the stream header, the streams, the live file, the writer
+ *
+ * .design: design/telemetry.txt
+ *
+ * What leaves the buffers: the stream header, with the registry the
+ * program was built with (.stream.header); blocks of events to each
+ * binary stream and as text to each mirror (.sol.block, .sol.multi);
+ * write failures, counted (.sol.writer.fail); the live file, whose
+ * regions the buffers of output kinds live in, so that a death loses
+ * nothing (.sol.live); and the asynchronous writer thread (.sol.writer).
+ * The session's clock pairs are here too, since the header carries the
+ * first (.sol.clock).
+ *
+ * Locking: the plinth's lock guards the session and the stream list; the
+ * writer never takes it, and takes the queue lock instead.
+ */
+
+#include <string.h>
+
+#include "eventint.h"
+#include "eventread.h"
+
+/* LiveRegionStruct -- a region of the live file no thread is using */
+typedef struct LiveRegionStruct {
+  struct LiveRegionStruct *next;
+  unsigned char *base;
+  size_t size;
+} LiveRegionStruct;
+
+
+/* The stream header ------------------------------------------------ */
+
+/* HeaderBuf -- a growable byte buffer for building the header */
+typedef struct HeaderBufStruct {
+  unsigned char *base;
+  size_t size, limit;
+  int failed;
+} HeaderBufStruct;
+
+static void put(HeaderBufStruct *h, const void *p, size_t n)
+{
+  if (h->failed)
+    return;
+  if (h->size + n > h->limit) {
+    size_t limit = h->limit == 0 ? 4096 : h->limit;
+    unsigned char *base;
+    while (limit < h->size + n)
+      limit *= 2;
+    base = PlinthAlloc(limit);
+    if (base == NULL) {
+      h->failed = 1;
+      return;
+    }
+    if (h->size > 0)
+      memcpy(base, h->base, h->size);
+    PlinthFree(h->base);
+    h->base = base;
+    h->limit = limit;
+  }
+  memcpy(h->base + h->size, p, n);
+  h->size += n;
+}
+
+static void putLE(HeaderBufStruct *h, uint64_t value, size_t n)
+{
+  unsigned char bytes[8];
+  for (size_t i = 0; i < n; ++i)
+    bytes[i] = (unsigned char)(value >> (8 * i));
+  put(h, bytes, n);
+}
+
+static void putStr(HeaderBufStruct *h, const char *s)
+{
+  size_t len = s == NULL ? 0 : strlen(s);
+  if (len > 0xFFFF)
+    len = 0xFFFF;
+  putLE(h, len, 2);
+  put(h, s, len);
+}
+
+/* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
+static int headerBuild(HeaderBufStruct *h, size_t padTo)
+{
+  uint16_t bom = EVENT_BYTE_ORDER_MARK;
+  char program[256];
+  const EventRegistryStruct *reg = &EventRegistry;
+  memset(h, 0, sizeof *h);
+  put(h, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
+  putLE(h, EVENT_VERSION_MAJOR, 2);
+  putLE(h, EVENT_VERSION_MEDIAN, 2);
+  putLE(h, EVENT_VERSION_MINOR, 2);
+  put(h, &bom, 2);                      /* data byte order, .stream.header */
+  putLE(h, sizeof(EventP), 1);
+  putLE(h, sizeof(EventW), 1);
+  putLE(h, 1, 1);                       /* IEEE 754 binary64 */
+  putLE(h, 0, 1);
+  putLE(h, 0, 4);                       /* header length, filled in below */
+  putLE(h, PlinthClockFrequency(), 8);
+  putLE(h, eventSession.startClock, 8);
+  putLE(h, eventSession.startRealtime, 8);
+  putLE(h, eventSession.startMonotonic, 8);
+  putLE(h, PlinthProcessId(), 4);
+  putLE(h, eventSession.id, 4);              /* .stream.check */
+  if (PlinthProgramName(program, sizeof program) != 0)
+    program[0] = '\0';
+  putStr(h, program);
+  putStr(h, reg->name);
+  putLE(h, reg->kindCount, 2);
+  for (unsigned i = 0; i < reg->kindCount; ++i) {
+    putStr(h, reg->kinds[i].name);
+    putStr(h, reg->kinds[i].doc);
+  }
+  putLE(h, reg->eventCount, 2);
+  for (unsigned i = 0; i < reg->eventCount; ++i) {
+    const EventDescStruct *e = &reg->events[i];
+    putLE(h, e->code, 2);
+    putLE(h, e->kind, 1);
+    putLE(h, (e->always ? 1u : 0u) | (e->retired ? 2u : 0u), 1);
+    putStr(h, e->format);
+    putStr(h, e->name);
+    putStr(h, e->doc);
+    for (unsigned j = 0; j < e->paramCount; ++j) {
+      putStr(h, e->paramNames[j]);
+      putStr(h, e->paramDocs[j]);
+    }
+  }
+  /* The header's length, then its check over all before it, flags
+   * byte as 0 (a live file's changes), .stream.header.check; a live
+   * file's header is padded to a page, its regions' count in its last
+   * bytes (.sol.recover). */
+  if (h->failed) {
+    PlinthFree(h->base);
+    return 12; /* ENOMEM */
+  }
+  {
+    size_t varEnd = h->size, total = varEnd + 4;
+    if (padTo > 0)
+      total = eventRoundUp(total + EVENT_LIVE_REGIONS_LEN, padTo);
+    for (size_t i = 0; i < 4; ++i)
+      h->base[20 + i] = (unsigned char)(total >> (8 * i));
+    putLE(h, EventHeaderCheck(h->base, varEnd), 4);
+    while (h->size < total && !h->failed)
+      putLE(h, 0, 1);
+  }
+  if (h->failed) {
+    PlinthFree(h->base);
+    return 12; /* ENOMEM */
+  }
+  return 0;
+}
+
+
+/* Streams ---------------------------------------------------------- */
+
+/* Write failures.  A binary stream whose write failed is written no
+ * more: a full disk fails every write, and a block after a cut one would
+ * be read as damage.  The failure is said once, by whichever thread meets
+ * it first (an emitter under the lock, or the writer, which never takes
+ * it), and the events of every block not written whole to the stream are
+ * counted, to be said when the session ends.  Indexed like
+ * eventSession.streams.  design/telemetry.txt .sol.writer.fail */
+static _Atomic int streamFailure[STREAM_LIMIT];    /* the first failure's errno code, or 0 */
+static _Atomic uintptr_t streamLost[STREAM_LIMIT]; /* events not written whole to it (a word:
+                                                    lock-free on 32-bit platforms too) */
+
+static void liveLogFailed(PlinthStream stream);
+
+/* streamFail -- a write to stream i failed with code */
+static void streamFail(size_t i, PlinthStream stream, int code)
+{
+  int none = 0;
+  liveLogFailed(stream);
+  if (atomic_compare_exchange_strong(&streamFailure[i], &none, code))
+    eventSay("cannot write to ", PlinthStreamDescribe(stream), ": ", PlinthStrError(code),
+             "; nothing more is written to it, and the events lost are counted", NULL);
+}
+
+/* streamFailed -- streamFail for an entry of eventSession.streams.  Lock held. */
+static void streamFailed(EventStreamEntryStruct *entry, int code)
+{
+  entry->failed = 1;
+  streamFail((size_t)(entry - eventSession.streams), entry->stream, code);
+}
+
+/* countEvents -- how many events a block's data hold */
+static uint64_t countEvents(const unsigned char *data, size_t size)
+{
+  uint64_t n = 0;
+  for (size_t offset = 0; offset + EVENT_HEADER_LEN <= size; ++n) {
+    uint32_t codeLength;
+    memcpy(&codeLength, data + offset, sizeof codeLength);
+    if (EVENT_CODE_OF(codeLength) == 0 || EVENT_LENGTH_OF(codeLength) < EVENT_HEADER_LEN)
+      break;
+    offset += EVENT_LENGTH_OF(codeLength);
+  }
+  return n;
+}
+
+/* streamLose -- a block of events is not written (whole) to stream i */
+static void streamLose(size_t i, const unsigned char *data, size_t size)
+{
+  atomic_fetch_add(&streamLost[i], countEvents(data, size));
+}
+
+/* eventLostReport -- say how many events each failed stream lost.  Lock
+ * held; the writer idle. */
+void eventLostReport(void)
+{
+  for (size_t i = 0; i < eventSession.streamCount; ++i) {
+    uintptr_t n = atomic_exchange(&streamLost[i], 0);
+    if (n != 0) {
+      char number[24];
+      eventFormatUnsigned(number, n);
+      eventSay(number, " events were not written to ",
+               PlinthStreamDescribe(eventSession.streams[i].stream), " after its write failed (",
+               PlinthStrError(atomic_load(&streamFailure[i])), ")", NULL);
+    }
+  }
+}
+
+/* streamOpenFailed -- say why the log (or its live file) at path is not
+ * written.  design/telemetry.txt .plinth.stream.file */
+static void streamOpenFailed(const char *path, int code, const char *consequence)
+{
+  static const struct { int code; const char *why; } whys[] = {
+    { 17 /* EEXIST */, "it is there and is not a telltale log; set TELLTALE_FILE to another name" },
+    { 40 /* ELOOP */, "it is a symbolic link, which telltale never follows" },
+    { 6 /* ENXIO */, "it is a FIFO that no process opened for reading within a second" },
+    { 21 /* EISDIR */, "it is a directory" },
+    { 19 /* ENODEV */, "it is a block device, which telltale never writes" },
+    { 95 /* ENOTSUP */,
+      "it is a file of /proc (or of no kind a log can be), which telltale never writes" },
+  };
+  for (size_t i = 0; i < sizeof whys / sizeof whys[0]; ++i)
+    if (whys[i].code == code) {
+      eventSay("not writing ", path, ": ", whys[i].why, consequence, NULL);
+      return;
+    }
+  eventSay("cannot open ", path, ": ", PlinthStrError(code), consequence, NULL);
+}
+
+/* keepFailed -- say why the last log at path was not kept as older
+ * (PATH.1, or PATH.1.live was at fault), so that this run's log is not
+ * written: the last one stays where it is.  .sol.session */
+static void keepFailed(const char *path, const char *older, int code)
+{
+  const char *why = code == 17 /* EEXIST */ ? "it is there and is not a telltale log"
+                  : code == 21 /* EISDIR */ ? "it is a directory"
+                  : code == 40 /* ELOOP */ ? "it is a symbolic link"
+                  : PlinthStrError(code);
+  eventSay("not writing ", path, ": the last log there cannot be kept as ", older, " (", why,
+           "), so it is left as it is; move ", older, " or set TELLTALE_FILE to another name",
+           NULL);
+}
+
+/* streamHeader -- write the header to a binary stream */
+static void streamHeader(EventStreamEntryStruct *entry)
+{
+  HeaderBufStruct h;
+  int res = headerBuild(&h, 0);
+  if (res == 0) {
+    res = PlinthStreamWrite(entry->stream, h.base, h.size);
+    PlinthFree(h.base);
+  }
+  if (res != 0)
+    streamFailed(entry, res);
+}
+
+/* liveStart -- open the live file beside the first binary stream that
+ * is a regular file: its header, padded to a page, then the regions
+ * that the buffers of output kinds live in.  Lock held.
+ * design/telemetry.txt .sol.live */
+static void liveStart(void)
+{
+  EventStreamEntryStruct *entry = NULL;
+  HeaderBufStruct h;
+  const char *name;
+  size_t n;
+  int res;
+  if (!eventSession.mapAllowed || eventSession.live != NULL)
+    return;
+  for (size_t i = 0; i < eventSession.streamCount && entry == NULL; ++i)
+    if (eventSession.streams[i].binary && PlinthStreamMappable(eventSession.streams[i].stream))
+      entry = &eventSession.streams[i];
+  if (entry == NULL)
+    return;
+  name = PlinthStreamDescribe(entry->stream);
+  n = strlen(name);
+  if (n + sizeof ".live" > sizeof eventSession.liveName)
+    return;
+  memcpy(eventSession.liveName, name, n);
+  memcpy(eventSession.liveName + n, ".live", sizeof ".live");
+  eventSession.liveLog = entry->stream;
+  res = PlinthStreamOpenLog(&eventSession.live, eventSession.liveName, EVENT_STREAM_MAGIC,
+                            EVENT_STREAM_MAGIC_LEN);
+  if (res != 0) {
+    eventSession.live = NULL;
+    streamOpenFailed(eventSession.liveName, res,
+                     "; events emitted just before a crash may be lost");
+    return;
+  }
+  res = headerBuild(&h, PlinthPageSize());
+  if (res == 0) {
+    eventSession.liveHeaderLength = h.size;
+    eventSession.liveRegions = eventSession.liveRegionsSaid = 0;
+    res = PlinthStreamWrite(eventSession.live, h.base, h.size);
+    PlinthFree(h.base);
+  }
+  if (res == 0 && entry->failed)
+    liveLogFailed(entry->stream);
+  if (res != 0) {
+    eventSay("cannot write ", eventSession.liveName, ": ", PlinthStrError(res), NULL);
+    PlinthStreamClose(eventSession.live);
+    (void)PlinthRemoveFile(eventSession.liveName);
+    eventSession.live = NULL;
+  }
+}
+
+/* liveLogFailed -- the log beside the live file lost a write: say so in
+ * the live file's header (a write in place, which a full disk allows),
+ * and keep the live file at the end, so that a reader knows the log is
+ * incomplete.  .sol.recover */
+static void liveLogFailed(PlinthStream stream)
+{
+  unsigned char flags = EVENT_LIVE_LOG_FAILED;
+  if (eventSession.live == NULL || stream != eventSession.liveLog)
+    return;
+  eventSession.liveKeep = 1;
+  (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &flags, 1);
+}
+
+/* eventLiveEnd -- the session ends cleanly: every event is in the streams,
+ * so the live file goes, unless the log lost writes.  Lock held. */
+void eventLiveEnd(void)
+{
+  while (eventSession.liveFree != NULL) {
+    LiveRegionStruct *region = eventSession.liveFree;
+    eventSession.liveFree = region->next;
+    PlinthStreamUnmap(eventSession.live, region->base, region->size);
+    PlinthFree(region);
+  }
+  if (eventSession.live != NULL) {
+    PlinthStreamClose(eventSession.live);
+    if (!eventSession.liveKeep)
+      (void)PlinthRemoveFile(eventSession.liveName);
+    eventSession.live = NULL;
+  }
+  eventSession.liveFailed = 0;
+  eventSession.liveKeep = 0;
+}
+
+static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet kinds)
+{
+  EventStreamEntryStruct *entry;
+  if (stream == NULL)
+    return 22;
+  (void)EventInit();
+  PlinthLockClaim();
+  if (eventSession.streamCount == STREAM_LIMIT) {
+    PlinthLockRelease();
+    return 28; /* ENOSPC */
+  }
+  atomic_store(&streamFailure[eventSession.streamCount], 0);
+  atomic_store(&streamLost[eventSession.streamCount], 0);
+  entry = &eventSession.streams[eventSession.streamCount];
+  memset(entry, 0, sizeof *entry);
+  entry->index = &eventSession.streamIndex[eventSession.streamCount++];
+  *entry->index = 0;
+  entry->stream = stream;
+  entry->binary = binary;
+  entry->owned = owned;
+  entry->kinds = kinds;
+  eventSession.finished = 0;
+  eventSessionClock();
+  if (binary && eventSession.started)
+    streamHeader(entry);
+  PlinthLockRelease();
+  return 0;
+}
+
+/* EventStreamAddBinary -- send the binary log to a stream too */
+int EventStreamAddBinary(PlinthStream stream)
+{
+  return streamAdd(stream, 1, 0, 0);
+}
+
+/* EventStreamAddText -- mirror kinds to a stream as text */
+int EventStreamAddText(PlinthStream stream, EventKindSet kinds)
+{
+  return streamAdd(stream, 0, 0, kinds);
+}
+
+static int hasBinaryStream(void)
+{
+  for (size_t i = 0; i < eventSession.streamCount; ++i)
+    if (eventSession.streams[i].binary)
+      return 1;
+  return 0;
+}
+
+/* eventSessionClock -- note when the session began, if not yet noted:
+ * at EventInit, or at the first event or stream after EventFinish */
+static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
+                      uint64_t *realtimeReturn);
+
+/* sessionId -- a session's id: a hash of what tells sessions apart
+ * (pid and the three start clocks), never 0.  .stream.check */
+static uint32_t sessionId(void)
+{
+  uint64_t parts[4];
+  uint32_t id;
+  parts[0] = eventSession.startClock;
+  parts[1] = eventSession.startRealtime;
+  parts[2] = eventSession.startMonotonic;
+  parts[3] = PlinthProcessId();
+  id = EventCheck(0, parts, sizeof parts);
+  return id == 0 ? 1 : id;
+}
+
+void eventSessionClock(void)
+{
+  if (eventSession.startClock != 0)
+    return;
+  clockPair(&eventSession.startClock, &eventSession.startMonotonic, &eventSession.startRealtime);
+  eventSession.id = sessionId();
+}
+
+/* clockPair -- the event clock and the system clocks at one moment.
+ *
+ * The clock is read between two readings of CLOCK_MONOTONIC, three
+ * times, and the tightest try is kept: monotonic time is the middle of
+ * its two readings, so the pair is good to half that gap (tens of ns).
+ * Realtime is read next and moved back by the monotonic time that passed.
+ * Pairs read any looser make the reader's clock rate wrong by the error
+ * over the span between them.  design/telemetry.txt .sol.clock */
+static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
+                      uint64_t *realtimeReturn)
+{
+  uint64_t best = UINT64_MAX, realtime, after;
+  for (int i = 0; i < 3; ++i) {
+    uint64_t m0 = PlinthMonotonicNs();
+    EventClock clock = PlinthClockNow();
+    uint64_t m1 = PlinthMonotonicNs();
+    if (m1 - m0 < best) {
+      best = m1 - m0;
+      *clockReturn = clock;
+      *monotonicReturn = m0 + (m1 - m0) / 2;
+    }
+  }
+  realtime = PlinthRealtimeNs();
+  after = PlinthMonotonicNs();
+  *realtimeReturn = realtime - (after - *monotonicReturn);
+}
+
+/* eventClockSync -- emit ClockSync from a pair read after the event is
+ * reserved, so that a slow path taken to reserve it (setting the thread
+ * up, writing a full buffer) falls outside the pair; the session keeps
+ * the latest pair, for the traceback's clock rate. */
+void eventClockSync(void)
+{
+  EventClock clock = 0;
+  uint64_t monotonic = 0, realtime;
+#if EVENT_VARIETY != EVENT_VARIETY_OFF   /* the generated emitters' rule: .sol.variety */
+  EVENT_BEGIN(ClockSync)
+    clockPair(&clock, &monotonic, &realtime);
+    _event->header.clock = clock;
+    _event->monotonic = (EventW)monotonic;
+    _event->realtime = (EventW)realtime;
+  EVENT_END(ClockSync)
+  if (clock != 0) {
+    PlinthLockClaim();
+    if (clock > eventSession.syncClock) {
+      eventSession.syncClock = clock;
+      eventSession.syncMonotonic = monotonic;
+    }
+    PlinthLockRelease();
+  }
+#else
+  (void)clock, (void)monotonic, (void)realtime;
+#endif
+}
+
+/* eventSessionStart -- open the default streams and write the headers.
+ * Called with the lock held, before the first block is claimed or sent.
+ * design/telemetry.txt .sol.session */
+void eventSessionStart(void)
+{
+  if (eventSession.started)
+    return;
+  eventSessionClock();
+  if (!hasBinaryStream() && !eventSession.noDefault && !eventSession.finished) {
+    /* The last run's log is kept as LOG.1, and a file that is not a
+     * log is never overwritten.  .sol.session */
+    PlinthStream stream;
+    char blame[sizeof eventSession.fileName + 16];
+    int res = PlinthLogKeep(eventSession.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN,
+                            blame, sizeof blame);
+    if (res != 0 && strcmp(blame, eventSession.fileName) != 0)
+      keepFailed(eventSession.fileName, blame, res);
+    else if (res != 0)
+      streamOpenFailed(eventSession.fileName, res, "");
+    else if ((res = PlinthStreamOpenLog(&stream, eventSession.fileName, EVENT_STREAM_MAGIC,
+                                        EVENT_STREAM_MAGIC_LEN)) != 0)
+      streamOpenFailed(eventSession.fileName, res, "");
+    else
+      (void)streamAdd(stream, 1, 1, 0);
+  }
+  if (eventSession.mirrorKinds != 0 && eventSession.streamCount < STREAM_LIMIT) {
+    PlinthStream stream;
+    if (PlinthStreamOpenFd(&stream, 2, 0) == 0)
+      (void)streamAdd(stream, 0, 1, eventSession.mirrorKinds);
+  }
+  /* Set started only now: streamAdd writes the header itself when the
+   * session has started, so setting it before the default stream was
+   * added wrote that stream's header twice. */
+  eventSession.started = 1;
+  for (size_t i = 0; i < eventSession.streamCount; ++i)
+    if (eventSession.streams[i].binary)
+      streamHeader(&eventSession.streams[i]);
+  liveStart();
+}
+
+/* textMirror -- write events as text.  design/telemetry.txt .sol.multi */
+static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data, size_t size,
+                       uint32_t thread, unsigned kind)
+{
+  EventLayoutStruct layout;
+  size_t offset = 0;
+  char line[TEXT_LINE_MAX];
+  EventFormatContextStruct context;
+  if ((entry->kinds & EVENT_KIND_BIT(kind)) == 0)
+    return;
+  EventLayoutNative(&layout);
+  EventFormatContextInit(&context, &EventRegistry);
+  context.clockHz = PlinthClockFrequency();
+  context.startClock = eventSession.startClock;
+  context.startRealtime = eventSession.startRealtime;
+  while (offset + EVENT_HEADER_LEN <= size) {
+    EventRecordStruct rec;
+    size_t n;
+    if (EventDecode(&layout, &EventRegistry, data + offset, size - offset, &rec, NULL)
+        != EventDecodeOK)
+      break;
+    rec.thread = thread;
+    rec.kind = kind;
+    n = EventFormat(line, sizeof line - 1, &rec, &context);
+    if (n > sizeof line - 2)
+      n = sizeof line - 2;
+    line[n++] = '\n';
+    if (PlinthStreamWrite(entry->stream, line, n) != 0)
+      break;
+    offset += rec.length;
+  }
+}
+
+/* eventBlockHeader -- fill in a block header: of a live region (index
+ * NONE, no check), or of a block about to be written (blockWrite adds
+ * its index and check).  design/telemetry.txt .stream.block */
+void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
+                        unsigned level, uint64_t seq)
+{
+  EventBlockHeaderStruct h;
+  memcpy(h.magic, EVENT_BLOCK_MAGIC, 4);
+  h.length = (uint32_t)length;
+  h.thread = serial;
+  h.kind = (uint16_t)kind;
+  h.flags = (uint16_t)(level & EVENT_BLOCK_LEVEL_MASK);
+  h.seq = seq;
+  h.session = eventSession.id;
+  h.index = EVENT_BLOCK_INDEX_NONE;
+  h.check = 0;
+  memcpy(base, &h, sizeof h);
+}
+
+/* eventBlockSend -- send events of a thread's kind to the streams.  Lock held.
+ *
+ * The events data[0 .. size-1] go as one block numbered seq to each
+ * binary stream, and as text to each mirror.
+ * design/telemetry.txt .sol.block */
+static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
+                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
+                       int *failed);
+static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
+                         const unsigned char *data, size_t size, uint64_t seq);
+
+void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
+                      const unsigned char *data, size_t size, uint64_t seq)
+{
+  if (size == 0)
+    return;
+  eventSessionStart();
+  if (eventSession.async && writerEnqueue(thread, level, kind, slot, data, size, seq) == 0)
+    return;
+  for (size_t i = 0; i < eventSession.streamCount; ++i) {
+    EventStreamEntryStruct *entry = &eventSession.streams[i];
+    int failed = 0;
+    if (entry->binary && (entry->failed || atomic_load(&streamFailure[i]) != 0)) {
+      entry->failed = 1;        /* the writer may have failed it: .sol.writer.fail */
+      streamLose(i, data, size);
+      continue;
+    }
+    blockWrite(entry, thread->serial, kind, level, data, size, seq, &failed);
+    if (failed != 0) {
+      streamFailed(entry, failed);
+      streamLose(i, data, size);
+    }
+  }
+}
+
+/* blockWrite -- one block to one stream: binary, or text if a mirror.
+ * *failed gets the error of a failed write.  A binary block gets the
+ * stream's next index and its check here, off the hot path, by
+ * whichever thread writes it.  design/telemetry.txt .stream.check */
+static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
+                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
+                       int *failed)
+{
+  unsigned char header[EVENT_BLOCK_HEADER_LEN];
+  EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
+  uint32_t check;
+  int res;
+  if (!entry->binary) {
+    textMirror(entry, data, size, serial, kind);
+    return;
+  }
+  if (entry->failed)
+    return;
+  eventBlockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
+  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED);
+  h->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
+  check = EventCheck(0, header, EVENT_BLOCK_HEADER_LEN);
+  h->check = EventCheck(check, data, size);
+  res = PlinthStreamWrite(entry->stream, header, sizeof header);
+  if (res == 0)
+    res = PlinthStreamWrite(entry->stream, data, size);
+  *failed = res;
+}
+
+
+/* The asynchronous writer.  design/telemetry.txt .sol.writer
+ *
+ * In async mode a block is not written by the thread that fills it: it
+ * becomes a job on a queue, and the writer thread writes it while the
+ * emitter goes on in its other slot.  The job points into the slot, so
+ * the slot is not reused until the job is done (pending, under the queue
+ * lock).  The writer never claims the plinth lock, so an emitter may wait
+ * for it while holding that lock. */
+
+#define JOB_LIMIT 256
+
+typedef struct JobStruct {
+  EventStreamEntryStruct streams[STREAM_LIMIT];  /* the session's, when queued */
+  size_t streamCount;
+  const unsigned char *data;
+  size_t size;
+  uint64_t seq;
+  uint32_t serial;
+  unsigned kind, level;
+  unsigned *pending;            /* the slot's count, to decrement when done */
+} JobStruct;
+
+static struct {
+  JobStruct jobs[JOB_LIMIT];
+  size_t head, count;           /* the queue: jobs[head .. head + count) */
+  int writing;                  /* the writer holds a job it took off */
+  int started;
+} writer;
+
+/* writerRun -- the writer thread: write jobs as they come */
+static void writerRun(void)
+{
+  for (;;) {
+    JobStruct job;
+    PlinthQueueClaim();
+    while (writer.count == 0)
+      PlinthQueueWait();
+    job = writer.jobs[writer.head];
+    writer.head = (writer.head + 1) % JOB_LIMIT;
+    --writer.count;
+    writer.writing = 1;
+    PlinthQueueRelease();
+    for (size_t i = 0; i < job.streamCount; ++i) {
+      int failed = 0;
+      if (job.streams[i].binary && atomic_load(&streamFailure[i]) != 0) {
+        streamLose(i, job.data, job.size);     /* failed: written no more */
+        continue;
+      }
+      blockWrite(&job.streams[i], job.serial, job.kind, job.level, job.data, job.size, job.seq,
+                 &failed);
+      if (failed != 0) {
+        streamFail(i, job.streams[i].stream, failed);
+        streamLose(i, job.data, job.size);
+      }
+    }
+    PlinthQueueClaim();
+    --*job.pending;
+    writer.writing = 0;
+    PlinthQueueWake();
+    PlinthQueueRelease();
+  }
+}
+
+/* writerEnqueue -- queue a block for the writer.  Plinth lock held.
+ * Returns nonzero if there is no writer: the caller writes it. */
+static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
+                         const unsigned char *data, size_t size, uint64_t seq)
+{
+  JobStruct *job;
+  if (!writer.started) {
+    if (PlinthWriterStart(writerRun) != 0) {
+      eventSay("cannot start the writer thread: writing synchronously", NULL);
+      eventSession.async = 0;
+      return 1;
+    }
+    writer.started = 1;
+  }
+  PlinthQueueClaim();
+  while (writer.count == JOB_LIMIT)
+    PlinthQueueWait();
+  job = &writer.jobs[(writer.head + writer.count) % JOB_LIMIT];
+  memcpy(job->streams, eventSession.streams, sizeof job->streams);
+  job->streamCount = eventSession.streamCount;
+  job->data = data;
+  job->size = size;
+  job->seq = seq;
+  job->serial = thread->serial;
+  job->kind = kind;
+  job->level = level;
+  job->pending = &thread->levels[level][kind].pending[slot];
+  ++*job->pending;
+  ++writer.count;
+  PlinthQueueWake();
+  PlinthQueueRelease();
+  return 0;
+}
+
+/* eventWriterIdle -- wait until the writer has written every queued job */
+void eventWriterIdle(void)
+{
+  if (!writer.started)
+    return;
+  PlinthQueueClaim();
+  while (writer.count > 0 || writer.writing)
+    PlinthQueueWait();
+  PlinthQueueRelease();
+}
+
+/* eventSlotBusy -- does a job still read slot s?  With wait, wait until not. */
+int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait)
+{
+  int busy;
+  if (!writer.started)
+    return 0;
+  PlinthQueueClaim();
+  while (wait && kb->pending[s] > 0)
+    PlinthQueueWait();
+  busy = kb->pending[s] > 0;
+  PlinthQueueRelease();
+  return busy;
+}
+
+/* EventWriterAsync -- write blocks on the writer thread (1) or on the
+ * emitting thread (0, the default).  drop: when the writer is behind,
+ * drop and count events (EventsDropped) rather than wait for it. */
+int EventWriterAsync(int async, int drop)
+{
+  PlinthLockClaim();
+  if (!async)
+    eventWriterIdle();
+  eventSession.async = async != 0;
+  eventSession.dropWhenBehind = async && drop;
+  PlinthLockRelease();
+  return 0;
+}
+
+
+/* The live file's regions ------------------------------------------ */
+
+/* eventLiveRegion -- a region of the live file of the given size */
+int eventLiveRegion(size_t size, unsigned char **baseReturn)
+{
+  void *base;
+  int res;
+  for (LiveRegionStruct **p = &eventSession.liveFree; *p != NULL; p = &(*p)->next)
+    if ((*p)->size == size) {
+      LiveRegionStruct *region = *p;
+      *p = region->next;
+      *baseReturn = region->base;
+      PlinthFree(region);
+      return 0;
+    }
+  res = PlinthStreamMap(eventSession.live, size, &base);
+  if (res == 0) {
+    memset(base, 0, EVENT_BLOCK_HEADER_LEN);
+    *baseReturn = base;
+    ++eventSession.liveRegions;
+  }
+  return res;
+}
+
+/* eventLiveRegionRelease -- a slot's region is given up: it goes on the
+ * free list, marked free (magic zeroed, length kept) so that recovery
+ * passes over it.  Lock held. */
+void eventLiveRegionRelease(unsigned char *base, size_t size)
+{
+  LiveRegionStruct *region = NULL;
+  /* Without a live file (after EventFinish, or in the child of fork,
+   * where the region is the parent's) the region is only unmapped. */
+  if (eventSession.live != NULL) {
+    memset(base, 0, 4);
+    region = PlinthAlloc(sizeof *region);
+  }
+  if (region == NULL)
+    PlinthStreamUnmap(eventSession.live, base, size);
+  else {
+    region->base = base;
+    region->size = size;
+    region->next = eventSession.liveFree;
+    eventSession.liveFree = region;
+  }
+}
+
+/* eventLiveRegionsSay -- the count of regions, in the live file's header's
+ * last bytes, once a new region has its header: a reader knows how many
+ * to find, so a live file cut short or zeroed is not taken for a whole
+ * one.  A write in place: a full disk allows it.  .sol.recover */
+void eventLiveRegionsSay(void)
+{
+  unsigned char bytes[EVENT_LIVE_REGIONS_LEN];
+  if (eventSession.liveRegions == eventSession.liveRegionsSaid)
+    return;
+  for (size_t i = 0; i < sizeof bytes; ++i)
+    bytes[i] = (unsigned char)(eventSession.liveRegions >> (8 * i));
+  if (PlinthStreamWriteAt(eventSession.live, eventSession.liveHeaderLength - sizeof bytes, bytes,
+                          sizeof bytes) == 0)
+    eventSession.liveRegionsSaid = eventSession.liveRegions;
+}
+
+/* eventOutAfterFork -- in the child of fork(): the writer and the live
+ * file are the parent's.  design/telemetry.txt .sol.fork */
+void eventOutAfterFork(void)
+{
+  /* The writer thread is the parent's: the child starts its own when it
+   * needs one, and the parent's queued jobs are the parent's. */
+  memset(&writer, 0, sizeof writer);
+  /* The parent's live file is the parent's: unmap its regions (in the
+   * child only) rather than reuse them, and let go of the stream. */
+  if (eventSession.live != NULL) {
+    PlinthStreamClose(eventSession.live);
+    eventSession.live = NULL;
+  }
+  while (eventSession.liveFree != NULL) {
+    LiveRegionStruct *region = eventSession.liveFree;
+    eventSession.liveFree = region->next;
+    PlinthStreamUnmap(NULL, region->base, region->size);
+    PlinthFree(region);
+  }
+}

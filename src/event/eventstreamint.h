@@ -1,0 +1,195 @@
+/* <src/event/eventstreamint.h> -- what the stream layer's files share, and no one else
+ *
+ * .design: design/telemetry.txt .stream .eventcnv.reader
+ *
+ * The stream layer (eventread.h's EventStream*) is one module in three
+ * files, split by concern:
+ *   eventheader.c  the stream header and the registry it carries
+ *   eventindex.c   the block index: every block and event checked, in
+ *                  file order, before any event is returned
+ *   eventstream.c  the interface: open, scan, the merge in time order,
+ *                  labels, counts and problems
+ * Names follow eventint.h's rule: what one of these files defines and
+ * another uses is eventXxx, declared here; what one file uses alone is
+ * static.
+ */
+
+#ifndef eventstreamint_h
+#define eventstreamint_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "eventread.h"
+
+/* TableStruct -- a hash table from 64-bit keys to 64-bit values, for
+ * the Intern and Label tables.  design/telemetry.txt .req.intern */
+
+typedef struct TableEntryStruct {
+  uint64_t key;
+  uint64_t value;
+  int used;
+} TableEntryStruct;
+
+typedef struct TableStruct {
+  TableEntryStruct *entries;
+  size_t capacity;              /* a power of 2, or 0 */
+  size_t count;
+} TableStruct;
+
+/* BlockStruct -- a block found by the index.  design/telemetry.txt .stream.block */
+
+typedef struct IndexEntryStruct {
+  uint32_t index;               /* a block's index in the log (.stream.check) */
+  size_t offset;                /* and where it is */
+} IndexEntryStruct;
+
+typedef struct BlockStruct {
+  size_t offset;                /* of the block header */
+  size_t dataEnd;               /* end of its sound events: code 0, end, or a fault */
+  uint32_t thread;
+  unsigned kind;
+  unsigned level;               /* signal level, from the flags (.sol.signal.level) */
+  uint64_t seq;
+  uint32_t index;               /* its place in the log (2.0 on), or NONE */
+  uint32_t length;              /* as its header says */
+  int cut;                      /* it runs past the end of the stream */
+  size_t events;                /* known events in it */
+} BlockStruct;
+
+/* SeqStruct -- the blocks of one (thread, kind), and a cursor in them.
+ * Only the clock of the current event is read: its fields are decoded
+ * when it is returned.  design/telemetry.txt .stream.order .eventcnv.reader */
+
+typedef struct SeqStruct {
+  size_t block;                 /* current block: index into blocks */
+  size_t blockLimit;            /* one past its last block */
+  size_t pos;                   /* stream offset of the current event */
+  EventClock clock;             /* its clock */
+  const EventDescStruct *desc;  /* its descriptor */
+} SeqStruct;
+
+/* CodeStruct -- what the index knows of a code, in a table of all
+ * 65536, so that checking an event is a load, not a search.
+ * design/telemetry.txt .eventcnv.reader */
+
+typedef struct CodeStruct {
+  uint16_t event;               /* 1 + its index in the registry's events; 0: unknown */
+  uint16_t length;              /* the length of all its events, if that is fixed and
+                                   the index need not look inside them; 0: decode each */
+} CodeStruct;
+
+/* ThreadStruct -- a thread with events, for EventStreamThread */
+
+typedef struct ThreadStruct {
+  uint32_t thread;
+  size_t events;
+} ThreadStruct;
+
+struct EventStreamStruct {
+  const unsigned char *base;    /* the stream; for a scan, its window */
+  size_t size;                  /* bytes at base */
+  unsigned options;
+
+  /* A scan (EventStreamScan) holds a window of the stream, bytes
+   * origin to origin + size, and reads more as the index needs them.
+   * design/telemetry.txt .eventcnv.scan */
+  size_t origin;                /* stream offset of base[0]; 0 if not a scan */
+  int eof;                      /* the stream ends at origin + size */
+  unsigned char *window;
+  size_t windowCapacity;
+  EventStreamReadFunction read; /* NULL if not a scan */
+  void *readClosure;
+
+  EventStreamInfoStruct info;
+
+  /* The registry the stream carries, and the memory behind it. */
+  EventRegistryStruct registry;
+  EventKindDescStruct *kinds;
+  EventDescStruct *events;
+  const char **paramStrings;    /* paramNames and paramDocs of every event */
+  char *strings;                /* NUL-terminated copies of the header's strs */
+  size_t stringsSize, stringsUsed;
+
+  CodeStruct *codes;            /* 65536 of them, by code */
+  unsigned swap;                /* the data's byte order is not the machine's */
+  size_t *counts;               /* known events by kind and event: [kind * eventCount + i] */
+  ThreadStruct *threads;        /* sorted by serial */
+  size_t threadCount;
+
+  BlockStruct *blocks;
+  size_t blockCount, blockCapacity;
+  IndexEntryStruct *indexes;    /* the log's block indexes, for indexCheck */
+  TableStruct seen;             /* index -> offset of the block read with it */
+  size_t indexCount, indexCapacity;
+  int merging;                  /* mergeStart has run */
+  SeqStruct *seqs;
+  size_t seqCount;
+  size_t *heap;                 /* indexes of seqs, a min-heap by EventBefore */
+  size_t heapCount;
+
+  TableStruct interns;          /* string id -> offset of the string in the stream */
+  TableStruct labels;           /* address -> string id */
+
+  char **problems;
+  size_t problemCount, problemCapacity;
+  int outOfMemory;
+};
+
+
+/* eventstream.c: the tables, and messages */
+
+extern TableEntryStruct *eventTableFind(const TableStruct *table, uint64_t key);
+extern int eventTableSet(TableStruct *table, uint64_t key, uint64_t value);
+/* eventFormatMessage -- snprintf to buf: every number is passed as
+ * uint64_t and printed with PRIu64 or PRIx64, which the compiler checks */
+extern void eventFormatMessage(char *buf, size_t size, const char *format, ...)
+  __attribute__((format(printf, 3, 4)));
+extern const char *eventQuote(char *buf, size_t size, const char *s);
+extern void eventProblemAdd(EventStreamStruct *stream, const char *format, ...)
+  __attribute__((format(printf, 2, 3)));
+
+/* eventheader.c */
+
+extern EventStreamRes eventParseHeader(EventStreamStruct *stream, char *msg, size_t msgSize);
+
+/* eventindex.c */
+
+extern void eventFill(EventStreamStruct *stream, size_t *pos, size_t need);
+extern int eventCodesInit(EventStreamStruct *stream);
+extern void eventIndexBlocks(EventStreamStruct *stream);
+
+/* eventIsFormat -- desc is known and has this format */
+static inline int eventIsFormat(const EventDescStruct *desc, const char *format)
+{
+  return desc != NULL && desc->format != NULL && strcmp(desc->format, format) == 0;
+}
+
+/* Loading in the data's byte order, for the index and the merge: swap
+ * is 1 if it is not the machine's. */
+
+static inline uint16_t eventLoad16(const unsigned char *p, unsigned swap)
+{
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return swap ? (uint16_t)(v >> 8 | v << 8) : v;
+}
+
+static inline uint64_t eventLoad64(const unsigned char *p, unsigned swap)
+{
+  unsigned char bytes[8];
+  uint64_t v;
+  unsigned i;
+  if (!swap) {
+    memcpy(&v, p, sizeof v);
+    return v;
+  }
+  for (i = 0; i < 8; ++i)
+    bytes[i] = p[7 - i];
+  memcpy(&v, bytes, sizeof v);
+  return v;
+}
+
+
+#endif /* eventstreamint_h */
