@@ -9,6 +9,10 @@
  *               L1-resident buffer: the least any recorder can do
  *   enabled     telltale, recorded and output to a file
  *   async       the same, with the asynchronous writer (.sol.writer)
+ *   compact     enabled, the blocks written in the compact form (.compact)
+ *   write       the I/O floor: the floor's records, preformatted into a
+ *               64 KiB buffer and written to a file of their own by one
+ *               write() per 64 KiB
  *   recorded    telltale, recorded into the ring, output off
  *   filtered    telltale, kind not recorded
  *   compiled    telltale, variety off (bench_off.c)
@@ -39,6 +43,7 @@
  */
 
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +83,34 @@ static void __attribute__((noinline)) runFloor(size_t count, void *p)
     memcpy(r + 28, &w, 8);
     __asm__ __volatile__("" ::: "memory");
     memcpy(r, &codeLength, 4);
+  }
+}
+
+/* The I/O floor: what writing the same records to a file costs, with
+ * nothing telltale does but the record and the write.  design/telemetry.txt .compact.bench */
+#define WRITE_BUF_SIZE 65536
+static unsigned char writeBuf[WRITE_BUF_SIZE];
+static size_t writePos;
+static int writeFd = -1;
+
+static void __attribute__((noinline)) runWriteFloor(size_t count, void *p)
+{
+  for (size_t i = 0; i < count; ++i) {
+    unsigned char *r;
+    uint32_t codeLength = EVENT_CODE_LENGTH(EventCodeTestPAW, RECORD_SIZE);
+    uint64_t clock = PlinthClockNow(), a = (uint64_t)(uintptr_t)p + 8, w = i;
+    if (writePos + RECORD_SIZE > sizeof writeBuf) {
+      if (write(writeFd, writeBuf, writePos) != (ssize_t)writePos)
+        abort();
+      writePos = 0;
+    }
+    r = writeBuf + writePos;
+    writePos += RECORD_SIZE;
+    memcpy(r, &codeLength, 4);
+    memcpy(r + 4, &clock, 8);
+    memcpy(r + 12, &p, 8);
+    memcpy(r + 20, &a, 8);
+    memcpy(r + 28, &w, 8);
   }
 }
 
@@ -151,16 +184,18 @@ static int cmpDouble(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-enum { CASE_FLOOR, CASE_ENABLED, CASE_ASYNC, CASE_RECORDED, CASE_FILTERED, CASE_COMPILED,
-       CASE_FPRINTF, CASE_LTTNG_OFF, CASE_LTTNG_ON, CASES };
+enum { CASE_FLOOR, CASE_WRITE, CASE_ENABLED, CASE_ASYNC, CASE_COMPACT, CASE_RECORDED,
+       CASE_FILTERED, CASE_COMPILED, CASE_FPRINTF, CASE_LTTNG_OFF, CASE_LTTNG_ON, CASES };
 static const char *const caseNames[CASES] = {
-  "floor", "enabled", "async", "recorded", "filtered", "compiled", "fprintf",
+  "floor", "write", "enabled", "async", "compact", "recorded", "filtered", "compiled", "fprintf",
   "lttng-off", "lttng-on"
 };
 static const char *const caseDocs[CASES] = {
   "rdtsc + stores of the 36-byte record, L1 buffer",
+  "I/O floor: the same records, write() per 64 KiB to a file",
   "telltale: recorded, output to a file",
   "telltale: the same, written by the writer thread",
+  "telltale: enabled, blocks written compact (TELLTALE_COMPACT)",
   "telltale: recorded into the ring, output off",
   "telltale: kind not recorded",
   "telltale: variety off",
@@ -185,6 +220,19 @@ static void runCase(int c, size_t count)
     EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
     EventControlSet(noisy);
     runTelltale(count, p);
+    break;
+  case CASE_WRITE:
+    runWriteFloor(count, p);
+    break;
+  case CASE_COMPACT:
+    /* The blocks filled in the round are compacted when written, by
+     * this thread: the encoder's work is inside the time. */
+    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventControlSet(noisy);
+    EventCompact(1);
+    runTelltale(count, p);
+    EventFlush();
+    EventCompact(0);
     break;
   case CASE_ASYNC:
     /* The round ends when the writer has caught up: EventWriterAsync(0)
@@ -237,10 +285,12 @@ static void usage(FILE *f)
           "             [--list] [--lttng-note WHY]\n"
           "  Prints the median ns per event of each case and its ratio to the floor.\n"
           "  --case NAME runs one case once, silently (for callgrind).\n"
-          "  --file PATH keeps the log of the enabled case there.\n"
+          "  --file PATH keeps the log of the enabled case there, and the write\n"
+          "  case's records in PATH.write.\n"
           "  --list prints the cases this process can run, one a line.\n"
           "  --lttng-note WHY is printed in the rows of LTTng cases that cannot run.\n"
-          "  cases: floor enabled async recorded filtered compiled fprintf\n"
+          "  cases: floor write enabled async compact recorded filtered compiled\n"
+          "         fprintf\n"
           "         lttng-off lttng-on (built with -DBENCH_LTTNG: bench/lttng.sh)\n");
 }
 
@@ -400,6 +450,17 @@ int main(int argc, char **argv)
     }
     res = PlinthStreamOpenFd(&stream, fd, 1);
   }
+  {
+    char writePath[sizeof tmpl + 4096];
+    snprintf(writePath, sizeof writePath, "%s.write", o.path != NULL ? o.path : tmpl);
+    writeFd = open(writePath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (writeFd < 0) {
+      perror("bench: the write case's file");
+      return 1;
+    }
+    if (o.path == NULL)
+      unlink(writePath);
+  }
   if (res != 0 || EventStreamAddBinary(stream) != 0) {
     fprintf(stderr, "bench: cannot open the log: %s\n", PlinthStrError(res));
     return 1;
@@ -410,6 +471,7 @@ int main(int argc, char **argv)
     runScaling(o.rounds, o.count);
   EventFinish();
   PlinthStreamClose(stream);
+  close(writeFd);
   if (o.path == NULL)
     unlink(tmpl);
   return res;

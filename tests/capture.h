@@ -9,7 +9,8 @@
  * session, so the session writes no default telltale.log.  CaptureFinish
  * ends the session (EventFinish), then opens the shared stream reader
  * (eventread.h) on the bytes; CaptureNext returns the events in time
- * order and asserts, at the end, that the stream was sound.
+ * order and asserts, at the end, that the stream was sound.  With
+ * TELLTALE_COMPACT=1 it asserts that the blocks were compact.
  */
 
 #ifndef capture_h
@@ -51,6 +52,15 @@ static void CaptureOpen(CaptureStruct *c)
     fail_msg("EventStreamOpen: %s", msg);
   c->info = EventStreamInfo(c->reader);
   c->ended = 0;
+  /* Run with TELLTALE_COMPACT=1 (tests/run), the log's blocks are
+   * compact (design/telemetry.txt .compact): the test reads them so. */
+  {
+    const char *compact = PlinthGetEnv("TELLTALE_COMPACT");
+    if (compact != NULL && (strcmp(compact, "1") == 0 || strcmp(compact, "on") == 0)
+        && c->info->blockCount > 0 && c->info->compactBlocks == 0)
+      fail_msg("TELLTALE_COMPACT=%s, but none of the %zu blocks is compact", compact,
+               c->info->blockCount);
+  }
 }
 
 /* CaptureFinish -- end the session and open the reader on its stream */

@@ -139,7 +139,7 @@ check dropped          basic    0 "the program dropped 3 events of kind Object (
 check v2               v2       0 "$unknown"
 check v2-big32         v2-big32 0 "$unknown"
 check v2-noend         v2-noend 1 "it is incomplete (39 events in 10 blocks; it ends at offset"
-for v in basic big ptr32 big32 minor noend hz0sync hz0 v2 v2-big32 v2-noend v2-many; do
+for v in basic big ptr32 big32 minor noend hz0sync hz0 v2 v2-big32 v2-noend v2-many v3 v3-big32 v3-raw; do
   oracle "$v"
 done
 
@@ -199,8 +199,8 @@ check trunc-header     trunc-header       1 "offset 0: header truncated: the fil
 check trunc-registry   trunc-registry     1 "offset 20: header length 2315 runs past end of file (size 2305)"
 check bad-magic        bad-magic          1 "offset 0: bad magic: not a telltale stream"
 check bad-bom          bad-bom            1 "offset 14: bad byte-order mark"
-check version3         version3           1 "offset 8: stream version 3.0.0 is not supported: this reader reads 1.0.x and 2.0.x"
-check median1          median1            1 "offset 8: stream version 1.1.0 is not supported: this reader reads 1.0.x and 2.0.x"
+check version4         version4           1 "offset 8: stream version 4.0.0 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x"
+check median1          median1            1 "offset 8: stream version 1.1.0 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x"
 check trunc-block      trunc-block        1 "offset 4575: block cut short: its length is 72, the stream has 30 of its bytes: the 0 whole events before the cut are shown, unchecked"
 check trunc-block-header trunc-block-header 1 "offset 4575: block header cut short: 10 bytes left"
 check bad-block-magic  bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\")"
@@ -250,6 +250,27 @@ check v2-flip-resync   v2-flip            1 "skipped 1445 bytes to the next bloc
 check v2-count-flip    v2-flip            1 "offset 2989: block damaged" --count
 check v2-count-missing v2-missing         1 "block 4 of the log is missing" --count
 check v2-header-cut    v2-cut             1 "block cut short" --header
+
+# Compact blocks (3.0, design/telemetry.txt .compact), written by
+# mkstream.py's own encoder: the same events as v2, in every layout and
+# every reading; damage, a cut and a sound block whose data do not
+# decode are said, after the sound events; a 2.0 stream has none.
+check v3               v3       0 "$unknown"
+check v3-big32         v3-big32 0 "$unknown"
+check v3-raw           v3-raw   0 "$unknown"
+check v3-header        v3       0 "" --header
+check v3-count         v3       0 "$unknown" --count
+check v3-summary-big32 v3-big32 0 "$unknown" --summary
+check v3-kind          v3       0 "" --kind Object
+check v3-flip          v3-flip  1 "offset 2853: block damaged (thread 1, kind 3, 1258 bytes)"
+check v3-flip-resync   v3-flip  1 "skipped 1258 bytes to the next block at offset 4111" --resync
+check v3-count-flip    v3-flip  1 "offset 2853: block damaged" --count
+check v3-cut           v3-cut   1 "offset 2853: block cut short: its length is 1258, the stream has 1255 of its bytes: the 15 whole events before the cut are shown"
+check v3-count-cut     v3-cut   1 "the 15 whole events before the cut are shown" --count
+check v3-bad-tag       v3-bad-tag 1 "offset 2624: compact block uses a code it has not defined (thread 2, kind 2)"
+check v3-bad-tag-resync v3-bad-tag 1 "offset 2624: compact block uses a code it has not defined" --resync
+check v3-count-bad-tag v3-bad-tag 1 "offset 2624: compact block uses a code it has not defined" --count
+check v2-compact-flag  v2-compact-flag 1 "offset 2713: block is marked compact in a stream of version 2, which has none"
 
 # Recovery: --resync skips a corrupt block and goes on, still exit 1.
 check resync-magic     bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\"); skipped 80 bytes to the next block at offset 2673" --resync

@@ -88,7 +88,8 @@ build() {
   runtime() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
                src/event/eventdump.c src/event/eventdecode.c src/event/eventformat.c \
-               src/event/eventcheck.c src/plinth/plinth.c src/plinth/plinthio.c \
+               src/event/eventcheck.c src/event/eventpack.c src/event/eventcompact.c \
+               src/plinth/plinth.c src/plinth/plinthio.c \
                src/plinth/plinthsig.c; do
       objs+=("$o/$(basename "$src" .c).o")
       "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \

@@ -8,7 +8,7 @@
 #                       stream layer (eventstream.o, eventheader.o,
 #                       eventindex.o: the tools') defines
 #   event-layer-libc    the event layer (eventdecode.o, eventformat.o,
-#                       eventcheck.o) calls nothing but memcpy-like
+#                       eventcheck.o, eventpack.o) calls nothing but memcpy-like
 #                       string.h functions: no malloc, no stdio
 #   tools-no-sigaction  replay and eventcnv, which want the clock and
 #                       the streams, do not define sigaction or signal
@@ -38,7 +38,7 @@ done
 if [ -z "$why" ]; then ok runtime-no-stream; else bad runtime-no-stream "$why"; fi
 
 why=""
-for o in eventdecode eventformat eventcheck; do
+for o in eventdecode eventformat eventcheck eventpack; do
   f=$cfg/obj/$o.o
   [ -f "$f" ] || { why="$why $f is not built"; continue; }
   calls=$(nm -u "$f" | awk '{print $NF}' | grep -vE '^(memcpy|memset|memmove|memcmp|memchr|strlen|strcmp|__stack_chk_fail|__cpu_model|__cpu_indicator_init|_GLOBAL_OFFSET_TABLE_|Event[A-Za-z]*)$' | tr '\n' ' ')

@@ -30,6 +30,7 @@ import sys
 
 VERSION = (1, 0, 0)
 VERSION2 = (2, 0, 0)            # checked blocks: design/telemetry.txt .stream.check
+VERSION3 = (3, 0, 0)            # compact blocks: design/telemetry.txt .compact
 SESSION = 0x5E551011            # the session id of 2.0 streams
 
 
@@ -112,7 +113,8 @@ class Stream:
     """A stream being built: header fields, then blocks of events."""
 
     def __init__(self, big=False, psize=8, wsize=8, version=VERSION, hz=HZ,
-                 extra_header=b"", sync=True, end=True, many=False):
+                 extra_header=b"", sync=True, end=True, many=False, compact=False):
+        self.compact = compact  # blocks in the compact form where they pack
         self.e = ">" if big else "<"
         self.psize, self.wsize = psize, wsize
         self.version, self.hz = version, hz
@@ -181,12 +183,48 @@ class Stream:
     def v2(self):
         return self.version[0] >= 2
 
-    def block_header(self, length, thread, kind, seq, index, session=SESSION):
+    def block_header(self, length, thread, kind, seq, index, session=SESSION, flags=0x10):
         """A block's header; in 2.0, with its check over header and body."""
         if not self.v2():
             return b"TTBK" + struct.pack(self.e + "IIHHQ", length, thread, kind, 0, seq)
-        return b"TTBK" + struct.pack(self.e + "IIHHQIII", length, thread, kind, 0x10, seq,
+        return b"TTBK" + struct.pack(self.e + "IIHHQIII", length, thread, kind, flags, seq,
                                      session, index, 0)
+
+    # The compact form, written from design/telemetry.txt .compact.encoding
+    # alone: a second implementation beside src/event/eventpack.c.
+
+    def pack(self, events):
+        """The compact data of a block's events, or None if it does not
+        pack (an unknown code) or is not shorter."""
+        raw = b"".join(self.encode(ev) for ev in events)
+        out = bytearray(varint(len(raw)))
+        index, last, prev = {}, {}, 0
+        for ev in events:
+            code = ev["code"]
+            if code not in BY_CODE:
+                return None
+            fmt = BY_CODE[code][5]
+            types = [{"P": self.psize, "A": self.psize, "W": self.wsize, "U": 4}.get(c, c)
+                     for c in fmt]
+            types = [{4: 1, 8: 2, "D": 3, "S": 4}[t] for t in types]
+            if code in index:
+                out.append(index[code])
+            else:
+                index[code] = len(index)
+                out += bytes([0xFF]) + varint(code) + bytes([len(types)] + types)
+            out += varint(zigzag(ev["clock"] - prev, 64))
+            prev = ev["clock"]
+            for i, (t, value) in enumerate(zip(types, ev["values"])):
+                if t in (1, 2):
+                    bits = 32 if t == 1 else 64
+                    value &= (1 << bits) - 1
+                    out += varint(zigzag(value - last.get((code, i), 0), bits))
+                    last[(code, i)] = value
+                elif t == 3:
+                    out += struct.pack(self.e + "d", value)
+                else:
+                    out += varint(len(value)) + value
+        return bytes(out) if len(out) < len(raw) else None
 
     def seal(self, head, body):
         """head with its check filled in (2.0), then body."""
@@ -210,8 +248,33 @@ class Stream:
                 body += self.encode(ev)
             if pad and not self.v2():
                 body += b"\0" * pad     # code 0 ends the data: design/telemetry.txt .stream.block
+            packed = self.pack(events) if self.compact else None
+            block["compact"] = packed is not None
+            if packed is not None:
+                for ev in events:       # compact events are known by their block's offset
+                    ev["offset"] = block["offset"]
+                out += self.seal(self.block_header(hlen + len(packed), thread, kind, seq, index,
+                                                   flags=0x30), packed)
+                continue
             out += self.seal(self.block_header(hlen + len(body), thread, kind, seq, index), body)
         return bytes(out)
+
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def zigzag(d, bits):
+    """The zigzag code of the difference d, taken modulo 2**bits as signed"""
+    d &= (1 << bits) - 1
+    if d >= 1 << (bits - 1):
+        d -= 1 << bits
+    return 2 * d if d >= 0 else -2 * d - 1
 
 
 def ev(name_or_code, clock, *values):
@@ -414,6 +477,9 @@ def variant(name):
         "v2-big32": {"version": VERSION2, "big": True, "psize": 4, "wsize": 4},
         "v2-noend": {"version": VERSION2, "end": False},
         "v2-many": {"version": VERSION2, "many": True},
+        "v3": {"version": VERSION3, "compact": True},
+        "v3-big32": {"version": VERSION3, "compact": True, "big": True, "psize": 4, "wsize": 4},
+        "v3-raw": {"version": VERSION3},
     }
     if name in plain:
         st = sound(**plain[name])
@@ -454,9 +520,9 @@ def variant(name):
         data[14:16] = b"\x03\x04"
         return "byte-order mark 03 04 at offset 14"
 
-    def m_version3(st, data):
-        data[8:14] = struct.pack("<HHH", 3, 0, 0)
-        return "version 3.0.0 at offset 8"
+    def m_version4(st, data):
+        data[8:14] = struct.pack("<HHH", 4, 0, 0)
+        return "version 4.0.0 at offset 8"
 
     def m_median1(st, data):
         data[8:14] = struct.pack("<HHH", 1, 1, 0)
@@ -548,7 +614,60 @@ def variant(name):
         del data[e["offset"] + 5:]
         return "cut inside the fifth event of block seq 5 at %d" % b["offset"]
 
+    # 3.0: compact blocks (.compact).
+
+    def reseal(st, data, b):
+        """block b's check made again over what data holds now"""
+        off = b["offset"]
+        length = struct.unpack_from(st.e + "I", data, off + 4)[0]
+        data[off + 32:off + 36] = b"\0\0\0\0"
+        check = crc32c(bytes(data[off:off + length]))
+        data[off + 32:off + 36] = struct.pack(st.e + "I", check)
+
+    def compact_block(st, seq):
+        b = block_of(st, seq)
+        assert b["compact"], "block seq %d is not compact" % seq
+        return b
+
+    def m3_flip(st, data):
+        b = compact_block(st, 5)
+        data[b["offset"] + 36 + 9] ^= 0x04
+        return "one bit of compact block seq 5 at %d flipped" % b["offset"]
+
+    def m3_cut(st, data):
+        b = compact_block(st, 5)
+        length = struct.unpack_from(st.e + "I", data, b["offset"] + 4)[0]
+        del data[b["offset"] + length - 3:]
+        return "compact block seq 5 at %d cut 3 bytes short, at the end of the log" % b["offset"]
+
+    def m3_bad_tag(st, data):
+        b = compact_block(st, 3)
+        # the second event's tag: after the raw size, the first
+        # definition and event, which the decoder would read; the
+        # tag found by decoding: the byte that follows the first event
+        off = b["offset"] + 36
+        data[off + tag_offset(st, b)] = 0x7E
+        reseal(st, data, b)
+        return "compact block seq 3 at %d: its second event's tag names an undefined code, " \
+               "check made again" % b["offset"]
+
+    def tag_offset(st, b):
+        """offset of the second event's tag in a compact block's data"""
+        one = st.pack(b["events"][:1])
+        return len(one)
+
+    def m2_compact(st, data):
+        b = block_of(st, 3)
+        off = b["offset"]
+        data[off + 14:off + 16] = struct.pack(st.e + "H", 0x30)
+        reseal(st, data, b)
+        return "block seq 3 at %d of a 2.0 stream marked compact, check made again" % off
+
     corrupt = {
+        "v3-flip": m3_flip,
+        "v3-cut": m3_cut,
+        "v3-bad-tag": m3_bad_tag,
+        "v2-compact-flag": m2_compact,
         "v2-zero-code": m2_zero_code,
         "v2-flip": m2_flip,
         "v2-missing": m2_missing,
@@ -564,7 +683,7 @@ def variant(name):
         "huge-header": m_huge_header,
         "huge-block": m_huge_block,
         "bad-bom": m_bad_bom,
-        "version3": m_version3,
+        "version4": m_version4,
         "median1": m_median1,
         "trunc-block": m_trunc_block,
         "trunc-block-header": m_trunc_block_header,
@@ -575,18 +694,22 @@ def variant(name):
         "block-kind": m_block_kind,
     }
     if name in corrupt:
-        return mutated(corrupt[name], **({"version": VERSION2} if name.startswith("v2") else {}))
+        kw = {"version": VERSION2} if name.startswith("v2") else {}
+        if name.startswith("v3"):
+            kw = {"version": VERSION3, "compact": True}
+        return mutated(corrupt[name], **kw)
     if name == "empty":
         return b"", None, "an empty file"
     raise KeyError(name)
 
 
 VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0",
-            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version3", "median1",
+            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version4", "median1",
             "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
             "short-event", "bad-string", "block-kind", "empty",
             "v2", "v2-big32", "v2-noend", "v2-many", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",
-            "v2-foreign", "v2-cut", "v2-reorder", "v2-dup-cut", "v2-header-flip"]
+            "v2-foreign", "v2-cut", "v2-reorder", "v2-dup-cut", "v2-header-flip",
+            "v2-compact-flag", "v3", "v3-big32", "v3-raw", "v3-flip", "v3-cut", "v3-bad-tag"]
 
 
 def main():

@@ -12,7 +12,11 @@
  * the stream reader on a stream built here: header, registry, time-order
  * merge, labels, unknown codes, version refusal; and the reader fed
  * every truncation and many random mutations (fixed seed) of that
- * stream, which must never crash.
+ * stream, which must never crash.  The compact form (eventpack.c):
+ * events of every letter with extreme and wrapping values round-trip
+ * byte for byte, every cut gives a whole-event prefix, every byte
+ * changed decodes within bounds, and what the encoder cannot pack (an
+ * unknown code, a wrong length) it leaves raw.
  *
  * Run: build/tests/test_eventread (or build/san/tests/test_eventread).
  */
@@ -27,6 +31,7 @@
 #include <math.h>
 #include <cmocka.h>
 
+#include "eventpack.h"
 #include "eventread.h"
 
 
@@ -893,10 +898,10 @@ static void test_stream_versions(void **state)
   BufStruct *b = calloc(1, sizeof *b);
   char lines[4096];
   (void)state;
-  BuildStream(b, 0, 3, 0, 0, NULL);
-  CheckRefused(b, "offset 8: stream version 3.0.0 is not supported: this reader reads 1.0.x and 2.0.x");
+  BuildStream(b, 0, 4, 0, 0, NULL);
+  CheckRefused(b, "offset 8: stream version 4.0.0 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x");
   BuildStream(b, 0, 1, 1, 3, NULL);
-  CheckRefused(b, "offset 8: stream version 1.1.3 is not supported: this reader reads 1.0.x and 2.0.x");
+  CheckRefused(b, "offset 8: stream version 1.1.3 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x");
   BuildStream(b, 1, 1, 0, 65535, "fields a newer minor added");
   assert_int_equal(ReadAll(b->data, b->len, 0, lines, sizeof lines), 8);
   b->len = 30;
@@ -1003,6 +1008,158 @@ static void test_stream_mutations(void **state)
 }
 
 
+/* The compact form.  design/telemetry.txt .compact */
+
+static uint64_t packRandom(uint64_t *x)
+{
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* packEvent -- a raw event of code, in the machine's layout, at p:
+ * fields from the generator, values extreme one time in four */
+static size_t packEvent(unsigned char *p, unsigned code, EventClock clock, uint64_t *x)
+{
+  const EventDescStruct *desc = EventRegistryLookup(&testRegistry, code);
+  size_t at = EVENT_HEADER_LEN;
+  uint32_t codeLength;
+  for (const char *f = desc->format; *f != '\0'; ++f) {
+    uint64_t r = packRandom(x), v = r % 4 == 0 ? UINT64_MAX - r % 3 : r % 4 == 1 ? r % 200 : r;
+    switch (*f) {
+    case 'P': case 'A': { uintptr_t w = (uintptr_t)v; memcpy(p + at, &w, sizeof w); at += sizeof w; break; }
+    case 'W': { EventW w = (EventW)v; memcpy(p + at, &w, sizeof w); at += sizeof w; break; }
+    case 'U': { uint32_t u = (uint32_t)v; memcpy(p + at, &u, 4); at += 4; break; }
+    case 'D': { double d = (double)(int64_t)v / 3.0; memcpy(p + at, &d, 8); at += 8; break; }
+    default: {                                  /* S */
+      size_t n = r % 5 == 0 ? 0 : r % 40;
+      for (size_t i = 0; i < n; ++i)
+        p[at + i] = (unsigned char)('a' + (r >> (i % 50)) % 26);
+      p[at + n] = 0;
+      at += n + 1;
+    }
+    }
+  }
+  codeLength = EVENT_CODE_LENGTH(code, at);
+  memcpy(p, &codeLength, 4);
+  memcpy(p + 4, &clock, 8);
+  return at;
+}
+
+/* packBlock -- raw events of every test code, with clocks that mostly
+ * rise and sometimes fall or jump */
+static size_t packBlock(unsigned char *raw, size_t limit, uint64_t seed)
+{
+  static const unsigned codes[] = {0x0002, 0x0004, 0x0005, 0x0100, 0x0101, 0x0102, 0x0103, 0x0104};
+  uint64_t x = seed;
+  EventClock clock = packRandom(&x);
+  size_t size = 0;
+  while (size + EVENT_SIZE_MAX <= limit) {
+    uint64_t r = packRandom(&x);
+    clock += r % 8 == 0 ? packRandom(&x) : r % 8 == 1 ? (EventClock)-(int64_t)(r % 1000) : r % 300;
+    size += packEvent(raw + size, codes[r % 8], clock, &x);
+  }
+  return size;
+}
+
+/* pack-1.1: every letter round-trips, byte for byte */
+static void test_pack_roundtrip(void **state)
+{
+  static unsigned char raw[65536], packed[65536], back[65536];
+  EventPackStateStruct *pack = malloc(sizeof *pack);
+  EventLayoutStruct native;
+  (void)state;
+  assert_non_null(pack);
+  EventLayoutNative(&native);
+  for (uint64_t seed = 1; seed < 40; ++seed) {
+    size_t rawSize = packBlock(raw, seed % 2 ? sizeof raw : 3000, seed * 0x9E3779B97F4A7C15u);
+    size_t n = EventPackEncode(pack, &testRegistry, raw, rawSize, packed, sizeof packed), out, got;
+    const char *why = NULL;
+    assert_true(n > 0 && n < rawSize);
+    assert_true(EventPackRawSize(packed, n, &got));
+    assert_int_equal(got, rawSize);
+    memset(back, 0xAA, sizeof back);
+    if (!EventPackDecode(pack, packed, n, native.bigEndian, back, sizeof back, &out, &why))
+      fail_msg("seed %u: %s", (unsigned)seed, why);
+    assert_int_equal(out, rawSize);
+    assert_memory_equal(back, raw, rawSize);
+  }
+  free(pack);
+}
+
+/* pack-1.2: every cut decodes to a whole-event prefix and says so; every
+ * byte changed decodes within its bounds (ASan checks the reads) */
+static void test_pack_damage(void **state)
+{
+  static unsigned char raw[8192], packed[8192], back[8192];
+  EventPackStateStruct *pack = malloc(sizeof *pack);
+  EventLayoutStruct native;
+  size_t rawSize, n;
+  uint64_t x = 77;
+  (void)state;
+  assert_non_null(pack);
+  EventLayoutNative(&native);
+  rawSize = packBlock(raw, 4000, 12345);
+  n = EventPackEncode(pack, &testRegistry, raw, rawSize, packed, sizeof packed);
+  assert_true(n > 0);
+  for (size_t cut = 0; cut < n; ++cut) {
+    unsigned char *in = malloc(cut > 0 ? cut : 1);
+    size_t out = 0;
+    const char *why = NULL;
+    memcpy(in, packed, cut);
+    assert_false(EventPackDecode(pack, in, cut, native.bigEndian, back, rawSize, &out, &why));
+    assert_non_null(why);
+    assert_true(out <= rawSize);
+    assert_memory_equal(back, raw, out);
+    for (size_t e = 0; e < out; e += (size_t)EventLoad(raw + e + 2, 2, native.bigEndian))
+      assert_true(e + EventLoad(raw + e + 2, 2, native.bigEndian) <= out);
+    free(in);
+  }
+  for (size_t i = 0; i < n; ++i)
+    for (unsigned t = 0; t < 3; ++t) {
+      unsigned char *in = malloc(n);
+      size_t out = 0;
+      const char *why = NULL;
+      memcpy(in, packed, n);
+      in[i] = (unsigned char)(t == 0 ? in[i] ^ 1 : t == 1 ? 0xFF : packRandom(&x));
+      (void)EventPackDecode(pack, in, n, native.bigEndian, back, rawSize, &out, &why);
+      assert_true(out <= rawSize);
+      free(in);
+    }
+  free(pack);
+}
+
+/* pack-1.3: what the encoder cannot pack stays raw: an unknown code, a
+ * length not the registry's, a string with no NUL, no saving */
+static void test_pack_refused(void **state)
+{
+  static unsigned char raw[4096], packed[8192];
+  EventPackStateStruct *pack = malloc(sizeof *pack);
+  uint64_t x = 5;
+  size_t size;
+  uint32_t codeLength;
+  (void)state;
+  assert_non_null(pack);
+  size = packEvent(raw, 0x0104, 1000, &x);
+  size += packEvent(raw + size, 0x0104, 1010, &x);
+  assert_true(EventPackEncode(pack, &testRegistry, raw, size, packed, sizeof packed) > 0);
+  codeLength = EVENT_CODE_LENGTH(0x0777, EVENT_HEADER_LEN);     /* unknown */
+  memcpy(raw + size, &codeLength, 4);
+  assert_int_equal(EventPackEncode(pack, &testRegistry, raw, size + EVENT_HEADER_LEN, packed,
+                                   sizeof packed), 0);
+  codeLength = EVENT_CODE_LENGTH(0x0104, EVENT_HEADER_LEN + 4);   /* UW is longer */
+  memcpy(raw + size, &codeLength, 4);
+  assert_int_equal(EventPackEncode(pack, &testRegistry, raw, size + EVENT_HEADER_LEN + 4, packed,
+                                   sizeof packed), 0);
+  size = packEvent(raw, 0x0101, 5, &x);
+  raw[size - 1] = 'x';                                          /* no NUL */
+  assert_int_equal(EventPackEncode(pack, &testRegistry, raw, size, packed, sizeof packed), 0);
+  size = packEvent(raw, 0x0102, 5, &x);                         /* 12 bytes: no saving */
+  assert_int_equal(EventPackEncode(pack, &testRegistry, raw, size, packed, 12), 0);
+  free(pack);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -1026,6 +1183,9 @@ int main(void)
     cmocka_unit_test(test_stream_block_faults),
     cmocka_unit_test(test_stream_every_truncation),
     cmocka_unit_test(test_stream_mutations),
+    cmocka_unit_test(test_pack_roundtrip),
+    cmocka_unit_test(test_pack_damage),
+    cmocka_unit_test(test_pack_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

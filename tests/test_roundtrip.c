@@ -23,7 +23,8 @@
  *                  EventFormat prints "0x...[label]"; relabelling.
  *   roundtrip-3.*  blocks: a thread with 4096-byte buffers fills hundreds
  *                  of blocks of three kinds, with events of many sizes;
- *                  none is lost and each kind keeps its order.
+ *                  none is lost and each kind keeps its order; 3.2 the
+ *                  same written compact (EventCompact).
  *   roundtrip-4.*  EventBufferSizeSet's argument checks; no default
  *                  telltale.log when the program adds a stream first.
  */
@@ -633,14 +634,19 @@ static void *emitMany(void *arg)
 }
 
 /* roundtrip-3.1: nothing lost, order kept, across hundreds of blocks */
-static void roundtrip_3_1_small_buffers_many_blocks(void **state)
+/* manyBlocks -- roundtrip-3.1's emission and checks; with compact,
+ * the blocks written compact by EventCompact (design/telemetry.txt
+ * .compact), which is then set back */
+static void manyBlocks(int compact)
 {
   CaptureStruct c;
   EventRecordStruct rec;
   pthread_t thread;
   size_t nextW = 0, nextWS = 0, nextPAW = 0, bytes = 0;
-  (void)state;
+  int was = 0;
   CaptureStart(&c);
+  if (compact)
+    was = EventCompact(1);
   assert_int_equal(EventBufferSizeSet(4096), 0);
   assert_int_equal(pthread_create(&thread, NULL, emitMany, NULL), 0);
   assert_int_equal(pthread_join(thread, NULL), 0);
@@ -683,7 +689,25 @@ static void roundtrip_3_1_small_buffers_many_blocks(void **state)
   /* 4096-byte blocks hold at most 4072 bytes of events each */
   assert_true(c.info->blockCount >= bytes / (4096 - EVENT_BLOCK_HEADER_LEN));
   assert_true(c.info->blockCount > 500);
+  if (compact) {
+    /* every block but those that would not be shorter: none here */
+    assert_int_equal(c.info->compactBlocks, c.info->blockCount);
+    assert_int_equal(EventCompact(was), 1);
+  }
   CaptureClose(&c);
+}
+
+static void roundtrip_3_1_small_buffers_many_blocks(void **state)
+{
+  (void)state;
+  manyBlocks(0);
+}
+
+/* roundtrip-3.2: the same, compact by EventCompact */
+static void roundtrip_3_2_compact_by_call(void **state)
+{
+  (void)state;
+  manyBlocks(1);
 }
 
 
@@ -725,6 +749,7 @@ int main(void)
     cmocka_unit_test(roundtrip_2_2_intern_again_in_new_session),
     cmocka_unit_test(roundtrip_2_3_label_resolves_and_formats),
     cmocka_unit_test(roundtrip_3_1_small_buffers_many_blocks),
+    cmocka_unit_test(roundtrip_3_2_compact_by_call),
     cmocka_unit_test(roundtrip_4_1_buffer_size_checked),
     cmocka_unit_test(roundtrip_4_2_no_default_log),
   };

@@ -288,6 +288,11 @@ extern TELLTALE_API int EventWriterAsync(int async, int drop);
  * Applies to buffers made after the call. */
 extern TELLTALE_API int EventBufferSizeSet(size_t size);
 
+/* EventCompact -- write the log's blocks in the compact form (on 1) or
+ * as the buffers hold them (0, the default); TELLTALE_COMPACT=1 or 0.
+ * Returns the previous setting.  design/telemetry.txt .compact */
+extern TELLTALE_API int EventCompact(int on);
+
 TELLTALE_END_DECLS
 
 #endif /* event_h */

@@ -30,7 +30,8 @@ typedef double EventD;              /* D -- a double */
 typedef uint64_t EventClock;        /* cycle counter value */
 
 /* Stream format version.  design/telemetry.txt .sol.version */
-#define EVENT_VERSION_MAJOR  2      /* the file format changed (2: checked blocks) */
+#define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
+                                       3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
 #define EVENT_VERSION_MINOR  0      /* a telltale event or header field was added */
 
@@ -46,6 +47,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 #define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */
+#define EVENT_BLOCK_COMPACT     0x0020u      /* flags: the data are compact (2.1, eventpack.h) */
 #define EVENT_BLOCK_INDEX_NONE  0xFFFFFFFFu  /* index of a block not written to a log (2.0) */
 #define EVENT_BLOCK_HEADER_LEN_1 24          /* a block header in streams of major 1 */
 #define EVENT_BLOCK_LENGTH_MAX  (64u << 20)  /* the largest block: a buffer of 64 MiB */

@@ -333,10 +333,10 @@ static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t 
     info->major = (unsigned)EventLoad(b + 8, 2, 0);
     info->median = (unsigned)EventLoad(b + 10, 2, 0);
     info->minor = (unsigned)EventLoad(b + 12, 2, 0);
-    if ((info->major != EVENT_VERSION_MAJOR && info->major != 1) || info->median != EVENT_VERSION_MEDIAN) {
+    if (info->major < 1 || info->major > EVENT_VERSION_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
       /* design/telemetry.txt .sol.version .req.back: 1.0.x too */
       eventFormatMessage(msg, msgSize,
-                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x and %" PRIu64 ".%" PRIu64 ".x",
+                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x, 2.0.x and %" PRIu64 ".%" PRIu64 ".x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
                     (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
       return EventStreamREFUSED;

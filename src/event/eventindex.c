@@ -184,25 +184,26 @@ static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const Event
 static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
-  const unsigned char *base = stream->base;
+  size_t start = block->offset + info->blockHeaderLength;
+  const unsigned char *data = block->raw != NULL ? block->raw : stream->base + start;
   const CodeStruct *codes = stream->codes;
   size_t *counts = stream->counts + (size_t)block->kind * stream->registry.eventCount;
   unsigned swap = stream->swap;
-  size_t pos = block->offset + info->blockHeaderLength;
+  size_t pos = 0, size = end - start;
   size_t events = 0;
   EventClock first = info->firstClock, last = info->lastClock;
   int sound = 1;
 
   block->dataEnd = end;
-  while (pos < end) {
+  while (pos < size) {
     EventRecordStruct rec;
     const char *why = "?";
     EventDecodeRes res;
-    if (end - pos >= EVENT_HEADER_LEN) {
-      const unsigned char *p = base + pos;
+    if (size - pos >= EVENT_HEADER_LEN) {
+      const unsigned char *p = data + pos;
       unsigned length = eventLoad16(p + 2, swap);
       CodeStruct c = codes[eventLoad16(p, swap)];
-      if (length == c.length && length != 0 && length <= end - pos) {
+      if (length == c.length && length != 0 && length <= size - pos) {
         EventClock clock = eventLoad64(p + 4, swap);
         ++counts[c.event - 1];
         ++events;
@@ -212,13 +213,13 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
         continue;
       }
     }
-    res = EventDecode(&info->layout, &stream->registry, base + pos, end - pos, &rec, &why);
+    res = EventDecode(&info->layout, &stream->registry, data + pos, size - pos, &rec, &why);
     if (res == EventDecodeEND && info->major < 2) {
-      block->dataEnd = pos;     /* 1.0: code 0 ends the data early */
+      block->dataEnd = start + pos;   /* 1.0: code 0 ends the data early */
       break;
     }
     if (res == EventDecodeTRUNCATED && block->cut) {
-      block->dataEnd = pos;     /* the end of a block cut short: said once, by the caller */
+      block->dataEnd = start + pos;   /* the end of a block cut short: said once, by the caller */
       break;
     }
     if (res == EventDecodeEND) {        /* 2.0: a block holds whole events only */
@@ -240,14 +241,18 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       continue;
     }
     /* EventDecodeTRUNCATED, EventDecodeCORRUPT */
-    block->dataEnd = pos;
-    if (end - pos >= EVENT_HEADER_LEN)
+    block->dataEnd = start + pos;
+    if (block->raw != NULL)             /* its events have no offsets of their own */
+      eventProblemAdd(stream, "offset %" PRIu64 ": compact block's event %" PRIu64 " (code 0x%04" PRIx64 ", %" PRIu64 " bytes expanded): %s",
+                 (uint64_t)(stream->origin + block->offset), (uint64_t)events, (uint64_t)rec.code,
+                 (uint64_t)rec.length, why);
+    else if (size - pos >= EVENT_HEADER_LEN)
       eventProblemAdd(stream, "offset %" PRIu64 ": event code 0x%04" PRIx64 " length %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
-                 (uint64_t)(stream->origin + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
-                 (uint64_t)(end - pos), (uint64_t)(stream->origin + block->offset));
+                 (uint64_t)(stream->origin + start + pos), (uint64_t)rec.code, (uint64_t)rec.length, why,
+                 (uint64_t)(size - pos), (uint64_t)(stream->origin + block->offset));
     else
       eventProblemAdd(stream, "offset %" PRIu64 ": %s (%" PRIu64 " bytes left in the block at offset %" PRIu64 ")",
-                 (uint64_t)(stream->origin + pos), why, (uint64_t)(end - pos),
+                 (uint64_t)(stream->origin + start + pos), why, (uint64_t)(size - pos),
                  (uint64_t)(stream->origin + block->offset));
     sound = 0;
     break;
@@ -257,6 +262,93 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   info->firstClock = first;
   info->lastClock = last;
   return sound;
+}
+
+/* blockExpand -- a compact block's events, expanded into a buffer of
+ * their own (a scan's one buffer), at block->raw; end is where its data
+ * end in the stream.  Returns the end of its expanded events in the
+ * block's positions, for indexEvents.  If its data are not sound (cut
+ * short is for the caller to say), reports it and sets *sound to 0:
+ * the events before the fault are still expanded.
+ * design/telemetry.txt .compact.reader */
+static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, size_t end, int *sound)
+{
+  size_t start = block->offset + stream->info.blockHeaderLength, rawSize, limit, outSize = 0;
+  const unsigned char *in = stream->base + start;
+  size_t inSize = end - start;
+  unsigned char *raw;
+  const char *why = NULL;
+
+  if (stream->pack == NULL && (stream->pack = malloc(sizeof *stream->pack)) == NULL) {
+    stream->outOfMemory = 1;
+    *sound = 0;
+    return start;
+  }
+  if (!EventPackRawSize(in, inSize, &rawSize)) {
+    why = "its raw size is unreadable or more than a block's";
+    limit = 0;
+  } else if (rawSize / EVENT_PACK_RATIO_MAX > inSize) {
+    /* No sound block expands so much: refused before it is allocated,
+     * unless it is cut short (then what its bytes can hold). */
+    if (!block->cut)
+      why = "its raw size is more than its bytes could expand to";
+    limit = block->cut ? inSize * EVENT_PACK_RATIO_MAX : 0;
+  } else {
+    limit = rawSize;
+  }
+  if (stream->read != NULL) {           /* a scan: one buffer, reused */
+    if (limit > stream->scanRawSize) {
+      free(stream->scanRaw);
+      stream->scanRawSize = 0;
+      if ((stream->scanRaw = malloc(limit)) == NULL) {
+        stream->outOfMemory = 1;
+        *sound = 0;
+        return start;
+      }
+      stream->scanRawSize = limit;
+    }
+    raw = stream->scanRaw;
+  } else {
+    if (stream->rawCount == stream->rawCapacity) {
+      size_t capacity = stream->rawCapacity == 0 ? 64 : 2 * stream->rawCapacity;
+      unsigned char **bigger = realloc(stream->raws, capacity * sizeof *bigger);
+      if (bigger == NULL) {
+        stream->outOfMemory = 1;
+        *sound = 0;
+        return start;
+      }
+      stream->raws = bigger;
+      stream->rawCapacity = capacity;
+    }
+    if ((raw = malloc(limit > 0 ? limit : 1)) == NULL) {
+      stream->outOfMemory = 1;
+      *sound = 0;
+      return start;
+    }
+    stream->raws[stream->rawCount++] = raw;
+  }
+  block->raw = raw;
+  if (why == NULL && !EventPackDecode(stream->pack, in, inSize, stream->info.layout.bigEndian,
+                                      raw, limit, &outSize, &why) && block->cut)
+    why = NULL;                         /* cut short: blockCut says so */
+  if (why != NULL && !block->cut) {
+    eventProblemAdd(stream, "offset %" PRIu64 ": %s (thread %" PRIu64 ", kind %" PRIu64 "): the events before the fault are shown",
+               (uint64_t)(stream->origin + block->offset), why, (uint64_t)block->thread,
+               (uint64_t)block->kind);
+    *sound = 0;
+  }
+  return start + outSize;
+}
+
+/* blockEvents -- indexEvents for a block of either form */
+static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
+{
+  int sound = 1;
+  if (block->compact) {
+    end = blockExpand(stream, block, end, &sound);
+    ++stream->info.compactBlocks;
+  }
+  return indexEvents(stream, index, block, end) && sound;
 }
 
 static int threadCompare(const void *a, const void *b)
@@ -328,6 +420,7 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   block->index = h.index;
   block->length = h.length;
   block->cut = h.length > left;
+  block->compact = (h.flags & EVENT_BLOCK_COMPACT) != 0;
   if (h.length < headerLength)
     eventFormatMessage(what, whatSize, "block length %" PRIu64 " is less than the %" PRIu64 "-byte block header",
                   (uint64_t)h.length, (uint64_t)headerLength);
@@ -345,7 +438,14 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
                   (uint64_t)h.length, (uint64_t)left);
   else if (info->major >= 2 && (h.flags & EVENT_BLOCK_CHECKED) == 0)
     eventFormatMessage(what, whatSize, "block has no check");
-  else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check)
+  else if (info->major < 3 && block->compact)  /* .compact.version */
+    eventFormatMessage(what, whatSize, "block is marked compact in a stream of version %" PRIu64 ", which has none",
+                  (uint64_t)info->major);
+  else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+           && !block->compact   /* so that mutated compact data reach the decoder (.test.fuzz) */
+#endif
+          )
     eventFormatMessage(what, whatSize, "block damaged (thread %" PRIu64 ", kind %" PRIu64 ", %" PRIu64 " bytes): its check is 0x%04" PRIx64 ", "
                   "its bytes give 0x%04" PRIx64 ", so none of its events are shown", (uint64_t)h.thread,
                   (uint64_t)h.kind, (uint64_t)h.length, (uint64_t)h.check,
@@ -354,7 +454,8 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
     return 1;
   block->cut = block->cut && h.length >= headerLength && h.length <= EVENT_BLOCK_LENGTH_MAX
                && h.kind < stream->registry.kindCount
-               && (info->major < 2 || h.session == info->session);
+               && (info->major < 2 || h.session == info->session)
+               && (info->major >= 3 || !block->compact);
   return 0;
 }
 
@@ -478,7 +579,7 @@ static void blockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct 
 {
   EventStreamInfoStruct *info = &stream->info;
   ++info->badBlocks;
-  (void)indexEvents(stream, index, block, stream->size);
+  (void)blockEvents(stream, index, block, stream->size);
   eventProblemAdd(stream, "offset %" PRIu64 ": %s: the %" PRIu64 " whole events before the cut are shown, unchecked; the rest of the block is lost",
              (uint64_t)(stream->origin + block->offset), what, (uint64_t)block->events);
   if (block->dataEnd > block->offset + info->blockHeaderLength && !addBlock(stream, block))
@@ -537,7 +638,7 @@ void eventIndexBlocks(EventStreamStruct *stream)
       continue;
     }
     ++info->blockCount;
-    if (!indexEvents(stream, &index, &block, pos + block.length)) {
+    if (!blockEvents(stream, &index, &block, pos + block.length)) {
       ++info->badBlocks;
       if (!resync) {
         if (block.dataEnd > pos + headerLength && !addBlock(stream, &block))
@@ -546,7 +647,7 @@ void eventIndexBlocks(EventStreamStruct *stream)
         info->stopped = pos + block.length < stream->size || stream->read != NULL;
         break;
       }
-      info->skippedBytes += pos + block.length - block.dataEnd;
+      info->skippedBytes += block.compact ? 0 : pos + block.length - block.dataEnd;
     }
     if (block.dataEnd > pos + headerLength && !addBlock(stream, &block)) {
       stream->outOfMemory = 1;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "eventint.h"
+#include "eventpack.h"
 #include "eventread.h"
 
 /* LiveRegionStruct -- a region of the live file no thread is using */
@@ -618,6 +619,7 @@ static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned 
   unsigned char header[EVENT_BLOCK_HEADER_LEN];
   EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
   uint32_t check;
+  unsigned compact;
   int res;
   if (!entry->binary) {
     textMirror(entry, data, size, serial, kind);
@@ -625,14 +627,16 @@ static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned 
   }
   if (entry->failed)
     return;
+  data = EventCompactBlock(&EventRegistry, data, &size, &compact);   /* .compact.writer */
   eventBlockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
-  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED);
+  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED | compact);
   h->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
   check = EventCheck(0, header, EVENT_BLOCK_HEADER_LEN);
   h->check = EventCheck(check, data, size);
   res = PlinthStreamWrite(entry->stream, header, sizeof header);
   if (res == 0)
     res = PlinthStreamWrite(entry->stream, data, size);
+  EventCompactDone(data);
   *failed = res;
 }
 

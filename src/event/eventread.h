@@ -214,6 +214,7 @@ typedef struct EventStreamInfoStruct {
   const EventRegistryStruct *registry;  /* the registry the stream carries */
   /* Found in the blocks when the stream was opened */
   size_t blockCount;            /* blocks read */
+  size_t compactBlocks;         /* of them compact (3.0 on; .compact) */
   size_t eventCount;            /* events with known codes */
   size_t unknownCount;          /* events skipped: code not in the registry */
   size_t clockSyncCount;

@@ -20,15 +20,20 @@
  * libc only.
  */
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "eventpack.h"
 #include "eventread.h"
 
 typedef struct SentStruct {
   uint64_t seq;
   size_t at;                    /* offset of its events in the log */
   size_t bytes;                 /* how many */
+  const unsigned char *data;    /* they are here: in the log, or expanded
+                                   from a compact block (.compact.reader) */
+  size_t expandedAt;            /* then: where in the expansion; else SIZE_MAX */
 } SentStruct;
 
 typedef struct FileStruct {
@@ -68,7 +73,7 @@ static int headerRead(FileStruct *f, const unsigned char *buf, size_t size)
   if (size < EVENT_STREAM_FIXED_LEN || memcmp(buf, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) != 0)
     return 0;
   f->major = (unsigned)EventLoad(buf + 8, 2, 0);
-  if (f->major != 1 && f->major != EVENT_VERSION_MAJOR)
+  if (f->major < 1 || f->major > EVENT_VERSION_MAJOR)
     return 0;
   f->headerLength = (uint32_t)EventLoad(buf + 20, 4, 0);
   if (f->headerLength < EVENT_STREAM_FIXED_LEN || f->headerLength > size)
@@ -106,7 +111,11 @@ static int logBlockSound(const FileStruct *f, size_t offset, EventBlockHeaderStr
   EventBlockDecode(h, p, f->major, f->big);
   return h->length >= f->blockHeaderLength && h->length <= f->size - offset
          && h->session == f->session && (h->flags & EVENT_BLOCK_CHECKED) != 0
-         && EventBlockCheck(p, h->length) == h->check;
+         && (EventBlockCheck(p, h->length) == h->check
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+             || (h->flags & EVENT_BLOCK_COMPACT) != 0   /* as the reader: eventstream.c blockRead */
+#endif
+            );
 }
 
 /* The live file's regions start on pages: this is the least page. */
@@ -139,12 +148,55 @@ static size_t nextMagic(const FileStruct *f, size_t offset)
   return f->size;
 }
 
+/* ExpandedStruct -- the compact blocks of the log, expanded: one
+ * buffer for them all */
+typedef struct ExpandedStruct {
+  EventPackStateStruct *state;
+  unsigned char *base;
+  size_t size, used;
+} ExpandedStruct;
+
+/* expand -- a sound compact block's events, expanded at x->used (then
+ * *dataReturn is NULL), *bytesReturn bytes.  A compact block that does
+ * not decode gives SIZE_MAX bytes: no live block is a prefix of it,
+ * so its live block is not recovered (the reader reports the block).
+ * Returns 0 if out of memory.  design/telemetry.txt .compact.reader */
+static int expand(ExpandedStruct *x, const unsigned char *in, size_t inSize, unsigned big,
+                  const unsigned char **dataReturn, size_t *bytesReturn)
+{
+  size_t rawSize, outSize = 0;
+  const char *why;
+  *bytesReturn = SIZE_MAX;
+  *dataReturn = in;
+  if (!EventPackRawSize(in, inSize, &rawSize) || rawSize / EVENT_PACK_RATIO_MAX > inSize)
+    return 1;
+  if (x->state == NULL && (x->state = malloc(sizeof *x->state)) == NULL)
+    return 0;
+  if (x->size - x->used < rawSize) {
+    size_t size = x->size == 0 ? 1u << 20 : x->size;
+    unsigned char *bigger;
+    while (size - x->used < rawSize)
+      size *= 2;
+    if ((bigger = realloc(x->base, size)) == NULL)
+      return 0;
+    x->base = bigger;
+    x->size = size;
+  }
+  if (EventPackDecode(x->state, in, inSize, big, x->base + x->used, rawSize, &outSize, &why)) {
+    *dataReturn = NULL;         /* x->base moves as it grows: the caller sets it after */
+    *bytesReturn = outSize;
+    x->used += outSize;
+  }
+  return 1;
+}
+
 /* sentCollect -- what the log holds of each sequence number, from its
  * sound blocks; a damaged block is passed over (the reader reports it).
  * Returns the offset where a block cut short by the end of the log
  * starts (left out of the stream: its events are all in its live
  * block), or the log's size. */
-static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *countReturn, int *failed)
+static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *countReturn, int *failed,
+                          ExpandedStruct *x)
 {
   SentStruct *sent = NULL;
   size_t count = 0, limit = 0, offset = f->headerLength, cut = f->size;
@@ -177,10 +229,26 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     }
     sent[count].seq = h.seq;
     sent[count].at = offset + f->blockHeaderLength;
-    sent[count].bytes = dataEnd(f->base + sent[count].at, h.length - f->blockHeaderLength, f->big);
+    sent[count].data = f->base + sent[count].at;
+    sent[count].expandedAt = SIZE_MAX;
+    if ((h.flags & EVENT_BLOCK_COMPACT) != 0 && f->major >= 3) {
+      size_t at = x->used;
+      if (!expand(x, sent[count].data, h.length - f->blockHeaderLength, f->big,
+                  &sent[count].data, &sent[count].bytes)) {
+        *failed = 1;
+        break;
+      }
+      if (sent[count].data == NULL)
+        sent[count].expandedAt = at;   /* data set when the expansion is whole */
+    } else {
+      sent[count].bytes = dataEnd(sent[count].data, h.length - f->blockHeaderLength, f->big);
+    }
     ++count;
     offset += h.length;
   }
+  for (size_t i = 0; i < count; ++i)
+    if (sent[i].expandedAt != SIZE_MAX)
+      sent[i].data = x->base + sent[i].expandedAt;
   if (count > 0)
     qsort(sent, count, sizeof *sent, cmpSent);
   *sentReturn = sent;
@@ -190,7 +258,7 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
 
 /* prefixMatch -- are the log's sends of seq a whole-event prefix of the
  * live block's data[0 .. end)?  Sets *skipReturn to its length. */
-static int prefixMatch(const FileStruct *log, const SentStruct *sent, size_t sentCount, uint64_t seq,
+static int prefixMatch(const SentStruct *sent, size_t sentCount, uint64_t seq,
                        const unsigned char *data, size_t end, unsigned big, size_t *skipReturn)
 {
   size_t lo = 0, hi = sentCount, skip = 0, boundary = 0;
@@ -203,7 +271,7 @@ static int prefixMatch(const FileStruct *log, const SentStruct *sent, size_t sen
   }
   for (; lo < sentCount && sent[lo].seq == seq; ++lo) {
     if (sent[lo].bytes > end - skip
-        || memcmp(log->base + sent[lo].at, data + skip, sent[lo].bytes) != 0)
+        || memcmp(sent[lo].data, data + skip, sent[lo].bytes) != 0)
       return 0;
     skip += sent[lo].bytes;
   }
@@ -294,6 +362,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   uint64_t *liveSeqs = NULL;
   unsigned char *out;
   int failed = 0;
+  ExpandedStruct x = {NULL, NULL, 0, 0};
 
   memset(result, 0, sizeof *result);
   if (!headerRead(&log, logBytes, logSize)) {
@@ -320,9 +389,11 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
     return 1;
   }
 
-  log.size = sentCollect(&log, &sent, &sentCount, &failed);
+  log.size = sentCollect(&log, &sent, &sentCount, &failed, &x);
+  free(x.state);
   out = failed ? NULL : malloc(log.size + liveSize);
   if (out == NULL) {
+    free(x.base);
     free(sent);
     message(msg, msgSize, "out of memory");
     return 1;
@@ -338,6 +409,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
    * moves on by at least a page.  .sol.recover */
   result->logFailed = (liveBytes[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_LOG_FAILED) != 0;
   if (!liveSeqsCollect(&live, &liveSeqs, &liveSeqCount)) {
+    free(x.base);
     free(sent);
     free(out);
     message(msg, msgSize, "out of memory");
@@ -367,7 +439,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
       continue;
     end = dataEnd(data, h.length - live.blockHeaderLength, live.big);
     if (seqTwice(liveSeqs, liveSeqCount, h.seq)
-        || !prefixMatch(&log, sent, sentCount, h.seq, data, end, live.big, &skip)) {
+        || !prefixMatch(sent, sentCount, h.seq, data, end, live.big, &skip)) {
       if (result->rejected++ == 0)
         result->rejectedOffset = offset - h.length;
       continue;
@@ -382,6 +454,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   /* A region claimed but never written is not in the count. */
   result->missing = found < regions ? regions - found : 0;
   free(liveSeqs);
+  free(x.base);
   free(sent);
   *streamReturn = out;
   *sizeReturn = outSize;

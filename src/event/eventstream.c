@@ -156,12 +156,22 @@ static int blockCompare(const void *a, const void *b)
  * position, reading only its header.  Returns 0 if the sequence has no
  * more events.  indexEvents checked every event before dataEnd: each
  * has a code other than 0 and a length from 12 to what is left. */
+/* eventBytes -- the event at pos in a block: in the stream, or in the
+ * block's expansion if it is compact */
+static const unsigned char *eventBytes(const EventStreamStruct *stream, const BlockStruct *block,
+                                       size_t pos)
+{
+  if (block->raw != NULL)
+    return block->raw + (pos - block->offset - stream->info.blockHeaderLength);
+  return stream->base + pos;
+}
+
 static int seqSeek(EventStreamStruct *stream, SeqStruct *seq)
 {
   while (seq->block < seq->blockLimit) {
     const BlockStruct *block = &stream->blocks[seq->block];
     if (seq->pos < block->dataEnd) {
-      const unsigned char *p = stream->base + seq->pos;
+      const unsigned char *p = eventBytes(stream, block, seq->pos);
       unsigned event = stream->codes[eventLoad16(p, stream->swap)].event;
       unsigned length = eventLoad16(p + 2, stream->swap);
       if (event != 0) {
@@ -371,6 +381,11 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->paramStrings);
   free(stream->events);
   free(stream->kinds);
+  for (i = 0; i < stream->rawCount; ++i)
+    free(stream->raws[i]);
+  free(stream->raws);
+  free(stream->scanRaw);
+  free(stream->pack);
   free(stream);
 }
 
@@ -398,7 +413,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
     return stream->problemCount > 0 || stream->outOfMemory ? EventStreamERROR : EventStreamEND;
   seq = &stream->seqs[stream->heap[0]];
   block = &stream->blocks[seq->block];
-  p = stream->base + seq->pos;
+  p = eventBytes(stream, block, seq->pos);
   memset(recReturn, 0, sizeof *recReturn);
   recReturn->code = eventLoad16(p, stream->swap);
   recReturn->length = eventLoad16(p + 2, stream->swap);
@@ -407,7 +422,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   (void)EventDecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
   recReturn->thread = block->thread;
   recReturn->kind = block->kind;
-  recReturn->offset = seq->pos;
+  recReturn->offset = block->raw != NULL ? block->offset : seq->pos;  /* compact: the block's */
 
   seq->pos += recReturn->length;
   if (!seqSeek(stream, seq))
@@ -417,7 +432,7 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   /* design/telemetry.txt .req.intern */
   if (rec->code == EVENT_CODE_INTERN && eventIsFormat(rec->desc, "WS")) {
     if (eventTableSet(&stream->interns, rec->values[0].u,
-                 (uint64_t)((const unsigned char *)rec->values[1].s - stream->base)))
+                 (uint64_t)(uintptr_t)rec->values[1].s))
       stream->outOfMemory = 1;
   } else if (rec->code == EVENT_CODE_LABEL && eventIsFormat(rec->desc, "AW")) {
     if (eventTableSet(&stream->labels, rec->values[0].u, rec->values[1].u))
@@ -437,7 +452,7 @@ const char *EventStreamLabel(void *closure, uint64_t address)
   string = eventTableFind(&stream->interns, label->value);
   if (string == NULL || !string->used)
     return NULL;
-  return (const char *)stream->base + string->value;
+  return (const char *)(uintptr_t)string->value;
 }
 
 

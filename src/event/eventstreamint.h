@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "eventpack.h"
 #include "eventread.h"
 
 /* TableStruct -- a hash table from 64-bit keys to 64-bit values, for
@@ -55,6 +56,9 @@ typedef struct BlockStruct {
   uint32_t index;               /* its place in the log (2.0 on), or NONE */
   uint32_t length;              /* as its header says */
   int cut;                      /* it runs past the end of the stream */
+  int compact;                  /* its data are compact (.compact) */
+  const unsigned char *raw;     /* then: its events expanded, at offset + block header
+                                   length on; NULL if raw (.compact.reader) */
   size_t events;                /* known events in it */
 } BlockStruct;
 
@@ -129,12 +133,20 @@ struct EventStreamStruct {
   size_t *heap;                 /* indexes of seqs, a min-heap by EventBefore */
   size_t heapCount;
 
-  TableStruct interns;          /* string id -> offset of the string in the stream */
+  TableStruct interns;          /* string id -> the string (in the stream, or an expansion) */
   TableStruct labels;           /* address -> string id */
 
   char **problems;
   size_t problemCount, problemCapacity;
   int outOfMemory;
+
+  /* Compact blocks, expanded (.compact.reader): each block's own
+   * buffer, kept until the stream is closed; a scan reuses one. */
+  EventPackStateStruct *pack;
+  unsigned char **raws;
+  size_t rawCount, rawCapacity;
+  unsigned char *scanRaw;
+  size_t scanRawSize;
 };
 
 

@@ -175,8 +175,10 @@ static void readStream(EventStreamStruct *stream, size_t streamSize, size_t line
     checkLine(line, lineSize, n);
     sinkString(EventStreamLabel(stream, rec.values[0].u));
     ++events;
-    /* Each event is returned once: never more than the bytes hold. */
-    promise(events <= streamSize / EVENT_HEADER_LEN);
+    /* Each event is returned once: never more than the bytes hold (in
+     * a compact block an event takes 2 bytes or more: a tag and a
+     * clock; design/telemetry.txt .compact.encoding). */
+    promise(events <= streamSize / (info->compactBlocks > 0 ? 2 : EVENT_HEADER_LEN));
   }
   promise(res == EventStreamEND || res == EventStreamERROR);
 
@@ -297,9 +299,9 @@ static EventKeyStruct *eventKeys(const unsigned char *buf, size_t size, unsigned
   *countReturn = 0;
   if (EventStreamOpen(&stream, buf, size, options, msg, sizeof msg) != EventStreamOK)
     return NULL;
-  keys = malloc((size / EVENT_HEADER_LEN + 1) * sizeof *keys);
+  keys = malloc((size / 2 + 1) * sizeof *keys);   /* a compact event is 2 bytes or more */
   promise(keys != NULL);
-  while (EventStreamNext(stream, &rec) == EventStreamOK && count <= size / EVENT_HEADER_LEN) {
+  while (EventStreamNext(stream, &rec) == EventStreamOK && count <= size / 2) {
     EventKeyStruct key = {rec.clock, rec.thread, rec.kind, rec.code};
     keys[count++] = key;
   }

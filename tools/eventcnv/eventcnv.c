@@ -680,6 +680,10 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
            (unsigned long)info->badBlocks, (unsigned long)info->missingBlocks,
            (unsigned long)info->duplicateBlocks, (unsigned long)info->misorderedBlocks,
            (unsigned long)info->skippedBytes);
+  if (info->compactBlocks > 0)  /* design/telemetry.txt .compact */
+    printf("compact       %lu of the blocks read, %.2f bytes per event in the file\n",
+           (unsigned long)info->compactBlocks,
+           info->eventCount > 0 ? (double)info->streamSize / (double)info->eventCount : 0.0);
   {
     char ending[8192];
     Ending(ending, sizeof ending, info);
