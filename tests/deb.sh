@@ -16,8 +16,8 @@
 #              run's log decodes with the packaged eventcnv
 #   cmake      the same with CMake's find_package(telltale)
 # Prints "ok NAME", "FAIL NAME: why" or "skip NAME: why" per case, then
-# "N passed, N failed"; exits 77 when dpkg-buildpackage or debhelper is
-# missing.
+# "N passed, N failed"; exits 1 on a failure, else 77 when a case was
+# skipped or dpkg-buildpackage or debhelper is missing.
 
 set -u
 cd "$(dirname "$0")/.."
@@ -28,11 +28,14 @@ trap 'rm -rf "$tmp"' EXIT
 
 ok()   { passed=$((passed + 1)); echo "ok $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+skipped=0
 have() { command -v "$1" >/dev/null 2>&1; }
+skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
 finish() {
   echo "$passed passed, $failed failed"
-  [ $failed -eq 0 ]
-  exit
+  [ $failed -eq 0 ] || exit 1
+  [ $skipped -eq 0 ] || exit 77    # a case that could not run is not passed
+  exit 0
 }
 
 if ! have dpkg-buildpackage || ! have dh; then
@@ -88,7 +91,7 @@ if [ -n "$why" ]; then fail contents "$why"; else ok contents; fi
 
 # lintian
 if ! have lintian; then
-  echo "skip lintian: no lintian"
+  skip lintian "no lintian"
 else
   lintian -I --tag-display-limit 0 "$tmp/src/telltale_${version}_$arch.changes" 2>/dev/null >"$tmp/lintian"
   if grep -qE '^[EW]:' "$tmp/lintian"; then
@@ -127,7 +130,7 @@ else
   client make "$tmp/make" ./pool
 fi
 if ! have cmake; then
-  echo "skip cmake: no cmake"
+  skip cmake "no cmake"
 else
   cp -r examples/pool "$tmp/cmake"
   if ! (cd "$tmp/cmake" && cmake -S . -B out -DCMAKE_PREFIX_PATH="$root/usr" && cmake --build out) >"$tmp/out" 2>&1; then

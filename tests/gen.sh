@@ -23,7 +23,8 @@
 # no event has, fails to compile naming the event's format (.gen.check),
 # under gcc and clang; strings with C escapes, "*/" and odd file names
 # compile; kinds merge; events named like runtime types compile; the
-# registries are valid C (tests/gen/registry.c); the golden outputs
+# registries are valid C (tests/gen/registry.c); --with takes a shipped
+# registry by name (--with malloc); the golden outputs
 # (tests/gen/expect/) match; telltale's codes are asserted (.gen.assert);
 # /dev/zero and a failed write are clean errors.
 #
@@ -159,6 +160,16 @@ valid core eventdef.h
 valid pool examples/pool/eventdef.h --core "$CORE" --with src/malloc/eventdef.h
 valid test tests/eventdef.h --core "$CORE"
 generate malloc "$tmp/malloc.a" src/malloc/eventdef.h --core "$CORE"
+
+# --with NAME is the registry that ships as src/NAME/eventdef.h
+# (.pack.gen): the same output as its path gives.
+if generate with-name "$tmp/with-name" examples/pool/eventdef.h --core "$CORE" --with malloc; then
+  if diff -r "$tmp/pool.a" "$tmp/with-name" >/dev/null; then
+    ok valid/with-name
+  else
+    fail valid/with-name "--with malloc differs from --with src/malloc/eventdef.h"
+  fi
+fi
 
 # A client registry without telltale's own events, generated alone,
 # would write logs that cannot be read: gen refuses it.
