@@ -34,6 +34,12 @@
 #                      ends clean; a program that does the same and execs
 #                      another: LOG.exec1 keeps its 1000 pairs, LOG is
 #                      the new image's
+#   exec-end           replay of LOG.exec1 (the exec'ing image's log, no
+#                      StreamEnd) says the log ends at an exec, not that
+#                      the program died, exit 0
+#   bash-exec          record OUT -- bash -c 'CXX; CXX' (bash execs its last
+#                      command): OUT.exec1 is bash's and ends at its exec,
+#                      OUT the last CXX's, clean
 #   cxx-child          record OUT -- bash -c 'CXX; true', where CXX is a C++
 #                      program (libstdc++ allocates before the recorder's
 #                      constructor): OUT keeps bash's log, OUT.PID holds
@@ -206,6 +212,14 @@ EOF
     else
       bad exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, exec.log is ${prog2:-nothing}'s"
     fi
+    "$replay" -q exec.log.exec1 >exec1.txt 2>exec1.err
+    r=$?
+    if [ $r -eq 0 ] && grep -q "exec.log.exec1: the log ends where the program exec'd another" exec1.err &&
+       ! grep -q "died" exec1.err && [ "$(row exec1.txt malloc)" -ge 1000 ]; then
+      ok exec-end
+    else
+      bad exec-end "exit $r: $(head -3 exec1.err)"
+    fi
   else
     bad exit-exec "cannot compile: $(head -2 ends.err)"
   fi
@@ -223,6 +237,17 @@ if [ "$rec" = "$cfg" ]; then
       ok cxx-child
     else
       bad cxx-child "cxx.log is ${parent:-nothing}'s, cxx.log.* ${child:-nothing}'s, clean ends $ends"
+    fi
+    TELLTALE_PRELOAD="$preload" "$top/tools/replay/record" bx.log -- bash -c './cxx; ./cxx' >/dev/null 2>&1
+    last=$("$top/$cfg/eventcnv" --header bx.log 2>/dev/null | grep -c -e '^program  *cxx$' -e '^end  *clean')
+    shell=$("$top/$cfg/eventcnv" --header bx.log.exec1 2>/dev/null | sed -n 's/^program  *//p')
+    "$replay" -q bx.log.exec1 >bx.txt 2>bx.err
+    r=$?
+    if [ "$last" = 2 ] && [ "$shell" = bash ] && [ $r -eq 0 ] && [ "$(row bx.txt malloc)" -gt 0 ] &&
+       grep -q "the log ends where the program exec'd another" bx.err && ! grep -q died bx.err; then
+      ok bash-exec
+    else
+      bad bash-exec "bx.log: $last of cxx and clean; bx.log.exec1 is ${shell:-nothing}'s; replay exit $r: $(head -2 bx.err)"
     fi
   else
     bad cxx-child "cannot compile C++: $(head -2 cxx.err)"

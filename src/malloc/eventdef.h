@@ -25,6 +25,11 @@
  * it (design/telemetry.txt .malloc.order).  An in-place realloc, a
  * realloc(NULL, n) and a failed one are one Realloc event.
  *
+ * Exec: an exec replaces the image without ending the session (it may
+ * fail), so the log it leaves has no StreamEnd; Exec, emitted just before
+ * every buffer is sent, says the log ends at an exec, not a death
+ * (design/telemetry.txt .malloc.ends).
+ *
  * Sizes: an event is its 12-byte header and its fields, so Malloc is 28
  * bytes and Free 20 on a 64-bit platform (design/telemetry.txt
  * .stream.event).  A failed allocation records a null result.
@@ -50,6 +55,7 @@
   RELATION( AlignedAlloc , 0x0206, TRUE  , Malloc, WWP  ) \
   RELATION( PosixMemalign, 0x0207, TRUE  , Malloc, WWPU ) \
   RELATION( ReallocMove  , 0x0208, TRUE  , Malloc, P    ) \
+  RELATION( Exec         , 0x0209, TRUE  , Malloc, S    ) \
   RELATION( PoolCreate   , 0x0210, TRUE  , Pool  , PPWS ) \
   RELATION( PoolDestroy  , 0x0211, TRUE  , Pool  , PW   ) \
   RELATION( PoolAlloc    , 0x0212, TRUE  , Object, PAW  ) \
@@ -69,6 +75,8 @@
     PARAM(W, size,   "the new size, in bytes") \
   DOC(ReallocMove, "a realloc that moved its block began: it released the old one") \
     PARAM(P, old, "the block passed in; the Realloc event that follows names its result") \
+  DOC(Exec, "the program is calling exec: every event before this one is in the log") \
+    PARAM(S, path, "the program or file named to the exec call; a later event of the thread means the exec failed") \
   DOC(Free, "free released a block; null is recorded as it was passed") \
     PARAM(P, pointer, "the block") \
   DOC(FreeSized, "a sized free (free_sized, free_aligned_sized) released a block") \

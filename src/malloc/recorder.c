@@ -527,10 +527,14 @@ static void beforeExit(void)
   }
 }
 
-static void beforeExec(void)
+/* beforeExec -- Exec(path), then every buffer sent: the log the exec
+ * leaves has no StreamEnd, and Exec tells the tools it ended at an exec,
+ * not a death */
+static void beforeExec(const char *path)
 {
   if (ours()) {
     inside = 1;
+    EVENT_S(Exec, path);
     (void)EventFlushAll();
     inside = 0;
   }
@@ -554,31 +558,33 @@ void _Exit(int status)
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-  beforeExec();
+  beforeExec(path);
   return REAL("execve", int (*)(const char *, char *const[], char *const[]))(path, argv, envp);
 }
 
 int execv(const char *path, char *const argv[])
 {
-  beforeExec();
+  beforeExec(path);
   return REAL("execv", int (*)(const char *, char *const[]))(path, argv);
 }
 
 int execvp(const char *file, char *const argv[])
 {
-  beforeExec();
+  beforeExec(file);
   return REAL("execvp", int (*)(const char *, char *const[]))(file, argv);
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-  beforeExec();
+  beforeExec(file);
   return REAL("execvpe", int (*)(const char *, char *const[], char *const[]))(file, argv, envp);
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
-  beforeExec();
+  char name[32];
+  (void)snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+  beforeExec(name);
   return REAL("fexecve", int (*)(int, char *const[], char *const[]))(fd, argv, envp);
 }
 

@@ -66,7 +66,7 @@ const char *const anomalyName[ANOMALY_LIMIT] = {
 typedef enum EvKind {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvFreeSized, EvMemalign, EvAlignedAlloc,
   EvPosixMemalign, EvReallocMove, EvPoolCreate, EvPoolDestroy, EvPoolAlloc, EvPoolFree, EvThreadExit,
-  EV_LIMIT
+  EvExec, EV_LIMIT
 } EvKind;
 
 typedef struct EvDescStruct {
@@ -89,6 +89,7 @@ static const EvDescStruct evDesc[EV_LIMIT] = {
   [EvPoolAlloc] = {"PoolAlloc", {"pool", "addr", "size"}},
   [EvPoolFree] = {"PoolFree", {"pool", "addr", "size"}},
   [EvThreadExit] = {"ThreadExit", {"thread"}},
+  [EvExec] = {"Exec", {NULL}},
 };
 
 static unsigned char codeEv[65536];            /* stream code -> EvKind */
@@ -493,6 +494,11 @@ static void reallocEvent(const EventRecordStruct *rec, const uint64_t *v)
   submit(rec->thread, &op);
 }
 
+/* An Exec event that is the last of its thread: the log ends at an exec
+ * (src/malloc/eventdef.h), not a death.  design/telemetry.txt .replay.log */
+static int execLast;
+static uint32_t execThread;
+
 /* replayEvent -- dispatch one recorded event */
 static void replayEvent(const EventRecordStruct *rec)
 {
@@ -500,6 +506,8 @@ static void replayEvent(const EventRecordStruct *rec)
   uint64_t v[4];
   for (unsigned i = 0; i < 4; ++i)
     v[i] = rec->values[codeParam[rec->code][i]].u;
+  if (execLast && rec->thread == execThread && ev != EvNone)
+    execLast = 0;               /* the exec failed: the thread went on */
   switch (ev) {
   case EvNone:
   case EV_LIMIT:
@@ -537,6 +545,10 @@ static void replayEvent(const EventRecordStruct *rec)
   case EvThreadExit:
     if (!opt.serial)
       execThreadExit((uint32_t)v[0]);
+    break;
+  case EvExec:
+    execLast = 1;
+    execThread = rec->thread;
     break;
   case EvPoolCreate:
     ++result.ops[OpPoolCreate];
@@ -800,6 +812,7 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
 {
   EventStreamRes res;
   EventRecordStruct rec;
+  int streamEnd;
   skewTicks = EventStreamInfo(stream)->clockHz != 0
               ? EventStreamInfo(stream)->clockHz / (1000000000u / SKEW_NS) : SKEW_NS;
   while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
@@ -822,7 +835,9 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
     snprintf(result.damage, sizeof result.damage, "%s",
              n > 0 ? EventStreamProblem(stream, 0) : "cannot read the stream");
   }
-  result.unclean = !EventStreamInfo(stream)->streamEnd;
+  streamEnd = EventStreamInfo(stream)->streamEnd;
+  result.execEnd = !streamEnd && execLast;
+  result.unclean = !streamEnd && !execLast;
 }
 
 /* releaseAll -- what the program never freed is freed now, untimed,
@@ -975,6 +990,9 @@ static int runChild(size_t i, char **argv0)
 /* logSay -- how the log ended, on stderr; 1 if it was damaged */
 static int logSay(const ResultStruct *r)
 {
+  if (r->execEnd)
+    fprintf(stderr, "replay: %s: the log ends where the program exec'd another (no StreamEnd, "
+            "but an Exec event last): every event before the exec is in it\n", opt.log);
   if (r->unclean)
     fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it%s", opt.log, r->recovered > 0 ? "; " : "\n");
