@@ -20,7 +20,14 @@
 #   handoff            tests/malloc_handoff (blocks freed by another thread
 #                      tens of ns after they were allocated) recorded 20
 #                      times: no anomaly in any replay, though the clock
-#                      can put a free before its allocation (.replay.skew)
+#                      can put a free before its allocation (.replay.skew);
+#                      says how many such inversions the logs held
+#   skew-order         a log with clocks out of causal order by hand
+#                      (malloc_events skew): a cross-thread free stamped
+#                      50 ns before its allocation and an address's reuse
+#                      stamped 50 ns before its free are no anomaly; a free
+#                      900 us before its address is allocated is 1 unknown
+#                      free
 #   threads-jemalloc   the same counts replayed against jemalloc (build/
 #                      and build/clang, when libjemalloc2 is installed)
 #   record-command     tools/replay/record OUT -- CMD writes OUT, and a
@@ -150,16 +157,34 @@ else
 fi
 handoff="$top/$rec/tests/malloc_handoff"
 anomalies=""
+inversions=0
 for i in $(seq 1 20); do
   TELLTALE_FILE=handoff.log LD_PRELOAD="$preload" "$handoff" 50000
   "$replay" -q handoff.log >handoff.txt 2>&1
   a=$(anom handoff.txt)
   [ "$a" = "0 0 0" ] || anomalies="$anomalies run $i: $a;"
+  # frees of a block not live, and allocations of an address live, in
+  # the log's own order by clock: what replay had to put right
+  n=$("$top/$cfg/eventcnv" handoff.log 2>/dev/null | awk '
+    $5 == "Malloc" { split($NF, a, "="); if (live[a[2]]) n++; live[a[2]] = 1 }
+    $5 == "Free" { split($NF, a, "="); if (!live[a[2]]) n++; delete live[a[2]] }
+    END { print n + 0 }')
+  inversions=$((inversions + n))
 done
 if [ -z "$anomalies" ] && [ "$(row handoff.txt malloc)" -ge 100000 ]; then
+  echo "  (handoff: $inversions events out of causal order by clock in the 20 logs, put right)"
   ok handoff
 else
   bad handoff "unknown/double/duplicate:$anomalies"
+fi
+TELLTALE_FILE=skew.log "$events" skew >skew.expected
+"$replay" skew.log >skew.txt 2>skew.err
+r=$?
+if [ $r -eq 0 ] && [ "$(anom skew.txt)" = "1 0 0" ] && [ "$(row skew.txt malloc) $(row skew.txt free)" = "4 5" ] &&
+   [ "$(grep -c 'unknown free of 0x10300' skew.err)" = 1 ] && [ "$(grep -c 'replay: offset' skew.err)" = 1 ]; then
+  ok skew-order
+else
+  bad skew-order "exit $r, unknown/double/duplicate $(anom skew.txt): $(head -3 skew.err)"
 fi
 if [ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
   "$replay" -q -a glibc,jemalloc work.log >je.txt 2>&1
