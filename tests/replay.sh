@@ -33,6 +33,19 @@
 #   record-command     tools/replay/record OUT -- CMD writes OUT, and a
 #                      program CMD runs writes OUT.PID
 #   file-default       without TELLTALE_FILE: telltale-malloc.PID.log
+#   stacks-fp          TELLTALE_STACKS=16 on a program built with frame
+#                      pointers (main -> outer -> middle -> leaf -> malloc):
+#                      the stack its allocations name, symbolised by
+#                      addr2line through the log's MapExec events, is
+#                      leaf middle outer main; replay counts are those of
+#                      a log without stacks, 0 anomalies
+#   stacks-dwarf       TELLTALE_STACKS=16:dwarf on the same program built
+#                      without frame pointers: the same four frames
+#                      (libunwind8; skipped where it is not installed)
+#   stacks-fork        TELLTALE_STACKS=8 on a program that allocates, then
+#                      forks a child that allocates from the same place
+#                      and calls _exit: each log defines every stack id
+#                      it uses
 #   file-refused       TELLTALE_FILE a symbolic link, or a file that is not a
 #                      telltale log: left as it was, said once, exit 0
 #                      (.plinth.stream.file)
@@ -214,6 +227,7 @@ int main(int argc, char **argv)
     execlp("true", "true", (char *)NULL);
     return 1;
   }
+  pairs();                      /* the same stacks as the child's, defined here first */
   if (fork() == 0) {
     pairs();
     _exit(0);
@@ -276,6 +290,78 @@ if [ "$rec" = "$cfg" ]; then
     fi
   else
     bad cxx-child "cannot compile C++: $(head -2 cxx.err)"
+  fi
+fi
+if [ "$rec" = "$cfg" ]; then
+  cat >deep.c <<'EOF'
+#include <stdlib.h>
+void *volatile keep;
+__attribute__((noinline)) void leaf(int i) { keep = malloc(32 + i % 8); free(keep); }
+__attribute__((noinline)) void middle(int i) { leaf(i); __asm__ volatile(""); }
+__attribute__((noinline)) void outer(int i) { middle(i); __asm__ volatile(""); }
+int main(void) { for (int i = 0; i < 10000; ++i) outer(i); return 0; }
+EOF
+  # frames LOG PROG -- the innermost four frames of the stack most of
+  # LOG's MallocAt events name, as PROG's function names
+  frames() {
+    "$top/$cfg/eventcnv" "$1" 2>/dev/null | awk -v prog="$PWD/$2" '
+      function hex(s,  v, i) {
+        v = 0; s = tolower(substr(s, 3))
+        for (i = 1; i <= length(s); ++i) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+        return v }
+      $5 == "MallocAt" { split($NF, a, "="); n[a[2]]++ }
+      $5 == "StackFrames" { split($6, a, "="); def[a[2]] = $0 }
+      $5 == "MapExec" && index($0, "path=\"" prog "\"") {
+        split($6, a, "="); split($7, b, "="); split($8, c, "=")
+        lo[++m] = hex(a[2]); hi[m] = hex(b[2]); off[m] = c[2] + 0 }
+      END {
+        for (id in n) if (n[id] > best) { best = n[id]; top = id }
+        split(def[top], f, " ")
+        for (i = 9; i <= 12; ++i) {
+          split(f[i], p, "="); pc = hex(p[2])
+          for (j = 1; j <= m; ++j) if (pc >= lo[j] && pc < hi[j]) printf "0x%x\n", pc - lo[j] + off[j] - 1
+        } }' | addr2line -f -e "$2" | sed -n '1~2p' | tr '\n' ' '
+  }
+  if command -v addr2line >/dev/null &&
+     cc -O2 -g -fno-omit-frame-pointer deep.c -o deep-fp 2>deep.err &&
+     cc -O2 -g -fomit-frame-pointer deep.c -o deep-nofp 2>>deep.err; then
+    TELLTALE_STACKS=16 TELLTALE_FILE=deep.log LD_PRELOAD="$preload" ./deep-fp
+    TELLTALE_FILE=deep0.log LD_PRELOAD="$preload" ./deep-fp
+    got=$(frames deep.log deep-fp)
+    "$replay" -q deep.log >deep.txt 2>&1
+    "$replay" -q deep0.log >deep0.txt 2>&1
+    if [ "$got" = "leaf middle outer main " ] && [ "$(counts deep.txt)" = "$(counts deep0.txt)" ] &&
+       [ "$(row deep.txt malloc)" -ge 10000 ] && [ "$(anom deep.txt)" = "0 0 0" ]; then
+      ok stacks-fp
+    else
+      bad stacks-fp "frames '$got'; counts $(counts deep.txt | tr '\n' ' ') against $(counts deep0.txt | tr '\n' ' ')"
+    fi
+    if [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
+      TELLTALE_STACKS=16:dwarf TELLTALE_FILE=deepd.log LD_PRELOAD="$preload" ./deep-nofp 2>deepd.err
+      got=$(frames deepd.log deep-nofp)
+      if [ "$got" = "leaf middle outer main " ] && [ ! -s deepd.err ]; then
+        ok stacks-dwarf
+      else
+        bad stacks-dwarf "frames '$got': $(head -2 deepd.err)"
+      fi
+    else
+      echo "skip stacks-dwarf: libunwind.so.8 is not installed (Debian libunwind8)"
+    fi
+  else
+    bad stacks-fp "cannot compile, or no addr2line: $(head -2 deep.err)"
+  fi
+  rm -f ends.log*
+  TELLTALE_STACKS=8 TELLTALE_FILE=ends.log LD_PRELOAD="$preload" ./ends
+  undefined=$(for f in ends.log ends.log.*; do
+    "$top/$cfg/eventcnv" "$f" 2>/dev/null | awk -v f="$f" '
+      $5 == "StackFrames" { split($6, a, "="); def[a[2]] = 1 }
+      $5 ~ /At$/ { split($NF, a, "="); used[a[2]] = 1; n++ }
+      END { for (id in used) if (id != 0 && !(id in def)) u++; print f, n + 0, u + 0 }'
+  done)
+  if [ "$(echo "$undefined" | wc -l)" = 2 ] && ! echo "$undefined" | awk '$2 == 0 || $3 != 0' | grep -q .; then
+    ok stacks-fork
+  else
+    bad stacks-fork "logs, stacked events, undefined ids: $(echo "$undefined" | tr '\n' ';')"
   fi
 fi
 if [ "$rec" = "$cfg" ]; then

@@ -72,24 +72,25 @@ typedef enum EvKind {
 typedef struct EvDescStruct {
   const char *name;
   const char *params[4];        /* the parameters read, in the order used below */
+  const char *at;               /* its twin with a call stack (.stacks), read alike */
 } EvDescStruct;
 
 static const EvDescStruct evDesc[EV_LIMIT] = {
-  [EvMalloc] = {"Malloc", {"size", "result"}},
-  [EvCalloc] = {"Calloc", {"count", "size", "result"}},
-  [EvRealloc] = {"Realloc", {"old", "result", "size"}},
-  [EvFree] = {"Free", {"pointer"}},
-  [EvFreeSized] = {"FreeSized", {"pointer"}},
-  [EvMemalign] = {"Memalign", {"alignment", "size", "result"}},
-  [EvAlignedAlloc] = {"AlignedAlloc", {"alignment", "size", "result"}},
-  [EvPosixMemalign] = {"PosixMemalign", {"alignment", "size", "result"}},
-  [EvReallocMove] = {"ReallocMove", {"old"}},
-  [EvPoolCreate] = {"PoolCreate", {"pool", "size"}},
-  [EvPoolDestroy] = {"PoolDestroy", {"pool"}},
-  [EvPoolAlloc] = {"PoolAlloc", {"pool", "addr", "size"}},
-  [EvPoolFree] = {"PoolFree", {"pool", "addr", "size"}},
-  [EvThreadExit] = {"ThreadExit", {"thread"}},
-  [EvExec] = {"Exec", {NULL}},
+  [EvMalloc] = {"Malloc", {"size", "result"}, "MallocAt"},
+  [EvCalloc] = {"Calloc", {"count", "size", "result"}, "CallocAt"},
+  [EvRealloc] = {"Realloc", {"old", "result", "size"}, "ReallocAt"},
+  [EvFree] = {"Free", {"pointer"}, NULL},
+  [EvFreeSized] = {"FreeSized", {"pointer"}, NULL},
+  [EvMemalign] = {"Memalign", {"alignment", "size", "result"}, "MemalignAt"},
+  [EvAlignedAlloc] = {"AlignedAlloc", {"alignment", "size", "result"}, "AlignedAllocAt"},
+  [EvPosixMemalign] = {"PosixMemalign", {"alignment", "size", "result"}, "PosixMemalignAt"},
+  [EvReallocMove] = {"ReallocMove", {"old"}, NULL},
+  [EvPoolCreate] = {"PoolCreate", {"pool", "size"}, NULL},
+  [EvPoolDestroy] = {"PoolDestroy", {"pool"}, NULL},
+  [EvPoolAlloc] = {"PoolAlloc", {"pool", "addr", "size"}, NULL},
+  [EvPoolFree] = {"PoolFree", {"pool", "addr", "size"}, NULL},
+  [EvThreadExit] = {"ThreadExit", {"thread"}, NULL},
+  [EvExec] = {"Exec", {NULL}, NULL},
 };
 
 static unsigned char codeEv[65536];            /* stream code -> EvKind */
@@ -594,7 +595,8 @@ static void findEvents(const EventRegistryStruct *reg)
     const EventDescStruct *d = &reg->events[i];
     for (unsigned ev = EvMalloc; ev < EV_LIMIT; ++ev) {
       unsigned ok = 1, idx[4] = {0, 0, 0, 0};
-      if (strcmp(d->name, evDesc[ev].name) != 0 || d->code > 0xFFFF)
+      if ((strcmp(d->name, evDesc[ev].name) != 0 &&
+           (evDesc[ev].at == NULL || strcmp(d->name, evDesc[ev].at) != 0)) || d->code > 0xFFFF)
         continue;
       for (unsigned p = 0; p < 4 && evDesc[ev].params[p] != NULL; ++p) {
         unsigned j;
