@@ -57,6 +57,9 @@
 #   exec-end           replay of LOG.exec1 (the exec'ing image's log, no
 #                      StreamEnd) says the log ends at an exec, not that
 #                      the program died, exit 0
+#   cxx-direct         the C++ program recorded directly: its log is whole,
+#                      each block once (the reader refuses a repeated
+#                      block), every allocation in it, ended clean
 #   bash-exec          record OUT -- bash -c 'CXX; CXX' (bash execs its last
 #                      command): OUT.exec1 is bash's and ends at its exec,
 #                      OUT the last CXX's, clean
@@ -276,6 +279,16 @@ if [ "$rec" = "$cfg" ]; then
       ok cxx-child
     else
       bad cxx-child "cxx.log is ${parent:-nothing}'s, cxx.log.* ${child:-nothing}'s, clean ends $ends"
+    fi
+    TELLTALE_FILE=cxxd.log LD_PRELOAD="$preload" ./cxx
+    "$top/$cfg/eventcnv" --count cxxd.log >cxxd.txt 2>cxxd.err
+    r=$?
+    if [ $r -eq 0 ] && [ ! -s cxxd.err ] && [ "$(awk '$2 == "StreamStart"' cxxd.txt)" != "" ] &&
+       [ "$(awk '$2 == "Malloc" {print $1}' cxxd.txt)" -ge 1000 ] &&
+       "$top/$cfg/eventcnv" --header cxxd.log 2>/dev/null | grep -q '^end  *clean'; then
+      ok cxx-direct
+    else
+      bad cxx-direct "eventcnv exit $r: $(head -2 cxxd.err)"
     fi
     TELLTALE_PRELOAD="$preload" "$top/tools/replay/record" bx.log -- bash -c './cxx; ./cxx' >/dev/null 2>&1
     last=$("$top/$cfg/eventcnv" --header bx.log 2>/dev/null | grep -c -e '^program  *cxx$' -e '^end  *clean')
