@@ -50,29 +50,29 @@
   KIND(Malloc, "the C allocation interface: malloc, free and their relatives")
 
 #define EVENT_LIST(RELATION, RETIRED) \
-  /*        name           code    always kind    format */ \
-  RELATION( Malloc       , 0x0200, TRUE  , Malloc, WP   ) \
-  RELATION( Calloc       , 0x0201, TRUE  , Malloc, WWP  ) \
-  RELATION( Realloc      , 0x0202, TRUE  , Malloc, PPW  ) \
-  RELATION( Free         , 0x0203, TRUE  , Malloc, P    ) \
-  RELATION( FreeSized    , 0x0204, TRUE  , Malloc, PW   ) \
-  RELATION( Memalign     , 0x0205, TRUE  , Malloc, WWP  ) \
-  RELATION( AlignedAlloc , 0x0206, TRUE  , Malloc, WWP  ) \
-  RELATION( PosixMemalign, 0x0207, TRUE  , Malloc, WWPU ) \
-  RELATION( ReallocMove  , 0x0208, TRUE  , Malloc, P    ) \
-  RELATION( Exec         , 0x0209, TRUE  , Malloc, S    ) \
-  RELATION( MallocAt     , 0x0220, TRUE  , Malloc, WPU  ) \
-  RELATION( CallocAt     , 0x0221, TRUE  , Malloc, WWPU ) \
-  RELATION( ReallocAt    , 0x0222, TRUE  , Malloc, PPWU ) \
-  RELATION( MemalignAt   , 0x0223, TRUE  , Malloc, WWPU ) \
-  RELATION( AlignedAllocAt, 0x0224, TRUE , Malloc, WWPU ) \
-  RELATION( PosixMemalignAt, 0x0225, TRUE, Malloc, WWPUU) \
-  RELATION( StackFrames  , 0x0226, TRUE  , Malloc, UUUPPPPPPPP ) \
-  RELATION( MapExec      , 0x0227, TRUE  , Malloc, PPWS ) \
-  RELATION( PoolCreate   , 0x0210, TRUE  , Pool  , PPWS ) \
-  RELATION( PoolDestroy  , 0x0211, TRUE  , Pool  , PW   ) \
-  RELATION( PoolAlloc    , 0x0212, TRUE  , Object, PAW  ) \
-  RELATION( PoolFree     , 0x0213, TRUE  , Object, PAW  )
+  /*        name             code    always  kind    format      */ \
+  RELATION( Malloc         , 0x0200, TRUE  , Malloc, WP         ) \
+  RELATION( Calloc         , 0x0201, TRUE  , Malloc, WWP        ) \
+  RELATION( Realloc        , 0x0202, TRUE  , Malloc, PPW        ) \
+  RELATION( Free           , 0x0203, TRUE  , Malloc, P          ) \
+  RELATION( FreeSized      , 0x0204, TRUE  , Malloc, PW         ) \
+  RELATION( Memalign       , 0x0205, TRUE  , Malloc, WWP        ) \
+  RELATION( AlignedAlloc   , 0x0206, TRUE  , Malloc, WWP        ) \
+  RELATION( PosixMemalign  , 0x0207, TRUE  , Malloc, WWPU       ) \
+  RELATION( ReallocMove    , 0x0208, TRUE  , Malloc, P          ) \
+  RELATION( Exec           , 0x0209, TRUE  , Malloc, S          ) \
+  RELATION( PoolCreate     , 0x0210, TRUE  , Pool  , PPWS       ) \
+  RELATION( PoolDestroy    , 0x0211, TRUE  , Pool  , PW         ) \
+  RELATION( PoolAlloc      , 0x0212, TRUE  , Object, PAW        ) \
+  RELATION( PoolFree       , 0x0213, TRUE  , Object, PAW        ) \
+  RELATION( MallocAt       , 0x0220, TRUE  , Malloc, WPU        ) \
+  RELATION( CallocAt       , 0x0221, TRUE  , Malloc, WWPU       ) \
+  RELATION( ReallocAt      , 0x0222, TRUE  , Malloc, PPWU       ) \
+  RELATION( MemalignAt     , 0x0223, TRUE  , Malloc, WWPU       ) \
+  RELATION( AlignedAllocAt , 0x0224, TRUE  , Malloc, WWPU       ) \
+  RELATION( PosixMemalignAt, 0x0225, TRUE  , Malloc, WWPUU      ) \
+  RELATION( StackFrames    , 0x0226, TRUE  , Malloc, UUUPPPPPPPP) \
+  RELATION( MapExec        , 0x0227, TRUE  , Malloc, PPWS       )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Malloc, "malloc returned a block (or null)") \

@@ -352,9 +352,9 @@ static size_t handleUsed = HANDLE_CHUNK;
 /* POOL_TIMED -- a call of the pool implementation, its cycles counted */
 #define POOL_TIMED(call) \
   do { \
-    uint64_t t0_ = PlinthClockNow(); \
+    uint64_t _t0 = PlinthClockNow(); \
     call; \
-    poolCycles += PlinthClockNow() - t0_, ++poolCalls; \
+    poolCycles += PlinthClockNow() - _t0, ++poolCalls; \
   } while (0)
 
 /* poolLive -- the live pool the event names, or NULL (an anomaly of kind) */
