@@ -83,6 +83,8 @@
 #   not-a-log          a file that is not a stream: an error, exit 1
 #   missing            no such file: an error, exit 1
 #   bad-alloc-name     an unknown allocator name: an error, exit 1
+#   usage              an unknown option, an option without its value, no
+#                      log: exit 2, as replay --help says
 #   pool-events        pool events replayed against the example pool:
 #                      create, alloc, free and destroy counts match
 #   pool-example       the log of examples/pool replays with the counts
@@ -499,6 +501,18 @@ if [ $? -eq 1 ] && grep -q "unknown allocator 'bogus'" bad-alloc.err; then
   ok bad-alloc-name
 else
   bad bad-alloc-name "$(cat bad-alloc.err)"
+fi
+"$replay" --no-such-option clean.log >/dev/null 2>usage1.err
+r1=$?
+"$replay" clean.log -a >/dev/null 2>usage2.err
+r2=$?
+"$replay" >/dev/null 2>&1
+r3=$?
+if [ "$r1 $r2 $r3" = "2 2 2" ] && grep -q "unknown option --no-such-option" usage1.err &&
+   grep -q "\-a needs a value" usage2.err; then
+  ok usage
+else
+  bad usage "exit $r1 $r2 $r3: $(head -1 usage1.err) / $(head -1 usage2.err)"
 fi
 
 # --- pools ------------------------------------------------------------

@@ -1024,7 +1024,12 @@ static void usage(FILE *f)
         "                    the default is the example allocator (examples/pool)\n"
         "  --no-progress     no progress bar (it is shown only on a terminal)\n"
         "  -q, --quiet       do not list anomalies one by one\n"
-        "  -h, --help\n", f);
+        "  -h, --help\n"
+        "LOG.live, if there, adds what a program that died left only in it.\n"
+        "Exit status: 0 if replayed; a log that did not end cleanly (the program\n"
+        "died) or that ends at an exec is said on stderr.  1 if LOG is damaged (it\n"
+        "is replayed up to the damage, which is named), on an error, or with\n"
+        "--strict on an anomaly.  2 on bad usage.\n", f);
 }
 
 static void addAlloc(char *list)
@@ -1037,13 +1042,20 @@ static void addAlloc(char *list)
   }
 }
 
-int main(int argc, char **argv)
+/* parseArgs -- the options into opt; -1 to go on, or an exit status */
+static int parseArgs(int argc, char **argv, int *noProgress)
 {
-  int noProgress = 0, i, status = 0, positional = 0;
+  int i, positional = 0;
   const char *log = NULL;
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
-#define NEED() do { if (i + 1 >= argc) fail("%s needs a value", a); } while (0)
+#define NEED() \
+  do { \
+    if (i + 1 >= argc) { \
+      fprintf(stderr, "replay: %s needs a value\n", a); \
+      return 2; \
+    } \
+  } while (0)
     if (positional || a[0] != '-' || a[1] == '\0') {
       if (log != NULL) {
         usage(stderr);
@@ -1074,7 +1086,7 @@ int main(int argc, char **argv)
     else if (strcmp(a, "--progress") == 0)
       opt.progress = 1;
     else if (strcmp(a, "--no-progress") == 0)
-      noProgress = 1;
+      *noProgress = 1;
     else if (strcmp(a, "--report") == 0)
       opt.report = 1;
     else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
@@ -1084,7 +1096,8 @@ int main(int argc, char **argv)
       return 0;
     } else {
       usage(stderr);
-      fail("unknown option %s", a);
+      fprintf(stderr, "replay: unknown option %s\n", a);
+      return 2;
     }
 #undef NEED
   }
@@ -1093,6 +1106,14 @@ int main(int argc, char **argv)
     return 2;
   }
   opt.log = log;
+  return -1;
+}
+
+int main(int argc, char **argv)
+{
+  int noProgress = 0, status = parseArgs(argc, argv, &noProgress);
+  if (status >= 0)
+    return status;
   if (opt.one != NULL) {
     if (opt.fd < 0)
       fail("--one needs --fd");
