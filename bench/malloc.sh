@@ -9,9 +9,11 @@
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
 # events.  It measures
-#   - the workload's wall time untraced, recorded by libtelltale-malloc.so,
-#     and under heaptrack when heaptrack is installed;
-#   - the recorder's log: bytes per event;
+#   - the workload's wall time untraced, recorded by libtelltale-malloc.so
+#     (without call stacks, with TELLTALE_STACKS=32 by frame pointers and
+#     with TELLTALE_STACKS=32:dwarf by libunwind, .stacks), and under
+#     heaptrack when heaptrack is installed;
+#   - the recorder's log: bytes per event, without and with stacks;
 #   - replay's speed, in events and allocator calls per second;
 #   - fidelity: the order of glibc, jemalloc, mimalloc and tcmalloc by
 #     peak RSS growth in the replay, against their order by peak RSS
@@ -54,6 +56,8 @@ median() {
 if [ $fidelity = 0 ]; then
 untraced=$(median "$python" "$work")
 traced=$(median env TELLTALE_FILE="$tmp/py.log" LD_PRELOAD="$lib" "$python" "$work")
+stacksFp=$(median env TELLTALE_STACKS=32 TELLTALE_FILE="$tmp/fp.log" LD_PRELOAD="$lib" "$python" "$work")
+stacksDwarf=$(median env TELLTALE_STACKS=32:dwarf TELLTALE_FILE="$tmp/dwarf.log" LD_PRELOAD="$lib" "$python" "$work")
 heaptrack=""
 if command -v heaptrack >/dev/null 2>&1; then
   heaptrack=$(median heaptrack -o "$tmp/heaptrack" "$python" "$work")
@@ -76,12 +80,18 @@ echo
 printf '%-34s %10s %8s\n' "" "seconds" "ratio"
 printf '%-34s %10s %8s\n' "untraced" "$untraced" "1.00"
 printf '%-34s %10s %8.2f\n' "libtelltale-malloc.so" "$traced" "$(echo "$traced / $untraced" | bc -l)"
+printf '%-34s %10s %8.2f\n' "  with stacks (32, frame pointers)" "$stacksFp" "$(echo "$stacksFp / $untraced" | bc -l)"
+printf '%-34s %10s %8.2f\n' "  with stacks (32:dwarf)" "$stacksDwarf" "$(echo "$stacksDwarf / $untraced" | bc -l)"
 [ -n "$heaptrack" ] &&
   printf '%-34s %10s %8.2f\n' "heaptrack" "$heaptrack" "$(echo "$heaptrack / $untraced" | bc -l)"
 echo
 printf '%-34s %10s\n' "events recorded" "$events"
 printf '%-34s %10s\n' "log bytes" "$bytes"
 printf '%-34s %10.1f\n' "bytes per event" "$(echo "$bytes / $events" | bc -l)"
+for mode in fp dwarf; do
+  n=$("$top/build/eventcnv" --count "$tmp/$mode.log" 2>/dev/null | awk '{s += $1} END {print s + 0}')
+  [ "$n" -gt 0 ] && printf '%-34s %10.1f\n' "  with stacks ($mode)" "$(echo "$(stat -c %s "$tmp/$mode.log") / $n" | bc -l)"
+done
 wall=$(row "replay wall time (s)" | awk '{print $1}')
 printf '%-34s %10.2f\n' "replay (glibc), M events/s" "$(echo "$events / $wall / 1000000" | bc -l)"
 printf '%-34s %10s\n' "allocator calls/s (M), per allocator" "$(row 'allocator ops/s (M)' | tr -s ' ')"
@@ -105,14 +115,14 @@ preloadOf() {
     tcmalloc) echo libtcmalloc_minimal.so.4 ;;
   esac
 }
-# peakKb PRELOAD CMD... -- the median of three runs' peak RSS, in KiB
+# peakKb PRELOAD CMD... -- the median of three runs' peak RSS, in KiB,
+# the command's own (bench/peakrss.c says why not python's rusage)
+cc -O2 -o "$tmp/peakrss" "$top/bench/peakrss.c" || exit 1
 peakKb() {
   local pre=$1
   shift
   for _ in 1 2 3; do
-    LD_PRELOAD="$pre" python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+    "$tmp/peakrss" "$pre" "$@"
   done | sort -g | sed -n 2p
 }
 # fidelity NAME TRIVIAL -- WORKLOAD...: TRIVIAL is the same program doing

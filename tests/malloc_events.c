@@ -11,19 +11,81 @@
  *   duplicate  an address allocated twice without a free between
  *   null       free(NULL)
  *   pool       two pools: allocations, frees, destruction
+ *   skew       clocks out of causal order across two threads
+ *              (.replay.skew): a block freed by the other thread stamped
+ *              50 ns before its allocation, an address freed by the
+ *              other thread stamped 50 ns after its reuse here, and a
+ *              free 900 us before an allocation of its address (an
+ *              unknown free: no skew is that large)
  * It prints the operations it emitted, one "NAME COUNT" a line.
  */
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "event.h"
+#include "plinth.h"
 
 #define A(n) ((void *)(uintptr_t)(0x10000 + (n) * 0x100))
+
+/* The skew scenario: clocks set by hand, each thread's increasing */
+static EventClock skewBase;
+static double ticksPerNs;
+
+static EventClock at(double ns)
+{
+  return skewBase + (EventClock)(ns * ticksPerNs);
+}
+
+static void mallocAt(double ns, void *p)
+{
+  EVENT_BEGIN(Malloc)
+    _event->header.clock = at(ns);
+    _event->size = 64;
+    _event->result = p;
+  EVENT_END(Malloc)
+}
+
+static void freeAt(double ns, void *p)
+{
+  EVENT_BEGIN(Free)
+    _event->header.clock = at(ns);
+    _event->pointer = p;
+  EVENT_END(Free)
+}
+
+static void *skewOther(void *arg)
+{
+  (void)arg;
+  freeAt(50, A(1));             /* 50 ns before its allocation */
+  freeAt(20050, A(2));          /* 50 ns after the address's reuse */
+  freeAt(100000, A(3));         /* 900 us before: a real unknown free */
+  return NULL;
+}
+
+static int skew(void)
+{
+  pthread_t t;
+  ticksPerNs = (double)PlinthClockFrequency() / 1e9;
+  skewBase = PlinthClockNow() + (EventClock)(1e6 * ticksPerNs);
+  mallocAt(100, A(1));
+  mallocAt(1000, A(2));
+  mallocAt(20000, A(2));        /* reused: the other thread freed it first */
+  if (pthread_create(&t, NULL, skewOther, NULL) != 0 || pthread_join(t, NULL) != 0)
+    return 1;
+  mallocAt(1000000, A(3));
+  freeAt(2000000, A(2));
+  freeAt(2000100, A(3));
+  printf("malloc 4\nfree 5\n");
+  return 0;
+}
 
 int main(int argc, char **argv)
 {
   const char *s = argc > 1 ? argv[1] : "clean";
+  if (strcmp(s, "skew") == 0)
+    return skew();
   if (strcmp(s, "pool") == 0) {
     EVENT_PPWS(PoolCreate, A(100), NULL, 32, "nodes");
     EVENT_PPWS(PoolCreate, A(101), NULL, 64, "strings");

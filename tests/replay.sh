@@ -20,12 +20,32 @@
 #   handoff            tests/malloc_handoff (blocks freed by another thread
 #                      tens of ns after they were allocated) recorded 20
 #                      times: no anomaly in any replay, though the clock
-#                      can put a free before its allocation (.replay.skew)
+#                      can put a free before its allocation (.replay.skew);
+#                      says how many such inversions the logs held
+#   skew-order         a log with clocks out of causal order by hand
+#                      (malloc_events skew): a cross-thread free stamped
+#                      50 ns before its allocation and an address's reuse
+#                      stamped 50 ns before its free are no anomaly; a free
+#                      900 us before its address is allocated is 1 unknown
+#                      free
 #   threads-jemalloc   the same counts replayed against jemalloc (build/
 #                      and build/clang, when libjemalloc2 is installed)
 #   record-command     tools/replay/record OUT -- CMD writes OUT, and a
 #                      program CMD runs writes OUT.PID
 #   file-default       without TELLTALE_FILE: telltale-malloc.PID.log
+#   stacks-fp          TELLTALE_STACKS=16 on a program built with frame
+#                      pointers (main -> outer -> middle -> leaf -> malloc):
+#                      the stack its allocations name, symbolised by
+#                      addr2line through the log's MapExec events, is
+#                      leaf middle outer main; replay counts are those of
+#                      a log without stacks, 0 anomalies
+#   stacks-dwarf       TELLTALE_STACKS=16:dwarf on the same program built
+#                      without frame pointers: the same four frames
+#                      (libunwind8; skipped where it is not installed)
+#   stacks-fork        TELLTALE_STACKS=8 on a program that allocates, then
+#                      forks a child that allocates from the same place
+#                      and calls _exit: each log defines every stack id
+#                      it uses
 #   file-refused       TELLTALE_FILE a symbolic link, or a file that is not a
 #                      telltale log: left as it was, said once, exit 0
 #                      (.plinth.stream.file)
@@ -34,6 +54,15 @@
 #                      ends clean; a program that does the same and execs
 #                      another: LOG.exec1 keeps its 1000 pairs, LOG is
 #                      the new image's
+#   exec-end           replay of LOG.exec1 (the exec'ing image's log, no
+#                      StreamEnd) says the log ends at an exec, not that
+#                      the program died, exit 0
+#   cxx-direct         the C++ program recorded directly: its log is whole,
+#                      each block once (the reader refuses a repeated
+#                      block), every allocation in it, ended clean
+#   bash-exec          record OUT -- bash -c 'CXX; CXX' (bash execs its last
+#                      command): OUT.exec1 is bash's and ends at its exec,
+#                      OUT the last CXX's, clean
 #   cxx-child          record OUT -- bash -c 'CXX; true', where CXX is a C++
 #                      program (libstdc++ allocates before the recorder's
 #                      constructor): OUT keeps bash's log, OUT.PID holds
@@ -54,6 +83,8 @@
 #   not-a-log          a file that is not a stream: an error, exit 1
 #   missing            no such file: an error, exit 1
 #   bad-alloc-name     an unknown allocator name: an error, exit 1
+#   usage              an unknown option, an option without its value, no
+#                      log: exit 2, as replay --help says
 #   pool-events        pool events replayed against the example pool:
 #                      create, alloc, free and destroy counts match
 #   pool-example       the log of examples/pool replays with the counts
@@ -144,16 +175,34 @@ else
 fi
 handoff="$top/$rec/tests/malloc_handoff"
 anomalies=""
+inversions=0
 for i in $(seq 1 20); do
   TELLTALE_FILE=handoff.log LD_PRELOAD="$preload" "$handoff" 50000
   "$replay" -q handoff.log >handoff.txt 2>&1
   a=$(anom handoff.txt)
   [ "$a" = "0 0 0" ] || anomalies="$anomalies run $i: $a;"
+  # frees of a block not live, and allocations of an address live, in
+  # the log's own order by clock: what replay had to put right
+  n=$("$top/$cfg/eventcnv" handoff.log 2>/dev/null | awk '
+    $5 == "Malloc" { split($NF, a, "="); if (live[a[2]]) n++; live[a[2]] = 1 }
+    $5 == "Free" { split($NF, a, "="); if (!live[a[2]]) n++; delete live[a[2]] }
+    END { print n + 0 }')
+  inversions=$((inversions + n))
 done
 if [ -z "$anomalies" ] && [ "$(row handoff.txt malloc)" -ge 100000 ]; then
+  echo "  (handoff: $inversions events out of causal order by clock in the 20 logs, put right)"
   ok handoff
 else
   bad handoff "unknown/double/duplicate:$anomalies"
+fi
+TELLTALE_FILE=skew.log "$events" skew >skew.expected
+"$replay" skew.log >skew.txt 2>skew.err
+r=$?
+if [ $r -eq 0 ] && [ "$(anom skew.txt)" = "1 0 0" ] && [ "$(row skew.txt malloc) $(row skew.txt free)" = "4 5" ] &&
+   [ "$(grep -c 'unknown free of 0x10300' skew.err)" = 1 ] && [ "$(grep -c 'replay: offset' skew.err)" = 1 ]; then
+  ok skew-order
+else
+  bad skew-order "exit $r, unknown/double/duplicate $(anom skew.txt): $(head -3 skew.err)"
 fi
 if [ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
   "$replay" -q -a glibc,jemalloc work.log >je.txt 2>&1
@@ -183,6 +232,7 @@ int main(int argc, char **argv)
     execlp("true", "true", (char *)NULL);
     return 1;
   }
+  pairs();                      /* the same stacks as the child's, defined here first */
   if (fork() == 0) {
     pairs();
     _exit(0);
@@ -206,6 +256,14 @@ EOF
     else
       bad exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, exec.log is ${prog2:-nothing}'s"
     fi
+    "$replay" -q exec.log.exec1 >exec1.txt 2>exec1.err
+    r=$?
+    if [ $r -eq 0 ] && grep -q "exec.log.exec1: the log ends where the program exec'd another" exec1.err &&
+       ! grep -q "died" exec1.err && [ "$(row exec1.txt malloc)" -ge 1000 ]; then
+      ok exec-end
+    else
+      bad exec-end "exit $r: $(head -3 exec1.err)"
+    fi
   else
     bad exit-exec "cannot compile: $(head -2 ends.err)"
   fi
@@ -224,8 +282,101 @@ if [ "$rec" = "$cfg" ]; then
     else
       bad cxx-child "cxx.log is ${parent:-nothing}'s, cxx.log.* ${child:-nothing}'s, clean ends $ends"
     fi
+    TELLTALE_FILE=cxxd.log LD_PRELOAD="$preload" ./cxx
+    "$top/$cfg/eventcnv" --count cxxd.log >cxxd.txt 2>cxxd.err
+    r=$?
+    if [ $r -eq 0 ] && [ ! -s cxxd.err ] && [ "$(awk '$2 == "StreamStart"' cxxd.txt)" != "" ] &&
+       [ "$(awk '$2 == "Malloc" {print $1}' cxxd.txt)" -ge 1000 ] &&
+       "$top/$cfg/eventcnv" --header cxxd.log 2>/dev/null | grep -q '^end  *clean'; then
+      ok cxx-direct
+    else
+      bad cxx-direct "eventcnv exit $r: $(head -2 cxxd.err)"
+    fi
+    TELLTALE_PRELOAD="$preload" "$top/tools/replay/record" bx.log -- bash -c './cxx; ./cxx' >/dev/null 2>&1
+    last=$("$top/$cfg/eventcnv" --header bx.log 2>/dev/null | grep -c -e '^program  *cxx$' -e '^end  *clean')
+    shell=$("$top/$cfg/eventcnv" --header bx.log.exec1 2>/dev/null | sed -n 's/^program  *//p')
+    "$replay" -q bx.log.exec1 >bx.txt 2>bx.err
+    r=$?
+    if [ "$last" = 2 ] && [ "$shell" = bash ] && [ $r -eq 0 ] && [ "$(row bx.txt malloc)" -gt 0 ] &&
+       grep -q "the log ends where the program exec'd another" bx.err && ! grep -q died bx.err; then
+      ok bash-exec
+    else
+      bad bash-exec "bx.log: $last of cxx and clean; bx.log.exec1 is ${shell:-nothing}'s; replay exit $r: $(head -2 bx.err)"
+    fi
   else
     bad cxx-child "cannot compile C++: $(head -2 cxx.err)"
+  fi
+fi
+if [ "$rec" = "$cfg" ]; then
+  cat >deep.c <<'EOF'
+#include <stdlib.h>
+void *volatile keep;
+__attribute__((noinline)) void leaf(int i) { keep = malloc(32 + i % 8); free(keep); }
+__attribute__((noinline)) void middle(int i) { leaf(i); __asm__ volatile(""); }
+__attribute__((noinline)) void outer(int i) { middle(i); __asm__ volatile(""); }
+int main(void) { for (int i = 0; i < 10000; ++i) outer(i); return 0; }
+EOF
+  # frames LOG PROG -- the innermost four frames of the stack most of
+  # LOG's MallocAt events name, as PROG's function names
+  frames() {
+    "$top/$cfg/eventcnv" "$1" 2>/dev/null | awk -v prog="$PWD/$2" '
+      function hex(s,  v, i) {
+        v = 0; s = tolower(substr(s, 3))
+        for (i = 1; i <= length(s); ++i) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+        return v }
+      $5 == "MallocAt" { split($NF, a, "="); n[a[2]]++ }
+      $5 == "StackFrames" { split($6, a, "="); def[a[2]] = $0 }
+      $5 == "MapExec" && index($0, "path=\"" prog "\"") {
+        split($6, a, "="); split($7, b, "="); split($8, c, "=")
+        lo[++m] = hex(a[2]); hi[m] = hex(b[2]); off[m] = c[2] + 0 }
+      END {
+        for (id in n) if (n[id] > best) { best = n[id]; top = id }
+        split(def[top], f, " ")
+        for (i = 9; i <= 12; ++i) {
+          split(f[i], p, "="); pc = hex(p[2])
+          for (j = 1; j <= m; ++j) if (pc >= lo[j] && pc < hi[j]) printf "0x%x\n", pc - lo[j] + off[j] - 1
+        } }' | addr2line -f -e "$2" | sed -n '1~2p' | tr '\n' ' '
+  }
+  if command -v addr2line >/dev/null &&
+     cc -O2 -g -fno-omit-frame-pointer deep.c -o deep-fp 2>deep.err &&
+     cc -O2 -g -fomit-frame-pointer deep.c -o deep-nofp 2>>deep.err; then
+    TELLTALE_STACKS=16 TELLTALE_FILE=deep.log LD_PRELOAD="$preload" ./deep-fp
+    TELLTALE_FILE=deep0.log LD_PRELOAD="$preload" ./deep-fp
+    got=$(frames deep.log deep-fp)
+    "$replay" -q deep.log >deep.txt 2>&1
+    "$replay" -q deep0.log >deep0.txt 2>&1
+    if [ "$got" = "leaf middle outer main " ] && [ "$(counts deep.txt)" = "$(counts deep0.txt)" ] &&
+       [ "$(row deep.txt malloc)" -ge 10000 ] && [ "$(anom deep.txt)" = "0 0 0" ]; then
+      ok stacks-fp
+    else
+      bad stacks-fp "frames '$got'; counts $(counts deep.txt | tr '\n' ' ') against $(counts deep0.txt | tr '\n' ' ')"
+    fi
+    if [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
+      TELLTALE_STACKS=16:dwarf TELLTALE_FILE=deepd.log LD_PRELOAD="$preload" ./deep-nofp 2>deepd.err
+      got=$(frames deepd.log deep-nofp)
+      if [ "$got" = "leaf middle outer main " ] && [ ! -s deepd.err ]; then
+        ok stacks-dwarf
+      else
+        bad stacks-dwarf "frames '$got': $(head -2 deepd.err)"
+      fi
+    else
+      echo "skip stacks-dwarf: libunwind.so.8 is not installed (Debian libunwind8)"
+    fi
+  else
+    bad stacks-fp "cannot compile, or no addr2line: $(head -2 deep.err)"
+  fi
+  rm -f ends.log*
+  TELLTALE_STACKS=8 TELLTALE_FILE=ends.log LD_PRELOAD="$preload" ./ends
+  undefined=$(for f in ends.log ends.log.*; do
+    "$top/$cfg/eventcnv" "$f" 2>/dev/null | awk -v f="$f" '
+      $5 == "StackFrames" { split($6, a, "="); def[a[2]] = 1 }
+      $5 ~ /At$/ { split($NF, a, "="); used[a[2]] = 1; n++ }
+      END { for (id in used) if (id != 0 && !(id in def)) u++; print f, n + 0, u + 0 }'
+  done)
+  if [ "$(echo "$undefined" | wc -l)" = 2 ] && ! echo "$undefined" | awk '$2 == 0 || $3 != 0' | grep -q .; then
+    ok stacks-fork
+  else
+    bad stacks-fork "logs, stacked events, undefined ids: $(echo "$undefined" | tr '\n' ';')"
   fi
 fi
 if [ "$rec" = "$cfg" ]; then
@@ -350,6 +501,18 @@ if [ $? -eq 1 ] && grep -q "unknown allocator 'bogus'" bad-alloc.err; then
   ok bad-alloc-name
 else
   bad bad-alloc-name "$(cat bad-alloc.err)"
+fi
+"$replay" --no-such-option clean.log >/dev/null 2>usage1.err
+r1=$?
+"$replay" clean.log -a >/dev/null 2>usage2.err
+r2=$?
+"$replay" >/dev/null 2>&1
+r3=$?
+if [ "$r1 $r2 $r3" = "2 2 2" ] && grep -q "unknown option --no-such-option" usage1.err &&
+   grep -q "\-a needs a value" usage2.err; then
+  ok usage
+else
+  bad usage "exit $r1 $r2 $r3: $(head -1 usage1.err) / $(head -1 usage2.err)"
 fi
 
 # --- pools ------------------------------------------------------------

@@ -25,6 +25,16 @@
  * it (design/telemetry.txt .malloc.order).  An in-place realloc, a
  * realloc(NULL, n) and a failed one are one Realloc event.
  *
+ * Exec: an exec replaces the image without ending the session (it may
+ * fail), so the log it leaves has no StreamEnd; Exec, emitted just before
+ * every buffer is sent, says the log ends at an exec, not a death
+ * (design/telemetry.txt .malloc.ends).
+ *
+ * Call stacks (TELLTALE_STACKS=N, design/telemetry.txt .stacks): each
+ * allocation event has a twin named ...At with one more parameter, the id
+ * of its interned call stack; StackFrames defines an id once, MapExec
+ * gives the executable mappings the return addresses fall in.
+ *
  * Sizes: an event is its 12-byte header and its fields, so Malloc is 28
  * bytes and Free 20 on a 64-bit platform (design/telemetry.txt
  * .stream.event).  A failed allocation records a null result.
@@ -40,20 +50,29 @@
   KIND(Malloc, "the C allocation interface: malloc, free and their relatives")
 
 #define EVENT_LIST(RELATION, RETIRED) \
-  /*        name           code    always kind    format */ \
-  RELATION( Malloc       , 0x0200, TRUE  , Malloc, WP   ) \
-  RELATION( Calloc       , 0x0201, TRUE  , Malloc, WWP  ) \
-  RELATION( Realloc      , 0x0202, TRUE  , Malloc, PPW  ) \
-  RELATION( Free         , 0x0203, TRUE  , Malloc, P    ) \
-  RELATION( FreeSized    , 0x0204, TRUE  , Malloc, PW   ) \
-  RELATION( Memalign     , 0x0205, TRUE  , Malloc, WWP  ) \
-  RELATION( AlignedAlloc , 0x0206, TRUE  , Malloc, WWP  ) \
-  RELATION( PosixMemalign, 0x0207, TRUE  , Malloc, WWPU ) \
-  RELATION( ReallocMove  , 0x0208, TRUE  , Malloc, P    ) \
-  RELATION( PoolCreate   , 0x0210, TRUE  , Pool  , PPWS ) \
-  RELATION( PoolDestroy  , 0x0211, TRUE  , Pool  , PW   ) \
-  RELATION( PoolAlloc    , 0x0212, TRUE  , Object, PAW  ) \
-  RELATION( PoolFree     , 0x0213, TRUE  , Object, PAW  )
+  /*        name             code    always  kind    format      */ \
+  RELATION( Malloc         , 0x0200, TRUE  , Malloc, WP         ) \
+  RELATION( Calloc         , 0x0201, TRUE  , Malloc, WWP        ) \
+  RELATION( Realloc        , 0x0202, TRUE  , Malloc, PPW        ) \
+  RELATION( Free           , 0x0203, TRUE  , Malloc, P          ) \
+  RELATION( FreeSized      , 0x0204, TRUE  , Malloc, PW         ) \
+  RELATION( Memalign       , 0x0205, TRUE  , Malloc, WWP        ) \
+  RELATION( AlignedAlloc   , 0x0206, TRUE  , Malloc, WWP        ) \
+  RELATION( PosixMemalign  , 0x0207, TRUE  , Malloc, WWPU       ) \
+  RELATION( ReallocMove    , 0x0208, TRUE  , Malloc, P          ) \
+  RELATION( Exec           , 0x0209, TRUE  , Malloc, S          ) \
+  RELATION( PoolCreate     , 0x0210, TRUE  , Pool  , PPWS       ) \
+  RELATION( PoolDestroy    , 0x0211, TRUE  , Pool  , PW         ) \
+  RELATION( PoolAlloc      , 0x0212, TRUE  , Object, PAW        ) \
+  RELATION( PoolFree       , 0x0213, TRUE  , Object, PAW        ) \
+  RELATION( MallocAt       , 0x0220, TRUE  , Malloc, WPU        ) \
+  RELATION( CallocAt       , 0x0221, TRUE  , Malloc, WWPU       ) \
+  RELATION( ReallocAt      , 0x0222, TRUE  , Malloc, PPWU       ) \
+  RELATION( MemalignAt     , 0x0223, TRUE  , Malloc, WWPU       ) \
+  RELATION( AlignedAllocAt , 0x0224, TRUE  , Malloc, WWPU       ) \
+  RELATION( PosixMemalignAt, 0x0225, TRUE  , Malloc, WWPUU      ) \
+  RELATION( StackFrames    , 0x0226, TRUE  , Malloc, UUUPPPPPPPP) \
+  RELATION( MapExec        , 0x0227, TRUE  , Malloc, PPWS       )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Malloc, "malloc returned a block (or null)") \
@@ -69,6 +88,55 @@
     PARAM(W, size,   "the new size, in bytes") \
   DOC(ReallocMove, "a realloc that moved its block began: it released the old one") \
     PARAM(P, old, "the block passed in; the Realloc event that follows names its result") \
+  DOC(Exec, "the program is calling exec: every event before this one is in the log") \
+    PARAM(S, path, "the program or file named to the exec call; a later event of the thread means the exec failed") \
+  DOC(MallocAt, "malloc returned a block, called from a recorded call stack (TELLTALE_STACKS)") \
+    PARAM(W, size,   "the size asked for, in bytes") \
+    PARAM(P, result, "the block, or null if it failed") \
+    PARAM(U, stack,  "the call stack's id (StackFrames), or 0 if not recorded") \
+  DOC(CallocAt, "calloc returned a zeroed block, called from a recorded call stack") \
+    PARAM(W, count,  "the number of elements") \
+    PARAM(W, size,   "the size of each element, in bytes") \
+    PARAM(P, result, "the block, or null if it failed") \
+    PARAM(U, stack,  "the call stack's id, or 0") \
+  DOC(ReallocAt, "realloc resized a block, called from a recorded call stack") \
+    PARAM(P, old,    "the block passed in, or null: then it is malloc") \
+    PARAM(P, result, "the block returned; null with size 0 means old was freed") \
+    PARAM(W, size,   "the new size, in bytes") \
+    PARAM(U, stack,  "the call stack's id, or 0") \
+  DOC(MemalignAt, "memalign, valloc or pvalloc, called from a recorded call stack") \
+    PARAM(W, alignment, "the alignment, in bytes") \
+    PARAM(W, size,      "the size asked for, in bytes") \
+    PARAM(P, result,    "the block, or null if it failed") \
+    PARAM(U, stack,     "the call stack's id, or 0") \
+  DOC(AlignedAllocAt, "aligned_alloc, called from a recorded call stack") \
+    PARAM(W, alignment, "the alignment, in bytes") \
+    PARAM(W, size,      "the size asked for, in bytes") \
+    PARAM(P, result,    "the block, or null if it failed") \
+    PARAM(U, stack,     "the call stack's id, or 0") \
+  DOC(PosixMemalignAt, "posix_memalign, called from a recorded call stack") \
+    PARAM(W, alignment, "the alignment, in bytes") \
+    PARAM(W, size,      "the size asked for, in bytes") \
+    PARAM(P, result,    "the block stored, or null if it failed") \
+    PARAM(U, status,    "its result: 0 or an errno code") \
+    PARAM(U, stack,     "the call stack's id, or 0") \
+  DOC(StackFrames, "up to 8 frames of an interned call stack, emitted once, before its id is used") \
+    PARAM(U, id,    "the stack's id, from 1") \
+    PARAM(U, depth, "the stack's number of frames") \
+    PARAM(U, index, "the index of f0 in the stack: 0, 8, 16...") \
+    PARAM(P, f0, "a return address, innermost first; 0 past the depth") \
+    PARAM(P, f1, "the next") \
+    PARAM(P, f2, "the next") \
+    PARAM(P, f3, "the next") \
+    PARAM(P, f4, "the next") \
+    PARAM(P, f5, "the next") \
+    PARAM(P, f6, "the next") \
+    PARAM(P, f7, "the next") \
+  DOC(MapExec, "an executable mapping of the process, from /proc/self/maps: stacks are symbolised with it") \
+    PARAM(P, start,  "its first address") \
+    PARAM(P, end,    "the address past its last") \
+    PARAM(W, offset, "its offset in the file") \
+    PARAM(S, path,   "the file mapped") \
   DOC(Free, "free released a block; null is recorded as it was passed") \
     PARAM(P, pointer, "the block") \
   DOC(FreeSized, "a sized free (free_sized, free_aligned_sized) released a block") \

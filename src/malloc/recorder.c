@@ -51,6 +51,7 @@
 
 #include "event.h"
 #include "plinth.h"
+#include "stacks.h"
 
 /* The real functions, found with dlsym(RTLD_NEXT). */
 static struct {
@@ -207,13 +208,31 @@ static _Atomic int started;     /* recorderStart has run, or is running */
     } \
   } while (0)
 
+/* RECORD_AT -- RECORD(emit), or with TELLTALE_STACKS RECORD(emitAt),
+ * where emitAt names the call stack's id as stack.  design/telemetry.txt .stacks */
+#define RECORD_AT(emit, emitAt) \
+  do { \
+    if (!inside) { \
+      if (__builtin_expect(!atomic_load_explicit(&started, memory_order_relaxed), 0)) \
+        recorderStart(); \
+      inside = 1; \
+      if (__builtin_expect(stacksDepth == 0, 1)) { \
+        emit; \
+      } else { \
+        EventU stack = StackHere(); \
+        emitAt; \
+      } \
+      inside = 0; \
+    } \
+  } while (0)
+
 void *malloc(size_t size)
 {
   void *p;
   if (!ready())
     return arenaAlloc(size);
   p = real.malloc(size);
-  RECORD(EVENT_WP(Malloc, size, p));    /* clock after the call: .malloc.order */
+  RECORD_AT(EVENT_WP(Malloc, size, p), EVENT_WPU(MallocAt, size, p, stack));    /* clock after the call: .malloc.order */
   return p;
 }
 
@@ -223,7 +242,7 @@ void *calloc(size_t count, size_t size)
   if (!ready())
     return TelltaleRealCalloc(count, size);
   p = real.calloc(count, size);
-  RECORD(EVENT_WWP(Calloc, count, size, p));
+  RECORD_AT(EVENT_WWP(Calloc, count, size, p), EVENT_WWPU(CallocAt, count, size, p, stack));
   return p;
 }
 
@@ -231,7 +250,8 @@ void *calloc(size_t count, size_t size)
  * ReallocMove with the clock from before the call, then Realloc with
  * the clock after it; a realloc that freed (size 0) has the clock from
  * before; any other one, the clock after.  design/telemetry.txt .malloc.order */
-static inline void reallocRecord(EventClock before, void *old, void *result, size_t size)
+static inline void reallocRecord(EventClock before, void *old, void *result, size_t size,
+                                 int at, EventU stack)
 {
   EventClock clock = PlinthClockNow();
   if (old != NULL && result != NULL && result != old) {
@@ -241,6 +261,16 @@ static inline void reallocRecord(EventClock before, void *old, void *result, siz
     EVENT_END(ReallocMove)
   } else if (result == NULL)
     clock = before;
+  if (at) {
+    EVENT_BEGIN(ReallocAt)
+      _event->header.clock = clock;
+      _event->old = old;
+      _event->result = result;
+      _event->size = size;
+      _event->stack = stack;
+    EVENT_END(ReallocAt)
+    return;
+  }
   EVENT_BEGIN(Realloc)
     _event->header.clock = clock;
     _event->old = old;
@@ -259,7 +289,8 @@ void *realloc(void *old, size_t size)
     return old == NULL ? arenaAlloc(size) : NULL;
   before = PlinthClockNow();
   p = real.realloc(old, size);
-  RECORD(reallocRecord(before, old, p, size));
+  RECORD_AT(reallocRecord(before, old, p, size, 0, 0),
+            reallocRecord(before, old, p, size, 1, stack));
   return p;
 }
 
@@ -307,7 +338,8 @@ void *memalign(size_t alignment, size_t size)
   if (!ready() || real.memalign == NULL)
     return NULL;
   p = real.memalign(alignment, size);
-  RECORD(EVENT_WWP(Memalign, alignment, size, p));
+  RECORD_AT(EVENT_WWP(Memalign, alignment, size, p),
+            EVENT_WWPU(MemalignAt, alignment, size, p, stack));
   return p;
 }
 
@@ -317,7 +349,8 @@ void *valloc(size_t size)
   if (!ready() || real.valloc == NULL)
     return NULL;
   p = real.valloc(size);
-  RECORD(EVENT_WWP(Memalign, (EventW)sysconf(_SC_PAGESIZE), size, p));
+  RECORD_AT(EVENT_WWP(Memalign, (EventW)sysconf(_SC_PAGESIZE), size, p),
+            EVENT_WWPU(MemalignAt, (EventW)sysconf(_SC_PAGESIZE), size, p, stack));
   return p;
 }
 
@@ -328,7 +361,8 @@ void *pvalloc(size_t size)
   if (!ready() || real.pvalloc == NULL)
     return NULL;
   p = real.pvalloc(size);
-  RECORD(EVENT_WWP(Memalign, page, (size + page - 1) / page * page, p));
+  RECORD_AT(EVENT_WWP(Memalign, page, (size + page - 1) / page * page, p),
+            EVENT_WWPU(MemalignAt, page, (size + page - 1) / page * page, p, stack));
   return p;
 }
 
@@ -338,7 +372,8 @@ void *aligned_alloc(size_t alignment, size_t size)
   if (!ready() || real.aligned_alloc == NULL)
     return NULL;
   p = real.aligned_alloc(alignment, size);
-  RECORD(EVENT_WWP(AlignedAlloc, alignment, size, p));
+  RECORD_AT(EVENT_WWP(AlignedAlloc, alignment, size, p),
+            EVENT_WWPU(AlignedAllocAt, alignment, size, p, stack));
   return p;
 }
 
@@ -348,7 +383,9 @@ int posix_memalign(void **result, size_t alignment, size_t size)
   if (!ready() || real.posix_memalign == NULL)
     return ENOMEM;
   res = real.posix_memalign(result, alignment, size);
-  RECORD(EVENT_WWPU(PosixMemalign, alignment, size, res == 0 ? *result : NULL, (EventU)res));
+  RECORD_AT(EVENT_WWPU(PosixMemalign, alignment, size, res == 0 ? *result : NULL, (EventU)res),
+            EVENT_WWPUU(PosixMemalignAt, alignment, size, res == 0 ? *result : NULL, (EventU)res,
+                        stack));
   return res;
 }
 
@@ -472,6 +509,7 @@ static void afterFork(void)
     (void)snprintf(logPath, sizeof logPath, "%s.%ld", basePath, (long)getpid());
     openLog(logPath);
   }
+  StacksAfterFork();
   inside = 0;
 }
 
@@ -503,6 +541,7 @@ __attribute__((constructor(101))) static void recorderStart(void)
   (void)EventInit();
   if (getenv("TELLTALE_BUFFER") == NULL)
     (void)EventBufferSizeSet(RECORDER_BUFFER);
+  StacksStart();
   (void)pthread_atfork(NULL, NULL, afterFork);
   inside = 0;
 }
@@ -529,10 +568,14 @@ static void beforeExit(void)
   }
 }
 
-static void beforeExec(void)
+/* beforeExec -- Exec(path), then every buffer sent: the log the exec
+ * leaves has no StreamEnd, and Exec tells the tools it ended at an exec,
+ * not a death */
+static void beforeExec(const char *path)
 {
   if (ours()) {
     inside = 1;
+    EVENT_S(Exec, path);
     (void)EventFlushAll();
     inside = 0;
   }
@@ -556,31 +599,33 @@ void _Exit(int status)
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-  beforeExec();
+  beforeExec(path);
   return REAL("execve", int (*)(const char *, char *const[], char *const[]))(path, argv, envp);
 }
 
 int execv(const char *path, char *const argv[])
 {
-  beforeExec();
+  beforeExec(path);
   return REAL("execv", int (*)(const char *, char *const[]))(path, argv);
 }
 
 int execvp(const char *file, char *const argv[])
 {
-  beforeExec();
+  beforeExec(file);
   return REAL("execvp", int (*)(const char *, char *const[]))(file, argv);
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-  beforeExec();
+  beforeExec(file);
   return REAL("execvpe", int (*)(const char *, char *const[], char *const[]))(file, argv, envp);
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
-  beforeExec();
+  char name[32];
+  (void)snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+  beforeExec(name);
   return REAL("fexecve", int (*)(int, char *const[], char *const[]))(fd, argv, envp);
 }
 

@@ -66,29 +66,31 @@ const char *const anomalyName[ANOMALY_LIMIT] = {
 typedef enum EvKind {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvFreeSized, EvMemalign, EvAlignedAlloc,
   EvPosixMemalign, EvReallocMove, EvPoolCreate, EvPoolDestroy, EvPoolAlloc, EvPoolFree, EvThreadExit,
-  EV_LIMIT
+  EvExec, EV_LIMIT
 } EvKind;
 
 typedef struct EvDescStruct {
   const char *name;
   const char *params[4];        /* the parameters read, in the order used below */
+  const char *at;               /* its twin with a call stack (.stacks), read alike */
 } EvDescStruct;
 
 static const EvDescStruct evDesc[EV_LIMIT] = {
-  [EvMalloc] = {"Malloc", {"size", "result"}},
-  [EvCalloc] = {"Calloc", {"count", "size", "result"}},
-  [EvRealloc] = {"Realloc", {"old", "result", "size"}},
-  [EvFree] = {"Free", {"pointer"}},
-  [EvFreeSized] = {"FreeSized", {"pointer"}},
-  [EvMemalign] = {"Memalign", {"alignment", "size", "result"}},
-  [EvAlignedAlloc] = {"AlignedAlloc", {"alignment", "size", "result"}},
-  [EvPosixMemalign] = {"PosixMemalign", {"alignment", "size", "result"}},
-  [EvReallocMove] = {"ReallocMove", {"old"}},
-  [EvPoolCreate] = {"PoolCreate", {"pool", "size"}},
-  [EvPoolDestroy] = {"PoolDestroy", {"pool"}},
-  [EvPoolAlloc] = {"PoolAlloc", {"pool", "addr", "size"}},
-  [EvPoolFree] = {"PoolFree", {"pool", "addr", "size"}},
-  [EvThreadExit] = {"ThreadExit", {"thread"}},
+  [EvMalloc] = {"Malloc", {"size", "result"}, "MallocAt"},
+  [EvCalloc] = {"Calloc", {"count", "size", "result"}, "CallocAt"},
+  [EvRealloc] = {"Realloc", {"old", "result", "size"}, "ReallocAt"},
+  [EvFree] = {"Free", {"pointer"}, NULL},
+  [EvFreeSized] = {"FreeSized", {"pointer"}, NULL},
+  [EvMemalign] = {"Memalign", {"alignment", "size", "result"}, "MemalignAt"},
+  [EvAlignedAlloc] = {"AlignedAlloc", {"alignment", "size", "result"}, "AlignedAllocAt"},
+  [EvPosixMemalign] = {"PosixMemalign", {"alignment", "size", "result"}, "PosixMemalignAt"},
+  [EvReallocMove] = {"ReallocMove", {"old"}, NULL},
+  [EvPoolCreate] = {"PoolCreate", {"pool", "size"}, NULL},
+  [EvPoolDestroy] = {"PoolDestroy", {"pool"}, NULL},
+  [EvPoolAlloc] = {"PoolAlloc", {"pool", "addr", "size"}, NULL},
+  [EvPoolFree] = {"PoolFree", {"pool", "addr", "size"}, NULL},
+  [EvThreadExit] = {"ThreadExit", {"thread"}, NULL},
+  [EvExec] = {"Exec", {NULL}, NULL},
 };
 
 static unsigned char codeEv[65536];            /* stream code -> EvKind */
@@ -347,97 +349,156 @@ typedef struct PoolHandleStruct {
 static PoolHandleStruct *handleChunk;
 static size_t handleUsed = HANDLE_CHUNK;
 
-static void poolEvent(const EventRecordStruct *rec, EvKind ev, const uint64_t *v)
+/* POOL_TIMED -- a call of the pool implementation, its cycles counted */
+#define POOL_TIMED(call) \
+  do { \
+    uint64_t _t0 = PlinthClockNow(); \
+    call; \
+    poolCycles += PlinthClockNow() - _t0, ++poolCalls; \
+  } while (0)
+
+/* poolLive -- the live pool the event names, or NULL (an anomaly of kind) */
+static PoolHandleStruct *poolLive(const EventRecordStruct *rec, uint64_t address, int destroying)
 {
-  EntryStruct *e;
-  PoolHandleStruct *ph;
-  uint64_t t0;
-  switch (ev) {
-  case EvPoolCreate:
-    ++result.ops[OpPoolCreate];
-    if (handleUsed == HANDLE_CHUNK) {
-      handleChunk = mapAnon(HANDLE_CHUNK * sizeof *handleChunk);
-      handleUsed = 0;
-    }
-    ph = &handleChunk[handleUsed++];
-    t0 = PlinthClockNow();
-    ph->handle = pool.create((size_t)v[1], rec->desc->name);
-    poolCycles += PlinthClockNow() - t0, ++poolCalls;
-    if (ph->handle == NULL)
-      anomaly(AnomalyReplayFailed, rec, v[0]);
-    mapPut(&pools, v[0])->slot = (SlotStruct *)ph;
-    break;
-  case EvPoolDestroy:
-    ++result.ops[OpPoolDestroy];
-    e = mapFind(&pools, v[0]);
-    if (e->key == 0 || e->slot == FREED) {
-      anomaly(e->key == 0 ? AnomalyUnknownFree : AnomalyDoubleFree, rec, v[0]);
-      break;
-    }
-    ph = (PoolHandleStruct *)e->slot;
-    if (ph->handle != NULL) {
-      t0 = PlinthClockNow();
-      pool.destroy(ph->handle);
-      poolCycles += PlinthClockNow() - t0, ++poolCalls;
-    }
-    ph->dead = 1;
-    e->slot = FREED;
-    break;
-  case EvPoolAlloc: {
-    SlotStruct *slot;
-    void *p = NULL;
-    ++result.ops[OpPoolAlloc];
-    e = mapFind(&pools, v[0]);
-    if (e->key == 0 || e->slot == FREED) {
-      anomaly(AnomalyUnknownFree, rec, v[0]);
-      break;
-    }
-    ph = (PoolHandleStruct *)e->slot;
-    if (ph->handle != NULL) {
-      t0 = PlinthClockNow();
-      p = pool.alloc(ph->handle, (size_t)v[2]);
-      poolCycles += PlinthClockNow() - t0, ++poolCalls;
-    }
-    if (p == NULL)
-      anomaly(AnomalyReplayFailed, rec, v[1]);
-    slot = slotNew(v[2]);
-    atomic_store(&slot->ptr, (uintptr_t)p);
-    slot->next = (SlotStruct *)ph;      /* the pool it came from */
-    e = mapPut(&objects, v[1]);
-    if (e->slot != NULL && e->slot != FREED)
-      anomaly(AnomalyDuplicate, rec, v[1]);
-    e->slot = slot;
-    live += v[2];
-    if (live > result.peakLive)
-      result.peakLive = live;
-    break;
+  EntryStruct *e = mapFind(&pools, address);
+  if (e->key == 0 || e->slot == FREED) {
+    anomaly(e->key == 0 || !destroying ? AnomalyUnknownFree : AnomalyDoubleFree, rec, address);
+    return NULL;
   }
-  case EvPoolFree: {
-    SlotStruct *slot;
-    void *p;
-    ++result.ops[OpPoolFree];
-    e = mapFind(&objects, v[1]);
-    if (e->key == 0 || e->slot == FREED) {
-      anomaly(e->key == 0 ? AnomalyUnknownFree : AnomalyDoubleFree, rec, v[1]);
-      break;
-    }
-    slot = e->slot;
-    e->slot = FREED;
-    ph = (PoolHandleStruct *)slot->next;
-    live -= slot->size;
-    p = (void *)atomic_load(&slot->ptr);
-    if (p != NULL && !ph->dead) {
-      t0 = PlinthClockNow();
-      pool.free(ph->handle, p, (size_t)v[2]);
-      poolCycles += PlinthClockNow() - t0, ++poolCalls;
-    }
-    slotRelease(slot);
-    break;
-  }
-  default:
-    break;
-  }
+  return (PoolHandleStruct *)e->slot;
 }
+
+/* v: pool, size */
+static void poolCreate(const EventRecordStruct *rec, const uint64_t *v)
+{
+  PoolHandleStruct *ph;
+  if (handleUsed == HANDLE_CHUNK) {
+    handleChunk = mapAnon(HANDLE_CHUNK * sizeof *handleChunk);
+    handleUsed = 0;
+  }
+  ph = &handleChunk[handleUsed++];
+  POOL_TIMED(ph->handle = pool.create((size_t)v[1], rec->desc->name));
+  if (ph->handle == NULL)
+    anomaly(AnomalyReplayFailed, rec, v[0]);
+  mapPut(&pools, v[0])->slot = (SlotStruct *)ph;
+}
+
+/* v: pool */
+static void poolDestroy(const EventRecordStruct *rec, const uint64_t *v)
+{
+  PoolHandleStruct *ph = poolLive(rec, v[0], 1);
+  if (ph == NULL)
+    return;
+  if (ph->handle != NULL)
+    POOL_TIMED(pool.destroy(ph->handle));
+  ph->dead = 1;
+  mapFind(&pools, v[0])->slot = FREED;
+}
+
+/* v: pool, addr, size */
+static void poolAlloc(const EventRecordStruct *rec, const uint64_t *v)
+{
+  PoolHandleStruct *ph = poolLive(rec, v[0], 0);
+  SlotStruct *slot;
+  EntryStruct *e;
+  void *p = NULL;
+  if (ph == NULL)
+    return;
+  if (ph->handle != NULL)
+    POOL_TIMED(p = pool.alloc(ph->handle, (size_t)v[2]));
+  if (p == NULL)
+    anomaly(AnomalyReplayFailed, rec, v[1]);
+  slot = slotNew(v[2]);
+  atomic_store(&slot->ptr, (uintptr_t)p);
+  slot->next = (SlotStruct *)ph;        /* the pool it came from */
+  e = mapPut(&objects, v[1]);
+  if (e->slot != NULL && e->slot != FREED)
+    anomaly(AnomalyDuplicate, rec, v[1]);
+  e->slot = slot;
+  live += v[2];
+  if (live > result.peakLive)
+    result.peakLive = live;
+}
+
+/* v: pool, addr, size */
+static void poolFree(const EventRecordStruct *rec, const uint64_t *v)
+{
+  EntryStruct *e = mapFind(&objects, v[1]);
+  SlotStruct *slot;
+  PoolHandleStruct *ph;
+  void *p;
+  if (e->key == 0 || e->slot == FREED) {
+    anomaly(e->key == 0 ? AnomalyUnknownFree : AnomalyDoubleFree, rec, v[1]);
+    return;
+  }
+  slot = e->slot;
+  e->slot = FREED;
+  ph = (PoolHandleStruct *)slot->next;
+  live -= slot->size;
+  p = (void *)atomic_load(&slot->ptr);
+  if (p != NULL && !ph->dead)
+    POOL_TIMED(pool.free(ph->handle, p, (size_t)v[2]));
+  slotRelease(slot);
+}
+
+/* freeEvent -- Free or FreeSized; v: pointer */
+static void freeEvent(const EventRecordStruct *rec, const uint64_t *v)
+{
+  ++result.ops[OpFree];
+  if (v[0] != 0 && pendingCount > 0)
+    pendingFirst(v[0], rec->thread);
+  if (v[0] == 0)
+    anomaly(AnomalyFreeNull, rec, 0);
+  else if (!liveAt(v[0]))
+    defer(rec, 1, ExecFree, 0, 0, v[0]);
+  else
+    freeNow(rec, v[0]);
+}
+
+/* reallocMoveEvent -- the first half of a realloc that moved its block:
+ * the old address is free for others from here; the block is in transit
+ * until the Realloc event of the same thread.  v: old.
+ * design/telemetry.txt .malloc.order */
+static void reallocMoveEvent(const EventRecordStruct *rec, const uint64_t *v)
+{
+  MovingStruct *m = movingFor(rec->thread);
+  m->old = v[0];
+  m->valid = 1;
+  m->slot = v[0] == 0 ? NULL : unmade(rec, v[0]);
+}
+
+/* reallocEvent -- v: old, result, size */
+static void reallocEvent(const EventRecordStruct *rec, const uint64_t *v)
+{
+  OpStruct op = {ExecRealloc, v[2], 0, NULL, NULL};
+  MovingStruct *m = movingFor(rec->thread);
+  ++result.ops[OpRealloc];
+  if (m->valid && m->old == v[0] && v[0] != 0) {
+    m->valid = 0;
+    op.old = m->slot;
+  } else if (v[0] != 0) {
+    if (v[1] == 0 && v[2] != 0)
+      return;                   /* it failed: the old block stays */
+    op.old = unmade(rec, v[0]);
+  }
+  if (v[1] == 0) {              /* realloc(p, 0) freed p */
+    if (op.old != NULL) {
+      op.kind = ExecFree;
+      submit(rec->thread, &op);
+    }
+    return;
+  }
+  if (op.old == NULL)
+    op.kind = ExecMalloc;       /* realloc(NULL, n), or of a block we never saw */
+  op.slot = slotNew(v[2]);
+  made(rec, v[1], op.slot);
+  submit(rec->thread, &op);
+}
+
+/* An Exec event that is the last of its thread: the log ends at an exec
+ * (src/malloc/eventdef.h), not a death.  design/telemetry.txt .replay.log */
+static int execLast;
+static uint32_t execThread;
 
 /* replayEvent -- dispatch one recorded event */
 static void replayEvent(const EventRecordStruct *rec)
@@ -446,8 +507,11 @@ static void replayEvent(const EventRecordStruct *rec)
   uint64_t v[4];
   for (unsigned i = 0; i < 4; ++i)
     v[i] = rec->values[codeParam[rec->code][i]].u;
+  if (execLast && rec->thread == execThread && ev != EvNone)
+    execLast = 0;               /* the exec failed: the thread went on */
   switch (ev) {
   case EvNone:
+  case EV_LIMIT:
     return;
   case EvMalloc:
     ++result.ops[OpMalloc];
@@ -458,72 +522,50 @@ static void replayEvent(const EventRecordStruct *rec)
     allocation(rec, ExecCalloc, v[0] * v[1], 0, v[2]);
     break;
   case EvMemalign:
+    ++result.ops[OpMemalign];
+    allocation(rec, ExecMemalign, v[1], v[0], v[2]);
+    break;
   case EvAlignedAlloc:
+    ++result.ops[OpAlignedAlloc];
+    allocation(rec, ExecAlignedAlloc, v[1], v[0], v[2]);
+    break;
   case EvPosixMemalign:
-    ++result.ops[ev == EvMemalign ? OpMemalign : ev == EvAlignedAlloc ? OpAlignedAlloc : OpPosixMemalign];
-    allocation(rec, ev == EvMemalign ? ExecMemalign : ev == EvAlignedAlloc ? ExecAlignedAlloc
-               : ExecPosixMemalign, v[1], v[0], v[2]);
+    ++result.ops[OpPosixMemalign];
+    allocation(rec, ExecPosixMemalign, v[1], v[0], v[2]);
     break;
   case EvFree:
   case EvFreeSized:
-    ++result.ops[OpFree];
-    if (v[0] != 0 && pendingCount > 0)
-      pendingFirst(v[0], rec->thread);
-    if (v[0] == 0)
-      anomaly(AnomalyFreeNull, rec, 0);
-    else if (!liveAt(v[0]))
-      defer(rec, 1, ExecFree, 0, 0, v[0]);
-    else
-      freeNow(rec, v[0]);
+    freeEvent(rec, v);
     break;
-  case EvReallocMove: {
-    /* The first half of a realloc that moved its block: the old address
-     * is free for others from here; the block is in transit until the
-     * Realloc event of the same thread.  design/telemetry.txt .malloc.order */
-    MovingStruct *m = movingFor(rec->thread);
-    m->old = v[0];
-    m->valid = 1;
-    m->slot = v[0] == 0 ? NULL : unmade(rec, v[0]);
+  case EvReallocMove:
+    reallocMoveEvent(rec, v);
     break;
-  }
-  case EvRealloc: {
-    /* v: old, result, size */
-    OpStruct op = {ExecRealloc, v[2], 0, NULL, NULL};
-    MovingStruct *m = movingFor(rec->thread);
-    ++result.ops[OpRealloc];
-    if (m->valid && m->old == v[0] && v[0] != 0) {
-      m->valid = 0;
-      op.old = m->slot;
-    } else if (v[0] != 0) {
-      if (v[1] == 0 && v[2] != 0)
-        return;                 /* it failed: the old block stays */
-      op.old = unmade(rec, v[0]);
-    }
-    if (v[1] == 0) {            /* realloc(p, 0) freed p */
-      if (op.old != NULL) {
-        op.kind = ExecFree;
-        submit(rec->thread, &op);
-      }
-      return;
-    }
-    if (op.old == NULL)
-      op.kind = ExecMalloc;     /* realloc(NULL, n), or of a block we never saw */
-    op.slot = slotNew(v[2]);
-    made(rec, v[1], op.slot);
-    submit(rec->thread, &op);
+  case EvRealloc:
+    reallocEvent(rec, v);
     break;
-  }
   case EvThreadExit:
     if (!opt.serial)
       execThreadExit((uint32_t)v[0]);
     break;
-  case EvPoolCreate:
-  case EvPoolDestroy:
-  case EvPoolAlloc:
-  case EvPoolFree:
-    poolEvent(rec, ev, v);
+  case EvExec:
+    execLast = 1;
+    execThread = rec->thread;
     break;
-  case EV_LIMIT:
+  case EvPoolCreate:
+    ++result.ops[OpPoolCreate];
+    poolCreate(rec, v);
+    break;
+  case EvPoolDestroy:
+    ++result.ops[OpPoolDestroy];
+    poolDestroy(rec, v);
+    break;
+  case EvPoolAlloc:
+    ++result.ops[OpPoolAlloc];
+    poolAlloc(rec, v);
+    break;
+  case EvPoolFree:
+    ++result.ops[OpPoolFree];
+    poolFree(rec, v);
     break;
   }
 }
@@ -553,7 +595,8 @@ static void findEvents(const EventRegistryStruct *reg)
     const EventDescStruct *d = &reg->events[i];
     for (unsigned ev = EvMalloc; ev < EV_LIMIT; ++ev) {
       unsigned ok = 1, idx[4] = {0, 0, 0, 0};
-      if (strcmp(d->name, evDesc[ev].name) != 0 || d->code > 0xFFFF)
+      if ((strcmp(d->name, evDesc[ev].name) != 0 &&
+           (evDesc[ev].at == NULL || strcmp(d->name, evDesc[ev].at) != 0)) || d->code > 0xFFFF)
         continue;
       for (unsigned p = 0; p < 4 && evDesc[ev].params[p] != NULL; ++p) {
         unsigned j;
@@ -692,66 +735,86 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn)
   return 1;
 }
 
-/* child -- replay the log against one allocator, the one in LD_PRELOAD.
- * design/telemetry.txt .replay.child */
-static int child(void)
+/* checkAllocator -- the library must be the allocator: the malloc the
+ * replay calls is defined in it, not in the C library behind it */
+static void checkAllocator(const char *lib)
 {
-  const char *lib = allocatorLib(opt.one);
-  int fd;
+  void *handle = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+  struct link_map *map = NULL;
+  Dl_info info = {0};
+  char mine[PATH_MAX], theirs[PATH_MAX];
+  if (handle == NULL)
+    fail("%s: %s is not loaded: is it installed%s?", opt.one, lib, allocatorPackage(opt.one));
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL
+      || dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info) == 0 || info.dli_fname == NULL
+      || realpath(map->l_name, mine) == NULL || realpath(info.dli_fname, theirs) == NULL
+      || strcmp(mine, theirs) != 0)
+    fail("%s: %s does not define malloc (the replay's is %s's): not an allocator", opt.one,
+         lib, info.dli_fname != NULL ? info.dli_fname : "another library");
+}
+
+/* The log as read: mapped, or recovered with LOG.live into a malloc'd copy */
+static unsigned char *logBytes;
+static size_t logSize;
+static int logRecovered;
+
+/* openStream -- map the log, recover LOG.live into it, open the stream */
+static EventStreamStruct *openStream(void)
+{
   struct stat st;
-  unsigned char *buf;
   EventStreamStruct *stream;
-  EventStreamRes res;
-  EventRecordStruct rec;
   char msg[512];
-  size_t size;
-  uint64_t total, hz, calls, cycles, failed, peakReadAt = 0;
-  int recovered;
-  double start;
-  snprintf(result.name, sizeof result.name, "%s", opt.one);
-  if (lib != NULL) {
-    /* The library must be the allocator: the malloc the replay calls
-     * is defined in it, not in the C library behind it. */
-    void *handle = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
-    struct link_map *map = NULL;
-    Dl_info info = {0};
-    char mine[PATH_MAX], theirs[PATH_MAX];
-    if (handle == NULL)
-      fail("%s: %s is not loaded: is it installed%s?", opt.one, lib, allocatorPackage(opt.one));
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL
-        || dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info) == 0 || info.dli_fname == NULL
-        || realpath(map->l_name, mine) == NULL || realpath(info.dli_fname, theirs) == NULL
-        || strcmp(mine, theirs) != 0)
-      fail("%s: %s does not define malloc (the replay's is %s's): not an allocator", opt.one,
-           lib, info.dli_fname != NULL ? info.dli_fname : "another library");
-  }
-  execInit();
-  rssInit();
-  fd = open(opt.log, O_RDONLY | O_CLOEXEC);
+  int fd = open(opt.log, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     fail("%s: %s", opt.log, strerror(errno));
   if (fstat(fd, &st) != 0 || st.st_size == 0)
     fail("%s: empty or unreadable", opt.log);
-  buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  if (buf == MAP_FAILED)
+  logBytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (logBytes == MAP_FAILED)
     fail("%s: %s", opt.log, strerror(errno));
   close(fd);
-  (void)madvise(buf, (size_t)st.st_size, MADV_SEQUENTIAL);
-  size = (size_t)st.st_size;
-  recovered = recoverLive(&buf, &size);
-  res = EventStreamOpen(&stream, buf, size, 0, msg, sizeof msg);
-  if (res != EventStreamOK)
+  (void)madvise(logBytes, (size_t)st.st_size, MADV_SEQUENTIAL);
+  logSize = (size_t)st.st_size;
+  logRecovered = recoverLive(&logBytes, &logSize);
+  if (EventStreamOpen(&stream, logBytes, logSize, 0, msg, sizeof msg) != EventStreamOK)
     fail("%s: %s", opt.log, msg);
-  findEvents(EventStreamInfo(stream)->registry);
-  total = EventStreamInfo(stream)->eventCount + EventStreamInfo(stream)->unknownCount;
-  loadPool();
-  mapInit(&blocks, (size_t)1 << 16);
-  mapInit(&pools, 64);
-  mapInit(&objects, 1024);
-  sample = mapAnon(SAMPLE_LIMIT * sizeof *sample);
-  baseline = rssAnon(1);
-  sampleNext = 0;
-  start = nowSeconds();
+  return stream;
+}
+
+static void closeStream(EventStreamStruct *stream)
+{
+  EventStreamClose(stream);
+  if (logRecovered)
+    free(logBytes);             /* EventRecover's, not the mapped log */
+  else
+    munmap(logBytes, logSize);
+}
+
+/* readPeak -- RSS now and then, and whenever the live bytes have grown
+ * by a 256th since the last reading, once the replay threads have
+ * caught up: so the peak RSS is read within 0.4% of the live peak,
+ * however short the log.  .replay.report */
+static void readPeak(void)
+{
+  static uint64_t peakReadAt;
+  uint64_t rss;
+  if ((result.events & (PEAK_EVERY - 1)) != 0 && live < peakReadAt)
+    return;
+  if (live >= peakReadAt) {
+    execDrain();
+    peakReadAt = live + live / 256 + 1;
+  }
+  rss = rssAnon(0);
+  if (rss > baseline && rss - baseline > result.peakRss)
+    result.peakRss = rss - baseline;
+}
+
+/* replayAll -- every event of the stream, then how the log ended */
+static void replayAll(EventStreamStruct *stream, uint64_t total)
+{
+  EventStreamRes res;
+  EventRecordStruct rec;
+  int streamEnd;
   skewTicks = EventStreamInfo(stream)->clockHz != 0
               ? EventStreamInfo(stream)->clockHz / (1000000000u / SKEW_NS) : SKEW_NS;
   while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
@@ -759,20 +822,7 @@ static int child(void)
       pendingExpire(rec.clock, 0);
     replayEvent(&rec);
     ++result.events;
-    /* RSS now and then, and whenever the live bytes have grown by a
-     * 256th since the last reading, once the replay threads have caught
-     * up: so the peak RSS is read within 0.4% of the live peak, however
-     * short the log.  .replay.report */
-    if ((result.events & (PEAK_EVERY - 1)) == 0 || live >= peakReadAt) {
-      uint64_t rss;
-      if (live >= peakReadAt) {
-        execDrain();
-        peakReadAt = live + live / 256 + 1;
-      }
-      rss = rssAnon(0);
-      if (rss > baseline && rss - baseline > result.peakRss)
-        result.peakRss = rss - baseline;
-    }
+    readPeak();
     if (result.events >= sampleNext) {
       sampleNext += sampleEvery;
       takeSample();
@@ -787,26 +837,21 @@ static int child(void)
     snprintf(result.damage, sizeof result.damage, "%s",
              n > 0 ? EventStreamProblem(stream, 0) : "cannot read the stream");
   }
-  result.unclean = !EventStreamInfo(stream)->streamEnd;
-  execFinish(&calls, &cycles, &failed, &result.threads);
-  result.wall = nowSeconds() - start;
-  takeSample();
-  result.finalRss = sample[result.sampleCount - 1].rss;
-  if (opt.progress)
-    progress(total, total, 1);
-  hz = PlinthClockFrequency();
-  cycles += poolCycles;
-  result.calls = calls + poolCalls;
-  result.anomaly[AnomalyReplayFailed] += failed;
-  result.seconds = hz != 0 ? (double)cycles / (double)hz : (double)cycles / 1e9;
-  /* What the program never freed is freed now, untimed, after the
-   * figures, so that a leak checker sees replay itself as clean. */
+  streamEnd = EventStreamInfo(stream)->streamEnd;
+  result.execEnd = !streamEnd && execLast;
+  result.unclean = !streamEnd && !execLast;
+}
+
+/* releaseAll -- what the program never freed is freed now, untimed,
+ * after the figures, so that a leak checker sees replay itself as clean;
+ * so are reallocs in transit where a damaged log stops, and live pools */
+static void releaseAll(void)
+{
   for (size_t i = 0; i < blocks.capacity; ++i) {
     SlotStruct *slot = blocks.entries[i].slot;
     if (blocks.entries[i].key != 0 && slot != NULL && slot != FREED)
       free((void *)atomic_load(&slot->ptr));
   }
-  /* So are reallocs in transit where a damaged log stops. */
   for (size_t i = 0; moving != NULL && i < MOVING_LIMIT; ++i)
     if (moving[i].valid && moving[i].slot != NULL)
       free((void *)atomic_load(&moving[i].slot->ptr));
@@ -816,11 +861,46 @@ static int child(void)
         ph->handle != NULL && !ph->dead)
       pool.destroy(ph->handle);
   }
-  EventStreamClose(stream);
-  if (recovered)
-    free(buf);                  /* EventRecover's, not the mapped log */
-  else
-    munmap(buf, size);
+}
+
+/* child -- replay the log against one allocator, the one in LD_PRELOAD,
+ * and send the figures to the parent.  design/telemetry.txt .replay.child */
+static int child(void)
+{
+  const char *lib = allocatorLib(opt.one);
+  EventStreamStruct *stream;
+  uint64_t total, hz, calls, cycles, failed;
+  double start;
+  snprintf(result.name, sizeof result.name, "%s", opt.one);
+  if (lib != NULL)
+    checkAllocator(lib);
+  execInit();
+  rssInit();
+  stream = openStream();
+  findEvents(EventStreamInfo(stream)->registry);
+  total = EventStreamInfo(stream)->eventCount + EventStreamInfo(stream)->unknownCount;
+  loadPool();
+  mapInit(&blocks, (size_t)1 << 16);
+  mapInit(&pools, 64);
+  mapInit(&objects, 1024);
+  sample = mapAnon(SAMPLE_LIMIT * sizeof *sample);
+  baseline = rssAnon(1);
+  sampleNext = 0;
+  start = nowSeconds();
+  replayAll(stream, total);
+  execFinish(&calls, &cycles, &failed, &result.threads);
+  result.wall = nowSeconds() - start;
+  takeSample();
+  result.finalRss = sample[result.sampleCount - 1].rss;
+  if (opt.progress)
+    progress(total, total, 1);
+  hz = PlinthClockFrequency();
+  result.calls = calls + poolCalls;
+  result.anomaly[AnomalyReplayFailed] += failed;
+  cycles += poolCycles;
+  result.seconds = hz != 0 ? (double)cycles / (double)hz : (double)cycles / 1e9;
+  releaseAll();
+  closeStream(stream);
   if (opt.strict && result.anomaly[AnomalyReplayFailed] > 0)
     fail("%s: --strict: %" PRIu64 " calls failed in replay", opt.one, result.anomaly[AnomalyReplayFailed]);
   if (write(opt.fd, &result, sizeof result) != (ssize_t)sizeof result ||
@@ -912,6 +992,9 @@ static int runChild(size_t i, char **argv0)
 /* logSay -- how the log ended, on stderr; 1 if it was damaged */
 static int logSay(const ResultStruct *r)
 {
+  if (r->execEnd)
+    fprintf(stderr, "replay: %s: the log ends where the program exec'd another (no StreamEnd, "
+            "but an Exec event last): every event before the exec is in it\n", opt.log);
   if (r->unclean)
     fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it%s", opt.log, r->recovered > 0 ? "; " : "\n");
@@ -941,7 +1024,12 @@ static void usage(FILE *f)
         "                    the default is the example allocator (examples/pool)\n"
         "  --no-progress     no progress bar (it is shown only on a terminal)\n"
         "  -q, --quiet       do not list anomalies one by one\n"
-        "  -h, --help\n", f);
+        "  -h, --help\n"
+        "LOG.live, if there, adds what a program that died left only in it.\n"
+        "Exit status: 0 if replayed; a log that did not end cleanly (the program\n"
+        "died) or that ends at an exec is said on stderr.  1 if LOG is damaged (it\n"
+        "is replayed up to the damage, which is named), on an error, or with\n"
+        "--strict on an anomaly.  2 on bad usage.\n", f);
 }
 
 static void addAlloc(char *list)
@@ -954,13 +1042,20 @@ static void addAlloc(char *list)
   }
 }
 
-int main(int argc, char **argv)
+/* parseArgs -- the options into opt; -1 to go on, or an exit status */
+static int parseArgs(int argc, char **argv, int *noProgress)
 {
-  int noProgress = 0, i, status = 0, positional = 0;
+  int i, positional = 0;
   const char *log = NULL;
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
-#define NEED() do { if (i + 1 >= argc) fail("%s needs a value", a); } while (0)
+#define NEED() \
+  do { \
+    if (i + 1 >= argc) { \
+      fprintf(stderr, "replay: %s needs a value\n", a); \
+      return 2; \
+    } \
+  } while (0)
     if (positional || a[0] != '-' || a[1] == '\0') {
       if (log != NULL) {
         usage(stderr);
@@ -991,7 +1086,7 @@ int main(int argc, char **argv)
     else if (strcmp(a, "--progress") == 0)
       opt.progress = 1;
     else if (strcmp(a, "--no-progress") == 0)
-      noProgress = 1;
+      *noProgress = 1;
     else if (strcmp(a, "--report") == 0)
       opt.report = 1;
     else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
@@ -1001,7 +1096,8 @@ int main(int argc, char **argv)
       return 0;
     } else {
       usage(stderr);
-      fail("unknown option %s", a);
+      fprintf(stderr, "replay: unknown option %s\n", a);
+      return 2;
     }
 #undef NEED
   }
@@ -1010,6 +1106,14 @@ int main(int argc, char **argv)
     return 2;
   }
   opt.log = log;
+  return -1;
+}
+
+int main(int argc, char **argv)
+{
+  int noProgress = 0, status = parseArgs(argc, argv, &noProgress);
+  if (status >= 0)
+    return status;
   if (opt.one != NULL) {
     if (opt.fd < 0)
       fail("--one needs --fd");

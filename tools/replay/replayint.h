@@ -139,6 +139,7 @@ typedef struct ResultStruct {
   uint32_t sampleCount;
   /* How the log ended: .replay.log */
   int unclean;                  /* no StreamEnd: the program died */
+  int execEnd;                  /* no StreamEnd, but the last event of its thread was Exec */
   uint64_t recovered;           /* events only LOG.live had */
   char damage[256];             /* the log's first damage, or "" */
 } ResultStruct;

@@ -1,0 +1,350 @@
+/* <src/malloc/stacks.c> -- the recorder's call stacks (TELLTALE_STACKS=N)
+ *
+ * .design: design/telemetry.txt .stacks
+ *
+ * Capture (.stacks.capture): the frame-pointer chain, from the
+ * interposed function's frame outwards, each frame pointer checked to be
+ * inside this thread's stack and above the last before it is read, so a
+ * walk through code built without frame pointers stops or skips frames,
+ * and never faults.  The recorder itself is built with frame pointers,
+ * so the first frame (the caller of malloc) is always right.
+ *
+ * Interning (.stacks.intern): a stack is hashed (64 bits) into a
+ * lock-free open-addressing table, mmap'd outside the heap.  The first
+ * thread to insert a hash takes the next id, emits StackFrames and then
+ * publishes the id; others wait for it.  Two stacks with the same hash
+ * would share an id (at 64 bits, about one chance in 10^7 for a million
+ * stacks).  A full table records id 0 (unknown) from then on.
+ *
+ * Mappings (.stacks.map): the executable mappings of /proc/self/maps are
+ * emitted as MapExec when stacks start, and again when a new stack holds
+ * an address outside all of them (a library loaded since), at most once
+ * per new library.
+ */
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "stacks.h"
+
+#define STACK_MAX 128                   /* frames at most, whatever N says */
+#define TABLE_SIZE ((size_t)1 << 20)    /* slots: 16 MiB of address space */
+#define TABLE_FULL (TABLE_SIZE / 4 * 3)
+#define PROBE_LIMIT 64
+
+unsigned stacksDepth;
+
+/* The libunwind mode (TELLTALE_STACKS=N:dwarf): unw_backtrace, found
+ * with dlopen (libunwind8), its caching per thread */
+static int (*unwBacktrace)(void **, int);
+
+/* The recorder's own code: leading frames in it are not the program's */
+static uintptr_t selfLo, selfHi;
+
+typedef struct SlotStruct {
+  _Atomic uint64_t key;                 /* the stack's hash; 0: free */
+  _Atomic uint32_t id;                  /* 0 until published */
+} SlotStruct;
+
+static SlotStruct *table;
+static _Atomic uint32_t stackCount;
+
+/* This thread's stack, found on its first stack: [stackLo, stackHi) */
+static _Thread_local uintptr_t stackLo __attribute__((tls_model("initial-exec")));
+static _Thread_local uintptr_t stackHi __attribute__((tls_model("initial-exec")));
+
+
+/* Mappings ----------------------------------------------------------- */
+
+#define RANGE_LIMIT 8192
+static struct { uintptr_t lo, hi; } range[RANGE_LIMIT];
+static size_t rangeCount;
+static pthread_mutex_t mapLock = PTHREAD_MUTEX_INITIALIZER;
+static char mapsText[(size_t)1 << 20];
+
+/* hex -- a hexadecimal number at *p, which moves past it */
+static uintptr_t hex(const char **p)
+{
+  uintptr_t v = 0;
+  for (;; ++*p) {
+    char c = **p;
+    unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                 : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16u;
+    if (d == 16)
+      return v;
+    v = v << 4 | d;
+  }
+}
+
+/* mapLine -- one line of /proc/self/maps: if executable, a range and a
+ * MapExec event */
+static void mapLine(const char *p, const char *end)
+{
+  uintptr_t lo, hi, offset;
+  char path[512];
+  size_t n;
+  lo = hex(&p);
+  if (*p++ != '-')
+    return;
+  hi = hex(&p);
+  if (p + 5 > end || p[3] != 'x')
+    return;
+  p += 6;
+  offset = hex(&p);
+  for (int field = 0; field < 2 && p < end; ++field) {   /* device, inode */
+    while (p < end && *p == ' ')
+      ++p;
+    while (p < end && *p != ' ')
+      ++p;
+  }
+  while (p < end && *p == ' ')
+    ++p;
+  n = (size_t)(end - p) < sizeof path - 1 ? (size_t)(end - p) : sizeof path - 1;
+  memcpy(path, p, n);
+  path[n] = '\0';
+  if (rangeCount < RANGE_LIMIT) {
+    range[rangeCount].lo = lo;
+    range[rangeCount].hi = hi;
+    ++rangeCount;
+  }
+  EVENT_PPWS(MapExec, (void *)lo, (void *)hi, offset, path);
+}
+
+/* mapsRead -- the executable mappings, emitted; mapLock held */
+static void mapsRead(void)
+{
+  size_t size = 0;
+  ssize_t got;
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  while (size < sizeof mapsText - 1 &&
+         (got = read(fd, mapsText + size, sizeof mapsText - 1 - size)) > 0)
+    size += (size_t)got;
+  (void)close(fd);
+  rangeCount = 0;
+  for (const char *p = mapsText, *end = mapsText + size; p < end; ) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (nl == NULL)
+      nl = end;
+    mapLine(p, nl);
+    p = nl + 1;
+  }
+}
+
+/* mapped -- is pc in an executable mapping known?  mapLock held */
+static int mapped(uintptr_t pc)
+{
+  size_t lo = 0, hi = rangeCount;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (pc < range[mid].lo)
+      hi = mid;
+    else if (pc >= range[mid].hi)
+      lo = mid + 1;
+    else
+      return 1;
+  }
+  return 0;
+}
+
+/* mapsCover -- a new stack's frames: read the mappings again if its
+ * innermost frame (always a true return address) is in none known */
+static void mapsCover(const uintptr_t *pc, unsigned n)
+{
+  if (n == 0)
+    return;
+  (void)pthread_mutex_lock(&mapLock);
+  if (!mapped(pc[0]))
+    mapsRead();
+  (void)pthread_mutex_unlock(&mapLock);
+}
+
+
+/* Capture and interning ---------------------------------------------- */
+
+/* threadStack -- this thread's stack bounds, once */
+static void threadStack(void)
+{
+  pthread_attr_t attr;
+  void *base;
+  size_t size;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    if (pthread_attr_getstack(&attr, &base, &size) == 0) {
+      stackLo = (uintptr_t)base;
+      stackHi = (uintptr_t)base + size;
+    }
+    (void)pthread_attr_destroy(&attr);
+  }
+  if (stackHi == 0)
+    stackHi = 1;                /* unknown: no frame is walked */
+}
+
+static uint64_t hashStack(const uintptr_t *pc, unsigned n)
+{
+  uint64_t h = 0x9E3779B97F4A7C15u ^ n;
+  for (unsigned i = 0; i < n; ++i) {
+    h ^= pc[i];
+    h *= 0xBF58476D1CE4E5B9u;
+    h ^= h >> 31;
+  }
+  return h != 0 ? h : 1;
+}
+
+/* define -- emit the StackFrames events of a new stack id */
+static void define(EventU id, const uintptr_t *pc, unsigned n)
+{
+  mapsCover(pc, n);
+  for (unsigned i = 0; i < n || i == 0; i += 8) {
+    void *f[8] = {0};
+    for (unsigned j = 0; j < 8 && i + j < n; ++j)
+      f[j] = (void *)pc[i + j];
+    EVENT_BEGIN(StackFrames)
+      _event->id = id;
+      _event->depth = n;
+      _event->index = i;
+      _event->f0 = f[0], _event->f1 = f[1], _event->f2 = f[2], _event->f3 = f[3];
+      _event->f4 = f[4], _event->f5 = f[5], _event->f6 = f[6], _event->f7 = f[7];
+    EVENT_END(StackFrames)
+  }
+}
+
+/* intern -- the id of a stack, defined if new */
+static EventU intern(const uintptr_t *pc, unsigned n)
+{
+  uint64_t h = hashStack(pc, n);
+  for (size_t probe = 0; probe < PROBE_LIMIT; ++probe) {
+    SlotStruct *s = &table[(h + probe) & (TABLE_SIZE - 1)];
+    uint64_t key = atomic_load_explicit(&s->key, memory_order_acquire);
+    uint32_t id;
+    if (key == 0) {
+      if (atomic_load_explicit(&stackCount, memory_order_relaxed) >= TABLE_FULL)
+        return 0;
+      if (atomic_compare_exchange_strong(&s->key, &key, h)) {
+        id = atomic_fetch_add(&stackCount, 1) + 1;
+        define(id, pc, n);
+        atomic_store_explicit(&s->id, id, memory_order_release);
+        return id;
+      }
+    }
+    if (key == h) {
+      while ((id = atomic_load_explicit(&s->id, memory_order_acquire)) == 0)
+        (void)sched_yield();    /* another thread is defining it */
+      return id;
+    }
+  }
+  return 0;
+}
+
+/* fpWalk -- up to limit return addresses by the frame-pointer chain from
+ * fp, each frame pointer checked before it is read */
+static unsigned fpWalk(uintptr_t *fp, uintptr_t *pc, unsigned limit)
+{
+  unsigned n = 0;
+  if (stackHi == 0)
+    threadStack();
+  while (n < limit && (uintptr_t)fp >= stackLo && (uintptr_t)fp <= stackHi - 16 &&
+         ((uintptr_t)fp & 7) == 0) {
+    uintptr_t *next = (uintptr_t *)fp[0];
+    if (fp[1] < 4096)
+      break;
+    pc[n++] = fp[1];
+    if (next <= fp)
+      break;
+    fp = next;
+  }
+  return n;
+}
+
+EventU StackHere(void)
+{
+  uintptr_t pc[STACK_MAX + 8];
+  unsigned n, skip = 0, limit = stacksDepth + 8;
+  if (table == NULL)
+    return 0;
+  if (unwBacktrace != NULL)
+    n = (unsigned)unwBacktrace((void **)pc, (int)limit);
+  else
+    n = fpWalk((uintptr_t *)__builtin_frame_address(0), pc, limit);
+  while (skip < n && pc[skip] >= selfLo && pc[skip] < selfHi)
+    ++skip;                     /* the recorder's frames: StackHere, malloc... */
+  n -= skip;
+  return intern(pc + skip, n < stacksDepth ? n : stacksDepth);
+}
+
+void StacksAfterFork(void)
+{
+  if (table == NULL)
+    return;
+  (void)pthread_mutex_init(&mapLock, NULL);
+  /* the child's log defines its own stacks: the table starts empty */
+  (void)madvise(table, TABLE_SIZE * sizeof *table, MADV_DONTNEED);
+  atomic_store(&stackCount, 0);
+  mapsRead();
+}
+
+/* selfRange -- the executable mapping that holds this code */
+static void selfRange(void)
+{
+  uintptr_t here = (uintptr_t)&StackHere;
+  for (size_t i = 0; i < rangeCount; ++i)
+    if (here >= range[i].lo && here < range[i].hi) {
+      selfLo = range[i].lo;
+      selfHi = range[i].hi;
+    }
+}
+
+/* unwindStart -- the libunwind mode, if libunwind8 is there; 0 if so */
+static int unwindStart(void)
+{
+  void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  int (*policy)(void *, int);
+  void **space;
+  if (h == NULL)
+    return -1;
+  *(void **)&unwBacktrace = dlsym(h, "unw_backtrace");
+  *(void **)&policy = dlsym(h, "_ULx86_64_set_caching_policy");
+  space = dlsym(h, "_ULx86_64_local_addr_space");
+  if (unwBacktrace == NULL)
+    return -1;
+  if (policy != NULL && space != NULL)
+    (void)policy(*space, 2);    /* UNW_CACHE_PER_THREAD */
+  return 0;
+}
+
+void StacksStart(void)
+{
+  const char *s = getenv("TELLTALE_STACKS");
+  char *rest;
+  unsigned long n;
+  void *t;
+  if (s == NULL || s[0] == '\0')
+    return;
+  n = strtoul(s, &rest, 10);
+  if (n == 0)
+    return;
+  if (strcmp(rest, ":dwarf") == 0 && unwindStart() != 0) {
+    static const char msg[] = "libtelltale-malloc: TELLTALE_STACKS=N:dwarf needs libunwind.so.8 "
+                              "(Debian libunwind8): using frame pointers\n";
+    (void)!write(2, msg, sizeof msg - 1);
+  }
+  t = mmap(NULL, TABLE_SIZE * sizeof *table, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (t == MAP_FAILED)
+    return;
+  table = t;
+  stacksDepth = n < STACK_MAX ? (unsigned)n : STACK_MAX;
+  (void)pthread_mutex_lock(&mapLock);
+  mapsRead();
+  selfRange();
+  (void)pthread_mutex_unlock(&mapLock);
+}

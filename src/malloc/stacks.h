@@ -1,0 +1,30 @@
+/* <src/malloc/stacks.h> -- the recorder's call stacks (TELLTALE_STACKS)
+ *
+ * .design: design/telemetry.txt .stacks
+ */
+
+#ifndef malloc_stacks_h
+#define malloc_stacks_h
+
+#include "event.h"
+
+#define STACKS_HIDDEN __attribute__((visibility("hidden")))
+
+/* stacksDepth -- frames recorded per allocation; 0: stacks are off */
+extern STACKS_HIDDEN unsigned stacksDepth;
+
+/* StacksStart -- read TELLTALE_STACKS; if on, make the table and emit
+ * the executable mappings.  Called once, inside the recorder. */
+extern STACKS_HIDDEN void StacksStart(void);
+
+/* StacksAfterFork -- in a forked child, which writes a log of its own:
+ * the table emptied and the mappings emitted again */
+extern STACKS_HIDDEN void StacksAfterFork(void);
+
+/* StackHere -- the id of the call stack of the interposed function that
+ * calls it (its caller's caller first), interned: StackFrames is
+ * emitted the first time a stack is seen.  0 if it cannot be recorded.
+ * Called inside the recorder, never between EVENT_BEGIN and EVENT_END. */
+extern STACKS_HIDDEN EventU StackHere(void);
+
+#endif /* malloc_stacks_h */
