@@ -150,6 +150,55 @@ static EventPackCodeStruct *encodeCode(EventPackStateStruct *state, const EventR
   return c;
 }
 
+/* encodeFields -- an event's fields after its header, at q, each by its
+ * type's rule (.compact.encoding), at o; returns the end of what it wrote */
+static inline unsigned char *encodeFields(EventPackCodeStruct *c, const unsigned char *q,
+                                          size_t length, unsigned char *o)
+{
+  if (c->words) {                       /* the usual event: words only, no switch */
+    for (unsigned i = 0; i < c->fieldCount; ++i, q += 8) {
+      uint64_t v;
+      memcpy(&v, q, 8);
+      o = putVarint(o, zig64(v - c->last[i]));
+      c->last[i] = v;
+    }
+    return o;
+  }
+  for (unsigned i = 0; i < c->fieldCount; ++i) {
+    switch (c->types[i]) {
+    case TYPE_INT4: {
+      uint32_t v;
+      memcpy(&v, q, 4);
+      o = putVarint(o, zig32(v - (uint32_t)c->last[i]));
+      c->last[i] = v;
+      q += 4;
+      break;
+    }
+    case TYPE_INT8: {
+      uint64_t v;
+      memcpy(&v, q, 8);
+      o = putVarint(o, zig64(v - c->last[i]));
+      c->last[i] = v;
+      q += 8;
+      break;
+    }
+    case TYPE_RAW8:
+      memcpy(o, q, 8);
+      o += 8;
+      q += 8;
+      break;
+    default: {                          /* TYPE_STRING, last */
+      size_t n = length - c->fixed;
+      o = putVarint(o, n);
+      memcpy(o, q, n);
+      o += n;
+      break;
+    }
+    }
+  }
+  return o;
+}
+
 /* EventPackEncode -- eventpack.h.  design/telemetry.txt .compact.encoding */
 size_t EventPackEncode(EventPackStateStruct *state, const EventRegistryStruct *registry,
                        const unsigned char *raw, size_t rawSize,
@@ -167,7 +216,7 @@ size_t EventPackEncode(EventPackStateStruct *state, const EventRegistryStruct *r
     return 0;
   o = putVarint(o, rawSize);
   while (at < rawSize) {
-    const unsigned char *p = raw + at, *q;
+    const unsigned char *p = raw + at;
     EventPackCodeStruct *c;
     uint32_t codeLength;
     uint64_t clock;
@@ -193,49 +242,7 @@ size_t EventPackEncode(EventPackStateStruct *state, const EventRegistryStruct *r
     memcpy(&clock, p + 4, 8);
     o = putVarint(o, zig64(clock - prevClock));
     prevClock = clock;
-    q = p + EVENT_HEADER_LEN;
-    if (c->words) {                     /* the usual event: words only, no switch */
-      for (unsigned i = 0; i < c->fieldCount; ++i, q += 8) {
-        uint64_t v;
-        memcpy(&v, q, 8);
-        o = putVarint(o, zig64(v - c->last[i]));
-        c->last[i] = v;
-      }
-      at += length;
-      continue;
-    }
-    for (unsigned i = 0; i < c->fieldCount; ++i) {
-      switch (c->types[i]) {
-      case TYPE_INT4: {
-        uint32_t v;
-        memcpy(&v, q, 4);
-        o = putVarint(o, zig32(v - (uint32_t)c->last[i]));
-        c->last[i] = v;
-        q += 4;
-        break;
-      }
-      case TYPE_INT8: {
-        uint64_t v;
-        memcpy(&v, q, 8);
-        o = putVarint(o, zig64(v - c->last[i]));
-        c->last[i] = v;
-        q += 8;
-        break;
-      }
-      case TYPE_RAW8:
-        memcpy(o, q, 8);
-        o += 8;
-        q += 8;
-        break;
-      default: {                        /* TYPE_STRING, last */
-        size_t n = length - c->fixed;
-        o = putVarint(o, n);
-        memcpy(o, q, n);
-        o += n;
-        break;
-      }
-      }
-    }
+    o = encodeFields(c, p + EVENT_HEADER_LEN, length, o);
     at += length;
   }
   return (size_t)(o - out) < rawSize ? (size_t)(o - out) : 0;

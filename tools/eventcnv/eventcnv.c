@@ -18,6 +18,7 @@
 #include "span.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,70 +129,51 @@ static void UsageError(const char *message, const char *arg)
   exit(EXIT_USAGE);
 }
 
-/* ParseArgs -- options before or after FILE; "--" ends them */
-static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
+/* The options: a flag sets an int; the others take a value, as
+ * "--kind K" or "--kind=K" */
+typedef struct OptionStruct {
+  const char *name;
+  size_t at;                    /* offset of its field in OptionsStruct */
+} OptionStruct;
+
+static const OptionStruct flagOptions[] = {
+  {"--header", offsetof(OptionsStruct, header)}, {"--list", offsetof(OptionsStruct, list)},
+  {"--count", offsetof(OptionsStruct, count)}, {"--summary", offsetof(OptionsStruct, summary)},
+  {"--follow", offsetof(OptionsStruct, follow)}, {"--spans", offsetof(OptionsStruct, spans)},
+  {"--resync", offsetof(OptionsStruct, resync)},
+};
+
+static const OptionStruct valueOptions[] = {
+  {"--kind", offsetof(OptionsStruct, kinds)}, {"--event", offsetof(OptionsStruct, events)},
+  {"--format", offsetof(OptionsStruct, format)}, {"--output", offsetof(OptionsStruct, output)},
+  {"-o", offsetof(OptionsStruct, output)}, {"--jobs", offsetof(OptionsStruct, jobs)},
+};
+
+/* OptionValue -- where arg's value goes if arg is a value option, else NULL */
+static const char **OptionValue(OptionsStruct *opt, const char *arg)
 {
-  int i, endOfOptions = 0;
-  memset(opt, 0, sizeof *opt);
-  opt->paths = calloc((size_t)argc + 1, sizeof *opt->paths);
-  if (opt->paths == NULL)
-    UsageError("out of memory", NULL);
-  for (i = 1; i < argc; ++i) {
-    const char *arg = argv[i];
-    const char **valueReturn = NULL;
-    if (!endOfOptions && strcmp(arg, "--") == 0) {
-      endOfOptions = 1;
-    } else if (!endOfOptions && strcmp(arg, "--help") == 0) {
-      fputs(usageText, stdout);
-      exit(EXIT_SUCCESS);
-    } else if (!endOfOptions && strcmp(arg, "--version") == 0) {
-      /* design/telemetry.txt .pack.version */
-      printf("eventcnv (telltale) %s\nstream format %u.%u.%u\n", TELLTALE_VERSION_STRING,
-             EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR);
-      exit(EXIT_SUCCESS);
-    } else if (!endOfOptions && strcmp(arg, "--header") == 0) {
-      opt->header = 1;
-    } else if (!endOfOptions && strcmp(arg, "--list") == 0) {
-      opt->list = 1;
-    } else if (!endOfOptions && strcmp(arg, "--count") == 0) {
-      opt->count = 1;
-    } else if (!endOfOptions && strcmp(arg, "--summary") == 0) {
-      opt->summary = 1;
-    } else if (!endOfOptions && strcmp(arg, "--follow") == 0) {
-      opt->follow = 1;
-    } else if (!endOfOptions && strcmp(arg, "--spans") == 0) {
-      opt->spans = 1;
-    } else if (!endOfOptions && strcmp(arg, "--resync") == 0) {
-      opt->resync = 1;
-    } else if (!endOfOptions && strncmp(arg, "--kind", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
-      valueReturn = &opt->kinds;
-    } else if (!endOfOptions && strncmp(arg, "--event", 7) == 0 && (arg[7] == '\0' || arg[7] == '=')) {
-      valueReturn = &opt->events;
-    } else if (!endOfOptions && strncmp(arg, "--format", 8) == 0 && (arg[8] == '\0' || arg[8] == '=')) {
-      valueReturn = &opt->format;
-    } else if (!endOfOptions && (strcmp(arg, "-o") == 0 || (strncmp(arg, "--output", 8) == 0
-                                                            && (arg[8] == '\0' || arg[8] == '=')))) {
-      valueReturn = &opt->output;
-    } else if (!endOfOptions && strncmp(arg, "--jobs", 6) == 0 && (arg[6] == '\0' || arg[6] == '=')) {
-      valueReturn = &opt->jobs;
-    } else if (!endOfOptions && arg[0] == '-' && arg[1] != '\0') {
-      UsageError("unknown option: ", arg);
-    } else {
-      opt->paths[opt->pathCount++] = arg;
-    }
-    if (valueReturn != NULL) {
-      const char *eq = strchr(arg, '=');
-      if (eq != NULL) {
-        *valueReturn = eq + 1;
-      } else {
-        if (i + 1 >= argc)
-          UsageError("missing argument to ", arg);
-        *valueReturn = argv[++i];
-      }
-      if (**valueReturn == '\0')
-        UsageError("empty argument to ", arg);
-    }
+  for (size_t i = 0; i < sizeof valueOptions / sizeof valueOptions[0]; ++i) {
+    size_t n = strlen(valueOptions[i].name);
+    if (strncmp(arg, valueOptions[i].name, n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+      return (const char **)(void *)((char *)opt + valueOptions[i].at);
   }
+  return NULL;
+}
+
+/* OptionFlag -- set arg's flag; 1 if arg is a flag option */
+static int OptionFlag(OptionsStruct *opt, const char *arg)
+{
+  for (size_t i = 0; i < sizeof flagOptions / sizeof flagOptions[0]; ++i)
+    if (strcmp(arg, flagOptions[i].name) == 0) {
+      *(int *)(void *)((char *)opt + flagOptions[i].at) = 1;
+      return 1;
+    }
+  return 0;
+}
+
+/* ArgsCheck -- the combinations of options that cannot be */
+static void ArgsCheck(OptionsStruct *opt)
+{
   if (opt->pathCount == 0)
     opt->paths[opt->pathCount++] = "-";
   for (size_t p = 0, stdins = 0; p < opt->pathCount; ++p)
@@ -217,6 +199,48 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
     UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
+}
+
+/* ParseArgs -- options before or after the FILEs; "--" ends them */
+static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
+{
+  int i, endOfOptions = 0;
+  memset(opt, 0, sizeof *opt);
+  opt->paths = calloc((size_t)argc + 1, sizeof *opt->paths);
+  if (opt->paths == NULL)
+    UsageError("out of memory", NULL);
+  for (i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    const char **valueReturn = NULL;
+    if (endOfOptions || arg[0] != '-' || arg[1] == '\0') {
+      opt->paths[opt->pathCount++] = arg;
+    } else if (strcmp(arg, "--") == 0) {
+      endOfOptions = 1;
+    } else if (strcmp(arg, "--help") == 0) {
+      fputs(usageText, stdout);
+      exit(EXIT_SUCCESS);
+    } else if (strcmp(arg, "--version") == 0) {
+      /* design/telemetry.txt .pack.version */
+      printf("eventcnv (telltale) %s\nstream format %u.%u.%u\n", TELLTALE_VERSION_STRING,
+             EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR);
+      exit(EXIT_SUCCESS);
+    } else if (!OptionFlag(opt, arg) && (valueReturn = OptionValue(opt, arg)) == NULL) {
+      UsageError("unknown option: ", arg);
+    }
+    if (valueReturn != NULL) {
+      const char *eq = strchr(arg, '=');
+      if (eq != NULL) {
+        *valueReturn = eq + 1;
+      } else {
+        if (i + 1 >= argc)
+          UsageError("missing argument to ", arg);
+        *valueReturn = argv[++i];
+      }
+      if (**valueReturn == '\0')
+        UsageError("empty argument to ", arg);
+    }
+  }
+  ArgsCheck(opt);
 }
 
 /* IsExport -- 1 if the events go to a writer of export.c */
