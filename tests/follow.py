@@ -28,17 +28,8 @@ import tempfile
 import threading
 import time
 
-passed = failed = 0
-
-
-def result(name, why):
-    global passed, failed
-    if why:
-        failed += 1
-        print("FAIL %s: %s" % (name, why))
-    else:
-        passed += 1
-        print("ok %s" % name)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import result, summary  # noqa: E402
 
 
 def blocks(data):
@@ -115,8 +106,7 @@ def main():
             if r.returncode != 2 or b"--follow" not in r.stderr:
                 why = "%r: exit %d: %r" % (args, r.returncode, r.stderr[:200])
         result("follow-usage", why)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -32,17 +32,8 @@ import sys
 import tempfile
 import zlib
 
-passed = failed = 0
-
-
-def result(name, why):
-    global passed, failed
-    if why:
-        failed += 1
-        print("FAIL %s: %s" % (name, why))
-    else:
-        passed += 1
-        print("ok %s" % name)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import result, summary  # noqa: E402
 
 
 def chromium(*args):
@@ -198,8 +189,7 @@ def main():
         cases(config, eventcnv, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 def make_html(eventcnv, page, *logs):

@@ -38,17 +38,8 @@ import subprocess
 import sys
 import tempfile
 
-passed = failed = 0
-
-
-def result(name, why):
-    global passed, failed
-    if why:
-        failed += 1
-        print("FAIL %s: %s" % (name, why))
-    else:
-        passed += 1
-        print("ok %s" % name)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import result, summary  # noqa: E402
 
 
 def run(eventcnv, *args):
@@ -245,8 +236,7 @@ def main():
                else "exit %d: %s" % (r.returncode, r.stderr.decode()[:200]))
     finally:
         subprocess.run(["rm", "-rf", tmp])
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -22,17 +22,8 @@ import sys
 import tempfile
 import time
 
-passed = failed = 0
-
-
-def result(name, why):
-    global passed, failed
-    if why:
-        failed += 1
-        print("FAIL %s: %s" % (name, why))
-    else:
-        passed += 1
-        print("ok %s" % name)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import result, summary  # noqa: E402
 
 
 def on_pty(cmd):
@@ -102,8 +93,7 @@ def main():
                else "exit %d, stderr %r" % (r.returncode, r.stderr[:200]))
         rc, said, took = on_pty([eventcnv, log])
         result("progress-text", check_tty(rc, said, took, total))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

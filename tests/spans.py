@@ -53,17 +53,7 @@ SPANS = [("ObjectLife", CODE["ObjectAlloc"], CODE["ObjectFree"], 0, 0),
 COUNTERS = [("Size", CODE["ObjectAlloc"], 1, 0xFF),
             ("Value", CODE["Measure"], 1, 0)]
 
-passed = failed = 0
-
-
-def result(name, why):
-    global passed, failed
-    if why:
-        failed += 1
-        print("FAIL %s: %s" % (name, why))
-    else:
-        passed += 1
-        print("ok %s" % name)
+from results import result, summary  # noqa: E402
 
 
 def build(spans=True):
@@ -270,8 +260,7 @@ def main():
         cases(eventcnv, config, tmp)
     finally:
         subprocess.run(["rm", "-rf", tmp])
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 def cases(eventcnv, config, tmp):
