@@ -14,6 +14,7 @@
 
 #include "eventread.h"
 #include "export.h"
+#include "input.h"
 #include "merge.h"
 #include "span.h"
 
@@ -250,211 +251,9 @@ static int IsExport(const OptionsStruct *opt)
 }
 
 
-/* Reading the input */
-
-typedef struct InputStruct {
-  unsigned char *data;
-  size_t size;
-  int mapped;
-} InputStruct;
-
-/* ReadAll -- read fd to its end into malloc'd memory */
-static int ReadAll(int fd, InputStruct *in)
-{
-  size_t capacity = 1 << 16;
-  in->data = malloc(capacity);
-  in->size = 0;
-  in->mapped = 0;
-  if (in->data == NULL)
-    return ENOMEM;
-  for (;;) {
-    ssize_t n;
-    if (in->size == capacity) {
-      unsigned char *bigger = realloc(in->data, capacity * 2);
-      if (bigger == NULL)
-        return ENOMEM;
-      in->data = bigger;
-      capacity *= 2;
-    }
-    n = read(fd, in->data + in->size, capacity - in->size);
-    if (n == 0)
-      return 0;
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return errno;
-    }
-    in->size += (size_t)n;
-    /* Not a stream (/dev/zero, say): read no further; the reader says
-     * what it is not.  .eventcnv.reader */
-    if (in->size >= EVENT_STREAM_MAGIC_LEN
-        && memcmp(in->data, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) != 0)
-      return 0;
-  }
-}
-
-/* ReadInput -- map a regular file, read anything else */
-static int ReadInput(const char *path, InputStruct *in)
-{
-  struct stat st;
-  int fd, err;
-  if (path == NULL || strcmp(path, "-") == 0)
-    return ReadAll(STDIN_FILENO, in);
-  fd = open(path, O_RDONLY);
-  if (fd < 0)
-    return errno;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p != MAP_FAILED) {
-      in->data = p;
-      in->size = (size_t)st.st_size;
-      in->mapped = 1;
-      close(fd);
-      return 0;
-    }
-  }
-  err = ReadAll(fd, in);
-  close(fd);
-  return err;
-}
-
-static void InputFree(InputStruct *in)
-{
-  if (in->mapped)
-    munmap(in->data, in->size);
-  else
-    free(in->data);
-}
-
-/* ReadSome -- an EventStreamReadFunction for a ScanInputStruct */
-typedef struct ScanInputStruct {
-  int fd;
-  int err;                      /* errno of a failed read, or 0 */
-} ScanInputStruct;
-
-static long ReadSome(void *closure, unsigned char *buf, size_t size)
-{
-  ScanInputStruct *input = closure;
-  for (;;) {
-    ssize_t n = read(input->fd, buf, size);
-    if (n >= 0)
-      return (long)n;
-    if (errno != EINTR) {
-      input->err = errno;
-      return -1;
-    }
-  }
-}
-
-/* Scan -- index the stream at path (NULL or "-": stdin) as it is read,
- * for --count and --summary.  design/telemetry.txt .eventcnv.scan */
-static EventStreamRes Scan(const char *path, EventStreamStruct **streamReturn, char *msg,
-                           size_t msgSize)
-{
-  EventStreamRes res;
-  ScanInputStruct input;
-  input.fd = STDIN_FILENO;
-  input.err = 0;
-  if (path != NULL && strcmp(path, "-") != 0) {
-    input.fd = open(path, O_RDONLY);
-    if (input.fd < 0) {
-      snprintf(msg, msgSize, "%s", strerror(errno));
-      return EventStreamERROR;
-    }
-  }
-  res = EventStreamScan(streamReturn, ReadSome, &input, msg, msgSize);
-  if (res != EventStreamOK && input.err != 0)   /* as ReadInput says it */
-    snprintf(msg, msgSize, "%s", strerror(input.err));
-  else if (input.err != 0)
-    fprintf(stderr, "%s: %s\n", programName, strerror(input.err));
-  if (input.fd != STDIN_FILENO)
-    close(input.fd);
-  return res;
-}
-
-/* LiveExists -- whether path has a live file, for RecoverLive to read */
-static int LiveExists(const char *path)
-{
-  char livePath[4096];
-  struct stat st;
-  if (path == NULL || strcmp(path, "-") == 0)
-    return 0;
-  if (snprintf(livePath, sizeof livePath, "%s.live", path) >= (int)sizeof livePath)
-    return 0;
-  return stat(livePath, &st) == 0 || errno != ENOENT;
-}
-
 /* What RecoverLive found, for --header and the end-of-stream sentence:
  * of the log at hand (each log keeps its own in its LogStruct) */
-typedef struct RecoveredStruct {
-  int done;                     /* a live file was read and merged */
-  size_t events, blocks;        /* what it added */
-  size_t rejected, rejectedOffset;  /* live blocks that did not fit the log */
-  size_t damaged, damagedOffset;    /* live regions with damaged headers */
-  int logFailed;                /* the program could not write all of its log */
-  size_t missing;               /* live regions missing (the live file cut short) */
-  char path[4096];              /* LOG.live */
-} RecoveredStruct;
-
-static RecoveredStruct recovered;
-
-/* RecoverLive -- if the program that wrote the log died, its live file
- * (LOG.live) is still there: add the events only it has to the input.
- * design/telemetry.txt .sol.recover */
-static int RecoverLive(const char *path, const char *name, InputStruct *in)
-{
-  char livePath[4096];
-  InputStruct live;
-  unsigned char *merged;
-  size_t size;
-  EventRecoverStruct result;
-  struct stat st;
-  char msg[256];
-  int err;
-  if (path == NULL || strcmp(path, "-") == 0)
-    return 0;
-  if (snprintf(livePath, sizeof livePath, "%s.live", path) >= (int)sizeof livePath)
-    return 0;
-  memset(&live, 0, sizeof live);
-  /* A live file is a regular file the program made: anything else (a
-   * directory, a FIFO, a device, a link to one) is not read, and the
-   * log is read alone.  .sol.recover */
-  if (stat(livePath, &st) != 0) {
-    if (errno == ENOENT)
-      return 0;
-    err = errno;
-  } else
-    err = S_ISREG(st.st_mode) ? ReadInput(livePath, &live) : EINVAL;
-  if (err != 0) {
-    fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath,
-            err == EINVAL ? "not a regular file, so not a live file" : strerror(err));
-    return 0;
-  }
-  if (EventRecover(in->data, in->size, live.data, live.size, &merged, &size, &result,
-                   msg, sizeof msg) != 0) {
-    fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath, msg);
-    InputFree(&live);
-    return 0;
-  }
-  InputFree(&live);
-  InputFree(in);
-  in->data = merged;
-  in->size = size;
-  in->mapped = 0;
-  /* Said once, with the rest of how the stream ended: ReportWarnings. */
-  (void)name;
-  recovered.done = 1;
-  recovered.events = result.events;
-  recovered.blocks = result.blocks;
-  recovered.rejected = result.rejected;
-  recovered.rejectedOffset = result.rejectedOffset;
-  recovered.damaged = result.damaged;
-  recovered.damagedOffset = result.damagedOffset;
-  recovered.logFailed = result.logFailed;
-  recovered.missing = result.missing;
-  memcpy(recovered.path, livePath, sizeof recovered.path);
-  return 0;
-}
+static InputRecoveredStruct recovered;
 
 
 /* Filters.  --kind and --event name kinds and events of the stream's
@@ -971,7 +770,7 @@ typedef struct LogStruct {
   const char *path, *name;      /* as given; as said in messages */
   InputStruct in;
   EventStreamStruct *stream;
-  RecoveredStruct recovered;    /* what RecoverLive found */
+  InputRecoveredStruct recovered;    /* what InputRecoverLive found */
   FilterStruct filter;          /* --kind and --event in its registry */
 } LogStruct;
 
@@ -988,17 +787,17 @@ static EventStreamStruct *Open(const OptionsStruct *opt, const char *path, const
 
   memset(in, 0, sizeof *in);
   memset(&recovered, 0, sizeof recovered);
-  if ((opt->count || opt->summary) && !opt->resync && !LiveExists(path)) {
+  if ((opt->count || opt->summary) && !opt->resync && !InputLiveExists(path)) {
     /* No events to print: read the stream once, in order, not mapped.
      * design/telemetry.txt .eventcnv.scan */
-    res = Scan(path, &stream, msg, sizeof msg);
+    res = InputScan(path, &stream, msg, sizeof msg, programName);
   } else {
-    err = ReadInput(path, in);
+    err = InputRead(path, in);
     if (err != 0) {
       fprintf(stderr, "%s: %s: %s\n", programName, name, strerror(err));
       return NULL;
     }
-    if (RecoverLive(path, name, in) != 0) {
+    if (InputRecoverLive(path, in, &recovered, programName) != 0) {
       InputFree(in);
       memset(in, 0, sizeof *in);
       return NULL;
@@ -1190,7 +989,7 @@ static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruc
   size_t whole;
   int err;
   memset(&in, 0, sizeof in);
-  err = ReadInput(path, &in);
+  err = InputRead(path, &in);
   if (err != 0) {
     fprintf(stderr, "%s: %s: %s\n", programName, path, strerror(err));
     return (size_t)-1;

@@ -1,0 +1,194 @@
+/* <tools/eventcnv/input.c> -- eventcnv's input: a log read or mapped
+ * whole, or scanned as it is read, and its live file recovered
+ *
+ * .design: design/telemetry.txt .eventcnv.reader .eventcnv.scan .sol.recover
+ */
+
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* readAll -- read fd to its end into malloc'd memory */
+static int readAll(int fd, InputStruct *in)
+{
+  size_t capacity = 1 << 16;
+  in->data = malloc(capacity);
+  in->size = 0;
+  in->mapped = 0;
+  if (in->data == NULL)
+    return ENOMEM;
+  for (;;) {
+    ssize_t n;
+    if (in->size == capacity) {
+      unsigned char *bigger = realloc(in->data, capacity * 2);
+      if (bigger == NULL)
+        return ENOMEM;
+      in->data = bigger;
+      capacity *= 2;
+    }
+    n = read(fd, in->data + in->size, capacity - in->size);
+    if (n == 0)
+      return 0;
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;
+    }
+    in->size += (size_t)n;
+    /* Not a stream (/dev/zero, say): read no further; the reader says
+     * what it is not.  .eventcnv.reader */
+    if (in->size >= EVENT_STREAM_MAGIC_LEN
+        && memcmp(in->data, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) != 0)
+      return 0;
+  }
+}
+
+int InputRead(const char *path, InputStruct *in)
+{
+  struct stat st;
+  int fd, err;
+  if (path == NULL || strcmp(path, "-") == 0)
+    return readAll(STDIN_FILENO, in);
+  fd = open(path, O_RDONLY);
+  if (fd < 0)
+    return errno;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      in->data = p;
+      in->size = (size_t)st.st_size;
+      in->mapped = 1;
+      close(fd);
+      return 0;
+    }
+  }
+  err = readAll(fd, in);
+  close(fd);
+  return err;
+}
+
+void InputFree(InputStruct *in)
+{
+  if (in->mapped)
+    munmap(in->data, in->size);
+  else
+    free(in->data);
+}
+
+/* readSome -- an EventStreamReadFunction for a ScanInputStruct */
+typedef struct ScanInputStruct {
+  int fd;
+  int err;                      /* errno of a failed read, or 0 */
+} ScanInputStruct;
+
+static long readSome(void *closure, unsigned char *buf, size_t size)
+{
+  ScanInputStruct *input = closure;
+  for (;;) {
+    ssize_t n = read(input->fd, buf, size);
+    if (n >= 0)
+      return (long)n;
+    if (errno != EINTR) {
+      input->err = errno;
+      return -1;
+    }
+  }
+}
+
+EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, char *msg,
+                         size_t msgSize, const char *programName)
+{
+  EventStreamRes res;
+  ScanInputStruct input;
+  input.fd = STDIN_FILENO;
+  input.err = 0;
+  if (path != NULL && strcmp(path, "-") != 0) {
+    input.fd = open(path, O_RDONLY);
+    if (input.fd < 0) {
+      snprintf(msg, msgSize, "%s", strerror(errno));
+      return EventStreamERROR;
+    }
+  }
+  res = EventStreamScan(streamReturn, readSome, &input, msg, msgSize);
+  if (res != EventStreamOK && input.err != 0)   /* as InputRead says it */
+    snprintf(msg, msgSize, "%s", strerror(input.err));
+  else if (input.err != 0)
+    fprintf(stderr, "%s: %s\n", programName, strerror(input.err));
+  if (input.fd != STDIN_FILENO)
+    close(input.fd);
+  return res;
+}
+
+int InputLiveExists(const char *path)
+{
+  char livePath[4096];
+  struct stat st;
+  if (path == NULL || strcmp(path, "-") == 0)
+    return 0;
+  if (snprintf(livePath, sizeof livePath, "%s.live", path) >= (int)sizeof livePath)
+    return 0;
+  return stat(livePath, &st) == 0 || errno != ENOENT;
+}
+
+/* design/telemetry.txt .sol.recover */
+int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *recovered,
+                     const char *programName)
+{
+  char livePath[4096];
+  InputStruct live;
+  unsigned char *merged;
+  size_t size;
+  EventRecoverStruct result;
+  struct stat st;
+  char msg[256];
+  int err;
+  if (path == NULL || strcmp(path, "-") == 0)
+    return 0;
+  if (snprintf(livePath, sizeof livePath, "%s.live", path) >= (int)sizeof livePath)
+    return 0;
+  memset(&live, 0, sizeof live);
+  /* A live file is a regular file the program made: anything else (a
+   * directory, a FIFO, a device, a link to one) is not read, and the
+   * log is read alone.  .sol.recover */
+  if (stat(livePath, &st) != 0) {
+    if (errno == ENOENT)
+      return 0;
+    err = errno;
+  } else
+    err = S_ISREG(st.st_mode) ? InputRead(livePath, &live) : EINVAL;
+  if (err != 0) {
+    fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath,
+            err == EINVAL ? "not a regular file, so not a live file" : strerror(err));
+    return 0;
+  }
+  if (EventRecover(in->data, in->size, live.data, live.size, &merged, &size, &result,
+                   msg, sizeof msg) != 0) {
+    fprintf(stderr, "%s: %s: %s; reading the log alone\n", programName, livePath, msg);
+    InputFree(&live);
+    return 0;
+  }
+  InputFree(&live);
+  InputFree(in);
+  in->data = merged;
+  in->size = size;
+  in->mapped = 0;
+  /* Said once, with the rest of how the stream ended: ReportWarnings. */
+  recovered->done = 1;
+  recovered->events = result.events;
+  recovered->blocks = result.blocks;
+  recovered->rejected = result.rejected;
+  recovered->rejectedOffset = result.rejectedOffset;
+  recovered->damaged = result.damaged;
+  recovered->damagedOffset = result.damagedOffset;
+  recovered->logFailed = result.logFailed;
+  recovered->missing = result.missing;
+  memcpy(recovered->path, livePath, sizeof recovered->path);
+  return 0;
+}

@@ -1,0 +1,54 @@
+/* <tools/eventcnv/input.h> -- eventcnv's input: input.c
+ *
+ * .design: design/telemetry.txt .eventcnv.reader
+ */
+
+#ifndef input_h
+#define input_h
+
+#include <stddef.h>
+#include "eventread.h"
+
+/* InputStruct -- a log's bytes: mapped, or read into malloc'd memory */
+typedef struct InputStruct {
+  unsigned char *data;
+  size_t size;
+  int mapped;
+} InputStruct;
+
+/* InputRecoveredStruct -- what InputRecoverLive found, for --header and
+ * the end-of-stream sentence */
+typedef struct InputRecoveredStruct {
+  int done;                     /* a live file was read and merged */
+  size_t events, blocks;        /* what it added */
+  size_t rejected, rejectedOffset;  /* live blocks that did not fit the log */
+  size_t damaged, damagedOffset;    /* live regions with damaged headers */
+  int logFailed;                /* the program could not write all of its log */
+  size_t missing;               /* live regions missing (the live file cut short) */
+  char path[4096];              /* LOG.live */
+} InputRecoveredStruct;
+
+/* InputRead -- map path if it is a regular file, else read it (NULL or
+ * "-": stdin) to its end, or until it is seen not to be a stream.
+ * Returns 0 or an errno code. */
+extern int InputRead(const char *path, InputStruct *in);
+
+/* InputFree -- what InputRead or InputRecoverLive gave */
+extern void InputFree(InputStruct *in);
+
+/* InputScan -- index the stream at path (NULL or "-": stdin) as it is
+ * read, for --count and --summary.  design/telemetry.txt .eventcnv.scan */
+extern EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, char *msg,
+                                size_t msgSize, const char *programName);
+
+/* InputLiveExists -- whether path has a live file, for InputRecoverLive */
+extern int InputLiveExists(const char *path);
+
+/* InputRecoverLive -- if the program that wrote the log at path died,
+ * its live file (LOG.live) is still there: add the events only it has
+ * to in, and say what was found in *recovered.  What goes wrong is said
+ * on stderr, and the log is read alone.  Returns 0. */
+extern int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *recovered,
+                            const char *programName);
+
+#endif /* input_h */
