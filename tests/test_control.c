@@ -784,7 +784,7 @@ static void control_6_4_short_writes(void **state)
     size = fread(bytes, 1, 1 << 20, f);
     fclose(f);
     unlink("short.log");
-    assert_true(size > FAULT_EVENTS * 20 && size < (1 << 20));
+    assert_true(size > 0 && size < (1 << 20));   /* raw or compact: the events are counted below */
     assert_int_equal(EventStreamOpen(&reader, bytes, size, 0, msg, sizeof msg), EventStreamOK);
     while ((res = EventStreamNext(reader, &rec)) == EventStreamOK)
       if (rec.code == EventCodeTestW && rec.values[0].u >= base && rec.values[0].u < base + FAULT_EVENTS) {
@@ -825,6 +825,7 @@ static void control_6_5_file_too_large(void **state)
     uint64_t base = 0x65000000;
     int fd, err;
     signal(SIGXFSZ, SIG_IGN);
+    (void)EventCompact(0);      /* raw blocks, so that the events outgrow the limit in either form */
     err = open("fsize.err", O_WRONLY | O_CREAT | O_TRUNC, 0600);
     fd = open("fsize.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (err < 0 || dup2(err, 2) != 2 || fd < 0 || setrlimit(RLIMIT_FSIZE, &limit) != 0 ||
