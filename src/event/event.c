@@ -680,6 +680,7 @@ int EventInit(void)
   envEvents();
   envFile();
   eventSession.mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  (void)EventCompact(envSwitch("TELLTALE_COMPACT", 0));   /* .compact.choice */
   /* A core then holds the live file's buffers, for the gdb extension. */
   if (eventSession.mapAllowed)
     (void)PlinthCoreSharedFiles();

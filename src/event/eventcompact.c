@@ -18,7 +18,6 @@
  */
 
 #include <stdatomic.h>
-#include <string.h>
 
 #include "event.h"
 #include "eventpack.h"
@@ -36,36 +35,14 @@ typedef struct ScratchStruct {
 static ScratchStruct scratch[SCRATCH_LIMIT] = {
   {ATOMIC_FLAG_INIT, NULL, 0}, {ATOMIC_FLAG_INIT, NULL, 0}, {ATOMIC_FLAG_INIT, NULL, 0}};
 
-static _Atomic int compactOn = -1;      /* -1: TELLTALE_COMPACT not read yet */
-static atomic_flag warned = ATOMIC_FLAG_INIT;
-
-/* compactSetting -- TELLTALE_COMPACT: on or off (1 or 0), else a
- * warning and the default, off.  design/telemetry.txt .compact.choice */
-static int compactSetting(void)
-{
-  static const char head[] = "telltale: TELLTALE_COMPACT: '";
-  static const char tail[] = "' must be on or off (or 1 or 0); using the default, off\n";
-  char line[sizeof head + 64 + sizeof tail];
-  const char *value = PlinthGetEnv("TELLTALE_COMPACT");
-  size_t n;
-  if (value == NULL || value[0] == '\0' || strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
-    return 0;
-  if (strcmp(value, "on") == 0 || strcmp(value, "1") == 0)
-    return 1;
-  n = strlen(value) < 64 ? strlen(value) : 64;
-  memcpy(line, head, sizeof head - 1);
-  memcpy(line + sizeof head - 1, value, n);
-  memcpy(line + sizeof head - 1 + n, tail, sizeof tail - 1);
-  if (!atomic_flag_test_and_set(&warned))     /* once, whichever thread reads it first */
-    PlinthWriteError(line, sizeof head - 1 + n + sizeof tail - 1);
-  return 0;
-}
+/* On or off: EventCompact, which EventInit calls for TELLTALE_COMPACT
+ * (.sol.env) */
+static _Atomic int compactOn = 0;
 
 /* EventCompact -- event.h */
 int EventCompact(int on)
 {
-  int was = atomic_exchange(&compactOn, on != 0);
-  return was < 0 ? compactSetting() : was;
+  return atomic_exchange(&compactOn, on != 0);
 }
 
 /* EventCompactBlock -- the bytes to write for a block's events
@@ -80,11 +57,6 @@ const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
   size_t need, packed;
   unsigned char *out;
   *flagsReturn = 0;
-  if (on < 0) {
-    int setting = compactSetting(), unread = -1;
-    (void)atomic_compare_exchange_strong(&compactOn, &unread, setting);
-    on = atomic_load(&compactOn);
-  }
   if (!on || *sizeIO == 0)
     return data;
   need = sizeof(EventPackStateStruct) + *sizeIO;
