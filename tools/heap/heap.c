@@ -1,0 +1,331 @@
+/* <tools/heap/heap.c> -- telltale-heap: who allocates, from a recorder log
+ *
+ * .design: design/telemetry.txt .heap
+ *
+ * heap LOG reads a log written by libtelltale-malloc.so (with
+ * TELLTALE_STACKS=N for call stacks), attributes every allocation to
+ * its call stack, names the frames offline with libdw and prints the
+ * text reports; --folded writes folded stacks instead, and --diff
+ * compares two runs.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapint.h"
+#include "eventapi.h"
+
+#define EXIT_BADLOG 1
+#define EXIT_USAGE 2
+#define SUPPRESS_LIMIT 1024
+
+static const char usageText[] =
+  "usage: heap [options] LOG\n"
+  "       heap --diff [options] OLD NEW\n"
+  "Reports who allocates in LOG, a log written by libtelltale-malloc.so\n"
+  "(telltale-record LOG -- PROGRAM; TELLTALE_STACKS=N records call stacks of\n"
+  "up to N frames, TELLTALE_STACKS=N:dwarf through code without frame pointers).\n"
+  "The report: a summary (allocations, bytes, the peak of bytes live and when,\n"
+  "leaks, temporary allocations), the top call sites by allocations, by bytes,\n"
+  "by bytes live at the peak and by temporary allocations, the leaks (blocks\n"
+  "live at the end, by stack) and a histogram of sizes.  A call site is the\n"
+  "innermost frame outside the allocator (malloc, strdup, operator new...);\n"
+  "frames are named offline from the files the log's mappings name, with\n"
+  "their debug information (libdw).  LOG.live, if there, adds what a program\n"
+  "that died left only in it.\n"
+  "Options:\n"
+  "  --top N            call sites in each list, stacks in the leaks (default 10)\n"
+  "  --stacks           show the stack below each call site\n"
+  "  --suppress FILE    leave out of the leaks the stacks with a frame whose\n"
+  "                     function matches a pattern of FILE (fnmatch, one a line,\n"
+  "                     # begins a comment); may be repeated\n"
+  "  --diff             compare two logs, OLD and NEW, by call site\n"
+  "  --folded [VALUE]   write folded stacks (outer;...;inner value), one line a\n"
+  "                     stack, for flame-graph tools; VALUE is allocations (the\n"
+  "                     default), bytes, peak, leaked or temporary\n"
+  "  -o, --output FILE  write to FILE, not the standard output\n"
+  "  --help, --version\n"
+  "A temporary allocation is one its thread frees before it allocates or\n"
+  "frees anything else, as heaptrack counts them.\n"
+  "How the log ended is said on stderr: a program that died (no StreamEnd)\n"
+  "leaves blocks live that are not all leaks; a log that ends at an exec is\n"
+  "said so.\n"
+  "Exit status: 0 on success; 1 if a log cannot be read or is damaged (the\n"
+  "report is then of the events before the damage, which is named by file and\n"
+  "offset) or the output cannot be written; 2 on bad usage.\n"
+  "Examples:\n"
+  "  TELLTALE_STACKS=32 telltale-record run.log -- ./program\n"
+  "  telltale-heap run.log\n"
+  "  telltale-heap --folded bytes run.log | flamegraph.pl >bytes.svg\n"
+  "  telltale-heap --diff before.log after.log\n";
+
+/* OptionsStruct -- what the command line asked for */
+typedef struct OptionsStruct {
+  int stacks, diff;
+  const char *top;              /* --top argument, or NULL */
+  const char *output;           /* -o argument, or NULL: stdout */
+  const char *folded;           /* --folded's value, or NULL: the report */
+  const char *suppressFiles[16];
+  size_t suppressFileCount;
+  const char *paths[2];
+  size_t pathCount;
+} OptionsStruct;
+
+static void usageError(const char *message, const char *arg)
+{
+  fprintf(stderr, "heap: %s%s\n", message, arg != NULL ? arg : "");
+  fprintf(stderr, "Try 'heap --help' for more information.\n");
+  exit(EXIT_USAGE);
+}
+
+/* The options: a flag sets an int; the others take a value, as
+ * "--top N" or "--top=N" */
+typedef struct OptionStruct {
+  const char *name;
+  size_t at;                    /* offset of its field in OptionsStruct */
+} OptionStruct;
+
+static const OptionStruct flagOptions[] = {
+  {"--stacks", offsetof(OptionsStruct, stacks)}, {"--diff", offsetof(OptionsStruct, diff)},
+};
+
+static const OptionStruct valueOptions[] = {
+  {"--top", offsetof(OptionsStruct, top)}, {"--output", offsetof(OptionsStruct, output)},
+  {"-o", offsetof(OptionsStruct, output)},
+};
+
+static const char **optionValue(OptionsStruct *opt, const char *arg)
+{
+  for (size_t i = 0; i < sizeof valueOptions / sizeof valueOptions[0]; ++i) {
+    size_t n = strlen(valueOptions[i].name);
+    if (strncmp(arg, valueOptions[i].name, n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+      return (const char **)(void *)((char *)opt + valueOptions[i].at);
+  }
+  if (strncmp(arg, "--suppress", 10) == 0 && (arg[10] == '\0' || arg[10] == '=')) {
+    if (opt->suppressFileCount == sizeof opt->suppressFiles / sizeof opt->suppressFiles[0])
+      usageError("too many --suppress files", NULL);
+    return &opt->suppressFiles[opt->suppressFileCount++];
+  }
+  return NULL;
+}
+
+static int optionFlag(OptionsStruct *opt, const char *arg)
+{
+  for (size_t i = 0; i < sizeof flagOptions / sizeof flagOptions[0]; ++i)
+    if (strcmp(arg, flagOptions[i].name) == 0) {
+      *(int *)(void *)((char *)opt + flagOptions[i].at) = 1;
+      return 1;
+    }
+  return 0;
+}
+
+/* valueOf -- the ProfileValue named, or PROFILE_VALUE_LIMIT */
+static ProfileValue valueOf(const char *name)
+{
+  unsigned v = 0;
+  while (v < PROFILE_VALUE_LIMIT && strcmp(name, ProfileValueName[v]) != 0)
+    ++v;
+  return (ProfileValue)v;
+}
+
+/* folded -- --folded, with its value if the next argument names one */
+static int folded(OptionsStruct *opt, int argc, char **argv, int i)
+{
+  const char *arg = argv[i];
+  if (strncmp(arg, "--folded=", 9) == 0)
+    opt->folded = arg + 9;
+  else if (i + 1 < argc && valueOf(argv[i + 1]) != PROFILE_VALUE_LIMIT)
+    opt->folded = argv[++i];
+  else
+    opt->folded = "allocations";
+  if (valueOf(opt->folded) == PROFILE_VALUE_LIMIT)
+    usageError("--folded counts allocations, bytes, peak, leaked or temporary, not ",
+               opt->folded);
+  return i;
+}
+
+static void argsCheck(const OptionsStruct *opt)
+{
+  if (opt->pathCount != (opt->diff ? 2u : 1u))
+    usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give one LOG", NULL);
+  if (opt->diff && opt->folded != NULL)
+    usageError("--folded writes one log's stacks: not with --diff", NULL);
+  if (opt->top != NULL && (strspn(opt->top, "0123456789") != strlen(opt->top)
+                           || strlen(opt->top) > 6 || atoi(opt->top) < 1))
+    usageError("--top wants a number from 1 to 999999: ", opt->top);
+}
+
+/* parseArgs -- options before or after the logs; "--" ends them */
+static void parseArgs(int argc, char **argv, OptionsStruct *opt)
+{
+  int endOfOptions = 0;
+  memset(opt, 0, sizeof *opt);
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    const char **valueReturn = NULL;
+    if (endOfOptions || arg[0] != '-' || arg[1] == '\0') {
+      if (opt->pathCount == 2)
+        usageError("too many logs: ", arg);
+      opt->paths[opt->pathCount++] = arg;
+    } else if (strcmp(arg, "--") == 0) {
+      endOfOptions = 1;
+    } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      fputs(usageText, stdout);
+      exit(EXIT_SUCCESS);
+    } else if (strcmp(arg, "--version") == 0) {
+      printf("heap (telltale) %s\n", TELLTALE_VERSION_STRING);
+      exit(EXIT_SUCCESS);
+    } else if (strcmp(arg, "--folded") == 0 || strncmp(arg, "--folded=", 9) == 0) {
+      i = folded(opt, argc, argv, i);
+    } else if (!optionFlag(opt, arg) && (valueReturn = optionValue(opt, arg)) == NULL) {
+      usageError("unknown option: ", arg);
+    }
+    if (valueReturn != NULL) {
+      const char *eq = strchr(arg, '=');
+      if (eq != NULL)
+        *valueReturn = eq + 1;
+      else if (i + 1 >= argc)
+        usageError("missing argument to ", arg);
+      else
+        *valueReturn = argv[++i];
+      if (**valueReturn == '\0')
+        usageError("empty argument to ", arg);
+    }
+  }
+  argsCheck(opt);
+}
+
+/* readSuppressions -- the patterns of path into patterns; the count.
+ * A file that cannot be read is a usage error. */
+static size_t readSuppressions(const char *path, char **patterns, size_t count)
+{
+  char line[1024];
+  unsigned lineNumber = 0;
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    fprintf(stderr, "heap: --suppress %s: %s\n", path, strerror(errno));
+    exit(EXIT_USAGE);
+  }
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *p = line, *end;
+    ++lineNumber;
+    if (strchr(line, '\n') == NULL && !feof(f)) {
+      fprintf(stderr, "heap: %s:%u: a pattern longer than %zu characters\n", path, lineNumber,
+              sizeof line - 2);
+      exit(EXIT_USAGE);
+    }
+    if ((end = strchr(p, '#')) != NULL)
+      *end = '\0';
+    p += strspn(p, " \t\r\n");
+    end = p + strlen(p);
+    while (end > p && strchr(" \t\r\n", end[-1]) != NULL)
+      *--end = '\0';
+    if (*p == '\0')
+      continue;
+    if (count == SUPPRESS_LIMIT) {
+      fprintf(stderr, "heap: %s:%u: more than %d patterns\n", path, lineNumber, SUPPRESS_LIMIT);
+      exit(EXIT_USAGE);
+    }
+    patterns[count++] = strdup(p);
+  }
+  fclose(f);
+  return count;
+}
+
+/* HeapProfile -- the log's used stacks, symbolised */
+int HeapProfile(const char *path, HeapProfileStruct *hp)
+{
+  static const ProfileFrameStruct unknown = {0, "[unknown]", NULL, 0, NULL};
+  HeapLogStruct *log = &hp->log;
+  size_t frames = 0, n = 0, used = 0;
+  int bad = HeapRead(path, log);
+  for (size_t i = 0; i < log->stackCount; ++i)
+    if (log->stacks[i].used)
+      frames += log->stacks[i].depth > 0 ? log->stacks[i].depth : 1, ++used;
+  hp->stacks = calloc(used + 1, sizeof *hp->stacks);
+  hp->frames = calloc(frames + 1, sizeof *hp->frames);
+  hp->logIndex = calloc(used + 1, sizeof *hp->logIndex);
+  hp->symbols = HeapSymbolsNew(log->maps, log->mapCount);
+  if (hp->stacks == NULL || hp->frames == NULL || hp->logIndex == NULL || hp->symbols == NULL) {
+    fprintf(stderr, "heap: out of memory\n");
+    exit(EXIT_BADLOG);
+  }
+  frames = 0;
+  for (size_t i = 0; i < log->stackCount; ++i) {
+    const HeapStackStruct *s = &log->stacks[i];
+    ProfileStackStruct *p = &hp->stacks[n];
+    if (!s->used)
+      continue;
+    hp->logIndex[n++] = i;
+    p->frames = &hp->frames[frames];
+    p->depth = s->depth > 0 ? s->depth : 1;
+    memcpy(p->values, s->values, sizeof p->values);
+    for (size_t f = 0; f < s->depth; ++f)
+      HeapSymbolise(hp->symbols, s->addresses[f], &hp->frames[frames + f]);
+    if (s->depth == 0)
+      hp->frames[frames] = unknown;   /* no stack recorded */
+    frames += p->depth;
+  }
+  hp->profile = (ProfileStruct){log->program, hp->stacks, n, log->samples, log->sampleCount,
+                                log->peakSample, log->durationNs};
+  return bad;
+}
+
+void HeapProfileFree(HeapProfileStruct *hp)
+{
+  HeapSymbolsFree(hp->symbols);
+  free(hp->stacks);
+  free(hp->frames);
+  free(hp->logIndex);
+  HeapLogFree(&hp->log);
+}
+
+/* finishOutput -- close out; 1 if what was written did not all get there */
+static int finishOutput(FILE *out, const char *path)
+{
+  int failed = fflush(out) != 0 || ferror(out);
+  if (out != stdout && fclose(out) != 0)
+    failed = 1;
+  if (failed)
+    fprintf(stderr, "heap: %s: %s\n", path != NULL ? path : "standard output", strerror(errno));
+  return failed;
+}
+
+int main(int argc, char **argv)
+{
+  OptionsStruct opt;
+  HeapReportOptionsStruct report = {10, 0, NULL, 0};
+  static char *patterns[SUPPRESS_LIMIT];
+  HeapProfileStruct profiles[2];
+  FILE *out = stdout;
+  int bad = 0;
+  parseArgs(argc, argv, &opt);
+  report.top = opt.top != NULL ? (size_t)atoi(opt.top) : 10;
+  report.stacks = opt.stacks;
+  for (size_t i = 0; i < opt.suppressFileCount; ++i)
+    report.suppressCount = readSuppressions(opt.suppressFiles[i], patterns, report.suppressCount);
+  report.suppress = (const char *const *)patterns;
+  memset(profiles, 0, sizeof profiles);
+  for (size_t i = 0; i < opt.pathCount; ++i)
+    bad |= HeapProfile(opt.paths[i], &profiles[i]);
+  if (profiles[0].log.program == NULL || (opt.diff && profiles[1].log.program == NULL))
+    return EXIT_BADLOG;         /* unreadable: said */
+  if (opt.output != NULL && strcmp(opt.output, "-") != 0 && (out = fopen(opt.output, "w")) == NULL) {
+    fprintf(stderr, "heap: %s: %s\n", opt.output, strerror(errno));
+    return EXIT_BADLOG;
+  }
+  if (opt.diff)
+    HeapDiff(out, &profiles[0], &profiles[1], &report);
+  else if (opt.folded != NULL)
+    ProfileWriteFolded(out, &profiles[0].profile, valueOf(opt.folded));
+  else
+    HeapReport(out, &profiles[0], &report);
+  bad |= finishOutput(out, opt.output);
+  for (size_t i = 0; i < opt.pathCount; ++i)
+    HeapProfileFree(&profiles[i]);
+  for (size_t i = 0; i < report.suppressCount; ++i)
+    free(patterns[i]);
+  return bad ? EXIT_BADLOG : EXIT_SUCCESS;
+}

@@ -1,0 +1,103 @@
+/* <tools/heap/heapint.h> -- the heap tool's rooms, as one another sees them
+ *
+ * .design: design/telemetry.txt .heap
+ *
+ * heapread.c reads a recorder log and attributes every allocation to
+ * its stack (.heap .heap.temporary .heap.peak); symbols.c names the
+ * frames with libdw (.heap.symbols); heapreport.c prints the text
+ * reports; heap.c takes the options and puts them together.  The
+ * profile they make is profile.h's, which the writers share.
+ */
+
+#ifndef heapint_h
+#define heapint_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "profile.h"
+
+#define HEAP_HISTOGRAM_LIMIT 65  /* size classes: 0, then [2^k, 2^(k+1)) */
+
+/* HeapStackStruct -- a stack as the log gives it, before symbols */
+typedef struct HeapStackStruct {
+  uint64_t *addresses;          /* innermost first */
+  size_t depth;
+  size_t defined;               /* frames defined so far by StackFrames */
+  uint64_t values[PROFILE_VALUE_LIMIT];
+  uint64_t live;                /* requested bytes live now */
+  uint64_t liveBlocks;          /* blocks live now: at the end, leaked */
+  uint64_t peakEpoch;           /* the peak whose figure peak holds (.heap.peak) */
+  int used;                     /* an allocation named it */
+} HeapStackStruct;
+
+/* HeapMapStruct -- an executable mapping (MapExec) */
+typedef struct HeapMapStruct {
+  uint64_t start, end, offset;
+  const char *path;
+} HeapMapStruct;
+
+/* HeapLogStruct -- what reading a log found */
+typedef struct HeapLogStruct {
+  const char *path;
+  char *program;
+  HeapStackStruct *stacks;      /* by id; [0] is the unknown stack */
+  size_t stackCount;
+  HeapMapStruct *maps;
+  size_t mapCount;
+  uint64_t allocations, bytes, frees, failed, temporary;
+  uint64_t peakBytes, peakNs, leakedBytes, leakedBlocks;
+  uint64_t unknownFrees;        /* frees of blocks never seen live */
+  uint64_t durationNs;
+  uint64_t histogram[HEAP_HISTOGRAM_LIMIT][2];  /* allocations and bytes by size class */
+  ProfileSampleStruct *samples;
+  size_t sampleCount, peakSample;
+  int stacked;                  /* the log has call stacks */
+} HeapLogStruct;
+
+/* HeapRead -- read the log at path (with path.live if the program died)
+ * into log; says on stderr how it ended.  0, or 1 if the log is bad
+ * (said on stderr, naming the file and the offset). */
+extern int HeapRead(const char *path, HeapLogStruct *log);
+extern void HeapLogFree(HeapLogStruct *log);
+
+/* Symbols (symbols.c).  .heap.symbols */
+typedef struct HeapSymbolsStruct HeapSymbolsStruct;
+extern HeapSymbolsStruct *HeapSymbolsNew(const HeapMapStruct *maps, size_t mapCount);
+/* HeapSymbolise -- the frame at a return address (cached: the strings
+ * live as long as symbols) */
+extern void HeapSymbolise(HeapSymbolsStruct *symbols, uint64_t address, ProfileFrameStruct *frame);
+extern void HeapSymbolsFree(HeapSymbolsStruct *symbols);
+
+/* HeapProfileStruct -- a log and its profile, symbolised */
+typedef struct HeapProfileStruct {
+  HeapLogStruct log;
+  ProfileStruct profile;
+  ProfileStackStruct *stacks;
+  ProfileFrameStruct *frames;
+  size_t *logIndex;             /* each profile stack's in log.stacks */
+  HeapSymbolsStruct *symbols;
+} HeapProfileStruct;
+
+/* HeapProfile -- read and symbolise the log at path.  0 or 1 as HeapRead. */
+extern int HeapProfile(const char *path, HeapProfileStruct *hp);
+extern void HeapProfileFree(HeapProfileStruct *hp);
+
+/* The text reports (heapreport.c) */
+typedef struct HeapReportOptionsStruct {
+  size_t top;                   /* call sites in each list */
+  int stacks;                   /* show the stack below each site */
+  const char *const *suppress;  /* function-name patterns (fnmatch) */
+  size_t suppressCount;
+} HeapReportOptionsStruct;
+
+/* HeapSite -- the call site of a stack: the index of its innermost
+ * frame outside the allocator and the recorder (.heap) */
+extern size_t HeapSite(const ProfileStackStruct *stack);
+extern void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size);
+
+extern void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt);
+extern void HeapDiff(FILE *out, const HeapProfileStruct *old, const HeapProfileStruct *new,
+                     const HeapReportOptionsStruct *opt);
+
+#endif /* heapint_h */

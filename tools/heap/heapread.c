@@ -1,0 +1,568 @@
+/* <tools/heap/heapread.c> -- a recorder log read: every allocation
+ * attributed to its call stack
+ *
+ * .design: design/telemetry.txt .heap .heap.temporary .heap.peak
+ *
+ * The events come in time order from the stream layer; a free stamped
+ * before its allocation on another thread is put back in causal order
+ * as replay does (tools/replay/skew.h, .replay.skew).  Live blocks are
+ * kept by address in an open-addressed table, so that a free finds its
+ * block's size and stack.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventread.h"
+#include "heapint.h"
+#include "input.h"
+#include "skew.h"
+
+#define SAMPLE_LIMIT 2000       /* time slices of the memory chart */
+
+/* The events read, found by name in the stream's own registry
+ * (design/telemetry.txt .req.self), with the parameters each needs,
+ * in the order used below. */
+typedef enum HeapEv {
+  EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvMemalign, EvReallocMove, EvExec,
+  EvStackFrames, EvMapExec, EV_LIMIT
+} HeapEv;
+
+typedef struct EvNameStruct {
+  const char *name;
+  HeapEv ev;
+  const char *params[5];
+} EvNameStruct;
+
+static const EvNameStruct evNames[] = {
+  /*  name               ev             parameters */
+  {"Malloc",          EvMalloc,      {"size", "result"}},
+  {"MallocAt",        EvMalloc,      {"size", "result", "stack"}},
+  {"Calloc",          EvCalloc,      {"count", "size", "result"}},
+  {"CallocAt",        EvCalloc,      {"count", "size", "result", "stack"}},
+  {"Realloc",         EvRealloc,     {"old", "result", "size"}},
+  {"ReallocAt",       EvRealloc,     {"old", "result", "size", "stack"}},
+  {"Free",            EvFree,        {"pointer"}},
+  {"FreeSized",       EvFree,        {"pointer"}},
+  {"Memalign",        EvMemalign,    {"size", "result"}},
+  {"MemalignAt",      EvMemalign,    {"size", "result", "stack"}},
+  {"AlignedAlloc",    EvMemalign,    {"size", "result"}},
+  {"AlignedAllocAt",  EvMemalign,    {"size", "result", "stack"}},
+  {"PosixMemalign",   EvMemalign,    {"size", "result"}},
+  {"PosixMemalignAt", EvMemalign,    {"size", "result", "stack"}},
+  {"ReallocMove",     EvReallocMove, {"old"}},
+  {"Exec",            EvExec,        {"path"}},
+  {"StackFrames",     EvStackFrames, {"id", "depth", "index", "f0"}},
+  {"MapExec",         EvMapExec,     {"start", "end", "offset", "path"}},
+};
+
+typedef struct CodeStruct {
+  unsigned char ev;             /* HeapEv */
+  unsigned char param[5];       /* value index of each parameter */
+  unsigned char stacked;        /* it has a stack parameter */
+} CodeStruct;
+
+/* Live blocks, by address: linear probing, deletion by backward shift */
+typedef struct BlockStruct {
+  uint64_t address;             /* 0: empty */
+  uint64_t size;
+  uint32_t stack;
+} BlockStruct;
+
+/* A thread's state: its last allocation (.heap.temporary) and a realloc
+ * in transit (ReallocMove, design/telemetry.txt .malloc.order) */
+typedef struct ThreadStruct {
+  uint64_t last;                /* address of its latest allocation, if nothing since */
+  uint64_t movingOld;
+  int moving;
+} ThreadStruct;
+
+typedef struct ReaderStruct {
+  HeapLogStruct *log;
+  CodeStruct codes[EVENT_CODE_LIMIT];
+  BlockStruct *blocks;
+  size_t capacity, count;
+  ThreadStruct *threads;
+  size_t threadLimit;
+  uint64_t live, peakEpoch;
+  SkewStruct skew;
+  SkewEventStruct held[SKEW_PENDING_LIMIT];
+  EventClock startClock;
+  uint64_t clockHz;
+  uint64_t sliceNs;             /* the chart's time slice */
+  int execLast;                 /* the log ends at an exec */
+  uint32_t execThread;
+  size_t stacksCapacity;
+} ReaderStruct;
+
+static void outOfMemory(void)
+{
+  fprintf(stderr, "heap: out of memory\n");
+  exit(1);
+}
+
+static void *xrealloc(void *p, size_t size)
+{
+  void *q = realloc(p, size);
+  if (q == NULL)
+    outOfMemory();
+  return q;
+}
+
+/* findEvents -- which codes of the stream's registry are read */
+static void findEvents(ReaderStruct *r, const EventRegistryStruct *reg)
+{
+  for (unsigned i = 0; i < reg->eventCount; ++i) {
+    const EventDescStruct *d = &reg->events[i];
+    for (size_t e = 0; e < sizeof evNames / sizeof evNames[0]; ++e) {
+      CodeStruct c = {(unsigned char)evNames[e].ev, {0}, 0};
+      int ok = d->code < EVENT_CODE_LIMIT && strcmp(d->name, evNames[e].name) == 0;
+      for (unsigned p = 0; ok && p < 5 && evNames[e].params[p] != NULL; ++p) {
+        unsigned j = 0;
+        while (j < d->paramCount && strcmp(d->paramNames[j], evNames[e].params[p]) != 0)
+          ++j;
+        ok = j < d->paramCount;
+        c.param[p] = (unsigned char)j;
+        c.stacked |= strcmp(evNames[e].params[p], "stack") == 0;
+      }
+      if (ok)
+        r->codes[d->code] = c;
+    }
+  }
+}
+
+/* The live-block table */
+
+static size_t slotOf(const ReaderStruct *r, uint64_t address)
+{
+  size_t i = (size_t)((address * 0x9E3779B97F4A7C15u) >> 20) & (r->capacity - 1);
+  while (r->blocks[i].address != 0 && r->blocks[i].address != address)
+    i = (i + 1) & (r->capacity - 1);
+  return i;
+}
+
+static void blocksGrow(ReaderStruct *r)
+{
+  BlockStruct *old = r->blocks;
+  size_t oldCapacity = r->capacity;
+  r->capacity = oldCapacity == 0 ? 4096 : oldCapacity * 2;
+  r->blocks = calloc(r->capacity, sizeof *r->blocks);
+  if (r->blocks == NULL)
+    outOfMemory();
+  for (size_t i = 0; i < oldCapacity; ++i)
+    if (old[i].address != 0)
+      r->blocks[slotOf(r, old[i].address)] = old[i];
+  free(old);
+}
+
+static void blockRemove(ReaderStruct *r, size_t i)
+{
+  size_t j = i;
+  for (;;) {
+    size_t home;
+    j = (j + 1) & (r->capacity - 1);
+    if (r->blocks[j].address == 0)
+      break;
+    home = slotOf(r, r->blocks[j].address);
+    /* move j back to i if its home is not cyclically in (i, j] */
+    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+      r->blocks[i] = r->blocks[j];
+      i = j;
+    }
+  }
+  r->blocks[i].address = 0;
+  --r->count;
+}
+
+static int liveAt(void *closure, uint64_t address)
+{
+  ReaderStruct *r = closure;
+  return r->blocks[slotOf(r, address)].address == address;
+}
+
+static ThreadStruct *threadOf(ReaderStruct *r, uint32_t serial)
+{
+  if (serial >= r->threadLimit) {
+    size_t n = r->threadLimit == 0 ? 64 : r->threadLimit;
+    while (n <= serial)
+      n *= 2;
+    r->threads = xrealloc(r->threads, n * sizeof *r->threads);
+    memset(r->threads + r->threadLimit, 0, (n - r->threadLimit) * sizeof *r->threads);
+    r->threadLimit = n;
+  }
+  return &r->threads[serial];
+}
+
+static HeapStackStruct *stackOf(ReaderStruct *r, uint64_t id)
+{
+  HeapLogStruct *log = r->log;
+  if (id > 0xFFFFFFFu)
+    id = 0;                     /* no recorder makes so many: the unknown stack */
+  if (id >= r->stacksCapacity) {
+    size_t n = r->stacksCapacity * 2;
+    while (n <= id)
+      n *= 2;
+    log->stacks = xrealloc(log->stacks, n * sizeof *log->stacks);
+    memset(log->stacks + r->stacksCapacity, 0, (n - r->stacksCapacity) * sizeof *log->stacks);
+    r->stacksCapacity = n;
+  }
+  if (id >= log->stackCount)
+    log->stackCount = id + 1;
+  return &log->stacks[id];
+}
+
+/* peakSave -- before a stack's live bytes change, its figure at the
+ * latest peak, if it has not been kept since.  .heap.peak */
+static void peakSave(const ReaderStruct *r, HeapStackStruct *s)
+{
+  if (s->peakEpoch != r->peakEpoch) {
+    s->values[ProfilePeak] = s->live;
+    s->peakEpoch = r->peakEpoch;
+  }
+}
+
+static uint64_t nsOf(const ReaderStruct *r, EventClock clock)
+{
+  uint64_t t = clock > r->startClock ? clock - r->startClock : 0;
+  if (r->clockHz == 0)
+    return t;
+  return t / r->clockHz * 1000000000u + t % r->clockHz * 1000000000u / r->clockHz;
+}
+
+/* sample -- the chart's slice of now keeps its highest figure */
+static void sample(ReaderStruct *r, EventClock clock)
+{
+  HeapLogStruct *log = r->log;
+  uint64_t ns = nsOf(r, clock), slice = ns / r->sliceNs;
+  ProfileSampleStruct *last = log->sampleCount > 0 ? &log->samples[log->sampleCount - 1] : NULL;
+  if (last != NULL && last->ns / r->sliceNs > slice)
+    ns = last->ns, slice = ns / r->sliceNs;   /* held, then applied (skew.h) */
+  if (last == NULL || last->ns / r->sliceNs != slice) {
+    if (log->sampleCount == SAMPLE_LIMIT + 2)
+      return;                   /* beyond the log's last clock: cannot be */
+    last = &log->samples[log->sampleCount++];
+    last->bytes = 0;
+  } else if (r->live <= last->bytes)
+    return;
+  last->ns = ns;
+  last->bytes = r->live;
+}
+
+/* allocate -- a block made at address for stack */
+static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t address,
+                    uint64_t size, uint64_t stack)
+{
+  HeapLogStruct *log = r->log;
+  HeapStackStruct *s = stackOf(r, stack);
+  unsigned cls = size == 0 ? 0 : 64u - (unsigned)__builtin_clzll(size);
+  size_t i;
+  if ((r->count + 1) * 4 > r->capacity * 3)
+    blocksGrow(r);
+  i = slotOf(r, address);
+  if (r->blocks[i].address == address) {      /* still live: the program lost it */
+    HeapStackStruct *lost = &log->stacks[r->blocks[i].stack];
+    peakSave(r, lost);
+    lost->live -= r->blocks[i].size, --lost->liveBlocks;
+    r->live -= r->blocks[i].size;
+    --r->count;
+  }
+  r->blocks[i] = (BlockStruct){address, size, (uint32_t)(s - log->stacks)};
+  ++r->count;
+  ++log->allocations, log->bytes += size;
+  ++s->values[ProfileAllocations], s->values[ProfileBytes] += size;
+  s->used = 1;
+  ++log->histogram[cls][0], log->histogram[cls][1] += size;
+  peakSave(r, s);
+  s->live += size, ++s->liveBlocks;
+  r->live += size;
+  if (r->live > log->peakBytes) {
+    log->peakBytes = r->live;
+    log->peakNs = nsOf(r, rec->clock);
+    ++r->peakEpoch;
+  }
+  threadOf(r, rec->thread)->last = address;
+  sample(r, rec->clock);
+  return 1;
+}
+
+/* release -- the block at address is freed; 0 if it was not live */
+static int release(ReaderStruct *r, const EventRecordStruct *rec, uint64_t address)
+{
+  HeapLogStruct *log = r->log;
+  ThreadStruct *t = threadOf(r, rec->thread);
+  size_t i = slotOf(r, address);
+  HeapStackStruct *s;
+  int temporary = t->last == address;
+  t->last = 0;
+  ++log->frees;
+  if (r->blocks[i].address != address) {
+    ++log->unknownFrees;
+    return 0;
+  }
+  s = &log->stacks[r->blocks[i].stack];
+  if (temporary)                /* .heap.temporary */
+    ++s->values[ProfileTemporary], ++log->temporary;
+  peakSave(r, s);
+  s->live -= r->blocks[i].size, --s->liveBlocks;
+  r->live -= r->blocks[i].size;
+  blockRemove(r, i);
+  sample(r, rec->clock);
+  return 1;
+}
+
+/* applyHeld -- SkewApplyFunction: data[0] size, data[1] stack */
+static int applyHeld(void *closure, const SkewEventStruct *e)
+{
+  ReaderStruct *r = closure;
+  if (e->free)
+    return release(r, &e->rec, e->address);
+  return allocate(r, &e->rec, e->address, e->data[0], e->data[1]);
+}
+
+static void ordered(ReaderStruct *r, const EventRecordStruct *rec, int isFree, uint64_t address,
+                    uint64_t size, uint64_t stack)
+{
+  SkewEventStruct e;
+  e.rec = *rec;
+  e.free = isFree;
+  e.address = address;
+  e.data[0] = size;
+  e.data[1] = stack;
+  SkewEvent(&r->skew, &e);
+}
+
+/* reallocEvent -- old, result, size: a free of old (if it was not
+ * released by its ReallocMove) and an allocation of result */
+static void reallocEvent(ReaderStruct *r, const EventRecordStruct *rec, const uint64_t *v,
+                         uint64_t stack)
+{
+  ThreadStruct *t = threadOf(r, rec->thread);
+  if (t->moving && t->movingOld == v[0] && v[0] != 0)
+    t->moving = 0;
+  else if (v[0] != 0) {
+    if (v[1] == 0 && v[2] != 0) {
+      ++r->log->failed;         /* it failed: the old block stays */
+      return;
+    }
+    SkewFirst(&r->skew, v[0], rec->thread);
+    release(r, rec, v[0]);
+  }
+  if (v[1] == 0) {
+    r->log->failed += v[2] != 0;
+    return;
+  }
+  SkewFirst(&r->skew, v[1], rec->thread);
+  allocate(r, rec, v[1], v[2], stack);
+}
+
+/* stackFrames -- id, depth, index, f0...f7 (f1 to f7 follow f0) */
+static void stackFrames(ReaderStruct *r, const EventRecordStruct *rec, const CodeStruct *c)
+{
+  uint64_t id = rec->values[c->param[0]].u, depth = rec->values[c->param[1]].u;
+  uint64_t index = rec->values[c->param[2]].u;
+  HeapStackStruct *s;
+  if (id == 0 || depth == 0 || depth > 4096 || index >= depth || c->param[3] + 8 > EVENT_PARAM_MAX)
+    return;
+  s = stackOf(r, id);
+  if (s->addresses == NULL) {
+    s->addresses = calloc((size_t)depth, sizeof *s->addresses);
+    s->depth = (size_t)depth;
+  }
+  if (s->addresses == NULL || s->depth != depth)
+    return;
+  for (unsigned k = 0; k < 8 && index + k < depth; ++k, ++s->defined)
+    s->addresses[index + k] = rec->values[c->param[3] + k].u;
+  r->log->stacked = 1;
+}
+
+static void mapExec(ReaderStruct *r, const EventRecordStruct *rec, const CodeStruct *c)
+{
+  HeapLogStruct *log = r->log;
+  HeapMapStruct m = {rec->values[c->param[0]].u, rec->values[c->param[1]].u,
+                     rec->values[c->param[2]].u, rec->values[c->param[3]].s};
+  for (size_t i = 0; i < log->mapCount; ++i)
+    if (log->maps[i].start == m.start && log->maps[i].end == m.end)
+      return;                   /* given again: the same mapping */
+  log->maps = xrealloc(log->maps, (log->mapCount + 1) * sizeof *log->maps);
+  log->maps[log->mapCount++] = m;
+}
+
+/* readEvent -- one event of the log */
+static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
+{
+  const CodeStruct *c = &r->codes[rec->code < EVENT_CODE_LIMIT ? rec->code : 0];
+  uint64_t v[4], stack;
+  if (c->ev == EvNone)
+    return;
+  for (unsigned i = 0; i < 4; ++i)
+    v[i] = rec->values[c->param[i]].u;
+  if (r->execLast && rec->thread == r->execThread)
+    r->execLast = 0;            /* the exec failed: the thread went on */
+  switch ((HeapEv)c->ev) {
+  case EvMalloc:
+  case EvMemalign:
+  case EvCalloc: {
+    unsigned n = c->ev == EvCalloc;           /* calloc has count first */
+    uint64_t size = n ? v[0] * v[1] : v[0], result = v[1 + n];
+    stack = c->stacked ? v[2 + n] : 0;
+    if (result == 0)
+      ++r->log->failed;
+    else
+      ordered(r, rec, 0, result, size, stack);
+    break;
+  }
+  case EvRealloc:
+    reallocEvent(r, rec, v, c->stacked ? v[3] : 0);
+    break;
+  case EvFree:
+    if (v[0] != 0)
+      ordered(r, rec, 1, v[0], 0, 0);
+    break;
+  case EvReallocMove: {
+    ThreadStruct *t = threadOf(r, rec->thread);
+    SkewFirst(&r->skew, v[0], rec->thread);
+    t->moving = 1;
+    t->movingOld = v[0];
+    if (v[0] != 0)
+      release(r, rec, v[0]);
+    break;
+  }
+  case EvExec:
+    r->execLast = 1;
+    r->execThread = rec->thread;
+    break;
+  case EvStackFrames:
+    stackFrames(r, rec, c);
+    break;
+  case EvMapExec:
+    mapExec(r, rec, c);
+    break;
+  case EvNone:
+  case EV_LIMIT:
+    break;
+  }
+}
+
+/* finish -- the figures at the end: leaks, each stack's peak */
+static void finish(ReaderStruct *r)
+{
+  HeapLogStruct *log = r->log;
+  for (size_t i = 0; i < log->stackCount; ++i) {
+    HeapStackStruct *s = &log->stacks[i];
+    peakSave(r, s);
+    s->values[ProfileLeaked] = s->live;
+    log->leakedBytes += s->live;
+    log->leakedBlocks += s->liveBlocks;
+  }
+  for (size_t i = 0; i < log->sampleCount; ++i)
+    if (log->samples[i].bytes == log->peakBytes && log->samples[i].ns == log->peakNs)
+      log->peakSample = i;
+}
+
+/* sayEnd -- how the log ended, on stderr */
+static void sayEnd(const ReaderStruct *r, const EventStreamInfoStruct *info,
+                   const InputRecoveredStruct *recovered)
+{
+  const char *path = r->log->path;
+  if (info->streamEnd)
+    return;
+  if (r->execLast)
+    fprintf(stderr, "heap: %s: the log ends where the program exec'd another (no StreamEnd, "
+            "but an Exec event last): blocks live then are counted as leaked\n", path);
+  else
+    fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
+            "before it could end it, so blocks live at the end are not all leaks\n", path);
+  if (recovered->done)
+    fprintf(stderr, "heap: %s: %lu events were recovered from %s\n", path,
+            (unsigned long)recovered->events, recovered->path);
+}
+
+/* readAll -- every event; 1 if the stream is damaged (said) */
+static int readAll(ReaderStruct *r, EventStreamStruct *stream)
+{
+  EventRecordStruct rec;
+  EventStreamRes res;
+  while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
+    if (r->skew.count > 0)
+      SkewExpire(&r->skew, rec.clock, 0);
+    readEvent(r, &rec);
+  }
+  SkewExpire(&r->skew, 0, 1);
+  if (res == EventStreamERROR || EventStreamProblemCount(stream) > 0) {
+    size_t n = EventStreamProblemCount(stream);
+    fprintf(stderr, "heap: %s: %s: the report is of the events before it\n", r->log->path,
+            n > 0 ? EventStreamProblem(stream, 0) : "cannot read the stream");
+    return 1;
+  }
+  return 0;
+}
+
+static void readerInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInfoStruct *info)
+{
+  memset(r, 0, sizeof *r);
+  r->log = log;
+  r->startClock = info->startClock;
+  r->clockHz = info->clockHz;
+  log->durationNs = nsOf(r, info->lastClock);
+  r->sliceNs = log->durationNs / SAMPLE_LIMIT + 1;
+  log->samples = xrealloc(NULL, (SAMPLE_LIMIT + 2) * sizeof *log->samples);
+  r->stacksCapacity = 1024;
+  log->stacks = xrealloc(NULL, r->stacksCapacity * sizeof *log->stacks);
+  memset(log->stacks, 0, r->stacksCapacity * sizeof *log->stacks);
+  log->stackCount = 1;
+  blocksGrow(r);
+  findEvents(r, info->registry);
+  SkewInit(&r->skew, info->clockHz, liveAt, applyHeld, r, r->held);
+  log->program = strdup(info->program != NULL ? info->program : "");
+}
+
+int HeapRead(const char *path, HeapLogStruct *log)
+{
+  InputStruct in;
+  InputRecoveredStruct recovered;
+  EventStreamStruct *stream;
+  ReaderStruct *r;
+  char msg[512];
+  int err, bad;
+  memset(log, 0, sizeof *log);
+  memset(&recovered, 0, sizeof recovered);
+  log->path = path;
+  if ((err = InputRead(path, &in)) != 0) {
+    fprintf(stderr, "heap: %s: %s\n", path, strerror(err));
+    return 1;
+  }
+  InputRecoverLive(path, &in, &recovered, "heap");
+  if (EventStreamOpen(&stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
+    fprintf(stderr, "heap: %s: %s\n", path, msg);
+    InputFree(&in);
+    return 1;
+  }
+  r = xrealloc(NULL, sizeof *r);
+  readerInit(r, log, EventStreamInfo(stream));
+  bad = readAll(r, stream);
+  finish(r);
+  sayEnd(r, EventStreamInfo(stream), &recovered);
+  /* The paths of MapExec point into the stream: copied before it goes. */
+  for (size_t i = 0; i < log->mapCount; ++i)
+    log->maps[i].path = strdup(log->maps[i].path);
+  free(r->blocks);
+  free(r->threads);
+  free(r);
+  EventStreamClose(stream);
+  InputFree(&in);
+  return bad;
+}
+
+void HeapLogFree(HeapLogStruct *log)
+{
+  for (size_t i = 0; i < log->stackCount; ++i)
+    free(log->stacks[i].addresses);
+  for (size_t i = 0; i < log->mapCount; ++i)
+    free((char *)log->maps[i].path);
+  free(log->stacks);
+  free(log->maps);
+  free(log->samples);
+  free(log->program);
+  memset(log, 0, sizeof *log);
+}

@@ -1,0 +1,386 @@
+/* <tools/heap/heapreport.c> -- the heap tool's text reports: the
+ * summary, the top call sites, the leaks, the sizes and a comparison
+ * of two runs
+ *
+ * .design: design/telemetry.txt .heap
+ *
+ * A call site is a stack's innermost frame outside the allocator and
+ * the recorder (HeapSite); stacks with the same site, by function, file
+ * and line, are one row.
+ */
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapint.h"
+
+/* The allocator's own entry points: a frame in one of them is not a
+ * call site, its caller is (strdup, operator new). */
+static const char *const allocatorNames[] = {
+  "malloc", "calloc", "realloc", "reallocarray", "free", "memalign", "aligned_alloc",
+  "posix_memalign", "valloc", "pvalloc", "strdup", "strndup", "__strdup", "__strndup",
+  "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+  "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
+  "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
+  "_ZnamSt11align_val_tRKSt9nothrow_t",
+};
+
+static int isAllocator(const ProfileFrameStruct *frame)
+{
+  if (frame->module != NULL && strstr(frame->module, "libtelltale-malloc") != NULL)
+    return 1;
+  if (frame->function == NULL)
+    return 0;
+  for (size_t i = 0; i < sizeof allocatorNames / sizeof allocatorNames[0]; ++i)
+    if (strcmp(frame->function, allocatorNames[i]) == 0)
+      return 1;
+  return 0;
+}
+
+size_t HeapSite(const ProfileStackStruct *stack)
+{
+  for (size_t i = 0; i < stack->depth; ++i)
+    if (!isAllocator(&stack->frames[i]))
+      return i;
+  return 0;
+}
+
+/* HeapFrameName -- "function  file:line", or what of it is known */
+void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size)
+{
+  const char *module = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
+  int n = frame->function != NULL ? snprintf(buf, size, "%s", frame->function)
+          : snprintf(buf, size, "0x%" PRIx64, frame->address);
+  if (n < 0 || (size_t)n >= size)
+    return;
+  if (frame->file != NULL)
+    snprintf(buf + n, size - (size_t)n, "  %s:%u", frame->file, frame->line);
+  else if (module != NULL)
+    snprintf(buf + n, size - (size_t)n, "  in %s", module + 1);
+}
+
+/* Call sites */
+
+typedef struct SiteStruct {
+  char name[512];
+  uint64_t values[PROFILE_VALUE_LIMIT];
+  size_t first, count;          /* its stacks in order[] */
+} SiteStruct;
+
+typedef struct SitesStruct {
+  SiteStruct *sites;
+  size_t count;
+  size_t *order;                /* stack indexes, by site */
+  const ProfileStruct *profile;
+} SitesStruct;
+
+static const ProfileStruct *sortProfile;
+
+static int bySiteName(const void *a, const void *b)
+{
+  char na[512], nb[512];
+  const ProfileStackStruct *sa = &sortProfile->stacks[*(const size_t *)a];
+  const ProfileStackStruct *sb = &sortProfile->stacks[*(const size_t *)b];
+  HeapFrameName(&sa->frames[HeapSite(sa)], na, sizeof na);
+  HeapFrameName(&sb->frames[HeapSite(sb)], nb, sizeof nb);
+  return strcmp(na, nb);
+}
+
+/* sitesOf -- the profile's stacks grouped by call site */
+static void sitesOf(const ProfileStruct *profile, SitesStruct *sites)
+{
+  size_t n = profile->stackCount;
+  sites->profile = profile;
+  sites->order = calloc(n + 1, sizeof *sites->order);
+  sites->sites = calloc(n + 1, sizeof *sites->sites);
+  sites->count = 0;
+  if (sites->order == NULL || sites->sites == NULL) {
+    fprintf(stderr, "heap: out of memory\n");
+    exit(1);
+  }
+  for (size_t i = 0; i < n; ++i)
+    sites->order[i] = i;
+  sortProfile = profile;
+  qsort(sites->order, n, sizeof *sites->order, bySiteName);
+  for (size_t i = 0; i < n; ++i) {
+    const ProfileStackStruct *s = &profile->stacks[sites->order[i]];
+    char name[512];
+    SiteStruct *site = sites->count > 0 ? &sites->sites[sites->count - 1] : NULL;
+    HeapFrameName(&s->frames[HeapSite(s)], name, sizeof name);
+    if (site == NULL || strcmp(site->name, name) != 0) {
+      site = &sites->sites[sites->count++];
+      snprintf(site->name, sizeof site->name, "%s", name);
+      site->first = i;
+    }
+    ++site->count;
+    for (unsigned v = 0; v < PROFILE_VALUE_LIMIT; ++v)
+      site->values[v] += s->values[v];
+  }
+}
+
+static void sitesFree(SitesStruct *sites)
+{
+  free(sites->sites);
+  free(sites->order);
+}
+
+static ProfileValue sortValue;
+
+static int bySiteValue(const void *a, const void *b)
+{
+  const SiteStruct *sa = a, *sb = b;
+  uint64_t va = sa->values[sortValue], vb = sb->values[sortValue];
+  return va != vb ? (va < vb ? 1 : -1) : strcmp(sa->name, sb->name);
+}
+
+/* printStack -- the frames of stack from its call site outwards */
+static void printStack(FILE *out, const ProfileStackStruct *stack, const char *indent)
+{
+  char name[512];
+  for (size_t f = HeapSite(stack) + 1; f < stack->depth; ++f) {
+    HeapFrameName(&stack->frames[f], name, sizeof name);
+    fprintf(out, "%s%s\n", indent, name);
+  }
+}
+
+/* heaviest -- a site's stack with the most of value */
+static const ProfileStackStruct *heaviest(const SitesStruct *sites, const SiteStruct *site,
+                                          ProfileValue value)
+{
+  const ProfileStackStruct *best = NULL;
+  for (size_t i = site->first; i < site->first + site->count; ++i) {
+    const ProfileStackStruct *s = &sites->profile->stacks[sites->order[i]];
+    if (best == NULL || s->values[value] > best->values[value])
+      best = s;
+  }
+  return best;
+}
+
+static const char *const topTitle[PROFILE_VALUE_LIMIT] = {
+  "MOST ALLOCATIONS", "MOST BYTES ALLOCATED", "MOST BYTES LIVE AT THE PEAK", "",
+  "MOST TEMPORARY ALLOCATIONS"
+};
+
+/* printTop -- the top call sites by value */
+static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t total,
+                     const HeapReportOptionsStruct *opt)
+{
+  sortValue = value;
+  qsort(sites->sites, sites->count, sizeof *sites->sites, bySiteValue);
+  fprintf(out, "\n%s (%s; call site: function  file:line)\n", topTitle[value],
+           ProfileValueUnit[value]);
+  for (size_t i = 0; i < sites->count && i < opt->top; ++i) {
+    const SiteStruct *site = &sites->sites[i];
+    if (site->values[value] == 0)
+      break;
+    fprintf(out, "%14" PRIu64 " %5.1f%%  %s\n", site->values[value],
+            total > 0 ? 100.0 * (double)site->values[value] / (double)total : 0.0, site->name);
+    if (opt->stacks) {
+      printStack(out, heaviest(sites, site, value), "                        ");
+      if (site->count > 1)
+        fprintf(out, "                        (and %zu other stacks)\n", site->count - 1);
+    }
+  }
+}
+
+/* suppressed -- whether a frame of stack matches a suppression */
+static int suppressed(const ProfileStackStruct *stack, const HeapReportOptionsStruct *opt)
+{
+  for (size_t f = 0; f < stack->depth; ++f)
+    for (size_t p = 0; p < opt->suppressCount && stack->frames[f].function != NULL; ++p)
+      if (fnmatch(opt->suppress[p], stack->frames[f].function, 0) == 0)
+        return 1;
+  return 0;
+}
+
+static const ProfileStruct *sortLeaks;
+
+static int byLeaked(const void *a, const void *b)
+{
+  const ProfileStackStruct *sa = &sortLeaks->stacks[*(const size_t *)a];
+  const ProfileStackStruct *sb = &sortLeaks->stacks[*(const size_t *)b];
+  uint64_t va = sa->values[ProfileLeaked], vb = sb->values[ProfileLeaked];
+  return va != vb ? (va < vb ? 1 : -1) : (sa < sb ? -1 : sa > sb);
+}
+
+/* printLeaks -- the stacks of blocks live at the end, whole */
+static void printLeaks(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
+{
+  const ProfileStruct *p = &hp->profile;
+  size_t *order = calloc(p->stackCount + 1, sizeof *order), n = 0, shown = 0;
+  uint64_t hiddenBytes = 0, hiddenStacks = 0;
+  char name[512];
+  for (size_t i = 0; order != NULL && i < p->stackCount; ++i) {
+    if (p->stacks[i].values[ProfileLeaked] == 0)
+      continue;
+    if (suppressed(&p->stacks[i], opt))
+      hiddenBytes += p->stacks[i].values[ProfileLeaked], ++hiddenStacks;
+    else
+      order[n++] = i;
+  }
+  sortLeaks = p;
+  qsort(order, n, sizeof *order, byLeaked);
+  fprintf(out, "\nLEAKS (blocks live at the end, by stack; %" PRIu64 " bytes from %" PRIu64
+          " stacks suppressed)\n", hiddenBytes, hiddenStacks);
+  for (size_t i = 0; i < n && shown < opt->top; ++i, ++shown) {
+    const ProfileStackStruct *s = &p->stacks[order[i]];
+    size_t site = HeapSite(s);
+    HeapFrameName(&s->frames[site], name, sizeof name);
+    fprintf(out, "%14" PRIu64 " bytes in %" PRIu64 " blocks from  %s\n", s->values[ProfileLeaked],
+            hp->log.stacks[hp->logIndex[order[i]]].liveBlocks,
+            name);
+    printStack(out, s, "                        ");
+  }
+  if (n > shown)
+    fprintf(out, "  (%zu more stacks: --top)\n", n - shown);
+  free(order);
+}
+
+static void printHistogram(FILE *out, const HeapLogStruct *log)
+{
+  fprintf(out, "\nSIZES (requested, in powers of two)\n%24s %14s %16s\n", "bytes", "allocations",
+          "bytes");
+  for (unsigned c = 0; c < HEAP_HISTOGRAM_LIMIT; ++c) {
+    char range[48];
+    if (log->histogram[c][0] == 0)
+      continue;
+    if (c == 0)
+      snprintf(range, sizeof range, "0");
+    else
+      snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, (uint64_t)1 << (c - 1),
+               c == 64 ? UINT64_MAX : ((uint64_t)1 << c) - 1);
+    fprintf(out, "%24s %14" PRIu64 " %16" PRIu64 "\n", range, log->histogram[c][0],
+            log->histogram[c][1]);
+  }
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+  return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void printSummary(FILE *out, const HeapLogStruct *log, size_t stacks)
+{
+  fprintf(out, "heap profile of %s (%s)\n\nSUMMARY\n", log->path,
+          log->program[0] != '\0' ? log->program : "program unknown");
+  fprintf(out, "  allocations  %" PRIu64 " calls, %" PRIu64 " bytes (%" PRIu64 " failed)\n",
+          log->allocations, log->bytes, log->failed);
+  fprintf(out, "  frees        %" PRIu64 " (%" PRIu64 " of blocks never seen allocated)\n",
+          log->frees, log->unknownFrees);
+  fprintf(out, "  peak heap    %" PRIu64 " bytes live at %.6f s of %.6f s\n", log->peakBytes,
+          (double)log->peakNs / 1e9, (double)log->durationNs / 1e9);
+  fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " blocks\n", log->leakedBytes,
+          log->leakedBlocks);
+  fprintf(out, "  temporary    %" PRIu64 " allocations (%.1f%%)\n", log->temporary,
+          pct(log->temporary, log->allocations));
+  if (log->stacked)
+    fprintf(out, "  stacks       %zu\n", stacks);
+  else
+    fprintf(out, "  stacks       none recorded (TELLTALE_STACKS=N records them): one unknown "
+            "site\n");
+}
+
+void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
+{
+  const HeapLogStruct *log = &hp->log;
+  SitesStruct sites;
+  printSummary(out, log, hp->profile.stackCount);
+  sitesOf(&hp->profile, &sites);
+  printTop(out, &sites, ProfileAllocations, log->allocations, opt);
+  printTop(out, &sites, ProfileBytes, log->bytes, opt);
+  printTop(out, &sites, ProfilePeak, log->peakBytes, opt);
+  printTop(out, &sites, ProfileTemporary, log->temporary, opt);
+  sitesFree(&sites);
+  printLeaks(out, hp, opt);
+  printHistogram(out, log);
+}
+
+/* The comparison of two runs, by call site */
+
+typedef struct DiffRowStruct {
+  const char *name;
+  uint64_t old[2], new[2];      /* allocations, bytes */
+} DiffRowStruct;
+
+static int byChange(const void *a, const void *b)
+{
+  const DiffRowStruct *ra = a, *rb = b;
+  int64_t ca = (int64_t)(ra->new[1] - ra->old[1]), cb = (int64_t)(rb->new[1] - rb->old[1]);
+  int64_t na = (int64_t)(ra->new[0] - ra->old[0]), nb = (int64_t)(rb->new[0] - rb->old[0]);
+  ca = ca < 0 ? -ca : ca, cb = cb < 0 ? -cb : cb;
+  na = na < 0 ? -na : na, nb = nb < 0 ? -nb : nb;
+  if (ca != cb)
+    return ca < cb ? 1 : -1;
+  if (na != nb)
+    return na < nb ? 1 : -1;
+  return strcmp(ra->name, rb->name);
+}
+
+/* diffRows -- one row a site of either run, merged by name (both
+ * lists are sorted by name) */
+static size_t diffRows(const SitesStruct *o, const SitesStruct *n, DiffRowStruct *rows)
+{
+  size_t i = 0, j = 0, count = 0;
+  while (i < o->count || j < n->count) {
+    int c = i == o->count ? 1 : j == n->count ? -1 : strcmp(o->sites[i].name, n->sites[j].name);
+    DiffRowStruct *r = &rows[count++];
+    memset(r, 0, sizeof *r);
+    if (c <= 0) {
+      r->name = o->sites[i].name;
+      r->old[0] = o->sites[i].values[ProfileAllocations];
+      r->old[1] = o->sites[i++].values[ProfileBytes];
+    }
+    if (c >= 0) {
+      r->name = n->sites[j].name;
+      r->new[0] = n->sites[j].values[ProfileAllocations];
+      r->new[1] = n->sites[j++].values[ProfileBytes];
+    }
+  }
+  return count;
+}
+
+void HeapDiff(FILE *out, const HeapProfileStruct *old, const HeapProfileStruct *new,
+              const HeapReportOptionsStruct *opt)
+{
+  SitesStruct o, n;
+  DiffRowStruct *rows;
+  size_t count, shown = 0;
+  sitesOf(&old->profile, &o);
+  sitesOf(&new->profile, &n);
+  rows = calloc(o.count + n.count + 1, sizeof *rows);
+  if (rows == NULL) {
+    fprintf(stderr, "heap: out of memory\n");
+    exit(1);
+  }
+  count = diffRows(&o, &n, rows);
+  qsort(rows, count, sizeof *rows, byChange);
+  fprintf(out, "heap comparison: %s (old) against %s (new)\n\n", old->log.path, new->log.path);
+  fprintf(out, "%-12s %14s %14s %14s\n", "", "old", "new", "change");
+  fprintf(out, "%-12s %14" PRIu64 " %14" PRIu64 " %+14" PRId64 "\n", "allocations",
+          old->log.allocations, new->log.allocations,
+          (int64_t)(new->log.allocations - old->log.allocations));
+  fprintf(out, "%-12s %14" PRIu64 " %14" PRIu64 " %+14" PRId64 "\n", "bytes", old->log.bytes,
+          new->log.bytes, (int64_t)(new->log.bytes - old->log.bytes));
+  fprintf(out, "%-12s %14" PRIu64 " %14" PRIu64 " %+14" PRId64 "\n", "peak", old->log.peakBytes,
+          new->log.peakBytes, (int64_t)(new->log.peakBytes - old->log.peakBytes));
+  fprintf(out, "%-12s %14" PRIu64 " %14" PRIu64 " %+14" PRId64 "\n", "leaked",
+          old->log.leakedBytes, new->log.leakedBytes,
+          (int64_t)(new->log.leakedBytes - old->log.leakedBytes));
+  fprintf(out, "\nCALL SITES THAT CHANGED (allocations old new change, bytes old new change)\n");
+  for (size_t i = 0; i < count && shown < opt->top; ++i) {
+    const DiffRowStruct *r = &rows[i];
+    if (r->old[0] == r->new[0] && r->old[1] == r->new[1])
+      continue;
+    fprintf(out, "%10" PRIu64 " %10" PRIu64 " %+10" PRId64 "  %12" PRIu64 " %12" PRIu64
+            " %+12" PRId64 "  %s\n", r->old[0], r->new[0], (int64_t)(r->new[0] - r->old[0]),
+            r->old[1], r->new[1], (int64_t)(r->new[1] - r->old[1]), r->name);
+    ++shown;
+  }
+  if (shown == 0)
+    fprintf(out, "  (none: every call site allocated as often and as much)\n");
+  free(rows);
+  sitesFree(&o);
+  sitesFree(&n);
+}

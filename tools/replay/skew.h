@@ -1,0 +1,70 @@
+/* <tools/replay/skew.h> -- a malloc log's events on one address, put
+ * back in causal order
+ *
+ * .design: design/telemetry.txt .replay.skew .malloc.order
+ *
+ * The cycle counter is not ordered with the stores that pass a block to
+ * another thread, so a block freed on one thread right after another
+ * allocated it can carry a free time a few ns before its allocation
+ * time; and so can an address's reuse.  An event that would be an
+ * anomaly (a free of a block not live, an allocation of an address
+ * still live) waits up to SKEW_NS of the log's clock for the event that
+ * explains it; when that comes, the two are applied in causal order,
+ * and only what is still unexplained then is applied as it is.
+ *
+ * The reader says what live means and what applying is (two callbacks),
+ * so that replay and the heap report order a log alike.
+ */
+
+#ifndef skew_h
+#define skew_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include "eventread.h"
+
+#define SKEW_NS 1000u
+#define SKEW_PENDING_LIMIT 1024
+
+/* SkewEventStruct -- an allocation or a free, as the reader saw it */
+typedef struct SkewEventStruct {
+  EventRecordStruct rec;
+  int free;                     /* a free, or an allocation */
+  uint64_t address;             /* never 0 */
+  uint64_t data[3];             /* the reader's: what to apply */
+} SkewEventStruct;
+
+/* SkewLiveFunction -- whether a block is live at address now */
+typedef int (*SkewLiveFunction)(void *closure, uint64_t address);
+
+/* SkewApplyFunction -- apply the event now; 1 if the address changed
+ * state (a block was made or freed), 0 if it was an anomaly after all */
+typedef int (*SkewApplyFunction)(void *closure, const SkewEventStruct *event);
+
+typedef struct SkewStruct {
+  SkewLiveFunction live;
+  SkewApplyFunction apply;
+  void *closure;
+  uint64_t ticks;               /* SKEW_NS in the log's clock */
+  SkewEventStruct *pending;     /* SKEW_PENDING_LIMIT of them, the reader's */
+  size_t count;
+} SkewStruct;
+
+/* SkewInit -- clockHz is the stream's (0: the clock counts ns);
+ * pending has room for SKEW_PENDING_LIMIT events */
+extern void SkewInit(SkewStruct *skew, uint64_t clockHz, SkewLiveFunction live,
+                     SkewApplyFunction apply, void *closure, SkewEventStruct *pending);
+
+/* SkewEvent -- an allocation or a free read from the log: applied now,
+ * or held until another thread's event explains it */
+extern void SkewEvent(SkewStruct *skew, const SkewEventStruct *event);
+
+/* SkewFirst -- before a thread's other event on address (a realloc),
+ * its own held event there, which it made first, is applied */
+extern void SkewFirst(SkewStruct *skew, uint64_t address, uint32_t thread);
+
+/* SkewExpire -- events held long enough before clock are applied as
+ * they are (all of them, at the end of the log, if all) */
+extern void SkewExpire(SkewStruct *skew, EventClock clock, int all);
+
+#endif /* skew_h */
