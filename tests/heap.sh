@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# tests/heap.sh -- telltale-heap, the allocation profile of a recorder log
+#
+# .design: design/telemetry.txt .heap
+#
+# Usage: tests/heap.sh CONFIG     e.g. tests/heap.sh build/san
+# CONFIG's heap and tests/malloc_events must be built.  The logs are
+# recorded with build/'s recorder (it cannot be combined with a
+# sanitizer) from tests/heap_target.c, compiled here with -O0 -g
+# -fno-omit-frame-pointer, whose call sites are known.
+#
+# Covers:
+#   sites-allocations  the top call sites by allocations are the target's
+#                      five functions, each with its count exactly
+#   sites-bytes        and by bytes, each with its bytes exactly
+#   sites-peak         by bytes live at the peak: bigBlocks 50000 and
+#                      plantedLeak 231, and the summary's peak is their sum
+#   sites-temporary    by temporary allocations: temporaries 50 (each
+#                      freed at once), growRealloc 10 (each realloc frees
+#                      the block just made), no other
+#   summary            allocations, bytes, leaks and temporaries of the
+#                      summary are the sums of the sites'
+#   leak-named         the leak report names plantedLeak with its file and
+#                      line (the line of its malloc call), 231 bytes in 3
+#                      blocks, and main below it with --stacks
+#   suppress           --suppress FILE (a comment, a blank line, planted*)
+#                      hides the leak, and says 231 bytes were suppressed
+#   diff               --diff of runs with K=1 and K=2: manySmall and
+#                      temporaries changed by +100 and +50 calls, the
+#                      sites that did not change are not listed
+#   folded             --folded's values add up to the summary's
+#                      allocations, bytes and leaks; the leak's line ends
+#                      main;plantedLeak 3
+#   no-stacks          a log recorded without TELLTALE_STACKS: the same
+#                      totals, one site "[unknown]"
+#   skew-order         malloc_events skew (a cross-thread free stamped
+#                      before its allocation, an address reused before
+#                      its free is stamped): nothing leaked, one free of a
+#                      block never seen (the one 900 us early)
+#   unclean            a program killed by SIGKILL: said on stderr, exit 0
+#   truncated          a log cut short: the damage named with the file and
+#                      its offset, the events before it reported, exit 1
+#   usage              --help exit 0; an unknown option, --top x,
+#                      --folded nonsense, no log: exit 2; not a log,
+#                      a missing file: exit 1
+#   heaptrack-agree    heaptrack_print on the same target names the same
+#                      top call sites by allocations, in the same order,
+#                      with the same counts (skipped without heaptrack)
+# Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
+
+set -u
+cd "$(dirname "$0")/.."
+
+cfg=${1:?usage: tests/heap.sh CONFIG}
+cfg=${cfg%/}
+top=$PWD
+heap="$top/$cfg/heap"
+events="$top/$cfg/tests/malloc_events"
+preload="$top/build/libtelltale-malloc.so"
+source="$top/tests/heap_target.c"
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+if ! cc -O0 -g -fno-omit-frame-pointer "$source" -o target 2>cc.err; then
+  echo "FAIL compile: $(head -3 cc.err)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/a.log LD_PRELOAD="$preload" ./target 1
+TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/b.log LD_PRELOAD="$preload" ./target 2
+TELLTALE_FILE=$PWD/n.log LD_PRELOAD="$preload" ./target 1
+"$heap" --stacks a.log >a.txt 2>a.err
+r=$?
+
+# section FILE TITLE -- the rows of a report's section
+section() { awk -v t="$2" 'index($0, t) == 1 { on = 1; next } /^$/ { on = 0 } on' "$1"; }
+# sites FILE TITLE -- "function value" for each site of a section
+sites() { section "$1" "$2" | awk 'NF >= 3 && $1 ~ /^[0-9]+$/ { print $3, $1 }'; }
+# summary FILE WORD -- the first number after WORD in the summary
+summary() { awk -v w="$2" '$1 == w { print $2 ($2 ~ /^[0-9]/ ? "" : " " $3); exit }' "$1"; }
+line() { grep -n "SITE $1" "$source" | cut -d: -f1; }
+
+expect="manySmall 100
+temporaries 50
+growRealloc 10
+bigBlocks 5
+plantedLeak 3"
+got=$(sites a.txt "MOST ALLOCATIONS")
+[ $r = 0 ] && [ "$got" = "$expect" ] && ok sites-allocations ||
+  bad sites-allocations "exit $r: $(echo $got) $(head -2 a.err)"
+expect="bigBlocks 50000
+temporaries 5000
+growRealloc 3520
+manySmall 2400
+plantedLeak 231"
+got=$(sites a.txt "MOST BYTES ALLOCATED")
+[ "$got" = "$expect" ] && ok sites-bytes || bad sites-bytes "$(echo $got)"
+got=$(sites a.txt "MOST BYTES LIVE AT THE PEAK")
+[ "$got" = "$(printf 'bigBlocks 50000\nplantedLeak 231')" ] && [ "$(summary a.txt peak)" = "heap 50231" ] &&
+  ok sites-peak || bad sites-peak "$(echo $got); summary $(summary a.txt peak)"
+got=$(sites a.txt "MOST TEMPORARY ALLOCATIONS")
+[ "$got" = "$(printf 'temporaries 50\ngrowRealloc 10')" ] && ok sites-temporary ||
+  bad sites-temporary "$(echo $got)"
+got="$(summary a.txt allocations) $(summary a.txt temporary) $(summary a.txt leaked)"
+[ "$got" = "168 60 231" ] && grep -q "61151 bytes" a.txt && grep -q "231 bytes in 3 blocks" a.txt &&
+  ok summary || bad summary "allocations temporary leaked: $got"
+
+leak=$(section a.txt "LEAKS")
+if echo "$leak" | grep -q "231 bytes in 3 blocks from  plantedLeak  .*heap_target.c:$(line plantedLeak)\$" &&
+   echo "$leak" | sed -n 2p | grep -q "^ *main  .*heap_target.c:"; then
+  ok leak-named
+else
+  bad leak-named "$(echo "$leak" | head -3)"
+fi
+
+printf '# the planted leak\n\nplanted*\n' >supp
+"$heap" --suppress supp a.log >s.txt 2>s.err
+leak=$(section s.txt "LEAKS")
+[ $? = 0 ] && ! grep -q plantedLeak <<<"$leak" && grep -q "^LEAKS.*231 bytes from 1 stacks suppressed" s.txt &&
+  ok suppress || bad suppress "$(grep -A2 ^LEAKS s.txt)"
+
+"$heap" --diff a.log b.log >d.txt 2>d.err
+r=$?
+changed=$(section d.txt "CALL SITES THAT CHANGED" | awk '{ print $7, $1, $2, $3 }' | sort)
+[ $r = 0 ] && [ "$changed" = "$(printf 'manySmall 100 200 +100\ntemporaries 50 100 +50')" ] &&
+  ok diff || bad diff "exit $r: $(echo $changed) $(head -2 d.err)"
+
+fsum() { "$heap" --folded "$1" a.log | awk '{ s += $NF } END { print s + 0 }'; }
+got="$(fsum allocations) $(fsum bytes) $(fsum leaked) $(fsum temporary)"
+"$heap" --folded leaked a.log >f.txt
+[ "$got" = "168 61151 231 60" ] && grep -q "main;plantedLeak 3\$" <("$heap" --folded a.log) &&
+  [ "$(wc -l <f.txt)" = 1 ] && ok folded || bad folded "sums $got; $(head -2 f.txt)"
+
+"$heap" n.log >n.txt 2>n.err
+got="$(summary n.txt allocations) $(summary n.txt temporary) $(summary n.txt leaked)"
+[ "$got" = "168 60 231" ] && [ "$(sites n.txt "MOST ALLOCATIONS")" = "[unknown] 168" ] &&
+  grep -q "none recorded" n.txt && ok no-stacks || bad no-stacks "$got: $(sites n.txt "MOST ALLOCATIONS")"
+
+TELLTALE_FILE=skew.log "$events" skew >/dev/null
+"$heap" skew.log >k.txt 2>k.err
+[ $? = 0 ] && grep -q "frees        5 (1 of blocks never seen allocated)" k.txt &&
+  grep -q "leaked       0 bytes in 0 blocks" k.txt && ok skew-order ||
+  bad skew-order "$(grep -E 'frees|leaked' k.txt)"
+
+{ TELLTALE_FILE=$PWD/killed.log LD_PRELOAD="$preload" bash -c 'echo x >/dev/null; kill -KILL $$'; } 2>/dev/null
+"$heap" killed.log >kl.txt 2>kl.err
+r=$?
+[ $r = 0 ] && grep -q "killed.log: the stream did not end cleanly" kl.err && ok unclean ||
+  bad unclean "exit $r: $(head -2 kl.err)"
+
+size=$(stat -c %s a.log)
+head -c $((size - 100)) a.log >cut.log
+"$heap" cut.log >cut.txt 2>cut.err
+r=$?
+[ $r = 1 ] && grep -q "^heap: cut.log: offset [0-9]*: " cut.err && grep -q "^SUMMARY" cut.txt &&
+  ok truncated || bad truncated "exit $r: $(head -2 cut.err)"
+
+u=""
+"$heap" --help >/dev/null; u="$u $?"
+"$heap" --nonsense a.log 2>/dev/null; u="$u $?"
+"$heap" --top x a.log 2>/dev/null; u="$u $?"
+"$heap" --folded=nonsense a.log 2>/dev/null; u="$u $?"
+"$heap" 2>/dev/null; u="$u $?"
+echo "not a log" >junk.log
+"$heap" junk.log >/dev/null 2>junk.err; u="$u $?"
+"$heap" missing.log >/dev/null 2>/dev/null; u="$u $?"
+[ "$u" = " 0 2 2 2 2 1 1" ] && grep -q "^heap: junk.log: " junk.err && ok usage ||
+  bad usage "exit statuses$u: $(head -1 junk.err)"
+
+if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; then
+  heaptrack -o ht ./target 1 >/dev/null 2>&1
+  # "function count" of heaptrack's MOST CALLS list, in its order
+  theirs=$(heaptrack_print -f ht.* 2>/dev/null | awk '
+    /^MOST CALLS TO ALLOCATION FUNCTIONS/ { on = 1; next }
+    /^MOST / { on = 0 }
+    on && / calls to allocation functions / { n = $1; getline; if ($1 != "") print $1, n }' |
+    grep -v '^0x' | head -5)
+  mine=$(sites a.txt "MOST ALLOCATIONS" | head -5)
+  [ -n "$theirs" ] && [ "$theirs" = "$mine" ] && ok heaptrack-agree ||
+    bad heaptrack-agree "heaptrack: $(echo $theirs); heap: $(echo $mine)"
+else
+  echo "skip heaptrack-agree: heaptrack is not installed (Debian heaptrack)"
+fi
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
