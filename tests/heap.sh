@@ -33,6 +33,12 @@
 #                      main;plantedLeak 3
 #   no-stacks          a log recorded without TELLTALE_STACKS: the same
 #                      totals, one site "[unknown]"
+#   threads            tests/malloc_threads (4 threads, blocks freed by
+#                      other threads, thousands live at once) with stacks:
+#                      its allocations, less a run with no work (the C
+#                      library's own), are the program's own count, no
+#                      free is of a block never seen, and it leaks what
+#                      the run with no work leaks
 #   skew-order         malloc_events skew (a cross-thread free stamped
 #                      before its allocation, an address reused before
 #                      its free is stamped): nothing leaked, one free of a
@@ -143,6 +149,17 @@ got="$(fsum allocations) $(fsum bytes) $(fsum leaked) $(fsum temporary)"
 got="$(summary n.txt allocations) $(summary n.txt temporary) $(summary n.txt leaked)"
 [ "$got" = "168 60 231" ] && [ "$(sites n.txt "MOST ALLOCATIONS")" = "[unknown] 168" ] &&
   grep -q "none recorded" n.txt && ok no-stacks || bad no-stacks "$got: $(sites n.txt "MOST ALLOCATIONS")"
+
+threads="$top/build/tests/malloc_threads"
+TELLTALE_STACKS=8 TELLTALE_FILE=$PWD/th.log LD_PRELOAD="$preload" "$threads" 20000 >th.expected
+TELLTALE_STACKS=8 TELLTALE_FILE=$PWD/th0.log LD_PRELOAD="$preload" "$threads" 0 >/dev/null
+"$heap" th.log >th.txt 2>th.err
+"$heap" th0.log >th0.txt 2>&1
+own=$(awk '$1 != "free" { s += $2 } END { print s }' th.expected)
+got=$(( $(summary th.txt allocations) - $(summary th0.txt allocations) ))
+[ "$got" = "$own" ] && grep -q "(0 of blocks never seen allocated)" th.txt &&
+  [ "$(grep leaked th.txt)" = "$(grep leaked th0.txt)" ] && ok threads ||
+  bad threads "allocations $got, the program's $own; $(grep -E 'frees|leaked' th.txt | tr '\n' ' ') $(head -1 th.err)"
 
 TELLTALE_FILE=skew.log "$events" skew >/dev/null
 "$heap" skew.log >k.txt 2>k.err

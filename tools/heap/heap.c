@@ -237,7 +237,7 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
 /* HeapProfile -- the log's used stacks, symbolised */
 int HeapProfile(const char *path, HeapProfileStruct *hp)
 {
-  static const ProfileFrameStruct unknown = {0, "[unknown]", NULL, 0, NULL};
+  static const ProfileFrameStruct unknown = {0, "[unknown]", NULL, 0, NULL, 0};
   HeapLogStruct *log = &hp->log;
   size_t frames = 0, n = 0, used = 0;
   int bad = HeapRead(path, log);

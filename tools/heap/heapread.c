@@ -134,9 +134,16 @@ static void findEvents(ReaderStruct *r, const EventRegistryStruct *reg)
 
 /* The live-block table */
 
+/* homeOf -- where address's probe starts */
+static size_t homeOf(const ReaderStruct *r, uint64_t address)
+{
+  return (size_t)((address * 0x9E3779B97F4A7C15u) >> 20) & (r->capacity - 1);
+}
+
+/* slotOf -- where address is, or the empty slot where it would go */
 static size_t slotOf(const ReaderStruct *r, uint64_t address)
 {
-  size_t i = (size_t)((address * 0x9E3779B97F4A7C15u) >> 20) & (r->capacity - 1);
+  size_t i = homeOf(r, address);
   while (r->blocks[i].address != 0 && r->blocks[i].address != address)
     i = (i + 1) & (r->capacity - 1);
   return i;
@@ -164,7 +171,7 @@ static void blockRemove(ReaderStruct *r, size_t i)
     j = (j + 1) & (r->capacity - 1);
     if (r->blocks[j].address == 0)
       break;
-    home = slotOf(r, r->blocks[j].address);
+    home = homeOf(r, r->blocks[j].address);
     /* move j back to i if its home is not cyclically in (i, j] */
     if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
       r->blocks[i] = r->blocks[j];

@@ -47,18 +47,26 @@ size_t HeapSite(const ProfileStackStruct *stack)
   return 0;
 }
 
-/* HeapFrameName -- "function  file:line", or what of it is known */
+/* HeapFrameName -- "function  file:line", or what of it is known: a
+ * frame without a symbol is named by its file and offset there
+ * ("libfoo.so.1+0x1a504"), which are the same in every run */
 void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size)
 {
   const char *module = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
-  int n = frame->function != NULL ? snprintf(buf, size, "%s", frame->function)
-          : snprintf(buf, size, "0x%" PRIx64, frame->address);
+  int n;
+  module = module != NULL ? module + 1 : frame->module;
+  if (frame->function != NULL)
+    n = snprintf(buf, size, "%s", frame->function);
+  else if (module != NULL)
+    n = snprintf(buf, size, "%s+0x%" PRIx64, module, frame->moduleOffset);
+  else
+    n = snprintf(buf, size, "0x%" PRIx64, frame->address);
   if (n < 0 || (size_t)n >= size)
     return;
   if (frame->file != NULL)
     snprintf(buf + n, size - (size_t)n, "  %s:%u", frame->file, frame->line);
-  else if (module != NULL)
-    snprintf(buf + n, size - (size_t)n, "  in %s", module + 1);
+  else if (module != NULL && frame->function != NULL)
+    snprintf(buf + n, size - (size_t)n, "  in %s", module);
 }
 
 /* Call sites */

@@ -18,13 +18,17 @@
 
 /* ProfileFrameStruct -- one frame of a stack, symbolised.  function is
  * NULL when the address has no symbol; file NULL and line 0 when it has
- * no line information; module is the mapped file's path, or NULL. */
+ * no line information; module is the mapped file's path, or NULL, and
+ * moduleOffset the address's offset in that file (address - start +
+ * offset of its mapping: the same in every run, as addr2line -e takes
+ * it, where address changes with ASLR). */
 typedef struct ProfileFrameStruct {
   uint64_t address;             /* the return address, as recorded */
   const char *function;
   const char *file;
   unsigned line;
   const char *module;
+  uint64_t moduleOffset;        /* 0 if module is NULL */
 } ProfileFrameStruct;
 
 /* ProfileValue -- what a stack's totals count */

@@ -30,6 +30,8 @@ struct HeapSymbolsStruct {
   size_t mapCount;
   CachedStruct *cache;
   size_t capacity, count;
+  char **names;                 /* function names made here: unversioned */
+  size_t nameCount;
 };
 
 static char *debuginfoPath;     /* libdw's default search path */
@@ -102,6 +104,23 @@ HeapSymbolsStruct *HeapSymbolsNew(const HeapMapStruct *maps, size_t mapCount)
   return sy;
 }
 
+/* unversioned -- a symbol's name without its version
+ * ("__libc_start_main@@GLIBC_2.34"), as the source names it */
+static const char *unversioned(HeapSymbolsStruct *sy, const char *name)
+{
+  const char *at = name != NULL ? strchr(name, '@') : NULL;
+  char **names, *copy;
+  if (at == NULL || at == name)
+    return name;
+  names = realloc(sy->names, (sy->nameCount + 1) * sizeof *names);
+  if (names == NULL)
+    return name;
+  sy->names = names;
+  if ((copy = strndup(name, (size_t)(at - name))) == NULL)
+    return name;
+  return sy->names[sy->nameCount++] = copy;
+}
+
 /* lookup -- name the frame at address, uncached */
 static void lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *frame)
 {
@@ -111,11 +130,13 @@ static void lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *
   memset(frame, 0, sizeof *frame);
   frame->address = address;
   for (size_t i = 0; i < sy->mapCount; ++i)
-    if (sy->maps[i].start <= pc && pc < sy->maps[i].end)
+    if (sy->maps[i].start <= pc && pc < sy->maps[i].end) {
       frame->module = sy->maps[i].path;
+      frame->moduleOffset = address - sy->maps[i].start + sy->maps[i].offset;
+    }
   if (sy->dwfl == NULL || (mod = dwfl_addrmodule(sy->dwfl, pc)) == NULL)
     return;
-  frame->function = dwfl_module_addrname(mod, pc);
+  frame->function = unversioned(sy, dwfl_module_addrname(mod, pc));
   line = dwfl_module_getsrc(mod, pc);
   if (line != NULL) {
     int lineNumber = 0;
@@ -173,6 +194,9 @@ void HeapSymbolsFree(HeapSymbolsStruct *sy)
     return;
   if (sy->dwfl != NULL)
     dwfl_end(sy->dwfl);
+  for (size_t i = 0; i < sy->nameCount; ++i)
+    free(sy->names[i]);
+  free(sy->names);
   free(sy->cache);
   free(sy);
 }
