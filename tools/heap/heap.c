@@ -234,40 +234,62 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
   return count;
 }
 
+static void outOfMemory(void)
+{
+  fprintf(stderr, "heap: out of memory\n");
+  exit(EXIT_BADLOG);
+}
+
+/* symbolise -- the frames of stack s, appended to hp->frames (count
+ * and capacity *capacityReturn); the number of frames */
+static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t count,
+                        size_t *capacityReturn)
+{
+  static const ProfileFrameStruct unknown = {0, "[unknown]", NULL, 0, NULL, 0};
+  size_t depth = 0;
+  for (size_t a = 0; a < s->depth || (a == 0 && depth == 0); ++a) {
+    const ProfileFrameStruct *frames = &unknown;  /* no stack recorded */
+    size_t n = s->depth > 0 ? HeapSymbolise(hp->symbols, s->addresses[a], &frames) : 1;
+    if (n == 0)
+      outOfMemory();
+    if (count + depth + n > *capacityReturn) {
+      *capacityReturn = (count + depth + n) * 2;
+      if ((hp->frames = realloc(hp->frames, *capacityReturn * sizeof *hp->frames)) == NULL)
+        outOfMemory();
+    }
+    memcpy(&hp->frames[count + depth], frames, n * sizeof *frames);
+    depth += n;
+  }
+  return depth;
+}
+
 /* HeapProfile -- the log's used stacks, symbolised */
 int HeapProfile(const char *path, HeapProfileStruct *hp)
 {
-  static const ProfileFrameStruct unknown = {0, "[unknown]", NULL, 0, NULL, 0};
   HeapLogStruct *log = &hp->log;
-  size_t frames = 0, n = 0, used = 0;
+  size_t frames = 0, capacity = 0, n = 0, used = 0, *first;
   int bad = HeapRead(path, log);
   for (size_t i = 0; i < log->stackCount; ++i)
-    if (log->stacks[i].used)
-      frames += log->stacks[i].depth > 0 ? log->stacks[i].depth : 1, ++used;
+    used += log->stacks[i].used != 0;
   hp->stacks = calloc(used + 1, sizeof *hp->stacks);
-  hp->frames = calloc(frames + 1, sizeof *hp->frames);
   hp->logIndex = calloc(used + 1, sizeof *hp->logIndex);
+  first = calloc(used + 1, sizeof *first);    /* each stack's frames, until they stay put */
   hp->symbols = HeapSymbolsNew(log->maps, log->mapCount);
-  if (hp->stacks == NULL || hp->frames == NULL || hp->logIndex == NULL || hp->symbols == NULL) {
-    fprintf(stderr, "heap: out of memory\n");
-    exit(EXIT_BADLOG);
-  }
-  frames = 0;
+  if (hp->stacks == NULL || hp->logIndex == NULL || first == NULL || hp->symbols == NULL)
+    outOfMemory();
   for (size_t i = 0; i < log->stackCount; ++i) {
-    const HeapStackStruct *s = &log->stacks[i];
     ProfileStackStruct *p = &hp->stacks[n];
-    if (!s->used)
+    if (!log->stacks[i].used)
       continue;
+    first[n] = frames;
     hp->logIndex[n++] = i;
-    p->frames = &hp->frames[frames];
-    p->depth = s->depth > 0 ? s->depth : 1;
-    memcpy(p->values, s->values, sizeof p->values);
-    for (size_t f = 0; f < s->depth; ++f)
-      HeapSymbolise(hp->symbols, s->addresses[f], &hp->frames[frames + f]);
-    if (s->depth == 0)
-      hp->frames[frames] = unknown;   /* no stack recorded */
+    memcpy(p->values, log->stacks[i].values, sizeof p->values);
+    p->depth = symbolise(hp, &log->stacks[i], frames, &capacity);
     frames += p->depth;
   }
+  for (size_t i = 0; i < n; ++i)
+    hp->stacks[i].frames = &hp->frames[first[i]];
+  free(first);
   hp->profile = (ProfileStruct){log->program, hp->stacks, n, log->samples, log->sampleCount,
                                 log->peakSample, log->durationNs};
   return bad;

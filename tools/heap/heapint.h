@@ -64,9 +64,12 @@ extern void HeapLogFree(HeapLogStruct *log);
 /* Symbols (symbols.c).  .heap.symbols */
 typedef struct HeapSymbolsStruct HeapSymbolsStruct;
 extern HeapSymbolsStruct *HeapSymbolsNew(const HeapMapStruct *maps, size_t mapCount);
-/* HeapSymbolise -- the frame at a return address (cached: the strings
- * live as long as symbols) */
-extern void HeapSymbolise(HeapSymbolsStruct *symbols, uint64_t address, ProfileFrameStruct *frame);
+/* HeapSymbolise -- the frames at a return address, innermost first:
+ * the functions inlined there, then the function the code is in.
+ * Cached: *framesReturn is good until the next call, its strings as
+ * long as symbols.  Returns their count, 0 if there is no memory. */
+extern size_t HeapSymbolise(HeapSymbolsStruct *symbols, uint64_t address,
+                            const ProfileFrameStruct **framesReturn);
 extern void HeapSymbolsFree(HeapSymbolsStruct *symbols);
 
 /* HeapProfileStruct -- a log and its profile, symbolised */

@@ -10,6 +10,7 @@
  * return address is looked up one byte back, inside its call.
  */
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,9 +20,11 @@
 
 #include "heapint.h"
 
+#define INLINE_LIMIT 16          /* frames one address may name */
+
 typedef struct CachedStruct {
   uint64_t address;             /* 0: empty */
-  ProfileFrameStruct frame;
+  size_t first, count;          /* its frames in the pool */
 } CachedStruct;
 
 struct HeapSymbolsStruct {
@@ -30,6 +33,8 @@ struct HeapSymbolsStruct {
   size_t mapCount;
   CachedStruct *cache;
   size_t capacity, count;
+  ProfileFrameStruct *pool;     /* the frames of the addresses cached */
+  size_t poolCount, poolCapacity;
   char **names;                 /* function names made here: unversioned */
   size_t nameCount;
 };
@@ -121,12 +126,59 @@ static const char *unversioned(HeapSymbolsStruct *sy, const char *name)
   return sy->names[sy->nameCount++] = copy;
 }
 
-/* lookup -- name the frame at address, uncached */
-static void lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *frame)
+/* dieName -- the name of a function's or inlined call's DIE, from its
+ * abstract origin if it has none of its own */
+static const char *dieName(Dwarf_Die *die)
+{
+  Dwarf_Attribute attr;
+  if (dwarf_attr_integrate(die, DW_AT_name, &attr) == NULL)
+    return NULL;
+  return dwarf_formstring(&attr);
+}
+
+/* inlined -- the frames of the calls inlined at pc, innermost first,
+ * after frames[0] (the innermost, already named by the line table):
+ * each inlined call's DIE names the function it is in, and says the
+ * line of its call in the function around it.  Returns the count. */
+static size_t inlined(Dwfl_Module *mod, uint64_t pc, ProfileFrameStruct *frames)
+{
+  Dwarf_Addr bias;
+  Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias), *scopes = NULL;
+  Dwarf_Files *files = NULL;
+  size_t n = 1, fileCount = 0;
+  int scopeCount = cu != NULL ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+  if (cu != NULL)
+    (void)dwarf_getsrcfiles(cu, &files, &fileCount);
+  for (int i = 0; i < scopeCount && n < INLINE_LIMIT; ++i) {
+    Dwarf_Attribute attr;
+    Dwarf_Word file = 0, line = 0;
+    if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+      continue;
+    frames[n - 1].function = dieName(&scopes[i]);
+    frames[n] = frames[n - 1];
+    frames[n].function = NULL;          /* named by the next scope */
+    frames[n].file = NULL, frames[n].line = 0;
+    if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &file) == 0
+        && files != NULL && file < fileCount
+        && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &line) == 0) {
+      frames[n].file = dwarf_filesrc(files, (size_t)file, NULL, NULL);
+      frames[n].line = (unsigned)line;
+    }
+    ++n;
+  }
+  free(scopes);
+  return n;
+}
+
+/* lookup -- the frames at address into frames (INLINE_LIMIT of them),
+ * uncached; the count */
+static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *frames)
 {
   uint64_t pc = address - 1;    /* inside the call, not after it */
+  ProfileFrameStruct *frame = &frames[0];
   Dwfl_Module *mod;
   Dwfl_Line *line;
+  size_t n;
   memset(frame, 0, sizeof *frame);
   frame->address = address;
   for (size_t i = 0; i < sy->mapCount; ++i)
@@ -135,16 +187,18 @@ static void lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *
       frame->moduleOffset = address - sy->maps[i].start + sy->maps[i].offset;
     }
   if (sy->dwfl == NULL || (mod = dwfl_addrmodule(sy->dwfl, pc)) == NULL)
-    return;
-  frame->function = unversioned(sy, dwfl_module_addrname(mod, pc));
+    return 1;
   line = dwfl_module_getsrc(mod, pc);
   if (line != NULL) {
     int lineNumber = 0;
     frame->file = dwfl_lineinfo(line, NULL, &lineNumber, NULL, NULL, NULL);
-    frame->line = lineNumber > 0 ? (unsigned)lineNumber : 0;
-    if (frame->file == NULL)
-      frame->line = 0;
+    frame->line = frame->file != NULL && lineNumber > 0 ? (unsigned)lineNumber : 0;
   }
+  n = inlined(mod, pc, frames);
+  /* the function the code is in: the symbol table's name, as for a
+   * file without debug information */
+  frames[n - 1].function = unversioned(sy, dwfl_module_addrname(mod, pc));
+  return n;
 }
 
 static size_t cacheSlot(const HeapSymbolsStruct *sy, uint64_t address)
@@ -172,20 +226,36 @@ static int cacheGrow(HeapSymbolsStruct *sy)
   return 1;
 }
 
-void HeapSymbolise(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *frame)
+size_t HeapSymbolise(HeapSymbolsStruct *sy, uint64_t address,
+                     const ProfileFrameStruct **framesReturn)
 {
-  size_t i;
-  if (address == 0 || ((sy->count + 1) * 2 > sy->capacity && !cacheGrow(sy))) {
-    lookup(sy, address, frame);
-    return;
+  static ProfileFrameStruct none;      /* address 0: no frame was there */
+  ProfileFrameStruct frames[INLINE_LIMIT];
+  size_t i, n;
+  if (address == 0) {
+    *framesReturn = &none;
+    return 1;
   }
+  if ((sy->count + 1) * 2 > sy->capacity && !cacheGrow(sy))
+    return 0;
   i = cacheSlot(sy, address);
-  if (sy->cache[i].address == 0) {
-    lookup(sy, address, &sy->cache[i].frame);
-    sy->cache[i].address = address;
+  if (sy->cache[i].address != address) {
+    n = lookup(sy, address, frames);
+    if (sy->poolCount + n > sy->poolCapacity) {
+      size_t capacity = sy->poolCapacity == 0 ? 4096 : sy->poolCapacity * 2;
+      ProfileFrameStruct *pool = realloc(sy->pool, capacity * sizeof *pool);
+      if (pool == NULL)
+        return 0;
+      sy->pool = pool;
+      sy->poolCapacity = capacity;
+    }
+    memcpy(&sy->pool[sy->poolCount], frames, n * sizeof *frames);
+    sy->cache[i] = (CachedStruct){address, sy->poolCount, n};
+    sy->poolCount += n;
     ++sy->count;
   }
-  *frame = sy->cache[i].frame;
+  *framesReturn = &sy->pool[sy->cache[i].first];
+  return sy->cache[i].count;
 }
 
 void HeapSymbolsFree(HeapSymbolsStruct *sy)
@@ -198,5 +268,6 @@ void HeapSymbolsFree(HeapSymbolsStruct *sy)
     free(sy->names[i]);
   free(sy->names);
   free(sy->cache);
+  free(sy->pool);
   free(sy);
 }
