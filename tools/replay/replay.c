@@ -44,6 +44,7 @@
 #include "plinthclock.h"
 #include "replayint.h"
 #include "replaypool.h"
+#include "skew.h"
 
 #define PEAK_EVERY 512          /* events between RSS readings, a power of two */
 #define REPORT_LIMIT 5          /* anomalies of each kind reported one by one */
@@ -196,34 +197,11 @@ static MovingStruct *movingFor(uint32_t thread)
   return &moving[thread % MOVING_LIMIT];
 }
 
-/* Clocks out of causal order.  design/telemetry.txt .replay.skew
- *
- * The cycle counter is not ordered with the stores that pass a block to
- * another thread, so a block freed on one thread right after another
- * allocated it can carry a free time a few ns before its allocation time;
- * and so can an address's reuse.  An event that would be an anomaly (a
- * free of a block not live, an allocation of an address still live)
- * waits up to SKEW_NS of the log's clock for the event that explains it;
- * when that comes, the two are replayed in causal order, and only what
- * is still unexplained then is counted. */
+/* Clocks out of causal order: an event that would be an anomaly waits
+ * for the other thread's event that explains it (skew.h).
+ * design/telemetry.txt .replay.skew */
 
-#define SKEW_NS 1000u
-#define PENDING_LIMIT 1024
-
-typedef struct PendingStruct {
-  EventRecordStruct rec;
-  int free;                     /* a free, or an allocation */
-  ExecKind kind;
-  uint64_t size, align, address;
-} PendingStruct;
-
-static PendingStruct *pending;
-static size_t pendingCount;
-static uint64_t skewTicks;      /* SKEW_NS in the log's clock */
-
-static void freeNow(const EventRecordStruct *rec, uint64_t address);
-static void allocationNow(const EventRecordStruct *rec, ExecKind kind, uint64_t size,
-                          uint64_t align, uint64_t address);
+static SkewStruct skew;
 
 static int liveAt(uint64_t address)
 {
@@ -231,71 +209,10 @@ static int liveAt(uint64_t address)
   return e->key != 0 && e->slot != NULL && e->slot != FREED;
 }
 
-static void defer(const EventRecordStruct *rec, int isFree, ExecKind kind, uint64_t size,
-                  uint64_t align, uint64_t address);
-
-/* pendingTake -- replay the pending event i now and drop it */
-static void pendingTake(size_t i)
+static int skewLive(void *closure, uint64_t address)
 {
-  PendingStruct p = pending[i];
-  pending[i] = pending[--pendingCount];
-  if (p.free)
-    freeNow(&p.rec, p.address);
-  else
-    allocationNow(&p.rec, p.kind, p.size, p.align, p.address);
-}
-
-/* pendingExpire -- events that waited long enough before clock are
- * replayed as they are: anomalies after all (all of them at the end) */
-static void pendingExpire(EventClock clock, int all)
-{
-  for (size_t i = 0; i < pendingCount; )
-    if (all || pending[i].rec.clock + skewTicks < clock)
-      pendingTake(i);
-    else
-      ++i;
-}
-
-/* pendingExplained -- a pending event for address that is no anomaly
- * now (a free, now that its block is live; an allocation, now that the
- * address is free): replay it.  Only another thread's event explains
- * one: a thread's own events are in the order it made them. */
-static void pendingExplained(uint64_t address, uint32_t thread)
-{
-  for (size_t i = 0; i < pendingCount; ++i)
-    if (pending[i].address == address && pending[i].free == liveAt(address)
-        && pending[i].rec.thread != thread) {
-      pendingTake(i);
-      return;
-    }
-}
-
-/* pendingFirst -- before a thread's event on address, its own pending
- * event on address, which it made first: replayed now, in that order */
-static void pendingFirst(uint64_t address, uint32_t thread)
-{
-  for (size_t i = 0; i < pendingCount; ++i)
-    if (pending[i].address == address && pending[i].rec.thread == thread) {
-      pendingTake(i);
-      return;
-    }
-}
-
-static void defer(const EventRecordStruct *rec, int isFree, ExecKind kind, uint64_t size,
-                  uint64_t align, uint64_t address)
-{
-  PendingStruct *p;
-  if (pending == NULL)
-    pending = mapAnon(PENDING_LIMIT * sizeof *pending);
-  if (pendingCount == PENDING_LIMIT)
-    pendingTake(0);
-  p = &pending[pendingCount++];
-  p->rec = *rec;
-  p->free = isFree;
-  p->kind = kind;
-  p->size = size;
-  p->align = align;
-  p->address = address;
+  (void)closure;
+  return liveAt(address);
 }
 
 /* allocationNow -- an allocation replayed */
@@ -306,32 +223,49 @@ static void allocationNow(const EventRecordStruct *rec, ExecKind kind, uint64_t 
   op.slot = slotNew(size);
   made(rec, address, op.slot);
   submit(rec->thread, &op);
-  pendingExplained(address, rec->thread);
 }
 
-/* freeNow -- a free replayed */
-static void freeNow(const EventRecordStruct *rec, uint64_t address)
+/* freeNow -- a free replayed; 0 if its block was not live */
+static int freeNow(const EventRecordStruct *rec, uint64_t address)
 {
   SlotStruct *old = unmade(rec, address);
   if (old != NULL) {
     OpStruct op = {ExecFree, 0, 0, NULL, old};
     submit(rec->thread, &op);
-    pendingExplained(address, rec->thread);
   }
+  return old != NULL;
+}
+
+/* skewApply -- a SkewApplyFunction; data: kind, size, alignment */
+static int skewApply(void *closure, const SkewEventStruct *e)
+{
+  (void)closure;
+  if (e->free)
+    return freeNow(&e->rec, e->address);
+  allocationNow(&e->rec, (ExecKind)e->data[0], e->data[1], e->data[2], e->address);
+  return 1;
+}
+
+/* ordered -- an allocation or a free, in causal order */
+static void ordered(const EventRecordStruct *rec, int isFree, ExecKind kind, uint64_t size,
+                    uint64_t align, uint64_t address)
+{
+  SkewEventStruct e;
+  e.rec = *rec;
+  e.free = isFree;
+  e.address = address;
+  e.data[0] = kind;
+  e.data[1] = size;
+  e.data[2] = align;
+  SkewEvent(&skew, &e);
 }
 
 /* allocation -- an event that made a block */
 static void allocation(const EventRecordStruct *rec, ExecKind kind, uint64_t size,
                        uint64_t align, uint64_t address)
 {
-  if (address == 0)
-    return;                     /* it failed when recorded: nothing to replay */
-  if (pendingCount > 0)
-    pendingFirst(address, rec->thread);
-  if (liveAt(address))
-    defer(rec, 0, kind, size, align, address);
-  else
-    allocationNow(rec, kind, size, align, address);
+  if (address != 0)             /* else it failed when recorded: nothing to replay */
+    ordered(rec, 0, kind, size, align, address);
 }
 
 /* Pools.  design/telemetry.txt .replay.pool */
@@ -445,14 +379,10 @@ static void poolFree(const EventRecordStruct *rec, const uint64_t *v)
 static void freeEvent(const EventRecordStruct *rec, const uint64_t *v)
 {
   ++result.ops[OpFree];
-  if (v[0] != 0 && pendingCount > 0)
-    pendingFirst(v[0], rec->thread);
   if (v[0] == 0)
     anomaly(AnomalyFreeNull, rec, 0);
-  else if (!liveAt(v[0]))
-    defer(rec, 1, ExecFree, 0, 0, v[0]);
   else
-    freeNow(rec, v[0]);
+    ordered(rec, 1, ExecFree, 0, 0, v[0]);
 }
 
 /* reallocMoveEvent -- the first half of a realloc that moved its block:
@@ -815,11 +745,11 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
   EventStreamRes res;
   EventRecordStruct rec;
   int streamEnd;
-  skewTicks = EventStreamInfo(stream)->clockHz != 0
-              ? EventStreamInfo(stream)->clockHz / (1000000000u / SKEW_NS) : SKEW_NS;
+  SkewInit(&skew, EventStreamInfo(stream)->clockHz, skewLive, skewApply, NULL,
+           mapAnon(SKEW_PENDING_LIMIT * sizeof(SkewEventStruct)));
   while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
-    if (pendingCount > 0)
-      pendingExpire(rec.clock, 0);
+    if (skew.count > 0)
+      SkewExpire(&skew, rec.clock, 0);
     replayEvent(&rec);
     ++result.events;
     readPeak();
@@ -830,7 +760,7 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
         progress(result.events, total, 0);
     }
   }
-  pendingExpire(0, 1);
+  SkewExpire(&skew, 0, 1);
   /* A damaged log is replayed as far as it is sound, and said so. */
   if (res == EventStreamERROR || EventStreamProblemCount(stream) > 0) {
     size_t n = EventStreamProblemCount(stream);
