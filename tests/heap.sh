@@ -44,6 +44,8 @@
 #                      its free is stamped): nothing leaked, one free of a
 #                      block never seen (the one 900 us early)
 #   unclean            a program killed by SIGKILL: said on stderr, exit 0
+#   exec-end           bash -c ':; exec true' recorded: bash's log (LOG.exec1)
+#                      is said to end at an exec, not a death, exit 0
 #   truncated          a log cut short: the damage named with the file and
 #                      its offset, the events before it reported, exit 1
 #   usage              --help exit 0; an unknown option, --top x,
@@ -172,6 +174,12 @@ TELLTALE_FILE=skew.log "$events" skew >/dev/null
 r=$?
 [ $r = 0 ] && grep -q "killed.log: the stream did not end cleanly" kl.err && ok unclean ||
   bad unclean "exit $r: $(head -2 kl.err)"
+
+TELLTALE_FILE=$PWD/x.log LD_PRELOAD="$preload" bash -c ':; exec true'
+"$heap" x.log.exec1 >x.txt 2>x.err
+r=$?
+[ $r = 0 ] && grep -q "x.log.exec1: the log ends where the program exec'd another" x.err &&
+  ! grep -q "did not end cleanly" x.err && ok exec-end || bad exec-end "exit $r: $(head -2 x.err)"
 
 size=$(stat -c %s a.log)
 head -c $((size - 100)) a.log >cut.log

@@ -237,7 +237,8 @@ static uint64_t nsOf(const ReaderStruct *r, EventClock clock)
   return t / r->clockHz * 1000000000u + t % r->clockHz * 1000000000u / r->clockHz;
 }
 
-/* sample -- the chart's slice of now keeps its highest figure */
+/* sample -- the chart's slice of now keeps its highest figure, and when
+ * (SAMPLE_LIMIT slices of the log's time, and the end: finish) */
 static void sample(ReaderStruct *r, EventClock clock)
 {
   HeapLogStruct *log = r->log;
@@ -462,6 +463,12 @@ static void finish(ReaderStruct *r)
     log->leakedBytes += s->live;
     log->leakedBlocks += s->liveBlocks;
   }
+  /* the chart ends with the bytes live at the end, not its last slice's
+   * highest figure */
+  if (log->sampleCount > 0 && log->sampleCount < SAMPLE_LIMIT + 2
+      && (log->samples[log->sampleCount - 1].bytes != r->live
+          || log->samples[log->sampleCount - 1].ns < log->durationNs))
+    log->samples[log->sampleCount++] = (ProfileSampleStruct){log->durationNs, r->live};
   for (size_t i = 0; i < log->sampleCount; ++i)
     if (log->samples[i].bytes == log->peakBytes && log->samples[i].ns == log->peakNs)
       log->peakSample = i;
