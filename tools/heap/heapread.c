@@ -328,18 +328,6 @@ static int applyHeld(void *closure, const SkewEventStruct *e)
   return allocate(r, &e->rec, e->address, e->data[0], e->data[1]);
 }
 
-static void ordered(ReaderStruct *r, const EventRecordStruct *rec, int isFree, uint64_t address,
-                    uint64_t size, uint64_t stack)
-{
-  SkewEventStruct e;
-  e.rec = *rec;
-  e.free = isFree;
-  e.address = address;
-  e.data[0] = size;
-  e.data[1] = stack;
-  SkewEvent(&r->skew, &e);
-}
-
 /* reallocEvent -- old, result, size: a free of old (if it was not
  * released by its ReallocMove) and an allocation of result */
 static void reallocEvent(ReaderStruct *r, const EventRecordStruct *rec, const uint64_t *v,
@@ -417,7 +405,7 @@ static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
     if (result == 0)
       ++r->log->failed;
     else
-      ordered(r, rec, 0, result, size, stack);
+      SkewEvent(&r->skew, rec, 0, result, size, stack, 0);
     break;
   }
   case EvRealloc:
@@ -425,7 +413,7 @@ static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
     break;
   case EvFree:
     if (v[0] != 0)
-      ordered(r, rec, 1, v[0], 0, 0);
+      SkewEvent(&r->skew, rec, 1, v[0], 0, 0, 0);
     break;
   case EvReallocMove: {
     ThreadStruct *t = threadOf(r, rec->thread);

@@ -246,26 +246,12 @@ static int skewApply(void *closure, const SkewEventStruct *e)
   return 1;
 }
 
-/* ordered -- an allocation or a free, in causal order */
-static void ordered(const EventRecordStruct *rec, int isFree, ExecKind kind, uint64_t size,
-                    uint64_t align, uint64_t address)
-{
-  SkewEventStruct e;
-  e.rec = *rec;
-  e.free = isFree;
-  e.address = address;
-  e.data[0] = kind;
-  e.data[1] = size;
-  e.data[2] = align;
-  SkewEvent(&skew, &e);
-}
-
 /* allocation -- an event that made a block */
 static void allocation(const EventRecordStruct *rec, ExecKind kind, uint64_t size,
                        uint64_t align, uint64_t address)
 {
   if (address != 0)             /* else it failed when recorded: nothing to replay */
-    ordered(rec, 0, kind, size, align, address);
+    SkewEvent(&skew, rec, 0, address, kind, size, align);
 }
 
 /* Pools.  design/telemetry.txt .replay.pool */
@@ -382,7 +368,7 @@ static void freeEvent(const EventRecordStruct *rec, const uint64_t *v)
   if (v[0] == 0)
     anomaly(AnomalyFreeNull, rec, 0);
   else
-    ordered(rec, 1, ExecFree, 0, 0, v[0]);
+    SkewEvent(&skew, rec, 1, v[0], ExecFree, 0, 0);
 }
 
 /* reallocMoveEvent -- the first half of a realloc that moved its block:

@@ -66,15 +66,21 @@ void SkewExpire(SkewStruct *skew, EventClock clock, int all)
       ++i;
 }
 
-void SkewEvent(SkewStruct *skew, const SkewEventStruct *event)
+void SkewEvent(SkewStruct *skew, const EventRecordStruct *rec, int isFree,
+               uint64_t address, uint64_t data0, uint64_t data1, uint64_t data2)
 {
+  SkewEventStruct event;
+  event.rec = *rec;
+  event.free = isFree;
+  event.address = address;
+  event.data[0] = data0, event.data[1] = data1, event.data[2] = data2;
   if (skew->count > 0)
-    SkewFirst(skew, event->address, event->rec.thread);
-  if (skew->live(skew->closure, event->address) == event->free) {
-    applyNow(skew, event);
+    SkewFirst(skew, address, rec->thread);
+  if (skew->live(skew->closure, address) == isFree) {
+    applyNow(skew, &event);
     return;
   }
   if (skew->count == SKEW_PENDING_LIMIT)
     take(skew, 0);
-  skew->pending[skew->count++] = *event;
+  skew->pending[skew->count++] = event;
 }

@@ -55,9 +55,11 @@ typedef struct SkewStruct {
 extern void SkewInit(SkewStruct *skew, uint64_t clockHz, SkewLiveFunction live,
                      SkewApplyFunction apply, void *closure, SkewEventStruct *pending);
 
-/* SkewEvent -- an allocation or a free read from the log: applied now,
- * or held until another thread's event explains it */
-extern void SkewEvent(SkewStruct *skew, const SkewEventStruct *event);
+/* SkewEvent -- an allocation or a free of address (not 0) read from the
+ * log, with the reader's data to apply it: applied now, or held until
+ * another thread's event explains it */
+extern void SkewEvent(SkewStruct *skew, const EventRecordStruct *rec, int isFree,
+                      uint64_t address, uint64_t data0, uint64_t data1, uint64_t data2);
 
 /* SkewFirst -- before a thread's other event on address (a realloc),
  * its own held event there, which it made first, is applied */
