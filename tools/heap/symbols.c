@@ -127,19 +127,23 @@ static const char *unversioned(HeapSymbolsStruct *sy, const char *name)
 }
 
 /* dieName -- the name of a function's or inlined call's DIE, from its
- * abstract origin if it has none of its own */
+ * abstract origin if it has none of its own: its linkage name if it has
+ * one (C++: mangled, as the symbol table has it), else its name */
 static const char *dieName(Dwarf_Die *die)
 {
   Dwarf_Attribute attr;
-  if (dwarf_attr_integrate(die, DW_AT_name, &attr) == NULL)
-    return NULL;
-  return dwarf_formstring(&attr);
+  if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) != NULL
+      || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr) != NULL
+      || dwarf_attr_integrate(die, DW_AT_name, &attr) != NULL)
+    return dwarf_formstring(&attr);
+  return NULL;
 }
 
 /* inlined -- the frames of the calls inlined at pc, innermost first,
- * after frames[0] (the innermost, already named by the line table):
+ * after frames[0] (the innermost, already placed by the line table):
  * each inlined call's DIE names the function it is in, and says the
- * line of its call in the function around it.  Returns the count. */
+ * line of its call in the function around it; the function's DIE names
+ * the last (else the symbol table does: lookup).  Returns the count. */
 static size_t inlined(Dwfl_Module *mod, uint64_t pc, ProfileFrameStruct *frames)
 {
   Dwarf_Addr bias;
@@ -152,6 +156,10 @@ static size_t inlined(Dwfl_Module *mod, uint64_t pc, ProfileFrameStruct *frames)
   for (int i = 0; i < scopeCount && n < INLINE_LIMIT; ++i) {
     Dwarf_Attribute attr;
     Dwarf_Word file = 0, line = 0;
+    if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+      frames[n - 1].function = dieName(&scopes[i]);
+      break;
+    }
     if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
       continue;
     frames[n - 1].function = dieName(&scopes[i]);
@@ -195,9 +203,10 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct
     frame->line = frame->file != NULL && lineNumber > 0 ? (unsigned)lineNumber : 0;
   }
   n = inlined(mod, pc, frames);
-  /* the function the code is in: the symbol table's name, as for a
-   * file without debug information */
-  frames[n - 1].function = unversioned(sy, dwfl_module_addrname(mod, pc));
+  /* the function the code is in, if its DIE did not name it: the
+   * symbol table's name, as for a file without debug information */
+  if (frames[n - 1].function == NULL)
+    frames[n - 1].function = unversioned(sy, dwfl_module_addrname(mod, pc));
   return n;
 }
 
