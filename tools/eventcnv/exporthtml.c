@@ -684,7 +684,8 @@ static int HtmlEnd(ExportStruct *ex)
     if (state->trackers[i] != NULL && ExportUse(ex, i) == 0)
       SpanTrackerFinish(state->trackers[i]);
   ExportPutString(out, "],\"sp\":[");
-  ExportPut(out, state->spans.buf, state->spans.used);
+  if (state->spans.used > 0)   /* buf is NULL when none was written */
+    ExportPut(out, state->spans.buf, state->spans.used);
   ExportPutString(out, "],\"ct\":[");
   if (state->counters.used > 0)
     ExportPut(out, state->counters.buf, state->counters.used);
