@@ -337,11 +337,9 @@ static void writeNode(FILE *out, const FlameNodeStruct *node, double x, double w
     fputs("\nin ", out);
     SvgText(out, node->frame->module, 0);
   }
-  if (node->frame != NULL && node->frame->file != NULL) {
-    fputs("\nat ", out);
+  if (node->frame != NULL && node->frame->file != NULL) {   /* no line: a node merges many */
+    fputs("\nin file ", out);
     SvgText(out, node->frame->file, 0);
-    if (node->frame->line > 0)
-      fprintf(out, ":%u", node->frame->line);
   }
   nodeColour(colour, sizeof colour, node->frame);
   fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>",
