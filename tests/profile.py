@@ -25,8 +25,8 @@
 #                      bytes of the samples; the axes' ticks put it at its
 #                      bytes and time; its label says both
 #   chart-thin         200,000 samples: a few points a pixel column
-#   chromium-flame     headless Chromium runs the flame graph's script:
-#                      no error, every frame set up
+#   chromium-flame     headless Chromium runs the big flame graph's
+#                      script: no error, every frame set up
 #   chromium-zoom      "#zoom=N": the frame fills the width, its children
 #                      scale with it, its callers dim, the rest hide
 #   chromium-chart     the chart opens with no error
@@ -506,7 +506,7 @@ def cases(top, tmp):
         for name in ("chromium-flame", "chromium-zoom", "chromium-chart"):
             skip(name, "no chromium (Debian's chromium: .ci/install)")
     else:
-        result("chromium-flame", check_chromium_flame(f("flame-bytes.svg")))
+        result("chromium-flame", check_chromium_flame(f("flame-big.svg")))
         result("chromium-zoom", check_zoom(f("flame-bytes.svg")))
         result("chromium-chart", check_chromium_chart(f("chart-big.svg")))
 
