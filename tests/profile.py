@@ -29,6 +29,9 @@
 #                      script: no error, every frame set up
 #   chromium-zoom      "#zoom=N": the frame fills the width, its children
 #                      scale with it, its callers dim, the rest hide
+#   chromium-events    a page holding the SVG sends a frame its events:
+#                      hover shows its name and value, a click zooms it
+#                      to the full width, "Reset zoom" puts it back
 #   chromium-chart     the chart opens with no error
 #   pprof-raw(-big)    pprof -raw (pprof itself, built from Debian's Go
 #                      sources by .ci/install): sample types and units,
@@ -354,6 +357,45 @@ def check_zoom(path):
     return None
 
 
+HARNESS = """<!DOCTYPE html><html><body>
+<object id="o" type="image/svg+xml" data="%s" width="1200" height="200"></object>
+<script>
+document.getElementById('o').addEventListener('load', function () {
+  var b = document.body;
+  try {
+    var d = this.contentDocument, g = d.getElementById('frames').children[%d];
+    g.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+    b.setAttribute('data-details', d.getElementById('details').textContent);
+    g.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    b.setAttribute('data-zoomed', g.querySelector('rect').getAttribute('width'));
+    d.getElementById('unzoom').dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    b.setAttribute('data-unzoomed', g.querySelector('rect').getAttribute('width'));
+  } catch (e) { b.setAttribute('data-error', String(e)); }
+});
+</script></body></html>
+"""
+
+
+def check_events(path):
+    """chromium-events: a page holds the SVG and sends its frame events."""
+    frames = svg_frames(ET.parse(path).getroot())
+    k = next(n for n, f in enumerate(frames) if f["name"] == "parse<T>&")
+    page = os.path.join(os.path.dirname(path), "events.html")
+    with open(page, "w", encoding="utf-8") as out:
+        out.write(HARNESS % (os.path.basename(path), k))
+    r = chromium("--allow-file-access-from-files", "--dump-dom", "file://" + page)
+    m = re.search(r"<body([^>]*)>", r.stdout.decode("utf-8", "replace"))
+    attrs = dict(re.findall(r'data-(\w+)="([^"]*)"', m.group(1))) if m else {}
+    want = "%s: %s" % (frames[k]["name"], frames[k]["detail"])
+    if "error" in attrs or attrs.get("details", "").replace("&lt;", "<").replace("&gt;", ">") \
+            .replace("&amp;", "&") != want:
+        return "hover: %r, want details %r" % (attrs, want)
+    if attrs.get("zoomed") != "%.2f" % (WIDTH - 2 * PAD) or attrs.get("unzoomed") != "%.2f" % frames[k]["w"]:
+        return "click: %r, want %.2f wide zoomed, %.2f after Reset zoom" % (
+            attrs, WIDTH - 2 * PAD, frames[k]["w"])
+    return None
+
+
 def check_chromium_chart(path):
     text, console = dom(path)
     if console:
@@ -503,11 +545,12 @@ def cases(top, tmp):
 
     CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
     if CHROMIUM is None:
-        for name in ("chromium-flame", "chromium-zoom", "chromium-chart"):
+        for name in ("chromium-flame", "chromium-zoom", "chromium-events", "chromium-chart"):
             skip(name, "no chromium (Debian's chromium: .ci/install)")
     else:
         result("chromium-flame", check_chromium_flame(f("flame-big.svg")))
         result("chromium-zoom", check_zoom(f("flame-bytes.svg")))
+        result("chromium-events", check_events(f("flame-bytes.svg")))
         result("chromium-chart", check_chromium_chart(f("chart-big.svg")))
 
     pprof = find_pprof(top)
