@@ -334,11 +334,11 @@ static void writeNode(FILE *out, const FlameNodeStruct *node, double x, double w
   fputc('\n', out);
   valueText(out, node->value, total, value);
   if (node->frame != NULL && node->frame->module != NULL) {
-    fputs("\nin ", out);
+    fputs("\nmodule ", out);
     SvgText(out, node->frame->module, 0);
   }
   if (node->frame != NULL && node->frame->file != NULL) {   /* no line: a node merges many */
-    fputs("\nin file ", out);
+    fputs("\nfile ", out);
     SvgText(out, node->frame->file, 0);
   }
   nodeColour(colour, sizeof colour, node->frame);
