@@ -49,13 +49,15 @@ static int keepOut;
 
 /* The small profile.  frames[0] is the innermost frame. */
 #define PROGRAM "/usr/bin/R&D<1>"
-#define F_MAIN {0x401000, "main", "src/main.c", 10, PROGRAM}
-#define F_PARSE {0x401100, "parse<T>&", "src/a&b.c", 20, PROGRAM}
-#define F_PARSE2 {0x401108, "parse<T>&", "src/a&b.c", 22, PROGRAM}  /* F_PARSE's function */
-#define F_ALLOC {0x401200, "alloc \"x\" 'y'", NULL, 0, PROGRAM}
-#define F_NO_SYMBOL {0x7f0000001234, NULL, NULL, 0, "/lib/libz&<>.so.1"}
-#define F_NO_MODULE {0xdead, NULL, NULL, 0, NULL}
-#define F_CONTROL {0x401300, "bad\001name\377", "\"q\".c", 3, PROGRAM}
+/* (Designated, so that a field added to the struct is 0 here.) */
+#define FRAME(a, fn, fl, ln, m) {.address = (a), .function = (fn), .file = (fl), .line = (ln), .module = (m)}
+#define F_MAIN FRAME(0x401000, "main", "src/main.c", 10, PROGRAM)
+#define F_PARSE FRAME(0x401100, "parse<T>&", "src/a&b.c", 20, PROGRAM)
+#define F_PARSE2 FRAME(0x401108, "parse<T>&", "src/a&b.c", 22, PROGRAM)  /* F_PARSE's function */
+#define F_ALLOC FRAME(0x401200, "alloc \"x\" 'y'", NULL, 0, PROGRAM)
+#define F_NO_SYMBOL FRAME(0x7f0000001234, NULL, NULL, 0, "/lib/libz&<>.so.1")
+#define F_NO_MODULE FRAME(0xdead, NULL, NULL, 0, NULL)
+#define F_CONTROL FRAME(0x401300, "bad\001name\377", "\"q\".c", 3, PROGRAM)
 
 static const ProfileFrameStruct stack1[] = {F_ALLOC, F_PARSE, F_MAIN};
 static const ProfileFrameStruct stack2[] = {F_ALLOC, F_PARSE2, F_MAIN};
@@ -77,8 +79,13 @@ static const ProfileSampleStruct smallSamples[] = {
 };
 
 static const ProfileStruct smallProfile = {
-  "R&D<1> \"q\" 'a'", smallStacks, sizeof smallStacks / sizeof smallStacks[0],
-  smallSamples, sizeof smallSamples / sizeof smallSamples[0], 3, 8000,
+  .program = "R&D<1> \"q\" 'a'",
+  .stacks = smallStacks,
+  .stackCount = sizeof smallStacks / sizeof smallStacks[0],
+  .samples = smallSamples,
+  .sampleCount = sizeof smallSamples / sizeof smallSamples[0],
+  .peakSample = 3,
+  .durationNs = 8000,
 };
 
 /* The big profile, made by bigMake from a fixed seed. */
@@ -426,7 +433,7 @@ static void pprof_big(void **state)
 /* profile-empty: no stacks, no samples */
 static void empty(void **state)
 {
-  static const ProfileStruct none = {NULL, NULL, 0, NULL, 0, 0, 0};
+  static const ProfileStruct none = {.program = NULL};
   size_t size;
   unsigned char *svg = flameFile("flame-empty.svg", &none, ProfileLeaked, NULL, &size);
   Perftools__Profiles__Profile *p;
