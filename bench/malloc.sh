@@ -4,16 +4,18 @@
 # .design: design/telemetry.txt .malloc.perf .replay.fidelity
 #
 # Usage: bench/malloc.sh [RUNS]        (default 5 runs; the median is shown)
+#        bench/malloc.sh --cost [RUNS] only the cost table, no replay
 #        bench/malloc.sh --fidelity    only the peak RSS order check
 #
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
 # events.  It measures
 #   - the workload's wall time untraced, recorded by libtelltale-malloc.so
-#     (without call stacks, with TELLTALE_STACKS=32 by frame pointers and
-#     with TELLTALE_STACKS=32:dwarf by libunwind, .stacks), and under
+#     (compact, its default, .malloc.compact; raw, TELLTALE_COMPACT=0;
+#     with TELLTALE_STACKS=32 by frame pointers and with
+#     TELLTALE_STACKS=32:dwarf by libunwind, .stacks), and under
 #     heaptrack when heaptrack is installed;
-#   - the recorder's log: bytes per event, without and with stacks;
+#   - the recorder's log: bytes per event in each of those;
 #   - replay's speed, in events and allocator calls per second;
 #   - fidelity: the order of glibc, jemalloc, mimalloc and tcmalloc by
 #     peak RSS growth in the replay, against their order by peak RSS
@@ -27,7 +29,9 @@ cd "$(dirname "$0")/.."
 top=$PWD
 runs=${1:-5}
 fidelity=0
+cost=0
 [ "$runs" = --fidelity ] && fidelity=1 runs=1
+[ "$runs" = --cost ] && cost=1 runs=${2:-5}
 lib=$top/build/libtelltale-malloc.so
 replay=$top/build/replay
 work=$top/bench/malloc-workload.py
@@ -56,6 +60,7 @@ median() {
 if [ $fidelity = 0 ]; then
 untraced=$(median "$python" "$work")
 traced=$(median env TELLTALE_FILE="$tmp/py.log" LD_PRELOAD="$lib" "$python" "$work")
+raw=$(median env TELLTALE_COMPACT=0 TELLTALE_FILE="$tmp/raw.log" LD_PRELOAD="$lib" "$python" "$work")
 stacksFp=$(median env TELLTALE_STACKS=32 TELLTALE_FILE="$tmp/fp.log" LD_PRELOAD="$lib" "$python" "$work")
 stacksDwarf=$(median env TELLTALE_STACKS=32:dwarf TELLTALE_FILE="$tmp/dwarf.log" LD_PRELOAD="$lib" "$python" "$work")
 heaptrack=""
@@ -70,8 +75,14 @@ allocs=glibc
 for a in jemalloc:libjemalloc.so.2 mimalloc:libmimalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4; do
   [ -e "/usr/lib/x86_64-linux-gnu/${a#*:}" ] && allocs="$allocs,${a%%:*}"
 done
-"$replay" -q --no-progress -a "$allocs" --svg "$tmp/replay.svg" "$tmp/py.log" >"$tmp/report.txt" 2>&1
-events=$(sed -n 's/^replay .*: \([0-9]*\) events.*/\1/p' "$tmp/report.txt")
+# eventsIn LOG -- the events eventcnv counts in LOG
+eventsIn() { "$top/build/eventcnv" --count "$1" 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
+if [ $cost = 0 ]; then
+  "$replay" -q --no-progress -a "$allocs" --svg "$tmp/replay.svg" "$tmp/py.log" >"$tmp/report.txt" 2>&1
+  events=$(sed -n 's/^replay .*: \([0-9]*\) events.*/\1/p' "$tmp/report.txt")
+else
+  events=$(eventsIn "$tmp/py.log")
+fi
 row() { grep "^$1  " "$tmp/report.txt" | cut -c27-; }
 
 if [ $fidelity = 0 ]; then
@@ -80,6 +91,7 @@ echo
 printf '%-34s %10s %8s\n' "" "seconds" "ratio"
 printf '%-34s %10s %8s\n' "untraced" "$untraced" "1.00"
 printf '%-34s %10s %8.2f\n' "libtelltale-malloc.so" "$traced" "$(echo "$traced / $untraced" | bc -l)"
+printf '%-34s %10s %8.2f\n' "  raw blocks (TELLTALE_COMPACT=0)" "$raw" "$(echo "$raw / $untraced" | bc -l)"
 printf '%-34s %10s %8.2f\n' "  with stacks (32, frame pointers)" "$stacksFp" "$(echo "$stacksFp / $untraced" | bc -l)"
 printf '%-34s %10s %8.2f\n' "  with stacks (32:dwarf)" "$stacksDwarf" "$(echo "$stacksDwarf / $untraced" | bc -l)"
 [ -n "$heaptrack" ] &&
@@ -88,10 +100,11 @@ echo
 printf '%-34s %10s\n' "events recorded" "$events"
 printf '%-34s %10s\n' "log bytes" "$bytes"
 printf '%-34s %10.1f\n' "bytes per event" "$(echo "$bytes / $events" | bc -l)"
-for mode in fp dwarf; do
-  n=$("$top/build/eventcnv" --count "$tmp/$mode.log" 2>/dev/null | awk '{s += $1} END {print s + 0}')
-  [ "$n" -gt 0 ] && printf '%-34s %10.1f\n' "  with stacks ($mode)" "$(echo "$(stat -c %s "$tmp/$mode.log") / $n" | bc -l)"
+for mode in raw:"raw blocks" fp:"with stacks (frame pointers)" dwarf:"with stacks (dwarf)"; do
+  n=$(eventsIn "$tmp/${mode%%:*}.log")
+  [ "$n" -gt 0 ] && printf '%-34s %10.1f\n' "  ${mode#*:}" "$(echo "$(stat -c %s "$tmp/${mode%%:*}.log") / $n" | bc -l)"
 done
+[ $cost = 1 ] && exit 0
 wall=$(row "replay wall time (s)" | awk '{print $1}')
 printf '%-34s %10.2f\n' "replay (glibc), M events/s" "$(echo "$events / $wall / 1000000" | bc -l)"
 printf '%-34s %10s\n' "allocator calls/s (M), per allocator" "$(row 'allocator ops/s (M)' | tr -s ' ')"

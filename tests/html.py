@@ -17,6 +17,8 @@
 #   html-pixels        the screenshot shows it: marks in several kind
 #                      colours, and the long bars of ObjectLife spans
 #   html-zoom          a narrow #view draws too, with no error
+#   html-counters      the counters' points are the Chrome export's (name
+#                      and key, time, value), and each draws a line
 #   html-merge         two logs: a track per thread of each process
 #   html-1m            a million events: no error, and all of them drawn
 #                      (thinned to a mark a pixel) in under a second
@@ -142,6 +144,23 @@ def check_data(eventcnv, log, page):
     return None
 
 
+def check_counters(eventcnv, log, page, attrs):
+    d, _ = page_data(page)
+    got = [(d["counters"][d["ct"][i]], d["ct"][i + 1], d["ct"][i + 2])
+           for i in range(0, len(d["ct"]), 3)]
+    trace = json.loads(subprocess.run([eventcnv, "--format", "chrome", log],
+                                      stdout=subprocess.PIPE).stdout.decode())
+    want = [(e["name"], round(e["ts"] * 1000), list(e["args"].values())[0])
+            for e in trace["traceEvents"] if e.get("ph") == "C"]
+    if not want:
+        return "the example's log has no counter events"
+    if got != want:
+        return "counter points %r, want the Chrome export's %r" % (got[:4], want[:4])
+    if attrs.get("counters") != str(len(d["counters"])):
+        return "%s counter lines drawn, want %d" % (attrs.get("counters"), len(d["counters"]))
+    return None
+
+
 def check_offline(page):
     text = open(page, encoding="utf-8").read()
     for pattern in (r"\bhttps?:", r"\b(src|href)\s*=", r"\bfetch\(", r"XMLHttpRequest", r"@import"):
@@ -211,6 +230,7 @@ def cases(config, eventcnv, tmp):
     result("html-offline", why or check_offline(page))
     attrs, console = body(page)
     result("html-example", why or drew(attrs, console))
+    result("html-counters", why or check_counters(eventcnv, logs[0], page, attrs))
     png = os.path.join(tmp, "pool.png")
     chromium("--screenshot=" + png, "file://" + page)
     result("html-pixels", check_pixels(png) if os.path.exists(png) else "no screenshot")

@@ -172,7 +172,7 @@ static int expand(ExpandedStruct *x, const unsigned char *in, size_t inSize, uns
     return 1;
   if (x->state == NULL && (x->state = malloc(sizeof *x->state)) == NULL)
     return 0;
-  if (x->size - x->used < rawSize) {
+  if (x->base == NULL || x->size - x->used < rawSize) {   /* even for 0 bytes: base + 0 */
     size_t size = x->size == 0 ? 1u << 20 : x->size;
     unsigned char *bigger;
     while (size - x->used < rawSize)

@@ -541,6 +541,8 @@ __attribute__((constructor(101))) static void recorderStart(void)
   (void)EventInit();
   if (getenv("TELLTALE_BUFFER") == NULL)
     (void)EventBufferSizeSet(RECORDER_BUFFER);
+  if (getenv("TELLTALE_COMPACT") == NULL)
+    (void)EventCompact(1);      /* .malloc.compact */
   StacksStart();
   (void)pthread_atfork(NULL, NULL, afterFork);
   inside = 0;

@@ -7,8 +7,9 @@
  * events are data in the page (a JSON script element: per event its
  * time, track, name, kind and fields as text); the script below, part
  * of this file, draws a track per thread with a mark per event coloured
- * by kind, a track per span name with its spans as bars, and a rate
- * strip per kind, and zooms, pans and shows an event's fields.  Zoomed
+ * by kind, a track per span name with its spans as bars, a line per
+ * counter and key, and a rate strip per kind, and zooms, pans and shows
+ * an event's fields.  Zoomed
  * out it draws at most one mark a pixel, found by binary search, so a
  * million events draw as fast as a thousand.
  */
@@ -35,14 +36,15 @@ typedef struct TrackStruct {
 
 typedef struct HtmlStruct {
   int first;                    /* no event written yet */
-  ExportOutStruct scratch, fields, spans;   /* memory */
+  ExportOutStruct scratch, fields, spans, counters;   /* memory */
   NameListStruct events, kinds, spanNames;
+  NameListStruct counterNames;  /* "name" or "name[key]": owned */
   int **eventIndex;             /* by log, by registry index: index in events, or -1 */
   int (*kindIndex)[EVENT_KIND_LIMIT];
   SpanTrackerStruct **trackers; /* by log */
   TrackStruct *tracks;
   size_t trackCount, trackLimit;
-  int firstSpan;
+  int firstSpan, firstCounter;
   int64_t lastNs;
   ExportStruct *ex;
 } HtmlStruct;
@@ -189,15 +191,69 @@ static void SpanBar(void *closure, SpanWhat what, const SpanStruct *span)
   ExportPutChar(out, '"');
 }
 
+/* CounterPoint -- counter i's new value from rec: a point on the line of
+ * its name and key (the key's label, else its hex), as the Chrome export
+ * names its tracks.  .export.html.counter */
+static int CounterPoint(ExportStruct *ex, HtmlStruct *state, const EventRecordStruct *rec, int i)
+{
+  const EventCounterDescStruct *counter = &ex->registry->counters[i];
+  const EventValueUnion *value = &rec->values[counter->value];
+  ExportOutStruct *name = &state->scratch, *out = &state->counters;
+  char letter = rec->desc->format[counter->value], *copy;
+  int track;
+  if (letter == 'D' && !(value->d - value->d == 0))   /* JSON has no NaN or infinity */
+    return 0;
+  name->used = 0;
+  ExportPutString(name, counter->name);
+  if (counter->key != EVENT_COUNTER_NO_KEY) {
+    uint64_t key = rec->values[counter->key].u;
+    const char *label = ex->fmt.label != NULL ? ex->fmt.label(ex->fmt.labelClosure, key) : NULL;
+    ExportPutChar(name, '[');
+    if (label != NULL)
+      ExportPutString(name, label);
+    else
+      ExportPutHex(name, key);
+    ExportPutChar(name, ']');
+  }
+  ExportPutChar(name, '\0');
+  if (name->err != 0)
+    return 1;
+  track = NameIndex(&state->counterNames, name->buf);
+  if (track < 0)
+    return 1;
+  if (state->counterNames.names[track] == name->buf) {   /* new: keep a copy */
+    copy = malloc(name->used);
+    if (copy == NULL) {
+      --state->counterNames.count;
+      return 1;
+    }
+    state->counterNames.names[track] = memcpy(copy, name->buf, name->used);
+  }
+  if (!state->firstCounter)
+    ExportPutChar(out, ',');
+  state->firstCounter = 0;
+  ExportPutUnsigned(out, (unsigned)track);
+  ExportPutChar(out, ',');
+  ExportPutSigned(out, ExportElapsedNs(ex, rec->clock));
+  ExportPutChar(out, ',');
+  if (letter == 'D')
+    ExportPutDouble(out, value->d);
+  else
+    ExportPutUnsigned(out, value->u);
+  return out->err != 0;
+}
+
 /* The page's style and script.  The script reads the data element:
  * ev (5 values an event: ns since the start, track, name, kind, fields),
- * sp (6 a span: name, lane, begin, end, unfinished, key), and the names
- * of tracks, events, kinds and spans.  It sets data-drawn on the body to
- * how many marks, bars and strips it drew, data-drawms to how long the
- * last drawing took, data-loadms to when the page was drawn first, and
- * data-errors to how many errors the page met, for tests/html.py; a
- * #view=FROM,TO (ns since the start) in the address shows that span.  design/telemetry.txt
- * .export.html */
+ * sp (6 a span: name, lane, begin, end, unfinished, key), ct (3 a
+ * counter's point: counter, ns since the start, value), and the names
+ * of tracks, events, kinds, spans and counters.  It sets on the body
+ * data-drawn (how many marks, bars, lines and strips it drew),
+ * data-counters (how many counter lines), data-drawms (how long the last
+ * drawing took), data-loadms (when the page was drawn first) and
+ * data-errors (how many errors the page met), for tests/html.py; a
+ * #view=FROM,TO (ns since the start) in the address shows that span.
+ * design/telemetry.txt .export.html */
 static const char style[] =
   "body { margin: 0; font: 12px sans-serif; }\n"
   "#head { padding: 4px 8px; background: #eee; }\n"
@@ -231,7 +287,17 @@ static const char script[] =
   "var byTrack = group(TR, nt), byKind = group(KD, nk);\n"
   "var S = D.sp, ns = S.length / 6, spanRows = [], sn;\n"
   "for (sn = 0; sn < D.spans.length; sn++) spanRows.push(1);\n"
-  "for (i = 0; i < ns; i++) spanRows[S[i * 6]] = Math.max(spanRows[S[i * 6]], Math.min(S[i * 6 + 1], 7) + 1);\n"
+  "var LANES = 24;   /* span lanes drawn apart; above, they share the last */\n"
+  "function laneOf(o) { return Math.min(S[o + 1], LANES - 1); }\n"
+  "for (i = 0; i < ns; i++) spanRows[S[i * 6]] = Math.max(spanRows[S[i * 6]], laneOf(i * 6) + 1);\n"
+  "var C = D.ct, nc = C.length / 3, byCounter = [], cmin = [], cmax = [];   /* counters: [times, values] */\n"
+  "for (i = 0; i < D.counters.length; i++) { byCounter.push([[], []]); cmin.push(Infinity); cmax.push(-Infinity); }\n"
+  "for (i = 0; i < nc; i++) {\n"
+  "  var cn = C[i * 3], cv = C[i * 3 + 2];\n"
+  "  byCounter[cn][0].push(C[i * 3 + 1]); byCounter[cn][1].push(cv);\n"
+  "  cmin[cn] = Math.min(cmin[cn], cv); cmax[cn] = Math.max(cmax[cn], cv);\n"
+  "}\n"
+  "D.ct = null;\n"
   "var colours = [];\n"
   "for (i = 0; i < nk; i++) colours.push(\"hsl(\" + Math.round(i * 360 / Math.max(nk, 1) + 200) % 360 + \",70%,45%)\");\n"
   "var spanColours = [];\n"
@@ -239,7 +305,7 @@ static const char script[] =
   "\n"
   "var canvas = document.getElementById(\"tl\"), ctx = canvas.getContext(\"2d\");\n"
   "var tip = document.getElementById(\"tip\"), info = document.getElementById(\"info\");\n"
-  "var LABEL = 190, AXIS = 22, ROW = 18, SPANROW = 7, RATE = 26;\n"
+  "var LABEL = 190, AXIS = 22, ROW = 18, SPANROW = 7, RATE = 26, COUNTER = 30;\n"
   "var rows = [];   /* {kind: \"track\"|\"span\"|\"rate\", index, y, h, label} */\n"
   "function layout() {\n"
   "  var y = AXIS, k;\n"
@@ -248,6 +314,9 @@ static const char script[] =
   "  for (k = 0; k < D.spans.length; k++) {\n"
   "    var h = Math.max(ROW, spanRows[k] * SPANROW + 4);\n"
   "    rows.push({kind: \"span\", index: k, y: y, h: h, label: D.spans[k]}); y += h;\n"
+  "  }\n"
+  "  for (k = 0; k < D.counters.length; k++) {\n"
+  "    rows.push({kind: \"counter\", index: k, y: y, h: COUNTER, label: D.counters[k]}); y += COUNTER;\n"
   "  }\n"
   "  y += 6;\n"
   "  for (k = 0; k < nk; k++) {\n"
@@ -259,6 +328,9 @@ static const char script[] =
   "var height = layout();\n"
   "var tmin = n > 0 ? T[0] : 0, tmax = n > 0 ? T[n - 1] : 1;\n"
   "for (i = 0; i < ns; i++) { tmin = Math.min(tmin, S[i * 6 + 2]); tmax = Math.max(tmax, S[i * 6 + 3]); }\n"
+  "for (i = 0; i < byCounter.length; i++) {\n"
+  "  var ts = byCounter[i][0]; tmin = Math.min(tmin, ts[0]); tmax = Math.max(tmax, ts[ts.length - 1]);\n"
+  "}\n"
   "if (tmax <= tmin) tmax = tmin + 1000;\n"
   "var pad = (tmax - tmin) * 0.02, v0 = tmin - pad, v1 = tmax + pad;\n"
   "var view = /^#view=(-?[0-9.e+]+),(-?[0-9.e+]+)$/.exec(location.hash);   /* #view=FROM,TO in ns */\n"
@@ -323,11 +395,43 @@ static const char script[] =
   "    var x0 = Math.max(LABEL, xOf(S[o + 2])), x1 = Math.min(width, xOf(S[o + 3]));\n"
   "    ctx.fillStyle = spanColours[row.index];\n"
   "    ctx.globalAlpha = S[o + 4] ? 0.4 : 0.85;\n"
-  "    ctx.fillRect(x0, row.y + 2 + Math.min(S[o + 1], 7) * SPANROW, Math.max(1, x1 - x0), SPANROW - 1);\n"
+  "    ctx.fillRect(x0, row.y + 2 + laneOf(o) * SPANROW, Math.max(1, x1 - x0), SPANROW - 1);\n"
   "    drawn++;\n"
   "  }\n"
   "  ctx.globalAlpha = 1;\n"
   "  return drawn;\n"
+  "}\n"
+  "\n"
+  "/* counterAt -- the index of counter k's last point at or before t, or -1 */\n"
+  "function counterAt(k, t) {\n"
+  "  var ts = byCounter[k][0], lo = 0, hi = ts.length;\n"
+  "  while (lo < hi) { var mid = (lo + hi) >> 1; if (ts[mid] <= t) lo = mid + 1; else hi = mid; }\n"
+  "  return lo - 1;\n"
+  "}\n"
+  "/* drawCounter -- a counter as steps between its least and its most value;\n"
+  " * zoomed out, its value at each pixel's start (thinning) */\n"
+  "function drawCounter(row) {\n"
+  "  var k = row.index, ts = byCounter[k][0], vs = byCounter[k][1], lo = cmin[k], hi = cmax[k];\n"
+  "  var a = Math.max(0, counterAt(k, v0)), b = counterAt(k, v1) + 1, x, p;\n"
+  "  function yOf(v) { return row.y + row.h - 3 - (hi > lo ? (v - lo) / (hi - lo) : 0.5) * (row.h - 8); }\n"
+  "  if (b <= a) return 0;\n"
+  "  ctx.strokeStyle = spanColours[k % Math.max(spanColours.length, 1)] || \"#36c\"; ctx.lineWidth = 1.5;\n"
+  "  ctx.beginPath();\n"
+  "  if (b - a <= (width - LABEL) * 2) {\n"
+  "    ctx.moveTo(Math.max(LABEL, xOf(ts[a])), yOf(vs[a]));\n"
+  "    for (p = a + 1; p < b; p++) { ctx.lineTo(xOf(ts[p]), yOf(vs[p - 1])); ctx.lineTo(xOf(ts[p]), yOf(vs[p])); }\n"
+  "    ctx.lineTo(Math.min(width, xOf(tmax)), yOf(vs[b - 1]));\n"
+  "  } else {\n"
+  "    for (x = LABEL; x < width; x++) {\n"
+  "      p = counterAt(k, tOf(x));\n"
+  "      if (p < 0) continue;\n"
+  "      if (x === LABEL || p === 0) ctx.moveTo(x, yOf(vs[p])); else ctx.lineTo(x, yOf(vs[p]));\n"
+  "    }\n"
+  "  }\n"
+  "  ctx.stroke(); ctx.lineWidth = 1;\n"
+  "  ctx.fillStyle = \"#666\"; ctx.font = \"10px sans-serif\";\n"
+  "  ctx.fillText(\"max \" + (+hi.toPrecision(6)), LABEL + 4, row.y + 10);\n"
+  "  return 1;\n"
   "}\n"
   "\n"
   "/* drawRate -- events of a kind per bin of 3 pixels, scaled to the most */\n"
@@ -354,18 +458,20 @@ static const char script[] =
   "  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);\n"
   "  ctx.fillStyle = \"#fff\"; ctx.fillRect(0, 0, width, height);\n"
   "  drawAxis();\n"
-  "  var drawn = 0, r;\n"
+  "  var drawn = 0, lines = 0, r;\n"
   "  for (r = 0; r < rows.length; r++) {\n"
   "    var row = rows[r];\n"
   "    ctx.fillStyle = r % 2 ? \"#f6f6f6\" : \"#fff\";\n"
   "    if (row.kind !== \"rate\") ctx.fillRect(0, row.y, width, row.h);\n"
   "    ctx.save(); ctx.beginPath(); ctx.rect(LABEL, row.y, width - LABEL, row.h); ctx.clip();\n"
-  "    drawn += row.kind === \"track\" ? drawTrack(row) : row.kind === \"span\" ? drawSpans(row) : drawRate(row);\n"
+  "    drawn += row.kind === \"track\" ? drawTrack(row) : row.kind === \"span\" ? drawSpans(row)\n"
+  "      : row.kind === \"counter\" ? (lines += drawCounter(row)) : drawRate(row);\n"
   "    ctx.restore();\n"
   "    ctx.fillStyle = \"#222\"; ctx.font = \"12px sans-serif\";\n"
   "    ctx.fillText(row.label.length > 28 ? row.label.slice(0, 27) + \"\\u2026\" : row.label, 4, row.y + 13);\n"
   "  }\n"
   "  document.body.dataset.drawn = drawn;\n"
+  "  document.body.dataset.counters = lines;\n"
   "  document.body.dataset.drawms = Math.round(performance.now() - started);\n"
   "}\n"
   "\n"
@@ -391,10 +497,15 @@ static const char script[] =
   "    var tt = tOf(x), lane = Math.floor((y - row.y - 2) / SPANROW);\n"
   "    for (k = 0; k < ns; k++) {\n"
   "      var o = k * 6;\n"
-  "      if (S[o] === row.index && Math.min(S[o + 1], 7) === lane && S[o + 2] <= tt && tt <= S[o + 3])\n"
+  "      if (S[o] === row.index && laneOf(o) === lane && S[o + 2] <= tt && tt <= S[o + 3])\n"
   "        return D.spans[row.index] + \" key=\" + S[o + 5] + (S[o + 4] ? \" (unfinished)\" : \"\")\n"
   "          + \"\\n\" + fmt(S[o + 2]) + \" .. \" + fmt(S[o + 3]) + \": \" + fmt(S[o + 3] - S[o + 2]);\n"
   "    }\n"
+  "  }\n"
+  "  if (row.kind === \"counter\") {\n"
+  "    var at = counterAt(row.index, tOf(x));\n"
+  "    if (at >= 0) return D.counters[row.index] + \" = \" + byCounter[row.index][1][at]\n"
+  "      + \"\\nsince \" + fmt(byCounter[row.index][0][at]);\n"
   "  }\n"
   "  return null;\n"
   "}\n"
@@ -435,8 +546,8 @@ static int HtmlBegin(ExportStruct *ex)
 {
   ExportOutStruct *out = &ex->out;
   memset(&html, 0, sizeof html);
-  html.first = html.firstSpan = 1;
-  html.scratch.fd = html.fields.fd = html.spans.fd = -1;
+  html.first = html.firstSpan = html.firstCounter = 1;
+  html.scratch.fd = html.fields.fd = html.spans.fd = html.counters.fd = -1;
   html.ex = ex;
   ex->state = &html;
   html.eventIndex = calloc(ex->sourceCount, sizeof *html.eventIndex);
@@ -488,6 +599,12 @@ static int HtmlEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t se
     fprintf(stderr, "eventcnv: out of memory\n");
     return 1;
   }
+  for (int i = SpanCounterOf(ex->registry, rec->code, -1); i >= 0;
+       i = SpanCounterOf(ex->registry, rec->code, i))
+    if (CounterPoint(ex, state, rec, i) != 0) {
+      fprintf(stderr, "eventcnv: out of memory\n");
+      return 1;
+    }
   return 0;
 }
 
@@ -567,11 +684,16 @@ static int HtmlEnd(ExportStruct *ex)
     if (state->trackers[i] != NULL && ExportUse(ex, i) == 0)
       SpanTrackerFinish(state->trackers[i]);
   ExportPutString(out, "],\"sp\":[");
-  ExportPut(out, state->spans.buf, state->spans.used);
+  if (state->spans.used > 0)   /* buf is NULL when none was written */
+    ExportPut(out, state->spans.buf, state->spans.used);
+  ExportPutString(out, "],\"ct\":[");
+  if (state->counters.used > 0)
+    ExportPut(out, state->counters.buf, state->counters.used);
   PutTracks(ex, state);
   PutNames(out, state, ",\"names\":[", &state->events);
   PutNames(out, state, ",\"kinds\":[", &state->kinds);
   PutNames(out, state, ",\"spans\":[", &state->spanNames);
+  PutNames(out, state, ",\"counters\":[", &state->counterNames);
   ExportPutString(out, ",\"title\":");
   PutSafe(out, state, ex->sources[0].info->program, strlen(ex->sources[0].info->program));
   ExportPutString(out, "}</script>\n<script>\n");
@@ -579,6 +701,8 @@ static int HtmlEnd(ExportStruct *ex)
   ExportPutString(out, "</script></body></html>\n");
   if (out->err == 0 && (state->spans.err != 0 || state->fields.err != 0))
     out->err = state->spans.err != 0 ? state->spans.err : state->fields.err;
+  if (out->err == 0 && state->counters.err != 0)
+    out->err = state->counters.err;
   for (size_t i = 0; i < ex->sourceCount; ++i) {
     if (state->eventIndex != NULL)
       free(state->eventIndex[i]);
@@ -592,6 +716,10 @@ static int HtmlEnd(ExportStruct *ex)
   free(state->events.names);
   free(state->kinds.names);
   free(state->spanNames.names);
+  for (size_t i = 0; i < state->counterNames.count; ++i)
+    free((char *)state->counterNames.names[i]);
+  free(state->counterNames.names);
+  free(state->counters.buf);
   free(state->scratch.buf);
   free(state->fields.buf);
   free(state->spans.buf);
