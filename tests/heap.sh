@@ -31,6 +31,11 @@
 #   folded             --folded's values add up to the summary's
 #                      allocations, bytes and leaks; the leak's line ends
 #                      main;plantedLeak 3
+#   writers            --flame leaked and --chart write well-formed SVG
+#                      naming plantedLeak and the program; --pprof's file
+#                      read by pprof (build/pprof/pprof, made by
+#                      .ci/install; skipped without it) gives plantedLeak
+#                      231 bytes leaked
 #   no-stacks          a log recorded without TELLTALE_STACKS: the same
 #                      totals, one site "[unknown]"
 #   threads            tests/malloc_threads (4 threads, blocks freed by
@@ -146,6 +151,20 @@ got="$(fsum allocations) $(fsum bytes) $(fsum leaked) $(fsum temporary)"
 "$heap" --folded leaked a.log >f.txt
 [ "$got" = "168 61151 231 60" ] && grep -q "main;plantedLeak 3\$" <("$heap" --folded a.log) &&
   [ "$(wc -l <f.txt)" = 1 ] && ok folded || bad folded "sums $got; $(head -2 f.txt)"
+
+"$heap" --flame leaked -o flame.svg a.log && "$heap" --chart a.log >chart.svg &&
+  "$heap" --pprof -o a.pb.gz a.log
+r=$?
+wellformed() { python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$1" 2>&1; }
+[ $r = 0 ] && [ -z "$(wellformed flame.svg)" ] && [ -z "$(wellformed chart.svg)" ] &&
+  grep -q plantedLeak flame.svg && grep -q target chart.svg && ok writers ||
+  bad writers "exit $r: $(wellformed flame.svg | tail -1) $(wellformed chart.svg | tail -1)"
+if [ -x "$top/build/pprof/pprof" ]; then
+  got=$("$top/build/pprof/pprof" -top -sample_index=leaked a.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
+  [ "$got" = 231B ] && ok pprof-leaked || bad pprof-leaked "pprof -top: '$got'"
+else
+  echo "skip pprof-leaked: build/pprof/pprof is not built (.ci/install builds it)"
+fi
 
 "$heap" n.log >n.txt 2>n.err
 got="$(summary n.txt allocations) $(summary n.txt temporary) $(summary n.txt leaked)"

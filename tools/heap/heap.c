@@ -5,8 +5,9 @@
  * heap LOG reads a log written by libtelltale-malloc.so (with
  * TELLTALE_STACKS=N for call stacks), attributes every allocation to
  * its call stack, names the frames offline with libdw and prints the
- * text reports; --folded writes folded stacks instead, and --diff
- * compares two runs.
+ * text reports; --folded, --flame, --pprof and --chart write the
+ * profile in another form instead (the writers of profile.h), and
+ * --diff compares two runs.
  */
 
 #include <errno.h>
@@ -42,9 +43,13 @@ static const char usageText[] =
   "                     function matches a pattern of FILE (fnmatch, one a line,\n"
   "                     # begins a comment); may be repeated\n"
   "  --diff             compare two logs, OLD and NEW, by call site\n"
-  "  --folded [VALUE]   write folded stacks (outer;...;inner value), one line a\n"
-  "                     stack, for flame-graph tools; VALUE is allocations (the\n"
+  "Instead of the report (one of these):\n"
+  "  --folded [VALUE]   folded stacks (outer;...;inner value), one line a stack,\n"
+  "                     for flame-graph tools; VALUE is allocations (the\n"
   "                     default), bytes, peak, leaked or temporary\n"
+  "  --flame [VALUE]    a flame graph of VALUE, one SVG to open in a browser\n"
+  "  --pprof            pprof's profile.proto, gzipped: pprof -top FILE\n"
+  "  --chart            the heap in use over time with its peak marked, an SVG\n"
   "  -o, --output FILE  write to FILE, not the standard output\n"
   "  --help, --version\n"
   "A temporary allocation is one its thread frees before it allocates or\n"
@@ -59,14 +64,17 @@ static const char usageText[] =
   "  TELLTALE_STACKS=32 telltale-record run.log -- ./program\n"
   "  telltale-heap run.log\n"
   "  telltale-heap --folded bytes run.log | flamegraph.pl >bytes.svg\n"
+  "  telltale-heap --flame peak -o peak.svg run.log\n"
+  "  telltale-heap --pprof -o run.pb.gz run.log && pprof -top run.pb.gz\n"
   "  telltale-heap --diff before.log after.log\n";
 
 /* OptionsStruct -- what the command line asked for */
 typedef struct OptionsStruct {
-  int stacks, diff;
+  int stacks, diff, pprof, chart;
   const char *top;              /* --top argument, or NULL */
   const char *output;           /* -o argument, or NULL: stdout */
-  const char *folded;           /* --folded's value, or NULL: the report */
+  const char *folded;           /* --folded's value, or NULL */
+  const char *flame;            /* --flame's value, or NULL */
   const char *suppressFiles[16];
   size_t suppressFileCount;
   const char *paths[2];
@@ -89,6 +97,7 @@ typedef struct OptionStruct {
 
 static const OptionStruct flagOptions[] = {
   {"--stacks", offsetof(OptionsStruct, stacks)}, {"--diff", offsetof(OptionsStruct, diff)},
+  {"--pprof", offsetof(OptionsStruct, pprof)}, {"--chart", offsetof(OptionsStruct, chart)},
 };
 
 static const OptionStruct valueOptions[] = {
@@ -130,28 +139,46 @@ static ProfileValue valueOf(const char *name)
   return (ProfileValue)v;
 }
 
-/* folded -- --folded, with its value if the next argument names one */
-static int folded(OptionsStruct *opt, int argc, char **argv, int i)
+/* weighted -- --folded or --flame (argv[i] begins with name), with its
+ * value if the next argument names one; the index of the last argument
+ * taken */
+static int weighted(const char *name, const char **valueReturn, int argc, char **argv, int i)
 {
   const char *arg = argv[i];
-  if (strncmp(arg, "--folded=", 9) == 0)
-    opt->folded = arg + 9;
+  size_t n = strlen(name);
+  if (arg[n] == '=')
+    *valueReturn = arg + n + 1;
   else if (i + 1 < argc && valueOf(argv[i + 1]) != PROFILE_VALUE_LIMIT)
-    opt->folded = argv[++i];
+    *valueReturn = argv[++i];
   else
-    opt->folded = "allocations";
-  if (valueOf(opt->folded) == PROFILE_VALUE_LIMIT)
-    usageError("--folded counts allocations, bytes, peak, leaked or temporary, not ",
-               opt->folded);
+    *valueReturn = "allocations";
+  if (valueOf(*valueReturn) == PROFILE_VALUE_LIMIT) {
+    fprintf(stderr, "heap: %s counts allocations, bytes, peak, leaked or temporary, not %s\n",
+            name, *valueReturn);
+    usageError("bad value of ", name);
+  }
   return i;
+}
+
+/* isWeighted -- whether arg is --folded or --flame, as name or name=V */
+static const char *isWeighted(const char *arg)
+{
+  static const char *const names[] = {"--folded", "--flame"};
+  for (size_t i = 0; i < 2; ++i) {
+    size_t n = strlen(names[i]);
+    if (strncmp(arg, names[i], n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+      return names[i];
+  }
+  return NULL;
 }
 
 static void argsCheck(const OptionsStruct *opt)
 {
   if (opt->pathCount != (opt->diff ? 2u : 1u))
     usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give one LOG", NULL);
-  if (opt->diff && opt->folded != NULL)
-    usageError("--folded writes one log's stacks: not with --diff", NULL);
+  if ((opt->folded != NULL) + (opt->flame != NULL) + opt->pprof + opt->chart + opt->diff > 1)
+    usageError("--folded, --flame, --pprof, --chart and --diff each write instead of the "
+               "report: give one", NULL);
   if (opt->top != NULL && (strspn(opt->top, "0123456789") != strlen(opt->top)
                            || strlen(opt->top) > 6 || atoi(opt->top) < 1))
     usageError("--top wants a number from 1 to 999999: ", opt->top);
@@ -177,8 +204,9 @@ static void parseArgs(int argc, char **argv, OptionsStruct *opt)
     } else if (strcmp(arg, "--version") == 0) {
       printf("heap (telltale) %s\n", TELLTALE_VERSION_STRING);
       exit(EXIT_SUCCESS);
-    } else if (strcmp(arg, "--folded") == 0 || strncmp(arg, "--folded=", 9) == 0) {
-      i = folded(opt, argc, argv, i);
+    } else if (isWeighted(arg) != NULL) {
+      const char *name = isWeighted(arg);
+      i = weighted(name, strcmp(name, "--flame") == 0 ? &opt->flame : &opt->folded, argc, argv, i);
     } else if (!optionFlag(opt, arg) && (valueReturn = optionValue(opt, arg)) == NULL) {
       usageError("unknown option: ", arg);
     }
@@ -315,6 +343,30 @@ static int finishOutput(FILE *out, const char *path)
   return failed;
 }
 
+/* writeOutput -- what was asked for, to out; 1 if a writer failed */
+static int writeOutput(FILE *out, const OptionsStruct *opt, const HeapProfileStruct *profiles,
+                 const HeapReportOptionsStruct *report)
+{
+  const ProfileStruct *profile = &profiles[0].profile;
+  char title[512];
+  int res = 0;
+  snprintf(title, sizeof title, "%s (%s)", profile->program[0] != '\0' ? profile->program : "?",
+           opt->paths[0]);
+  if (opt->diff)
+    HeapDiff(out, &profiles[0], &profiles[1], report);
+  else if (opt->folded != NULL)
+    res = ProfileWriteFolded(out, profile, valueOf(opt->folded));
+  else if (opt->flame != NULL)
+    res = ProfileWriteFlame(out, profile, valueOf(opt->flame), title);
+  else if (opt->pprof)
+    res = ProfileWritePprof(out, profile);
+  else if (opt->chart)
+    res = ProfileWriteChart(out, profile, title);
+  else
+    HeapReport(out, &profiles[0], report);
+  return res != 0;
+}
+
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
@@ -338,12 +390,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "heap: %s: %s\n", opt.output, strerror(errno));
     return EXIT_BADLOG;
   }
-  if (opt.diff)
-    HeapDiff(out, &profiles[0], &profiles[1], &report);
-  else if (opt.folded != NULL)
-    ProfileWriteFolded(out, &profiles[0].profile, valueOf(opt.folded));
-  else
-    HeapReport(out, &profiles[0], &report);
+  bad |= writeOutput(out, &opt, profiles, &report);
   bad |= finishOutput(out, opt.output);
   for (size_t i = 0; i < opt.pathCount; ++i)
     HeapProfileFree(&profiles[i]);
