@@ -29,7 +29,8 @@
 #                      temporaries changed by +100 and +50 calls, the
 #                      sites that did not change are not listed
 #   folded             --folded's values add up to the summary's
-#                      allocations, bytes and leaks; the leak's line ends
+#                      allocations, bytes, leaks, temporaries and peak (each
+#                      stack's bytes live at the peak); the leak's line ends
 #                      main;plantedLeak 3
 #   writers            --flame leaked and --chart write well-formed SVG
 #                      naming plantedLeak and the program; --pprof's file
@@ -147,9 +148,9 @@ changed=$(section d.txt "CALL SITES THAT CHANGED" | awk '{ print $7, $1, $2, $3 
   ok diff || bad diff "exit $r: $(echo $changed) $(head -2 d.err)"
 
 fsum() { "$heap" --folded "$1" a.log | awk '{ s += $NF } END { print s + 0 }'; }
-got="$(fsum allocations) $(fsum bytes) $(fsum leaked) $(fsum temporary)"
+got="$(fsum allocations) $(fsum bytes) $(fsum leaked) $(fsum temporary) $(fsum peak)"
 "$heap" --folded leaked a.log >f.txt
-[ "$got" = "168 61151 231 60" ] && grep -q "main;plantedLeak 3\$" <("$heap" --folded a.log) &&
+[ "$got" = "168 61151 231 60 50231" ] && grep -q "main;plantedLeak 3\$" <("$heap" --folded a.log) &&
   [ "$(wc -l <f.txt)" = 1 ] && ok folded || bad folded "sums $got; $(head -2 f.txt)"
 
 "$heap" --flame leaked -o flame.svg a.log && "$heap" --chart a.log >chart.svg &&
