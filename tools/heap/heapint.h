@@ -72,6 +72,15 @@ extern size_t HeapSymbolise(HeapSymbolsStruct *symbols, uint64_t address,
                             const ProfileFrameStruct **framesReturn);
 extern void HeapSymbolsFree(HeapSymbolsStruct *symbols);
 
+/* Sorted indexes of a module's functions (symindex.c): the symbol that
+ * holds pc, and the scopes that hold it as dwarf_getscopes gives them
+ * (pc is the DWARF's: the address less the module's bias). */
+#ifdef _LIBDWFL_H
+extern const char *SymIndexName(Dwfl_Module *mod, uint64_t pc);
+extern int SymIndexScopes(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopesReturn);
+extern void SymIndexFree(Dwfl *dwfl);
+#endif
+
 /* HeapProfileStruct -- a log and its profile, symbolised */
 typedef struct HeapProfileStruct {
   HeapLogStruct log;

@@ -34,7 +34,9 @@ static int isAllocator(const ProfileFrameStruct *frame)
   if (frame->function == NULL)
     return 0;
   for (size_t i = 0; i < sizeof allocatorNames / sizeof allocatorNames[0]; ++i)
-    if (strcmp(frame->function, allocatorNames[i]) == 0)
+    if (strcmp(frame->function, allocatorNames[i]) == 0
+        || (strncmp(frame->function, "__GI_", 5) == 0
+            && strcmp(frame->function + 5, allocatorNames[i]) == 0))
       return 1;
   return 0;
 }

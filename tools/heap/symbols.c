@@ -150,7 +150,7 @@ static size_t inlined(Dwfl_Module *mod, uint64_t pc, ProfileFrameStruct *frames)
   Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias), *scopes = NULL;
   Dwarf_Files *files = NULL;
   size_t n = 1, fileCount = 0;
-  int scopeCount = cu != NULL ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+  int scopeCount = cu != NULL ? SymIndexScopes(mod, cu, pc - bias, &scopes) : 0;
   if (cu != NULL)
     (void)dwarf_getsrcfiles(cu, &files, &fileCount);
   for (int i = 0; i < scopeCount && n < INLINE_LIMIT; ++i) {
@@ -206,7 +206,7 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct
   /* the function the code is in, if its DIE did not name it: the
    * symbol table's name, as for a file without debug information */
   if (frames[n - 1].function == NULL)
-    frames[n - 1].function = unversioned(sy, dwfl_module_addrname(mod, pc));
+    frames[n - 1].function = unversioned(sy, SymIndexName(mod, pc));
   return n;
 }
 
@@ -271,6 +271,7 @@ void HeapSymbolsFree(HeapSymbolsStruct *sy)
 {
   if (sy == NULL)
     return;
+  SymIndexFree(sy->dwfl);
   if (sy->dwfl != NULL)
     dwfl_end(sy->dwfl);
   for (size_t i = 0; i < sy->nameCount; ++i)
