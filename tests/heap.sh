@@ -57,6 +57,13 @@
 #   usage              --help exit 0; an unknown option, --top x,
 #                      --folded nonsense, no log: exit 2; not a log,
 #                      a missing file: exit 1
+#   cxx-site           a C++ program whose function allocates with new 300
+#                      times, recorded with TELLTALE_STACKS=16:dwarf (the
+#                      C++ library's operator new has no frame pointer, so
+#                      a frame-pointer walk skips its caller): its site is
+#                      that function, demangled ("Tree::grow(int)"), not
+#                      operator new (skipped without a C++ compiler or
+#                      libunwind8)
 #   heaptrack-agree    heaptrack_print on the same target names the same
 #                      top call sites by allocations, in the same order,
 #                      with the same counts (skipped without heaptrack)
@@ -219,6 +226,26 @@ echo "not a log" >junk.log
 "$heap" missing.log >/dev/null 2>/dev/null; u="$u $?"
 [ "$u" = " 0 2 2 2 2 1 1" ] && grep -q "^heap: junk.log: " junk.err && ok usage ||
   bad usage "exit statuses$u: $(head -1 junk.err)"
+
+if command -v c++ >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
+  cat >tree.cc <<'EOF'
+struct Tree {
+  Tree *left = nullptr;
+  __attribute__((noinline)) void grow(int n) { for (int i = 0; i < n; ++i) { Tree *t = new Tree; t->left = left; left = t; } }
+};
+int main() { Tree root; root.grow(300); while (root.left) { Tree *t = root.left; root.left = t->left; delete t; } }
+EOF
+  c++ -O1 -g -fno-omit-frame-pointer tree.cc -o tree 2>tree.err &&
+    TELLTALE_STACKS=16:dwarf TELLTALE_FILE=$PWD/tree.log LD_PRELOAD="$preload" ./tree
+  "$heap" tree.log >tree.txt 2>>tree.err
+  got=$(section tree.txt "MOST ALLOCATIONS" | awk '$1 == 300 { $1 = $2 = ""; print }')
+  case $got in
+    *"Tree::grow(int) "*tree.cc:3) ok cxx-site ;;
+    *) bad cxx-site "the site of 300: '$got' $(head -1 tree.err)" ;;
+  esac
+else
+  echo "skip cxx-site: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
+fi
 
 if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; then
   heaptrack -o ht ./target 1 >/dev/null 2>&1

@@ -17,7 +17,8 @@
 #include "heapint.h"
 
 /* The allocator's own entry points: a frame in one of them is not a
- * call site, its caller is (strdup, operator new). */
+ * call site, its caller is (strdup, operator new: by its mangled names
+ * here, and any "operator new" demangled). */
 static const char *const allocatorNames[] = {
   "malloc", "calloc", "realloc", "reallocarray", "free", "memalign", "aligned_alloc",
   "posix_memalign", "valloc", "pvalloc", "strdup", "strndup", "__strdup", "__strndup",
@@ -33,6 +34,8 @@ static int isAllocator(const ProfileFrameStruct *frame)
     return 1;
   if (frame->function == NULL)
     return 0;
+  if (strncmp(frame->function, "operator new", 12) == 0)
+    return 1;
   for (size_t i = 0; i < sizeof allocatorNames / sizeof allocatorNames[0]; ++i)
     if (strcmp(frame->function, allocatorNames[i]) == 0
         || (strncmp(frame->function, "__GI_", 5) == 0

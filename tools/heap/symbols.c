@@ -10,6 +10,7 @@
  * return address is looked up one byte back, inside its call.
  */
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -35,7 +36,7 @@ struct HeapSymbolsStruct {
   size_t capacity, count;
   ProfileFrameStruct *pool;     /* the frames of the addresses cached */
   size_t poolCount, poolCapacity;
-  char **names;                 /* function names made here: unversioned */
+  char **names;                 /* function names made here: readable() */
   size_t nameCount;
 };
 
@@ -109,19 +110,49 @@ HeapSymbolsStruct *HeapSymbolsNew(const HeapMapStruct *maps, size_t mapCount)
   return sy;
 }
 
-/* unversioned -- a symbol's name without its version
- * ("__libc_start_main@@GLIBC_2.34"), as the source names it */
-static const char *unversioned(HeapSymbolsStruct *sy, const char *name)
+/* DemangleFunction -- libstdc++'s __cxa_demangle */
+typedef char *(*DemangleFunction)(const char *mangled, char *buf, size_t *length, int *status);
+
+/* demangler -- __cxa_demangle, found at run time so that the tool needs
+ * no C++ runtime of its own; NULL where libstdc++ is not installed (and
+ * then there are few C++ programs to read) */
+static DemangleFunction demangler(void)
+{
+  static int tried;
+  static DemangleFunction demangle;
+  if (!tried) {
+    void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    tried = 1;
+    if (lib != NULL)
+      *(void **)&demangle = dlsym(lib, "__cxa_demangle");
+  }
+  return demangle;
+}
+
+/* readable -- a symbol's name as the source says it: without its
+ * version ("__libc_start_main@@GLIBC_2.34") and, for C++, demangled */
+static const char *readable(HeapSymbolsStruct *sy, const char *name)
 {
   const char *at = name != NULL ? strchr(name, '@') : NULL;
-  char **names, *copy;
-  if (at == NULL || at == name)
+  DemangleFunction demangle = name != NULL && strncmp(name, "_Z", 2) == 0 ? demangler() : NULL;
+  char **names, *copy = NULL;
+  int status = -1;
+  if ((at == NULL || at == name) && demangle == NULL)
     return name;
   names = realloc(sy->names, (sy->nameCount + 1) * sizeof *names);
   if (names == NULL)
     return name;
   sy->names = names;
-  if ((copy = strndup(name, (size_t)(at - name))) == NULL)
+  if (at != NULL && at != name && (copy = strndup(name, (size_t)(at - name))) == NULL)
+    return name;
+  if (demangle != NULL) {
+    char *plain = demangle(copy != NULL ? copy : name, NULL, NULL, &status);
+    if (status == 0 && plain != NULL) {
+      free(copy);
+      copy = plain;
+    }
+  }
+  if (copy == NULL)
     return name;
   return sy->names[sy->nameCount++] = copy;
 }
@@ -144,7 +175,8 @@ static const char *dieName(Dwarf_Die *die)
  * each inlined call's DIE names the function it is in, and says the
  * line of its call in the function around it; the function's DIE names
  * the last (else the symbol table does: lookup).  Returns the count. */
-static size_t inlined(Dwfl_Module *mod, uint64_t pc, ProfileFrameStruct *frames)
+static size_t inlined(HeapSymbolsStruct *sy, Dwfl_Module *mod, uint64_t pc,
+                      ProfileFrameStruct *frames)
 {
   Dwarf_Addr bias;
   Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias), *scopes = NULL;
@@ -157,12 +189,12 @@ static size_t inlined(Dwfl_Module *mod, uint64_t pc, ProfileFrameStruct *frames)
     Dwarf_Attribute attr;
     Dwarf_Word file = 0, line = 0;
     if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-      frames[n - 1].function = dieName(&scopes[i]);
+      frames[n - 1].function = readable(sy, dieName(&scopes[i]));
       break;
     }
     if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
       continue;
-    frames[n - 1].function = dieName(&scopes[i]);
+    frames[n - 1].function = readable(sy, dieName(&scopes[i]));
     frames[n] = frames[n - 1];
     frames[n].function = NULL;          /* named by the next scope */
     frames[n].file = NULL, frames[n].line = 0;
@@ -202,11 +234,11 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct
     frame->file = dwfl_lineinfo(line, NULL, &lineNumber, NULL, NULL, NULL);
     frame->line = frame->file != NULL && lineNumber > 0 ? (unsigned)lineNumber : 0;
   }
-  n = inlined(mod, pc, frames);
+  n = inlined(sy, mod, pc, frames);
   /* the function the code is in, if its DIE did not name it: the
    * symbol table's name, as for a file without debug information */
   if (frames[n - 1].function == NULL)
-    frames[n - 1].function = unversioned(sy, SymIndexName(mod, pc));
+    frames[n - 1].function = readable(sy, SymIndexName(mod, pc));
   return n;
 }
 
