@@ -416,8 +416,9 @@ static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
       SkewEvent(&r->skew, rec, 1, v[0], 0, 0, 0);
     break;
   case EvReallocMove: {
-    ThreadStruct *t = threadOf(r, rec->thread);
-    SkewFirst(&r->skew, v[0], rec->thread);
+    ThreadStruct *t;
+    SkewFirst(&r->skew, v[0], rec->thread);   /* may grow the threads: first */
+    t = threadOf(r, rec->thread);
     t->moving = 1;
     t->movingOld = v[0];
     if (v[0] != 0)
