@@ -119,7 +119,8 @@ static void readSymbols(Dwfl_Module *mod, RangesStruct *r)
         && !add(r, addr, addr + sym.st_size, name, 0, rank(&sym, name)))
       return;
   }
-  qsort(r->ranges, r->count, sizeof *r->ranges, byLow);
+  if (r->count > 0)
+    qsort(r->ranges, r->count, sizeof *r->ranges, byLow);
 }
 
 const char *SymIndexName(Dwfl_Module *mod, uint64_t pc)
@@ -171,8 +172,9 @@ static UnitStruct *unitOf(ModuleIndexStruct *mi, Dwarf_Die *cu)
   memset(&units[mi->unitCount], 0, sizeof *units);
   units[mi->unitCount].offset = offset;
   readFunctions(cu, &units[mi->unitCount].functions, 0);
-  qsort(units[mi->unitCount].functions.ranges, units[mi->unitCount].functions.count,
-        sizeof(RangeStruct), byLow);
+  if (units[mi->unitCount].functions.count > 0)
+    qsort(units[mi->unitCount].functions.ranges, units[mi->unitCount].functions.count,
+          sizeof(RangeStruct), byLow);
   return &mi->units[mi->unitCount++];
 }
 
