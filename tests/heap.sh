@@ -64,6 +64,12 @@
 #                      that function, demangled ("Tree::grow(int)"), not
 #                      operator new (skipped without a C++ compiler or
 #                      libunwind8)
+#   system-program     sqlite3 (Debian's: no frame pointers, no debug
+#                      information for its library) recorded with
+#                      TELLTALE_STACKS=32:dwarf: every report and writer runs
+#                      clean (under build/san, no sanitizer report) and no
+#                      free is of a block never seen (skipped without
+#                      sqlite3 or libunwind8)
 #   heaptrack-agree    heaptrack_print on the same target names the same
 #                      top call sites by allocations, in the same order,
 #                      with the same counts (skipped without heaptrack)
@@ -245,6 +251,21 @@ EOF
   esac
 else
   echo "skip cxx-site: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
+fi
+
+if command -v sqlite3 >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
+  TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$PWD/sq.log LD_PRELOAD="$preload" sqlite3 :memory: \
+    "CREATE TABLE t(a, b); INSERT INTO t VALUES (1, hex(randomblob(100))); CREATE INDEX i ON t(b);" >/dev/null
+  why=""
+  for mode in --stacks --folded --flame --pprof --chart; do
+    "$heap" $mode sq.log >sq.out 2>sq.err || why="$why $mode exit $?: $(head -1 sq.err);"
+    [ -s sq.err ] && why="$why $mode said: $(head -1 sq.err);"
+  done
+  "$heap" sq.log >sq.txt 2>/dev/null
+  grep -q "(0 of blocks never seen allocated)" sq.txt || why="$why $(grep frees sq.txt)"
+  [ -z "$why" ] && ok system-program || bad system-program "$why"
+else
+  echo "skip system-program: no sqlite3, or no libunwind.so.8 (Debian libunwind8)"
 fi
 
 if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; then
