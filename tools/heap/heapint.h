@@ -77,6 +77,9 @@ extern void HeapSymbolsFree(HeapSymbolsStruct *symbols);
  * (pc is the DWARF's: the address less the module's bias). */
 #ifdef _LIBDWFL_H
 extern const char *SymIndexName(Dwfl_Module *mod, uint64_t pc);
+/* SymIndexStart -- where the function that holds pc begins, by the
+ * unwind tables, for code without a symbol; 0 if they do not say */
+extern uint64_t SymIndexStart(Dwfl_Module *mod, uint64_t pc);
 extern int SymIndexScopes(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopesReturn);
 extern void SymIndexFree(Dwfl *dwfl);
 #endif

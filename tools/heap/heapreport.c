@@ -70,8 +70,10 @@ void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size)
     return;
   if (frame->file != NULL)
     snprintf(buf + n, size - (size_t)n, "  %s:%u", frame->file, frame->line);
-  else if (module != NULL && frame->function != NULL)
-    snprintf(buf + n, size - (size_t)n, "  in %s", module);
+  else if (module != NULL && frame->function != NULL
+           && !(strncmp(frame->function, module, strlen(module)) == 0
+                && strncmp(frame->function + strlen(module), "+0x", 3) == 0))
+    snprintf(buf + n, size - (size_t)n, "  in %s", module);   /* unless it says it */
 }
 
 /* Call sites */

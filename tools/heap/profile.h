@@ -17,8 +17,10 @@
 #include <stdio.h>
 
 /* ProfileFrameStruct -- one frame of a stack, symbolised.  function is
- * NULL when the address has no symbol; file NULL and line 0 when it has
- * no line information; module is the mapped file's path, or NULL, and
+ * its function's name; for code without a symbol, where that function
+ * begins in its file by the unwind tables ("git+0x2895f0"); NULL if
+ * neither is known.  file NULL and line 0 when it has no line
+ * information; module is the mapped file's path, or NULL, and
  * moduleOffset the address's offset in that file (address - start +
  * offset of its mapping: the same in every run, as addr2line -e takes
  * it, where address changes with ASLR). */

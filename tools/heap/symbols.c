@@ -14,6 +14,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,26 @@ static size_t inlined(HeapSymbolsStruct *sy, Dwfl_Module *mod, uint64_t pc,
   return n;
 }
 
+/* unnamed -- a function without a symbol, named by where it begins in
+ * its file ("git+0x2895f0", by the unwind tables), so that its calls
+ * are one function, as in every run; NULL if the tables do not say */
+static const char *unnamed(HeapSymbolsStruct *sy, Dwfl_Module *mod, uint64_t pc,
+                           const ProfileFrameStruct *frame)
+{
+  uint64_t start = frame->module != NULL ? SymIndexStart(mod, pc) : 0;
+  const char *base = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
+  char name[512], **names;
+  if (start == 0 || start > frame->address || frame->address - start > frame->moduleOffset)
+    return NULL;
+  snprintf(name, sizeof name, "%s+0x%" PRIx64, base != NULL ? base + 1 : frame->module,
+           frame->moduleOffset - (frame->address - start));
+  names = realloc(sy->names, (sy->nameCount + 1) * sizeof *names);
+  if (names == NULL)
+    return NULL;
+  sy->names = names;
+  return (sy->names[sy->nameCount] = strdup(name)) != NULL ? sy->names[sy->nameCount++] : NULL;
+}
+
 /* lookup -- the frames at address into frames (INLINE_LIMIT of them),
  * uncached; the count */
 static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *frames)
@@ -239,6 +260,8 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct
    * symbol table's name, as for a file without debug information */
   if (frames[n - 1].function == NULL)
     frames[n - 1].function = readable(sy, SymIndexName(mod, pc));
+  if (frames[n - 1].function == NULL)
+    frames[n - 1].function = unnamed(sy, mod, pc, frame);
   return n;
 }
 

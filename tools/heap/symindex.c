@@ -38,8 +38,9 @@ typedef struct UnitStruct {
 } UnitStruct;
 
 typedef struct ModuleIndexStruct {
-  int symbolsRead;
+  int symbolsRead, startsRead;
   RangesStruct symbols;
+  RangesStruct starts;          /* where the unwind tables' functions begin */
   UnitStruct *units;
   size_t unitCount;
 } ModuleIndexStruct;
@@ -135,6 +136,60 @@ const char *SymIndexName(Dwfl_Module *mod, uint64_t pc)
   }
   found = find(&mi->symbols, pc);
   return found != NULL ? found->name : NULL;
+}
+
+/* readStarts -- where each function the unwind tables describe begins,
+ * from .eh_frame_hdr's sorted table (kept in stripped files): each
+ * entry's start is 4 bytes relative to the section, as every linker
+ * writes it (version 1, count udata4, table datarel sdata4) */
+static void readStarts(Dwfl_Module *mod, RangesStruct *r)
+{
+  GElf_Addr bias;
+  Elf *elf = dwfl_module_getelf(mod, &bias);
+  Elf_Scn *scn = NULL;
+  size_t strings;
+  const uint16_t one = 1;
+  GElf_Ehdr eh;
+  if (elf == NULL || elf_getshdrstrndx(elf, &strings) != 0 || gelf_getehdr(elf, &eh) == NULL
+      || eh.e_ident[EI_DATA] != (*(const unsigned char *)&one ? ELFDATA2LSB : ELFDATA2MSB))
+    return;                     /* read as this machine's order below */
+  while ((scn = elf_nextscn(elf, scn)) != NULL) {
+    GElf_Shdr sh;
+    Elf_Data *data;
+    const char *name;
+    const unsigned char *p;
+    uint32_t count;
+    if (gelf_getshdr(scn, &sh) == NULL || (name = elf_strptr(elf, strings, sh.sh_name)) == NULL
+        || strcmp(name, ".eh_frame_hdr") != 0 || (data = elf_getdata(scn, NULL)) == NULL)
+      continue;
+    p = data->d_buf;
+    if (data->d_size < 12 || p[0] != 1 || (p[1] & 0x0f) != 0x0b || p[2] != 0x03 || p[3] != 0x3b)
+      return;
+    memcpy(&count, p + 8, 4);
+    for (uint32_t i = 0; i < count && 12 + ((size_t)i + 1) * 8 <= data->d_size; ++i) {
+      int32_t at;
+      memcpy(&at, p + 12 + (size_t)i * 8, 4);
+      if (!add(r, sh.sh_addr + (uint64_t)(int64_t)at + bias, UINT64_MAX, NULL, 0, 0))
+        return;
+    }
+    for (size_t i = 0; i + 1 < r->count; ++i)
+      r->ranges[i].high = r->ranges[i + 1].low;    /* sorted: each ends where the next begins */
+    return;
+  }
+}
+
+uint64_t SymIndexStart(Dwfl_Module *mod, uint64_t pc)
+{
+  ModuleIndexStruct *mi = indexOf(mod);
+  const RangeStruct *found;
+  if (mi == NULL)
+    return 0;
+  if (!mi->startsRead) {
+    mi->startsRead = 1;
+    readStarts(mod, &mi->starts);
+  }
+  found = find(&mi->starts, pc);
+  return found != NULL ? found->low : 0;
 }
 
 /* readFunctions -- the ranges of the functions among die's children,
@@ -234,6 +289,7 @@ static int freeModule(Dwfl_Module *mod, void **userdata, const char *name, Dwarf
       free(mi->units[i].functions.ranges);
     free(mi->units);
     free(mi->symbols.ranges);
+    free(mi->starts.ranges);
     free(mi);
     *userdata = NULL;
   }
