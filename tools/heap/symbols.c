@@ -130,32 +130,42 @@ static DemangleFunction demangler(void)
   return demangle;
 }
 
+/* keep -- a name made here, freed with the symbols; NULL if there is
+ * no memory for it */
+static const char *keep(HeapSymbolsStruct *sy, char *name)
+{
+  char **names;
+  if (name == NULL)
+    return NULL;
+  names = realloc(sy->names, (sy->nameCount + 1) * sizeof *names);
+  if (names == NULL) {
+    free(name);
+    return NULL;
+  }
+  sy->names = names;
+  return sy->names[sy->nameCount++] = name;
+}
+
 /* readable -- a symbol's name as the source says it: without its
  * version ("__libc_start_main@@GLIBC_2.34") and, for C++, demangled */
 static const char *readable(HeapSymbolsStruct *sy, const char *name)
 {
-  const char *at = name != NULL ? strchr(name, '@') : NULL;
+  const char *at = name != NULL ? strchr(name, '@') : NULL, *kept;
   DemangleFunction demangle = name != NULL && strncmp(name, "_Z", 2) == 0 ? demangler() : NULL;
-  char **names, *copy = NULL;
+  char *copy = NULL, *plain;
   int status = -1;
-  if ((at == NULL || at == name) && demangle == NULL)
-    return name;
-  names = realloc(sy->names, (sy->nameCount + 1) * sizeof *names);
-  if (names == NULL)
-    return name;
-  sy->names = names;
   if (at != NULL && at != name && (copy = strndup(name, (size_t)(at - name))) == NULL)
     return name;
-  if (demangle != NULL) {
-    char *plain = demangle(copy != NULL ? copy : name, NULL, NULL, &status);
-    if (status == 0 && plain != NULL) {
+  if (demangle != NULL
+      && (plain = demangle(copy != NULL ? copy : name, NULL, NULL, &status)) != NULL) {
+    if (status == 0) {
       free(copy);
       copy = plain;
-    }
+    } else
+      free(plain);
   }
-  if (copy == NULL)
-    return name;
-  return sy->names[sy->nameCount++] = copy;
+  kept = keep(sy, copy);
+  return kept != NULL ? kept : name;
 }
 
 /* dieName -- the name of a function's or inlined call's DIE, from its
@@ -219,16 +229,12 @@ static const char *unnamed(HeapSymbolsStruct *sy, Dwfl_Module *mod, uint64_t pc,
 {
   uint64_t start = frame->module != NULL ? SymIndexStart(mod, pc) : 0;
   const char *base = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
-  char name[512], **names;
+  char name[512];
   if (start == 0 || start > frame->address || frame->address - start > frame->moduleOffset)
     return NULL;
   snprintf(name, sizeof name, "%s+0x%" PRIx64, base != NULL ? base + 1 : frame->module,
            frame->moduleOffset - (frame->address - start));
-  names = realloc(sy->names, (sy->nameCount + 1) * sizeof *names);
-  if (names == NULL)
-    return NULL;
-  sy->names = names;
-  return (sy->names[sy->nameCount] = strdup(name)) != NULL ? sy->names[sy->nameCount++] : NULL;
+  return keep(sy, strdup(name));
 }
 
 /* lookup -- the frames at address into frames (INLINE_LIMIT of them),
