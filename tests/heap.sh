@@ -45,6 +45,10 @@
 #                      library's own), are the program's own count, no
 #                      free is of a block never seen, and it leaks what
 #                      the run with no work leaks
+#   threads-ended      the same log read by eventcnv: exit 0, a ThreadExit
+#                      for every ThreadStart but the main thread's (StreamEnd
+#                      ends it), although the C library frees after each
+#                      thread's exit ran (.sol.thread.late)
 #   skew-order         malloc_events skew (a cross-thread free stamped
 #                      before its allocation, an address reused before
 #                      its free is stamped): nothing leaked, one free of a
@@ -195,6 +199,12 @@ got=$(( $(summary th.txt allocations) - $(summary th0.txt allocations) ))
 [ "$got" = "$own" ] && grep -q "(0 of blocks never seen allocated)" th.txt &&
   [ "$(grep leaked th.txt)" = "$(grep leaked th0.txt)" ] && ok threads ||
   bad threads "allocations $got, the program's $own; $(grep -E 'frees|leaked' th.txt | tr '\n' ' ') $(head -1 th.err)"
+"$top/$cfg/eventcnv" th.log >th.events 2>th.cnv
+status=$?
+starts=$(grep -c ' ThreadStart ' th.events)
+exits=$(grep -c ' ThreadExit ' th.events)
+[ $status = 0 ] && [ "$starts" = $((exits + 1)) ] && [ "$starts" -ge 5 ] && ok threads-ended ||
+  bad threads-ended "eventcnv exit $status, $starts ThreadStart, $exits ThreadExit: $(head -1 th.cnv)"
 
 TELLTALE_FILE=skew.log "$events" skew >/dev/null
 "$heap" skew.log >k.txt 2>k.err

@@ -27,6 +27,10 @@
 _Thread_local EventThreadStruct *eventThreadState
   __attribute__((tls_model("initial-exec")));
 
+/* exitedSerial -- the serial of the calling thread once its exit has
+ * run, for its late events (.sol.thread.late); 0 before */
+static _Thread_local uint32_t exitedSerial __attribute__((tls_model("initial-exec")));
+
 /* hotBuf -- a level's next and limit: in EventThreadBuf if it is running */
 static EventBufStruct *hotBuf(EventThreadStruct *thread, unsigned level, unsigned kind)
 {
@@ -53,7 +57,9 @@ static EventThreadStruct *threadCreate(int *createdReturn)
     return eventThreadState;
   }
   *createdReturn = 1;
-  thread->serial = ++eventSession.threadSerial;
+  thread->late = thread->exitSaid = exitedSerial != 0;
+  thread->osid = PlinthThreadOSId();
+  thread->serial = thread->late ? exitedSerial : ++eventSession.threadSerial;
   eventSessionClock();
   thread->bufferSize = eventSession.bufferSize;
   thread->next = eventSession.threads;
@@ -429,7 +435,7 @@ EventThreadStruct *eventThreadEnsure(void)
     return thread;
   (void)EventInit();
   thread = threadCreate(&created);
-  if (thread != NULL && created)
+  if (thread != NULL && created && !thread->late)
     threadAnnounce(thread);
   return thread;
 }
@@ -529,7 +535,9 @@ static void threadExit(void *arg)
   void *altStack;
   if (thread != eventThreadState)
     return;
-  EVENT_U(ThreadExit, thread->serial);
+  if (!thread->late)
+    EVENT_U(ThreadExit, thread->serial);
+  exitedSerial = thread->serial;
   dropsReport();
   PlinthLockClaim();
   eventThreadFlush(thread, 0, thread->level == 0);
@@ -586,10 +594,34 @@ static void sessionClose(int flush)
  * StreamEnd follows it in the log, or is recovered from the live file.
  * Otherwise the streams close, and what threads still running emit
  * afterwards is not in this session's log. */
+/* exitsUnseen -- at the end, ThreadExit for each thread that is gone
+ * although its exit never ran: its first event came after its key
+ * destructors (.sol.thread.late).  Emitted here, under its serial. */
+static void exitsUnseen(void)
+{
+  uint32_t serials[64];
+  size_t n;
+  do {
+    n = 0;
+    PlinthLockClaim();
+    for (EventThreadStruct *t = eventSession.threads; t != NULL && n < 64; t = t->next)
+      if (t != eventThreadState && !t->exitSaid && !PlinthThreadAlive(t->osid)) {
+        t->exitSaid = 1;
+        serials[n++] = t->serial;
+      }
+    PlinthLockRelease();
+    for (size_t i = 0; i < n; ++i)
+      EVENT_U(ThreadExit, serials[i]);
+  } while (n == 64);
+}
+
 static void finish(int atExit)
 {
-  EventThreadStruct *self = eventThreadState;
+  EventThreadStruct *self;
   unsigned running = 0;
+  if (!eventSession.ending && eventSession.threads != NULL)
+    exitsUnseen();
+  self = eventThreadState;
   PlinthLockClaim();
   if (eventSession.ending || (eventSession.threads == NULL && eventSession.streamCount == 0)) {
     PlinthLockRelease();
@@ -605,7 +637,7 @@ static void finish(int atExit)
       eventThreadFlush(t, self->level, 1);
     else {
       eventThreadFlush(t, 0, 0);
-      ++running;
+      running += !t->exitSaid;  /* gone ones emit no more */
     }
   PlinthLockRelease();
   eventClockSync();

@@ -239,6 +239,14 @@ uint64_t PlinthThreadOSId(void)
   return (uint64_t)syscall(SYS_gettid);
 }
 
+/* PlinthThreadAlive -- is the process's thread of kernel id osid still
+ * there?  1 when it cannot be told. */
+
+int PlinthThreadAlive(uint64_t osid)
+{
+  return syscall(SYS_tgkill, (long)getpid(), (long)osid, 0) == 0 || errno != ESRCH;
+}
+
 /* copyTruncated -- copy a string into a buffer, truncating to fit */
 
 static void copyTruncated(char *buf, size_t size, const char *s)

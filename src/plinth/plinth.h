@@ -112,6 +112,7 @@ extern uint64_t PlinthRealtimeNs(void);
 
 /* Threads.  design/telemetry.txt .plinth.thread */
 extern uint64_t PlinthThreadOSId(void);    /* the kernel's id for the calling thread */
+extern int PlinthThreadAlive(uint64_t osid);  /* is the thread of this process with that id there? */
 /* PlinthThreadOnExit -- arrange for fn(arg) when the calling thread exits;
  * once per thread, with the most recent arg. */
 extern int PlinthThreadOnExit(void (*fn)(void *), void *arg);
