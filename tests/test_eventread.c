@@ -596,6 +596,47 @@ static void test_format_numbers(void **state)
   }
 }
 
+/* test_format_cached: with a cache, whole lines are what they are
+ * without one, as the event, thread and kind change from line to line
+ * (the cache keeps the text between the times and the values), and
+ * the same when cut short */
+static void test_format_cached(void **state)
+{
+  EventFormatContextStruct ctx, cached;
+  EventFormatCacheStruct cache;
+  EventRecordStruct rec;
+  char line[512], fast[512];
+  const size_t count = sizeof testEvents / sizeof testEvents[0];
+  unsigned i, j;
+  (void)state;
+  TestContext(&ctx);
+  cached = ctx;
+  memset(&cache, 0, sizeof cache);
+  cached.cache = &cache;
+  for (i = 0; i < 20000; ++i) {
+    size_t size = Random() % 8 == 0 ? 1 + Random() % 80 : sizeof line;
+    size_t a, b;
+    memset(&rec, 0, sizeof rec);
+    rec.desc = Random() % 50 == 0 ? NULL : &testEvents[Random() % count];
+    rec.code = rec.desc != NULL ? rec.desc->code : 0x7777;
+    rec.length = 40;
+    rec.thread = (uint32_t)(Random() % 3 == 0 ? Random() % 200 : 1);
+    rec.kind = (unsigned)(Random() % 3);     /* 2: not in the registry */
+    rec.clock = 1000 + Random() % 100000000u;
+    for (j = 0; rec.desc != NULL && rec.desc->format[j] != '\0'; ++j) {
+      rec.values[j].u = Random() >> (Random() % 64);
+      if (rec.desc->format[j] == 'S') {
+        rec.values[j].s = "a \"string\"";
+        rec.stringLength = 10;
+      }
+    }
+    a = EventFormat(line, size, &rec, &ctx);
+    b = EventFormat(fast, size, &rec, &cached);
+    assert_int_equal(b, a);
+    assert_string_equal(fast, line);
+  }
+}
+
 static void test_format_double(void **state)
 {
   static const double special[] = {
@@ -1177,6 +1218,7 @@ int main(void)
     cmocka_unit_test(test_format_short_buffer),
     cmocka_unit_test(test_format_double),
     cmocka_unit_test(test_format_numbers),
+    cmocka_unit_test(test_format_cached),
     cmocka_unit_test(test_stream_read),
     cmocka_unit_test(test_check),
     cmocka_unit_test(test_stream_versions),
