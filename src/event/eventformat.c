@@ -525,7 +525,8 @@ static void elapsedSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *ca
  * Elapsed time is (clock - startClock) / clockHz, truncated to whole
  * nanoseconds, exactly.  A clock before startClock is negative.  The
  * wall clock is startRealtime plus elapsed, as a UTC time of day; its
- * "HH:MM:SS." is remembered in the cache, if there is one.
+ * "HH:MM:SS." is remembered in the cache, if there is one, and so is
+ * the elapsed column up to its nanoseconds ("      12.").
  */
 
 static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
@@ -539,17 +540,28 @@ static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContext
   delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
   elapsedSplit(delta, ctx->clockHz, negative ? NULL : cache, &seconds, &ns);
 
-  digits = decimalDigits(seconds);
-  elapsedLen = (unsigned)negative + digits + 1 + 9;
-  if (elapsedLen < ELAPSED_WIDTH) {
-    memset(p, ' ', ELAPSED_WIDTH - elapsedLen);
-    p += ELAPSED_WIDTH - elapsedLen;
+  if (!negative && cache != NULL && cache->elapsedValid && cache->elapsedSeconds == seconds) {
+    memcpy(p, cache->elapsed, sizeof cache->elapsed);   /* the rest is written over */
+    p += cache->elapsedLen;
+  } else {
+    digits = decimalDigits(seconds);
+    elapsedLen = (unsigned)negative + digits + 1 + 9;
+    if (elapsedLen < ELAPSED_WIDTH) {
+      memset(p, ' ', ELAPSED_WIDTH - elapsedLen);
+      p += ELAPSED_WIDTH - elapsedLen;
+    }
+    if (negative)
+      *p++ = '-';
+    fillDecimal(p + digits, seconds, digits);
+    p += digits;
+    *p++ = '.';
+    if (!negative && cache != NULL) {
+      cache->elapsedValid = 1;
+      cache->elapsedSeconds = seconds;
+      cache->elapsedLen = (unsigned)(p - text);
+      memcpy(cache->elapsed, text, cache->elapsedLen);
+    }
   }
-  if (negative)
-    *p++ = '-';
-  fillDecimal(p + digits, seconds, digits);
-  p += digits;
-  *p++ = '.';
   fillNanoseconds(p, (uint32_t)ns);
   p += 9;
   *p++ = ' ';

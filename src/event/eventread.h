@@ -114,6 +114,10 @@ typedef struct EventFormatCacheStruct {
   uint64_t secondStart;         /* ... from this many ticks after the start */
   uint64_t wallSecond;          /* realtime / 10^9 that wall shows */
   char wall[9];
+  int elapsedValid;
+  uint64_t elapsedSeconds;      /* the elapsed second elapsed shows ... */
+  unsigned elapsedLen;          /* ... in this many characters, up to its "." */
+  char elapsed[24];
   /* The latest line's text from after the times to its first value
    * (" T1  Kind  Event  name="), then each later field's " name=", for
    * the next event of the same thread, kind and descriptor. */
