@@ -714,7 +714,8 @@ static void putParamName(WriterStruct *w, const EventDescStruct *desc, unsigned 
 
 /* headCache -- the cache's head for rec, made now if it is another
  * (thread, kind, descriptor) than the latest; 0 if rec's line has no
- * fields or its head does not fit, and the line is made in full */
+ * fields or its head does not fit, and the line is made in full.
+ * design/telemetry.txt .eventcnv.text.head */
 
 static int headCache(EventFormatCacheStruct *cache, const EventRecordStruct *rec,
                      const EventFormatContextStruct *ctx)

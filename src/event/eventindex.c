@@ -167,7 +167,7 @@ int eventCodesInit(EventStreamStruct *stream)
  * clock for the first and last, and the next position is known without
  * a load, so that the walk is not one load after another.  Returns where
  * it stopped.  Inlined twice, so that swap is a constant in each.
- * design/telemetry.txt .eventcnv.reader */
+ * design/telemetry.txt .eventcnv.reader.run */
 static inline __attribute__((always_inline))
 size_t walkFixed(const EventStreamStruct *stream, const unsigned char *data, size_t pos,
                  size_t size, size_t *counts, size_t *eventsIO, EventClock *firstIO,

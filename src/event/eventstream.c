@@ -316,7 +316,8 @@ EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
 
 /* EventStreamScan -- read the header and index the blocks, reading the
  * stream through a window that moves on, so that it is read once, in
- * file order, into memory that stays warm.  design/telemetry.txt .eventcnv.scan */
+ * file order, into memory that stays warm.  design/telemetry.txt
+ * .eventcnv.scan .eventcnv.scan.copy */
 
 #define SCAN_WINDOW (256u * 1024u)      /* fastest of 64K to 4M, measured */
 
