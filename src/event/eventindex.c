@@ -108,19 +108,30 @@ static int addBlock(EventStreamStruct *stream, const BlockStruct *block)
   return 1;
 }
 
+/* fieldSize -- the size of a field of this letter in this layout, or 0
+ * if it has none of its own (S: its length varies) */
+static unsigned fieldSize(char letter, const EventLayoutStruct *layout)
+{
+  switch (letter) {
+  case 'P': case 'A': return layout->pointerSize;
+  case 'W': return layout->wordSize;
+  case 'U': return 4;
+  case 'D': return 8;
+  default: return 0;            /* S, or a letter parseRegistry refused */
+  }
+}
+
 /* fixedLength -- the length of every event of desc in this layout, or
  * 0 if it has a string (its length varies) */
 static unsigned fixedLength(const EventDescStruct *desc, const EventLayoutStruct *layout)
 {
   unsigned length = EVENT_HEADER_LEN, i;
-  for (i = 0; desc->format[i] != '\0'; ++i)
-    switch (desc->format[i]) {
-    case 'P': case 'A': length += layout->pointerSize; break;
-    case 'W': length += layout->wordSize; break;
-    case 'U': length += 4; break;
-    case 'D': length += 8; break;
-    default: return 0;          /* S, or a letter parseRegistry refused */
-    }
+  for (i = 0; desc->format[i] != '\0'; ++i) {
+    unsigned size = fieldSize(desc->format[i], layout);
+    if (size == 0)
+      return 0;
+    length += size;
+  }
   return length;
 }
 
@@ -137,7 +148,8 @@ int eventCodesInit(EventStreamStruct *stream)
   stream->codes = calloc(EVENT_CODE_LIMIT, sizeof *stream->codes);
   stream->counts = calloc((size_t)registry->kindCount * registry->eventCount + 1,
                           sizeof *stream->counts);
-  if (stream->codes == NULL || stream->counts == NULL)
+  stream->plans = calloc((size_t)registry->eventCount + 1, EVENT_PARAM_MAX);
+  if (stream->codes == NULL || stream->counts == NULL || stream->plans == NULL)
     return 0;
   /* A head of 0 is no event's but code 0's, whose head is all ones. */
   stream->codes[0].head = 0xFFFFFFFFu;
@@ -150,6 +162,9 @@ int eventCodesInit(EventStreamStruct *stream)
     c->length = desc->code < EVENT_CODE_RESERVED_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
     c->head = (desc->code & 0xFFFF) == 0 ? 0xFFFFFFFFu : 0;
     if (c->length != 0) {
+      unsigned char *plan = stream->plans + (size_t)i * EVENT_PARAM_MAX;
+      for (unsigned f = 0; f < EVENT_PARAM_MAX && desc->format[f] != '\0'; ++f)
+        plan[f] = (unsigned char)fieldSize(desc->format[f], &stream->info.layout);
       EventStore(head, desc->code & 0xFFFF, 2, stream->info.layout.bigEndian);
       EventStore(head + 2, c->length, 2, stream->info.layout.bigEndian);
       memcpy(&c->head, head, sizeof head);

@@ -124,6 +124,8 @@ struct EventStreamStruct {
   CodeStruct *codes;            /* 65536 of them, by code */
   unsigned swap;                /* the data's byte order is not the machine's */
   size_t fixedMax;              /* the longest length of a CodeStruct, or 0 */
+  unsigned char *plans;         /* by event index, EVENT_PARAM_MAX field sizes (4 or 8,
+                                   then 0) of an event with a CodeStruct length */
   size_t *counts;               /* known events by kind and event: [kind * eventCount + i] */
   ThreadStruct *threads;        /* sorted by serial */
   size_t threadCount;
