@@ -112,21 +112,12 @@ static void putSpaces(WriterStruct *w, size_t n)
     putChar(w, ' ');
 }
 
-/* Two decimal digits at a time, and two hex digits: a table lookup and
- * one store each, so a number costs a few instructions a digit pair. */
+/* Two decimal digits at a time: a table lookup and one store each, so
+ * a number costs a few instructions a digit pair. */
 static const char decimalPairs[] =
   "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
   "8081828384858687888990919293949596979899";
-static const char hexPairs[] =
-  "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-  "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-  "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-  "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-  "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-  "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-  "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-  "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
 /* bitLength -- bits needed for value, at least 1 */
 static unsigned bitLength(uint64_t value)
@@ -210,25 +201,42 @@ static void putUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
   putChars(w, digits, count);
 }
 
+/* hexEight -- the 8 hex digits of value, most significant first, at p:
+ * each nibble spread to a byte of its own, then made a digit, all at
+ * once (on a machine whose byte order is known) */
+static void hexEight(char *p, uint32_t value)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) \
+    && (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+  uint64_t x = value;
+  x = (x & 0xFFFF0000u) << 16 | (x & 0xFFFFu);
+  x = (x & 0x0000FF000000FF00u) << 8 | (x & 0x000000FF000000FFu);
+  x = (x & 0x00F000F000F000F0u) << 4 | (x & 0x000F000F000F000Fu);
+  /* each byte a nibble, the most significant in the highest byte:
+   * '0' + n, and 'a' - '0' - 10 more where n > 9 */
+  x += 0x3030303030303030u + ((x + 0x0606060606060606u) >> 4 & 0x0101010101010101u) * 39u;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  x = __builtin_bswap64(x);
+#endif
+  memcpy(p, &x, 8);
+#else
+  for (unsigned i = 0; i < 8; ++i)
+    p[i] = "0123456789abcdef"[value >> (28 - 4 * i) & 0xF];
+#endif
+}
+
 /* putHex -- "0x" and value in lower-case hex, at least minDigits digits */
 static void putHex(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
-  char digits[20];
+  char digits[18];
   unsigned count = (bitLength(value) + 3) / 4;
-  char *end;
   if (count < minDigits)
     count = minDigits < 16 ? minDigits : 16;
-  end = digits + 2 + count;
-  while (end - digits >= 4) {
-    end -= 2;
-    memcpy(end, hexPairs + 2 * (value & 0xFF), 2);
-    value >>= 8;
-  }
-  if (end - digits == 3)
-    *--end = hexPairs[2 * (value & 0xF) + 1];
-  digits[0] = '0';
-  digits[1] = 'x';
-  putChars(w, digits, 2 + count);
+  hexEight(digits + 2, (uint32_t)(value >> 32));
+  hexEight(digits + 10, (uint32_t)value);
+  digits[16 - count] = '0';
+  digits[17 - count] = 'x';
+  putChars(w, digits + 16 - count, 2 + count);
 }
 
 /* putEscaped -- n bytes with C escapes for quotes, backslashes and
@@ -517,7 +525,8 @@ static void elapsedSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *ca
  * Elapsed time is (clock - startClock) / clockHz, truncated to whole
  * nanoseconds, exactly.  A clock before startClock is negative.  The
  * wall clock is startRealtime plus elapsed, as a UTC time of day; its
- * "HH:MM:SS." is remembered in the cache, if there is one.
+ * "HH:MM:SS." is remembered in the cache, if there is one, and so is
+ * the elapsed column up to its nanoseconds ("      12.").
  */
 
 static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
@@ -531,17 +540,28 @@ static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContext
   delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
   elapsedSplit(delta, ctx->clockHz, negative ? NULL : cache, &seconds, &ns);
 
-  digits = decimalDigits(seconds);
-  elapsedLen = (unsigned)negative + digits + 1 + 9;
-  if (elapsedLen < ELAPSED_WIDTH) {
-    memset(p, ' ', ELAPSED_WIDTH - elapsedLen);
-    p += ELAPSED_WIDTH - elapsedLen;
+  if (!negative && cache != NULL && cache->elapsedValid && cache->elapsedSeconds == seconds) {
+    memcpy(p, cache->elapsed, sizeof cache->elapsed);   /* the rest is written over */
+    p += cache->elapsedLen;
+  } else {
+    digits = decimalDigits(seconds);
+    elapsedLen = (unsigned)negative + digits + 1 + 9;
+    if (elapsedLen < ELAPSED_WIDTH) {
+      memset(p, ' ', ELAPSED_WIDTH - elapsedLen);
+      p += ELAPSED_WIDTH - elapsedLen;
+    }
+    if (negative)
+      *p++ = '-';
+    fillDecimal(p + digits, seconds, digits);
+    p += digits;
+    *p++ = '.';
+    if (!negative && cache != NULL) {
+      cache->elapsedValid = 1;
+      cache->elapsedSeconds = seconds;
+      cache->elapsedLen = (unsigned)(p - text);
+      memcpy(cache->elapsed, text, cache->elapsedLen);
+    }
   }
-  if (negative)
-    *p++ = '-';
-  fillDecimal(p + digits, seconds, digits);
-  p += digits;
-  *p++ = '.';
   fillNanoseconds(p, (uint32_t)ns);
   p += 9;
   *p++ = ' ';
@@ -677,9 +697,67 @@ static void putValue(WriterStruct *w, const EventRecordStruct *rec, unsigned i,
 }
 
 
+/* putParamName -- " name=" of field i */
+
+static void putParamName(WriterStruct *w, const EventDescStruct *desc, unsigned i)
+{
+  putChar(w, ' ');
+  if (desc->paramNames != NULL && desc->paramNames[i] != NULL) {
+    putString(w, desc->paramNames[i]);
+  } else {
+    putChar(w, 'p');
+    putUnsigned(w, i, 1);
+  }
+  putChar(w, '=');
+}
+
+
+/* headCache -- the cache's head for rec, made now if it is another
+ * (thread, kind, descriptor) than the latest; 0 if rec's line has no
+ * fields or its head does not fit, and the line is made in full.
+ * design/telemetry.txt .eventcnv.text.head */
+
+static int headCache(EventFormatCacheStruct *cache, const EventRecordStruct *rec,
+                     const EventFormatContextStruct *ctx)
+{
+  const EventDescStruct *desc = rec->desc;
+  WriterStruct w;
+  unsigned i;
+  if (cache->headValid && cache->headDesc == desc && cache->headThread == rec->thread
+      && cache->headKind == rec->kind && cache->headRegistry == ctx->registry
+      && cache->headKindWidth == ctx->kindWidth && cache->headNameWidth == ctx->nameWidth)
+    return 1;
+  cache->headValid = 0;
+  if (desc == NULL || desc->format == NULL || desc->format[0] == '\0')
+    return 0;
+  writerInit(&w, cache->head, sizeof cache->head);
+  putChar(&w, ' ');
+  putThreadKind(&w, rec, ctx);
+  putChar(&w, ' ');
+  putPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
+  for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
+    putParamName(&w, desc, i);
+    cache->headEnd[i] = (unsigned short)(w.len < sizeof cache->head ? w.len : 0);
+  }
+  if (w.len >= sizeof cache->head)
+    return 0;
+  cache->headValid = 1;
+  cache->headDesc = desc;
+  cache->headRegistry = ctx->registry;
+  cache->headThread = rec->thread;
+  cache->headKind = rec->kind;
+  cache->headKindWidth = ctx->kindWidth;
+  cache->headNameWidth = ctx->nameWidth;
+  return 1;
+}
+
+
 /* EventFormat -- one line of text for an event
  *
  *   ELAPSED WALLCLOCK THREAD KIND EVENT name=value ...
+ *
+ * With a cache, the text between the times and the values is copied
+ * from the latest line of the same thread, kind and event.
  */
 
 size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
@@ -687,10 +765,20 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
 {
   WriterStruct w;
   const EventDescStruct *desc = rec->desc;
+  EventFormatCacheStruct *cache = ctx->cache;
   unsigned i;
 
   writerInit(&w, buf, size);
   putTimes(&w, rec->clock, ctx);
+  if (cache != NULL && headCache(cache, rec, ctx)) {
+    size_t from = 0;
+    for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
+      putChars(&w, cache->head + from, cache->headEnd[i] - from);
+      from = cache->headEnd[i];
+      putValue(&w, rec, i, ctx);
+    }
+    return writerFinish(&w);
+  }
   putChar(&w, ' ');
   putThreadKind(&w, rec, ctx);
   putChar(&w, ' ');
@@ -710,14 +798,7 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
   putPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
 
   for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
-    putChar(&w, ' ');
-    if (desc->paramNames != NULL && desc->paramNames[i] != NULL) {
-      putString(&w, desc->paramNames[i]);
-    } else {
-      putChar(&w, 'p');
-      putUnsigned(&w, i, 1);
-    }
-    putChar(&w, '=');
+    putParamName(&w, desc, i);
     putValue(&w, rec, i, ctx);
   }
   return writerFinish(&w);

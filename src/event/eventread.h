@@ -114,6 +114,19 @@ typedef struct EventFormatCacheStruct {
   uint64_t secondStart;         /* ... from this many ticks after the start */
   uint64_t wallSecond;          /* realtime / 10^9 that wall shows */
   char wall[9];
+  int elapsedValid;
+  uint64_t elapsedSeconds;      /* the elapsed second elapsed shows ... */
+  unsigned elapsedLen;          /* ... in this many characters, up to its "." */
+  char elapsed[24];
+  /* The latest line's text from after the times to its first value
+   * (" T1  Kind  Event  name="), then each later field's " name=", for
+   * the next event of the same thread, kind and descriptor. */
+  int headValid;
+  const void *headDesc, *headRegistry;
+  uint32_t headThread;
+  unsigned headKind, headKindWidth, headNameWidth;
+  unsigned short headEnd[EVENT_PARAM_MAX];   /* where field i's " name=" ends */
+  char head[1280];
 } EventFormatCacheStruct;
 
 /* EventFormatContextStruct -- what EventFormat needs besides the record */

@@ -79,6 +79,9 @@ typedef struct SeqStruct {
  * design/telemetry.txt .eventcnv.reader */
 
 typedef struct CodeStruct {
+  uint32_t head;                /* if length is not 0: the first 4 bytes of each of its
+                                   events (code, length) as the machine loads them;
+                                   else a value no event of this code starts with */
   uint16_t event;               /* 1 + its index in the registry's events; 0: unknown */
   uint16_t length;              /* the length of all its events, if that is fixed and
                                    the index need not look inside them; 0: decode each */
@@ -120,6 +123,9 @@ struct EventStreamStruct {
 
   CodeStruct *codes;            /* 65536 of them, by code */
   unsigned swap;                /* the data's byte order is not the machine's */
+  size_t fixedMax;              /* the longest length of a CodeStruct, or 0 */
+  unsigned char *plans;         /* by event index, EVENT_PARAM_MAX field sizes (4 or 8,
+                                   then 0) of an event with a CodeStruct length */
   size_t *counts;               /* known events by kind and event: [kind * eventCount + i] */
   ThreadStruct *threads;        /* sorted by serial */
   size_t threadCount;
