@@ -3,7 +3,8 @@
  * .design: design/telemetry.txt .export.sqlite
  *
  * Written through libsqlite3: prepared statements, one transaction, no
- * journal, and the indexes made at the end, when the rows are in.  Each
+ * journal, the time index kept as the rows come in time order, and the
+ * name index made at the end, when the rows are in.  Each
  * event is one row of the event table, its fields in typed columns
  * that every event shares; the schema that readers query comes from
  * the stream's registry: a view per event name with a column per
@@ -71,6 +72,7 @@ typedef struct BoundStruct {
   uint64_t mask;                /* field columns not NULL */
   const char *kind, *name;
   uint32_t thread, pid;
+  int seqNull;                  /* seq is bound NULL */
   int valid;
 } BoundStruct;
 
@@ -538,10 +540,10 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
   uint64_t nulls = (bound->valid ? bound->mask : Bits(ints, ins->columns - ints)) & ~mask;
   /* design/telemetry.txt .export.sqlite.bind: NULL makes the rowid one
    * more than the largest, which the row before has */
-  if (row->seqNext)
-    sqlite3_bind_null(stmt, base + 1);
-  else
+  if (!row->seqNext)
     sqlite3_bind_int64(stmt, base + 1, (sqlite3_int64)row->seq);
+  else if (!bound->valid || !bound->seqNull)
+    sqlite3_bind_null(stmt, base + 1);
   sqlite3_bind_int64(stmt, base + 2, row->time);
   if (!bound->valid || bound->thread != row->thread)
     sqlite3_bind_int64(stmt, base + 3, row->thread);
@@ -568,6 +570,7 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
     }
   }
   bound->valid = 1;
+  bound->seqNull = row->seqNext;
   bound->mask = mask;
   bound->kind = row->kind;
   bound->name = desc->name;
@@ -731,6 +734,8 @@ static int SqliteBegin(ExportStruct *ex)
            " PRAGMA cache_size = -65536; BEGIN") != 0
       || Exec(ex, state, schema) != 0
       || EventTable(ex, state) != 0
+      /* design/telemetry.txt .export.sqlite: each insert at its end */
+      || Exec(ex, state, "CREATE INDEX event_time ON event (time_ns)") != 0
       || Registry(ex, state) != 0
       || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?,?)", &state->insertString) != 0
       || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?,?)", &state->insertLabel) != 0
@@ -849,8 +854,7 @@ static int SqliteEnd(ExportStruct *ex)
   if (!failed)
     failed = Threads(ex, state) != 0
       /* design/telemetry.txt .export.sqlite: sorted once, at the end */
-      || Exec(ex, state, "CREATE INDEX event_time ON event (time_ns);"
-              " CREATE INDEX event_name ON event (name)") != 0
+      || Exec(ex, state, "CREATE INDEX event_name ON event (name)") != 0
       || Views(ex, state) != 0
       || View(ex, state) != 0
       || Exec(ex, state, "COMMIT") != 0;
