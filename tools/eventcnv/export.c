@@ -68,11 +68,6 @@ void ExportOutGrow(ExportOutStruct *out, size_t need)
   out->size = size;
 }
 
-static const char digitPairs[] =
-  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-  "8081828384858687888990919293949596979899";
-
 /* DecimalDigits -- how many digits v has in decimal */
 static unsigned DecimalDigits(uint64_t v)
 {
@@ -94,13 +89,13 @@ static void DigitsTo(char *p, uint64_t v, unsigned n)
     unsigned pair = (unsigned)(v % 100) * 2;
     v /= 100;
     q -= 2;
-    memcpy(q, &digitPairs[pair], 2);
+    memcpy(q, &EventDecimalPairs[pair], 2);
   }
   for (uint32_t w = (uint32_t)v; n >= 2; n -= 2) {   /* cheaper in 32 bits */
     unsigned pair = w % 100 * 2;
     w /= 100;
     q -= 2;
-    memcpy(q, &digitPairs[pair], 2);
+    memcpy(q, &EventDecimalPairs[pair], 2);
     v = w;
   }
   if (n == 1)
@@ -137,17 +132,6 @@ void ExportPutSigned(ExportOutStruct *out, int64_t v)
   }
 }
 
-/* hexPairs -- each byte's two hex digits */
-static const char hexPairs[] =
-  "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-  "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-  "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-  "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-  "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-  "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-  "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-  "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
 char *ExportHexTo(char *p, uint64_t v)
 {
   unsigned n = v != 0 ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;   /* digits */
@@ -156,10 +140,10 @@ char *ExportHexTo(char *p, uint64_t v)
   p[1] = 'x';
   for (; n >= 2; n -= 2, v >>= 8) {   /* two digits a step, from the end */
     q -= 2;
-    memcpy(q, &hexPairs[2 * (v & 0xFF)], 2);
+    memcpy(q, &EventHexPairs[2 * (v & 0xFF)], 2);
   }
   if (n == 1)
-    *--q = hexPairs[2 * (v & 0xF) + 1];
+    *--q = EventHexPairs[2 * (v & 0xF) + 1];
   return end;
 }
 
