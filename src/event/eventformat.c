@@ -112,12 +112,22 @@ static void putSpaces(WriterStruct *w, size_t n)
     putChar(w, ' ');
 }
 
-/* Two decimal digits at a time: a table lookup and one store each, so
- * a number costs a few instructions a digit pair. */
-static const char decimalPairs[] =
+/* Two decimal digits at a time, and two hex digits: a table lookup and
+ * one store each, so a number costs a few instructions a digit pair.
+ * eventcnv's exports use them too (eventread.h). */
+const char EventDecimalPairs[200] =
   "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
   "8081828384858687888990919293949596979899";
+const char EventHexPairs[512] =
+  "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+  "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+  "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+  "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+  "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+  "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+  "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+  "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
 /* bitLength -- bits needed for value, at least 1 */
 static unsigned bitLength(uint64_t value)
@@ -157,7 +167,7 @@ static void fillDecimal(char *end, uint64_t value, unsigned count)
     unsigned pair = (unsigned)(value % 100);
     value /= 100;
     end -= 2;
-    memcpy(end, decimalPairs + 2 * pair, 2);
+    memcpy(end, EventDecimalPairs + 2 * pair, 2);
   }
   {
     uint32_t small = (uint32_t)value;    /* 32-bit division is cheaper */
@@ -165,7 +175,7 @@ static void fillDecimal(char *end, uint64_t value, unsigned count)
       unsigned pair = small % 100;
       small /= 100;
       end -= 2;
-      memcpy(end, decimalPairs + 2 * pair, 2);
+      memcpy(end, EventDecimalPairs + 2 * pair, 2);
     }
     if (end > start)
       *--end = (char)('0' + small % 10);
@@ -177,12 +187,12 @@ static void fillDecimal(char *end, uint64_t value, unsigned count)
 static void fillNanoseconds(char *p, uint32_t ns)
 {
   uint32_t hi = ns / 100000, lo = ns % 100000;   /* 4 digits, 5 digits */
-  memcpy(p, decimalPairs + 2 * (hi / 100), 2);
-  memcpy(p + 2, decimalPairs + 2 * (hi % 100), 2);
+  memcpy(p, EventDecimalPairs + 2 * (hi / 100), 2);
+  memcpy(p + 2, EventDecimalPairs + 2 * (hi % 100), 2);
   p[4] = (char)('0' + lo / 10000);
   lo %= 10000;
-  memcpy(p + 5, decimalPairs + 2 * (lo / 100), 2);
-  memcpy(p + 7, decimalPairs + 2 * (lo % 100), 2);
+  memcpy(p + 5, EventDecimalPairs + 2 * (lo / 100), 2);
+  memcpy(p + 7, EventDecimalPairs + 2 * (lo % 100), 2);
 }
 
 /* putUnsigned -- value in decimal, at least minDigits digits (zero-padded) */

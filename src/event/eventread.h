@@ -187,6 +187,10 @@ extern size_t EventEscape(char *buf, size_t size, const char *s, size_t n);
  * Returns the length, like EventFormat. */
 extern size_t EventFormatDouble(char *buf, size_t size, double d);
 
+/* EventDecimalPairs, EventHexPairs -- "00" to "99", and "00" to "ff":
+ * the two digits of each number below 100, of each byte */
+extern const char EventDecimalPairs[200], EventHexPairs[512];
+
 
 /* THE STREAM LAYER */
 

@@ -68,27 +68,58 @@ void ExportOutGrow(ExportOutStruct *out, size_t need)
   out->size = size;
 }
 
-static const char digitPairs[] =
-  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-  "8081828384858687888990919293949596979899";
+/* DecimalDigits -- how many digits v has in decimal */
+static unsigned DecimalDigits(uint64_t v)
+{
+  static const uint64_t tens[] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+    1000000000000000000ull, 10000000000000000000ull,
+  };
+  unsigned n = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;   /* log10 of 2^bits */
+  return n + (v >= tens[n]) + (n == 0 && v == 0);
+}
+
+/* DigitsTo -- v's last n digits, two at a time from the end, at p */
+static void DigitsTo(char *p, uint64_t v, unsigned n)
+{
+  char *q = p + n;
+  for (; n >= 2 && v > UINT32_MAX; n -= 2) {
+    unsigned pair = (unsigned)(v % 100) * 2;
+    v /= 100;
+    q -= 2;
+    memcpy(q, &EventDecimalPairs[pair], 2);
+  }
+  for (uint32_t w = (uint32_t)v; n >= 2; n -= 2) {   /* cheaper in 32 bits */
+    unsigned pair = w % 100 * 2;
+    w /= 100;
+    q -= 2;
+    memcpy(q, &EventDecimalPairs[pair], 2);
+    v = w;
+  }
+  if (n == 1)
+    *--q = (char)('0' + v % 10);
+}
+
+char *ExportUnsignedTo(char *p, uint64_t v)
+{
+  unsigned n = DecimalDigits(v);
+  DigitsTo(p, v, n);
+  return p + n;
+}
+
+char *ExportZeroPaddedTo(char *p, uint64_t v, unsigned n)
+{
+  DigitsTo(p, v, n);
+  return p + n;
+}
 
 void ExportPutUnsigned(ExportOutStruct *out, uint64_t v)
 {
-  char digits[20], *p = digits + sizeof digits;
-  while (v >= 100) {
-    unsigned pair = (unsigned)(v % 100) * 2;
-    v /= 100;
-    *--p = digitPairs[pair + 1];
-    *--p = digitPairs[pair];
-  }
-  if (v >= 10) {
-    *--p = digitPairs[v * 2 + 1];
-    *--p = digitPairs[v * 2];
-  } else {
-    *--p = (char)('0' + v);
-  }
-  ExportPut(out, p, (size_t)(digits + sizeof digits - p));
+  char *p = ExportReserve(out, 20);
+  if (p != NULL)
+    out->used = (size_t)(ExportUnsignedTo(p, v) - out->buf);
 }
 
 void ExportPutSigned(ExportOutStruct *out, int64_t v)
@@ -101,23 +132,26 @@ void ExportPutSigned(ExportOutStruct *out, int64_t v)
   }
 }
 
-void ExportPutHex(ExportOutStruct *out, uint64_t v)
+char *ExportHexTo(char *p, uint64_t v)
 {
-  static const char hex[] = "0123456789abcdef";
-  char *p = ExportReserve(out, 18), *end;
   unsigned n = v != 0 ? (unsigned)(67 - __builtin_clzll(v)) / 4 : 1;   /* digits */
-  if (p == NULL)
-    return;
+  char *end = p + 2 + n, *q = end;
   p[0] = '0';
   p[1] = 'x';
-  end = p + 2 + n;
-  out->used += n + 2;
   for (; n >= 2; n -= 2, v >>= 8) {   /* two digits a step, from the end */
-    *--end = hex[v & 0xF];
-    *--end = hex[v >> 4 & 0xF];
+    q -= 2;
+    memcpy(q, &EventHexPairs[2 * (v & 0xFF)], 2);
   }
   if (n == 1)
-    *--end = hex[v & 0xF];
+    *--q = EventHexPairs[2 * (v & 0xF) + 1];
+  return end;
+}
+
+void ExportPutHex(ExportOutStruct *out, uint64_t v)
+{
+  char *p = ExportReserve(out, 18);
+  if (p != NULL)
+    out->used = (size_t)(ExportHexTo(p, v) - out->buf);
 }
 
 void ExportPutDouble(ExportOutStruct *out, double d)
@@ -155,43 +189,55 @@ static size_t Utf8Length(const unsigned char *s, size_t avail)
   return n;
 }
 
-void ExportPutJsonString(ExportOutStruct *out, const char *s, size_t len)
+char *ExportJsonStringTo(char *o, const char *s, size_t len)
 {
   const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0, run = 0;   /* p[run .. i-1] are bytes to copy as they are */
-  ExportPutChar(out, '"');
+  size_t i = 0;
+  *o++ = '"';
   while (i < len) {
     unsigned c = p[i];
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      *o++ = (char)c;
       ++i;
       continue;
     }
     if (c >= 0x80) {
       size_t n = Utf8Length(p + i, len - i);
       if (n > 0) {
+        memcpy(o, p + i, n);
+        o += n;
         i += n;
         continue;
       }
     }
-    ExportPut(out, s + run, i - run);
+    *o++ = '\\';
     switch (c) {
-    case '"': ExportPut(out, "\\\"", 2); break;
-    case '\\': ExportPut(out, "\\\\", 2); break;
-    case '\n': ExportPut(out, "\\n", 2); break;
-    case '\t': ExportPut(out, "\\t", 2); break;
-    case '\r': ExportPut(out, "\\r", 2); break;
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\t': *o++ = 't'; break;
+    case '\r': *o++ = 'r'; break;
     default:
       if (c < 0x20) {
-        char esc[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 0xF]};
-        ExportPut(out, esc, sizeof esc);
+        memcpy(o, "u00", 3);
+        o[3] = "0123456789abcdef"[c >> 4];
+        o[4] = "0123456789abcdef"[c & 0xF];
       } else {
-        ExportPut(out, "\\ufffd", 6);   /* a byte of invalid UTF-8 */
+        memcpy(o, "ufffd", 5);   /* a byte of invalid UTF-8 */
       }
+      o += 5;
     }
-    run = ++i;
+    ++i;
   }
-  ExportPut(out, s + run, i - run);
-  ExportPutChar(out, '"');
+  *o++ = '"';
+  return o;
+}
+
+void ExportPutJsonString(ExportOutStruct *out, const char *s, size_t len)
+{
+  char *p = ExportReserve(out, EXPORT_JSON_STRING_MAX(len));
+  if (p != NULL)
+    out->used = (size_t)(ExportJsonStringTo(p, s, len) - out->buf);
 }
 
 
@@ -257,20 +303,6 @@ int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock)
   return ExportClockNs(&ex->fmt, clock) + ex->offsetNs;
 }
 
-/* PutJsonWord -- W: a number, or a string above 2^53, where a double
- * (what most JSON readers make of a number) would round it.
- * design/telemetry.txt .export.json */
-static void PutJsonWord(ExportOutStruct *out, uint64_t v)
-{
-  if (v > ((uint64_t)1 << 53)) {
-    ExportPutChar(out, '"');
-    ExportPutUnsigned(out, v);
-    ExportPutChar(out, '"');
-  } else {
-    ExportPutUnsigned(out, v);
-  }
-}
-
 void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
 {
   ExportPutChar(out, '{');
@@ -278,47 +310,73 @@ void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex, const Eve
   ExportPutChar(out, '}');
 }
 
-void ExportPutJsonMembers(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
+size_t ExportJsonMembersMax(const ExportStruct *ex, const EventRecordStruct *rec)
 {
   const EventDescStruct *desc = rec->desc;
+  const ExportNamesStruct *names = &ex->names[desc - ex->registry->events];
+  size_t max = EXPORT_JSON_STRING_MAX(rec->stringLength);
+  for (unsigned i = 0; i < desc->paramCount; ++i)
+    max += 1 + names->keyLengths[i] + EXPORT_JSON_VALUE_MAX;
+  return max;
+}
+
+char *ExportJsonMembersTo(char *o, const ExportStruct *ex, const EventRecordStruct *rec)
+{
+  const EventDescStruct *desc = rec->desc;
+  const ExportNamesStruct *names = &ex->names[desc - ex->registry->events];
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const EventValueUnion *v = &rec->values[i];
-    const ExportNamesStruct *names = &ex->names[desc - ex->registry->events];
     if (i > 0)
-      ExportPutChar(out, ',');
-    ExportPut(out, names->keys[i], names->keyLengths[i]);
+      *o++ = ',';
+    o = ExportCopy(o, names->keys[i], names->keyLengths[i]);
     switch (desc->format[i]) {
     case 'P': case 'A':
-      ExportPutChar(out, '"');
-      ExportPutHex(out, v->u);
-      ExportPutChar(out, '"');
+      *o++ = '"';
+      o = ExportHexTo(o, v->u);
+      *o++ = '"';
       break;
-    case 'W':
-      PutJsonWord(out, v->u);
+    case 'W':   /* a string above 2^53, where a double (what most JSON
+                   readers make of a number) would round it.
+                   design/telemetry.txt .export.json */
+      if (v->u > ((uint64_t)1 << 53)) {
+        *o++ = '"';
+        o = ExportUnsignedTo(o, v->u);
+        *o++ = '"';
+      } else {
+        o = ExportUnsignedTo(o, v->u);
+      }
       break;
     case 'U':
-      ExportPutUnsigned(out, v->u);
+      o = ExportUnsignedTo(o, v->u);
       break;
     case 'D':
       if (isfinite(v->d)) {   /* with a point, so that -0.0 stays itself */
-        char buf[48];
-        size_t n = EventFormatDouble(buf, sizeof buf - 2, v->d);
-        if (memchr(buf, '.', n) == NULL && memchr(buf, 'e', n) == NULL)
-          buf[n++] = '.', buf[n++] = '0';
-        ExportPut(out, buf, n);
+        size_t n = EventFormatDouble(o, 40, v->d);
+        if (memchr(o, '.', n) == NULL && memchr(o, 'e', n) == NULL)
+          o[n++] = '.', o[n++] = '0';
+        o += n;
       } else {          /* JSON has no NaN or infinity: "nan", "inf", "-inf" */
-        ExportPutChar(out, '"');
-        ExportPutDouble(out, v->d);
-        ExportPutChar(out, '"');
+        *o++ = '"';
+        o += EventFormatDouble(o, 40, v->d);
+        *o++ = '"';
       }
       break;
     case 'S':
-      ExportPutJsonString(out, v->s, rec->stringLength);
+      o = ExportJsonStringTo(o, v->s, rec->stringLength);
       break;
     default:
-      ExportPutString(out, "null");
+      memcpy(o, "null", 4);
+      o += 4;
     }
   }
+  return o;
+}
+
+void ExportPutJsonMembers(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
+{
+  char *p = ExportReserve(out, ExportJsonMembersMax(ex, rec));
+  if (p != NULL)
+    out->used = (size_t)(ExportJsonMembersTo(p, ex, rec) - out->buf);
 }
 
 int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportStruct *ex,

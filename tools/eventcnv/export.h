@@ -77,6 +77,25 @@ static inline char *ExportReserve(ExportOutStruct *out, size_t n)
   return out->size - out->used < n ? NULL : out->buf + out->used;
 }
 
+/* ExportCopy -- n bytes from s to p, returning p + n: memcpy, but
+ * without a call for the short strings of a line (names, members) */
+static inline char *ExportCopy(char *p, const char *s, size_t n)
+{
+  if (n >= 8 && n <= 16) {      /* two copies that overlap */
+    memcpy(p, s, 8);
+    memcpy(p + n - 8, s + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    memcpy(p, s, 4);
+    memcpy(p + n - 4, s + n - 4, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i)
+      p[i] = s[i];
+  } else {
+    memcpy(p, s, n);
+  }
+  return p + n;
+}
+
 static inline void ExportPutString(ExportOutStruct *out, const char *s)
 {
   ExportPut(out, s, strlen(s));
@@ -89,6 +108,16 @@ static inline void ExportPutChar(ExportOutStruct *out, char c)
   if (out->used < out->size)
     out->buf[out->used++] = c;
 }
+
+/* ExportUnsignedTo, ExportHexTo, ExportJsonStringTo -- v in decimal,
+ * v as 0x1f, s as ExportPutJsonString puts it, at p, which has room
+ * (20, 18 and EXPORT_JSON_STRING_MAX(len) bytes); they return the end.
+ * ExportZeroPaddedTo -- v's last n digits, zeros before them */
+#define EXPORT_JSON_STRING_MAX(len) (6 * (len) + 2)
+extern char *ExportUnsignedTo(char *p, uint64_t v);
+extern char *ExportZeroPaddedTo(char *p, uint64_t v, unsigned n);
+extern char *ExportHexTo(char *p, uint64_t v);
+extern char *ExportJsonStringTo(char *p, const char *s, size_t len);
 
 extern void ExportPutUnsigned(ExportOutStruct *out, uint64_t v);
 extern void ExportPutSigned(ExportOutStruct *out, int64_t v);
@@ -190,9 +219,14 @@ static inline int64_t ExportTimeNs(const ExportStruct *ex, EventClock clock)
  * returns 1 if it wrote them.  design/telemetry.txt .export.json */
 extern void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex,
                                 const EventRecordStruct *rec);
-/* ExportPutJsonMembers -- the same without the braces */
+/* ExportPutJsonMembers -- the same without the braces.
+ * ExportJsonMembersTo -- the same at p, which has room for
+ * ExportJsonMembersMax bytes; returns the end */
 extern void ExportPutJsonMembers(ExportOutStruct *out, const ExportStruct *ex,
                                  const EventRecordStruct *rec);
+#define EXPORT_JSON_VALUE_MAX 48    /* a value but S: "0x...", a double */
+extern size_t ExportJsonMembersMax(const ExportStruct *ex, const EventRecordStruct *rec);
+extern char *ExportJsonMembersTo(char *p, const ExportStruct *ex, const EventRecordStruct *rec);
 extern int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportStruct *ex,
                                const EventRecordStruct *rec);
 

@@ -43,12 +43,25 @@ typedef struct CtfStreamStruct {
 
 typedef struct CtfStruct {
   CtfStreamStruct *streams;
+  CtfStreamStruct *last;        /* the last event's stream: the next's is likely it */
   size_t buffered;              /* bytes in every packet */
   int dir;                      /* the output directory */
   int failed;
 } CtfStruct;
 
 static CtfStruct ctf;
+
+/* Le -- v's n low bytes at p, little-endian: one store on a
+ * little-endian machine, where EventStore's loop is a store a byte.
+ * design/telemetry.txt .export.ctf.fast */
+static inline void Le(unsigned char *p, uint64_t v, unsigned n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, n);
+#else
+  EventStore(p, v, n, 0);
+#endif
+}
 
 static int Failed(ExportStruct *ex, CtfStruct *state, const char *what, int err)
 {
@@ -243,7 +256,8 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
 {
   CtfStruct *state = ex->state;
   const EventDescStruct *desc = rec->desc;
-  CtfStreamStruct *stream = Stream(ex, state, rec->thread);
+  CtfStreamStruct *stream = state->last != NULL && state->last->thread == rec->thread
+    ? state->last : Stream(ex, state, rec->thread);
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   uint64_t ts = elapsed > 0 ? (uint64_t)elapsed : 0;   /* the clock starts at 0 */
   size_t need = 10 + (size_t)desc->paramCount * 8 + rec->stringLength + 1;
@@ -251,6 +265,7 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   (void)seq;
   if (stream == NULL || Room(ex, state, stream, need) != 0)
     return 1;
+  state->last = stream;
   if (stream->used == 0) {
     EventStore(stream->packet, CTF_MAGIC, 4, 0);
     EventStore(stream->packet + 4, 0, 4, 0);
@@ -261,30 +276,23 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   }
   stream->end = ts;
   p = stream->packet + stream->used;
-  EventStore(p, (uint64_t)(desc - ex->registry->events), 2, 0);
-  EventStore(p + 2, ts, 8, 0);
+  Le(p, (uint64_t)(desc - ex->registry->events), 2);
+  Le(p + 2, ts, 8);
   p += 10;
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const EventValueUnion *v = &rec->values[i];
     switch (desc->format[i]) {
     case 'U':
-      EventStore(p, v->u, 4, 0);
+      Le(p, v->u, 4);
       p += 4;
       break;
-    case 'D': {
-      uint64_t bits;
-      memcpy(&bits, &v->d, sizeof bits);
-      EventStore(p, bits, 8, 0);
-      p += 8;
-      break;
-    }
     case 'S':
       memcpy(p, v->s, rec->stringLength);
       p += rec->stringLength;
       *p++ = 0;
       break;
-    default:                    /* P A W */
-      EventStore(p, v->u, 8, 0);
+    default:                    /* P A W D: D's bits are the union's */
+      Le(p, v->u, 8);
       p += 8;
     }
   }

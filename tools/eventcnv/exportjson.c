@@ -9,17 +9,19 @@
 
 #include "export.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* PutCommon -- the columns every record has, after seq, as JSON
- * members (json) or CSV cells (!json).  design/telemetry.txt .export.json */
-static void PutThreadAndProcess(ExportOutStruct *out, const ExportStruct *ex,
-                                const EventRecordStruct *rec, int json)
+#define NS_PER_SECOND 1000000000
+
+/* PutThreadAndProcess -- the thread's columns, as JSON members (json)
+ * or CSV cells (!json).  design/telemetry.txt .export.json */
+static void PutThreadAndProcess(ExportOutStruct *out, uint32_t serial,
+                                const ExportThreadStruct *thread, int json)
 {
-  const ExportThreadStruct *thread = ExportThreadFind(ex, rec->thread);
   ExportPutString(out, json ? ",\"thread\":" : ",");
-  ExportPutUnsigned(out, rec->thread);
+  ExportPutUnsigned(out, serial);
   ExportPutString(out, json ? ",\"tid\":" : ",");
   if (thread != NULL && thread->started)
     ExportPutUnsigned(out, thread->osid);
@@ -48,53 +50,218 @@ static const char *KindName(const ExportStruct *ex, unsigned kind)
 }
 
 
-/* JSON lines.  design/telemetry.txt .export.json */
+/* JSON lines.  design/telemetry.txt .export.json
+ *
+ * A line is written straight into the output buffer, room for the
+ * longest it could be reserved first.  What repeats from line to line
+ * is made once: each event's ,"kind":...,"event":...,"fields":{, the
+ * members of the last line's thread and process, and the digits of the
+ * last line's second.  design/telemetry.txt .export.json.fast */
+
+/* JsonlHeadStruct -- an event's members from kind to the fields' brace */
+typedef struct JsonlHeadStruct {
+  char *text;
+  size_t length;
+  size_t eventAt;               /* where ,"event": starts */
+  size_t fieldsMax;             /* the most the fields take, but a string's */
+} JsonlHeadStruct;
+
+/* SecondsStruct -- the digits of the second of the last time written */
+typedef struct SecondsStruct {
+  uint64_t second;
+  char digits[20];
+  size_t length;                /* 0: none yet */
+} SecondsStruct;
 
 typedef struct JsonlStruct {
-  ExportOutStruct process;      /* ,"pid":N,"program":"..." made once */
+  JsonlHeadStruct **heads;      /* by log, then by index in its registry */
+  int *labelled;                /* by log: a Label event has been read */
+  ExportOutStruct who;          /* ,"thread":...,"program":"..." of the thread below */
+  size_t whoSource;
+  const ExportThreadStruct *whoThread;   /* NULL: who is not made */
+  uint32_t whoSerial;
+  int whoStarted;
+  uint64_t whoOsid;
+  const char *whoName;
+  size_t whoNameLength;
+  SecondsStruct time, elapsed;  /* of time_ns and of elapsed_ns */
+  uint64_t seq;                 /* the last seq, whose digits are these */
+  char seqDigits[21];
+  size_t seqLength;             /* 0: none yet */
 } JsonlStruct;
 
 static JsonlStruct jsonl;
 
-/* JsonlSource -- the process's members, made once per log */
+/* JsonlSource -- the log at hand changed: make who again */
 static int JsonlSource(ExportStruct *ex)
 {
-  jsonl.process.used = 0;
-  ExportPutString(&jsonl.process, ",\"pid\":");
-  ExportPutUnsigned(&jsonl.process, ex->info->pid);
-  ExportPutString(&jsonl.process, ",\"program\":");
-  ExportPutJsonString(&jsonl.process, ex->info->program, strlen(ex->info->program));
-  if (jsonl.process.err != 0)
-    ex->out.err = jsonl.process.err;
+  (void)ex;
+  jsonl.whoThread = NULL;
+  return 0;
+}
+
+/* JsonlHeads -- each log's events' heads */
+static int JsonlHeads(ExportStruct *ex, JsonlStruct *state)
+{
+  state->heads = calloc(ex->sourceCount, sizeof *state->heads);
+  state->labelled = calloc(ex->sourceCount, sizeof *state->labelled);
+  if (state->heads == NULL || state->labelled == NULL)
+    return 1;
+  for (size_t s = 0; s < ex->sourceCount; ++s) {
+    const ExportSourceStruct *src = &ex->sources[s];
+    const EventRegistryStruct *registry = src->registry;
+    state->heads[s] = calloc(registry->eventCount + 1, sizeof *state->heads[s]);
+    if (state->heads[s] == NULL)
+      return 1;
+    for (unsigned i = 0; i < registry->eventCount; ++i) {
+      unsigned kind = registry->events[i].kind < EVENT_KIND_LIMIT ? registry->events[i].kind
+        : EVENT_KIND_LIMIT - 1;
+      ExportOutStruct head = {NULL, 0, 0, -1, 0};
+      ExportPutString(&head, ",\"kind\":");
+      ExportPut(&head, src->kindNames[kind], src->kindNameLengths[kind]);
+      state->heads[s][i].eventAt = head.used;
+      ExportPutString(&head, ",\"event\":");
+      ExportPut(&head, src->names[i].event, src->names[i].eventLength);
+      ExportPutString(&head, ",\"fields\":{");
+      for (unsigned p = 0; p < registry->events[i].paramCount; ++p)
+        state->heads[s][i].fieldsMax += 1 + src->names[i].keyLengths[p] + EXPORT_JSON_VALUE_MAX;
+      state->heads[s][i].text = head.buf;
+      state->heads[s][i].length = head.used;
+      if (head.err != 0)
+        return 1;
+    }
+  }
   return 0;
 }
 
 static int JsonlBegin(ExportStruct *ex)
 {
   memset(&jsonl, 0, sizeof jsonl);
-  jsonl.process.fd = -1;
+  jsonl.who.fd = -1;
   ex->state = &jsonl;
-  return JsonlSource(ex);
+  if (JsonlHeads(ex, &jsonl) != 0) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    return 1;
+  }
+  return 0;
+}
+
+/* JsonlEvery -- a log's labels are looked up once it has a Label */
+static int JsonlEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+{
+  (void)seq;
+  if (rec->desc == ex->label)
+    jsonl.labelled[ex->source] = 1;
+  return 0;
+}
+
+/* JsonlWho -- the thread's and process's members, made again only when
+ * the thread, or what the log has said of it, changed */
+static void JsonlWho(ExportStruct *ex, JsonlStruct *state, uint32_t serial)
+{
+  const ExportThreadStruct *thread = ExportThreadFind(ex, serial);
+  ExportOutStruct *who = &state->who;
+  if (state->whoThread != NULL && thread == state->whoThread && state->whoSource == ex->source
+      && state->whoSerial == serial && state->whoStarted == thread->started
+      && state->whoOsid == thread->osid && state->whoName == thread->name
+      && state->whoNameLength == thread->nameLength)
+    return;
+  who->used = 0;
+  PutThreadAndProcess(who, serial, thread, 1);
+  ExportPutString(who, ",\"pid\":");
+  ExportPutUnsigned(who, ex->info->pid);
+  ExportPutString(who, ",\"program\":");
+  ExportPutJsonString(who, ex->info->program, strlen(ex->info->program));
+  if (who->err != 0 && ex->out.err == 0)
+    ex->out.err = who->err;
+  state->whoThread = thread;    /* NULL until the log names the thread: made each line */
+  state->whoSource = ex->source;
+  state->whoSerial = serial;
+  if (thread != NULL) {
+    state->whoStarted = thread->started;
+    state->whoOsid = thread->osid;
+    state->whoName = thread->name;
+    state->whoNameLength = thread->nameLength;
+  }
+}
+
+/* JsonlNs -- ns at o, its second's digits made once */
+static char *JsonlNs(SecondsStruct *seconds, char *o, int64_t ns)
+{
+  uint64_t second;
+  if (ns < NS_PER_SECOND)
+    return ns < 0 ? (*o++ = '-', ExportUnsignedTo(o, (uint64_t)0 - (uint64_t)ns))
+      : ExportUnsignedTo(o, (uint64_t)ns);
+  second = (uint64_t)ns / NS_PER_SECOND;
+  if (second != seconds->second || seconds->length == 0) {
+    seconds->second = second;
+    seconds->length = (size_t)(ExportUnsignedTo(seconds->digits, second) - seconds->digits);
+  }
+  o = ExportCopy(o, seconds->digits, seconds->length);
+  return ExportZeroPaddedTo(o, (uint64_t)ns % NS_PER_SECOND, 9);
+}
+
+/* JsonlSeq -- seq at o: the last one's digits counted up where it
+ * follows it */
+static char *JsonlSeq(JsonlStruct *state, char *o, uint64_t seq)
+{
+  char *d = state->seqDigits;
+  size_t i = state->seqLength;
+  if (i > 0 && seq == state->seq + 1) {
+    while (i > 0 && d[i - 1] == '9')
+      d[--i] = '0';
+    if (i > 0) {
+      ++d[i - 1];
+    } else {                    /* 99 to 100 */
+      memmove(d + 1, d, state->seqLength++);
+      d[0] = '1';
+    }
+  } else {
+    state->seqLength = (size_t)(ExportUnsignedTo(d, seq) - d);
+  }
+  state->seq = seq;
+  return ExportCopy(o, d, state->seqLength);
 }
 
 static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   ExportOutStruct *out = &ex->out;
   JsonlStruct *state = ex->state;
-  unsigned kind = rec->kind < EVENT_KIND_LIMIT ? rec->kind : EVENT_KIND_LIMIT - 1;
-  const ExportNamesStruct *names = &ex->names[rec->desc - ex->registry->events];
-  ExportPutString(out, "{\"seq\":");
-  ExportPutUnsigned(out, seq);
-  PutTimes(out, ex, rec, 1);
-  PutThreadAndProcess(out, ex, rec, 1);
-  ExportPut(out, state->process.buf, state->process.used);
-  ExportPutString(out, ",\"kind\":");
-  ExportPut(out, ex->kindNames[kind], ex->kindNameLengths[kind]);
-  ExportPutString(out, ",\"event\":");
-  ExportPut(out, names->event, names->eventLength);
-  ExportPutString(out, ",\"fields\":");
-  ExportPutJsonFields(out, ex, rec);
-  (void)ExportPutJsonLabels(out, ",\"labels\":", ex, rec);
+  const EventDescStruct *desc = rec->desc;
+  const JsonlHeadStruct *head = &state->heads[ex->source][desc - ex->registry->events];
+  int64_t elapsed = ExportElapsedNs(ex, rec->clock);
+  size_t max;
+  char *o;
+  JsonlWho(ex, state, rec->thread);
+  max = 128 + state->who.used + head->length + head->fieldsMax
+    + EXPORT_JSON_STRING_MAX(rec->stringLength);
+  o = ExportReserve(out, max);
+  if (o == NULL)
+    return 0;                   /* out->err says why */
+  memcpy(o, "{\"seq\":", 7);
+  o = JsonlSeq(state, o + 7, seq);
+  memcpy(o, ",\"time_ns\":", 11);
+  o = JsonlNs(&state->time, o + 11, (int64_t)ex->originNs + elapsed);
+  memcpy(o, ",\"elapsed_ns\":", 14);
+  o = JsonlNs(&state->elapsed, o + 14, elapsed);
+  memcpy(o, state->who.buf, state->who.used);
+  o += state->who.used;
+  if (rec->kind == desc->kind) {
+    memcpy(o, head->text, head->length);
+    o += head->length;
+  } else {                      /* the block's kind is not the event's */
+    unsigned kind = rec->kind < EVENT_KIND_LIMIT ? rec->kind : EVENT_KIND_LIMIT - 1;
+    memcpy(o, ",\"kind\":", 8);
+    memcpy(o + 8, ex->kindNames[kind], ex->kindNameLengths[kind]);
+    o += 8 + ex->kindNameLengths[kind];
+    memcpy(o, head->text + head->eventAt, head->length - head->eventAt);
+    o += head->length - head->eventAt;
+  }
+  o = ExportJsonMembersTo(o, ex, rec);
+  *o++ = '}';
+  out->used = (size_t)(o - out->buf);
+  if (state->labelled[ex->source])
+    (void)ExportPutJsonLabels(out, ",\"labels\":", ex, rec);
   ExportPut(out, "}\n", 2);
   return 0;
 }
@@ -102,12 +269,21 @@ static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t s
 static int JsonlEnd(ExportStruct *ex)
 {
   JsonlStruct *state = ex->state;
-  if (state != NULL)
-    free(state->process.buf);
+  if (state == NULL)
+    return 0;
+  for (size_t s = 0; state->heads != NULL && s < ex->sourceCount; ++s) {
+    for (unsigned i = 0; state->heads[s] != NULL && i < ex->sources[s].registry->eventCount; ++i)
+      free(state->heads[s][i].text);
+    free(state->heads[s]);
+  }
+  free(state->heads);
+  free(state->labelled);
+  free(state->who.buf);
   return 0;
 }
 
-const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, NULL, JsonlEnd, JsonlSource, 0};
+const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, JsonlEvery, JsonlEnd,
+                                        JsonlSource, 0};
 
 
 /* CSV (RFC 4180): a header row, then a row per event; a cell with a

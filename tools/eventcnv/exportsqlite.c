@@ -3,9 +3,12 @@
  * .design: design/telemetry.txt .export.sqlite
  *
  * Written through libsqlite3: prepared statements, one transaction, no
- * journal, and the indexes made at the end, when the rows are in.  The
- * schema comes from the stream's registry: a table per event name with
- * a column per parameter.  The README shows it.
+ * journal, the time index kept as the rows come in time order, and the
+ * name index made at the end, when the rows are in.  Each
+ * event is one row of the event table, its fields in typed columns
+ * that every event shares; the schema that readers query comes from
+ * the stream's registry: a view per event name with a column per
+ * parameter.  The README shows it.
  */
 
 #include "export.h"
@@ -24,10 +27,29 @@
 #define IDENT_MAX (EVENT_NAME_MAX + 8)
 
 /* Rows go in BATCH at a time, in one INSERT of BATCH rows: a step of
- * SQLite's machine costs about as much as the rows it inserts, so
- * this is three times as fast as a row a step.
+ * SQLite's machine costs about as much as the rows it inserts.
  * design/telemetry.txt .export.sqlite */
 #define BATCH 64
+
+/* The event table's columns: the common ones, then the fields.  An
+ * event's P, A, W and U go in f0, f1, ... in order, its D in d0, d1,
+ * ... and its S in str; as many of each as the registry's events need.
+ * design/telemetry.txt .export.sqlite.row */
+enum { COLUMN_SEQ, COLUMN_TIME, COLUMN_THREAD, COLUMN_KIND, COLUMN_NAME, COLUMN_PID,
+       COLUMN_FIELDS };
+
+/* WidthStruct -- field columns of each type: an event's, the table's,
+ * or an INSERT's */
+typedef struct WidthStruct {
+  int ints, reals, strings;
+} WidthStruct;
+
+/* ShapeStruct -- an event's field columns in the table: its P A W U
+ * are f0 ..., its D d0 ... and its S str */
+typedef struct ShapeStruct {
+  WidthStruct width;
+  unsigned char column[EVENT_PARAM_MAX];  /* each parameter's column in the table */
+} ShapeStruct;
 
 /* RowStruct -- an event waiting for its INSERT */
 typedef struct RowStruct {
@@ -35,32 +57,49 @@ typedef struct RowStruct {
   int64_t time;
   uint32_t thread;
   uint32_t pid;
-  unsigned kind;
+  int seqNext;                  /* seq is one more than the row before's */
+  const char *kind;
   const EventDescStruct *desc;
+  const ShapeStruct *shape;     /* by index: desc is of the log it came from */
   EventValueUnion values[EVENT_PARAM_MAX];
   size_t stringLength;
 } RowStruct;
 
-/* TableStruct -- a table and its waiting rows */
-typedef struct TableStruct {
-  const char *name;
-  sqlite3_stmt *one, *batch;    /* INSERT of a row, of BATCH rows: prepared
-                                   for the table's first row, as a registry
-                                   may have many events that never happen */
-  int columns;
-  int isEvent;                  /* the event table, not an event's own */
-  RowStruct *rows;              /* BATCH of them, made when first needed */
-  unsigned count;
-} TableStruct;
+/* BoundStruct -- what a row of an INSERT has bound, so that a row like
+ * the one before it there binds only what differs: bindings stay from
+ * one step to the next.  design/telemetry.txt .export.sqlite.bind */
+typedef struct BoundStruct {
+  uint64_t mask;                /* field columns not NULL */
+  const char *kind, *name;
+  uint32_t thread, pid;
+  int seqNull;                  /* seq is bound NULL */
+  int valid;
+} BoundStruct;
+
+/* InsertStruct -- the INSERTs into event of a row, and of BATCH rows,
+ * of events up to a width: SQLite leaves the columns past it NULL
+ * without their being bound.  design/telemetry.txt .export.sqlite.bind */
+typedef struct InsertStruct {
+  WidthStruct width;
+  int columns;                  /* bound per row */
+  sqlite3_stmt *one, *batch;
+  BoundStruct boundOne, bound[BATCH];
+} InsertStruct;
 
 typedef struct SqliteStruct {
   sqlite3 *db;
-  TableStruct event;            /* the event table */
-  TableStruct *fields;          /* by index in the registry: each event's table */
+  WidthStruct width;            /* the event table's */
+  ShapeStruct *shapes;          /* by index in the registry */
+  InsertStruct **inserts;       /* made as rows need them */
+  size_t insertCount;
+  RowStruct rows[BATCH];        /* waiting */
+  unsigned count;
+  uint64_t lastSeq;             /* of the last row, if any */
+  int any;
   sqlite3_stmt *insertString, *insertLabel, *insertSpan;
   SpanTrackerStruct **spans;    /* by log: NULL where its registry declares none */
   ExportStruct *ex;
-  char (*tables)[IDENT_MAX];    /* by index: the table of each event */
+  char (*tables)[IDENT_MAX];    /* by index: the view of each event */
   int failed;
 } SqliteStruct;
 
@@ -111,13 +150,11 @@ static int Step(ExportStruct *ex, SqliteStruct *state, sqlite3_stmt *stmt)
  * is one of these names (SQL names ignore case), when "_" is added.
  * design/telemetry.txt .export.sqlite */
 static const char *const fixedTables[] = {
-  "event", "event_fields", "thread", "process", "kind", "registry_event", "registry_param",
-  "string", "label", "span", "registry_span", "registry_counter",
+  "event", "event_fields", "event_time", "event_name", "thread", "process", "kind",
+  "registry_event", "registry_param", "string", "label", "span", "registry_span", "registry_counter",
 };
 
 static const char schema[] =
-  "CREATE TABLE event (seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"
-  " thread INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, pid INTEGER NOT NULL);\n"
   "CREATE TABLE thread (thread INTEGER, tid INTEGER, name TEXT, events INTEGER, pid INTEGER,"
   " PRIMARY KEY (pid, thread));\n"
   "CREATE TABLE process (pid INTEGER, program TEXT, start_ns INTEGER, clock_hz INTEGER,"
@@ -339,169 +376,295 @@ static void SpanRow(void *closure, SpanWhat what, const SpanStruct *span)
   (void)Step(state->ex, state, stmt);
 }
 
-/* TableInit -- a table of columns columns */
-static void TableInit(TableStruct *table, const char *name, int columns, int isEvent)
+/* SqlQuoted -- s quoted with q (" for a name, ' for a string), q doubled
+ * inside: a registry read from a log may hold any bytes */
+static void SqlQuoted(SqlStruct *sql, char q, const char *s)
 {
-  table->name = name;
-  table->columns = columns;
-  table->isEvent = isEvent;
+  SqlAdd(sql, "%c", q);
+  for (const char *p; (p = strchr(s, q)) != NULL; s = p + 1)
+    SqlAdd(sql, "%.*s%c%c", (int)(p - s), s, q, q);
+  SqlAdd(sql, "%s%c", s, q);
 }
 
-/* TablePrepare -- its inserts */
-static int TablePrepare(ExportStruct *ex, SqliteStruct *state, TableStruct *table)
+/* Shapes -- each event's width and field columns, and the table's
+ * width: the widest event's of each type */
+static int Shapes(ExportStruct *ex, SqliteStruct *state)
 {
-  SqlStruct one = {0}, batch = {0};
-  const char *name = table->name;
-  int columns = table->columns;
-  int res;
-  SqlAdd(&one, "INSERT INTO \"%s\" VALUES (?", name);
-  for (int c = 1; c < columns; ++c)
-    SqlAdd(&one, ",?");
-  SqlAdd(&one, ")");
-  SqlAdd(&batch, "INSERT INTO \"%s\" VALUES ", name);
-  for (int r = 0; r < BATCH; ++r) {
-    SqlAdd(&batch, "%s(?", r > 0 ? "," : "");
-    for (int c = 1; c < columns; ++c)
-      SqlAdd(&batch, ",?");
-    SqlAdd(&batch, ")");
+  const EventRegistryStruct *registry = ex->registry;
+  WidthStruct *table = &state->width;
+  state->shapes = calloc(registry->eventCount + 1, sizeof *state->shapes);
+  if (state->shapes == NULL)
+    return Fail(ex, state, "out of memory");
+  for (unsigned i = 0; i < registry->eventCount; ++i) {
+    const EventDescStruct *desc = &registry->events[i];
+    WidthStruct *width = &state->shapes[i].width;
+    for (unsigned p = 0; p < desc->paramCount; ++p) {
+      char letter = desc->format[p];
+      ++*(letter == 'D' ? &width->reals : letter == 'S' ? &width->strings : &width->ints);
+    }
+    if (width->ints > table->ints) table->ints = width->ints;
+    if (width->reals > table->reals) table->reals = width->reals;
+    if (width->strings > table->strings) table->strings = width->strings;
   }
-  if (one.text == NULL || batch.text == NULL)
-    res = Fail(ex, state, "out of memory");
-  else
-    res = Prepare(ex, state, one.text, &table->one) != 0
-      || Prepare(ex, state, batch.text, &table->batch) != 0;
-  free(one.text);
-  free(batch.text);
-  return res;
-}
-
-/* BindRow -- row's values into stmt from parameter base + 1 */
-static void BindRow(sqlite3_stmt *stmt, int base, const TableStruct *table, const RowStruct *row,
-                    const ExportStruct *ex)
-{
-  const EventDescStruct *desc = row->desc;
-  sqlite3_bind_int64(stmt, base + 1, (sqlite3_int64)row->seq);
-  if (table->isEvent) {
-    unsigned kind = row->kind;
-    sqlite3_bind_int64(stmt, base + 2, row->time);
-    sqlite3_bind_int64(stmt, base + 3, row->thread);
-    sqlite3_bind_text(stmt, base + 4, kind < ex->registry->kindCount
-                      ? ex->registry->kinds[kind].name : "?", -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, base + 5, desc->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(stmt, base + 6, row->pid);
-    return;
-  }
-  for (unsigned p = 0; p < desc->paramCount; ++p) {
-    const EventValueUnion *v = &row->values[p];
-    int col = base + (int)p + 2;
-    switch (desc->format[p]) {
-    case 'D':
-      sqlite3_bind_double(stmt, col, v->d);     /* NaN is NULL in SQLite */
-      break;
-    case 'S':                   /* the string is in the mapped log */
-      sqlite3_bind_text(stmt, col, v->s, (int)row->stringLength, SQLITE_STATIC);
-      break;
-    default:                    /* P A W U: 64 bits, above 2^63 negative */
-      sqlite3_bind_int64(stmt, col, (sqlite3_int64)v->u);
+  for (unsigned i = 0; i < registry->eventCount; ++i) {
+    const EventDescStruct *desc = &registry->events[i];
+    ShapeStruct *shape = &state->shapes[i];
+    int ints = 0, reals = 0;
+    for (unsigned p = 0; p < desc->paramCount; ++p) {
+      char letter = desc->format[p];
+      shape->column[p] = (unsigned char)(letter == 'D' ? COLUMN_FIELDS + table->ints + reals++
+                                         : letter == 'S' ? COLUMN_FIELDS + table->ints + table->reals
+                                         : COLUMN_FIELDS + ints++);
     }
   }
-}
-
-/* Flush -- insert table's waiting rows */
-static int Flush(ExportStruct *ex, SqliteStruct *state, TableStruct *table)
-{
-  if (table->count == BATCH) {
-    for (unsigned r = 0; r < BATCH; ++r)
-      BindRow(table->batch, (int)r * table->columns, table, &table->rows[r], ex);
-    table->count = 0;
-    return Step(ex, state, table->batch);
-  }
-  for (unsigned r = 0; r < table->count; ++r) {
-    BindRow(table->one, 0, table, &table->rows[r], ex);
-    if (Step(ex, state, table->one) != 0)
-      return 1;
-  }
-  table->count = 0;
   return 0;
 }
 
-/* Add -- a row for table, inserted when BATCH are waiting */
-static RowStruct *Add(ExportStruct *ex, SqliteStruct *state, TableStruct *table)
+/* FieldColumn -- the name of the field column of type letter (f for P A
+ * W U) and index i */
+static void FieldColumn(char *buf, size_t size, char letter, int i)
 {
-  if (table->rows == NULL) {
-    if (TablePrepare(ex, state, table) != 0)
-      return NULL;
-    table->rows = malloc(BATCH * sizeof *table->rows);
-    if (table->rows == NULL) {
-      Fail(ex, state, "out of memory");
-      return NULL;
+  if (letter == 'S')
+    snprintf(buf, size, "str");         /* one: a string is the last parameter */
+  else
+    snprintf(buf, size, "%c%d", letter == 'D' ? 'd' : 'f', i);
+}
+
+/* TableColumn -- the name of the table's column c (from COLUMN_FIELDS) */
+static void TableColumn(const SqliteStruct *state, char *buf, size_t size, int c)
+{
+  c -= COLUMN_FIELDS;
+  if (c < state->width.ints)
+    FieldColumn(buf, size, 'W', c);
+  else if (c < state->width.ints + state->width.reals)
+    FieldColumn(buf, size, 'D', c - state->width.ints);
+  else
+    FieldColumn(buf, size, 'S', 0);
+}
+
+/* EventTable -- the event table */
+static int EventTable(ExportStruct *ex, SqliteStruct *state)
+{
+  const WidthStruct *width = &state->width;
+  SqlStruct create = {0};
+  int columns = COLUMN_FIELDS + width->ints + width->reals + width->strings, res;
+  SqlAdd(&create, "CREATE TABLE event (seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"
+         " thread INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, pid INTEGER NOT NULL");
+  for (int c = COLUMN_FIELDS; c < columns; ++c) {
+    char column[16];
+    TableColumn(state, column, sizeof column, c);
+    SqlAdd(&create, ", %s %s", column, c < COLUMN_FIELDS + width->ints ? "INTEGER"
+           : c < COLUMN_FIELDS + width->ints + width->reals ? "REAL" : "TEXT");
+  }
+  SqlAdd(&create, ")");
+  if (create.text == NULL)
+    return Fail(ex, state, "out of memory");
+  res = Exec(ex, state, create.text);
+  free(create.text);
+  return res;
+}
+
+/* Insert -- the INSERTs of events up to width, prepared when first needed */
+static InsertStruct *Insert(ExportStruct *ex, SqliteStruct *state, const WidthStruct *width)
+{
+  SqlStruct columns = {0}, one = {0}, batch = {0};
+  InsertStruct *ins, **bigger;
+  int fail;
+  for (size_t i = 0; i < state->insertCount; ++i) {
+    ins = state->inserts[i];
+    if (ins->width.ints == width->ints && ins->width.reals == width->reals
+        && ins->width.strings == width->strings)
+      return ins;
+  }
+  bigger = realloc(state->inserts, (state->insertCount + 1) * sizeof *bigger);
+  if (bigger != NULL)
+    state->inserts = bigger;
+  ins = bigger != NULL ? calloc(1, sizeof *ins) : NULL;
+  if (ins == NULL) {
+    Fail(ex, state, "out of memory");
+    return NULL;
+  }
+  ins->width = *width;
+  ins->columns = COLUMN_FIELDS + width->ints + width->reals + width->strings;
+  SqlAdd(&columns, "seq, time_ns, thread, kind, name, pid");
+  for (int c = COLUMN_FIELDS; c < ins->columns; ++c) {
+    char column[16];
+    int i = c - COLUMN_FIELDS;
+    FieldColumn(column, sizeof column, i < width->ints ? 'W' : i < width->ints + width->reals ? 'D' : 'S',
+                i < width->ints ? i : i - width->ints);
+    SqlAdd(&columns, ", %s", column);
+  }
+  SqlAdd(&one, "INSERT INTO event (%s) VALUES (?", columns.text != NULL ? columns.text : "");
+  for (int c = 1; c < ins->columns; ++c)
+    SqlAdd(&one, ",?");
+  SqlAdd(&one, ")");
+  SqlAdd(&batch, "INSERT INTO event (%s) VALUES ", columns.text != NULL ? columns.text : "");
+  for (int r = 0; r < BATCH; ++r) {
+    SqlAdd(&batch, "%s(?", r > 0 ? "," : "");
+    for (int c = 1; c < ins->columns; ++c)
+      SqlAdd(&batch, ",?");
+    SqlAdd(&batch, ")");
+  }
+  if (columns.text == NULL || one.text == NULL || batch.text == NULL)
+    fail = Fail(ex, state, "out of memory");
+  else
+    fail = Prepare(ex, state, one.text, &ins->one) != 0
+      || Prepare(ex, state, batch.text, &ins->batch) != 0;
+  free(columns.text);
+  free(one.text);
+  free(batch.text);
+  if (fail) {
+    sqlite3_finalize(ins->one);
+    free(ins);
+    return NULL;
+  }
+  state->inserts[state->insertCount++] = ins;
+  return ins;
+}
+
+/* Bits -- n bits from bit at */
+static uint64_t Bits(int at, int n)
+{
+  return (((uint64_t)1 << n) - 1) << at;
+}
+
+/* BindRow -- row's values into stmt, an INSERT of ins, from parameter
+ * base + 1, binding only what differs from what bound says it holds */
+static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, BoundStruct *bound,
+                    const RowStruct *row)
+{
+  const EventDescStruct *desc = row->desc;
+  const WidthStruct *width = &row->shape->width;
+  int ints = COLUMN_FIELDS, reals = ints + ins->width.ints, string = reals + ins->width.reals;
+  uint64_t mask = Bits(ints, width->ints) | Bits(reals, width->reals) | Bits(string, width->strings);
+  uint64_t nulls = (bound->valid ? bound->mask : Bits(ints, ins->columns - ints)) & ~mask;
+  /* design/telemetry.txt .export.sqlite.bind: NULL makes the rowid one
+   * more than the largest, which the row before has */
+  if (!row->seqNext)
+    sqlite3_bind_int64(stmt, base + 1, (sqlite3_int64)row->seq);
+  else if (!bound->valid || !bound->seqNull)
+    sqlite3_bind_null(stmt, base + 1);
+  sqlite3_bind_int64(stmt, base + 2, row->time);
+  if (!bound->valid || bound->thread != row->thread)
+    sqlite3_bind_int64(stmt, base + 3, row->thread);
+  if (!bound->valid || bound->kind != row->kind)
+    sqlite3_bind_text(stmt, base + 4, row->kind, -1, SQLITE_STATIC);
+  if (!bound->valid || bound->name != desc->name)
+    sqlite3_bind_text(stmt, base + 5, desc->name, -1, SQLITE_STATIC);
+  if (!bound->valid || bound->pid != row->pid)
+    sqlite3_bind_int64(stmt, base + 6, row->pid);
+  for (; nulls != 0; nulls &= nulls - 1)
+    sqlite3_bind_null(stmt, base + 1 + __builtin_ctzll(nulls));
+  base += 1;
+  for (unsigned p = 0; p < desc->paramCount; ++p) {
+    const EventValueUnion *v = &row->values[p];
+    switch (desc->format[p]) {
+    case 'D':                   /* NaN is NULL in SQLite */
+      sqlite3_bind_double(stmt, base + reals++, v->d);
+      break;
+    case 'S':                   /* the string is in the mapped log */
+      sqlite3_bind_text(stmt, base + string, v->s, (int)row->stringLength, SQLITE_STATIC);
+      break;
+    default:                    /* P A W U: 64 bits, above 2^63 negative */
+      sqlite3_bind_int64(stmt, base + ints++, (sqlite3_int64)v->u);
     }
   }
-  if (table->count == BATCH && Flush(ex, state, table) != 0)
-    return NULL;
-  return &table->rows[table->count++];
+  bound->valid = 1;
+  bound->seqNull = row->seqNext;
+  bound->mask = mask;
+  bound->kind = row->kind;
+  bound->name = desc->name;
+  bound->thread = row->thread;
+  bound->pid = row->pid;
 }
 
-static void TableFree(TableStruct *table)
+/* Flush -- insert the waiting rows, by an INSERT as wide as the widest */
+static int Flush(ExportStruct *ex, SqliteStruct *state)
 {
-  sqlite3_finalize(table->one);
-  sqlite3_finalize(table->batch);
-  free(table->rows);
+  WidthStruct width = {0, 0, 0};
+  InsertStruct *ins;
+  for (unsigned r = 0; r < state->count; ++r) {
+    const WidthStruct *w = &state->rows[r].shape->width;
+    if (w->ints > width.ints) width.ints = w->ints;
+    if (w->reals > width.reals) width.reals = w->reals;
+    if (w->strings > width.strings) width.strings = w->strings;
+  }
+  ins = Insert(ex, state, &width);
+  if (ins == NULL)
+    return 1;
+  if (state->count == BATCH) {
+    for (unsigned r = 0; r < BATCH; ++r)
+      BindRow(ins, ins->batch, (int)r * ins->columns, &ins->bound[r], &state->rows[r]);
+    state->count = 0;
+    return Step(ex, state, ins->batch);
+  }
+  for (unsigned r = 0; r < state->count; ++r) {
+    BindRow(ins, ins->one, 0, &ins->boundOne, &state->rows[r]);
+    if (Step(ex, state, ins->one) != 0)
+      return 1;
+  }
+  state->count = 0;
+  return 0;
 }
 
-/* EventTables -- a table per event name, and its insert */
-static int EventTables(ExportStruct *ex, SqliteStruct *state)
+/* Views -- a view per event name: its rows of event, with its fields
+ * under their parameters' names.  design/telemetry.txt .export.sqlite.row */
+static int Views(ExportStruct *ex, SqliteStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
   for (unsigned i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
+    const ShapeStruct *shape = &state->shapes[i];
     SqlStruct create = {0};
-    char column[IDENT_MAX];
     int res;
-    SqlAdd(&create, "CREATE TABLE \"%s\" (seq INTEGER PRIMARY KEY", state->tables[i]);
+    SqlAdd(&create, "CREATE VIEW ");
+    SqlQuoted(&create, '"', state->tables[i]);
+    SqlAdd(&create, " AS SELECT seq");
     for (unsigned p = 0; p < desc->paramCount; ++p) {
+      char field[16], column[IDENT_MAX];
+      TableColumn(state, field, sizeof field, shape->column[p]);
       ColumnName(column, sizeof column, desc->paramNames[p]);
-      SqlAdd(&create, ", \"%s\" %s", column, ColumnType(desc->format[p]));
+      SqlAdd(&create, ", %s AS ", field);
+      SqlQuoted(&create, '"', column);
     }
-    SqlAdd(&create, ")");
+    SqlAdd(&create, " FROM event WHERE name = ");
+    SqlQuoted(&create, '\'', desc->name);
     if (create.text == NULL)
       return Fail(ex, state, "out of memory");
     res = Exec(ex, state, create.text);
     free(create.text);
     if (res != 0)
       return 1;
-    TableInit(&state->fields[i], state->tables[i], 1 + (int)desc->paramCount, 0);
   }
   return 0;
 }
 
 /* View -- event_fields: each event with its fields as a JSON object,
- * P and A as hex.  SQLite allows 500 terms in a compound SELECT, so the
- * view is a UNION ALL of subqueries of at most 100 each. */
+ * P and A as hex */
 static int View(ExportStruct *ex, SqliteStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
   SqlStruct sql = {0};
   int res;
-  SqlAdd(&sql, "CREATE VIEW event_fields AS SELECT * FROM (");
+  SqlAdd(&sql, "CREATE VIEW event_fields AS SELECT seq, time_ns, thread, kind, name, ");
+  if (registry->eventCount > 0)
+    SqlAdd(&sql, "CASE name");
   for (unsigned i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
-    if (i > 0)
-      SqlAdd(&sql, i % 100 == 0 ? ") UNION ALL SELECT * FROM (" : " UNION ALL ");
-    SqlAdd(&sql, "SELECT e.seq, e.time_ns, e.thread, e.kind, e.name, json_object(");
+    SqlAdd(&sql, " WHEN ");
+    SqlQuoted(&sql, '\'', desc->name);
+    SqlAdd(&sql, " THEN json_object(");
     for (unsigned p = 0; p < desc->paramCount; ++p) {
-      char column[IDENT_MAX];
+      char field[16];
       char letter = desc->format[p];
-      ColumnName(column, sizeof column, desc->paramNames[p]);
-      SqlAdd(&sql, "%s'%s', %s\"%s\"%s", p > 0 ? ", " : "", desc->paramNames[p],
-             letter == 'P' || letter == 'A' ? "printf('0x%x', t." : "t.", column,
-             letter == 'P' || letter == 'A' ? ")" : "");
+      TableColumn(state, field, sizeof field, state->shapes[i].column[p]);
+      SqlAdd(&sql, "%s", p > 0 ? ", " : "");
+      SqlQuoted(&sql, '\'', desc->paramNames[p]);
+      SqlAdd(&sql, letter == 'P' || letter == 'A' ? ", printf('0x%%x', %s)" : ", %s", field);
     }
-    SqlAdd(&sql, ") AS fields FROM event e JOIN \"%s\" t ON t.seq = e.seq", state->tables[i]);
+    SqlAdd(&sql, ")");
   }
-  if (registry->eventCount == 0)
-    SqlAdd(&sql, "SELECT seq, time_ns, thread, kind, name, '{}' AS fields FROM event");
-  SqlAdd(&sql, ")");
+  SqlAdd(&sql, registry->eventCount > 0 ? " ELSE '{}' END AS fields FROM event" : "'{}' AS fields FROM event");
   if (sql.text == NULL)
     return Fail(ex, state, "out of memory");
   res = Exec(ex, state, sql.text);
@@ -553,13 +716,12 @@ static int SqliteBegin(ExportStruct *ex)
     return 1;
   }
   close(fd);
-  state->fields = calloc(registry->eventCount + 1, sizeof *state->fields);
+  state->ex = ex;
   state->tables = calloc(registry->eventCount + 1, sizeof *state->tables);
-  if (state->fields == NULL || state->tables == NULL)
+  if (state->tables == NULL || Shapes(ex, state) != 0)
     return Fail(ex, state, "out of memory");
   for (unsigned i = 0; i < registry->eventCount; ++i)
     TableName(state->tables[i], IDENT_MAX, registry->events[i].name);
-  TableInit(&state->event, "event", 6, 1);
   /* One thread uses SQLite here: no mutexes, no memory statistics. */
   sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -571,14 +733,15 @@ static int SqliteBegin(ExportStruct *ex)
            " PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
            " PRAGMA cache_size = -65536; BEGIN") != 0
       || Exec(ex, state, schema) != 0
-      || EventTables(ex, state) != 0
+      || EventTable(ex, state) != 0
+      /* design/telemetry.txt .export.sqlite: each insert at its end */
+      || Exec(ex, state, "CREATE INDEX event_time ON event (time_ns)") != 0
       || Registry(ex, state) != 0
       || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?,?)", &state->insertString) != 0
       || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?,?)", &state->insertLabel) != 0
       || RegistrySpans(ex, state) != 0
       || Prepare(ex, state, "INSERT INTO span VALUES (?,?,?,?,?,?,?,?,?,?)", &state->insertSpan) != 0)
     return 1;
-  state->ex = ex;
   state->spans = calloc(ex->sourceCount, sizeof *state->spans);
   if (state->spans == NULL)
     return Fail(ex, state, "out of memory");
@@ -595,23 +758,22 @@ static int SqliteEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
 {
   SqliteStruct *state = ex->state;
   const EventDescStruct *desc = rec->desc;
-  TableStruct *table = &state->fields[desc - ex->registry->events];
-  RowStruct *row = Add(ex, state, &state->event);
-  if (row == NULL)
+  RowStruct *row;
+  if (state->count == BATCH && Flush(ex, state) != 0)
     return 1;
+  row = &state->rows[state->count++];
   row->seq = seq;
+  row->seqNext = state->any && seq == state->lastSeq + 1;
   row->time = ExportTimeNs(ex, rec->clock);
   row->thread = rec->thread;
   row->pid = ex->info->pid;
-  row->kind = rec->kind;
+  row->kind = rec->kind < ex->registry->kindCount ? ex->registry->kinds[rec->kind].name : "?";
   row->desc = desc;
-  row = Add(ex, state, table);
-  if (row == NULL)
-    return 1;
-  row->seq = seq;
-  row->desc = desc;
+  row->shape = &state->shapes[desc - ex->registry->events];
   memcpy(row->values, rec->values, desc->paramCount * sizeof row->values[0]);
   row->stringLength = rec->stringLength;
+  state->any = 1;
+  state->lastSeq = seq;
   return 0;
 }
 
@@ -682,11 +844,8 @@ static int SqliteEnd(ExportStruct *ex)
 {
   SqliteStruct *state = ex->state;
   int failed = state->failed;
-  if (!failed && state->fields != NULL) {
-    failed = Flush(ex, state, &state->event);
-    for (unsigned i = 0; i < ex->registry->eventCount && !failed; ++i)
-      failed = Flush(ex, state, &state->fields[i]);
-  }
+  if (!failed && state->shapes != NULL)
+    failed = Flush(ex, state);
   for (size_t i = 0; !failed && state->spans != NULL && i < ex->sourceCount; ++i)
     if (state->spans[i] != NULL && ExportUse(ex, i) == 0) {
       SpanTrackerFinish(state->spans[i]);
@@ -695,23 +854,25 @@ static int SqliteEnd(ExportStruct *ex)
   if (!failed)
     failed = Threads(ex, state) != 0
       /* design/telemetry.txt .export.sqlite: sorted once, at the end */
-      || Exec(ex, state, "CREATE INDEX event_time ON event (time_ns);"
-              " CREATE INDEX event_name ON event (name)") != 0
+      || Exec(ex, state, "CREATE INDEX event_name ON event (name)") != 0
+      || Views(ex, state) != 0
       || View(ex, state) != 0
       || Exec(ex, state, "COMMIT") != 0;
-  TableFree(&state->event);
+  for (size_t i = 0; i < state->insertCount; ++i) {
+    sqlite3_finalize(state->inserts[i]->one);
+    sqlite3_finalize(state->inserts[i]->batch);
+    free(state->inserts[i]);
+  }
+  free(state->inserts);
   sqlite3_finalize(state->insertString);
   sqlite3_finalize(state->insertLabel);
   sqlite3_finalize(state->insertSpan);
   for (size_t i = 0; state->spans != NULL && i < ex->sourceCount; ++i)
     SpanTrackerDestroy(state->spans[i]);
   free(state->spans);
-  if (state->fields != NULL)
-    for (unsigned i = 0; i < ex->registry->eventCount; ++i)
-      TableFree(&state->fields[i]);
   if (state->db != NULL && sqlite3_close(state->db) != SQLITE_OK && !failed)
     failed = Fail(ex, state, "close");
-  free(state->fields);
+  free(state->shapes);
   free(state->tables);
   return failed;
 }
