@@ -278,5 +278,19 @@ check resync-overrun   event-overrun      1 "offset 2997: event code 0x0104 leng
 check resync-short     short-event        1 "offset 2729: event code 0x0102 length 4" --resync
 check count-resync     bad-block-magic    1 "skipped 80 bytes to the next block at offset 2673" --count --resync
 
+# output-is-input: -o naming the log to read is refused (exit 2, said)
+# and the log is left as it was, text or export
+stream basic
+cp "$tmp/basic.tt" "$tmp/basic.copy"
+why=""
+for format in text jsonl; do
+  "$eventcnv" --format "$format" -o "$tmp/basic.tt" "$tmp/basic.tt" >/dev/null 2>"$tmp/oi.err"
+  got=$?
+  [ $got = 2 ] || why="$why $format: exit $got, expected 2"
+  grep -q "which writing would replace" "$tmp/oi.err" || why="$why $format: not said"
+done
+cmp -s "$tmp/basic.tt" "$tmp/basic.copy" || why="$why the log was changed"
+result output-is-input "$why"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -71,7 +71,8 @@ static const char usageText[] =
   "                    (a database file: needs -o), ctf (a CTF 1.8 trace\n"
   "                    directory for babeltrace2: needs -o, new or empty) or\n"
   "                    html (a timeline to open in a browser, offline)\n"
-  "  -o, --output OUT  write to the file OUT (replaced), not standard output\n"
+  "  -o, --output OUT  write to the file OUT (replaced), not standard output;\n"
+  "                    never a FILE given or its live file\n"
   "  --jobs N          format text on N threads (default: one a processor);\n"
   "                    the output is the same\n"
   "  --help            print this help and exit\n"
@@ -172,6 +173,26 @@ static int OptionFlag(OptionsStruct *opt, const char *arg)
   return 0;
 }
 
+/* OutputIsInput -- does -o name a FILE given, or its live file?  It
+ * would be replaced before it is read. */
+static int OutputIsInput(const OptionsStruct *opt)
+{
+  struct stat out, in;
+  char live[4096];
+  if (opt->output == NULL || strcmp(opt->output, "-") == 0 || stat(opt->output, &out) != 0)
+    return 0;
+  for (size_t p = 0; p < opt->pathCount; ++p) {
+    if (strcmp(opt->paths[p], "-") == 0)
+      continue;
+    if (stat(opt->paths[p], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      return 1;
+    if (snprintf(live, sizeof live, "%s.live", opt->paths[p]) < (int)sizeof live
+        && stat(live, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      return 1;
+  }
+  return 0;
+}
+
 /* ArgsCheck -- the combinations of options that cannot be */
 static void ArgsCheck(OptionsStruct *opt)
 {
@@ -200,6 +221,9 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
+  if (OutputIsInput(opt))
+    UsageError("-o names a log to read (or its live file), which writing would replace: ",
+               opt->output);
 }
 
 /* ParseArgs -- options before or after the FILEs; "--" ends them */
