@@ -946,18 +946,18 @@ static void test_check_ways(void **state)
     big[i] = (unsigned char)(i * 2654435761u >> 11);
   for (int how = 0; how <= 2; ++how) {
     uint32_t crc = 0;
-    if (!EventCheckBy(how, &crc, big, 1)) {
-      print_message("EventCheckBy(%d): not on this processor, not compared\n", how);
+    if (!EventCrcBy(how, &crc, big, 1)) {
+      print_message("EventCrcBy(%d): not on this processor, not compared\n", how);
       continue;
     }
     for (size_t n = 0; n < 1400; ++n) {
       crc = (uint32_t)n * 0x9E3779B9u;
-      assert_true(EventCheckBy(how, &crc, big + n % 29, n));
+      assert_true(EventCrcBy(how, &crc, big + n % 29, n));
       assert_int_equal(crc, CheckByBits((uint32_t)n * 0x9E3779B9u, big + n % 29, n));
     }
     for (size_t n = 65536 - 200; n <= 65536 + 40; n += 7) {
       crc = 0;
-      assert_true(EventCheckBy(how, &crc, big + n % 13, n));
+      assert_true(EventCrcBy(how, &crc, big + n % 13, n));
       assert_int_equal(crc, CheckByBits(0, big + n % 13, n));
     }
   }

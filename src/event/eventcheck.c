@@ -15,6 +15,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -425,10 +426,21 @@ static int hardware(void)
   static int known = -1;       /* a race writes the same value */
   int h = __atomic_load_n(&known, __ATOMIC_RELAXED);
   if (h < 0) {
-    __builtin_cpu_init();
-    h = !__builtin_cpu_supports("sse4.2") ? 0
-        : __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx2")
-          && __builtin_cpu_supports("vpclmulqdq") ? 2 : 1;
+    /* cpuid itself, not __builtin_cpu_supports: that needs libgcc's
+     * __cpu_features2, and the event layer calls nothing outside
+     * string.h (tests/layout.sh event-layer-libc) */
+    unsigned a, b, c, d, b7 = 0, c7 = 0, lo = 0, hi = 0;
+    h = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) != 0) {
+      h = 1;
+      if ((c & bit_PCLMUL) != 0 && (c & bit_OSXSAVE) != 0
+          && __get_cpuid_count(7, 0, &a, &b7, &c7, &d)) {
+        __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));   /* the OS saves YMM: XCR0 bits 1, 2 */
+        if ((b7 & bit_AVX2) != 0 && (c7 & (1u << 10)) != 0 && (lo & 6) == 6)   /* VPCLMULQDQ */
+          h = 2;
+      }
+    }
+    (void)hi;
     __atomic_store_n(&known, h, __ATOMIC_RELAXED);
   }
   return h;
@@ -459,7 +471,7 @@ uint32_t EventCheck(uint32_t crc, const void *data, size_t size)
   return ~checkBy(hardware(), ~crc, data, size);
 }
 
-int EventCheckBy(int how, uint32_t *crc, const void *data, size_t size)
+int EventCrcBy(int how, uint32_t *crc, const void *data, size_t size)
 {
   if (how < 0 || how > hardware())
     return 0;

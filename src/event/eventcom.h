@@ -149,10 +149,10 @@ static inline void EventBlockEncode(unsigned char *p, const EventBlockHeaderStru
  * a table.  Signal-safe.  design/telemetry.txt .stream.check */
 extern TELLTALE_API uint32_t EventCheck(uint32_t crc, const void *data, size_t size);
 
-/* EventCheckBy -- EventCheck by one way, for the tests that compare
+/* EventCrcBy -- EventCheck by one way, for the tests that compare
  * them: 0 a table, 1 the crc32 instruction, 2 that and VPCLMULQDQ
  * together.  Returns 0, leaving *crc, if this processor cannot. */
-extern int EventCheckBy(int how, uint32_t *crc, const void *data, size_t size);
+extern int EventCrcBy(int how, uint32_t *crc, const void *data, size_t size);
 
 /* EventHeaderCheck -- the check of a stream header's first length
  * bytes, its flags byte (which a live file's writer changes) taken as
