@@ -37,6 +37,9 @@
 #                      read by pprof (build/pprof/pprof, made by
 #                      .ci/install; skipped without it) gives plantedLeak
 #                      231 bytes leaked
+#   pprof-inlined      a -O2 program whose malloc call is inlined into its
+#                      caller: pprof -traces shows one location with both
+#                      lines (make (inline), then outer), not make twice
 #   no-stacks          a log recorded without TELLTALE_STACKS: the same
 #                      totals, one site "[unknown]"
 #   threads            tests/malloc_threads (4 threads, blocks freed by
@@ -180,8 +183,20 @@ wellformed() { python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.a
 if [ -x "$top/build/pprof/pprof" ]; then
   got=$("$top/build/pprof/pprof" -top -sample_index=leaked a.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
   [ "$got" = 231B ] && ok pprof-leaked || bad pprof-leaked "pprof -top: '$got'"
+  cat >inl.c <<'EOF'
+#include <stdlib.h>
+static inline __attribute__((always_inline)) void *make(size_t n) { return malloc(n); }
+__attribute__((noinline)) void *outer(size_t n) { void *p = make(n); __asm__ volatile("" ::: "memory"); return p; }
+int main(void) { for (int i = 0; i < 7; i++) free(outer(100 + (size_t)i)); return 0; }
+EOF
+  cc -O2 -g -fno-omit-frame-pointer inl.c -o inl &&
+    TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/inl.log LD_PRELOAD="$preload" ./inl &&
+    "$heap" --pprof -o inl.pb.gz inl.log
+  got=$("$top/build/pprof/pprof" -traces inl.pb.gz 2>&1 | awk '/^ *721B / { on = 1 } on { $1 = $1; print } /^---/ { on = 0 }' |
+        sed -n '1,3p' | tr '\n' ';')
+  [ "$got" = "721B make (inline);outer;main;" ] && ok pprof-inlined || bad pprof-inlined "pprof -traces: '$got'"
 else
-  echo "skip pprof-leaked: build/pprof/pprof is not built (.ci/install builds it)"
+  echo "skip pprof-leaked, pprof-inlined: build/pprof/pprof is not built (.ci/install builds it)"
 fi
 
 "$heap" n.log >n.txt 2>n.err
