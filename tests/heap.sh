@@ -25,6 +25,9 @@
 #                      blocks, and main below it with --stacks
 #   suppress           --suppress FILE (a comment, a blank line, planted*)
 #                      hides the leak, and says 231 bytes were suppressed
+#   suppress-everywhere  and the summary's leaked is 0 (it says 231 bytes in
+#                      3 blocks were suppressed), --folded leaked and --flame
+#                      leaked have no stack, --diff's leaked row is 0 0
 #   diff               --diff of runs with K=1 and K=2: manySmall and
 #                      temporaries changed by +100 and +50 calls, the
 #                      sites that did not change are not listed
@@ -36,7 +39,7 @@
 #                      naming plantedLeak and the program; --pprof's file
 #                      read by pprof (build/pprof/pprof, made by
 #                      .ci/install; skipped without it) gives plantedLeak
-#                      231 bytes leaked
+#                      231 bytes leaked, and none with --suppress supp
 #   pprof-inlined      a -O2 program whose malloc call is inlined into its
 #                      caller: pprof -traces shows one location with both
 #                      lines (make (inline), then outer), not make twice
@@ -160,6 +163,13 @@ printf '# the planted leak\n\nplanted*\n' >supp
 leak=$(section s.txt "LEAKS")
 [ $? = 0 ] && ! grep -q plantedLeak <<<"$leak" && grep -q "^LEAKS.*231 bytes from 1 stacks suppressed" s.txt &&
   ok suppress || bad suppress "$(grep -A2 ^LEAKS s.txt)"
+"$heap" --suppress supp --folded leaked a.log >sf.txt
+"$heap" --suppress supp --diff a.log b.log >sd.txt
+"$heap" --suppress supp --flame leaked -o sf.svg a.log
+got="$(summary s.txt leaked) $(wc -l <sf.txt) $(awk '$1 == "leaked" { print $2, $3 }' sd.txt)"
+[ "$got" = "0 0 0 0" ] && grep -q "leaked       0 bytes in 0 blocks (and 231 bytes in 3 blocks suppressed)" s.txt &&
+  ! grep -q plantedLeak sf.svg && ok suppress-everywhere ||
+  bad suppress-everywhere "summary, folded lines, diff old new: $got; $(grep leaked s.txt)"
 
 "$heap" --diff a.log b.log >d.txt 2>d.err
 r=$?
@@ -182,7 +192,9 @@ wellformed() { python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.a
   bad writers "exit $r: $(wellformed flame.svg | tail -1) $(wellformed chart.svg | tail -1)"
 if [ -x "$top/build/pprof/pprof" ]; then
   got=$("$top/build/pprof/pprof" -top -sample_index=leaked a.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
-  [ "$got" = 231B ] && ok pprof-leaked || bad pprof-leaked "pprof -top: '$got'"
+  "$heap" --suppress supp --pprof -o s.pb.gz a.log
+  sgot=$("$top/build/pprof/pprof" -top -sample_index=leaked s.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
+  [ "$got" = 231B ] && [ -z "$sgot" ] && ok pprof-leaked || bad pprof-leaked "pprof -top: '$got', suppressed '$sgot'"
   cat >inl.c <<'EOF'
 #include <stdlib.h>
 static inline __attribute__((always_inline)) void *make(size_t n) { return malloc(n); }

@@ -42,9 +42,12 @@ static const char usageText[] =
   "Options:\n"
   "  --top N            call sites in each list, stacks in the leaks (default 10)\n"
   "  --stacks           show the stack below each call site\n"
-  "  --suppress FILE    leave out of the leaks the stacks with a frame whose\n"
-  "                     function matches a pattern of FILE (fnmatch, one a line,\n"
-  "                     # begins a comment); may be repeated\n"
+  "  --suppress FILE    the stacks with a frame whose function matches a pattern\n"
+  "                     of FILE (fnmatch, one a line, # begins a comment) leak\n"
+  "                     nothing: left out of the leaks, the summary's leaked\n"
+  "                     (which says how much was suppressed), --diff's, and the\n"
+  "                     leaked value of --folded, --flame and --pprof; may be\n"
+  "                     repeated\n"
   "  --diff             compare two logs, OLD and NEW, by call site\n"
   "Instead of the report (one of these):\n"
   "  --folded [VALUE]   folded stacks (outer;...;inner value), one line a stack,\n"
@@ -389,6 +392,8 @@ int main(int argc, char **argv)
     bad |= HeapProfile(opt.paths[i], &profiles[i]);
   if (profiles[0].log.program == NULL || (opt.diff && profiles[1].log.program == NULL))
     return EXIT_BADLOG;         /* unreadable: said */
+  for (size_t i = 0; i < opt.pathCount; ++i)
+    HeapSuppress(&profiles[i], &report);
   if (opt.output != NULL && strcmp(opt.output, "-") != 0 && (out = fopen(opt.output, "w")) == NULL) {
     fprintf(stderr, "heap: %s: %s\n", opt.output, strerror(errno));
     return EXIT_BADLOG;

@@ -220,25 +220,37 @@ static int byLeaked(const void *a, const void *b)
   return va != vb ? (va < vb ? 1 : -1) : (sa < sb ? -1 : sa > sb);
 }
 
+void HeapSuppress(HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
+{
+  HeapLogStruct *log = &hp->log;
+  for (size_t i = 0; i < hp->profile.stackCount; ++i) {
+    ProfileStackStruct *s = &hp->stacks[i];
+    HeapStackStruct *ls = &log->stacks[hp->logIndex[i]];
+    if (s->values[ProfileLeaked] == 0 || !suppressed(s, opt))
+      continue;
+    hp->suppressedBytes += s->values[ProfileLeaked];
+    hp->suppressedBlocks += ls->liveBlocks;
+    ++hp->suppressedStacks;
+    log->leakedBytes -= s->values[ProfileLeaked];
+    log->leakedBlocks -= ls->liveBlocks;
+    s->values[ProfileLeaked] = 0;
+    ls->values[ProfileLeaked] = 0;
+  }
+}
+
 /* printLeaks -- the stacks of blocks live at the end, whole */
 static void printLeaks(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
 {
   const ProfileStruct *p = &hp->profile;
   size_t *order = calloc(p->stackCount + 1, sizeof *order), n = 0, shown = 0;
-  uint64_t hiddenBytes = 0, hiddenStacks = 0;
   char name[512];
-  for (size_t i = 0; order != NULL && i < p->stackCount; ++i) {
-    if (p->stacks[i].values[ProfileLeaked] == 0)
-      continue;
-    if (suppressed(&p->stacks[i], opt))
-      hiddenBytes += p->stacks[i].values[ProfileLeaked], ++hiddenStacks;
-    else
+  for (size_t i = 0; order != NULL && i < p->stackCount; ++i)
+    if (p->stacks[i].values[ProfileLeaked] != 0)
       order[n++] = i;
-  }
   sortLeaks = p;
   qsort(order, n, sizeof *order, byLeaked);
-  fprintf(out, "\nLEAKS (blocks live at the end, by stack; %" PRIu64 " bytes from %" PRIu64
-          " stacks suppressed)\n", hiddenBytes, hiddenStacks);
+  fprintf(out, "\nLEAKS (blocks live at the end, by stack; %" PRIu64 " bytes from %zu "
+          "stacks suppressed)\n", hp->suppressedBytes, hp->suppressedStacks);
   for (size_t i = 0; i < n && shown < opt->top; ++i, ++shown) {
     const ProfileStackStruct *s = &p->stacks[order[i]];
     size_t site = HeapSite(s);
@@ -276,8 +288,9 @@ static double pct(uint64_t part, uint64_t whole)
   return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void printSummary(FILE *out, const HeapLogStruct *log, size_t stacks)
+static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
 {
+  const HeapLogStruct *log = &hp->log;
   fprintf(out, "heap profile of %s (%s)\n\nSUMMARY\n", log->path,
           log->program[0] != '\0' ? log->program : "program unknown");
   fprintf(out, "  allocations  %" PRIu64 " calls, %" PRIu64 " bytes (%" PRIu64 " failed)\n",
@@ -286,8 +299,12 @@ static void printSummary(FILE *out, const HeapLogStruct *log, size_t stacks)
           log->frees, log->unknownFrees);
   fprintf(out, "  peak heap    %" PRIu64 " bytes live at %.6f s of %.6f s\n", log->peakBytes,
           (double)log->peakNs / 1e9, (double)log->durationNs / 1e9);
-  fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " blocks\n", log->leakedBytes,
+  fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " blocks", log->leakedBytes,
           log->leakedBlocks);
+  if (hp->suppressedStacks > 0)
+    fprintf(out, " (and %" PRIu64 " bytes in %" PRIu64 " blocks suppressed)", hp->suppressedBytes,
+            hp->suppressedBlocks);
+  fputc('\n', out);
   fprintf(out, "  temporary    %" PRIu64 " allocations (%.1f%%)\n", log->temporary,
           pct(log->temporary, log->allocations));
   if (log->stacked)
@@ -301,7 +318,7 @@ void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsS
 {
   const HeapLogStruct *log = &hp->log;
   SitesStruct sites;
-  printSummary(out, log, hp->profile.stackCount);
+  printSummary(out, hp, hp->profile.stackCount);
   sitesOf(&hp->profile, &sites);
   printTop(out, &sites, ProfileAllocations, log->allocations, opt);
   printTop(out, &sites, ProfileBytes, log->bytes, opt);
