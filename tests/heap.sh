@@ -60,6 +60,13 @@
 #                      its free is stamped): nothing leaked, one free of a
 #                      block never seen (the one 900 us early)
 #   unclean            a program killed by SIGKILL: said on stderr, exit 0
+#   unclean-lost       and, with no LOG.live, that the events still in its
+#                      buffers are lost and TELLTALE_MAP=on keeps a live file
+#   no-allocations     logs with no allocation event (true recorded, and
+#                      build/examples/pool's, which is no recorder log):
+#                      said on stderr, exit 0, no "unknown site"
+#   damaged            8 bytes flipped in a block: reading stopped at the
+#                      damage at its offset, exit 1, no "died"
 #   exec-end           bash -c ':; exec true' recorded: bash's log (LOG.exec1)
 #                      is said to end at an exec, not a death, exit 0
 #   truncated          a log cut short: the damage named with the file and
@@ -244,6 +251,27 @@ TELLTALE_FILE=skew.log "$events" skew >/dev/null
 r=$?
 [ $r = 0 ] && grep -q "killed.log: the stream did not end cleanly" kl.err && ok unclean ||
   bad unclean "exit $r: $(head -2 kl.err)"
+[ $r = 0 ] && grep -q "held in its buffers .* are lost; TELLTALE_MAP=on makes the recorder keep a live file" kl.err &&
+  ! grep -q "no allocation events" kl.err && ok unclean-lost || bad unclean-lost "$(head -2 kl.err)"
+
+TELLTALE_FILE=$PWD/true.log LD_PRELOAD="$preload" /bin/true
+mkdir pool && (cd pool && "$top/build/examples/pool" >/dev/null 2>&1)
+why=""
+for log in true.log pool/telltale.log; do
+  [ -e $log ] || { why="$why $log was not written;"; continue; }
+  "$heap" $log >na.txt 2>na.err
+  r=$?
+  [ $r = 0 ] && grep -q "$log: the log holds no allocation events: it was not written by libtelltale-malloc.so" na.err &&
+    ! grep -q "unknown site" na.txt || why="$why $log exit $r: $(head -1 na.err) $(grep stacks na.txt);"
+done
+[ -z "$why" ] && ok no-allocations || bad no-allocations "$why"
+
+cp a.log damaged.log
+printf '\377\377\377\377\377\377\377\377' | dd of=damaged.log bs=1 seek=$(( $(stat -c %s a.log) - 500 )) conv=notrunc 2>/dev/null
+"$heap" damaged.log >dm.txt 2>dm.err
+r=$?
+[ $r = 1 ] && grep -q "^heap: damaged.log: reading stopped at the damage at offset [0-9]" dm.err &&
+  ! grep -q "died" dm.err && ok damaged || bad damaged "exit $r: $(cat dm.err)"
 
 TELLTALE_FILE=$PWD/x.log LD_PRELOAD="$preload" bash -c ':; exec true'
 "$heap" x.log.exec1 >x.txt 2>x.err

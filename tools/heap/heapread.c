@@ -463,22 +463,39 @@ static void finish(ReaderStruct *r)
       log->peakSample = i;
 }
 
-/* sayEnd -- how the log ended, on stderr */
-static void sayEnd(const ReaderStruct *r, const EventStreamInfoStruct *info,
-                   const InputRecoveredStruct *recovered)
+/* sayEnd -- how the log ended, on stderr: at damage, at an exec, or
+ * at a death whose last buffers are lost without a live file */
+static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
+                   const InputRecoveredStruct *recovered, int bad)
 {
+  const EventStreamInfoStruct *info = EventStreamInfo(stream);
   const char *path = r->log->path;
+  const HeapLogStruct *log = r->log;
+  unsigned long offset = 0;
+  if (bad && EventStreamProblemCount(stream) > 0)
+    (void)sscanf(EventStreamProblem(stream, 0), "offset %lu", &offset);
+  if (log->allocations + log->frees + log->failed == 0 && !bad
+      && (info->streamEnd || r->execLast || recovered->done))   /* else lost: said below */
+    fprintf(stderr, "heap: %s: the log holds no allocation events: it was not written by "
+            "libtelltale-malloc.so, or the program allocated nothing\n", path);
   if (info->streamEnd)
     return;
-  if (r->execLast)
+  if (bad)
+    fprintf(stderr, "heap: %s: reading stopped at the damage at offset %lu, so how the log "
+            "ended is not known: blocks live then are counted as leaked\n", path, offset);
+  else if (r->execLast)
     fprintf(stderr, "heap: %s: the log ends where the program exec'd another (no StreamEnd, "
             "but an Exec event last): blocks live then are counted as leaked\n", path);
+  else if (recovered->done)
+    fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
+            "before it could end it, so blocks live at the end are not all leaks; %lu events "
+            "were recovered from %s\n", path, (unsigned long)recovered->events, recovered->path);
   else
     fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
-            "before it could end it, so blocks live at the end are not all leaks\n", path);
-  if (recovered->done)
-    fprintf(stderr, "heap: %s: %lu events were recovered from %s\n", path,
-            (unsigned long)recovered->events, recovered->path);
+            "before it could end it, so blocks live at the end are not all leaks, and the "
+            "events it still held in its buffers (up to the buffer size a thread: 1 MiB unless "
+            "TELLTALE_BUFFER said) are lost; TELLTALE_MAP=on makes the recorder keep a live "
+            "file, %s.live, from which they are recovered\n", path, path);
 }
 
 /* readAll -- every event; 1 if the stream is damaged (said) */
@@ -545,7 +562,7 @@ int HeapRead(const char *path, HeapLogStruct *log)
   readerInit(r, log, EventStreamInfo(stream));
   bad = readAll(r, stream);
   finish(r);
-  sayEnd(r, EventStreamInfo(stream), &recovered);
+  sayEnd(r, stream, &recovered, bad);
   /* The paths of MapExec point into the stream: copied before it goes. */
   for (size_t i = 0; i < log->mapCount; ++i)
     log->maps[i].path = strdup(log->maps[i].path);

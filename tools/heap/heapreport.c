@@ -309,6 +309,8 @@ static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
           pct(log->temporary, log->allocations));
   if (log->stacked)
     fprintf(out, "  stacks       %zu\n", stacks);
+  else if (log->allocations + log->frees + log->failed == 0)
+    fprintf(out, "  stacks       none: the log holds no allocation events\n");
   else
     fprintf(out, "  stacks       none recorded (TELLTALE_STACKS=N records them): one unknown "
             "site\n");
