@@ -65,6 +65,9 @@
 #   no-allocations     logs with no allocation event (true recorded, and
 #                      build/examples/pool's, which is no recorder log):
 #                      said on stderr, exit 0, no "unknown site"
+#   changed-file       the program's file touched after it was recorded:
+#                      one warning that its frames may be named wrongly
+#                      (none for a.log, whose files did not change)
 #   damaged            8 bytes flipped in a block: reading stopped at the
 #                      damage at its offset, exit 1, no "died"
 #   exec-end           bash -c ':; exec true' recorded: bash's log (LOG.exec1)
@@ -265,6 +268,14 @@ for log in true.log pool/telltale.log; do
     ! grep -q "unknown site" na.txt || why="$why $log exit $r: $(head -1 na.err) $(grep stacks na.txt);"
 done
 [ -z "$why" ] && ok no-allocations || bad no-allocations "$why"
+
+cp target changed
+TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/changed.log LD_PRELOAD="$preload" ./changed 1
+touch changed
+"$heap" changed.log >ch.txt 2>ch.err
+r=$?
+[ $r = 0 ] && [ "$(grep -c "changed was changed after the log began, so its frames may be named wrongly" ch.err)" = 1 ] &&
+  ! grep -q "changed after" a.err && ok changed-file || bad changed-file "exit $r: $(head -2 ch.err) $(head -1 a.err)"
 
 cp a.log damaged.log
 printf '\377\377\377\377\377\377\377\377' | dd of=damaged.log bs=1 seek=$(( $(stat -c %s a.log) - 500 )) conv=notrunc 2>/dev/null

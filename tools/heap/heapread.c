@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "eventread.h"
 #include "heapint.h"
@@ -498,6 +499,25 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
             "file, %s.live, from which they are recovered\n", path, path);
 }
 
+/* sayChanged -- a warning, once a file, for each mapped file changed
+ * since the log began: its frames would be named from the new file */
+static void sayChanged(const HeapLogStruct *log, uint64_t startRealtime)
+{
+  for (size_t i = 0; i < log->mapCount; ++i) {
+    struct stat st;
+    size_t j = 0;
+    uint64_t mtime;
+    while (j < i && strcmp(log->maps[j].path, log->maps[i].path) != 0)
+      ++j;
+    if (j < i || log->maps[i].path == NULL || stat(log->maps[i].path, &st) != 0)
+      continue;                 /* said already, or not there: symbols.c names it unknown */
+    mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    if (startRealtime != 0 && mtime > startRealtime)
+      fprintf(stderr, "heap: %s: %s was changed after the log began, so its frames may be "
+              "named wrongly\n", log->path, log->maps[i].path);
+  }
+}
+
 /* readAll -- every event; 1 if the stream is damaged (said) */
 static int readAll(ReaderStruct *r, EventStreamStruct *stream)
 {
@@ -566,6 +586,7 @@ int HeapRead(const char *path, HeapLogStruct *log)
   /* The paths of MapExec point into the stream: copied before it goes. */
   for (size_t i = 0; i < log->mapCount; ++i)
     log->maps[i].path = strdup(log->maps[i].path);
+  sayChanged(log, EventStreamInfo(stream)->startRealtime);
   free(r->blocks);
   free(r->threads);
   free(r);
