@@ -68,6 +68,8 @@
 #   changed-file       the program's file touched after it was recorded:
 #                      one warning that its frames may be named wrongly
 #                      (none for a.log, whose files did not change)
+#   output-is-input    -o naming the input log (itself, by a link, the NEW of
+#                      --diff): exit 2, said, the log unchanged
 #   damaged            8 bytes flipped in a block: reading stopped at the
 #                      damage at its offset, exit 1, no "died"
 #   exec-end           bash -c ':; exec true' recorded: bash's log (LOG.exec1)
@@ -276,6 +278,16 @@ touch changed
 r=$?
 [ $r = 0 ] && [ "$(grep -c "changed was changed after the log began, so its frames may be named wrongly" ch.err)" = 1 ] &&
   ! grep -q "changed after" a.err && ok changed-file || bad changed-file "exit $r: $(head -2 ch.err) $(head -1 a.err)"
+
+cp a.log self.log
+ln -s self.log self-link.log
+sum=$(cksum <self.log)
+"$heap" --pprof -o self.log self.log 2>self.err; u=$?
+"$heap" --folded -o self-link.log self.log 2>>self.err; u="$u $?"
+"$heap" --diff -o ./self.log a.log self.log 2>>self.err; u="$u $?"
+[ "$u" = "2 2 2" ] && [ "$(cksum <self.log)" = "$sum" ] &&
+  grep -q "^heap: -o self.log is the input self.log" self.err && ok output-is-input ||
+  bad output-is-input "exit statuses $u: $(head -1 self.err)"
 
 cp a.log damaged.log
 printf '\377\377\377\377\377\377\377\377' | dd of=damaged.log bs=1 seek=$(( $(stat -c %s a.log) - 500 )) conv=notrunc 2>/dev/null

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "heapint.h"
 #include "eventapi.h"
@@ -57,7 +58,7 @@ static const char usageText[] =
   "  --flame [VALUE]    a flame graph of VALUE, one SVG to open in a browser\n"
   "  --pprof            pprof's profile.proto, gzipped: pprof -top FILE\n"
   "  --chart            the heap in use over time with its peak marked, an SVG\n"
-  "  -o, --output FILE  write to FILE, not the standard output\n"
+  "  -o, --output FILE  write to FILE, not the standard output (never a LOG)\n"
   "  --help, --version\n"
   "A temporary allocation is one its thread frees before it allocates or\n"
   "frees anything else, as heaptrack counts them.\n"
@@ -68,7 +69,8 @@ static const char usageText[] =
   "a log with no allocation event (not the recorder's, or nothing allocated).\n"
   "Exit status: 0 on success; 1 if a log cannot be read or is damaged (the\n"
   "report is then of the events before the damage, which is named by file and\n"
-  "offset) or the output cannot be written; 2 on bad usage.\n"
+  "offset) or the output cannot be written; 2 on bad usage (and -o naming a\n"
+  "LOG).\n"
   "Examples:\n"
   "  TELLTALE_STACKS=32 telltale-record run.log -- ./program\n"
   "  telltale-heap run.log\n"
@@ -341,6 +343,31 @@ void HeapProfileFree(HeapProfileStruct *hp)
   HeapLogFree(&hp->log);
 }
 
+/* sameFile -- whether path names the file out describes */
+static int sameFile(const char *path, const struct stat *out)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && st.st_dev == out->st_dev && st.st_ino == out->st_ino;
+}
+
+/* outputCheck -- refuse an output that is an input (a log or its live
+ * file), which opening it for writing would empty before it is read */
+static void outputCheck(const OptionsStruct *opt)
+{
+  struct stat out;
+  char live[4096];
+  if (opt->output == NULL || strcmp(opt->output, "-") == 0 || stat(opt->output, &out) != 0)
+    return;
+  for (size_t i = 0; i < opt->pathCount; ++i) {
+    snprintf(live, sizeof live, "%s.live", opt->paths[i]);
+    if (sameFile(opt->paths[i], &out) || sameFile(live, &out)) {
+      fprintf(stderr, "heap: -o %s is the input %s: writing it would destroy the log\n",
+              opt->output, sameFile(opt->paths[i], &out) ? opt->paths[i] : live);
+      exit(EXIT_USAGE);
+    }
+  }
+}
+
 /* finishOutput -- close out; 1 if what was written did not all get there */
 static int finishOutput(FILE *out, const char *path)
 {
@@ -385,6 +412,7 @@ int main(int argc, char **argv)
   FILE *out = stdout;
   int bad = 0;
   parseArgs(argc, argv, &opt);
+  outputCheck(&opt);
   report.top = opt.top != NULL ? (size_t)atoi(opt.top) : 10;
   report.stacks = opt.stacks;
   for (size_t i = 0; i < opt.suppressFileCount; ++i)
