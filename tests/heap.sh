@@ -86,6 +86,10 @@
 #                      that function, demangled ("Tree::grow(int)"), not
 #                      operator new (skipped without a C++ compiler or
 #                      libunwind8)
+#   cxx-pool           its leak is none: libstdc++'s emergency pool, made by
+#                      its initialiser under call_init, is suppressed by
+#                      default and said so; --no-default-suppressions shows
+#                      it (libstdc++ over call_init) as the leak
 #   system-program     sqlite3 (Debian's: no frame pointers, no debug
 #                      information for its library) recorded with
 #                      TELLTALE_STACKS=32:dwarf: every report and writer runs
@@ -337,8 +341,17 @@ EOF
     *"Tree::grow(int) "*tree.cc:3) ok cxx-site ;;
     *) bad cxx-site "the site of 300: '$got' $(head -1 tree.err)" ;;
   esac
+  "$heap" --no-default-suppressions tree.log >tree-all.txt 2>/dev/null
+  pool=$(summary tree-all.txt leaked)
+  if [ "${pool:-0}" -gt 0 ] && section tree-all.txt LEAKS | grep -q "libstdc++.*" &&
+     section tree-all.txt LEAKS | grep -q "call_init" && [ "$(summary tree.txt leaked)" = 0 ] &&
+     grep -q "leaked       0 bytes in 0 blocks (and $pool bytes in 1 blocks suppressed)" tree.txt; then
+    ok cxx-pool
+  else
+    bad cxx-pool "leaked $(summary tree.txt leaked), $pool with --no-default-suppressions: $(section tree-all.txt LEAKS | head -2)"
+  fi
 else
-  echo "skip cxx-site: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
+  echo "skip cxx-site, cxx-pool: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
 fi
 
 if command -v sqlite3 >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then

@@ -106,6 +106,7 @@ typedef struct HeapReportOptionsStruct {
   int stacks;                   /* show the stack below each site */
   const char *const *suppress;  /* function-name patterns (fnmatch) */
   size_t suppressCount;
+  int defaults;                 /* the built-in suppressions too (.heap.suppress.default) */
 } HeapReportOptionsStruct;
 
 /* HeapSite -- the call site of a stack: the index of its innermost

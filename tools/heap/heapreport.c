@@ -200,9 +200,35 @@ static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t
   }
 }
 
+/* inLibstdcxx -- whether frame is in the C++ library's file */
+static int inLibstdcxx(const ProfileFrameStruct *frame)
+{
+  const char *base = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
+  base = base != NULL ? base + 1 : frame->module;
+  return base != NULL && strncmp(base, "libstdc++", 9) == 0;
+}
+
+/* defaultSuppressed -- whether stack is a built-in suppression's: the
+ * C++ library's emergency exception pool, allocated by its own
+ * initialiser as the dynamic loader runs it and never freed, which
+ * every C++ program would report (heaptrack hides it too).
+ * .heap.suppress.default */
+static int defaultSuppressed(const ProfileStackStruct *stack)
+{
+  if (stack->depth == 0 || !inLibstdcxx(&stack->frames[HeapSite(stack)]))
+    return 0;
+  for (size_t f = HeapSite(stack) + 1; f < stack->depth; ++f)
+    if (stack->frames[f].function != NULL && (strcmp(stack->frames[f].function, "call_init") == 0
+                                              || strcmp(stack->frames[f].function, "_dl_init") == 0))
+      return 1;
+  return 0;
+}
+
 /* suppressed -- whether a frame of stack matches a suppression */
 static int suppressed(const ProfileStackStruct *stack, const HeapReportOptionsStruct *opt)
 {
+  if (opt->defaults && defaultSuppressed(stack))
+    return 1;
   for (size_t f = 0; f < stack->depth; ++f)
     for (size_t p = 0; p < opt->suppressCount && stack->frames[f].function != NULL; ++p)
       if (fnmatch(opt->suppress[p], stack->frames[f].function, 0) == 0)
