@@ -158,6 +158,19 @@ static ProfileValue valueOf(const char *name)
   return (ProfileValue)v;
 }
 
+/* notALog -- whether argv[i] is meant as a value, not a log: no file of
+ * that name, and a log still to come ("--folded nonsense LOG") */
+static int notALog(int argc, char **argv, int i)
+{
+  struct stat st;
+  if (argv[i][0] == '-' || stat(argv[i], &st) == 0)
+    return 0;
+  for (int j = i + 1; j < argc; ++j)
+    if (argv[j][0] != '-' || strcmp(argv[j], "-") == 0)
+      return 1;
+  return 0;
+}
+
 /* weighted -- --folded or --flame (argv[i] begins with name), with its
  * value if the next argument names one; the index of the last argument
  * taken */
@@ -167,13 +180,14 @@ static int weighted(const char *name, const char **valueReturn, int argc, char *
   size_t n = strlen(name);
   if (arg[n] == '=')
     *valueReturn = arg + n + 1;
-  else if (i + 1 < argc && valueOf(argv[i + 1]) != PROFILE_VALUE_LIMIT)
+  else if (i + 1 < argc && (valueOf(argv[i + 1]) != PROFILE_VALUE_LIMIT
+                            || notALog(argc, argv, i + 1)))
     *valueReturn = argv[++i];
   else
     *valueReturn = "allocations";
   if (valueOf(*valueReturn) == PROFILE_VALUE_LIMIT) {
-    fprintf(stderr, "heap: %s counts allocations, bytes, peak, leaked or temporary, not %s\n",
-            name, *valueReturn);
+    fprintf(stderr, "heap: %s: unknown value %s: it counts allocations, bytes, peak, leaked "
+            "or temporary\n", name, *valueReturn);
     usageError("bad value of ", name);
   }
   return i;
