@@ -43,6 +43,8 @@
 #   pprof-inlined      a -O2 program whose malloc call is inlined into its
 #                      caller: pprof -traces shows one location with both
 #                      lines (make (inline), then outer), not make twice
+#   pprof-recursive    f calling itself 3 times (3 frames at one address):
+#                      pprof -traces shows f 4 times, not merged
 #   no-stacks          a log recorded without TELLTALE_STACKS: the same
 #                      totals, one site "[unknown]"
 #   threads            tests/malloc_threads (4 threads, blocks freed by
@@ -228,8 +230,20 @@ EOF
   got=$("$top/build/pprof/pprof" -traces inl.pb.gz 2>&1 | awk '/^ *721B / { on = 1 } on { $1 = $1; print } /^---/ { on = 0 }' |
         sed -n '1,3p' | tr '\n' ';')
   [ "$got" = "721B make (inline);outer;main;" ] && ok pprof-inlined || bad pprof-inlined "pprof -traces: '$got'"
+  cat >rec.c <<'EOF'
+#include <stdlib.h>
+void *keep;
+__attribute__((noinline)) void f(int n) { if (n == 0) { keep = malloc(33); return; } f(n - 1); __asm__ volatile("" ::: "memory"); }
+int main(void) { f(3); free(keep); return 0; }
+EOF
+  cc -O0 -g -fno-omit-frame-pointer rec.c -o rec &&
+    TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/rec.log LD_PRELOAD="$preload" ./rec &&
+    "$heap" --pprof -o rec.pb.gz rec.log
+  got=$("$top/build/pprof/pprof" -traces rec.pb.gz 2>&1 | awk '/^ *33B / { on = 1 } on { $1 = $1; print } /^---/ { on = 0 }' |
+        sed -n '1,5p' | tr '\n' ';')
+  [ "$got" = "33B f;f;f;f;main;" ] && ok pprof-recursive || bad pprof-recursive "pprof -traces: '$got'"
 else
-  echo "skip pprof-leaked, pprof-inlined: build/pprof/pprof is not built (.ci/install builds it)"
+  echo "skip pprof-leaked, pprof-inlined, pprof-recursive: build/pprof/pprof is not built (.ci/install builds it)"
 fi
 
 "$heap" n.log >n.txt 2>n.err
