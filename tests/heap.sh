@@ -25,6 +25,9 @@
 #                      blocks, and main below it with --stacks
 #   suppress           --suppress FILE (a comment, a blank line, planted*)
 #                      hides the leak, and says 231 bytes were suppressed
+#   suppress-everywhere  and the summary's leaked is 0 (it says 231 bytes in
+#                      3 blocks were suppressed), --folded leaked and --flame
+#                      leaked have no stack, --diff's leaked row is 0 0
 #   diff               --diff of runs with K=1 and K=2: manySmall and
 #                      temporaries changed by +100 and +50 calls, the
 #                      sites that did not change are not listed
@@ -36,7 +39,12 @@
 #                      naming plantedLeak and the program; --pprof's file
 #                      read by pprof (build/pprof/pprof, made by
 #                      .ci/install; skipped without it) gives plantedLeak
-#                      231 bytes leaked
+#                      231 bytes leaked, and none with --suppress supp
+#   pprof-inlined      a -O2 program whose malloc call is inlined into its
+#                      caller: pprof -traces shows one location with both
+#                      lines (make (inline), then outer), not make twice
+#   pprof-recursive    f calling itself 3 times (3 frames at one address):
+#                      pprof -traces shows f 4 times, not merged
 #   no-stacks          a log recorded without TELLTALE_STACKS: the same
 #                      totals, one site "[unknown]"
 #   threads            tests/malloc_threads (4 threads, blocks freed by
@@ -54,10 +62,27 @@
 #                      its free is stamped): nothing leaked, one free of a
 #                      block never seen (the one 900 us early)
 #   unclean            a program killed by SIGKILL: said on stderr, exit 0
+#   unclean-lost       and, with no LOG.live, that the events still in its
+#                      buffers are lost and TELLTALE_MAP=on keeps a live file
+#   no-allocations     logs with no allocation event (true recorded, and
+#                      build/examples/pool's, which is no recorder log):
+#                      said on stderr, exit 0, no "unknown site"
+#   changed-file       the program's file touched after it was recorded:
+#                      one warning that its frames may be named wrongly
+#                      (none for a.log, whose files did not change)
+#   output-is-input    -o naming the input log (itself, by a link, the NEW of
+#                      --diff): exit 2, said, the log unchanged
+#   damaged            8 bytes flipped in a block: reading stopped at the
+#                      damage at its offset, exit 1, no "died"
 #   exec-end           bash -c ':; exec true' recorded: bash's log (LOG.exec1)
 #                      is said to end at an exec, not a death, exit 0
 #   truncated          a log cut short: the damage named with the file and
 #                      its offset, the events before it reported, exit 1
+#   unknown-value      --folded nonsense LOG, --flame nonsense LOG: exit 2,
+#                      saying the value is unknown (not "give one LOG")
+#   ties               two sites of one count on lines 9 and 10 of a file:
+#                      9 first (numerically, not as strings)
+#   plural             one block leaked: "1 block", not "1 blocks"
 #   usage              --help exit 0; an unknown option, --top x,
 #                      --folded nonsense, no log: exit 2; not a log,
 #                      a missing file: exit 1
@@ -68,6 +93,10 @@
 #                      that function, demangled ("Tree::grow(int)"), not
 #                      operator new (skipped without a C++ compiler or
 #                      libunwind8)
+#   cxx-pool           its leak is none: libstdc++'s emergency pool, made by
+#                      its initialiser under call_init, is suppressed by
+#                      default and said so; --no-default-suppressions shows
+#                      it (libstdc++ over call_init) as the leak
 #   system-program     sqlite3 (Debian's: no frame pointers, no debug
 #                      information for its library) recorded with
 #                      TELLTALE_STACKS=32:dwarf: every report and writer runs
@@ -155,8 +184,15 @@ fi
 printf '# the planted leak\n\nplanted*\n' >supp
 "$heap" --suppress supp a.log >s.txt 2>s.err
 leak=$(section s.txt "LEAKS")
-[ $? = 0 ] && ! grep -q plantedLeak <<<"$leak" && grep -q "^LEAKS.*231 bytes from 1 stacks suppressed" s.txt &&
+[ $? = 0 ] && ! grep -q plantedLeak <<<"$leak" && grep -q "^LEAKS.*231 bytes from 1 stack suppressed" s.txt &&
   ok suppress || bad suppress "$(grep -A2 ^LEAKS s.txt)"
+"$heap" --suppress supp --folded leaked a.log >sf.txt
+"$heap" --suppress supp --diff a.log b.log >sd.txt
+"$heap" --suppress supp --flame leaked -o sf.svg a.log
+got="$(summary s.txt leaked) $(wc -l <sf.txt) $(awk '$1 == "leaked" { print $2, $3 }' sd.txt)"
+[ "$got" = "0 0 0 0" ] && grep -q "leaked       0 bytes in 0 blocks (and 231 bytes in 3 blocks suppressed)" s.txt &&
+  ! grep -q plantedLeak sf.svg && ok suppress-everywhere ||
+  bad suppress-everywhere "summary, folded lines, diff old new: $got; $(grep leaked s.txt)"
 
 "$heap" --diff a.log b.log >d.txt 2>d.err
 r=$?
@@ -179,9 +215,35 @@ wellformed() { python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.a
   bad writers "exit $r: $(wellformed flame.svg | tail -1) $(wellformed chart.svg | tail -1)"
 if [ -x "$top/build/pprof/pprof" ]; then
   got=$("$top/build/pprof/pprof" -top -sample_index=leaked a.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
-  [ "$got" = 231B ] && ok pprof-leaked || bad pprof-leaked "pprof -top: '$got'"
+  "$heap" --suppress supp --pprof -o s.pb.gz a.log
+  sgot=$("$top/build/pprof/pprof" -top -sample_index=leaked s.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
+  [ "$got" = 231B ] && [ -z "$sgot" ] && ok pprof-leaked || bad pprof-leaked "pprof -top: '$got', suppressed '$sgot'"
+  cat >inl.c <<'EOF'
+#include <stdlib.h>
+static inline __attribute__((always_inline)) void *make(size_t n) { return malloc(n); }
+__attribute__((noinline)) void *outer(size_t n) { void *p = make(n); __asm__ volatile("" ::: "memory"); return p; }
+int main(void) { for (int i = 0; i < 7; i++) free(outer(100 + (size_t)i)); return 0; }
+EOF
+  cc -O2 -g -fno-omit-frame-pointer inl.c -o inl &&
+    TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/inl.log LD_PRELOAD="$preload" ./inl &&
+    "$heap" --pprof -o inl.pb.gz inl.log
+  got=$("$top/build/pprof/pprof" -traces inl.pb.gz 2>&1 | awk '/^ *721B / { on = 1 } on { $1 = $1; print } /^---/ { on = 0 }' |
+        sed -n '1,3p' | tr '\n' ';')
+  [ "$got" = "721B make (inline);outer;main;" ] && ok pprof-inlined || bad pprof-inlined "pprof -traces: '$got'"
+  cat >rec.c <<'EOF'
+#include <stdlib.h>
+void *keep;
+__attribute__((noinline)) void f(int n) { if (n == 0) { keep = malloc(33); return; } f(n - 1); __asm__ volatile("" ::: "memory"); }
+int main(void) { f(3); free(keep); return 0; }
+EOF
+  cc -O0 -g -fno-omit-frame-pointer rec.c -o rec &&
+    TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/rec.log LD_PRELOAD="$preload" ./rec &&
+    "$heap" --pprof -o rec.pb.gz rec.log
+  got=$("$top/build/pprof/pprof" -traces rec.pb.gz 2>&1 | awk '/^ *33B / { on = 1 } on { $1 = $1; print } /^---/ { on = 0 }' |
+        sed -n '1,5p' | tr '\n' ';')
+  [ "$got" = "33B f;f;f;f;main;" ] && ok pprof-recursive || bad pprof-recursive "pprof -traces: '$got'"
 else
-  echo "skip pprof-leaked: build/pprof/pprof is not built (.ci/install builds it)"
+  echo "skip pprof-leaked, pprof-inlined, pprof-recursive: build/pprof/pprof is not built (.ci/install builds it)"
 fi
 
 "$heap" n.log >n.txt 2>n.err
@@ -217,6 +279,45 @@ TELLTALE_FILE=skew.log "$events" skew >/dev/null
 r=$?
 [ $r = 0 ] && grep -q "killed.log: the stream did not end cleanly" kl.err && ok unclean ||
   bad unclean "exit $r: $(head -2 kl.err)"
+[ $r = 0 ] && grep -q "held in its buffers .* are lost; TELLTALE_MAP=on makes the recorder keep a live file" kl.err &&
+  ! grep -q "no allocation events" kl.err && ok unclean-lost || bad unclean-lost "$(head -2 kl.err)"
+
+TELLTALE_FILE=$PWD/true.log LD_PRELOAD="$preload" /bin/true
+mkdir pool && (cd pool && "$top/build/examples/pool" >/dev/null 2>&1)
+why=""
+for log in true.log pool/telltale.log; do
+  [ -e $log ] || { why="$why $log was not written;"; continue; }
+  "$heap" $log >na.txt 2>na.err
+  r=$?
+  [ $r = 0 ] && grep -q "$log: the log holds no allocation events: it was not written by libtelltale-malloc.so" na.err &&
+    ! grep -q "unknown site" na.txt || why="$why $log exit $r: $(head -1 na.err) $(grep stacks na.txt);"
+done
+[ -z "$why" ] && ok no-allocations || bad no-allocations "$why"
+
+cp target changed
+TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/changed.log LD_PRELOAD="$preload" ./changed 1
+touch changed
+"$heap" changed.log >ch.txt 2>ch.err
+r=$?
+[ $r = 0 ] && [ "$(grep -c "changed was changed after the log began, so its frames may be named wrongly" ch.err)" = 1 ] &&
+  ! grep -q "changed after" a.err && ok changed-file || bad changed-file "exit $r: $(head -2 ch.err) $(head -1 a.err)"
+
+cp a.log self.log
+ln -s self.log self-link.log
+sum=$(cksum <self.log)
+"$heap" --pprof -o self.log self.log 2>self.err; u=$?
+"$heap" --folded -o self-link.log self.log 2>>self.err; u="$u $?"
+"$heap" --diff -o ./self.log a.log self.log 2>>self.err; u="$u $?"
+[ "$u" = "2 2 2" ] && [ "$(cksum <self.log)" = "$sum" ] &&
+  grep -q "^heap: -o self.log is the input self.log" self.err && ok output-is-input ||
+  bad output-is-input "exit statuses $u: $(head -1 self.err)"
+
+cp a.log damaged.log
+printf '\377\377\377\377\377\377\377\377' | dd of=damaged.log bs=1 seek=$(( $(stat -c %s a.log) - 500 )) conv=notrunc 2>/dev/null
+"$heap" damaged.log >dm.txt 2>dm.err
+r=$?
+[ $r = 1 ] && grep -q "^heap: damaged.log: reading stopped at the damage at offset [0-9]" dm.err &&
+  ! grep -q "died" dm.err && ok damaged || bad damaged "exit $r: $(cat dm.err)"
 
 TELLTALE_FILE=$PWD/x.log LD_PRELOAD="$preload" bash -c ':; exec true'
 "$heap" x.log.exec1 >x.txt 2>x.err
@@ -230,6 +331,39 @@ head -c $((size - 100)) a.log >cut.log
 r=$?
 [ $r = 1 ] && grep -q "^heap: cut.log: offset [0-9]*: " cut.err && grep -q "^SUMMARY" cut.txt &&
   ok truncated || bad truncated "exit $r: $(head -2 cut.err)"
+
+"$heap" --folded nonsense a.log >/dev/null 2>fn.err
+r=$?
+"$heap" --flame nonsense a.log >/dev/null 2>>fn.err
+r="$r $?"
+[ "$r" = "2 2" ] && grep -q "^heap: --folded: unknown value nonsense" fn.err &&
+  grep -q "^heap: --flame: unknown value nonsense" fn.err && ok unknown-value ||
+  bad unknown-value "exit $r: $(head -1 fn.err)"
+
+cat >tie.c <<'EOF'
+#include <stdlib.h>
+void *keep[4];
+static void twice(void)
+{
+  /* the two allocations tie: line 9 before line 10 */
+  /* (a strcmp of "tie.c:10" and "tie.c:9" puts 10 first) */
+  /* padding */
+  /* padding */
+  keep[0] = malloc(8);
+  keep[1] = malloc(8);
+}
+int main(void) { twice(); free(keep[0]); free(keep[1]); return 0; }
+EOF
+cc -O0 -g -fno-omit-frame-pointer tie.c -o tie && TELLTALE_STACKS=8 TELLTALE_FILE=$PWD/tie.log LD_PRELOAD="$preload" ./tie
+"$heap" tie.log >tie.txt 2>tie.err
+got=$(section tie.txt "MOST ALLOCATIONS" | grep -o 'tie.c:[0-9]*' | tr '\n' ' ')
+[ "$got" = "tie.c:9 tie.c:10 " ] && grep -q "allocations  2 calls" tie.txt && grep -q "leaked       0 bytes in 0 blocks" tie.txt &&
+  ok ties || bad ties "'$got' $(grep -E 'calls|leaked' tie.txt)"
+printf '#include <stdlib.h>\nint main(void) { return malloc(5) == 0; }\n' >one.c
+cc -O0 -g one.c -o one && TELLTALE_FILE=$PWD/one.log LD_PRELOAD="$preload" ./one
+"$heap" one.log >one.txt 2>one.err
+grep -q "leaked       5 bytes in 1 block\$" one.txt && grep -q "5 bytes in 1 block from" one.txt &&
+  ok plural || bad plural "$(grep -E 'calls|block' one.txt)"
 
 u=""
 "$heap" --help >/dev/null; u="$u $?"
@@ -259,8 +393,17 @@ EOF
     *"Tree::grow(int) "*tree.cc:3) ok cxx-site ;;
     *) bad cxx-site "the site of 300: '$got' $(head -1 tree.err)" ;;
   esac
+  "$heap" --no-default-suppressions tree.log >tree-all.txt 2>/dev/null
+  pool=$(summary tree-all.txt leaked)
+  if [ "${pool:-0}" -gt 0 ] && section tree-all.txt LEAKS | grep -q "libstdc++.*" &&
+     section tree-all.txt LEAKS | grep -q "call_init" && [ "$(summary tree.txt leaked)" = 0 ] &&
+     grep -q "leaked       0 bytes in 0 blocks (and $pool bytes in 1 block suppressed)" tree.txt; then
+    ok cxx-pool
+  else
+    bad cxx-pool "leaked $(summary tree.txt leaked), $pool with --no-default-suppressions: $(section tree-all.txt LEAKS | head -2)"
+  fi
 else
-  echo "skip cxx-site: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
+  echo "skip cxx-site, cxx-pool: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
 fi
 
 if command -v sqlite3 >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "heapint.h"
 #include "eventapi.h"
@@ -35,16 +36,27 @@ static const char usageText[] =
   "innermost frame outside the allocator (malloc, strdup, operator new...);\n"
   "frames are named offline from the files the log's mappings name, with\n"
   "their debug information (libdw), inlined calls as frames of their own and\n"
-  "C++ names demangled.  A frame-pointer walk (TELLTALE_STACKS=N) loses the\n"
-  "caller of a library function built without frame pointers (libstdc++'s\n"
-  "operator new, the C library's strdup): record C++ with N:dwarf.\n"
+  "C++ names demangled (a file changed since the log began is warned of).\n"
+  "A frame-pointer walk (TELLTALE_STACKS=N) loses the caller of a library\n"
+  "function built without frame pointers (libstdc++'s operator new, the C\n"
+  "library's strdup): record C++ with N:dwarf.\n"
   "LOG.live, if there, adds what a program that died left only in it.\n"
   "Options:\n"
   "  --top N            call sites in each list, stacks in the leaks (default 10)\n"
   "  --stacks           show the stack below each call site\n"
-  "  --suppress FILE    leave out of the leaks the stacks with a frame whose\n"
-  "                     function matches a pattern of FILE (fnmatch, one a line,\n"
-  "                     # begins a comment); may be repeated\n"
+  "  --suppress FILE    the stacks with a frame whose function matches a pattern\n"
+  "                     of FILE (fnmatch, one a line, # begins a comment) leak\n"
+  "                     nothing: left out of the leaks, the summary's leaked\n"
+  "                     (which says how much was suppressed), --diff's, and the\n"
+  "                     leaked value of --folded, --flame and --pprof; may be\n"
+  "                     repeated\n"
+  "  --no-default-suppressions\n"
+  "                     show the leak the built-in suppression hides: libstdc++'s\n"
+  "                     emergency exception pool (72,704 bytes with GCC 12's),\n"
+  "                     allocated once by its initialiser, never freed: a stack\n"
+  "                     whose innermost frame is in libstdc++ and that runs under\n"
+  "                     the dynamic loader's call_init or _dl_init (seen with\n"
+  "                     N:dwarf; a frame-pointer walk stops in libstdc++)\n"
   "  --diff             compare two logs, OLD and NEW, by call site\n"
   "Instead of the report (one of these):\n"
   "  --folded [VALUE]   folded stacks (outer;...;inner value), one line a stack,\n"
@@ -53,16 +65,19 @@ static const char usageText[] =
   "  --flame [VALUE]    a flame graph of VALUE, one SVG to open in a browser\n"
   "  --pprof            pprof's profile.proto, gzipped: pprof -top FILE\n"
   "  --chart            the heap in use over time with its peak marked, an SVG\n"
-  "  -o, --output FILE  write to FILE, not the standard output\n"
+  "  -o, --output FILE  write to FILE, not the standard output (never a LOG)\n"
   "  --help, --version\n"
   "A temporary allocation is one its thread frees before it allocates or\n"
   "frees anything else, as heaptrack counts them.\n"
   "How the log ended is said on stderr: a program that died (no StreamEnd)\n"
-  "leaves blocks live that are not all leaks; a log that ends at an exec is\n"
-  "said so.\n"
+  "leaves blocks live that are not all leaks, and without LOG.live the events\n"
+  "still in its buffers are lost (TELLTALE_MAP=on keeps LOG.live); a log that\n"
+  "ends at an exec, or where reading stopped at damage, is said so, and so is\n"
+  "a log with no allocation event (not the recorder's, or nothing allocated).\n"
   "Exit status: 0 on success; 1 if a log cannot be read or is damaged (the\n"
   "report is then of the events before the damage, which is named by file and\n"
-  "offset) or the output cannot be written; 2 on bad usage.\n"
+  "offset) or the output cannot be written; 2 on bad usage (and -o naming a\n"
+  "LOG).\n"
   "Examples:\n"
   "  TELLTALE_STACKS=32 telltale-record run.log -- ./program\n"
   "  telltale-heap run.log\n"
@@ -73,7 +88,7 @@ static const char usageText[] =
 
 /* OptionsStruct -- what the command line asked for */
 typedef struct OptionsStruct {
-  int stacks, diff, pprof, chart;
+  int stacks, diff, pprof, chart, noDefaults;
   const char *top;              /* --top argument, or NULL */
   const char *output;           /* -o argument, or NULL: stdout */
   const char *folded;           /* --folded's value, or NULL */
@@ -101,6 +116,7 @@ typedef struct OptionStruct {
 static const OptionStruct flagOptions[] = {
   {"--stacks", offsetof(OptionsStruct, stacks)}, {"--diff", offsetof(OptionsStruct, diff)},
   {"--pprof", offsetof(OptionsStruct, pprof)}, {"--chart", offsetof(OptionsStruct, chart)},
+  {"--no-default-suppressions", offsetof(OptionsStruct, noDefaults)},
 };
 
 static const OptionStruct valueOptions[] = {
@@ -142,6 +158,19 @@ static ProfileValue valueOf(const char *name)
   return (ProfileValue)v;
 }
 
+/* notALog -- whether argv[i] is meant as a value, not a log: no file of
+ * that name, and a log still to come ("--folded nonsense LOG") */
+static int notALog(int argc, char **argv, int i)
+{
+  struct stat st;
+  if (argv[i][0] == '-' || stat(argv[i], &st) == 0)
+    return 0;
+  for (int j = i + 1; j < argc; ++j)
+    if (argv[j][0] != '-' || strcmp(argv[j], "-") == 0)
+      return 1;
+  return 0;
+}
+
 /* weighted -- --folded or --flame (argv[i] begins with name), with its
  * value if the next argument names one; the index of the last argument
  * taken */
@@ -151,13 +180,14 @@ static int weighted(const char *name, const char **valueReturn, int argc, char *
   size_t n = strlen(name);
   if (arg[n] == '=')
     *valueReturn = arg + n + 1;
-  else if (i + 1 < argc && valueOf(argv[i + 1]) != PROFILE_VALUE_LIMIT)
+  else if (i + 1 < argc && (valueOf(argv[i + 1]) != PROFILE_VALUE_LIMIT
+                            || notALog(argc, argv, i + 1)))
     *valueReturn = argv[++i];
   else
     *valueReturn = "allocations";
   if (valueOf(*valueReturn) == PROFILE_VALUE_LIMIT) {
-    fprintf(stderr, "heap: %s counts allocations, bytes, peak, leaked or temporary, not %s\n",
-            name, *valueReturn);
+    fprintf(stderr, "heap: %s: unknown value %s: it counts allocations, bytes, peak, leaked "
+            "or temporary\n", name, *valueReturn);
     usageError("bad value of ", name);
   }
   return i;
@@ -335,6 +365,31 @@ void HeapProfileFree(HeapProfileStruct *hp)
   HeapLogFree(&hp->log);
 }
 
+/* sameFile -- whether path names the file out describes */
+static int sameFile(const char *path, const struct stat *out)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && st.st_dev == out->st_dev && st.st_ino == out->st_ino;
+}
+
+/* outputCheck -- refuse an output that is an input (a log or its live
+ * file), which opening it for writing would empty before it is read */
+static void outputCheck(const OptionsStruct *opt)
+{
+  struct stat out;
+  char live[4096];
+  if (opt->output == NULL || strcmp(opt->output, "-") == 0 || stat(opt->output, &out) != 0)
+    return;
+  for (size_t i = 0; i < opt->pathCount; ++i) {
+    snprintf(live, sizeof live, "%s.live", opt->paths[i]);
+    if (sameFile(opt->paths[i], &out) || sameFile(live, &out)) {
+      fprintf(stderr, "heap: -o %s is the input %s: writing it would destroy the log\n",
+              opt->output, sameFile(opt->paths[i], &out) ? opt->paths[i] : live);
+      exit(EXIT_USAGE);
+    }
+  }
+}
+
 /* finishOutput -- close out; 1 if what was written did not all get there */
 static int finishOutput(FILE *out, const char *path)
 {
@@ -373,14 +428,16 @@ static int writeOutput(FILE *out, const OptionsStruct *opt, const HeapProfileStr
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
-  HeapReportOptionsStruct report = {10, 0, NULL, 0};
+  HeapReportOptionsStruct report = {10, 0, NULL, 0, 1};
   static char *patterns[SUPPRESS_LIMIT];
   HeapProfileStruct profiles[2];
   FILE *out = stdout;
   int bad = 0;
   parseArgs(argc, argv, &opt);
+  outputCheck(&opt);
   report.top = opt.top != NULL ? (size_t)atoi(opt.top) : 10;
   report.stacks = opt.stacks;
+  report.defaults = !opt.noDefaults;
   for (size_t i = 0; i < opt.suppressFileCount; ++i)
     report.suppressCount = readSuppressions(opt.suppressFiles[i], patterns, report.suppressCount);
   report.suppress = (const char *const *)patterns;
@@ -389,6 +446,8 @@ int main(int argc, char **argv)
     bad |= HeapProfile(opt.paths[i], &profiles[i]);
   if (profiles[0].log.program == NULL || (opt.diff && profiles[1].log.program == NULL))
     return EXIT_BADLOG;         /* unreadable: said */
+  for (size_t i = 0; i < opt.pathCount; ++i)
+    HeapSuppress(&profiles[i], &report);
   if (opt.output != NULL && strcmp(opt.output, "-") != 0 && (out = fopen(opt.output, "w")) == NULL) {
     fprintf(stderr, "heap: %s: %s\n", opt.output, strerror(errno));
     return EXIT_BADLOG;

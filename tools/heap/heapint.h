@@ -92,6 +92,8 @@ typedef struct HeapProfileStruct {
   ProfileFrameStruct *frames;
   size_t *logIndex;             /* each profile stack's in log.stacks */
   HeapSymbolsStruct *symbols;
+  uint64_t suppressedBytes, suppressedBlocks;   /* leaks left out by HeapSuppress */
+  size_t suppressedStacks;
 } HeapProfileStruct;
 
 /* HeapProfile -- read and symbolise the log at path.  0 or 1 as HeapRead. */
@@ -104,12 +106,18 @@ typedef struct HeapReportOptionsStruct {
   int stacks;                   /* show the stack below each site */
   const char *const *suppress;  /* function-name patterns (fnmatch) */
   size_t suppressCount;
+  int defaults;                 /* the built-in suppressions too (.heap.suppress.default) */
 } HeapReportOptionsStruct;
 
 /* HeapSite -- the call site of a stack: the index of its innermost
  * frame outside the allocator and the recorder (.heap) */
 extern size_t HeapSite(const ProfileStackStruct *stack);
 extern void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size);
+
+/* HeapSuppress -- the leaks of the stacks opt suppresses are no leaks:
+ * taken out of their stacks' leaked figure and the log's, and counted
+ * in hp's suppressed figures, so every report and writer leaves them out */
+extern void HeapSuppress(HeapProfileStruct *hp, const HeapReportOptionsStruct *opt);
 
 extern void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt);
 extern void HeapDiff(FILE *out, const HeapProfileStruct *old, const HeapProfileStruct *new,

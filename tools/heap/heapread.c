@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "eventread.h"
 #include "heapint.h"
@@ -463,22 +464,58 @@ static void finish(ReaderStruct *r)
       log->peakSample = i;
 }
 
-/* sayEnd -- how the log ended, on stderr */
-static void sayEnd(const ReaderStruct *r, const EventStreamInfoStruct *info,
-                   const InputRecoveredStruct *recovered)
+/* sayEnd -- how the log ended, on stderr: at damage, at an exec, or
+ * at a death whose last buffers are lost without a live file */
+static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
+                   const InputRecoveredStruct *recovered, int bad)
 {
+  const EventStreamInfoStruct *info = EventStreamInfo(stream);
   const char *path = r->log->path;
+  const HeapLogStruct *log = r->log;
+  unsigned long offset = 0;
+  if (bad && EventStreamProblemCount(stream) > 0)
+    (void)sscanf(EventStreamProblem(stream, 0), "offset %lu", &offset);
+  if (log->allocations + log->frees + log->failed == 0 && !bad
+      && (info->streamEnd || r->execLast || recovered->done))   /* else lost: said below */
+    fprintf(stderr, "heap: %s: the log holds no allocation events: it was not written by "
+            "libtelltale-malloc.so, or the program allocated nothing\n", path);
   if (info->streamEnd)
     return;
-  if (r->execLast)
+  if (bad)
+    fprintf(stderr, "heap: %s: reading stopped at the damage at offset %lu, so how the log "
+            "ended is not known: blocks live then are counted as leaked\n", path, offset);
+  else if (r->execLast)
     fprintf(stderr, "heap: %s: the log ends where the program exec'd another (no StreamEnd, "
             "but an Exec event last): blocks live then are counted as leaked\n", path);
+  else if (recovered->done)
+    fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
+            "before it could end it, so blocks live at the end are not all leaks; %lu events "
+            "were recovered from %s\n", path, (unsigned long)recovered->events, recovered->path);
   else
     fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
-            "before it could end it, so blocks live at the end are not all leaks\n", path);
-  if (recovered->done)
-    fprintf(stderr, "heap: %s: %lu events were recovered from %s\n", path,
-            (unsigned long)recovered->events, recovered->path);
+            "before it could end it, so blocks live at the end are not all leaks, and the "
+            "events it still held in its buffers (up to the buffer size a thread: 1 MiB unless "
+            "TELLTALE_BUFFER said) are lost; TELLTALE_MAP=on makes the recorder keep a live "
+            "file, %s.live, from which they are recovered\n", path, path);
+}
+
+/* sayChanged -- a warning, once a file, for each mapped file changed
+ * since the log began: its frames would be named from the new file */
+static void sayChanged(const HeapLogStruct *log, uint64_t startRealtime)
+{
+  for (size_t i = 0; i < log->mapCount; ++i) {
+    struct stat st;
+    size_t j = 0;
+    uint64_t mtime;
+    while (j < i && strcmp(log->maps[j].path, log->maps[i].path) != 0)
+      ++j;
+    if (j < i || log->maps[i].path == NULL || stat(log->maps[i].path, &st) != 0)
+      continue;                 /* said already, or not there: symbols.c names it unknown */
+    mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    if (startRealtime != 0 && mtime > startRealtime)
+      fprintf(stderr, "heap: %s: %s was changed after the log began, so its frames may be "
+              "named wrongly\n", log->path, log->maps[i].path);
+  }
 }
 
 /* readAll -- every event; 1 if the stream is damaged (said) */
@@ -545,10 +582,11 @@ int HeapRead(const char *path, HeapLogStruct *log)
   readerInit(r, log, EventStreamInfo(stream));
   bad = readAll(r, stream);
   finish(r);
-  sayEnd(r, EventStreamInfo(stream), &recovered);
+  sayEnd(r, stream, &recovered, bad);
   /* The paths of MapExec point into the stream: copied before it goes. */
   for (size_t i = 0; i < log->mapCount; ++i)
     log->maps[i].path = strdup(log->maps[i].path);
+  sayChanged(log, EventStreamInfo(stream)->startRealtime);
   free(r->blocks);
   free(r->threads);
   free(r);

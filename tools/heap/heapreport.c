@@ -80,6 +80,7 @@ void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size)
 
 typedef struct SiteStruct {
   char name[512];
+  const ProfileFrameStruct *frame;      /* its frame in its first stack */
   uint64_t values[PROFILE_VALUE_LIMIT];
   size_t first, count;          /* its stacks in order[] */
 } SiteStruct;
@@ -127,6 +128,7 @@ static void sitesOf(const ProfileStruct *profile, SitesStruct *sites)
     if (site == NULL || strcmp(site->name, name) != 0) {
       site = &sites->sites[sites->count++];
       snprintf(site->name, sizeof site->name, "%s", name);
+      site->frame = &s->frames[HeapSite(s)];
       site->first = i;
     }
     ++site->count;
@@ -141,13 +143,33 @@ static void sitesFree(SitesStruct *sites)
   free(sites->order);
 }
 
+/* plural -- "s" unless n is 1 */
+static const char *plural(uint64_t n)
+{
+  return n == 1 ? "" : "s";
+}
+
+/* byPlace -- the order of two sites of equal value: by file, then line
+ * as a number (":9" before ":10"), then name */
+static int byPlace(const ProfileFrameStruct *fa, const char *na, const ProfileFrameStruct *fb,
+                   const char *nb)
+{
+  int c = fa->file == NULL || fb->file == NULL ? (fa->file == NULL) - (fb->file == NULL)
+                                               : strcmp(fa->file, fb->file);
+  if (c != 0)
+    return c;
+  if (fa->line != fb->line)
+    return fa->line < fb->line ? -1 : 1;
+  return strcmp(na, nb);
+}
+
 static ProfileValue sortValue;
 
 static int bySiteValue(const void *a, const void *b)
 {
   const SiteStruct *sa = a, *sb = b;
   uint64_t va = sa->values[sortValue], vb = sb->values[sortValue];
-  return va != vb ? (va < vb ? 1 : -1) : strcmp(sa->name, sb->name);
+  return va != vb ? (va < vb ? 1 : -1) : byPlace(sa->frame, sa->name, sb->frame, sb->name);
 }
 
 /* printStack -- the frames of stack from its call site outwards */
@@ -195,14 +217,41 @@ static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t
     if (opt->stacks) {
       printStack(out, heaviest(sites, site, value), "                        ");
       if (site->count > 1)
-        fprintf(out, "                        (and %zu other stacks)\n", site->count - 1);
+        fprintf(out, "                        (and %zu other stack%s)\n", site->count - 1,
+                plural(site->count - 1));
     }
   }
+}
+
+/* inLibstdcxx -- whether frame is in the C++ library's file */
+static int inLibstdcxx(const ProfileFrameStruct *frame)
+{
+  const char *base = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
+  base = base != NULL ? base + 1 : frame->module;
+  return base != NULL && strncmp(base, "libstdc++", 9) == 0;
+}
+
+/* defaultSuppressed -- whether stack is a built-in suppression's: the
+ * C++ library's emergency exception pool, allocated by its own
+ * initialiser as the dynamic loader runs it and never freed, which
+ * every C++ program would report (heaptrack hides it too).
+ * .heap.suppress.default */
+static int defaultSuppressed(const ProfileStackStruct *stack)
+{
+  if (stack->depth == 0 || !inLibstdcxx(&stack->frames[HeapSite(stack)]))
+    return 0;
+  for (size_t f = HeapSite(stack) + 1; f < stack->depth; ++f)
+    if (stack->frames[f].function != NULL && (strcmp(stack->frames[f].function, "call_init") == 0
+                                              || strcmp(stack->frames[f].function, "_dl_init") == 0))
+      return 1;
+  return 0;
 }
 
 /* suppressed -- whether a frame of stack matches a suppression */
 static int suppressed(const ProfileStackStruct *stack, const HeapReportOptionsStruct *opt)
 {
+  if (opt->defaults && defaultSuppressed(stack))
+    return 1;
   for (size_t f = 0; f < stack->depth; ++f)
     for (size_t p = 0; p < opt->suppressCount && stack->frames[f].function != NULL; ++p)
       if (fnmatch(opt->suppress[p], stack->frames[f].function, 0) == 0)
@@ -217,7 +266,30 @@ static int byLeaked(const void *a, const void *b)
   const ProfileStackStruct *sa = &sortLeaks->stacks[*(const size_t *)a];
   const ProfileStackStruct *sb = &sortLeaks->stacks[*(const size_t *)b];
   uint64_t va = sa->values[ProfileLeaked], vb = sb->values[ProfileLeaked];
-  return va != vb ? (va < vb ? 1 : -1) : (sa < sb ? -1 : sa > sb);
+  char na[512], nb[512];
+  if (va != vb)
+    return va < vb ? 1 : -1;
+  HeapFrameName(&sa->frames[HeapSite(sa)], na, sizeof na);
+  HeapFrameName(&sb->frames[HeapSite(sb)], nb, sizeof nb);
+  return byPlace(&sa->frames[HeapSite(sa)], na, &sb->frames[HeapSite(sb)], nb);
+}
+
+void HeapSuppress(HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
+{
+  HeapLogStruct *log = &hp->log;
+  for (size_t i = 0; i < hp->profile.stackCount; ++i) {
+    ProfileStackStruct *s = &hp->stacks[i];
+    HeapStackStruct *ls = &log->stacks[hp->logIndex[i]];
+    if (s->values[ProfileLeaked] == 0 || !suppressed(s, opt))
+      continue;
+    hp->suppressedBytes += s->values[ProfileLeaked];
+    hp->suppressedBlocks += ls->liveBlocks;
+    ++hp->suppressedStacks;
+    log->leakedBytes -= s->values[ProfileLeaked];
+    log->leakedBlocks -= ls->liveBlocks;
+    s->values[ProfileLeaked] = 0;
+    ls->values[ProfileLeaked] = 0;
+  }
 }
 
 /* printLeaks -- the stacks of blocks live at the end, whole */
@@ -225,31 +297,26 @@ static void printLeaks(FILE *out, const HeapProfileStruct *hp, const HeapReportO
 {
   const ProfileStruct *p = &hp->profile;
   size_t *order = calloc(p->stackCount + 1, sizeof *order), n = 0, shown = 0;
-  uint64_t hiddenBytes = 0, hiddenStacks = 0;
   char name[512];
-  for (size_t i = 0; order != NULL && i < p->stackCount; ++i) {
-    if (p->stacks[i].values[ProfileLeaked] == 0)
-      continue;
-    if (suppressed(&p->stacks[i], opt))
-      hiddenBytes += p->stacks[i].values[ProfileLeaked], ++hiddenStacks;
-    else
+  for (size_t i = 0; order != NULL && i < p->stackCount; ++i)
+    if (p->stacks[i].values[ProfileLeaked] != 0)
       order[n++] = i;
-  }
   sortLeaks = p;
   qsort(order, n, sizeof *order, byLeaked);
-  fprintf(out, "\nLEAKS (blocks live at the end, by stack; %" PRIu64 " bytes from %" PRIu64
-          " stacks suppressed)\n", hiddenBytes, hiddenStacks);
+  fprintf(out, "\nLEAKS (blocks live at the end, by stack; %" PRIu64 " bytes from %zu "
+          "stack%s suppressed)\n", hp->suppressedBytes, hp->suppressedStacks,
+          plural(hp->suppressedStacks));
   for (size_t i = 0; i < n && shown < opt->top; ++i, ++shown) {
     const ProfileStackStruct *s = &p->stacks[order[i]];
     size_t site = HeapSite(s);
     HeapFrameName(&s->frames[site], name, sizeof name);
-    fprintf(out, "%14" PRIu64 " bytes in %" PRIu64 " blocks from  %s\n", s->values[ProfileLeaked],
-            hp->log.stacks[hp->logIndex[order[i]]].liveBlocks,
-            name);
+    uint64_t blocks = hp->log.stacks[hp->logIndex[order[i]]].liveBlocks;
+    fprintf(out, "%14" PRIu64 " bytes in %" PRIu64 " block%s from  %s\n",
+            s->values[ProfileLeaked], blocks, plural(blocks), name);
     printStack(out, s, "                        ");
   }
   if (n > shown)
-    fprintf(out, "  (%zu more stacks: --top)\n", n - shown);
+    fprintf(out, "  (%zu more stack%s: --top)\n", n - shown, plural(n - shown));
   free(order);
 }
 
@@ -276,22 +343,29 @@ static double pct(uint64_t part, uint64_t whole)
   return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void printSummary(FILE *out, const HeapLogStruct *log, size_t stacks)
+static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
 {
+  const HeapLogStruct *log = &hp->log;
   fprintf(out, "heap profile of %s (%s)\n\nSUMMARY\n", log->path,
           log->program[0] != '\0' ? log->program : "program unknown");
-  fprintf(out, "  allocations  %" PRIu64 " calls, %" PRIu64 " bytes (%" PRIu64 " failed)\n",
-          log->allocations, log->bytes, log->failed);
+  fprintf(out, "  allocations  %" PRIu64 " call%s, %" PRIu64 " bytes (%" PRIu64 " failed)\n",
+          log->allocations, plural(log->allocations), log->bytes, log->failed);
   fprintf(out, "  frees        %" PRIu64 " (%" PRIu64 " of blocks never seen allocated)\n",
           log->frees, log->unknownFrees);
   fprintf(out, "  peak heap    %" PRIu64 " bytes live at %.6f s of %.6f s\n", log->peakBytes,
           (double)log->peakNs / 1e9, (double)log->durationNs / 1e9);
-  fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " blocks\n", log->leakedBytes,
-          log->leakedBlocks);
-  fprintf(out, "  temporary    %" PRIu64 " allocations (%.1f%%)\n", log->temporary,
-          pct(log->temporary, log->allocations));
+  fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " block%s", log->leakedBytes,
+          log->leakedBlocks, plural(log->leakedBlocks));
+  if (hp->suppressedStacks > 0)
+    fprintf(out, " (and %" PRIu64 " bytes in %" PRIu64 " block%s suppressed)",
+            hp->suppressedBytes, hp->suppressedBlocks, plural(hp->suppressedBlocks));
+  fputc('\n', out);
+  fprintf(out, "  temporary    %" PRIu64 " allocation%s (%.1f%%)\n", log->temporary,
+          plural(log->temporary), pct(log->temporary, log->allocations));
   if (log->stacked)
     fprintf(out, "  stacks       %zu\n", stacks);
+  else if (log->allocations + log->frees + log->failed == 0)
+    fprintf(out, "  stacks       none: the log holds no allocation events\n");
   else
     fprintf(out, "  stacks       none recorded (TELLTALE_STACKS=N records them): one unknown "
             "site\n");
@@ -301,7 +375,7 @@ void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsS
 {
   const HeapLogStruct *log = &hp->log;
   SitesStruct sites;
-  printSummary(out, log, hp->profile.stackCount);
+  printSummary(out, hp, hp->profile.stackCount);
   sitesOf(&hp->profile, &sites);
   printTop(out, &sites, ProfileAllocations, log->allocations, opt);
   printTop(out, &sites, ProfileBytes, log->bytes, opt);
@@ -316,6 +390,7 @@ void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsS
 
 typedef struct DiffRowStruct {
   const char *name;
+  const ProfileFrameStruct *frame;
   uint64_t old[2], new[2];      /* allocations, bytes */
 } DiffRowStruct;
 
@@ -330,7 +405,7 @@ static int byChange(const void *a, const void *b)
     return ca < cb ? 1 : -1;
   if (na != nb)
     return na < nb ? 1 : -1;
-  return strcmp(ra->name, rb->name);
+  return byPlace(ra->frame, ra->name, rb->frame, rb->name);
 }
 
 /* diffRows -- one row a site of either run, merged by name (both
@@ -344,11 +419,13 @@ static size_t diffRows(const SitesStruct *o, const SitesStruct *n, DiffRowStruct
     memset(r, 0, sizeof *r);
     if (c <= 0) {
       r->name = o->sites[i].name;
+      r->frame = o->sites[i].frame;
       r->old[0] = o->sites[i].values[ProfileAllocations];
       r->old[1] = o->sites[i++].values[ProfileBytes];
     }
     if (c >= 0) {
       r->name = n->sites[j].name;
+      r->frame = n->sites[j].frame;
       r->new[0] = n->sites[j].values[ProfileAllocations];
       r->new[1] = n->sites[j++].values[ProfileBytes];
     }

@@ -51,7 +51,7 @@ typedef struct PprofStruct {
   IndexStruct mappingIndex;
   PprofLocation *locations, **locationPtrs;
   PprofLine *lines, **linePtrs;
-  size_t locationCount;
+  size_t locationCount, lineCount;
   IndexStruct locationIndex;
   const ProfileFrameStruct **locationFrames;    /* the frame each location came from */
   PprofFunction *functions, **functionPtrs;
@@ -211,36 +211,83 @@ static int locationSame(const PprofStruct *pprof, size_t id, const void *key)
   return pprof->locationFrames[id - 1]->address == ((const ProfileFrameStruct *)key)->address;
 }
 
-/* locationOf -- the id of the location of frame's address, made if new:
- * the first frame seen at an address gives its symbol */
-static int locationOf(PprofStruct *pprof, const ProfileFrameStruct *frame, uint64_t *id)
+/* locationOf -- the id of the location of frames[0].address, made if
+ * new from the n frames there: a call's inlined callees, innermost
+ * first, then the function it is in, as pprof's Lines are */
+static int locationOf(PprofStruct *pprof, const ProfileFrameStruct *frames, size_t n,
+                      uint64_t *id)
 {
-  uint64_t hash = frame->address * 0x9e3779b97f4a7c15ULL;
-  IndexSlotStruct *slot = indexFind(&pprof->locationIndex, hash, locationSame, pprof, frame);
+  uint64_t hash = frames[0].address * 0x9e3779b97f4a7c15ULL;
+  IndexSlotStruct *slot = indexFind(&pprof->locationIndex, hash, locationSame, pprof, frames);
   *id = slot->id;
   if (slot->id == 0) {
-    size_t n = pprof->locationCount++;
-    PprofLocation *loc = &pprof->locations[n];
+    size_t k = pprof->locationCount++;
+    PprofLocation *loc = &pprof->locations[k];
     perftools__profiles__location__init(loc);
-    perftools__profiles__line__init(&pprof->lines[n]);
-    loc->id = n + 1;
-    loc->address = frame->address;
-    pprof->locationFrames[n] = frame;
-    if (mappingOf(pprof, frame, &loc->mapping_id) != 0)
+    loc->id = k + 1;
+    loc->address = frames[0].address;
+    loc->line = &pprof->linePtrs[pprof->lineCount];
+    pprof->locationFrames[k] = &frames[0];
+    if (mappingOf(pprof, &frames[0], &loc->mapping_id) != 0)
       return -1;
-    if (frame->function != NULL) {
-      if (functionOf(pprof, frame, &pprof->lines[n].function_id) != 0)
+    for (size_t i = 0; i < n; i++) {
+      PprofLine *line = &pprof->lines[pprof->lineCount];
+      if (frames[i].function == NULL)
+        continue;
+      perftools__profiles__line__init(line);
+      if (functionOf(pprof, &frames[i], &line->function_id) != 0)
         return -1;
-      pprof->lines[n].line = frame->line;
-      pprof->linePtrs[n] = &pprof->lines[n];
-      loc->n_line = 1;
-      loc->line = &pprof->linePtrs[n];
+      line->line = frames[i].line;
+      pprof->linePtrs[pprof->lineCount++] = line;
+      ++loc->n_line;
     }
-    *id = n + 1;
-    if (indexAdd(&pprof->locationIndex, slot, hash, n + 1) != 0)
+    *id = k + 1;
+    if (indexAdd(&pprof->locationIndex, slot, hash, k + 1) != 0)
       return -1;
   }
   return 0;
+}
+
+static int framesSame(const ProfileFrameStruct *a, const ProfileFrameStruct *b)
+{
+  return stringsSame(a->function, b->function) && stringsSame(a->file, b->file)
+    && a->line == b->line;
+}
+
+/* inlinedRun -- how many of the run of n frames at one address (the
+ * heap tool gives a call's inlined levels as frames of their own) are
+ * one location: the shortest period of the run, as a recursive call
+ * repeats its whole run once per level */
+static size_t inlinedRun(const ProfileFrameStruct *frames, size_t n)
+{
+  for (size_t p = 1; p < n; p++) {
+    size_t i = 0;
+    if (n % p != 0)
+      continue;
+    while (i + p < n && framesSame(&frames[i], &frames[i + p]))
+      i++;
+    if (i + p == n)
+      return p;
+  }
+  return n;
+}
+
+/* stackLocations -- the locations of stack, innermost first, into ids;
+ * their count, or 0 when out of memory */
+static size_t stackLocations(PprofStruct *pprof, const ProfileStackStruct *stack, uint64_t *ids)
+{
+  size_t count = 0;
+  for (size_t d = 0; d < stack->depth; ) {
+    size_t run = 1, period;
+    while (d + run < stack->depth && stack->frames[d + run].address == stack->frames[d].address)
+      run++;
+    period = inlinedRun(&stack->frames[d], run);
+    for (size_t r = 0; r < run; r += period)
+      if (locationOf(pprof, &stack->frames[d + r], period, &ids[count++]) != 0)
+        return 0;
+    d += run;
+  }
+  return count;
 }
 
 static const char *baseName(const char *path)
@@ -309,7 +356,7 @@ int ProfileWritePprof(FILE *out, const ProfileStruct *profile)
   uint64_t *locationIds = NULL;
   int64_t *values = NULL, comment = 0;
   uint8_t *packed = NULL;
-  size_t frames = 0, s, d, v, sampleCount = 0, used = 0, size;
+  size_t frames = 0, s, v, sampleCount = 0, used = 0, size;
   char *programComment = NULL;
   int result = -1;
 
@@ -363,11 +410,12 @@ int ProfileWritePprof(FILE *out, const ProfileStruct *profile)
     if (!any)
       continue;
     perftools__profiles__sample__init(sample);
-    sample->n_location_id = stack->depth;
     sample->location_id = &locationIds[used];
-    for (d = 0; d < stack->depth; d++)       /* frames[0], the leaf, first: as pprof's */
-      if (locationOf(&pprof, &stack->frames[d], &locationIds[used++]) != 0)
-        goto done;
+    /* frames[0], the leaf, first: as pprof's */
+    sample->n_location_id = stackLocations(&pprof, stack, &locationIds[used]);
+    if (sample->n_location_id == 0 && stack->depth > 0)
+      goto done;
+    used += sample->n_location_id;
     sample->n_value = PROFILE_VALUE_LIMIT;
     sample->value = &values[sampleCount * PROFILE_VALUE_LIMIT];
     for (v = 0; v < PROFILE_VALUE_LIMIT; v++)
