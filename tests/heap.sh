@@ -61,9 +61,10 @@
 #                      before its allocation, an address reused before
 #                      its free is stamped): nothing leaked, one free of a
 #                      block never seen (the one 900 us early)
-#   unclean            a program killed by SIGKILL: said on stderr, exit 0
-#   unclean-lost       and, with no LOG.live, that the events still in its
-#                      buffers are lost and TELLTALE_MAP=on keeps a live file
+#   unclean            a program killed by SIGKILL: said on stderr, exit 0,
+#                      its events recovered from LOG.live (the default)
+#   unclean-lost       and, with TELLTALE_MAP=off (no LOG.live), that the
+#                      events still in its buffers are lost
 #   no-allocations     logs with no allocation event (true recorded, and
 #                      build/examples/pool's, which is no recorder log):
 #                      said on stderr, exit 0, no "unknown site"
@@ -277,9 +278,14 @@ TELLTALE_FILE=skew.log "$events" skew >/dev/null
 { TELLTALE_FILE=$PWD/killed.log LD_PRELOAD="$preload" bash -c 'echo x >/dev/null; kill -KILL $$'; } 2>/dev/null
 "$heap" killed.log >kl.txt 2>kl.err
 r=$?
-[ $r = 0 ] && grep -q "killed.log: the stream did not end cleanly" kl.err && ok unclean ||
+[ $r = 0 ] && grep -q "killed.log: the stream did not end cleanly" kl.err &&
+  grep -q "events were recovered from killed.log.live" kl.err &&
+  [ "$(summary kl.txt allocations)" -gt 0 ] && ok unclean ||
   bad unclean "exit $r: $(head -2 kl.err)"
-[ $r = 0 ] && grep -q "held in its buffers .* are lost; TELLTALE_MAP=on makes the recorder keep a live file" kl.err &&
+{ TELLTALE_MAP=off TELLTALE_FILE=$PWD/killed2.log LD_PRELOAD="$preload" bash -c 'echo x >/dev/null; kill -KILL $$'; } 2>/dev/null
+"$heap" killed2.log >kl.txt 2>kl.err
+r=$?
+[ $r = 0 ] && grep -q "held in its buffers .* are lost: killed2.log.live, from which they are recovered, is not there" kl.err &&
   ! grep -q "no allocation events" kl.err && ok unclean-lost || bad unclean-lost "$(head -2 kl.err)"
 
 TELLTALE_FILE=$PWD/true.log LD_PRELOAD="$preload" /bin/true

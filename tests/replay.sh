@@ -76,8 +76,8 @@
 #                      replayed and reported, the damage named by its
 #                      offset on stderr, exit 1
 #   corrupt            a block's magic overwritten: the same
-#   killed             a recorded program killed by SIGKILL (with
-#                      TELLTALE_MAP=on): replay says the log did not end
+#   killed             a recorded program killed by SIGKILL (with its
+#                      live file, the default): replay says the log did not end
 #                      cleanly, recovers LOG.live as eventcnv does, and
 #                      replays as many events as eventcnv counts, exit 0
 #   not-a-log          a file that is not a stream: an error, exit 1
@@ -479,7 +479,7 @@ at=$(grep -abo TTBK work.log | sed -n 2p | cut -d: -f1)
 printf 'XXXX' | dd of=corrupt.log bs=1 seek="$at" conv=notrunc 2>/dev/null
 damaged corrupt corrupt.log
 # A killed program: its live file holds what its log lacks.
-PYTHONMALLOC=malloc TELLTALE_MAP=on TELLTALE_FILE=killed.log LD_PRELOAD="$preload" python3 -c \
+PYTHONMALLOC=malloc TELLTALE_FILE=killed.log LD_PRELOAD="$preload" python3 -c \
   'import os; x = [bytearray(64) for i in range(20000)]; os.kill(os.getpid(), 9)' 2>/dev/null &
 wait $! 2>/dev/null
 "$replay" -q killed.log >killed.txt 2>killed.err

@@ -486,7 +486,7 @@ static void openLog(const char *path)
   }
   if (fd < 0)
     return;                     /* the runtime's default stream reports it */
-  if (map != NULL && strcmp(map, "on") == 0) {
+  if (map == NULL || (strcmp(map, "off") != 0 && strcmp(map, "0") != 0)) {   /* .malloc.file */
     if (PlinthStreamOpenFile(&stream, path) == 0)
       (void)EventStreamAddBinary(stream);
   } else if (PlinthStreamOpenFd(&stream, fd, 1) == 0)
@@ -516,10 +516,9 @@ static void afterFork(void)
 /* recorderStart -- before the runtime's own constructor: find the real
  * functions, choose the log and start telemetry.
  *
- * The log is written through the claimed descriptor, without a live
- * file (.sol.live), unless TELLTALE_MAP=on: a recorded program that
- * execs another leaves its image's live file behind, and the next image
- * truncates the log anyway.  design/telemetry.txt .malloc.file */
+ * The log has a live file (.sol.live), as every telltale log, unless
+ * TELLTALE_MAP=off: then it is written through the claimed descriptor.
+ * design/telemetry.txt .malloc.file */
 __attribute__((constructor(101))) static void recorderStart(void)
 {
   const char *file;

@@ -495,8 +495,8 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
     fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it, so blocks live at the end are not all leaks, and the "
             "events it still held in its buffers (up to the buffer size a thread: 1 MiB unless "
-            "TELLTALE_BUFFER said) are lost; TELLTALE_MAP=on makes the recorder keep a live "
-            "file, %s.live, from which they are recovered\n", path, path);
+            "TELLTALE_BUFFER said) are lost: %s.live, from which they are recovered, is not "
+            "there (the recorder keeps it unless TELLTALE_MAP=off)\n", path, path);
 }
 
 /* sayChanged -- a warning, once a file, for each mapped file changed
