@@ -57,9 +57,9 @@ static EventThreadStruct *threadCreate(int *createdReturn)
     return eventThreadState;
   }
   *createdReturn = 1;
-  thread->late = thread->exitSaid = exitedSerial != 0;
+  thread->exitSaid = exitedSerial != 0;
   thread->osid = PlinthThreadOSId();
-  thread->serial = thread->late ? exitedSerial : ++eventSession.threadSerial;
+  thread->serial = thread->exitSaid ? exitedSerial : ++eventSession.threadSerial;
   eventSessionClock();
   thread->bufferSize = eventSession.bufferSize;
   thread->next = eventSession.threads;
@@ -435,7 +435,7 @@ EventThreadStruct *eventThreadEnsure(void)
     return thread;
   (void)EventInit();
   thread = threadCreate(&created);
-  if (thread != NULL && created && !thread->late)
+  if (thread != NULL && created && !thread->exitSaid)   /* a late one was announced */
     threadAnnounce(thread);
   return thread;
 }
@@ -535,7 +535,7 @@ static void threadExit(void *arg)
   void *altStack;
   if (thread != eventThreadState)
     return;
-  if (!thread->late)
+  if (!thread->exitSaid)
     EVENT_U(ThreadExit, thread->serial);
   exitedSerial = thread->serial;
   dropsReport();
@@ -585,15 +585,6 @@ static void sessionClose(int flush)
   eventInternSessionEnd();
 }
 
-/* finish -- end the session.  design/telemetry.txt .sol.finish
- *
- * Every thread's committed events are sent, then the calling thread's
- * ClockSync and StreamEnd.  At exit, threads still running go on
- * emitting until the process ends: the session then stays open for
- * them (streams, live file, writer), so that what they emit after
- * StreamEnd follows it in the log, or is recovered from the live file.
- * Otherwise the streams close, and what threads still running emit
- * afterwards is not in this session's log. */
 /* exitsUnseen -- at the end, ThreadExit for each thread that is gone
  * although its exit never ran: its first event came after its key
  * destructors (.sol.thread.late).  Emitted here, under its serial. */
@@ -615,6 +606,15 @@ static void exitsUnseen(void)
   } while (n == 64);
 }
 
+/* finish -- end the session.  design/telemetry.txt .sol.finish
+ *
+ * Every thread's committed events are sent, then the calling thread's
+ * ClockSync and StreamEnd.  At exit, threads still running go on
+ * emitting until the process ends: the session then stays open for
+ * them (streams, live file, writer), so that what they emit after
+ * StreamEnd follows it in the log, or is recovered from the live file.
+ * Otherwise the streams close, and what threads still running emit
+ * afterwards is not in this session's log. */
 static void finish(int atExit)
 {
   EventThreadStruct *self;

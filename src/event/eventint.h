@@ -78,8 +78,8 @@ typedef struct EventKindBufStruct {
 typedef struct EventThreadStruct {
   struct EventThreadStruct *next, *prev;
   uint32_t serial;
-  int late;                     /* set up again after its exit (.sol.thread.late) */
-  int exitSaid;                 /* its ThreadExit is in the log, or it had one */
+  int exitSaid;                 /* its ThreadExit is in the log: set up again after
+                                   its exit (.sol.thread.late), or found gone */
   uint64_t osid;                /* the kernel's id of the thread */
   EventBufStruct *bufs;         /* the thread's EventThreadBuf: the running level's */
   size_t bufferSize;            /* size of each of its buffers */
