@@ -284,7 +284,8 @@ static void usage(FILE *f)
           "usage: bench [--rounds R] [--count N] [--case NAME] [--file PATH]\n"
           "             [--list] [--lttng-note WHY]\n"
           "  Prints the median ns per event of each case and its ratio to the floor.\n"
-          "  --case NAME runs one case once, silently (for callgrind).\n"
+          "  --case NAME runs one case once, silently (for callgrind); --case\n"
+          "  scaling runs only the two threads against one.\n"
           "  --file PATH keeps the log of the enabled case there, and the write\n"
           "  case's records in PATH.write.\n"
           "  --list prints the cases this process can run, one a line.\n"
@@ -465,7 +466,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench: cannot open the log: %s\n", PlinthStrError(res));
     return 1;
   }
-  if (o.only != NULL)
+  if (o.only != NULL && strcmp(o.only, "scaling") == 0)
+    runScaling(o.rounds, o.count);
+  else if (o.only != NULL)
     res = runOnly(o.only, o.count);
   else if ((res = runTable(o.rounds, o.count)) == 0)
     runScaling(o.rounds, o.count);

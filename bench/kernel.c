@@ -1,0 +1,309 @@
+/* kernel.c -- what the kernel and the machine allow, without telltale
+ *
+ * Two of telltale's figures are limits of the platform, not of telltale,
+ * and this program measures them with plain C so that the README's
+ * explanations can be checked (design/telemetry.txt .bench.kernel):
+ *
+ * 1. One file from two threads.  write() of 64 KiB blocks to one file
+ *    from one thread, from two threads, and from two threads each to a
+ *    file of its own.  The threads' voluntary context switches per
+ *    write (sleeps/write) show whether a writer slept on a lock, and
+ *    CPUs (processor time over elapsed time) whether two processors
+ *    were to be had at all.
+ *
+ * 2. Handing blocks to a writer thread.  The floor's 36-byte records
+ *    filled into 64 KiB blocks and written by the filling thread
+ *    (sync), or handed to a writer thread through two slots, waiting
+ *    on a condition variable (as telltale's asynchronous writer does)
+ *    or by spinning.  The CPUs column is the process's processor time
+ *    over its elapsed time: near 1 means the two threads never ran at
+ *    once.
+ *
+ * usage: kernel DIR [MiB]   (DIR: where the files go, e.g. /dev/shm) */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#define BLOCK 65536
+#define RECORD 36
+#define ROUNDS 5
+
+static double now(void)
+{
+  struct timespec ts;
+  (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpuTime(void)
+{
+  struct rusage ru;
+  (void)getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static void writeAll(int fd, const char *buf)
+{
+  if (write(fd, buf, BLOCK) != BLOCK) {
+    perror("kernel: write");
+    exit(1);
+  }
+}
+
+static int cmpDouble(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+
+/* 1. One file from two threads ------------------------------------- */
+
+typedef struct WriterStruct {
+  int fd;
+  long blocks;
+  long switches;                /* voluntary context switches */
+} WriterStruct;
+
+static void *writerLoop(void *arg)
+{
+  WriterStruct *w = arg;
+  char *buf = aligned_alloc(4096, BLOCK);
+  struct rusage before, after;
+  memset(buf, 'x', BLOCK);
+  (void)getrusage(RUSAGE_THREAD, &before);
+  for (long i = 0; i < w->blocks; ++i)
+    writeAll(w->fd, buf);
+  (void)getrusage(RUSAGE_THREAD, &after);
+  w->switches = after.ru_nvcsw - before.ru_nvcsw;
+  free(buf);
+  return NULL;
+}
+
+/* files: how many files the threads share (1) or have (threads) */
+static void oneFile(const char *dir, long bytes, int threads, int files,
+                    double *gbs, double *switchesPerWrite, double *cpus)
+{
+  char path[2][4096];
+  WriterStruct w[2];
+  pthread_t t[2];
+  double t0, c0;
+  long switches = 0;
+  for (int f = 0; f < files; ++f) {
+    snprintf(path[f], sizeof path[f], "%s/kernel-%d-%d", dir, (int)getpid(), f);
+    w[f].fd = open(path[f], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (w[f].fd < 0) {
+      fprintf(stderr, "kernel: %s: %s\n", path[f], strerror(errno));
+      exit(1);
+    }
+  }
+  for (int i = 0; i < threads; ++i) {
+    w[i].fd = w[i < files ? i : 0].fd;
+    w[i].blocks = bytes / BLOCK / threads;
+  }
+  t0 = now();
+  c0 = cpuTime();
+  for (int i = 0; i < threads; ++i)
+    (void)pthread_create(&t[i], NULL, writerLoop, &w[i]);
+  for (int i = 0; i < threads; ++i) {
+    (void)pthread_join(t[i], NULL);
+    switches += w[i].switches;
+  }
+  *gbs = (double)(bytes / BLOCK * BLOCK) / (now() - t0) / 1e9;
+  *cpus = (cpuTime() - c0) / (now() - t0);
+  *switchesPerWrite = (double)switches / (double)(bytes / BLOCK);
+  for (int f = 0; f < files; ++f) {
+    (void)close(w[f].fd);
+    (void)unlink(path[f]);
+  }
+}
+
+
+/* 2. Handing blocks to a writer thread ----------------------------- */
+
+enum { SYNC, CONDITION, SPIN };
+
+static struct {
+  int fd, how;
+  char *slot[2];
+  atomic_int full[2];           /* 1: the writer's until it writes it */
+  atomic_int done;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+} hand = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static uint64_t ticks(void)       /* the floor's clock: rdtsc */
+{
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  static uint64_t n;
+  return ++n;
+#endif
+}
+
+static void fill(char *b)
+{
+  for (size_t o = 0; o + RECORD <= BLOCK; o += RECORD) {
+    uint64_t t = ticks();
+    uint32_t header = 0x10001;
+    memcpy(b + o, &header, 4);
+    memcpy(b + o + 4, &t, 8);
+    memcpy(b + o + 12, &o, 8);
+    memcpy(b + o + 20, &t, 8);
+    memcpy(b + o + 28, &o, 8);
+  }
+}
+
+/* await -- until slot s is full (want 1) or empty (want 0), or done */
+static int await(unsigned s, int want)
+{
+  if (hand.how == SPIN) {
+    while (atomic_load_explicit(&hand.full[s], memory_order_acquire) != want)
+      if (want && atomic_load(&hand.done))
+        return atomic_load(&hand.full[s]) == want;
+    return 1;
+  }
+  (void)pthread_mutex_lock(&hand.lock);
+  while (atomic_load(&hand.full[s]) != want && !(want && atomic_load(&hand.done)))
+    (void)pthread_cond_wait(&hand.cond, &hand.lock);
+  (void)pthread_mutex_unlock(&hand.lock);
+  return atomic_load(&hand.full[s]) == want;
+}
+
+static void set(unsigned s, int full)
+{
+  if (hand.how == SPIN) {
+    atomic_store_explicit(&hand.full[s], full, memory_order_release);
+    return;
+  }
+  (void)pthread_mutex_lock(&hand.lock);
+  atomic_store(&hand.full[s], full);
+  (void)pthread_cond_broadcast(&hand.cond);
+  (void)pthread_mutex_unlock(&hand.lock);
+}
+
+static void *handWriter(void *arg)
+{
+  (void)arg;
+  for (unsigned s = 0; await(s, 1); s ^= 1) {
+    writeAll(hand.fd, hand.slot[s]);
+    set(s, 0);
+  }
+  return NULL;
+}
+
+static double handOff(const char *dir, long bytes, int how, double *cpus)
+{
+  char path[4096];
+  pthread_t writer;
+  long blocks = bytes / BLOCK;
+  double t0, c0, elapsed;
+  snprintf(path, sizeof path, "%s/kernel-%d-hand", dir, (int)getpid());
+  hand.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (hand.fd < 0) {
+    fprintf(stderr, "kernel: %s: %s\n", path, strerror(errno));
+    exit(1);
+  }
+  hand.how = how;
+  atomic_store(&hand.done, 0);
+  t0 = now();
+  c0 = cpuTime();
+  if (how != SYNC)
+    (void)pthread_create(&writer, NULL, handWriter, NULL);
+  for (long n = 0; n < blocks; ++n) {
+    unsigned s = (unsigned)n & 1;
+    if (how == SYNC) {
+      fill(hand.slot[0]);
+      writeAll(hand.fd, hand.slot[0]);
+      continue;
+    }
+    (void)await(s, 0);
+    fill(hand.slot[s]);
+    set(s, 1);
+  }
+  if (how != SYNC) {
+    (void)pthread_mutex_lock(&hand.lock);
+    atomic_store(&hand.done, 1);
+    (void)pthread_cond_broadcast(&hand.cond);
+    (void)pthread_mutex_unlock(&hand.lock);
+    (void)pthread_join(writer, NULL);
+  }
+  elapsed = now() - t0;
+  *cpus = (cpuTime() - c0) / elapsed;
+  (void)close(hand.fd);
+  (void)unlink(path);
+  return elapsed * 1e9 / (double)(blocks * (BLOCK / RECORD));
+}
+
+
+int main(int argc, char **argv)
+{
+  const char *dir;
+  long bytes;
+  static const struct { int threads, files; const char *what; } cases[] = {
+    {1, 1, "one thread, one file"},
+    {2, 1, "two threads, one file"},
+    {2, 2, "two threads, a file each"},
+  };
+  static const char *const how[] = {"sync", "condition", "spin"};
+  static const char *const howWhat[] = {
+    "the filling thread writes",
+    "a writer thread, waits on a condition variable",
+    "a writer thread, waits by spinning",
+  };
+  double gbs[3][ROUNDS], sw[3][ROUNDS], wcpus[3][ROUNDS], ns[3][ROUNDS], cpus[3][ROUNDS];
+  if (argc < 2 || argc > 3 || strcmp(argv[1], "--help") == 0) {
+    fprintf(argc < 2 ? stderr : stdout, "usage: kernel DIR [MiB]\n"
+            "  Measures write() of 64 KiB blocks to one file from one and two threads,\n"
+            "  and handing blocks to a writer thread, with files in DIR.\n");
+    return argc < 2 ? 2 : 0;
+  }
+  dir = argv[1];
+  bytes = (argc > 2 ? atol(argv[2]) : 512) << 20;
+  for (int s = 0; s < 2; ++s) {
+    hand.slot[s] = aligned_alloc(4096, BLOCK);
+    memset(hand.slot[s], 0, BLOCK);
+  }
+  for (int r = 0; r < ROUNDS; ++r) {       /* interleaved rounds */
+    for (int c = 0; c < 3; ++c)
+      oneFile(dir, bytes, cases[c].threads, cases[c].files, &gbs[c][r], &sw[c][r], &wcpus[c][r]);
+    for (int h = 0; h < 3; ++h)
+      ns[h][r] = handOff(dir, bytes / 2, h, &cpus[h][r]);
+  }
+  printf("write() of 64 KiB blocks into %s, median of %d rounds\n", dir, ROUNDS);
+  printf("%-26s %8s %8s %14s %8s\n", "case", "GB/s", "ratio", "sleeps/write", "CPUs");
+  for (int c = 0; c < 3; ++c) {
+    double g[ROUNDS], one[ROUNDS];
+    memcpy(g, gbs[c], sizeof g);
+    memcpy(one, gbs[0], sizeof one);
+    qsort(g, ROUNDS, sizeof g[0], cmpDouble);
+    qsort(one, ROUNDS, sizeof one[0], cmpDouble);
+    qsort(sw[c], ROUNDS, sizeof sw[c][0], cmpDouble);
+    qsort(wcpus[c], ROUNDS, sizeof wcpus[c][0], cmpDouble);
+    printf("%-26s %8.2f %8.2f %14.2f %8.2f\n", cases[c].what, g[ROUNDS / 2],
+           g[ROUNDS / 2] / one[ROUNDS / 2], sw[c][ROUNDS / 2], wcpus[c][ROUNDS / 2]);
+  }
+  printf("\n36-byte records filled into 64 KiB blocks and written, two slots\n");
+  printf("%-10s %10s %8s  %s\n", "case", "ns/event", "CPUs", "how");
+  for (int h = 0; h < 3; ++h) {
+    qsort(ns[h], ROUNDS, sizeof ns[h][0], cmpDouble);
+    qsort(cpus[h], ROUNDS, sizeof cpus[h][0], cmpDouble);
+    printf("%-10s %10.2f %8.2f  %s\n", how[h], ns[h][ROUNDS / 2], cpus[h][ROUNDS / 2], howWhat[h]);
+  }
+  return 0;
+}
