@@ -15,7 +15,8 @@
  *    filled into 64 KiB blocks and written by the filling thread
  *    (sync), or handed to a writer thread through two slots, waiting
  *    on a condition variable (as telltale's asynchronous writer does)
- *    or by spinning.  The CPUs column is the process's processor time
+ *    or by spinning; or submitted to io_uring by the filling thread; or
+ *    written by it to a file opened O_DIRECT.  The CPUs column is the process's processor time
  *    over its elapsed time: near 1 means the two threads never ran at
  *    once.
  *
@@ -33,6 +34,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include <liburing.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
@@ -135,7 +137,7 @@ static void oneFile(const char *dir, long bytes, int threads, int files,
 
 /* 2. Handing blocks to a writer thread ----------------------------- */
 
-enum { SYNC, CONDITION, SPIN };
+enum { SYNC, CONDITION, SPIN, URING, DIRECT, HOWS };
 
 static struct {
   int fd, how;
@@ -207,8 +209,21 @@ static void *handWriter(void *arg)
   return NULL;
 }
 
+/* reap -- wait for one io_uring write to complete, whole */
+static void reap(struct io_uring *ring)
+{
+  struct io_uring_cqe *cqe;
+  if (io_uring_wait_cqe(ring, &cqe) != 0 || cqe->res != BLOCK) {
+    fprintf(stderr, "kernel: io_uring write failed\n");
+    exit(1);
+  }
+  io_uring_cqe_seen(ring, cqe);
+}
+
+/* handOff -- ns an event, or -1 where this way cannot be had here */
 static double handOff(const char *dir, long bytes, int how, double *cpus)
 {
+  struct io_uring ring;
   char path[4096];
   pthread_t writer;
   long blocks = bytes / BLOCK;
@@ -219,24 +234,55 @@ static double handOff(const char *dir, long bytes, int how, double *cpus)
     fprintf(stderr, "kernel: %s: %s\n", path, strerror(errno));
     exit(1);
   }
+  if (how == DIRECT) {                    /* the page cache left out */
+    int fd = open(path, O_WRONLY | O_DIRECT);
+    (void)close(hand.fd);
+    if (fd < 0 || write(fd, hand.slot[0], BLOCK) != BLOCK) {
+      if (fd >= 0)
+        (void)close(fd);
+      (void)unlink(path);
+      return -1.0;
+    }
+    hand.fd = fd;
+  }
+  if (how == URING && io_uring_queue_init(4, &ring, 0) != 0) {
+    (void)close(hand.fd);
+    (void)unlink(path);
+    return -1.0;
+  }
   hand.how = how;
   atomic_store(&hand.done, 0);
   t0 = now();
   c0 = cpuTime();
-  if (how != SYNC)
+  if (how == CONDITION || how == SPIN)
     (void)pthread_create(&writer, NULL, handWriter, NULL);
   for (long n = 0; n < blocks; ++n) {
     unsigned s = (unsigned)n & 1;
-    if (how == SYNC) {
+    if (how == SYNC || how == DIRECT) {
       fill(hand.slot[0]);
       writeAll(hand.fd, hand.slot[0]);
+      continue;
+    }
+    if (how == URING) {         /* reap slot s's write, fill, submit */
+      struct io_uring_sqe *sqe;
+      if (n >= 2)
+        reap(&ring);
+      fill(hand.slot[s]);
+      sqe = io_uring_get_sqe(&ring);
+      io_uring_prep_write(sqe, hand.fd, hand.slot[s], BLOCK, (uint64_t)n * BLOCK);
+      (void)io_uring_submit(&ring);
       continue;
     }
     (void)await(s, 0);
     fill(hand.slot[s]);
     set(s, 1);
   }
-  if (how != SYNC) {
+  if (how == URING) {
+    for (long n = blocks < 2 ? blocks : 2; n > 0; --n)
+      reap(&ring);
+    io_uring_queue_exit(&ring);
+  }
+  if (how == CONDITION || how == SPIN) {
     (void)pthread_mutex_lock(&hand.lock);
     atomic_store(&hand.done, 1);
     (void)pthread_cond_broadcast(&hand.cond);
@@ -260,13 +306,15 @@ int main(int argc, char **argv)
     {2, 1, "two threads, one file"},
     {2, 2, "two threads, a file each"},
   };
-  static const char *const how[] = {"sync", "condition", "spin"};
-  static const char *const howWhat[] = {
+  static const char *const how[HOWS] = {"sync", "condition", "spin", "io_uring", "O_DIRECT"};
+  static const char *const howWhat[HOWS] = {
     "the filling thread writes",
     "a writer thread, waits on a condition variable",
     "a writer thread, waits by spinning",
+    "the filling thread submits each block to io_uring",
+    "the filling thread writes, the file opened O_DIRECT",
   };
-  double gbs[3][ROUNDS], sw[3][ROUNDS], wcpus[3][ROUNDS], ns[3][ROUNDS], cpus[3][ROUNDS];
+  double gbs[3][ROUNDS], sw[3][ROUNDS], wcpus[3][ROUNDS], ns[HOWS][ROUNDS], cpus[HOWS][ROUNDS];
   if (argc < 2 || argc > 3 || strcmp(argv[1], "--help") == 0) {
     fprintf(argc < 2 ? stderr : stdout, "usage: kernel DIR [MiB]\n"
             "  Measures write() of 64 KiB blocks to one file from one and two threads,\n"
@@ -282,7 +330,7 @@ int main(int argc, char **argv)
   for (int r = 0; r < ROUNDS; ++r) {       /* interleaved rounds */
     for (int c = 0; c < 3; ++c)
       oneFile(dir, bytes, cases[c].threads, cases[c].files, &gbs[c][r], &sw[c][r], &wcpus[c][r]);
-    for (int h = 0; h < 3; ++h)
+    for (int h = 0; h < HOWS; ++h)
       ns[h][r] = handOff(dir, bytes / 2, h, &cpus[h][r]);
   }
   printf("write() of 64 KiB blocks into %s, median of %d rounds\n", dir, ROUNDS);
@@ -300,7 +348,11 @@ int main(int argc, char **argv)
   }
   printf("\n36-byte records filled into 64 KiB blocks and written, two slots\n");
   printf("%-10s %10s %8s  %s\n", "case", "ns/event", "CPUs", "how");
-  for (int h = 0; h < 3; ++h) {
+  for (int h = 0; h < HOWS; ++h) {
+    if (ns[h][0] < 0) {
+      printf("%-10s %10s %8s  %s: not to be had here\n", how[h], "-", "-", howWhat[h]);
+      continue;
+    }
     qsort(ns[h], ROUNDS, sizeof ns[h][0], cmpDouble);
     qsort(cpus[h], ROUNDS, sizeof cpus[h][0], cmpDouble);
     printf("%-10s %10.2f %8.2f  %s\n", how[h], ns[h][ROUNDS / 2], cpus[h][ROUNDS / 2], howWhat[h]);
