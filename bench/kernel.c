@@ -13,7 +13,7 @@
  *
  * 2. Handing blocks to a writer thread.  The floor's 36-byte records
  *    filled into 64 KiB blocks and written by the filling thread
- *    (sync), or handed to a writer thread through two slots, waiting
+ *    (sync), or handed to a writer thread through two slots (or eight), waiting
  *    on a condition variable (as telltale's asynchronous writer does)
  *    or by spinning; or submitted to io_uring by the filling thread; or
  *    written by it to a file opened O_DIRECT.  The CPUs column is the process's processor time
@@ -42,6 +42,7 @@
 #define BLOCK 65536
 #define RECORD 36
 #define ROUNDS 5
+#define SLOTS_MOST 8
 
 static double now(void)
 {
@@ -137,12 +138,13 @@ static void oneFile(const char *dir, long bytes, int threads, int files,
 
 /* 2. Handing blocks to a writer thread ----------------------------- */
 
-enum { SYNC, CONDITION, SPIN, URING, DIRECT, HOWS };
+enum { SYNC, CONDITION, CONDITION8, SPIN, URING, DIRECT, HOWS };
 
 static struct {
   int fd, how;
-  char *slot[2];
-  atomic_int full[2];           /* 1: the writer's until it writes it */
+  unsigned slots;               /* in use: 2, or SLOTS_MOST */
+  char *slot[SLOTS_MOST];
+  atomic_int full[SLOTS_MOST];           /* 1: the writer's until it writes it */
   atomic_int done;
   pthread_mutex_t lock;
   pthread_cond_t cond;
@@ -202,7 +204,7 @@ static void set(unsigned s, int full)
 static void *handWriter(void *arg)
 {
   (void)arg;
-  for (unsigned s = 0; await(s, 1); s ^= 1) {
+  for (unsigned s = 0; await(s, 1); s = (s + 1) % hand.slots) {
     writeAll(hand.fd, hand.slot[s]);
     set(s, 0);
   }
@@ -250,6 +252,9 @@ static double handOff(const char *dir, long bytes, int how, double *cpus)
     (void)unlink(path);
     return -1.0;
   }
+  hand.slots = how == CONDITION8 ? SLOTS_MOST : 2;
+  if (how == CONDITION8)
+    how = CONDITION;
   hand.how = how;
   atomic_store(&hand.done, 0);
   t0 = now();
@@ -257,7 +262,7 @@ static double handOff(const char *dir, long bytes, int how, double *cpus)
   if (how == CONDITION || how == SPIN)
     (void)pthread_create(&writer, NULL, handWriter, NULL);
   for (long n = 0; n < blocks; ++n) {
-    unsigned s = (unsigned)n & 1;
+    unsigned s = (unsigned)(n % hand.slots);
     if (how == SYNC || how == DIRECT) {
       fill(hand.slot[0]);
       writeAll(hand.fd, hand.slot[0]);
@@ -306,10 +311,12 @@ int main(int argc, char **argv)
     {2, 1, "two threads, one file"},
     {2, 2, "two threads, a file each"},
   };
-  static const char *const how[HOWS] = {"sync", "condition", "spin", "io_uring", "O_DIRECT"};
+  static const char *const how[HOWS] = {"sync", "condition", "cond-8", "spin", "io_uring",
+                                        "O_DIRECT"};
   static const char *const howWhat[HOWS] = {
     "the filling thread writes",
     "a writer thread, waits on a condition variable",
+    "the same with 8 slots",
     "a writer thread, waits by spinning",
     "the filling thread submits each block to io_uring",
     "the filling thread writes, the file opened O_DIRECT",
@@ -323,7 +330,7 @@ int main(int argc, char **argv)
   }
   dir = argv[1];
   bytes = (argc > 2 ? atol(argv[2]) : 512) << 20;
-  for (int s = 0; s < 2; ++s) {
+  for (int s = 0; s < SLOTS_MOST; ++s) {
     hand.slot[s] = aligned_alloc(4096, BLOCK);
     memset(hand.slot[s], 0, BLOCK);
   }
@@ -346,7 +353,7 @@ int main(int argc, char **argv)
     printf("%-26s %8.2f %8.2f %14.2f %8.2f\n", cases[c].what, g[ROUNDS / 2],
            g[ROUNDS / 2] / one[ROUNDS / 2], sw[c][ROUNDS / 2], wcpus[c][ROUNDS / 2]);
   }
-  printf("\n36-byte records filled into 64 KiB blocks and written, two slots\n");
+  printf("\n36-byte records filled into 64 KiB blocks and written (two slots unless said)\n");
   printf("%-10s %10s %8s  %s\n", "case", "ns/event", "CPUs", "how");
   for (int h = 0; h < HOWS; ++h) {
     if (ns[h][0] < 0) {
