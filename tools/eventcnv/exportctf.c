@@ -57,6 +57,7 @@ typedef struct CtfStruct {
   size_t buffered;              /* bytes in every packet */
   int dir;                      /* the output directory */
   int failed;
+  unsigned char size[32];       /* by letter & 31: a P, A, W, U or D field's bytes */
 } CtfStruct;
 
 static CtfStruct ctf;
@@ -256,6 +257,10 @@ static int CtfBegin(ExportStruct *ex)
   struct dirent *entry;
   memset(state, 0, sizeof *state);
   state->dir = -1;
+  state->size['P' & 31] = state->size['A' & 31] = (unsigned char)ex->info->layout.pointerSize;
+  state->size['W' & 31] = (unsigned char)ex->info->layout.wordSize;
+  state->size['U' & 31] = 4;
+  state->size['D' & 31] = 8;
   ex->state = state;
   /* A new or empty directory: a trace is all the files in it. */
   if (mkdir(ex->outPath, 0777) != 0 && errno != EEXIST)
@@ -286,7 +291,6 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
     ? state->last : Stream(ex, state, rec->thread);
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   uint64_t ts = elapsed > 0 ? (uint64_t)elapsed : 0;   /* the clock starts at 0 */
-  unsigned pointerSize = ex->info->layout.pointerSize, wordSize = ex->info->layout.wordSize;
   size_t need = EVENT_HEADER_LEN + (size_t)desc->paramCount * 8 + rec->stringLength + 1;
   unsigned char *p;
   (void)seq;
@@ -306,28 +310,17 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   p += EVENT_HEADER_LEN;
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const EventValueUnion *v = &rec->values[i];
-    switch (desc->format[i]) {
-    case 'U':
-      Le(p, v->u, 4);
-      p += 4;
-      break;
-    case 'S':
+    char letter = desc->format[i];
+    if (letter == 'S') {        /* the last */
       memcpy(p, v->s, rec->stringLength);
       p += rec->stringLength;
       *p++ = 0;
       break;
-    case 'P': case 'A':
-      Le(p, v->u, pointerSize);
-      p += pointerSize;
-      break;
-    case 'W':
-      Le(p, v->u, wordSize);
-      p += wordSize;
-      break;
-    default:                    /* D: its bits are the union's */
-      Le(p, v->u, 8);
-      p += 8;
     }
+    /* Eight bytes (D's bits are the union's), of which a field of 4 is
+     * the low ones: the next field, or need's 8 a field, takes the rest. */
+    Le(p, v->u, 8);
+    p += state->size[letter & 31];
   }
   state->buffered += (size_t)(p - stream->packet) - stream->used;
   stream->used = (size_t)(p - stream->packet);
