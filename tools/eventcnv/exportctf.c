@@ -401,6 +401,9 @@ static size_t CopyBlock(unsigned char *packet, size_t used, const EventStreamBlo
                         int *empty, uint64_t *begin, uint64_t *end)
 {
   unsigned char *p = packet + used, *limit = p + block->size;
+  CtfClockStruct c = *clock;    /* locals, which stores to p cannot change */
+  uint64_t first = 0, last = *end;
+  int none = *empty;
   memcpy(p, block->data, block->size);
   while (p < limit) {
     uint16_t code, length;
@@ -417,16 +420,20 @@ static size_t CopyBlock(unsigned char *packet, size_t used, const EventStreamBlo
       continue;
     }
     memcpy(&value, p + 4, 8);
-    value = CtfNs(clock, value);
+    value = CtfNs(&c, value);
     memcpy(p + 2, &value, 2);
     memcpy(p + 4, &value, 8);
-    if (*empty) {
-      *begin = value;
-      *empty = 0;
+    if (none) {
+      first = value;
+      none = 0;
     }
-    *end = value;
+    last = value;
     p += length;
   }
+  if (*empty && !none)
+    *begin = first;
+  *empty = none;
+  *end = last;
   return (size_t)(limit - packet);
 }
 
