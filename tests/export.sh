@@ -33,11 +33,17 @@
 #                         it, thread by thread: name, time, each value, every
 #                         letter (-many: 30000 more events, several packets,
 #                         and a thread whose serial is 4000000000)
+#                         (both copied block by block: .export.ctf.block)
+#   ctf-kind              --kind: the events written one by one, checked the same
+#   ctf-byte-order        mkstream's little-endian streams (copied block by
+#                         block) and the same big-endian (written one by one),
+#                         64- and 32-bit: babeltrace2 prints the same text
 #   ctf-babeltrace2       the babeltrace2 command prints every event
 #   ctf-not-empty         a trace directory that is not empty is refused
 #   bad-format, sqlite-no-file, ctf-no-dir, not-with-summary   usage errors: exit 2
 #   unwritable            an -o that cannot be written: exit 1, says why
-#   example-*             the example's real log in every format
+#   example-*             the example's real log in every format; example-ctf:
+#                         each event's time, thread and name as the text's
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed";
 # exits 1 if any case failed.
 
@@ -162,17 +168,40 @@ done
 if [ -z "$btpython" ] || ! command -v babeltrace2 >/dev/null; then
   echo "skip ctf: babeltrace2 or its Python bindings (python3-bt2) are not installed"
 else
-  for name in ctf ctf-many; do
+  # ctf and ctf-many are copied block by block, a stream file per
+  # thread, kind and level; with a filter, events are written one by
+  # one, a stream file per thread.
+  for name in ctf ctf-many ctf-kind; do
     why=""
     src=$log
+    args=() only=()
+    files=stream_1_0_0
     [ $name = ctf-many ] && src=$tmp/many.tt
-    "$eventcnv" --format ctf -o "$tmp/$name" "$src" 2>"$tmp/$name.err"
+    [ $name = ctf-kind ] && args=(--kind User,Pool) only=(User Pool) files=stream_1
+    "$eventcnv" --format ctf -o "$tmp/$name" "${args[@]}" "$src" 2>"$tmp/$name.err"
     st=$?
     [ $st = 0 ] || why="exit status $st"
     sane "$tmp/$name.err" || why="$why; sanitizer report"
-    [ -z "$why" ] && why=$("$btpython" "$here/export.py" $name "$tmp/$name" 2>&1)
+    [ -f "$tmp/$name/$files" ] || why="$why; no $files: $(ls "$tmp/$name" | tr '\n' ' ')"
+    [ -z "$why" ] && why=$("$btpython" "$here/export.py" ${name/-kind/} "$tmp/$name" "${only[@]}" 2>&1)
     result $name "${why#; }"
   done
+  why=""
+  for v in basic big ptr32 big32; do
+    python3 "$here/mkstream.py" --variant $v "$tmp/$v.tt" || why="$why; mkstream.py --variant $v failed"
+    "$eventcnv" --format ctf -o "$tmp/$v.ctf" "$tmp/$v.tt" 2>"$tmp/$v.err" || why="$why; $v: exit $?"
+    sane "$tmp/$v.err" || why="$why; $v: sanitizer report"
+    babeltrace2 "$tmp/$v.ctf" >"$tmp/$v.bt" 2>&1 || why="$why; $v: babeltrace2 exit $?"
+  done
+  for pair in basic:big ptr32:big32; do
+    le=${pair%:*} be=${pair#*:}
+    [ -f "$tmp/$le.ctf/stream_1_0_0" ] && [ -f "$tmp/$be.ctf/stream_1" ] ||
+      why="$why; $le not block by block or $be not one by one"
+    [ "$(wc -l <"$tmp/$le.bt")" = "$("$eventcnv" "$tmp/$le.tt" 2>/dev/null | wc -l)" ] ||
+      why="$why; $le: babeltrace2 printed $(wc -l <"$tmp/$le.bt") lines"
+    cmp -s "$tmp/$le.bt" "$tmp/$be.bt" || why="$why; $le and $be differ: $(diff "$tmp/$le.bt" "$tmp/$be.bt" | head -3)"
+  done
+  result ctf-byte-order "${why#; }"
   why=""
   babeltrace2 "$tmp/ctf" >"$tmp/ctf.txt" 2>"$tmp/ctf.bt.err" || why="babeltrace2 exit $?"
   [ "$(wc -l <"$tmp/ctf.txt")" = "$(wc -l <"$tmp/jsonl.jsonl")" ] ||
@@ -306,6 +335,19 @@ else
     "$eventcnv" --format ctf -o "$tmp/example.ctf" "$tmp/example.log" 2>"$tmp/e.err" || why="exit $?"
     got=$(babeltrace2 "$tmp/example.ctf" 2>/dev/null | wc -l)
     [ "$got" = "$want" ] || why="$why; babeltrace2 printed $got events, want $want"
+    # Its clock counts ns from the start: --clock-cycles shows ELAPSED.
+    babeltrace2 --clock-cycles "$tmp/example.ctf" >"$tmp/example.bt" 2>/dev/null
+    why=$why$(python3 -c 'import re, sys
+def times(lines, pattern):
+    return sorted(m.groups() for m in map(re.compile(pattern).match, lines) if m)
+bt = times(open(sys.argv[1]), r"\[0*(\d+)\] .*? (\w+): \{ thread = (\d+) \}")
+txt = [(str(round(float(s) * 1e9)), n, t) for s, t, n in
+       times(open(sys.argv[2]), r" *(\d+\.\d{9}) \S+ T(\d+) +\S+ +(\w+)")]
+txt.sort()
+if bt != txt:
+    print("; babeltrace2 differs from the text at %r" %
+          (next((a, b) for a, b in zip(bt + [None] * len(txt), txt + [None] * len(bt)) if a != b),))
+' "$tmp/example.bt" "$tmp/example.txt")
     result example-ctf "${why#; }"
   fi
 fi

@@ -10,7 +10,8 @@
  * escapes, elapsed and wall-clock times, an unknown code, and cutting
  * short at every buffer size; EventFormatDouble against printf's %.17g;
  * the stream reader on a stream built here: header, registry, time-order
- * merge, labels, unknown codes, version refusal; and the reader fed
+ * merge, labels, unknown codes, version refusal, its blocks in the
+ * merge's order (EventStreamBlock); and the reader fed
  * every truncation and many random mutations (fixed seed) of that
  * stream, which must never crash.  The compact form (eventpack.c):
  * events of every letter with extreme and wrapping values round-trip
@@ -890,6 +891,51 @@ static void test_stream_read(void **state)
   }
 }
 
+/* test_stream_blocks -- the blocks in the merge's order, each with its
+ * sound events as stored; the merge works after them */
+static void test_stream_blocks(void **state)
+{
+  static const struct { uint32_t thread; unsigned kind; uint64_t seq; size_t size, events; } want[] = {
+    {1, 1, 0, 2 * 24 + 16 + 52, 3},   /* two UW, an unknown, AllLetters */
+    {1, 1, 2, 24, 1},
+    {2, 0, 1, 25 + 24 + 28, 3},       /* Intern, UW, Label: code 0 ends the data */
+    {2, 0, 3, 20, 1},
+  };
+  BufStruct *b = calloc(1, sizeof *b);
+  EventStreamStruct *stream;
+  EventStreamBlockStruct block;
+  EventRecordStruct rec;
+  char msg[256];
+  size_t events = 0;
+  (void)state;
+  BuildStream(b, 0, 1, 0, 0, NULL);
+  assert_int_equal(EventStreamOpen(&stream, b->data, b->len, 0, msg, sizeof msg), EventStreamOK);
+  assert_int_equal(EventStreamBlockCount(stream), 4);
+  for (size_t i = 0; i < 4; ++i) {
+    size_t pos = 0;
+    EventStreamBlock(stream, i, &block);
+    assert_int_equal(block.thread, want[i].thread);
+    assert_int_equal(block.kind, want[i].kind);
+    assert_int_equal(block.level, 0);
+    assert_true(block.seq == want[i].seq);
+    assert_int_equal(block.size, want[i].size);
+    assert_int_equal(block.events, want[i].events);
+    assert_false(block.cut);
+    assert_false(block.compact);
+    assert_true(block.data > b->data && block.data + block.size <= b->data + b->len);
+    while (pos < block.size)      /* whole events, each to its length */
+      pos += (size_t)block.data[pos + 2] | (size_t)block.data[pos + 3] << 8;
+    assert_int_equal(pos, block.size);
+  }
+  EventStreamBlock(stream, 0, &block);
+  assert_int_equal(block.data[0] | block.data[1] << 8, 0x0104);
+  while (EventStreamNext(stream, &rec) == EventStreamOK)
+    ++events;
+  assert_int_equal(events, 8);
+  EventStreamClose(stream);
+  free(b);
+}
+
 static void CheckRefused(BufStruct *b, const char *message)
 {
   EventStreamStruct *stream;
@@ -1253,6 +1299,7 @@ int main(void)
     cmocka_unit_test(test_check_ways),
     cmocka_unit_test(test_stream_versions),
     cmocka_unit_test(test_stream_block_faults),
+    cmocka_unit_test(test_stream_blocks),
     cmocka_unit_test(test_stream_every_truncation),
     cmocka_unit_test(test_stream_mutations),
     cmocka_unit_test(test_pack_roundtrip),

@@ -309,6 +309,32 @@ extern size_t EventStreamThreadCount(const EventStreamStruct *stream);
 extern void EventStreamThread(const EventStreamStruct *stream, size_t i, uint32_t *threadReturn,
                               size_t *eventsReturn);
 
+/* EventStreamBlockStruct -- a block the index read, as it stands:
+ * for a writer that copies events whole rather than one at a time */
+typedef struct EventStreamBlockStruct {
+  uint32_t thread;
+  unsigned kind;
+  unsigned level;               /* signal level (.sol.signal.level) */
+  uint64_t seq;                 /* the buffer's sequence number */
+  const unsigned char *data;    /* its events, in the data's byte order: in the
+                                   stream, or a compact block's expansion */
+  size_t size;                  /* bytes of sound events at data: each has a code
+                                   other than 0, a length from 12 to what is left,
+                                   and, if its code is known, fields that decode */
+  size_t events;                /* known events in it */
+  int cut;                      /* it runs past the end of the stream */
+  int compact;                  /* stored compact: data is its expansion */
+} EventStreamBlockStruct;
+
+/* EventStreamBlockCount, EventStreamBlock -- the blocks the index
+ * read, in the merge's order: by thread, kind, signal level, then
+ * sequence number, so each run of one (thread, kind, level) is a
+ * sequence whose events are in time order (.stream.order).  A scan
+ * holds no blocks: the count is 0.  design/telemetry.txt .export.ctf.block */
+extern size_t EventStreamBlockCount(EventStreamStruct *stream);
+extern void EventStreamBlock(const EventStreamStruct *stream, size_t i,
+                             EventStreamBlockStruct *blockReturn);
+
 /* EventStreamLabel -- an EventLabelFunction: closure is the stream.
  * The label of address from the Intern and Label events read so far. */
 extern const char *EventStreamLabel(void *closure, uint64_t address);

@@ -463,6 +463,30 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
 }
 
 
+/* EventStreamBlockCount -- the merge's order is the blocks' sorted */
+size_t EventStreamBlockCount(EventStreamStruct *stream)
+{
+  if (!stream->merging && !mergeStart(stream))
+    stream->outOfMemory = 1;
+  return stream->read != NULL ? 0 : stream->blockCount;
+}
+
+void EventStreamBlock(const EventStreamStruct *stream, size_t i, EventStreamBlockStruct *blockReturn)
+{
+  const BlockStruct *block = &stream->blocks[i];
+  size_t start = block->offset + stream->info.blockHeaderLength;
+  blockReturn->thread = block->thread;
+  blockReturn->kind = block->kind;
+  blockReturn->level = block->level;
+  blockReturn->seq = block->seq;
+  blockReturn->data = eventBytes(stream, block, start);
+  blockReturn->size = block->dataEnd > start ? block->dataEnd - start : 0;
+  blockReturn->events = block->events;
+  blockReturn->cut = block->cut;
+  blockReturn->compact = block->compact;
+}
+
+
 const char *EventStreamLabel(void *closure, uint64_t address)
 {
   const EventStreamStruct *stream = closure;

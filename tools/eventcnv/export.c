@@ -697,6 +697,18 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
   return status;
 }
 
+/* PassesAll -- whether filter passes every event the log may hold:
+ * each of its registry's events in each of its kinds */
+static int PassesAll(const ExportStruct *ex, ExportFilterFunction filter, void *closure)
+{
+  const EventRegistryStruct *registry = ex->registry;
+  for (unsigned kind = 0; kind < registry->kindCount; ++kind)
+    for (unsigned i = 0; i < registry->eventCount; ++i)
+      if (!filter(closure, ex->source, kind, registry->events[i].code))
+        return 0;
+  return 1;
+}
+
 int ExportRun(EventStreamStruct **streams, size_t count, const char *name, const char *outPath,
               ExportFilterFunction filter, void *closure)
 {
@@ -723,8 +735,13 @@ int ExportRun(EventStreamStruct **streams, size_t count, const char *name, const
     if (writer->begin(&ex) != 0)   /* it said why */
       status = 1;
   }
-  if (status == 0 && Loop(&ex, filter, closure) != 0)
-    status = 1;
+  if (status == 0) {
+    int whole = -1;
+    if (writer == &ExportCtf && count == 1 && PassesAll(&ex, filter, closure))
+      whole = ExportCtfBlocks(&ex);
+    if (whole > 0 || (whole < 0 && Loop(&ex, filter, closure) != 0))
+      status = 1;
+  }
   if (begun && writer->end(&ex) != 0)
     status = 1;
   ExportOutFlush(&ex.out);

@@ -248,6 +248,12 @@ struct ExportWriterStruct {
 extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf,
   ExportHtml;
 
+/* ExportCtfBlocks -- ExportCtf's events of a single log with no filter,
+ * block by block rather than each through event: returns -1 if it
+ * cannot (having written nothing), 0, or 1 having said why.
+ * design/telemetry.txt .export.ctf.block */
+extern int ExportCtfBlocks(ExportStruct *ex);
+
 /* ProgressStruct -- progress of a long conversion, said on stderr when
  * it is a terminal and the work has taken a second: silent otherwise.
  * design/telemetry.txt .export.progress */

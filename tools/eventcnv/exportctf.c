@@ -4,10 +4,19 @@
  *
  * OUT/metadata is the trace's TSDL: an event class per registry event,
  * its fields typed by letter, and a clock counting ns from the stream's
- * start, offset to its wall time.  OUT/stream_N holds thread N's events
- * in packets of at most PACKET_SIZE bytes, written as each fills.  Everything is little-endian and
- * byte-aligned; field names get a leading _ (which readers drop), so a
- * parameter may be named like a TSDL keyword (align, string).
+ * start, offset to its wall time.  Everything is little-endian and
+ * byte-aligned, and an event is laid out as telltale's own (code,
+ * length, clock, fields at the log's sizes), its clock made ns and its
+ * length the ns's low 16 bits.  Field
+ * names get a leading _ (which readers drop), so a parameter may be
+ * named like a TSDL keyword (align, string).
+ *
+ * A sound little-endian log with no filter is copied block by block
+ * (ExportCtfBlocks): OUT/stream_T_K_L holds the sequence of thread T, kind K
+ * and signal level L, each packet blocks of it copied whole, only each
+ * event's clock rewritten.  Otherwise each event is written on its own
+ * (CtfEvent): OUT/stream_N holds thread N's events.  Packets are at most
+ * PACKET_SIZE bytes (or a block), written as each fills.
  */
 
 #define _POSIX_C_SOURCE 200809L   /* openat, fdopendir, O_DIRECTORY */
@@ -28,6 +37,7 @@
 #define CTF_MAGIC 0xC1FC1FC1u
 #define PACKET_HEADER_SIZE 44     /* magic, stream_id; content_size, packet_size,
                                      timestamp_begin, timestamp_end, thread */
+#define NS_PER_SECOND 1000000000u
 
 /* CtfStreamStruct -- a thread's stream: its packet being filled.  The
  * file is opened for each packet written, so a log of many threads
@@ -47,6 +57,7 @@ typedef struct CtfStruct {
   size_t buffered;              /* bytes in every packet */
   int dir;                      /* the output directory */
   int failed;
+  unsigned char size[32];       /* by letter & 31: a P, A, W, U or D field's bytes */
 } CtfStruct;
 
 static CtfStruct ctf;
@@ -103,6 +114,7 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
     "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
     "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+    "typealias integer { size = 32; align = 8; signed = false; base = 16; } := hex32_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; base = 16; } := hex64_t;\n"
     "typealias floating_point { exp_dig = 11; mant_dig = 53; align = 8; } := double_t;\n\n"
     "trace {\n  major = 1;\n  minor = 8;\n  byte_order = le;\n"
@@ -120,24 +132,30 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
   ExportPutString(&m, ";\n  offset = ");
   ExportPutUnsigned(&m, info->startRealtime % 1000000000u);
   ExportPutString(&m, ";\n  absolute = true;\n};\n\n"
+    "typealias integer { size = 16; align = 8; signed = false; map = clock.telltale.value; }"
+    " := clock16_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; map = clock.telltale.value; }"
     " := clock_t;\n\n"
     "stream {\n  id = 0;\n"
     "  packet.context := struct { uint64_t content_size; uint64_t packet_size;"
     " clock_t timestamp_begin; clock_t timestamp_end; uint32_t thread; };\n"
-    "  event.header := struct { uint16_t id; clock_t timestamp; };\n};\n");
+    /* design/telemetry.txt .export.ctf.header */
+    "  /* telltale's event header, its length replaced by the time's low bits */\n"
+    "  event.header := struct { uint16_t id; clock16_t timestamp_low; clock_t timestamp; };\n};\n");
   for (unsigned i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
     ExportPutString(&m, "\nevent {\n  name = ");
     ExportPutJsonString(&m, desc->name, strlen(desc->name));
     ExportPutString(&m, ";\n  id = ");
-    ExportPutUnsigned(&m, i);
+    ExportPutUnsigned(&m, desc->code);
     ExportPutString(&m, ";\n  stream_id = 0;\n  fields := struct {");
     for (unsigned p = 0; p < desc->paramCount; ++p) {
       char letter = desc->format[p];
-      ExportPutString(&m, letter == 'P' || letter == 'A' ? " hex64_t _"
-                      : letter == 'W' ? " uint64_t _" : letter == 'U' ? " uint32_t _"
-                      : letter == 'D' ? " double_t _" : " string _");
+      int wide = letter == 'P' || letter == 'A' ? info->layout.pointerSize == 8
+                 : info->layout.wordSize == 8;
+      ExportPutString(&m, letter == 'P' || letter == 'A' ? (wide ? " hex64_t _" : " hex32_t _")
+                      : letter == 'W' ? (wide ? " uint64_t _" : " uint32_t _")
+                      : letter == 'U' ? " uint32_t _" : letter == 'D' ? " double_t _" : " string _");
       ExportPutString(&m, desc->paramNames[p]);
       ExportPutChar(&m, ';');
     }
@@ -159,6 +177,18 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
   return err != 0 ? Failed(ex, state, "metadata", err) : 0;
 }
 
+/* Seal -- a packet's header and context, for used bytes of it */
+static void Seal(unsigned char *packet, size_t used, uint32_t thread, uint64_t begin, uint64_t end)
+{
+  EventStore(packet, CTF_MAGIC, 4, 0);
+  EventStore(packet + 4, 0, 4, 0);
+  EventStore(packet + 8, (uint64_t)used * 8, 8, 0);
+  EventStore(packet + 16, (uint64_t)used * 8, 8, 0);
+  EventStore(packet + 24, begin, 8, 0);
+  EventStore(packet + 32, end, 8, 0);
+  EventStore(packet + 40, thread, 4, 0);
+}
+
 /* FlushPacket -- write thread's packet, its sizes and times filled in */
 static int FlushPacket(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream)
 {
@@ -166,10 +196,7 @@ static int FlushPacket(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stre
   int fd, err;
   if (stream->used <= PACKET_HEADER_SIZE)
     return 0;
-  EventStore(stream->packet + 8, (uint64_t)stream->used * 8, 8, 0);
-  EventStore(stream->packet + 16, (uint64_t)stream->used * 8, 8, 0);
-  EventStore(stream->packet + 24, stream->begin, 8, 0);
-  EventStore(stream->packet + 32, stream->end, 8, 0);
+  Seal(stream->packet, stream->used, stream->thread, stream->begin, stream->end);
   snprintf(name, sizeof name, "stream_%lu", (unsigned long)stream->thread);
   fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_APPEND, 0666);
   if (fd < 0)
@@ -230,6 +257,10 @@ static int CtfBegin(ExportStruct *ex)
   struct dirent *entry;
   memset(state, 0, sizeof *state);
   state->dir = -1;
+  state->size['P' & 31] = state->size['A' & 31] = (unsigned char)ex->info->layout.pointerSize;
+  state->size['W' & 31] = (unsigned char)ex->info->layout.wordSize;
+  state->size['U' & 31] = 4;
+  state->size['D' & 31] = 8;
   ex->state = state;
   /* A new or empty directory: a trace is all the files in it. */
   if (mkdir(ex->outPath, 0777) != 0 && errno != EEXIST)
@@ -260,45 +291,236 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
     ? state->last : Stream(ex, state, rec->thread);
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   uint64_t ts = elapsed > 0 ? (uint64_t)elapsed : 0;   /* the clock starts at 0 */
-  size_t need = 10 + (size_t)desc->paramCount * 8 + rec->stringLength + 1;
+  size_t need = EVENT_HEADER_LEN + (size_t)desc->paramCount * 8 + rec->stringLength + 1;
   unsigned char *p;
   (void)seq;
   if (stream == NULL || Room(ex, state, stream, need) != 0)
     return 1;
   state->last = stream;
   if (stream->used == 0) {
-    EventStore(stream->packet, CTF_MAGIC, 4, 0);
-    EventStore(stream->packet + 4, 0, 4, 0);
-    EventStore(stream->packet + 40, rec->thread, 4, 0);
     stream->used = PACKET_HEADER_SIZE;
     state->buffered += PACKET_HEADER_SIZE;
     stream->begin = ts;
   }
   stream->end = ts;
   p = stream->packet + stream->used;
-  Le(p, (uint64_t)(desc - ex->registry->events), 2);
-  Le(p + 2, ts, 8);
-  p += 10;
+  Le(p, desc->code, 2);
+  Le(p + 2, ts, 2);
+  Le(p + 4, ts, 8);
+  p += EVENT_HEADER_LEN;
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const EventValueUnion *v = &rec->values[i];
-    switch (desc->format[i]) {
-    case 'U':
-      Le(p, v->u, 4);
-      p += 4;
-      break;
-    case 'S':
+    char letter = desc->format[i];
+    if (letter == 'S') {        /* the last */
       memcpy(p, v->s, rec->stringLength);
       p += rec->stringLength;
       *p++ = 0;
       break;
-    default:                    /* P A W D: D's bits are the union's */
-      Le(p, v->u, 8);
-      p += 8;
     }
+    /* Eight bytes (D's bits are the union's), of which a field of 4 is
+     * the low ones: the next field, or need's 8 a field, takes the rest. */
+    Le(p, v->u, 8);
+    p += state->size[letter & 31];
   }
   state->buffered += (size_t)(p - stream->packet) - stream->used;
   stream->used = (size_t)(p - stream->packet);
   return 0;
+}
+
+/* CtfClockStruct -- the stream's clock, for CtfNs */
+typedef struct CtfClockStruct {
+  const ExportStruct *ex;
+  EventClock start;
+  uint64_t hz;                  /* 0: the clock counts ns */
+  double nsPerTick;
+} CtfClockStruct;
+
+/* CtfNs -- CtfEvent's time of an event at clock value, exactly:
+ * floor(ticks * 10^9 / hz), guessed in a double and made exact by at
+ * most one step, which the remainder (from 128-bit products, no
+ * division) says; where one step would not do, ExportElapsedNs's own.
+ * design/telemetry.txt .export.ctf.time */
+static inline uint64_t CtfNs(const CtfClockStruct *clock, EventClock value)
+{
+  uint64_t ticks = value - clock->start, hz = clock->hz;
+  int64_t elapsed;
+  if (value <= clock->start)
+    return 0;
+  if (ticks < (uint64_t)1 << 52) {
+    if (hz == 0)
+      return ticks;
+    if (hz >= 1000000) {
+      uint64_t q = (uint64_t)((double)ticks * clock->nsPerTick);
+      unsigned __int128 num = (unsigned __int128)ticks * NS_PER_SECOND;
+      unsigned __int128 prod = (unsigned __int128)q * hz;
+      if (prod > num) {
+        --q;
+        prod -= hz;
+      } else if (num - prod >= hz) {
+        ++q;
+        prod += hz;
+      }
+      if (prod <= num && num - prod < hz)
+        return q;
+    }
+  }
+  elapsed = ExportElapsedNs(clock->ex, value);
+  return elapsed > 0 ? (uint64_t)elapsed : 0;
+}
+
+/* Whole -- whether the log may be copied block by block: every block
+ * read, none cut, damaged or foreign, little-endian as CTF here is.
+ * design/telemetry.txt .export.ctf.fallback */
+static int Whole(ExportStruct *ex)
+{
+  const EventStreamInfoStruct *info = ex->info;
+  size_t count;
+  EventStreamBlockStruct block;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+  return 0;                     /* the loads below are the machine's */
+#endif
+  if (info->layout.bigEndian || info->doubleFormat != 1 || info->stopped || info->badBlocks > 0
+      || info->skippedBytes > 0 || info->missingBlocks > 0 || info->duplicateBlocks > 0
+      || info->misorderedBlocks > 0 || EventStreamProblemCount(ex->stream) > 0)
+    return 0;
+  count = EventStreamBlockCount(ex->stream);
+  for (size_t i = 0; i < count; ++i) {
+    EventStreamBlock(ex->stream, i, &block);
+    if (block.cut || block.kind >= ex->registry->kindCount)
+      return 0;
+  }
+  return count > 0;
+}
+
+/* CopyBlock -- block's events after used bytes of packet (which has
+ * room): each event's clock made ns in place, and unknown events
+ * (known[code] 0) taken out.  Returns the bytes used after it; *begin
+ * is set if *empty, and then *empty cleared; *end is the last time. */
+static size_t CopyBlock(unsigned char *packet, size_t used, const EventStreamBlockStruct *block,
+                        const unsigned char *known, const CtfClockStruct *clock,
+                        int *empty, uint64_t *begin, uint64_t *end)
+{
+  unsigned char *p = packet + used, *limit = p + block->size;
+  CtfClockStruct c = *clock;    /* locals, which stores to p cannot change */
+  uint64_t first = 0, last = *end;
+  int none = *empty;
+  memcpy(p, block->data, block->size);
+  while (p < limit) {
+    uint16_t code, length;
+    uint64_t value;
+    memcpy(&code, p, 2);
+    memcpy(&length, p + 2, 2);
+    if (length < EVENT_HEADER_LEN || length > (size_t)(limit - p)) {
+      limit = p;                /* cannot be: the index checked every event */
+      break;
+    }
+    if (!known[code]) {         /* design/telemetry.txt .stream.unknown */
+      memmove(p, p + length, (size_t)(limit - p) - length);
+      limit -= length;
+      continue;
+    }
+    memcpy(&value, p + 4, 8);
+    value = CtfNs(&c, value);
+    memcpy(p + 2, &value, 2);
+    memcpy(p + 4, &value, 8);
+    if (none) {
+      first = value;
+      none = 0;
+    }
+    last = value;
+    p += length;
+  }
+  if (*empty && !none)
+    *begin = first;
+  *empty = none;
+  *end = last;
+  return (size_t)(limit - packet);
+}
+
+/* ExportCtfBlocks -- the log block by block: each sequence of one
+ * thread, kind and signal level in a stream file of its own, its blocks
+ * copied whole into packets.  design/telemetry.txt .export.ctf.block */
+int ExportCtfBlocks(ExportStruct *ex)
+{
+  CtfStruct *state = ex->state;
+  EventStreamStruct *stream = ex->stream;
+  const EventRegistryStruct *registry = ex->registry;
+  size_t count, next;
+  unsigned char *known, *packet = NULL;
+  size_t packetSize = 0;
+  CtfClockStruct clock;
+  ProgressStruct progress;
+  uint64_t read = 0;
+  char name[64];
+  int err = 0;
+
+  if (state->failed || !Whole(ex))
+    return -1;
+  known = calloc(65536, 1);
+  if (known == NULL)
+    return Failed(ex, state, "", ENOMEM);
+  for (unsigned i = 0; i < registry->eventCount; ++i)
+    known[registry->events[i].code & 0xFFFF] = 1;
+  clock.ex = ex;
+  clock.start = ex->fmt.startClock;
+  clock.hz = ex->fmt.clockHz;
+  clock.nsPerTick = clock.hz != 0 ? (double)NS_PER_SECOND / (double)clock.hz : 1.0;
+  count = EventStreamBlockCount(stream);
+  ProgressStart(&progress, ex->info->eventCount);
+  name[0] = '\0';
+  for (size_t i = 0; i < count && err == 0; i = next) {
+    EventStreamBlockStruct first, block;
+    size_t used = 0;            /* bytes in packet, its header included; 0: none */
+    uint64_t begin = 0, end = 0;
+    int empty = 1, fd;
+    EventStreamBlock(stream, i, &first);
+    snprintf(name, sizeof name, "stream_%lu_%u_%u", (unsigned long)first.thread, first.kind,
+             first.level);
+    fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+      err = errno;
+      break;
+    }
+    for (next = i; next < count; ++next) {
+      EventStreamBlock(stream, next, &block);
+      if (block.thread != first.thread || block.kind != first.kind || block.level != first.level)
+        break;
+      if (used > 0 && used + block.size > PACKET_SIZE) {
+        if (!empty) {
+          Seal(packet, used, first.thread, begin, end);
+          if ((err = WriteAll(fd, packet, used)) != 0)
+            break;
+        }
+        used = 0;
+        empty = 1;
+      }
+      if (used == 0)
+        used = PACKET_HEADER_SIZE;
+      if (used + block.size > packetSize) {
+        size_t size = used + block.size > PACKET_SIZE ? used + block.size : PACKET_SIZE;
+        unsigned char *bigger = realloc(packet, size);
+        if (bigger == NULL) {
+          err = ENOMEM;
+          break;
+        }
+        packet = bigger;
+        packetSize = size;
+      }
+      used = CopyBlock(packet, used, &block, known, &clock, &empty, &begin, &end);
+      read += block.events;
+      ProgressTick(&progress, read);
+    }
+    if (err == 0 && !empty) {
+      Seal(packet, used, first.thread, begin, end);
+      err = WriteAll(fd, packet, used);
+    }
+    if (close(fd) != 0 && err == 0)
+      err = errno;
+  }
+  ProgressEnd(&progress);
+  free(known);
+  free(packet);
+  return err != 0 ? Failed(ex, state, err == ENOMEM ? "" : name, err) : 0;
 }
 
 static int CtfEnd(ExportStruct *ex)
