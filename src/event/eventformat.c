@@ -1,20 +1,30 @@
 /* <src/event/eventformat.c> -- the event layer: a decoded event as a line of text
  *
- * .design: design/telemetry.txt .req.share .eventcnv.line
+ * .design: design/telemetry.txt .req.share .eventcnv.line .eventcnv.text.fast
  *
  * See eventread.h for the interface.  string.h only, as eventdecode.c:
- * the traceback formats events inside a signal handler.
+ * the traceback formats events inside a signal handler (and the
+ * compiler's SSE2 intrinsics, which call nothing).
  */
 
 #include "eventread.h"
 
 #include <string.h>
 
+#if defined(__SSE2__) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#endif
+
 #define NS_PER_SECOND    1000000000u
 
 /* Widths of the columns of a formatted line.  See EventFormat. */
 #define ELAPSED_WIDTH    15              /* "    0.000000000" */
 #define THREAD_WIDTH     3               /* "T1 " */
+#define TIMES_ROOM       64              /* the longest time columns (50), and more */
+#define COPY_BLOCK       16              /* formatFast copies the head in blocks of this */
+#define HEAD_LIMIT       (sizeof ((EventFormatCacheStruct *)0)->head - COPY_BLOCK)
+#define VALUE_ROOM       64              /* a P, A (no label), W, U or D value (at most 25
+                                            characters), a head's last block and the NUL */
 
 
 /* mulDiv -- floor(a * b / c), for c > 0 and a quotient below 2^64
@@ -182,10 +192,34 @@ static void fillDecimal(char *end, uint64_t value, unsigned count)
   }
 }
 
-/* fillNanoseconds -- the 9 digits of ns (below 10^9) at p: two halves,
- * then digit pairs, with no loop */
+/* decimalWord -- the 8 decimal digits of value (below 10^8), each a
+ * byte from 0 to 9, the first in the lowest byte: the halves, their
+ * halves and theirs split in the lanes of one word at once, each
+ * division a multiplication and a shift (exact below 10^4, 100 and 10).
+ * With '0' added to each byte, it is the text a little-endian memcpy
+ * stores. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define DECIMAL_WORD 1
+#define DECIMAL_ZEROS 0x3030303030303030u
+static uint64_t decimalWord(uint32_t value)
+{
+  uint64_t y = (uint64_t)(value / 10000) | (uint64_t)(value % 10000) << 32;
+  uint64_t z = (y * 10486 >> 20) & 0x0000007F0000007Fu;
+  y = z | (y - 100 * z) << 16;
+  z = (y * 103 >> 10) & 0x000F000F000F000Fu;
+  return z | (y - 10 * z) << 8;
+}
+#endif
+
+/* fillNanoseconds -- the 9 digits of ns (below 10^9) at p, with no loop */
 static void fillNanoseconds(char *p, uint32_t ns)
 {
+#ifdef DECIMAL_WORD
+  uint32_t first = ns / 100000000;
+  uint64_t word = decimalWord(ns - first * 100000000) + DECIMAL_ZEROS;
+  p[0] = (char)('0' + first);
+  memcpy(p + 1, &word, 8);
+#else
   uint32_t hi = ns / 100000, lo = ns % 100000;   /* 4 digits, 5 digits */
   memcpy(p, EventDecimalPairs + 2 * (hi / 100), 2);
   memcpy(p + 2, EventDecimalPairs + 2 * (hi % 100), 2);
@@ -193,6 +227,7 @@ static void fillNanoseconds(char *p, uint32_t ns)
   lo %= 10000;
   memcpy(p + 5, EventDecimalPairs + 2 * (lo / 100), 2);
   memcpy(p + 7, EventDecimalPairs + 2 * (lo % 100), 2);
+#endif
 }
 
 /* putUnsigned -- value in decimal, at least minDigits digits (zero-padded) */
@@ -211,13 +246,14 @@ static void putUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
   putChars(w, digits, count);
 }
 
-/* hexEight -- the 8 hex digits of value, most significant first, at p:
- * each nibble spread to a byte of its own, then made a digit, all at
- * once (on a machine whose byte order is known) */
-static void hexEight(char *p, uint32_t value)
-{
+/* hexWord -- the 8 hex digits of value, most significant first, as the
+ * 8 bytes that memcpy stores: each nibble spread to a byte of its own,
+ * then made a digit, all at once (on a machine whose byte order is known) */
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) \
     && (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+#define HEX_WORD 1
+static uint64_t hexWord(uint32_t value)
+{
   uint64_t x = value;
   x = (x & 0xFFFF0000u) << 16 | (x & 0xFFFFu);
   x = (x & 0x0000FF000000FF00u) << 8 | (x & 0x000000FF000000FFu);
@@ -228,6 +264,15 @@ static void hexEight(char *p, uint32_t value)
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   x = __builtin_bswap64(x);
 #endif
+  return x;
+}
+#endif
+
+/* hexEight -- the 8 hex digits of value, most significant first, at p */
+static void hexEight(char *p, uint32_t value)
+{
+#ifdef HEX_WORD
+  uint64_t x = hexWord(value);
   memcpy(p, &x, 8);
 #else
   for (unsigned i = 0; i < 8; ++i)
@@ -247,6 +292,53 @@ static void putHex(WriterStruct *w, uint64_t value, unsigned minDigits)
   digits[16 - count] = '0';
   digits[17 - count] = 'x';
   putChars(w, digits + 16 - count, 2 + count);
+}
+
+/* hexAt -- "0x" and value in lower-case hex at p, as putHex(w, value,
+ * 1) writes it; stores up to 18 bytes.  The value is shifted so that its
+ * first digit is the word's first, and all 16 are made at once, with
+ * SSE2's byte lanes where there are any.  Returns the end. */
+static char *hexAt(char *p, uint64_t value)
+{
+  unsigned count = (bitLength(value) + 3) / 4;
+  uint64_t top = value << (64 - 4 * count);
+  memcpy(p, "0x", 2);
+#if defined(__SSE2__) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  {
+    __m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(top));   /* first byte first */
+    __m128i low = _mm_set1_epi8(0x0F);
+    __m128i nibbles = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), low),
+                                        _mm_and_si128(x, low));
+    __m128i letters = _mm_and_si128(_mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)),
+                                    _mm_set1_epi8('a' - '0' - 10));
+    _mm_storeu_si128((__m128i *)(void *)(p + 2),
+                     _mm_add_epi8(nibbles, _mm_add_epi8(letters, _mm_set1_epi8('0'))));
+  }
+#else
+  hexEight(p + 2, (uint32_t)(top >> 32));
+  if (count > 8)
+    hexEight(p + 10, (uint32_t)top);
+#endif
+  return p + 2 + count;
+}
+
+/* decimalAt -- value in decimal at p; stores up to 20 bytes.  Returns
+ * the end. */
+static char *decimalAt(char *p, uint64_t value)
+{
+  unsigned count;
+#ifdef DECIMAL_WORD
+  if (value < 100000000u) {     /* its leading zero digits are the word's low zero bytes */
+    uint64_t word = decimalWord((uint32_t)value);
+    unsigned zeros = word != 0 ? (unsigned)__builtin_ctzll(word) / 8 : 7;
+    word = (word + DECIMAL_ZEROS) >> 8 * zeros;
+    memcpy(p, &word, 8);
+    return p + 8 - zeros;
+  }
+#endif
+  count = decimalDigits(value);
+  fillDecimal(p + count, value, count);
+  return p + count;
 }
 
 /* putEscaped -- n bytes with C escapes for quotes, backslashes and
@@ -530,7 +622,8 @@ static void elapsedSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *ca
   *nsReturn = mulDiv(rest, NS_PER_SECOND, hz);
 }
 
-/* putTimes -- the elapsed and the wall-clock columns
+/* timesAt, putTimes -- the elapsed and the wall-clock columns, at p
+ * (at most TIMES_ROOM bytes) or to a writer
  *
  * Elapsed time is (clock - startClock) / clockHz, truncated to whole
  * nanoseconds, exactly.  A clock before startClock is negative.  The
@@ -539,12 +632,12 @@ static void elapsedSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *ca
  * the elapsed column up to its nanoseconds ("      12.").
  */
 
-static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
+static char *timesAt(char *p, EventClock clock, const EventFormatContextStruct *ctx)
 {
   EventFormatCacheStruct *cache = ctx->cache;
   uint64_t delta, seconds, ns, total, realtime, wallSecond;
   int negative = clock < ctx->startClock;
-  char text[ELAPSED_WIDTH + 40], *p = text;
+  char *text = p;
   unsigned digits, elapsedLen;
 
   delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
@@ -597,8 +690,13 @@ static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContext
     memcpy(p, cache->wall, 9);
   p += 9;
   fillNanoseconds(p, (uint32_t)(realtime - wallSecond * NS_PER_SECOND));
-  p += 9;
-  putChars(w, text, (size_t)(p - text));
+  return p + 9;
+}
+
+static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContextStruct *ctx)
+{
+  char text[TIMES_ROOM];
+  putChars(w, text, (size_t)(timesAt(text, clock, ctx) - text));
 }
 
 
@@ -740,16 +838,16 @@ static int headCache(EventFormatCacheStruct *cache, const EventRecordStruct *rec
   cache->headValid = 0;
   if (desc == NULL || desc->format == NULL || desc->format[0] == '\0')
     return 0;
-  writerInit(&w, cache->head, sizeof cache->head);
+  writerInit(&w, cache->head, HEAD_LIMIT);
   putChar(&w, ' ');
   putThreadKind(&w, rec, ctx);
   putChar(&w, ' ');
   putPadded(&w, desc->name != NULL ? desc->name : "?", ctx->nameWidth);
   for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
     putParamName(&w, desc, i);
-    cache->headEnd[i] = (unsigned short)(w.len < sizeof cache->head ? w.len : 0);
+    cache->headEnd[i] = (unsigned short)(w.len < HEAD_LIMIT ? w.len : 0);
   }
-  if (w.len >= sizeof cache->head)
+  if (w.len >= HEAD_LIMIT)
     return 0;
   cache->headValid = 1;
   cache->headDesc = desc;
@@ -759,6 +857,83 @@ static int headCache(EventFormatCacheStruct *cache, const EventRecordStruct *rec
   cache->headKindWidth = ctx->kindWidth;
   cache->headNameWidth = ctx->nameWidth;
   return 1;
+}
+
+
+/* roomFor -- whether p to end holds len bytes escaped (4 each at most)
+ * and VALUE_ROOM more */
+static int roomFor(const char *p, const char *end, size_t len)
+{
+  size_t room = (size_t)(end - p);
+  return room >= VALUE_ROOM && len <= (room - VALUE_ROOM) / 4;
+}
+
+/* formatFast -- EventFormat's line with the cache's head, written at p
+ * without a writer's checks a character: each piece checks once that
+ * the buffer has room for the most it can write (a head block or a hex
+ * word is stored whole, past where the text ends).  Returns the line's
+ * end, or NULL if the buffer might be too small: then the writer makes
+ * the line.  design/telemetry.txt .eventcnv.text.fast */
+
+static char *formatFast(char *p, char *end, const EventRecordStruct *rec,
+                        const EventFormatContextStruct *ctx, const EventFormatCacheStruct *cache)
+{
+  const char *format = rec->desc->format;
+  unsigned i, from = 0;
+  if (end - p < TIMES_ROOM)
+    return NULL;
+  p = timesAt(p, rec->clock, ctx);
+  for (i = 0; i < EVENT_PARAM_MAX && format[i] != '\0'; ++i) {
+    const EventValueUnion *value = &rec->values[i];
+    unsigned n = cache->headEnd[i] - from;
+    const char *label;
+    WriterStruct w;
+    if ((size_t)(end - p) < n + VALUE_ROOM)
+      return NULL;
+    for (unsigned k = 0; k < n; k += COPY_BLOCK)   /* " name=", and the head before it */
+      memcpy(p + k, cache->head + from + k, COPY_BLOCK);
+    p += n;
+    from = cache->headEnd[i];
+    switch (format[i]) {
+    case 'P': case 'A':
+      p = hexAt(p, value->u);
+      label = ctx->label != NULL ? ctx->label(ctx->labelClosure, value->u) : NULL;
+      if (label != NULL) {
+        size_t len = strlen(label);
+        if (!roomFor(p, end, len))
+          return NULL;
+        writerInit(&w, p, (size_t)(end - p));
+        putChar(&w, '[');
+        putEscaped(&w, label, len);
+        putChar(&w, ']');
+        p += w.len;
+      }
+      break;
+    case 'W': case 'U':
+      p = decimalAt(p, value->u);
+      break;
+    case 'D':
+      writerInit(&w, p, (size_t)(end - p));
+      putDouble(&w, value->d);
+      p += w.len;
+      break;
+    case 'S':
+      if (!roomFor(p, end, rec->stringLength))
+        return NULL;
+      writerInit(&w, p, (size_t)(end - p));
+      putChar(&w, '"');
+      if (value->s != NULL)
+        putEscaped(&w, value->s, rec->stringLength);
+      putChar(&w, '"');
+      p += w.len;
+      break;
+    default:
+      *p++ = '?';
+      break;
+    }
+  }
+  *p = '\0';
+  return p;
 }
 
 
@@ -778,10 +953,13 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
   EventFormatCacheStruct *cache = ctx->cache;
   unsigned i;
 
-  writerInit(&w, buf, size);
-  putTimes(&w, rec->clock, ctx);
   if (cache != NULL && headCache(cache, rec, ctx)) {
+    char *end = formatFast(buf, buf + size, rec, ctx, cache);
     size_t from = 0;
+    if (end != NULL)
+      return (size_t)(end - buf);
+    writerInit(&w, buf, size);
+    putTimes(&w, rec->clock, ctx);
     for (i = 0; i < EVENT_PARAM_MAX && desc->format[i] != '\0'; ++i) {
       putChars(&w, cache->head + from, cache->headEnd[i] - from);
       from = cache->headEnd[i];
@@ -789,6 +967,8 @@ size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
     }
     return writerFinish(&w);
   }
+  writerInit(&w, buf, size);
+  putTimes(&w, rec->clock, ctx);
   putChar(&w, ' ');
   putThreadKind(&w, rec, ctx);
   putChar(&w, ' ');

@@ -126,7 +126,7 @@ typedef struct EventFormatCacheStruct {
   uint32_t headThread;
   unsigned headKind, headKindWidth, headNameWidth;
   unsigned short headEnd[EVENT_PARAM_MAX];   /* where field i's " name=" ends */
-  char head[1280];
+  char head[1280 + 16];          /* and 16 that a copy by 16 bytes may read */
 } EventFormatCacheStruct;
 
 /* EventFormatContextStruct -- what EventFormat needs besides the record */
