@@ -201,7 +201,7 @@ static void fillDecimal(char *end, uint64_t value, unsigned count)
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define DECIMAL_WORD 1
 #define DECIMAL_ZEROS 0x3030303030303030u
-static uint64_t decimalWord(uint32_t value)
+static inline uint64_t decimalWord(uint32_t value)
 {
   uint64_t y = (uint64_t)(value / 10000) | (uint64_t)(value % 10000) << 32;
   uint64_t z = (y * 10486 >> 20) & 0x0000007F0000007Fu;
@@ -632,7 +632,7 @@ static void elapsedSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *ca
  * the elapsed column up to its nanoseconds ("      12.").
  */
 
-static char *timesAt(char *p, EventClock clock, const EventFormatContextStruct *ctx)
+static inline char *timesAt(char *p, EventClock clock, const EventFormatContextStruct *ctx)
 {
   EventFormatCacheStruct *cache = ctx->cache;
   uint64_t delta, seconds, ns, total, realtime, wallSecond;

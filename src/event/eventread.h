@@ -298,6 +298,34 @@ extern const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *str
  * events update the label table before they are returned. */
 extern EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn);
 
+/* EventStreamHeadStruct -- an event's place in the stream and its
+ * header, as the merge finds it: what EventStreamDecode needs */
+typedef struct EventStreamHeadStruct {
+  const unsigned char *bytes;   /* the event: in the stream, or a compact block's expansion */
+  const EventDescStruct *desc;
+  EventClock clock;
+  size_t offset;                /* as EventRecordStruct's */
+  uint32_t thread;
+  unsigned kind;
+  uint16_t code, length;
+} EventStreamHeadStruct;
+
+/* EventStreamNextHead, EventStreamDecode -- EventStreamNext in two:
+ * the merge, which one thread must do in order, and the decoding of the
+ * fields, which reads the stream and changes nothing, so that other
+ * threads may do it while the stream is open (ExportText's workers).
+ * Labels stand as at the event when EventStreamNextHead returns it.
+ * EventStreamDecode sets every member of the record but the values past
+ * the event's fields, which EventStreamNext zeroes.
+ * design/telemetry.txt .eventcnv.text.split */
+extern EventStreamRes EventStreamNextHead(EventStreamStruct *stream,
+                                          EventStreamHeadStruct *headReturn);
+extern void EventStreamDecode(const EventStreamStruct *stream, const EventStreamHeadStruct *head,
+                              EventRecordStruct *recReturn);
+
+/* EventStreamLabelCount -- how many addresses have a label so far */
+extern size_t EventStreamLabelCount(const EventStreamStruct *stream);
+
 /* EventStreamCount -- how many known events with code the blocks of
  * kind hold: how many of them EventStreamNext returns, counted by
  * EventStreamOpen without merging.  design/telemetry.txt .eventcnv.scan */

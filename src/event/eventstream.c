@@ -227,6 +227,20 @@ static void heapDown(EventStreamStruct *stream, size_t i)
   }
 }
 
+/* heapTop -- heapDown from the top, and the earliest clock of the
+ * top's children noted: while the top sequence's next event is earlier,
+ * it stays the top, with no look at the heap.  A sequence's events come
+ * in runs before the next sequence's, so most events cost one compare. */
+static void heapTop(EventStreamStruct *stream)
+{
+  EventClock runner = ~(EventClock)0;
+  heapDown(stream, 0);
+  for (size_t i = 1; i < 3 && i < stream->heapCount; ++i)
+    if (stream->seqs[stream->heap[i]].clock < runner)
+      runner = stream->seqs[stream->heap[i]].clock;
+  stream->runnerClock = runner;
+}
+
 /* seqStarts -- whether block i starts a sequence: a (thread, kind,
  * signal level) of its own.  Blocks sorted by blockCompare. */
 static int seqStarts(const EventStreamStruct *stream, size_t i)
@@ -262,8 +276,9 @@ static int mergeStart(EventStreamStruct *stream)
   for (i = 0; i < stream->seqCount; ++i)
     if (seqSeek(stream, &stream->seqs[i]))
       stream->heap[stream->heapCount++] = i;
-  for (i = stream->heapCount / 2; i > 0; --i)
+  for (i = stream->heapCount / 2; i > 1; --i)
     heapDown(stream, i - 1);
+  heapTop(stream);
   return 1;
 }
 
@@ -400,16 +415,17 @@ const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream)
 }
 
 
-/* EventStreamNext -- the event that comes first of all the sequences',
- * decoded now.  The first call starts the merge. */
+/* EventStreamNextHead -- the event that comes first of all the
+ * sequences': its place and header; its fields are decoded by
+ * EventStreamDecode, now or on another thread.  The first call starts
+ * the merge.  design/telemetry.txt .eventcnv.text.split */
 
-EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn)
+EventStreamRes EventStreamNextHead(EventStreamStruct *stream, EventStreamHeadStruct *headReturn)
 {
   SeqStruct *seq;
-  const EventRecordStruct *rec = recReturn;
   const BlockStruct *block;
   const unsigned char *p;
-  const char *why;
+  unsigned code;
 
   if (!stream->merging && !mergeStart(stream))
     stream->outOfMemory = 1;
@@ -418,48 +434,94 @@ EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *rec
   seq = &stream->seqs[stream->heap[0]];
   block = &stream->blocks[seq->block];
   p = eventBytes(stream, block, seq->pos);
-  memset(recReturn, 0, sizeof *recReturn);
-  recReturn->code = eventLoad16(p, stream->swap);
-  recReturn->length = eventLoad16(p + 2, stream->swap);
-  recReturn->clock = seq->clock;
-  if (!stream->swap && stream->codes[recReturn->code].length != 0) {
+  code = eventLoad16(p, stream->swap);
+  headReturn->bytes = p;
+  headReturn->desc = seq->desc;
+  headReturn->clock = seq->clock;
+  headReturn->offset = block->raw != NULL ? block->offset : seq->pos;  /* compact: the block's */
+  headReturn->thread = block->thread;
+  headReturn->kind = block->kind;
+  headReturn->code = (uint16_t)code;
+  headReturn->length = eventLoad16(p + 2, stream->swap);
+
+  seq->pos += headReturn->length;
+  if (!seqSeek(stream, seq)) {
+    stream->heap[0] = stream->heap[--stream->heapCount];
+    heapTop(stream);
+  } else if (seq->clock >= stream->runnerClock) {   /* ties go by heapDown's order */
+    heapTop(stream);
+  }
+
+  /* design/telemetry.txt .req.intern */
+  if (code == EVENT_CODE_INTERN || code == EVENT_CODE_LABEL) {
+    EventRecordStruct rec;
+    EventStreamDecode(stream, headReturn, &rec);
+    if (code == EVENT_CODE_INTERN && eventIsFormat(rec.desc, "WS")) {
+      if (eventTableSet(&stream->interns, rec.values[0].u, (uint64_t)(uintptr_t)rec.values[1].s))
+        stream->outOfMemory = 1;
+    } else if (code == EVENT_CODE_LABEL && eventIsFormat(rec.desc, "AW")) {
+      if (eventTableSet(&stream->labels, rec.values[0].u, rec.values[1].u))
+        stream->outOfMemory = 1;
+    }
+  }
+  return EventStreamOK;
+}
+
+
+/* EventStreamDecode -- the record of an event EventStreamNextHead gave.
+ * It reads the stream and writes nothing of it. */
+
+void EventStreamDecode(const EventStreamStruct *stream, const EventStreamHeadStruct *head,
+                       EventRecordStruct *recReturn)
+{
+  const char *why;
+  recReturn->desc = head->desc;
+  recReturn->code = head->code;
+  recReturn->length = head->length;
+  recReturn->clock = head->clock;
+  recReturn->stringLength = 0;
+  if (!stream->swap && stream->codes[head->code].length != 0) {
     /* Of a fixed length, which the index checked: by its plan.
      * design/telemetry.txt .eventcnv.reader.plan */
-    const unsigned char *plan = stream->plans + (size_t)(seq->desc - stream->registry.events) * EVENT_PARAM_MAX;
-    size_t offset = EVENT_HEADER_LEN;
-    recReturn->desc = seq->desc;
-    for (unsigned i = 0; i < EVENT_PARAM_MAX && plan[i] != 0; offset += plan[i++]) {
+    const unsigned char *plan = stream->plans + (size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX;
+    const unsigned char *p = head->bytes + EVENT_HEADER_LEN;
+    EventValueUnion *values = recReturn->values;
+    for (unsigned i = 0; i < EVENT_PARAM_MAX && plan[i] != 0; p += plan[i++]) {
       uint32_t narrow;
       if (plan[i] == 8) {
-        memcpy(&recReturn->values[i], p + offset, 8);
+        memcpy(&values[i], p, 8);
       } else {
-        memcpy(&narrow, p + offset, 4);
-        recReturn->values[i].u = narrow;
+        memcpy(&narrow, p, 4);
+        values[i].u = narrow;
       }
     }
   } else {
     /* indexEvents checked it: this cannot fail. */
-    (void)EventDecodeFields(&stream->info.layout, seq->desc, p, recReturn->length, recReturn, &why);
+    (void)EventDecodeFields(&stream->info.layout, head->desc, head->bytes, head->length, recReturn, &why);
   }
-  recReturn->thread = block->thread;
-  recReturn->kind = block->kind;
-  recReturn->offset = block->raw != NULL ? block->offset : seq->pos;  /* compact: the block's */
+  recReturn->thread = head->thread;
+  recReturn->kind = head->kind;
+  recReturn->offset = head->offset;
+}
 
-  seq->pos += recReturn->length;
-  if (!seqSeek(stream, seq))
-    stream->heap[0] = stream->heap[--stream->heapCount];
-  heapDown(stream, 0);
 
-  /* design/telemetry.txt .req.intern */
-  if (rec->code == EVENT_CODE_INTERN && eventIsFormat(rec->desc, "WS")) {
-    if (eventTableSet(&stream->interns, rec->values[0].u,
-                 (uint64_t)(uintptr_t)rec->values[1].s))
-      stream->outOfMemory = 1;
-  } else if (rec->code == EVENT_CODE_LABEL && eventIsFormat(rec->desc, "AW")) {
-    if (eventTableSet(&stream->labels, rec->values[0].u, rec->values[1].u))
-      stream->outOfMemory = 1;
+/* EventStreamNext -- the next event, decoded now */
+
+EventStreamRes EventStreamNext(EventStreamStruct *stream, EventRecordStruct *recReturn)
+{
+  EventStreamHeadStruct head;
+  EventStreamRes res = EventStreamNextHead(stream, &head);
+  if (res == EventStreamOK) {
+    memset(recReturn->values, 0, sizeof recReturn->values);   /* past its fields too */
+    EventStreamDecode(stream, &head, recReturn);
   }
-  return EventStreamOK;
+  return res;
+}
+
+
+size_t EventStreamLabelCount(const EventStreamStruct *stream)
+{
+  return stream->labels.count;
 }
 
 

@@ -140,6 +140,7 @@ struct EventStreamStruct {
   size_t seqCount;
   size_t *heap;                 /* indexes of seqs, a min-heap by EventBefore */
   size_t heapCount;
+  EventClock runnerClock;       /* the earliest clock of the top's children (heapTop) */
 
   TableStruct interns;          /* string id -> the string (in the stream, or an expansion) */
   TableStruct labels;           /* address -> string id */

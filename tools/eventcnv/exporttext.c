@@ -1,14 +1,15 @@
 /* <tools/eventcnv/exporttext.c> -- eventcnv's text, formatted on every core
  *
- * .design: design/telemetry.txt .eventcnv.text
+ * .design: design/telemetry.txt .eventcnv.text .eventcnv.text.split
  *
- * The merge (EventStreamNext) is one sequence of decisions and stays on
- * the calling thread; formatting, most of the cost, is shared.  The
- * caller fills batches of records in time order, noting each P or A
- * field's label as the stream stands at that event (a later Label must
- * not rename an earlier address); worker threads format whole batches
- * into buffers of their own; the caller writes the batches in the order
- * it filled them.  So the output is byte for byte what one thread makes.
+ * The merge (EventStreamNextHead) is one sequence of decisions and stays
+ * on the calling thread; decoding and formatting, most of the cost, are
+ * shared.  The caller fills batches of events' places in time order,
+ * noting each P or A field's label as the stream stands at that event (a
+ * later Label must not rename an earlier address); worker threads decode
+ * and format whole batches into buffers of their own; the caller writes
+ * the batches in the order it filled them.  So the output is byte for
+ * byte what one thread makes.
  */
 
 #include "eventread.h"
@@ -35,8 +36,8 @@ typedef struct LabelStruct {    /* a P or A value and its label at that event */
 } LabelStruct;
 
 typedef struct EntryStruct {
-  EventRecordStruct rec;
-  size_t labelStart, labelCount;   /* its labels in the batch's array */
+  EventStreamHeadStruct head;   /* decoded by the worker (.eventcnv.text.split) */
+  uint32_t labelStart, labelCount;   /* its labels in the batch's array */
 } EntryStruct;
 
 typedef struct BatchStruct {
@@ -57,10 +58,11 @@ typedef struct TextStruct {
   BatchStruct *batches;
   int quit;
   EventFormatContextStruct ctx; /* each worker copies it, with a cache of its own */
+  const EventStreamStruct *stream;   /* for EventStreamDecode */
 } TextStruct;
 
-static int lineAppend(BatchStruct *b, const EventRecordStruct *rec,
-                      const EventFormatContextStruct *ctx);
+static inline int lineAppend(BatchStruct *b, const EventRecordStruct *rec,
+                             const EventFormatContextStruct *ctx);
 
 /* labelOf -- a closure for EventFormat's label: the entry's own labels */
 typedef struct LabelClosureStruct {
@@ -78,21 +80,23 @@ static const char *labelOf(void *closure, uint64_t address)
 }
 
 /* batchFormat -- every entry's line and a newline, into b->out */
-static void batchFormat(BatchStruct *b, const EventFormatContextStruct *shared)
+static void batchFormat(BatchStruct *b, const TextStruct *t)
 {
-  EventFormatContextStruct ctx = *shared;
+  EventFormatContextStruct ctx = t->ctx;
   EventFormatCacheStruct cache;
   LabelClosureStruct closure;
+  EventRecordStruct rec;
   memset(&cache, 0, sizeof cache);
   ctx.cache = &cache;
-  ctx.label = labelOf;
   ctx.labelClosure = &closure;
   b->outLen = 0;
   for (size_t i = 0; i < b->count && !b->failed; ++i) {
     const EntryStruct *e = &b->entries[i];
-    closure.labels = e->labelCount > 0 ? b->labels + e->labelStart : NULL;
+    EventStreamDecode(t->stream, &e->head, &rec);
+    closure.labels = b->labels + e->labelStart;
     closure.count = e->labelCount;
-    b->failed = lineAppend(b, &e->rec, &ctx);
+    ctx.label = e->labelCount > 0 ? labelOf : NULL;
+    b->failed = lineAppend(b, &rec, &ctx);
   }
 }
 
@@ -119,7 +123,7 @@ static void *worker(void *arg)
     }
     b->state = BatchFORMATTING;
     pthread_mutex_unlock(&t->lock);
-    batchFormat(b, &t->ctx);
+    batchFormat(b, t);
     pthread_mutex_lock(&t->lock);
     b->state = BatchDONE;
     pthread_cond_broadcast(&t->done);
@@ -128,18 +132,22 @@ static void *worker(void *arg)
   return NULL;
 }
 
-/* labelNote -- note the labels of rec's P and A fields in b; 0, or 1 if
- * out of memory */
+/* labelNote -- note the labels of e's P and A fields in b, if the
+ * stream has any labels; 0, or 1 if out of memory */
 static int labelNote(BatchStruct *b, EntryStruct *e, EventStreamStruct *stream)
 {
-  const char *format = e->rec.desc != NULL ? e->rec.desc->format : NULL;
-  e->labelStart = b->labelCount;
+  const char *format = e->head.desc->format;
+  EventRecordStruct rec;
+  e->labelStart = (uint32_t)b->labelCount;
   e->labelCount = 0;
+  if (EventStreamLabelCount(stream) == 0)
+    return 0;
+  EventStreamDecode(stream, &e->head, &rec);
   for (unsigned i = 0; format != NULL && format[i] != '\0' && i < EVENT_PARAM_MAX; ++i) {
     const char *label;
     if (format[i] != 'P' && format[i] != 'A')
       continue;
-    label = EventStreamLabel(stream, e->rec.values[i].u);
+    label = EventStreamLabel(stream, rec.values[i].u);
     if (label == NULL)
       continue;
     if (b->labelCount == b->labelCapacity) {
@@ -150,7 +158,7 @@ static int labelNote(BatchStruct *b, EntryStruct *e, EventStreamStruct *stream)
       b->labels = bigger;
       b->labelCapacity = capacity;
     }
-    b->labels[b->labelCount++] = (LabelStruct){e->rec.values[i].u, label};
+    b->labels[b->labelCount++] = (LabelStruct){rec.values[i].u, label};
     ++e->labelCount;
   }
   return 0;
@@ -165,10 +173,10 @@ static int batchFill(BatchStruct *b, EventStreamStruct *stream, ExportFilterFunc
   b->labelCount = 0;
   while (b->count < BATCH_EVENTS) {
     EntryStruct *e = &b->entries[b->count];
-    if (EventStreamNext(stream, &e->rec) != EventStreamOK)
+    if (EventStreamNextHead(stream, &e->head) != EventStreamOK)
       return 0;
     ProgressTick(progress, ++*read);
-    if (!filter(closure, 0, e->rec.kind, e->rec.code))
+    if (!filter(closure, 0, e->head.kind, e->head.code))
       continue;
     if (labelNote(b, e, stream) != 0) {
       *failed = 1;
@@ -208,7 +216,8 @@ static unsigned textJobs(unsigned jobs)
 
 /* lineAppend -- rec's line and a newline at the end of b->out; 0, or 1
  * if out of memory */
-static int lineAppend(BatchStruct *b, const EventRecordStruct *rec, const EventFormatContextStruct *ctx)
+static inline int lineAppend(BatchStruct *b, const EventRecordStruct *rec,
+                             const EventFormatContextStruct *ctx)
 {
   for (;;) {
     size_t room = b->outCapacity - b->outLen, len = 0;
@@ -271,6 +280,7 @@ int ExportText(EventStreamStruct *stream, FILE *out, unsigned jobs, ExportFilter
 
   memset(&t, 0, sizeof t);
   EventStreamFormatContext(stream, &t.ctx);
+  t.stream = stream;
   t.batches = calloc(n > 1 ? BATCHES : 1, sizeof *t.batches);
   if (t.batches == NULL)
     return 1;
