@@ -93,9 +93,12 @@ static void batchFormat(BatchStruct *b, const TextStruct *t)
   for (size_t i = 0; i < b->count && !b->failed; ++i) {
     const EntryStruct *e = &b->entries[i];
     EventStreamDecode(t->stream, &e->head, &rec);
-    closure.labels = b->labels + e->labelStart;
-    closure.count = e->labelCount;
-    ctx.label = e->labelCount > 0 ? labelOf : NULL;
+    ctx.label = NULL;
+    if (e->labelCount > 0) {
+      closure.labels = b->labels + e->labelStart;
+      closure.count = e->labelCount;
+      ctx.label = labelOf;
+    }
     b->failed = lineAppend(b, &rec, &ctx);
   }
 }
