@@ -600,7 +600,9 @@ static void test_format_numbers(void **state)
 /* test_format_cached: with a cache, whole lines are what they are
  * without one, as the event, thread and kind change from line to line
  * (the cache keeps the text between the times and the values), and
- * the same when cut short */
+ * the same when cut short, or when the buffer is near what formatFast
+ * needs (sizes around a line's length, strings whose escapes need most
+ * of the buffer), and for clocks before the start */
 static void test_format_cached(void **state)
 {
   EventFormatContextStruct ctx, cached;
@@ -615,18 +617,26 @@ static void test_format_cached(void **state)
   memset(&cache, 0, sizeof cache);
   cached.cache = &cache;
   for (i = 0; i < 20000; ++i) {
-    size_t size = Random() % 8 == 0 ? 1 + Random() % 80 : sizeof line;
+    size_t size = Random() % 8 == 0 ? 1 + Random() % 80
+                  : Random() % 4 == 0 ? 60 + Random() % 200 : sizeof line;
     size_t a, b;
+    static char odd[120];         /* escapes four bytes a byte */
+    memset(odd, '\001', sizeof odd - 1);
     memset(&rec, 0, sizeof rec);
     rec.desc = Random() % 50 == 0 ? NULL : &testEvents[Random() % count];
     rec.code = rec.desc != NULL ? rec.desc->code : 0x7777;
     rec.length = 40;
     rec.thread = (uint32_t)(Random() % 3 == 0 ? Random() % 200 : 1);
     rec.kind = (unsigned)(Random() % 3);     /* 2: not in the registry */
-    rec.clock = 1000 + Random() % 100000000u;
+    rec.clock = Random() % 16 == 0 ? Random() % 1000 : 1000 + Random() % 100000000u;
     for (j = 0; rec.desc != NULL && rec.desc->format[j] != '\0'; ++j) {
       rec.values[j].u = Random() >> (Random() % 64);
-      if (rec.desc->format[j] == 'S') {
+      if (strchr("PA", rec.desc->format[j]) != NULL && Random() % 4 == 0)
+        rec.values[j].u = 0x7f00;             /* labelled */
+      if (rec.desc->format[j] == 'S' && Random() % 4 == 0) {
+        rec.values[j].s = odd;
+        rec.stringLength = 40 + Random() % 80;
+      } else if (rec.desc->format[j] == 'S') {
         rec.values[j].s = "a \"string\"";
         rec.stringLength = 10;
       }
