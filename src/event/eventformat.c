@@ -230,6 +230,26 @@ static void fillNanoseconds(char *p, uint32_t ns)
 #endif
 }
 
+/* nanosecondsAt -- fillNanoseconds, with a cache: its first 5 digits
+ * are kept in slot (0 elapsed, 1 wall clock) for the next ns in the same
+ * 10 us, and the last 4 are two digit pairs */
+static void nanosecondsAt(char *p, uint32_t ns, EventFormatCacheStruct *cache, unsigned slot)
+{
+  uint32_t high = ns / 10000, low = ns - high * 10000;
+  if (cache == NULL) {
+    fillNanoseconds(p, ns);
+    return;
+  }
+  if (!cache->nsValid[slot] || cache->nsHigh[slot] != high) {
+    fillNanoseconds(cache->nsText[slot], ns);
+    cache->nsValid[slot] = 1;
+    cache->nsHigh[slot] = high;
+  }
+  memcpy(p, cache->nsText[slot], 8);     /* the last 3 are written over */
+  memcpy(p + 5, EventDecimalPairs + 2 * (low / 100), 2);
+  memcpy(p + 7, EventDecimalPairs + 2 * (low % 100), 2);
+}
+
 /* putUnsigned -- value in decimal, at least minDigits digits (zero-padded) */
 static void putUnsigned(WriterStruct *w, uint64_t value, unsigned minDigits)
 {
@@ -665,7 +685,7 @@ static inline char *timesAt(char *p, EventClock clock, const EventFormatContextS
       memcpy(cache->elapsed, text, cache->elapsedLen);
     }
   }
-  fillNanoseconds(p, (uint32_t)ns);
+  nanosecondsAt(p, (uint32_t)ns, cache, 0);
   p += 9;
   *p++ = ' ';
 
@@ -689,7 +709,7 @@ static inline char *timesAt(char *p, EventClock clock, const EventFormatContextS
   if (cache != NULL)
     memcpy(p, cache->wall, 9);
   p += 9;
-  fillNanoseconds(p, (uint32_t)(realtime - wallSecond * NS_PER_SECOND));
+  nanosecondsAt(p, (uint32_t)(realtime - wallSecond * NS_PER_SECOND), cache, 1);
   return p + 9;
 }
 

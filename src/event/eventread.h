@@ -118,6 +118,9 @@ typedef struct EventFormatCacheStruct {
   uint64_t elapsedSeconds;      /* the elapsed second elapsed shows ... */
   unsigned elapsedLen;          /* ... in this many characters, up to its "." */
   char elapsed[24];
+  int nsValid[2];               /* the elapsed and the wall clock's nanoseconds: */
+  uint32_t nsHigh[2];           /* ns / 10^4 ... */
+  char nsText[2][16];           /* ... and the 9 digits of a ns with it */
   /* The latest line's text from after the times to its first value
    * (" T1  Kind  Event  name="), then each later field's " name=", for
    * the next event of the same thread, kind and descriptor. */
