@@ -35,8 +35,7 @@
  * event's P, A, W and U go in f0, f1, ... in order, its D in d0, d1,
  * ... and its S in str; as many of each as the registry's events need.
  * design/telemetry.txt .export.sqlite.row */
-enum { COLUMN_SEQ, COLUMN_TIME, COLUMN_THREAD, COLUMN_KIND, COLUMN_NAME, COLUMN_PID,
-       COLUMN_FIELDS };
+enum { COLUMN_SEQ, COLUMN_CODE, COLUMN_TIME, COLUMN_THREAD, COLUMN_PID, COLUMN_FIELDS };
 
 /* WidthStruct -- field columns of each type: an event's, the table's,
  * or an INSERT's */
@@ -58,7 +57,6 @@ typedef struct RowStruct {
   uint32_t thread;
   uint32_t pid;
   int seqNext;                  /* seq is one more than the row before's */
-  const char *kind;
   const EventDescStruct *desc;
   const ShapeStruct *shape;     /* by index: desc is of the log it came from */
   EventValueUnion values[EVENT_PARAM_MAX];
@@ -70,7 +68,7 @@ typedef struct RowStruct {
  * one step to the next.  design/telemetry.txt .export.sqlite.bind */
 typedef struct BoundStruct {
   uint64_t mask;                /* field columns not NULL */
-  const char *kind, *name;
+  const EventDescStruct *desc;
   uint32_t thread, pid;
   int seqNull;                  /* seq is bound NULL */
   int valid;
@@ -88,7 +86,8 @@ typedef struct InsertStruct {
 
 typedef struct SqliteStruct {
   sqlite3 *db;
-  WidthStruct width;            /* the event table's */
+  WidthStruct width;            /* the event view's: the widest event's of each type */
+  WidthStruct have;             /* event_row's so far: .export.sqlite.row */
   ShapeStruct *shapes;          /* by index in the registry */
   InsertStruct **inserts;       /* made as rows need them */
   size_t insertCount;
@@ -150,7 +149,7 @@ static int Step(ExportStruct *ex, SqliteStruct *state, sqlite3_stmt *stmt)
  * is one of these names (SQL names ignore case), when "_" is added.
  * design/telemetry.txt .export.sqlite */
 static const char *const fixedTables[] = {
-  "event", "event_fields", "event_time", "event_name", "thread", "process", "kind",
+  "event", "event_row", "event_fields", "event_time", "event_name", "thread", "process", "kind",
   "registry_event", "registry_param", "string", "label", "span", "registry_span", "registry_counter",
 };
 
@@ -442,21 +441,47 @@ static void TableColumn(const SqliteStruct *state, char *buf, size_t size, int c
     FieldColumn(buf, size, 'S', 0);
 }
 
-/* EventTable -- the event table */
+/* EventTable -- event_row, with no field columns yet: Widen adds them */
 static int EventTable(ExportStruct *ex, SqliteStruct *state)
+{
+  return Exec(ex, state, "CREATE TABLE event_row (seq INTEGER PRIMARY KEY, code INTEGER,"
+              " time_ns INTEGER, thread INTEGER, pid INTEGER)");
+}
+
+/* Widen -- event_row's field columns up to width, each added when an
+ * event first needs it.  design/telemetry.txt .export.sqlite.row */
+static int Widen(ExportStruct *ex, SqliteStruct *state, const WidthStruct *width)
+{
+  static const char letters[] = "WDS";
+  int *have[3] = {&state->have.ints, &state->have.reals, &state->have.strings};
+  const int want[3] = {width->ints, width->reals, width->strings};
+  for (int t = 0; t < 3; ++t)
+    for (; *have[t] < want[t]; ++*have[t]) {
+      char column[16], sql[80];
+      FieldColumn(column, sizeof column, letters[t], *have[t]);
+      snprintf(sql, sizeof sql, "ALTER TABLE event_row ADD COLUMN %s %s", column,
+               ColumnType(letters[t]));
+      if (Exec(ex, state, sql) != 0)
+        return 1;
+    }
+  return 0;
+}
+
+/* EventView -- the event view: event_row with each code's kind and
+ * name, and every field column */
+static int EventView(ExportStruct *ex, SqliteStruct *state)
 {
   const WidthStruct *width = &state->width;
   SqlStruct create = {0};
   int columns = COLUMN_FIELDS + width->ints + width->reals + width->strings, res;
-  SqlAdd(&create, "CREATE TABLE event (seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"
-         " thread INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, pid INTEGER NOT NULL");
+  SqlAdd(&create, "CREATE VIEW event AS SELECT e.seq AS seq, e.time_ns AS time_ns,"
+         " e.thread AS thread, r.kind AS kind, r.name AS name, e.pid AS pid");
   for (int c = COLUMN_FIELDS; c < columns; ++c) {
     char column[16];
     TableColumn(state, column, sizeof column, c);
-    SqlAdd(&create, ", %s %s", column, c < COLUMN_FIELDS + width->ints ? "INTEGER"
-           : c < COLUMN_FIELDS + width->ints + width->reals ? "REAL" : "TEXT");
+    SqlAdd(&create, ", e.%s AS %s", column, column);
   }
-  SqlAdd(&create, ")");
+  SqlAdd(&create, " FROM event_row AS e JOIN registry_event AS r ON r.code = e.code");
   if (create.text == NULL)
     return Fail(ex, state, "out of memory");
   res = Exec(ex, state, create.text);
@@ -486,7 +511,7 @@ static InsertStruct *Insert(ExportStruct *ex, SqliteStruct *state, const WidthSt
   }
   ins->width = *width;
   ins->columns = COLUMN_FIELDS + width->ints + width->reals + width->strings;
-  SqlAdd(&columns, "seq, time_ns, thread, kind, name, pid");
+  SqlAdd(&columns, "seq, code, time_ns, thread, pid");
   for (int c = COLUMN_FIELDS; c < ins->columns; ++c) {
     char column[16];
     int i = c - COLUMN_FIELDS;
@@ -494,11 +519,11 @@ static InsertStruct *Insert(ExportStruct *ex, SqliteStruct *state, const WidthSt
                 i < width->ints ? i : i - width->ints);
     SqlAdd(&columns, ", %s", column);
   }
-  SqlAdd(&one, "INSERT INTO event (%s) VALUES (?", columns.text != NULL ? columns.text : "");
+  SqlAdd(&one, "INSERT INTO event_row (%s) VALUES (?", columns.text != NULL ? columns.text : "");
   for (int c = 1; c < ins->columns; ++c)
     SqlAdd(&one, ",?");
   SqlAdd(&one, ")");
-  SqlAdd(&batch, "INSERT INTO event (%s) VALUES ", columns.text != NULL ? columns.text : "");
+  SqlAdd(&batch, "INSERT INTO event_row (%s) VALUES ", columns.text != NULL ? columns.text : "");
   for (int r = 0; r < BATCH; ++r) {
     SqlAdd(&batch, "%s(?", r > 0 ? "," : "");
     for (int c = 1; c < ins->columns; ++c)
@@ -544,15 +569,13 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
     sqlite3_bind_int64(stmt, base + 1, (sqlite3_int64)row->seq);
   else if (!bound->valid || !bound->seqNull)
     sqlite3_bind_null(stmt, base + 1);
-  sqlite3_bind_int64(stmt, base + 2, row->time);
+  if (!bound->valid || bound->desc != desc)
+    sqlite3_bind_int(stmt, base + 2, (int)desc->code);
+  sqlite3_bind_int64(stmt, base + 3, row->time);
   if (!bound->valid || bound->thread != row->thread)
-    sqlite3_bind_int64(stmt, base + 3, row->thread);
-  if (!bound->valid || bound->kind != row->kind)
-    sqlite3_bind_text(stmt, base + 4, row->kind, -1, SQLITE_STATIC);
-  if (!bound->valid || bound->name != desc->name)
-    sqlite3_bind_text(stmt, base + 5, desc->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, base + 4, row->thread);
   if (!bound->valid || bound->pid != row->pid)
-    sqlite3_bind_int64(stmt, base + 6, row->pid);
+    sqlite3_bind_int64(stmt, base + 5, row->pid);
   for (; nulls != 0; nulls &= nulls - 1)
     sqlite3_bind_null(stmt, base + 1 + __builtin_ctzll(nulls));
   base += 1;
@@ -572,8 +595,7 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
   bound->valid = 1;
   bound->seqNull = row->seqNext;
   bound->mask = mask;
-  bound->kind = row->kind;
-  bound->name = desc->name;
+  bound->desc = desc;
   bound->thread = row->thread;
   bound->pid = row->pid;
 }
@@ -589,6 +611,8 @@ static int Flush(ExportStruct *ex, SqliteStruct *state)
     if (w->reals > width.reals) width.reals = w->reals;
     if (w->strings > width.strings) width.strings = w->strings;
   }
+  if (Widen(ex, state, &width) != 0)
+    return 1;
   ins = Insert(ex, state, &width);
   if (ins == NULL)
     return 1;
@@ -627,8 +651,7 @@ static int Views(ExportStruct *ex, SqliteStruct *state)
       SqlAdd(&create, ", %s AS ", field);
       SqlQuoted(&create, '"', column);
     }
-    SqlAdd(&create, " FROM event WHERE name = ");
-    SqlQuoted(&create, '\'', desc->name);
+    SqlAdd(&create, " FROM event_row WHERE code = %u", desc->code);
     if (create.text == NULL)
       return Fail(ex, state, "out of memory");
     res = Exec(ex, state, create.text);
@@ -646,14 +669,13 @@ static int View(ExportStruct *ex, SqliteStruct *state)
   const EventRegistryStruct *registry = ex->registry;
   SqlStruct sql = {0};
   int res;
-  SqlAdd(&sql, "CREATE VIEW event_fields AS SELECT seq, time_ns, thread, kind, name, ");
+  SqlAdd(&sql, "CREATE VIEW event_fields AS SELECT e.seq AS seq, e.time_ns AS time_ns,"
+         " e.thread AS thread, r.kind AS kind, r.name AS name, ");
   if (registry->eventCount > 0)
-    SqlAdd(&sql, "CASE name");
+    SqlAdd(&sql, "CASE e.code");
   for (unsigned i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
-    SqlAdd(&sql, " WHEN ");
-    SqlQuoted(&sql, '\'', desc->name);
-    SqlAdd(&sql, " THEN json_object(");
+    SqlAdd(&sql, " WHEN %u THEN json_object(", desc->code);
     for (unsigned p = 0; p < desc->paramCount; ++p) {
       char field[16];
       char letter = desc->format[p];
@@ -664,7 +686,8 @@ static int View(ExportStruct *ex, SqliteStruct *state)
     }
     SqlAdd(&sql, ")");
   }
-  SqlAdd(&sql, registry->eventCount > 0 ? " ELSE '{}' END AS fields FROM event" : "'{}' AS fields FROM event");
+  SqlAdd(&sql, "%s AS fields FROM event_row AS e JOIN registry_event AS r ON r.code = e.code",
+         registry->eventCount > 0 ? " ELSE '{}' END" : "'{}'");
   if (sql.text == NULL)
     return Fail(ex, state, "out of memory");
   res = Exec(ex, state, sql.text);
@@ -735,7 +758,7 @@ static int SqliteBegin(ExportStruct *ex)
       || Exec(ex, state, schema) != 0
       || EventTable(ex, state) != 0
       /* design/telemetry.txt .export.sqlite: each insert at its end */
-      || Exec(ex, state, "CREATE INDEX event_time ON event (time_ns)") != 0
+      || Exec(ex, state, "CREATE INDEX event_time ON event_row (time_ns)") != 0
       || Registry(ex, state) != 0
       || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?,?)", &state->insertString) != 0
       || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?,?)", &state->insertLabel) != 0
@@ -767,7 +790,6 @@ static int SqliteEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
   row->time = ExportTimeNs(ex, rec->clock);
   row->thread = rec->thread;
   row->pid = ex->info->pid;
-  row->kind = rec->kind < ex->registry->kindCount ? ex->registry->kinds[rec->kind].name : "?";
   row->desc = desc;
   row->shape = &state->shapes[desc - ex->registry->events];
   memcpy(row->values, rec->values, desc->paramCount * sizeof row->values[0]);
@@ -853,8 +875,10 @@ static int SqliteEnd(ExportStruct *ex)
     }
   if (!failed)
     failed = Threads(ex, state) != 0
+      || Widen(ex, state, &state->width) != 0
       /* design/telemetry.txt .export.sqlite: sorted once, at the end */
-      || Exec(ex, state, "CREATE INDEX event_name ON event (name)") != 0
+      || Exec(ex, state, "CREATE INDEX event_name ON event_row (code)") != 0
+      || EventView(ex, state) != 0
       || Views(ex, state) != 0
       || View(ex, state) != 0
       || Exec(ex, state, "COMMIT") != 0;
