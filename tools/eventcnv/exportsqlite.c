@@ -2,13 +2,15 @@
  *
  * .design: design/telemetry.txt .export.sqlite
  *
- * Written through libsqlite3: prepared statements, one transaction, no
- * journal, the time index kept as the rows come in time order, and the
- * name index made at the end, when the rows are in.  Each
- * event is one row of the event table, its fields in typed columns
- * that every event shares; the schema that readers query comes from
- * the stream's registry: a view per event name with a column per
- * parameter.  The README shows it.
+ * Written through libsqlite3, on a thread of its own: prepared
+ * statements, one transaction, no journal, the time index kept as the
+ * rows come in time order, and the name index made at the end, when
+ * the rows are in.  Each event is one row of event_row, its name as its
+ * code and its fields in typed columns that every event shares; the
+ * schema that readers query comes from the stream's registry: the view
+ * event, and a view per event name with a column per parameter.  The
+ * README shows it.  What was measured and not kept:
+ * design/telemetry.txt .export.sqlite.tried
  */
 
 #include "export.h"
@@ -16,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +87,32 @@ typedef struct InsertStruct {
   BoundStruct boundOne, bound[BATCH];
 } InsertStruct;
 
+/* OpStruct -- a row that the reading thread has made and the SQLite
+ * thread is to insert: into event_row, string, label or span.
+ * design/telemetry.txt .export.sqlite.thread */
+typedef enum { OpROW, OpSTRING, OpLABEL, OpSPAN } OpKind;
+
+typedef struct OpStruct {
+  OpKind what;
+  uint32_t pid;
+  union {
+    RowStruct row;
+    struct { uint64_t seq, id; const char *text; size_t length; } string;  /* text in the log */
+    struct { uint64_t seq, address, id; char *text; } label;   /* text malloc'd, or NULL */
+    struct { SpanStruct span; SpanWhat what; const char *name; uint64_t start; } span;
+  } u;
+} OpStruct;
+
+/* CHUNK ops go from one thread to the other at a time, through CHUNKS
+ * chunks in a ring */
+enum { CHUNK = 4096, CHUNKS = 4 };
+
+typedef struct ChunkStruct {
+  OpStruct ops[CHUNK];
+  unsigned count;
+  int full;                     /* waiting for the SQLite thread */
+} ChunkStruct;
+
 typedef struct SqliteStruct {
   sqlite3 *db;
   WidthStruct width;            /* the event view's: the widest event's of each type */
@@ -99,7 +128,17 @@ typedef struct SqliteStruct {
   SpanTrackerStruct **spans;    /* by log: NULL where its registry declares none */
   ExportStruct *ex;
   char (*tables)[IDENT_MAX];    /* by index: the view of each event */
-  int failed;
+  int failed;                   /* SQLite failed: set by whichever thread has it */
+  /* the reading thread and the SQLite thread: design/telemetry.txt .export.sqlite.thread */
+  pthread_t thread;
+  int threadRunning;
+  pthread_mutex_t lock;
+  pthread_cond_t filled, emptied;
+  ChunkStruct *chunks;
+  unsigned fill, drain;         /* the chunk being filled, and the next to insert */
+  int quit;                     /* no more chunks */
+  int stopped;                  /* under lock: the SQLite thread failed */
+  int readFailed;               /* the reading thread failed, and said why */
 } SqliteStruct;
 
 static SqliteStruct sqlite;
@@ -348,16 +387,15 @@ static int RegistrySpans(ExportStruct *ex, SqliteStruct *state)
   return 0;
 }
 
-/* SpanRow -- a span closed, or left open at the end: a row of span */
-static void SpanRow(void *closure, SpanWhat what, const SpanStruct *span)
+/* SpanInsert -- a span closed, or left open at the end: a row of span */
+static void SpanInsert(SqliteStruct *state, const OpStruct *op)
 {
-  SqliteStruct *state = closure;
   sqlite3_stmt *stmt = state->insertSpan;
-  uint64_t start = state->ex->originNs;
-  if (what == SpanOPENED || state->failed)
-    return;
-  sqlite3_bind_int64(stmt, 10, state->ex->info->pid);
-  sqlite3_bind_text(stmt, 1, state->ex->registry->spans[span->span].name, -1, SQLITE_STATIC);
+  const SpanStruct *span = &op->u.span.span;
+  uint64_t start = op->u.span.start;
+  SpanWhat what = op->u.span.what;
+  sqlite3_bind_int64(stmt, 10, op->pid);
+  sqlite3_bind_text(stmt, 1, op->u.span.name, -1, SQLITE_STATIC);
   sqlite3_bind_int64(stmt, 2, (sqlite3_int64)span->key);
   sqlite3_bind_int64(stmt, 3, (sqlite3_int64)span->beginSeq);
   sqlite3_bind_int64(stmt, 5, (sqlite3_int64)(start + (uint64_t)span->beginNs));
@@ -716,6 +754,189 @@ static int SameRegistry(const EventRegistryStruct *a, const EventRegistryStruct 
   return 1;
 }
 
+/* Insert1 -- an op, on the SQLite thread: a row waits for its batch */
+static int Insert1(ExportStruct *ex, SqliteStruct *state, OpStruct *op)
+{
+  sqlite3_stmt *stmt;
+  switch (op->what) {
+  case OpROW:
+    if (state->count == BATCH && Flush(ex, state) != 0)
+      return 1;
+    state->rows[state->count++] = op->u.row;
+    return 0;
+  case OpSTRING:
+    stmt = state->insertString;
+    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)op->u.string.seq);
+    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)op->u.string.id);
+    sqlite3_bind_text(stmt, 3, op->u.string.text, (int)op->u.string.length, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 4, op->pid);
+    return Step(ex, state, stmt);
+  case OpLABEL:
+    stmt = state->insertLabel;
+    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)op->u.label.seq);
+    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)op->u.label.address);
+    sqlite3_bind_int64(stmt, 3, (sqlite3_int64)op->u.label.id);
+    if (op->u.label.text != NULL)
+      sqlite3_bind_text(stmt, 4, op->u.label.text, -1, SQLITE_TRANSIENT);
+    else
+      sqlite3_bind_null(stmt, 4);
+    sqlite3_bind_int64(stmt, 5, op->pid);
+    return Step(ex, state, stmt);
+  case OpSPAN:
+    SpanInsert(state, op);
+    return state->failed;
+  }
+  return 0;
+}
+
+/* FreeChunk -- what a chunk's ops own, and empty it */
+static void FreeChunk(ChunkStruct *chunk)
+{
+  for (unsigned i = 0; i < chunk->count; ++i)
+    if (chunk->ops[i].what == OpLABEL)
+      free(chunk->ops[i].u.label.text);
+  chunk->count = 0;
+}
+
+/* Inserter -- the SQLite thread: the chunks' ops in the order they were
+ * filled.  After a failure it empties them unread, so that the reading
+ * thread never waits for it. */
+static void *Inserter(void *arg)
+{
+  SqliteStruct *state = arg;
+  ExportStruct *ex = state->ex;
+  pthread_mutex_lock(&state->lock);
+  for (;;) {
+    ChunkStruct *chunk = &state->chunks[state->drain];
+    if (!chunk->full) {
+      if (state->quit)
+        break;
+      pthread_cond_wait(&state->filled, &state->lock);
+      continue;
+    }
+    int stopped = state->stopped;
+    pthread_mutex_unlock(&state->lock);
+    for (unsigned i = 0; i < chunk->count && !stopped; ++i)
+      stopped = Insert1(ex, state, &chunk->ops[i]);
+    FreeChunk(chunk);
+    pthread_mutex_lock(&state->lock);
+    state->stopped |= stopped;
+    chunk->full = 0;
+    state->drain = (state->drain + 1) % CHUNKS;
+    pthread_cond_signal(&state->emptied);
+  }
+  pthread_mutex_unlock(&state->lock);
+  return NULL;
+}
+
+/* Submit -- hand the chunk being filled to the SQLite thread, and wait
+ * for the next to be empty.  1 if the SQLite thread has failed. */
+static int Submit(SqliteStruct *state)
+{
+  int stopped;
+  pthread_mutex_lock(&state->lock);
+  state->chunks[state->fill].full = 1;
+  pthread_cond_signal(&state->filled);
+  state->fill = (state->fill + 1) % CHUNKS;
+  while (state->chunks[state->fill].full)
+    pthread_cond_wait(&state->emptied, &state->lock);
+  stopped = state->stopped;
+  pthread_mutex_unlock(&state->lock);
+  return stopped;
+}
+
+/* NextOp -- room for an op in the chunk being filled, or NULL if the
+ * SQLite thread has failed */
+static OpStruct *NextOp(SqliteStruct *state, OpKind what, uint32_t pid)
+{
+  ChunkStruct *chunk = &state->chunks[state->fill];
+  if (chunk->count == CHUNK) {
+    if (Submit(state) != 0)
+      return NULL;
+    chunk = &state->chunks[state->fill];
+  }
+  OpStruct *op = &chunk->ops[chunk->count++];
+  op->what = what;
+  op->pid = pid;
+  return op;
+}
+
+/* SpanRow -- a span closed, or left open at the end: an op for the
+ * SQLite thread */
+static void SpanRow(void *closure, SpanWhat what, const SpanStruct *span)
+{
+  SqliteStruct *state = closure;
+  ExportStruct *ex = state->ex;
+  OpStruct *op;
+  if (what == SpanOPENED || (op = NextOp(state, OpSPAN, ex->info->pid)) == NULL)
+    return;
+  op->u.span.span = *span;
+  op->u.span.what = what;
+  op->u.span.name = ex->registry->spans[span->span].name;
+  op->u.span.start = ex->originNs;
+}
+
+static int SqliteEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+{
+  SqliteStruct *state = ex->state;
+  const EventDescStruct *desc = rec->desc;
+  OpStruct *op = NextOp(state, OpROW, ex->info->pid);
+  RowStruct *row;
+  if (op == NULL)
+    return 1;
+  row = &op->u.row;
+  row->seq = seq;
+  row->seqNext = state->any && seq == state->lastSeq + 1;
+  row->time = ExportTimeNs(ex, rec->clock);
+  row->thread = rec->thread;
+  row->pid = op->pid;
+  row->desc = desc;
+  row->shape = &state->shapes[desc - ex->registry->events];
+  memcpy(row->values, rec->values, desc->paramCount * sizeof row->values[0]);
+  row->stringLength = rec->stringLength;
+  state->any = 1;
+  state->lastSeq = seq;
+  return 0;
+}
+
+/* SqliteEvery -- the string and label tables have every Intern and
+ * Label event, whatever the filter */
+static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+{
+  SqliteStruct *state = ex->state;
+  SpanTrackerStruct *spans = state->spans[ex->source];
+  OpStruct *op;
+  if (spans != NULL && SpanTrackerEvent(spans, rec, ExportElapsedNs(ex, rec->clock), seq) != 0) {
+    fprintf(stderr, "eventcnv: %s: out of memory\n", ex->outPath);
+    return state->readFailed = 1;
+  }
+  if (rec->desc == ex->intern) {
+    if ((op = NextOp(state, OpSTRING, ex->info->pid)) == NULL)
+      return 1;
+    op->u.string.seq = seq;
+    op->u.string.id = rec->values[0].u;
+    op->u.string.text = rec->values[1].s;
+    op->u.string.length = rec->stringLength;
+  } else if (rec->desc == ex->label) {
+    const char *label = EventStreamLabel(ex->stream, rec->values[0].u);
+    size_t length = label != NULL ? strlen(label) + 1 : 0;
+    char *copy = label != NULL ? malloc(length) : NULL;
+    if (label != NULL && copy == NULL) {
+      fprintf(stderr, "eventcnv: %s: out of memory\n", ex->outPath);
+      return state->readFailed = 1;
+    }
+    if (copy != NULL)
+      memcpy(copy, label, length);
+    if ((op = NextOp(state, OpLABEL, ex->info->pid)) == NULL)
+      return free(copy), 1;
+    op->u.label.seq = seq;
+    op->u.label.address = rec->values[0].u;
+    op->u.label.id = rec->values[1].u;
+    op->u.label.text = copy;
+  }
+  return 0;
+}
+
 static int SqliteBegin(ExportStruct *ex)
 {
   SqliteStruct *state = &sqlite;
@@ -774,62 +995,17 @@ static int SqliteBegin(ExportStruct *ex)
       if (state->spans[i] == NULL)
         return Fail(ex, state, "out of memory");
     }
-  return 0;
-}
-
-static int SqliteEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
-{
-  SqliteStruct *state = ex->state;
-  const EventDescStruct *desc = rec->desc;
-  RowStruct *row;
-  if (state->count == BATCH && Flush(ex, state) != 0)
-    return 1;
-  row = &state->rows[state->count++];
-  row->seq = seq;
-  row->seqNext = state->any && seq == state->lastSeq + 1;
-  row->time = ExportTimeNs(ex, rec->clock);
-  row->thread = rec->thread;
-  row->pid = ex->info->pid;
-  row->desc = desc;
-  row->shape = &state->shapes[desc - ex->registry->events];
-  memcpy(row->values, rec->values, desc->paramCount * sizeof row->values[0]);
-  row->stringLength = rec->stringLength;
-  state->any = 1;
-  state->lastSeq = seq;
-  return 0;
-}
-
-/* SqliteEvery -- the string and label tables have every Intern and
- * Label event, whatever the filter */
-static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
-{
-  SqliteStruct *state = ex->state;
-  sqlite3_stmt *stmt;
-  SpanTrackerStruct *spans = state->spans[ex->source];
-  if (spans != NULL && (SpanTrackerEvent(spans, rec, ExportElapsedNs(ex, rec->clock), seq) != 0
-                        || state->failed))
-    return state->failed ? 1 : Fail(ex, state, "out of memory");
-  if (rec->desc == ex->intern) {
-    stmt = state->insertString;
-    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)seq);
-    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)rec->values[0].u);
-    sqlite3_bind_text(stmt, 3, rec->values[1].s, (int)rec->stringLength, SQLITE_STATIC);
-    sqlite3_bind_int64(stmt, 4, ex->info->pid);
-    return Step(ex, state, stmt);
-  }
-  if (rec->desc == ex->label) {
-    const char *label = EventStreamLabel(ex->stream, rec->values[0].u);
-    stmt = state->insertLabel;
-    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)seq);
-    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)rec->values[0].u);
-    sqlite3_bind_int64(stmt, 3, (sqlite3_int64)rec->values[1].u);
-    if (label != NULL)
-      sqlite3_bind_text(stmt, 4, label, -1, SQLITE_TRANSIENT);
-    else
-      sqlite3_bind_null(stmt, 4);
-    sqlite3_bind_int64(stmt, 5, ex->info->pid);
-    return Step(ex, state, stmt);
-  }
+  /* design/telemetry.txt .export.sqlite.thread: from here to SqliteEnd's
+   * join, only the SQLite thread calls SQLite */
+  state->chunks = calloc(CHUNKS, sizeof *state->chunks);
+  if (state->chunks == NULL)
+    return Fail(ex, state, "out of memory");
+  pthread_mutex_init(&state->lock, NULL);
+  pthread_cond_init(&state->filled, NULL);
+  pthread_cond_init(&state->emptied, NULL);
+  if (pthread_create(&state->thread, NULL, Inserter, state) != 0)
+    return Fail(ex, state, "cannot start a thread");
+  state->threadRunning = 1;
   return 0;
 }
 
@@ -865,14 +1041,24 @@ static int Threads(ExportStruct *ex, SqliteStruct *state)
 static int SqliteEnd(ExportStruct *ex)
 {
   SqliteStruct *state = ex->state;
-  int failed = state->failed;
+  int failed;
+  if (state->threadRunning) {
+    for (size_t i = 0; !state->readFailed && state->spans != NULL && i < ex->sourceCount; ++i)
+      if (state->spans[i] != NULL && ExportUse(ex, i) == 0)
+        SpanTrackerFinish(state->spans[i]);
+    (void)Submit(state);
+    pthread_mutex_lock(&state->lock);
+    state->quit = 1;
+    pthread_cond_signal(&state->filled);
+    pthread_mutex_unlock(&state->lock);
+    pthread_join(state->thread, NULL);
+    pthread_mutex_destroy(&state->lock);
+    pthread_cond_destroy(&state->filled);
+    pthread_cond_destroy(&state->emptied);
+  }
+  failed = state->failed || state->readFailed;
   if (!failed && state->shapes != NULL)
     failed = Flush(ex, state);
-  for (size_t i = 0; !failed && state->spans != NULL && i < ex->sourceCount; ++i)
-    if (state->spans[i] != NULL && ExportUse(ex, i) == 0) {
-      SpanTrackerFinish(state->spans[i]);
-      failed = state->failed;
-    }
   if (!failed)
     failed = Threads(ex, state) != 0
       || Widen(ex, state, &state->width) != 0
@@ -898,6 +1084,9 @@ static int SqliteEnd(ExportStruct *ex)
     failed = Fail(ex, state, "close");
   free(state->shapes);
   free(state->tables);
+  for (unsigned i = 0; state->chunks != NULL && i < CHUNKS; ++i)
+    FreeChunk(&state->chunks[i]);
+  free(state->chunks);
   return failed;
 }
 
