@@ -84,6 +84,14 @@
 #   ties               two sites of one count on lines 9 and 10 of a file:
 #                      9 first (numerically, not as strings)
 #   plural             one block leaked: "1 block", not "1 blocks"
+#   dlclose-reload     a program dlopens libA, allocates 3 blocks through
+#                      its siteOfA (leaking 1), dlcloses it, dlopens libB
+#                      (built alike, so most often mapped where A was: said
+#                      in the case's name) and allocates 5 through siteOfB:
+#                      siteOfA 3 and siteOfB 5 exactly, and the leak is
+#                      siteOfA's (libA.c:2) after A is gone (.stacks.unmap)
+#   dlclose-read       that log: eventcnv prints MapUnmap (two, one a
+#                      dlclose), replay reads it (exit 0)
 #   usage              --help exit 0; an unknown option, --top x,
 #                      --folded nonsense, no log: exit 2; not a log,
 #                      a missing file: exit 1
@@ -382,6 +390,57 @@ echo "not a log" >junk.log
 "$heap" missing.log >/dev/null 2>/dev/null; u="$u $?"
 [ "$u" = " 0 2 2 2 2 1 1" ] && grep -q "^heap: junk.log: " junk.err && ok usage ||
   bad usage "exit statuses$u: $(head -1 junk.err)"
+
+# Two libraries of the same size and layout, so that B is most often
+# mapped where A was; one call site in main and one in phase, so that
+# their stacks differ only if the addresses do.
+for lib in A B; do
+  printf '#include <stdlib.h>\nvoid *siteOf%s(size_t n) { return malloc(n); }\n' $lib >lib$lib.c
+  cc -O0 -g -fno-omit-frame-pointer -fPIC -shared lib$lib.c -o lib$lib.so
+done
+cat >dl.c <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void *(*Alloc)(size_t);
+static void *keep[8];
+__attribute__((noinline)) static void *use(Alloc f, size_t n) { return f(n); }
+static void phase(const char *path, const char *name, int count, size_t size, int leak)
+{
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  Alloc f = h != NULL ? (Alloc)dlsym(h, name) : NULL;
+  if (f == NULL) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
+  printf("%s %p\n", name, (void *)f);
+  for (int i = 0; i < count; ++i)
+    keep[i] = use(f, size);
+  for (int i = leak; i < count; ++i)
+    free(keep[i]);
+  dlclose(h);
+}
+int main(int argc, char **argv)
+{
+  static const char *const names[] = {"siteOfA", "siteOfB"};
+  static const int counts[] = {3, 5}, leaks[] = {1, 0};
+  static const size_t sizes[] = {100, 200};
+  for (int k = 0; k < 2 && k + 1 < argc; ++k)
+    phase(argv[k + 1], names[k], counts[k], sizes[k], leaks[k]);
+  return 0;
+}
+EOF
+cc -O0 -g -fno-omit-frame-pointer dl.c -o dl -ldl &&
+  TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/dl.log LD_PRELOAD="$preload" ./dl $PWD/libA.so $PWD/libB.so >dl.out
+where=$(awk '{ print $2 }' dl.out | uniq | wc -l)
+[ "$where" = 1 ] && where="B at A's address" || where="B elsewhere than A"
+"$heap" dl.log >dl.txt 2>dl.err
+got="$(sites dl.txt "MOST ALLOCATIONS" | grep siteOf | sort | tr '\n' ' ')"
+leak=$(section dl.txt "LEAKS")
+[ "$got" = "siteOfA 3 siteOfB 5 " ] && echo "$leak" | grep -q "^ *100 bytes in 1 block from  siteOfA  .*libA.c:2\$" &&
+  [ "$(echo "$leak" | grep -c 'from  siteOf')" = 1 ] && ok "dlclose-reload ($where)" ||
+  bad dlclose-reload "$where: '$got' $(echo "$leak" | grep -A1 siteOf) $(head -2 dl.err)"
+unmaps=$("$top/$cfg/eventcnv" dl.log 2>/dev/null | grep -c 'MapUnmap.*start=')
+"$top/$cfg/replay" -q dl.log >dl-replay.txt 2>&1
+r=$?
+[ "$unmaps" -ge 2 ] && [ $r = 0 ] && ok dlclose-read || bad dlclose-read "MapUnmap printed $unmaps, replay exit $r: $(head -2 dl-replay.txt)"
 
 if command -v c++ >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
   cat >tree.cc <<'EOF'

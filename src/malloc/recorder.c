@@ -548,6 +548,32 @@ __attribute__((constructor(101))) static void recorderStart(void)
 }
 
 
+/* Unloading ---------------------------------------------------------
+ * dlclose may unmap a library, and another may be loaded at its
+ * addresses: the mappings are read again after it, and its stacks'
+ * ids are not reused (design/telemetry.txt .stacks.unmap).  dlopen is
+ * not interposed: glibc finds a name's RUNPATH by its caller's address,
+ * which a wrapper would make this library's; a library it loads is
+ * seen when a stack first holds one of its addresses. */
+
+int dlclose(void *handle)
+{
+  static int (*realDlclose)(void *);
+  int res, record;
+  if (realDlclose == NULL)
+    *(void **)&realDlclose = dlsym(RTLD_NEXT, "dlclose");
+  StacksCloseBegin();
+  res = realDlclose(handle);    /* its destructors' allocations are recorded */
+  record = !inside && atomic_load(&started) && recordPid == getpid();
+  if (record)
+    inside = 1;
+  StacksCloseEnd(record);
+  if (record)
+    inside = 0;
+  return res;
+}
+
+
 /* Ends.  design/telemetry.txt .malloc.ends
  *
  * _exit ends the process without atexit: the session is ended first

@@ -17,15 +17,19 @@
  * stacks).  A full table records id 0 (unknown) from then on.
  *
  * Mappings (.stacks.map): the executable mappings of /proc/self/maps are
- * emitted as MapExec when stacks start, and again when a new stack holds
- * an address outside all of them (a library loaded since), at most once
- * per new library.
+ * emitted as MapExec when stacks start; they are read again when a new
+ * stack holds an address outside all of them (a library loaded since)
+ * and after each dlclose, and only the change is emitted: MapUnmap for
+ * a mapping gone, MapExec for one new.  A mapping gone starts a new
+ * epoch of stack ids (.stacks.unmap), so that a library loaded where
+ * another was never shares its stacks' ids.
  */
 
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -66,11 +70,27 @@ static _Thread_local uintptr_t stackHi __attribute__((tls_model("initial-exec"))
 
 /* Mappings ----------------------------------------------------------- */
 
+/* RangeStruct -- an executable mapping: known (range) or just read
+ * (fresh); path points into mapsText, good only while it is read */
+typedef struct RangeStruct {
+  uintptr_t lo, hi, offset;
+  uint64_t pathHash;
+  const char *path;
+  size_t pathLength;
+} RangeStruct;
+
 #define RANGE_LIMIT 8192
-static struct { uintptr_t lo, hi; } range[RANGE_LIMIT];
-static size_t rangeCount;
+static RangeStruct range[RANGE_LIMIT], fresh[RANGE_LIMIT];
+static size_t rangeCount, freshCount;
 static pthread_mutex_t mapLock = PTHREAD_MUTEX_INITIALIZER;
 static char mapsText[(size_t)1 << 20];
+static uint64_t syncedChanges;          /* dlChanges() when last read */
+
+/* Unloading (.stacks.unmap): dlclose calls in progress, and the epoch,
+ * one more after each read of the mappings that found one gone */
+static _Atomic unsigned closing;
+static _Atomic uint64_t epoch;
+static _Thread_local unsigned closeDepth __attribute__((tls_model("initial-exec")));
 
 /* hex -- a hexadecimal number at *p, which moves past it */
 static uintptr_t hex(const char **p)
@@ -86,21 +106,19 @@ static uintptr_t hex(const char **p)
   }
 }
 
-/* mapLine -- one line of /proc/self/maps: if executable, a range and a
- * MapExec event */
+/* mapLine -- one line of /proc/self/maps: if executable, into fresh */
 static void mapLine(const char *p, const char *end)
 {
-  uintptr_t lo, hi, offset;
-  char path[512];
-  size_t n;
-  lo = hex(&p);
+  RangeStruct r = {0};
+  uint64_t h = 0xCBF29CE484222325u;
+  r.lo = hex(&p);
   if (*p++ != '-')
     return;
-  hi = hex(&p);
+  r.hi = hex(&p);
   if (p + 5 > end || p[3] != 'x')
     return;
   p += 6;
-  offset = hex(&p);
+  r.offset = hex(&p);
   for (int field = 0; field < 2 && p < end; ++field) {   /* device, inode */
     while (p < end && *p == ' ')
       ++p;
@@ -109,19 +127,53 @@ static void mapLine(const char *p, const char *end)
   }
   while (p < end && *p == ' ')
     ++p;
-  n = (size_t)(end - p) < sizeof path - 1 ? (size_t)(end - p) : sizeof path - 1;
-  memcpy(path, p, n);
-  path[n] = '\0';
-  if (rangeCount < RANGE_LIMIT) {
-    range[rangeCount].lo = lo;
-    range[rangeCount].hi = hi;
-    ++rangeCount;
-  }
-  EVENT_PPWS(MapExec, (void *)lo, (void *)hi, offset, path);
+  r.path = p;
+  r.pathLength = (size_t)(end - p) < 511 ? (size_t)(end - p) : 511;
+  for (size_t i = 0; i < r.pathLength; ++i)
+    h = (h ^ (unsigned char)p[i]) * 0x100000001B3u;
+  r.pathHash = h;
+  if (freshCount < RANGE_LIMIT)
+    fresh[freshCount++] = r;
 }
 
-/* mapsRead -- the executable mappings, emitted; mapLock held */
-static void mapsRead(void)
+static int sameRange(const RangeStruct *a, const RangeStruct *b)
+{
+  return a->lo == b->lo && a->hi == b->hi && a->offset == b->offset && a->pathHash == b->pathHash;
+}
+
+/* mapsDiff -- walk range (known) and fresh (just read), both sorted by
+ * address: emit MapUnmap for each known one gone, or MapExec for each
+ * fresh one new; the count emitted */
+static size_t mapsDiff(int emitNew)
+{
+  size_t i = 0, j = 0, emitted = 0;
+  while (i < rangeCount || j < freshCount) {
+    int gone = j == freshCount || (i < rangeCount && range[i].lo < fresh[j].lo);
+    int new = i == rangeCount || (j < freshCount && fresh[j].lo < range[i].lo);
+    if (!gone && !new && !sameRange(&range[i], &fresh[j]))
+      gone = new = 1;           /* another file, or part of one, at the same address */
+    if (gone && !emitNew) {
+      EVENT_PP(MapUnmap, (void *)range[i].lo, (void *)range[i].hi);
+      ++emitted;
+    }
+    if (new && emitNew) {
+      char path[512];
+      memcpy(path, fresh[j].path, fresh[j].pathLength);
+      path[fresh[j].pathLength] = '\0';
+      EVENT_PPWS(MapExec, (void *)fresh[j].lo, (void *)fresh[j].hi, fresh[j].offset, path);
+      ++emitted;
+    }
+    i += gone || !new;
+    j += new || !gone;
+  }
+  return emitted;
+}
+
+/* mapsSync -- read the executable mappings and emit how they changed
+ * since last read: MapUnmap for those gone, then MapExec for those new;
+ * a mapping gone starts a new epoch.  changes is dlChanges() of before
+ * the read.  mapLock held.  design/telemetry.txt .stacks.unmap */
+static void mapsSync(uint64_t changes)
 {
   size_t size = 0;
   ssize_t got;
@@ -132,7 +184,7 @@ static void mapsRead(void)
          (got = read(fd, mapsText + size, sizeof mapsText - 1 - size)) > 0)
     size += (size_t)got;
   (void)close(fd);
-  rangeCount = 0;
+  freshCount = 0;
   for (const char *p = mapsText, *end = mapsText + size; p < end; ) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (nl == NULL)
@@ -140,6 +192,12 @@ static void mapsRead(void)
     mapLine(p, nl);
     p = nl + 1;
   }
+  if (mapsDiff(0) > 0)
+    atomic_fetch_add(&epoch, 1);
+  (void)mapsDiff(1);
+  memcpy(range, fresh, freshCount * sizeof *fresh);
+  rangeCount = freshCount;
+  syncedChanges = changes;
 }
 
 /* mapped -- is pc in an executable mapping known?  mapLock held */
@@ -158,16 +216,63 @@ static int mapped(uintptr_t pc)
   return 0;
 }
 
-/* mapsCover -- a new stack's frames: read the mappings again if its
- * innermost frame (always a true return address) is in none known */
-static void mapsCover(const uintptr_t *pc, unsigned n)
+/* phdrChanges -- dl_iterate_phdr's callback: the first object's counts */
+static int phdrChanges(struct dl_phdr_info *info, size_t size, void *data)
 {
+  (void)size;
+  *(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+  return 1;
+}
+
+/* dlChanges -- how many objects the dynamic linker has loaded and
+ * unloaded: it changes whenever the set of objects does.  Never called
+ * with mapLock held (a dl_iterate_phdr callback may allocate). */
+static uint64_t dlChanges(void)
+{
+  uint64_t changes = 0;
+  (void)dl_iterate_phdr(phdrChanges, &changes);
+  return changes;
+}
+
+/* mapsCover -- before a new stack's frames are emitted: read the
+ * mappings again if its innermost frame (always a true return address)
+ * is in none known, or if another frame is (a walk without frame
+ * pointers may give junk) or a dlclose is under way, and an object has
+ * been loaded or unloaded since they were read */
+static void mapsCover(const uintptr_t *pc, unsigned n, int closingNow)
+{
+  uint64_t changes = dlChanges();
+  int unknown = 0;
   if (n == 0)
     return;
   (void)pthread_mutex_lock(&mapLock);
   if (!mapped(pc[0]))
-    mapsRead();
+    mapsSync(changes);
+  else if (changes != syncedChanges) {
+    for (unsigned i = 1; i < n && !unknown; ++i)
+      unknown = !mapped(pc[i]);
+    if (unknown || closingNow)
+      mapsSync(changes);
+  }
   (void)pthread_mutex_unlock(&mapLock);
+}
+
+void StacksCloseBegin(void)
+{
+  ++closeDepth;
+  atomic_fetch_add(&closing, 1);
+}
+
+void StacksCloseEnd(int record)
+{
+  if (table != NULL && record) {
+    uint64_t changes = dlChanges();
+    (void)pthread_mutex_lock(&mapLock);
+    mapsSync(changes);          /* any mapping gone: a new epoch, before closing drops */
+    (void)pthread_mutex_unlock(&mapLock);
+  }
+  --closeDepth;
+  atomic_fetch_sub(&closing, 1);
 }
 
 
@@ -190,9 +295,10 @@ static void threadStack(void)
     stackHi = 1;                /* unknown: no frame is walked */
 }
 
-static uint64_t hashStack(const uintptr_t *pc, unsigned n)
+/* hashStack -- the key of a stack of n frames in the epoch salt */
+static uint64_t hashStack(const uintptr_t *pc, unsigned n, uint64_t salt)
 {
-  uint64_t h = 0x9E3779B97F4A7C15u ^ n;
+  uint64_t h = (0x9E3779B97F4A7C15u ^ n) + salt * 0xD6E8FEB86659FD93u;
   for (unsigned i = 0; i < n; ++i) {
     h ^= pc[i];
     h *= 0xBF58476D1CE4E5B9u;
@@ -202,9 +308,9 @@ static uint64_t hashStack(const uintptr_t *pc, unsigned n)
 }
 
 /* define -- emit the StackFrames events of a new stack id */
-static void define(EventU id, const uintptr_t *pc, unsigned n)
+static void define(EventU id, const uintptr_t *pc, unsigned n, int closingNow)
 {
-  mapsCover(pc, n);
+  mapsCover(pc, n, closingNow);
   for (unsigned i = 0; i < n || i == 0; i += 8) {
     void *f[8] = {0};
     for (unsigned j = 0; j < 8 && i + j < n; ++j)
@@ -219,10 +325,19 @@ static void define(EventU id, const uintptr_t *pc, unsigned n)
   }
 }
 
-/* intern -- the id of a stack, defined if new */
+/* intern -- the id of a stack, defined if new.  Its key has the epoch
+ * in it, so a stack is defined again after a mapping went away; while a
+ * dlclose is under way the epoch may not have moved yet, so the key has
+ * the dynamic linker's count of changes instead (odd salts, never an
+ * epoch's).  The frames were captured before closing is read: code
+ * loaded where an unloaded library was ran after that dlclose began, so
+ * closing 0 here means its epoch is seen.  design/telemetry.txt .stacks.unmap */
 static EventU intern(const uintptr_t *pc, unsigned n)
 {
-  uint64_t h = hashStack(pc, n);
+  int closingNow = atomic_load(&closing) != 0;
+  uint64_t salt = closingNow ? dlChanges() << 1 | 1
+                             : atomic_load_explicit(&epoch, memory_order_acquire) << 1;
+  uint64_t h = hashStack(pc, n, salt);
   for (size_t probe = 0; probe < PROBE_LIMIT; ++probe) {
     SlotStruct *s = &table[(h + probe) & (TABLE_SIZE - 1)];
     uint64_t key = atomic_load_explicit(&s->key, memory_order_acquire);
@@ -232,7 +347,7 @@ static EventU intern(const uintptr_t *pc, unsigned n)
         return 0;
       if (atomic_compare_exchange_strong(&s->key, &key, h)) {
         id = atomic_fetch_add(&stackCount, 1) + 1;
-        define(id, pc, n);
+        define(id, pc, n, closingNow);
         atomic_store_explicit(&s->id, id, memory_order_release);
         return id;
       }
@@ -287,10 +402,13 @@ void StacksAfterFork(void)
   if (table == NULL)
     return;
   (void)pthread_mutex_init(&mapLock, NULL);
-  /* the child's log defines its own stacks: the table starts empty */
+  /* the child's log defines its own stacks: the table starts empty, and
+   * every mapping is new to it; only this thread's dlcloses go on */
   (void)madvise(table, TABLE_SIZE * sizeof *table, MADV_DONTNEED);
   atomic_store(&stackCount, 0);
-  mapsRead();
+  atomic_store(&closing, closeDepth);
+  rangeCount = 0;
+  mapsSync(dlChanges());
 }
 
 /* selfRange -- the executable mapping that holds this code */
@@ -361,7 +479,7 @@ void StacksStart(void)
   table = t;
   stacksDepth = n < STACK_MAX ? (unsigned)n : STACK_MAX;
   (void)pthread_mutex_lock(&mapLock);
-  mapsRead();
+  mapsSync(0);
   selfRange();
   (void)pthread_mutex_unlock(&mapLock);
 }
