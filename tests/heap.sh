@@ -92,6 +92,12 @@
 #                      siteOfA's (libA.c:2) after A is gone (.stacks.unmap)
 #   dlclose-read       that log: eventcnv prints MapUnmap (two, one a
 #                      dlclose), replay reads it (exit 0)
+#   dlclose-threads    two threads allocate through libC all along while
+#                      main loads, uses and unloads A and B 40 times (their
+#                      destructors allocate inside dlclose), and dlcloses
+#                      one library from atexit and one from a destructor
+#                      after the session ended: exit 0, every site's count
+#                      exact (the threads' as they counted), no unknown free
 #   usage              --help exit 0; an unknown option, --top x,
 #                      --folded nonsense, no log: exit 2; not a log,
 #                      a missing file: exit 1
@@ -441,6 +447,85 @@ unmaps=$("$top/$cfg/eventcnv" dl.log 2>/dev/null | grep -c 'MapUnmap.*start=')
 "$top/$cfg/replay" -q dl.log >dl-replay.txt 2>&1
 r=$?
 [ "$unmaps" -ge 2 ] && [ $r = 0 ] && ok dlclose-read || bad dlclose-read "MapUnmap printed $unmaps, replay exit $r: $(head -2 dl-replay.txt)"
+
+# Threads allocating through libC all along while main loads and unloads
+# A and B 40 times each (their destructors allocate inside dlclose), and
+# dlcloses D from an atexit handler and E from a destructor after the
+# session ended.
+printf '__attribute__((destructor)) static void bye%s(void) { free(malloc(7)); }\n' A >>libA.c
+printf '__attribute__((destructor)) static void bye%s(void) { free(malloc(7)); }\n' B >>libB.c
+for lib in A B C D E; do
+  printf '#include <stdlib.h>\nvoid *siteOf%s(size_t n) { return malloc(n); }\n' $lib >lib$lib.c.new
+  [ -e lib$lib.c ] && tail -n +3 lib$lib.c >>lib$lib.c.new
+  mv lib$lib.c.new lib$lib.c
+  cc -O0 -g -fno-omit-frame-pointer -fPIC -shared lib$lib.c -o lib$lib.so
+done
+cat >dlt.c <<'EOF'
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void *(*Alloc)(size_t);
+static Alloc workerAlloc;
+static void *exitHandle, *lateHandle;
+static _Atomic int done;
+static long made[2];
+static void *worker(void *arg)
+{
+  for (long *n = arg; !done; ++*n)
+    free(workerAlloc(32));
+  return NULL;
+}
+static Alloc load(const char *path, const char *name, void **h)
+{
+  Alloc f = (*h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL ? (Alloc)dlsym(*h, name) : NULL;
+  if (f == NULL) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
+  return f;
+}
+static void phase(const char *path, const char *name, int count)
+{
+  void *keep[8], *h;
+  Alloc f = load(path, name, &h);
+  for (int i = 0; i < count; ++i)
+    keep[i] = f(16);
+  for (int i = 0; i < count; ++i)
+    free(keep[i]);
+  dlclose(h);
+}
+static void atExit(void) { dlclose(exitHandle); }
+__attribute__((destructor)) static void late(void) { dlclose(lateHandle); }
+int main(int argc, char **argv)
+{
+  pthread_t t[2];
+  void *h;
+  (void)argc;
+  workerAlloc = load(argv[3], "siteOfC", &h);
+  (void)load(argv[4], "siteOfD", &exitHandle);
+  (void)load(argv[5], "siteOfE", &lateHandle);
+  atexit(atExit);
+  for (int k = 0; k < 2; ++k)
+    pthread_create(&t[k], NULL, worker, &made[k]);
+  for (int k = 0; k < 40; ++k) {
+    phase(argv[1], "siteOfA", 3);
+    phase(argv[2], "siteOfB", 5);
+  }
+  done = 1;
+  for (int k = 0; k < 2; ++k)
+    pthread_join(t[k], NULL);
+  printf("siteOfC %ld\n", made[0] + made[1]);
+  return 0;
+}
+EOF
+cc -O0 -g -fno-omit-frame-pointer dlt.c -o dlt -pthread -ldl &&
+  TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/dlt.log LD_PRELOAD="$preload" ./dlt $PWD/libA.so $PWD/libB.so \
+    $PWD/libC.so $PWD/libD.so $PWD/libE.so >dlt.out
+r=$?
+"$heap" --top 40 dlt.log >dlt.txt 2>dlt.err
+got="$(sites dlt.txt "MOST ALLOCATIONS" | grep -E 'siteOf|bye' | sort | tr '\n' ' ')"
+expect="byeA 40 byeB 40 siteOfA 120 siteOfB 200 $(cat dlt.out) "
+[ $r = 0 ] && [ "$got" = "$expect" ] && grep -q "(0 of blocks never seen allocated)" dlt.txt && [ ! -s dlt.err ] &&
+  ok dlclose-threads || bad dlclose-threads "exit $r: '$got' against '$expect' $(grep frees dlt.txt) $(head -2 dlt.err)"
 
 if command -v c++ >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
   cat >tree.cc <<'EOF'
