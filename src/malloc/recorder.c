@@ -548,6 +548,8 @@ __attribute__((constructor(101))) static void recorderStart(void)
 }
 
 
+#define REAL(name, type) ((type)dlsym(RTLD_NEXT, name))
+
 /* Unloading ---------------------------------------------------------
  * dlclose may unmap a library, and another may be loaded at its
  * addresses: the mappings are read again after it, and its stacks'
@@ -558,10 +560,10 @@ __attribute__((constructor(101))) static void recorderStart(void)
 
 int dlclose(void *handle)
 {
-  static int (*realDlclose)(void *);
+  int (*realDlclose)(void *) = REAL("dlclose", int (*)(void *));
   int res, record;
   if (realDlclose == NULL)
-    *(void **)&realDlclose = dlsym(RTLD_NEXT, "dlclose");
+    return -1;
   StacksCloseBegin();
   res = realDlclose(handle);    /* its destructors' allocations are recorded */
   record = !inside && atomic_load(&started) && recordPid == getpid();
@@ -607,8 +609,6 @@ static void beforeExec(const char *path)
     inside = 0;
   }
 }
-
-#define REAL(name, type) ((type)dlsym(RTLD_NEXT, name))
 
 void _exit(int status)
 {

@@ -86,10 +86,12 @@ static pthread_mutex_t mapLock = PTHREAD_MUTEX_INITIALIZER;
 static char mapsText[(size_t)1 << 20];
 static uint64_t syncedChanges;          /* dlChanges() when last read */
 
-/* Unloading (.stacks.unmap): dlclose calls in progress, and the epoch,
- * one more after each read of the mappings that found one gone */
-static _Atomic unsigned closing;
-static _Atomic uint64_t epoch;
+/* Unloading (.stacks.unmap): the dlclose calls in progress (the low 32
+ * bits) and the epoch (the high), one more after each read of the
+ * mappings that found one gone: one word, so that interning reads both
+ * with one load */
+#define EPOCH_ONE ((uint64_t)1 << 32)
+static _Atomic uint64_t unloading;
 static _Thread_local unsigned closeDepth __attribute__((tls_model("initial-exec")));
 
 /* hex -- a hexadecimal number at *p, which moves past it */
@@ -193,7 +195,7 @@ static void mapsSync(uint64_t changes)
     p = nl + 1;
   }
   if (mapsDiff(0) > 0)
-    atomic_fetch_add(&epoch, 1);
+    atomic_fetch_add(&unloading, EPOCH_ONE);
   (void)mapsDiff(1);
   memcpy(range, fresh, freshCount * sizeof *fresh);
   rangeCount = freshCount;
@@ -225,8 +227,9 @@ static int phdrChanges(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* dlChanges -- how many objects the dynamic linker has loaded and
- * unloaded: it changes whenever the set of objects does.  Never called
- * with mapLock held (a dl_iterate_phdr callback may allocate). */
+ * unloaded: it changes whenever the set of objects does.  It takes the
+ * dynamic linker's lock, whose holder may be allocating: so never
+ * called with mapLock held, nor while a slot of the table awaits its id. */
 static uint64_t dlChanges(void)
 {
   uint64_t changes = 0;
@@ -239,9 +242,8 @@ static uint64_t dlChanges(void)
  * is in none known, or if another frame is (a walk without frame
  * pointers may give junk) or a dlclose is under way, and an object has
  * been loaded or unloaded since they were read */
-static void mapsCover(const uintptr_t *pc, unsigned n, int closingNow)
+static void mapsCover(const uintptr_t *pc, unsigned n, int closingNow, uint64_t changes)
 {
-  uint64_t changes = dlChanges();
   int unknown = 0;
   if (n == 0)
     return;
@@ -260,7 +262,7 @@ static void mapsCover(const uintptr_t *pc, unsigned n, int closingNow)
 void StacksCloseBegin(void)
 {
   ++closeDepth;
-  atomic_fetch_add(&closing, 1);
+  atomic_fetch_add(&unloading, 1);
 }
 
 void StacksCloseEnd(int record)
@@ -272,7 +274,7 @@ void StacksCloseEnd(int record)
     (void)pthread_mutex_unlock(&mapLock);
   }
   --closeDepth;
-  atomic_fetch_sub(&closing, 1);
+  atomic_fetch_sub(&unloading, 1);
 }
 
 
@@ -295,10 +297,11 @@ static void threadStack(void)
     stackHi = 1;                /* unknown: no frame is walked */
 }
 
-/* hashStack -- the key of a stack of n frames in the epoch salt */
+/* hashStack -- the key of a stack of n frames (n < 256) in the epoch
+ * salt (bits 8 up) */
 static uint64_t hashStack(const uintptr_t *pc, unsigned n, uint64_t salt)
 {
-  uint64_t h = (0x9E3779B97F4A7C15u ^ n) + salt * 0xD6E8FEB86659FD93u;
+  uint64_t h = 0x9E3779B97F4A7C15u ^ n ^ salt;
   for (unsigned i = 0; i < n; ++i) {
     h ^= pc[i];
     h *= 0xBF58476D1CE4E5B9u;
@@ -308,9 +311,9 @@ static uint64_t hashStack(const uintptr_t *pc, unsigned n, uint64_t salt)
 }
 
 /* define -- emit the StackFrames events of a new stack id */
-static void define(EventU id, const uintptr_t *pc, unsigned n, int closingNow)
+static void define(EventU id, const uintptr_t *pc, unsigned n, int closingNow, uint64_t changes)
 {
-  mapsCover(pc, n, closingNow);
+  mapsCover(pc, n, closingNow, changes);
   for (unsigned i = 0; i < n || i == 0; i += 8) {
     void *f[8] = {0};
     for (unsigned j = 0; j < 8 && i + j < n; ++j)
@@ -328,16 +331,19 @@ static void define(EventU id, const uintptr_t *pc, unsigned n, int closingNow)
 /* intern -- the id of a stack, defined if new.  Its key has the epoch
  * in it, so a stack is defined again after a mapping went away; while a
  * dlclose is under way the epoch may not have moved yet, so the key has
- * the dynamic linker's count of changes instead (odd salts, never an
- * epoch's).  The frames were captured before closing is read: code
+ * the dynamic linker's count of changes instead (salts never an
+ * epoch's).  The frames were captured before unloading is read: code
  * loaded where an unloaded library was ran after that dlclose began, so
- * closing 0 here means its epoch is seen.  design/telemetry.txt .stacks.unmap */
+ * no dlclose under way here means its epoch is seen.  design/telemetry.txt .stacks.unmap */
 static EventU intern(const uintptr_t *pc, unsigned n)
 {
-  int closingNow = atomic_load(&closing) != 0;
-  uint64_t salt = closingNow ? dlChanges() << 1 | 1
-                             : atomic_load_explicit(&epoch, memory_order_acquire) << 1;
-  uint64_t h = hashStack(pc, n, salt);
+  uint64_t u = atomic_load(&unloading), salt = u & ~(EPOCH_ONE - 1), changes = 0, h;
+  int closingNow = (uint32_t)u != 0;
+  if (__builtin_expect(closingNow, 0)) {
+    changes = dlChanges();
+    salt = changes << 9 | 1u << 8;      /* bit 8: never an epoch's salt */
+  }
+  h = hashStack(pc, n, salt);
   for (size_t probe = 0; probe < PROBE_LIMIT; ++probe) {
     SlotStruct *s = &table[(h + probe) & (TABLE_SIZE - 1)];
     uint64_t key = atomic_load_explicit(&s->key, memory_order_acquire);
@@ -345,9 +351,11 @@ static EventU intern(const uintptr_t *pc, unsigned n)
     if (key == 0) {
       if (atomic_load_explicit(&stackCount, memory_order_relaxed) >= TABLE_FULL)
         return 0;
+      if (!closingNow)
+        changes = dlChanges();  /* before the slot is taken: others may wait on it */
       if (atomic_compare_exchange_strong(&s->key, &key, h)) {
         id = atomic_fetch_add(&stackCount, 1) + 1;
-        define(id, pc, n, closingNow);
+        define(id, pc, n, closingNow, changes);
         atomic_store_explicit(&s->id, id, memory_order_release);
         return id;
       }
@@ -406,9 +414,9 @@ void StacksAfterFork(void)
    * every mapping is new to it; only this thread's dlcloses go on */
   (void)madvise(table, TABLE_SIZE * sizeof *table, MADV_DONTNEED);
   atomic_store(&stackCount, 0);
-  atomic_store(&closing, closeDepth);
+  atomic_store(&unloading, (atomic_load(&unloading) & ~(EPOCH_ONE - 1)) | closeDepth);
   rangeCount = 0;
-  mapsSync(dlChanges());
+  mapsSync(0);                  /* no dynamic-linker lock here: a thread gone may hold it */
 }
 
 /* selfRange -- the executable mapping that holds this code */
