@@ -22,6 +22,10 @@
  *     passes it through without emitting: an event is never emitted from
  *     inside another.
  *
+ * Unloading (design/telemetry.txt .stacks.unmap): dlclose is interposed,
+ * so that the mappings it removes are recorded and stacks recorded after
+ * it never take the ids of stacks of a library it unloaded.
+ *
  * Ends (design/telemetry.txt .malloc.ends): _exit and _Exit end the
  * session first, and the exec family sends every buffer first, so that
  * a shell's forked children and a program that execs another lose
