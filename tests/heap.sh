@@ -90,6 +90,8 @@
 #                      in the case's name) and allocates 5 through siteOfB:
 #                      siteOfA 3 and siteOfB 5 exactly, and the leak is
 #                      siteOfA's (libA.c:2) after A is gone (.stacks.unmap)
+#   dlclose-pprof      its --pprof file read by pprof: siteOfA 3 and siteOfB
+#                      5, each address a location of its own in each library
 #   dlclose-read       that log: eventcnv prints MapUnmap (two, one a
 #                      dlclose), replay reads it (exit 0)
 #   dlclose-threads    two threads allocate through libC all along while
@@ -443,6 +445,13 @@ leak=$(section dl.txt "LEAKS")
 [ "$got" = "siteOfA 3 siteOfB 5 " ] && echo "$leak" | grep -q "^ *100 bytes in 1 block from  siteOfA  .*libA.c:2\$" &&
   [ "$(echo "$leak" | grep -c 'from  siteOf')" = 1 ] && ok "dlclose-reload ($where)" ||
   bad dlclose-reload "$where: '$got' $(echo "$leak" | grep -A1 siteOf) $(head -2 dl.err)"
+if [ -x "$top/build/pprof/pprof" ]; then
+  "$heap" --pprof -o dl.pb.gz dl.log
+  got=$("$top/build/pprof/pprof" -top -sample_index=allocations dl.pb.gz 2>&1 | awk '$NF ~ /^siteOf/ { print $NF, $1 }' | sort | tr '\n' ' ')
+  [ "$got" = "siteOfA 3 siteOfB 5 " ] && ok dlclose-pprof || bad dlclose-pprof "pprof -top: '$got'"
+else
+  echo "skip dlclose-pprof: build/pprof/pprof is not built (.ci/install builds it)"
+fi
 unmaps=$("$top/$cfg/eventcnv" dl.log 2>/dev/null | grep -c 'MapUnmap.*start=')
 "$top/$cfg/replay" -q dl.log >dl-replay.txt 2>&1
 r=$?
