@@ -100,6 +100,10 @@
 #                      one library from atexit and one from a destructor
 #                      after the session ended: exit 0, every site's count
 #                      exact (the threads' as they counted), no unknown free
+#   dlclose-race       two threads each load, use and unload its own library
+#                      300 times, A and B taking each other's addresses:
+#                      every count exact (siteOfA and siteOfB 1200, byeA
+#                      and byeB 300), no allocation without its stack
 #   usage              --help exit 0; an unknown option, --top x,
 #                      --folded nonsense, no log: exit 2; not a log,
 #                      a missing file: exit 1
@@ -535,6 +539,53 @@ got="$(sites dlt.txt "MOST ALLOCATIONS" | grep -E 'siteOf|bye' | sort | tr '\n' 
 expect="byeA 40 byeB 40 siteOfA 120 siteOfB 200 $(cat dlt.out) "
 [ $r = 0 ] && [ "$got" = "$expect" ] && grep -q "(0 of blocks never seen allocated)" dlt.txt && [ ! -s dlt.err ] &&
   ok dlclose-threads || bad dlclose-threads "exit $r: '$got' against '$expect' $(grep frees dlt.txt) $(head -2 dlt.err)"
+
+# Two threads each loading, using and unloading its own library 300
+# times, so that A and B take each other's addresses while the other
+# thread allocates, and stacks are defined in hundreds of epochs.
+cat >dlr.c <<'EOF'
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void *(*Alloc)(size_t);
+static const char *paths[2], *const names[2] = {"siteOfA", "siteOfB"};
+static void *cycle(void *arg)
+{
+  int k = (int)(size_t)arg;
+  for (int round = 0; round < 300; ++round) {
+    void *h = dlopen(paths[k], RTLD_NOW | RTLD_LOCAL), *keep[4];
+    Alloc f = h != NULL ? (Alloc)dlsym(h, names[k]) : NULL;
+    if (f == NULL) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
+    for (int i = 0; i < 4; ++i)
+      keep[i] = f(24);
+    for (int i = 0; i < 4; ++i)
+      free(keep[i]);
+    dlclose(h);
+  }
+  return NULL;
+}
+int main(int argc, char **argv)
+{
+  pthread_t t[2];
+  (void)argc;
+  for (int k = 0; k < 2; ++k) {
+    paths[k] = argv[k + 1];
+    pthread_create(&t[k], NULL, cycle, (void *)(size_t)k);
+  }
+  for (int k = 0; k < 2; ++k)
+    pthread_join(t[k], NULL);
+  return 0;
+}
+EOF
+cc -O0 -g -fno-omit-frame-pointer dlr.c -o dlr -pthread -ldl &&
+  TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/dlr.log LD_PRELOAD="$preload" ./dlr $PWD/libA.so $PWD/libB.so
+r=$?
+"$heap" --top 40 dlr.log >dlr.txt 2>dlr.err
+got="$(sites dlr.txt "MOST ALLOCATIONS" | grep -E 'siteOf|bye|unknown' | sort | tr '\n' ' ')"
+[ $r = 0 ] && [ "$got" = "byeA 300 byeB 300 siteOfA 1200 siteOfB 1200 " ] &&
+  grep -q "(0 of blocks never seen allocated)" dlr.txt && [ ! -s dlr.err ] &&
+  ok dlclose-race || bad dlclose-race "exit $r: '$got' $(grep frees dlr.txt) $(head -2 dlr.err)"
 
 if command -v c++ >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
   cat >tree.cc <<'EOF'

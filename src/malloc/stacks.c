@@ -86,11 +86,14 @@ static pthread_mutex_t mapLock = PTHREAD_MUTEX_INITIALIZER;
 static char mapsText[(size_t)1 << 20];
 static uint64_t syncedChanges;          /* dlChanges() when last read */
 
-/* Unloading (.stacks.unmap): the dlclose calls in progress (the low 32
- * bits) and the epoch (the high), one more after each read of the
- * mappings that found one gone: one word, so that interning reads both
- * with one load */
-#define EPOCH_ONE ((uint64_t)1 << 32)
+/* Unloading (.stacks.unmap): the epoch's salt (the low 32 bits), a
+ * step of EPOCH_STEP after each read of the mappings that found one
+ * gone, and the dlclose calls in progress (the high): one word, so that
+ * interning reads both with one load.  The step is odd, so no salt
+ * recurs for 2^32 epochs, and large, so that each starts its stacks'
+ * probes at other slots. */
+#define CLOSE_ONE ((uint64_t)1 << 32)
+#define EPOCH_STEP 0x9E3779B9u
 static _Atomic uint64_t unloading;
 static _Thread_local unsigned closeDepth __attribute__((tls_model("initial-exec")));
 
@@ -194,8 +197,12 @@ static void mapsSync(uint64_t changes)
     mapLine(p, nl);
     p = nl + 1;
   }
-  if (mapsDiff(0) > 0)
-    atomic_fetch_add(&unloading, EPOCH_ONE);
+  if (mapsDiff(0) > 0) {
+    uint64_t u = atomic_load(&unloading);
+    while (!atomic_compare_exchange_weak(&unloading, &u,
+                                         (u & ~(CLOSE_ONE - 1)) | (uint32_t)(u + EPOCH_STEP)))
+      ;                         /* the salt steps on, the dlclose count stays */
+  }
   (void)mapsDiff(1);
   memcpy(range, fresh, freshCount * sizeof *fresh);
   rangeCount = freshCount;
@@ -262,7 +269,7 @@ static void mapsCover(const uintptr_t *pc, unsigned n, int closingNow, uint64_t 
 void StacksCloseBegin(void)
 {
   ++closeDepth;
-  atomic_fetch_add(&unloading, 1);
+  atomic_fetch_add(&unloading, CLOSE_ONE);
 }
 
 void StacksCloseEnd(int record)
@@ -274,7 +281,7 @@ void StacksCloseEnd(int record)
     (void)pthread_mutex_unlock(&mapLock);
   }
   --closeDepth;
-  atomic_fetch_sub(&unloading, 1);
+  atomic_fetch_sub(&unloading, CLOSE_ONE);
 }
 
 
@@ -297,16 +304,19 @@ static void threadStack(void)
     stackHi = 1;                /* unknown: no frame is walked */
 }
 
-/* hashStack -- the key of a stack of n frames (n < 256) in the epoch
- * salt (bits 8 up) */
+/* hashStack -- the key of a stack of n frames in the epoch salt.  The
+ * salt goes in after the frames are mixed, as one mixed in with the
+ * first frame cancels against an address's difference (the same stack
+ * of two libraries, in two epochs, took one key so). */
 static uint64_t hashStack(const uintptr_t *pc, unsigned n, uint64_t salt)
 {
-  uint64_t h = 0x9E3779B97F4A7C15u ^ n ^ salt;
+  uint64_t h = 0x9E3779B97F4A7C15u ^ n;
   for (unsigned i = 0; i < n; ++i) {
     h ^= pc[i];
     h *= 0xBF58476D1CE4E5B9u;
     h ^= h >> 31;
   }
+  h ^= salt;
   return h != 0 ? h : 1;
 }
 
@@ -337,11 +347,11 @@ static void define(EventU id, const uintptr_t *pc, unsigned n, int closingNow, u
  * no dlclose under way here means its epoch is seen.  design/telemetry.txt .stacks.unmap */
 static EventU intern(const uintptr_t *pc, unsigned n)
 {
-  uint64_t u = atomic_load(&unloading), salt = u & ~(EPOCH_ONE - 1), changes = 0, h;
-  int closingNow = (uint32_t)u != 0;
+  uint64_t u = atomic_load(&unloading), salt = (uint32_t)u, changes = 0, h;
+  int closingNow = u >= CLOSE_ONE;
   if (__builtin_expect(closingNow, 0)) {
     changes = dlChanges();
-    salt = changes << 9 | 1u << 8;      /* bit 8: never an epoch's salt */
+    salt = changes * 0xD6E8FEB86659FD93u | (uint64_t)1 << 63;  /* never an epoch's salt */
   }
   h = hashStack(pc, n, salt);
   for (size_t probe = 0; probe < PROBE_LIMIT; ++probe) {
@@ -414,7 +424,7 @@ void StacksAfterFork(void)
    * every mapping is new to it; only this thread's dlcloses go on */
   (void)madvise(table, TABLE_SIZE * sizeof *table, MADV_DONTNEED);
   atomic_store(&stackCount, 0);
-  atomic_store(&unloading, (atomic_load(&unloading) & ~(EPOCH_ONE - 1)) | closeDepth);
+  atomic_store(&unloading, (uint32_t)atomic_load(&unloading) | (uint64_t)closeDepth << 32);
   rangeCount = 0;
   mapsSync(0);                  /* no dynamic-linker lock here: a thread gone may hold it */
 }
