@@ -566,14 +566,15 @@ int dlclose(void *handle)
 {
   int (*realDlclose)(void *) = REAL("dlclose", int (*)(void *));
   int res, record;
+  uint64_t before;
   if (realDlclose == NULL)
     return -1;
-  StacksCloseBegin();
+  before = StacksCloseBegin();
   res = realDlclose(handle);    /* its destructors' allocations are recorded */
   record = !inside && atomic_load(&started) && recordPid == getpid();
   if (record)
     inside = 1;
-  StacksCloseEnd(record);
+  StacksCloseEnd(record, before);
   if (record)
     inside = 0;
   return res;

@@ -17,10 +17,10 @@
  * stacks).  A full table records id 0 (unknown) from then on.
  *
  * Mappings (.stacks.map): the executable mappings of /proc/self/maps are
- * emitted as MapExec when stacks start; they are read again when a new
- * stack holds an address outside all of them (a library loaded since)
- * and after each dlclose, and only the change is emitted: MapUnmap for
- * a mapping gone, MapExec for one new.  A mapping gone starts a new
+ * emitted as MapExec when stacks start; they are read again before a new
+ * stack if a library may have been loaded or unloaded since, and after
+ * each dlclose that unloaded one, and only the change is emitted:
+ * MapUnmap for a mapping gone, MapExec for one new.  A mapping gone starts a new
  * epoch of stack ids (.stacks.unmap), so that a library loaded where
  * another was never shares its stacks' ids.
  */
@@ -84,7 +84,7 @@ static RangeStruct range[RANGE_LIMIT], fresh[RANGE_LIMIT];
 static size_t rangeCount, freshCount;
 static pthread_mutex_t mapLock = PTHREAD_MUTEX_INITIALIZER;
 static char mapsText[(size_t)1 << 20];
-static uint64_t syncedChanges;          /* dlChanges() when last read */
+static uint64_t syncedChanges;          /* dlChanges() of before the latest read */
 
 /* Unloading (.stacks.unmap): the epoch's salt (the low 32 bits), a
  * step of EPOCH_STEP after each read of the mappings that found one
@@ -206,7 +206,8 @@ static void mapsSync(uint64_t changes)
   (void)mapsDiff(1);
   memcpy(range, fresh, freshCount * sizeof *fresh);
   rangeCount = freshCount;
-  syncedChanges = changes;
+  if (changes > syncedChanges)
+    syncedChanges = changes;    /* the count only grows: a slower thread's is older */
 }
 
 /* mapped -- is pc in an executable mapping known?  mapLock held */
@@ -246,36 +247,33 @@ static uint64_t dlChanges(void)
 
 /* mapsCover -- before a new stack's frames are emitted: read the
  * mappings again if its innermost frame (always a true return address)
- * is in none known, or if another frame is (a walk without frame
- * pointers may give junk) or a dlclose is under way, and an object has
- * been loaded or unloaded since they were read */
-static void mapsCover(const uintptr_t *pc, unsigned n, int closingNow, uint64_t changes)
+ * is in none known, or if an object has been loaded or unloaded since
+ * they were read (changes, dlChanges() of before the stack's slot was
+ * taken): so at most once a change, whatever junk a walk without frame
+ * pointers gives */
+static void mapsCover(const uintptr_t *pc, unsigned n, uint64_t changes)
 {
-  int unknown = 0;
   if (n == 0)
     return;
   (void)pthread_mutex_lock(&mapLock);
-  if (!mapped(pc[0]))
+  if (!mapped(pc[0]) || changes > syncedChanges)
     mapsSync(changes);
-  else if (changes != syncedChanges) {
-    for (unsigned i = 1; i < n && !unknown; ++i)
-      unknown = !mapped(pc[i]);
-    if (unknown || closingNow)
-      mapsSync(changes);
-  }
   (void)pthread_mutex_unlock(&mapLock);
 }
 
-void StacksCloseBegin(void)
+uint64_t StacksCloseBegin(void)
 {
   ++closeDepth;
   atomic_fetch_add(&unloading, CLOSE_ONE);
+  return table != NULL ? dlChanges() : 0;
 }
 
-void StacksCloseEnd(int record)
+void StacksCloseEnd(int record, uint64_t before)
 {
-  if (table != NULL && record) {
-    uint64_t changes = dlChanges();
+  uint64_t changes = table != NULL && record ? dlChanges() : before;
+  /* An object unloaded moves the count: if it did not move during the
+   * call, this dlclose only dropped a reference, and no mapping went. */
+  if (changes != before) {
     (void)pthread_mutex_lock(&mapLock);
     mapsSync(changes);          /* any mapping gone: a new epoch, before closing drops */
     (void)pthread_mutex_unlock(&mapLock);
@@ -321,9 +319,9 @@ static uint64_t hashStack(const uintptr_t *pc, unsigned n, uint64_t salt)
 }
 
 /* define -- emit the StackFrames events of a new stack id */
-static void define(EventU id, const uintptr_t *pc, unsigned n, int closingNow, uint64_t changes)
+static void define(EventU id, const uintptr_t *pc, unsigned n, uint64_t changes)
 {
-  mapsCover(pc, n, closingNow, changes);
+  mapsCover(pc, n, changes);
   for (unsigned i = 0; i < n || i == 0; i += 8) {
     void *f[8] = {0};
     for (unsigned j = 0; j < 8 && i + j < n; ++j)
@@ -365,7 +363,7 @@ static EventU intern(const uintptr_t *pc, unsigned n)
         changes = dlChanges();  /* before the slot is taken: others may wait on it */
       if (atomic_compare_exchange_strong(&s->key, &key, h)) {
         id = atomic_fetch_add(&stackCount, 1) + 1;
-        define(id, pc, n, closingNow, changes);
+        define(id, pc, n, changes);
         atomic_store_explicit(&s->id, id, memory_order_release);
         return id;
       }
