@@ -20,9 +20,9 @@
  * emitted as MapExec when stacks start; they are read again before a new
  * stack if a library may have been loaded or unloaded since, and after
  * each dlclose that unloaded one, and only the change is emitted:
- * MapUnmap for a mapping gone, MapExec for one new.  A mapping gone starts a new
- * epoch of stack ids (.stacks.unmap), so that a library loaded where
- * another was never shares its stacks' ids.
+ * MapUnmap for a mapping gone, MapExec for one new.  A mapping gone
+ * starts a new epoch of stack ids (.stacks.unmap), so that a library
+ * loaded where another was never shares its stacks' ids.
  */
 
 #define _GNU_SOURCE
@@ -154,22 +154,22 @@ static size_t mapsDiff(int emitNew)
   size_t i = 0, j = 0, emitted = 0;
   while (i < rangeCount || j < freshCount) {
     int gone = j == freshCount || (i < rangeCount && range[i].lo < fresh[j].lo);
-    int new = i == rangeCount || (j < freshCount && fresh[j].lo < range[i].lo);
-    if (!gone && !new && !sameRange(&range[i], &fresh[j]))
-      gone = new = 1;           /* another file, or part of one, at the same address */
+    int added = i == rangeCount || (j < freshCount && fresh[j].lo < range[i].lo);
+    if (!gone && !added && !sameRange(&range[i], &fresh[j]))
+      gone = added = 1;           /* another file, or part of one, at the same address */
     if (gone && !emitNew) {
       EVENT_PP(MapUnmap, (void *)range[i].lo, (void *)range[i].hi);
       ++emitted;
     }
-    if (new && emitNew) {
+    if (added && emitNew) {
       char path[512];
       memcpy(path, fresh[j].path, fresh[j].pathLength);
       path[fresh[j].pathLength] = '\0';
       EVENT_PPWS(MapExec, (void *)fresh[j].lo, (void *)fresh[j].hi, fresh[j].offset, path);
       ++emitted;
     }
-    i += gone || !new;
-    j += new || !gone;
+    i += gone || !added;
+    j += added || !gone;
   }
   return emitted;
 }
