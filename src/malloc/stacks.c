@@ -424,7 +424,8 @@ void StacksAfterFork(void)
   atomic_store(&stackCount, 0);
   atomic_store(&unloading, (uint32_t)atomic_load(&unloading) | (uint64_t)closeDepth << 32);
   rangeCount = 0;
-  mapsSync(0);                  /* no dynamic-linker lock here: a thread gone may hold it */
+  mapsSync(0);                  /* no dynamic-linker lock here: a thread gone may hold it;
+                                 * syncedChanges stays the parent's */
 }
 
 /* selfRange -- the executable mapping that holds this code */
@@ -469,6 +470,7 @@ static void stacksSay(const char *name, const char *value, const char *what)
 void StacksStart(void)
 {
   const char *s = getenv("TELLTALE_STACKS");
+  uint64_t changes;
   char *rest;
   unsigned long n;
   void *t;
@@ -494,8 +496,9 @@ void StacksStart(void)
     return;
   table = t;
   stacksDepth = n < STACK_MAX ? (unsigned)n : STACK_MAX;
+  changes = dlChanges();        /* else the first stack reads the mappings again */
   (void)pthread_mutex_lock(&mapLock);
-  mapsSync(0);
+  mapsSync(changes);
   selfRange();
   (void)pthread_mutex_unlock(&mapLock);
 }
