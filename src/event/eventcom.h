@@ -35,6 +35,9 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
 #define EVENT_VERSION_MINOR  1      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span) */
+#define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
+                                       (eventcnv --zstd, .zstd.version); the runtime
+                                       never writes one */
 
 /* Stream header and blocks.  design/telemetry.txt .stream.header, .stream.block */
 #define EVENT_STREAM_MAGIC      "TELLTALE"   /* 8 bytes, first in the stream */
@@ -49,6 +52,9 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 #define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */
 #define EVENT_BLOCK_COMPACT     0x0020u      /* flags: the data are compact (2.1, eventpack.h) */
+#define EVENT_BLOCK_ZSTD        0x0040u      /* flags: the data are a zstd frame of what they
+                                                would be without it (4.0, .zstd.block) */
+#define EVENT_ZSTD_RATIO_MAX    1024         /* bytes a zstd block's data expand to, per byte */
 #define EVENT_BLOCK_INDEX_NONE  0xFFFFFFFFu  /* index of a block not written to a log (2.0) */
 #define EVENT_BLOCK_HEADER_LEN_1 24          /* a block header in streams of major 1 */
 #define EVENT_BLOCK_LENGTH_MAX  (64u << 20)  /* the largest block: a buffer of 64 MiB */

@@ -307,6 +307,7 @@ static int parseHeaderCheck(ParseStruct *ps)
                   (uint64_t)ps->pos, stored, computed);
     return 0;
   }
+  ps->stream->info.headerChecks[ps->stream->info.headerChecks[0] != 0] = (uint32_t)ps->pos;
   ps->pos += 4;
   return 1;
 }
@@ -397,12 +398,13 @@ static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t 
     info->major = (unsigned)EventLoad(b + 8, 2, 0);
     info->median = (unsigned)EventLoad(b + 10, 2, 0);
     info->minor = (unsigned)EventLoad(b + 12, 2, 0);
-    if (info->major < 1 || info->major > EVENT_VERSION_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
-      /* design/telemetry.txt .sol.version .req.back: 1.0.x too */
+    if (info->major < 1 || info->major > EVENT_VERSION_ZSTD_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
+      /* design/telemetry.txt .sol.version .req.back: 1.0.x too; .zstd.version */
       eventFormatMessage(msg, msgSize,
-                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x, 2.0.x and %" PRIu64 ".%" PRIu64 ".x",
+                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x, 2.0.x, %" PRIu64 ".%" PRIu64 ".x and %" PRIu64 ".%" PRIu64 ".x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
-                    (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
+                    (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN,
+                    (uint64_t)EVENT_VERSION_ZSTD_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
       return EventStreamREFUSED;
     }
   }
