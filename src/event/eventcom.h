@@ -47,6 +47,8 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_STREAM_SESSION_AT 60           /* the session id in the fixed part (2.0) */
 #define EVENT_STREAM_FLAGS_AT   19           /* the flags byte in the fixed part */
 #define EVENT_LIVE_LOG_FAILED   0x01u        /* flags of a live file: its log lost writes (2.0) */
+#define EVENT_ARCHIVE_RECOVERED 0x02u        /* flags of an archive: its log's live file was
+                                                recovered into it (4.0, .zstd.live) */
 #define EVENT_LIVE_REGIONS_LEN  8            /* a live file's header ends with its region count */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */

@@ -470,6 +470,8 @@ static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t ms
   info->startRealtime = EventLoad(b + 40, 8, 0);
   info->startMonotonic = EventLoad(b + 48, 8, 0);
   info->pid = (uint32_t)EventLoad(b + 56, 4, 0);
+  info->recoveredInto = info->major >= EVENT_VERSION_ZSTD_MAJOR
+                        && (b[EVENT_STREAM_FLAGS_AT] & EVENT_ARCHIVE_RECOVERED) != 0;
   info->session = info->major >= 2 ? (uint32_t)EventLoad(b + EVENT_STREAM_SESSION_AT, 4, 0) : 0;
   info->blockHeaderLength = info->major >= 2 ? EVENT_BLOCK_HEADER_LEN : EVENT_BLOCK_HEADER_LEN_1;
   return EventStreamOK;

@@ -861,6 +861,10 @@ void eventIndexBlocks(EventStreamStruct *stream)
       }
       info->skippedBytes += block.compact || block.zstd ? 0 : pos + block.length - block.dataEnd;
     }
+    if (block.index == EVENT_BLOCK_INDEX_NONE) {
+      ++info->unindexedBlocks;
+      info->unindexedEvents += block.events;
+    }
     if (block.dataEnd > pos + headerLength && !addBlock(stream, &block)) {
       stream->outOfMemory = 1;
       break;

@@ -236,6 +236,10 @@ typedef struct EventStreamInfoStruct {
   size_t blockCount;            /* blocks read */
   size_t compactBlocks;         /* of them compact (3.0 on; .compact) */
   size_t zstdBlocks;            /* of them zstd (4.0 on; .zstd) */
+  int recoveredInto;            /* an archive into which its log's live file was
+                                   recovered (4.0 on; .zstd.live) */
+  size_t unindexedBlocks;       /* blocks of no index: recovered from a live file */
+  size_t unindexedEvents;       /* and their events */
   size_t eventCount;            /* events with known codes */
   size_t unknownCount;          /* events skipped: code not in the registry */
   size_t clockSyncCount;

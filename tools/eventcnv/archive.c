@@ -38,6 +38,7 @@ typedef struct ArchiveStruct {
   FILE *out;
   const EventStreamInfoStruct *info;
   int level;                    /* zstd level, or ARCHIVE_NO_ZSTD */
+  int recovered;                /* the log's live file was recovered into it */
   int native;                   /* the log's layout is this machine's: it can be compacted */
   EventPackStateStruct *pack;
   ZSTD_CCtx *cctx;
@@ -124,9 +125,11 @@ static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeader
   return fwrite(a->block, 1, h.length, a->out) == h.length;
 }
 
-/* headerWrite -- the log's header; with zstd, of major
- * EVENT_VERSION_ZSTD_MAJOR, its checks made again.  0 if out of memory
- * or the output fails.  design/telemetry.txt .zstd.version */
+/* headerWrite -- the log's header, of major EVENT_VERSION_ZSTD_MAJOR
+ * (from 3.0: older blocks are copied as they are), its checks made
+ * again, and its flags saying whether the live file was recovered
+ * into it.  0 if out of memory or the output fails.
+ * design/telemetry.txt .zstd.version .zstd.live */
 static int headerWrite(ArchiveStruct *a, const unsigned char *base)
 {
   const EventStreamInfoStruct *info = a->info;
@@ -135,8 +138,9 @@ static int headerWrite(ArchiveStruct *a, const unsigned char *base)
   if (h == NULL)
     return 0;
   memcpy(h, base, info->headerLength);
-  if (a->level != ARCHIVE_NO_ZSTD && info->major >= 3) {
+  if (info->major >= 3) {
     EventStore(h + 8, EVENT_VERSION_ZSTD_MAJOR, 2, 0);
+    h[EVENT_STREAM_FLAGS_AT] = a->recovered ? EVENT_ARCHIVE_RECOVERED : 0;
     for (unsigned i = 0; i < 2; ++i)
       if (info->headerChecks[i] != 0)
         EventStore(h + info->headerChecks[i], EventHeaderCheck(h, info->headerChecks[i]), 4, 0);
@@ -148,7 +152,7 @@ static int headerWrite(ArchiveStruct *a, const unsigned char *base)
 
 /* ArchiveWrite -- archive.h */
 int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoStruct *info,
-                 const char *path, int level, const char *programName)
+                 int recovered, const char *path, int level, const char *programName)
 {
   ArchiveStruct a;
   size_t pos = info->headerLength;
@@ -157,6 +161,7 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
   memset(&a, 0, sizeof a);
   a.info = info;
   a.level = level;
+  a.recovered = recovered;
   a.native = info->layout.bigEndian == NATIVE_BIG
              && info->layout.pointerSize == sizeof(void *) && info->layout.wordSize == sizeof(EventW);
   a.pack = malloc(sizeof *a.pack);
@@ -166,8 +171,7 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
     ok = 0;
     goto done;
   }
-  if (info->major >= 3 && info->major < EVENT_VERSION_ZSTD_MAJOR
-      && level != ARCHIVE_NO_ZSTD && info->headerChecks[0] == 0) {
+  if (info->major >= 3 && info->headerChecks[0] == 0) {
     fprintf(stderr, "%s: the header's checks were not found\n", programName);
     ok = 0;
     goto done;

@@ -72,13 +72,13 @@ static const char usageText[] =
   "                    (a database file: needs -o), ctf (a CTF 1.8 trace\n"
   "                    directory for babeltrace2: needs -o, new or empty),\n"
   "                    html (a timeline to open in a browser, offline) or\n"
-  "                    telltale (the stream again, block by block, its raw\n"
-  "                    blocks made compact, for archives: needs -o; every\n"
-  "                    tool reads it as it reads the log)\n"
+  "                    telltale (an archive: the stream again, its live file\n"
+  "                    recovered into it and its raw blocks made compact,\n"
+  "                    in stream format 4, which the tools read as they read\n"
+  "                    the log and a program never writes: needs -o)\n"
   "  --zstd[=LEVEL]    with --format telltale: each block's data compressed\n"
   "                    with zstd at LEVEL (1 to 22, default 3) where that is\n"
-  "                    shorter; the output is of stream format 4, which only\n"
-  "                    the tools read: a program never writes one\n"
+  "                    shorter\n"
   "  -o, --output OUT  write to the file OUT (replaced), not standard output;\n"
   "                    never a FILE given or its live file\n"
   "  --jobs N          format text on N threads (default: one a processor);\n"
@@ -987,7 +987,8 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     streams[i] = logs[i].stream;
   if (IsArchive(opt)) {
     /* design/telemetry.txt .zstd.writer */
-    if (ArchiveWrite(logs[0].in.data, logs[0].in.size, EventStreamInfo(streams[0]), opt->output,
+    if (ArchiveWrite(logs[0].in.data, logs[0].in.size, EventStreamInfo(streams[0]),
+                     logs[0].recovered.done, opt->output,
                      opt->zstd == NULL ? ARCHIVE_NO_ZSTD
                      : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, programName) != 0)
       status = EXIT_BAD_STREAM;
@@ -1122,6 +1123,7 @@ static int OpenAll(const OptionsStruct *opt, LogStruct *logs)
     log->stream = Open(opt, log->path, log->name, &log->in);
     if (log->stream == NULL)
       return 1;
+    InputArchiveRecovered(EventStreamInfo(log->stream), &recovered);
     log->recovered = recovered;
     FilterInit(&log->filter, opt, EventStreamInfo(log->stream)->registry);
   }
