@@ -671,18 +671,19 @@ def variant(name):
         one = st.pack(b["events"][:1])
         return len(one)
 
-    def m2_compact(st, data):
-        b = block_of(st, 3)
+    def marked(st, data, b, flags):
+        """block b's flags made flags, its check made again; its offset"""
         off = b["offset"]
-        data[off + 14:off + 16] = struct.pack(st.e + "H", 0x30)
+        data[off + 14:off + 16] = struct.pack(st.e + "H", flags)
         reseal(st, data, b)
+        return off
+
+    def m2_compact(st, data):
+        off = marked(st, data, block_of(st, 3), 0x30)
         return "block seq 3 at %d of a 2.0 stream marked compact, check made again" % off
 
     def m3_zstd(st, data):
-        b = compact_block(st, 3)
-        off = b["offset"]
-        data[off + 14:off + 16] = struct.pack(st.e + "H", 0x70)
-        reseal(st, data, b)
+        off = marked(st, data, compact_block(st, 3), 0x70)
         return "compact block seq 3 at %d of a 3.0 stream marked zstd, check made again" % off
 
     corrupt = {
