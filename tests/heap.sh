@@ -45,6 +45,8 @@
 #                      lines (make (inline), then outer), not make twice
 #   pprof-recursive    f calling itself 3 times (3 frames at one address):
 #                      pprof -traces shows f 4 times, not merged
+#   archive            a.log's archive (eventcnv --format telltale --zstd):
+#                      the same report and folded stacks
 #   no-stacks          a log recorded without TELLTALE_STACKS: the same
 #                      totals, one site "[unknown]"
 #   threads            tests/malloc_threads (4 threads, blocks freed by
@@ -646,6 +648,23 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
     bad heaptrack-agree "heaptrack: $(echo $theirs); heap: $(echo $mine)"
 else
   echo "skip heaptrack-agree: heaptrack is not installed (Debian heaptrack)"
+fi
+
+# archive: a.log (stacks) made an archive with zstd blocks (eventcnv
+# --format telltale --zstd, design/telemetry.txt .zstd) gives the same
+# report, but for the file's name, and the same folded stacks
+if "$top/$cfg/eventcnv" --format telltale --zstd -o z.tt a.log 2>z.err &&
+   "$top/$cfg/eventcnv" --header z.tt 2>/dev/null | grep -q "^zstd  "; then
+  "$heap" --stacks z.tt 2>z.err | sed 's/z\.tt/a.log/' >z.txt
+  "$heap" --folded a.log >a.folded 2>/dev/null
+  "$heap" --folded z.tt >z.folded 2>/dev/null
+  if cmp -s a.txt z.txt && cmp -s a.folded z.folded && [ -s a.folded ]; then
+    ok archive
+  else
+    bad archive "the reports differ: $(diff a.txt z.txt | head -3 | tr '\n' ' ')"
+  fi
+else
+  bad archive "no archive with zstd blocks: $(head -2 z.err)"
 fi
 
 echo "$passed passed, $failed failed"

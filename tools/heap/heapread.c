@@ -607,6 +607,7 @@ int HeapRead(const char *path, HeapLogStruct *log)
     InputFree(&in);
     return 1;
   }
+  InputArchiveRecovered(EventStreamInfo(stream), &recovered);
   r = xrealloc(NULL, sizeof *r);
   readerInit(r, log, EventStreamInfo(stream));
   bad = readAll(r, stream);
