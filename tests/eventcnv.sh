@@ -199,8 +199,8 @@ check trunc-header     trunc-header       1 "offset 0: header truncated: the fil
 check trunc-registry   trunc-registry     1 "offset 20: header length 2315 runs past end of file (size 2305)"
 check bad-magic        bad-magic          1 "offset 0: bad magic: not a telltale stream"
 check bad-bom          bad-bom            1 "offset 14: bad byte-order mark"
-check version4         version4           1 "offset 8: stream version 4.0.0 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x"
-check median1          median1            1 "offset 8: stream version 1.1.0 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x"
+check version5         version5           1 "offset 8: stream version 5.0.0 is not supported: this reader reads 1.0.x, 2.0.x, 3.0.x and 4.0.x"
+check median1          median1            1 "offset 8: stream version 1.1.0 is not supported: this reader reads 1.0.x, 2.0.x, 3.0.x and 4.0.x"
 check trunc-block      trunc-block        1 "offset 4575: block cut short: its length is 72, the stream has 30 of its bytes: the 0 whole events before the cut are shown, unchecked"
 check trunc-block-header trunc-block-header 1 "offset 4575: block header cut short: 10 bytes left"
 check bad-block-magic  bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\")"
@@ -271,6 +271,64 @@ check v3-bad-tag       v3-bad-tag 1 "offset 2624: compact block uses a code it h
 check v3-bad-tag-resync v3-bad-tag 1 "offset 2624: compact block uses a code it has not defined" --resync
 check v3-count-bad-tag v3-bad-tag 1 "offset 2624: compact block uses a code it has not defined" --count
 check v2-compact-flag  v2-compact-flag 1 "offset 2713: block is marked compact in a stream of version 2, which has none"
+
+# Archives (design/telemetry.txt .zstd): --format telltale, compact and
+# with --zstd, reads as the log does, in every way of reading it; a log
+# older than 3.0 is copied as it is.
+archive() {
+  local v=$1 why="" form a args s1 s2
+  stream "$v"
+  for form in compact zstd; do
+    a=$tmp/$v.$form
+    if [ $form = zstd ]; then
+      "$eventcnv" --format telltale --zstd=19 -o "$a" "$tmp/$v.tt" 2>/dev/null
+    else
+      "$eventcnv" --format telltale -o "$a" "$tmp/$v.tt" 2>/dev/null
+    fi
+    [ -s "$a" ] || why="$why $form: no archive"
+    for args in "" --count --summary "--format jsonl" --resync "--resync --count" --spans; do
+      # shellcheck disable=SC2086
+      "$eventcnv" $args "$tmp/$v.tt" >"$tmp/a1" 2>/dev/null
+      s1=$?
+      # shellcheck disable=SC2086
+      "$eventcnv" $args "$a" >"$tmp/a2" 2>"$tmp/a2.err"
+      s2=$?
+      [ "$s1" = "$s2" ] || why="$why $form '$args': exit $s2, the log's $s1"
+      cmp -s "$tmp/a1" "$tmp/a2" || why="$why $form '$args': stdout differs"
+      ! grep -q "Sanitizer\|runtime error" "$tmp/a2.err" || why="$why $form '$args': sanitizer report"
+    done
+  done
+  case $v in
+    v3|v3-big32|v3-raw|v3-flip|v3-cut) "$eventcnv" --header "$tmp/$v.zstd" 2>/dev/null | grep -q "^version  *4\.0\..*" ||
+           why="$why the archive is not of version 4"
+         "$eventcnv" --header "$tmp/$v.zstd" 2>/dev/null | grep -q "^zstd  " || why="$why no zstd block" ;;
+    basic|v2*) cmp -s "$tmp/$v.tt" "$tmp/$v.zstd" || why="$why a log older than 3.0 was changed" ;;
+  esac
+  result "archive-$v" "$why"
+}
+for v in basic v2 v2-many v3 v3-big32 v3-raw v3-flip v3-cut v3-bad-tag; do
+  archive "$v"
+done
+check v3-zstd-flag     v3-zstd-flag 1 "block is marked zstd in a stream of version 3, which has none"
+check archive-zstd-only-archive basic 2 "--zstd compresses the blocks of --format telltale, and nothing else" --zstd
+check archive-needs-o  basic    2 "this --format writes a file: give it with -o FILE: telltale" --format telltale
+check archive-level    basic    2 "--zstd wants a level from 1 to 22: 23" --format telltale --zstd=23 -o "$tmp/x"
+check archive-kind     basic    2 "--format telltale rewrites one FILE whole" --format telltale --kind Pool -o "$tmp/x"
+# zstd blocks damaged (tests/zstdblock.py): a bit flipped is found by the
+# block's check before any decompression; a block whose check holds but
+# whose data are not a frame, or whose frame claims 2^40 bytes, is
+# refused before anything is allocated.  --resync goes on after it.
+stream v3
+"$eventcnv" --format telltale --zstd -o "$tmp/v3.zst" "$tmp/v3.tt" 2>/dev/null
+for m in flip garbage huge; do
+  python3 "$here/zstdblock.py" $m 2 "$tmp/v3.zst" "$tmp/zstd-$m.tt" >/dev/null
+done
+check zstd-flip          zstd-flip    1 "block damaged (thread 1, kind 3, 207 bytes)"
+check zstd-flip-resync   zstd-flip    1 "so none of its events are shown; skipped 207 bytes to the next block" --resync
+check zstd-garbage-resync zstd-garbage 1 "zstd block (thread 1, kind 3): its data are not a zstd frame, so none of its events are shown" --resync
+check zstd-huge-resync   zstd-huge    1 "its zstd frame's size is more than its bytes could expand to" --resync
+check zstd-huge-count    zstd-huge    1 "its zstd frame's size is more than its bytes could expand to" --count --resync
+check zstd-garbage-count zstd-garbage 1 "its data are not a zstd frame" --count
 
 # Recovery: --resync skips a corrupt block and goes on, still exit 1.
 check resync-magic     bad-block-magic    1 "offset 2593: bad block magic \"TTBX\" (expected \"TTBK\"); skipped 80 bytes to the next block at offset 2673" --resync

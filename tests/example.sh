@@ -545,5 +545,51 @@ else
   ok closed-std
 fi
 
+# --- archives: eventcnv --format telltale --zstd (design/telemetry.txt .zstd)
+# same NAME LOG [live] -- LOG's archive has zstd blocks and reads as LOG
+# does: the same text, --count, --summary and jsonl, and exit status;
+# with live, LOG.live is recovered into the archive, which has no live
+# file, so only what it prints is the same.
+same() {
+  local name=$1 log=$2 a=$tmp/$1.archive why="" args s1 s2
+  "$eventcnv" --format telltale --zstd -o "$a" "$log" 2>"$tmp/$name.archive.err" ||
+    why="$why the archive step failed: $(head -2 "$tmp/$name.archive.err")"
+  for args in "" --count --summary "--format jsonl"; do
+    # shellcheck disable=SC2086
+    "$eventcnv" $args "$log" >"$tmp/$name.1" 2>/dev/null
+    s1=$?
+    # shellcheck disable=SC2086
+    "$eventcnv" $args "$a" >"$tmp/$name.2" 2>"$tmp/$name.2.err"
+    s2=$?
+    [ "$s1" = "$s2" ] || [ $# -eq 3 ] || why="$why '$args': exit $s2, the log's $s1"
+    cmp -s "$tmp/$name.1" "$tmp/$name.2" || why="$why '$args': what it prints differs"
+    [ -s "$tmp/$name.1" ] || why="$why '$args': the log printed nothing"
+    ! grep -q "Sanitizer\|runtime error" "$tmp/$name.2.err" || why="$why '$args': sanitizer report"
+  done
+  "$eventcnv" --header "$a" 2>/dev/null | grep -q "^zstd  " || why="$why no zstd block"
+  [ "$(stat -c %s "$a")" -lt "$(stat -c %s "$log")" ] || why="$why the archive is not smaller"
+  if [ -z "$why" ]; then ok "$name"; else fail "$name" "$why"; fi
+}
+same archive-example "$log"
+client="$top/$cfg/tests/trust_client"
+if [ -x "$client" ]; then
+  mkdir -p "$tmp/threads" "$tmp/killed"
+  (cd "$tmp/threads" && TRUST_COUNTS=counts TELLTALE_FILE=t.log "$client" return >/dev/null 2>&1)
+  same archive-threads "$tmp/threads/t.log"
+  (cd "$tmp/killed" && exec env TRUST_COUNTS=counts TELLTALE_FILE=t.log "$client" kill >out 2>&1) &
+  pid=$!
+  for _ in $(seq 500); do grep -q ready "$tmp/killed/out" 2>/dev/null && break; sleep 0.01; done
+  sleep 0.05
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if [ ! -s "$tmp/killed/t.log.live" ]; then
+    fail archive-live "the killed client left no live file"
+  else
+    same archive-live "$tmp/killed/t.log" live
+  fi
+else
+  fail archive-threads "$client is not built"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -124,8 +124,9 @@ why=""
 [ "$(q "$db" "SELECT group_concat(name || ' ' || type, ', ') FROM pragma_table_info('Everything')")" = \
   "seq INTEGER, p INTEGER, a INTEGER, w INTEGER, u INTEGER, d REAL, s TEXT" ] ||
   why="$why; Everything's columns: $(q "$db" "SELECT group_concat(name || ' ' || type) FROM pragma_table_info('Everything')")"
-[ "$(q "$db" "SELECT group_concat(name) FROM (SELECT name FROM pragma_index_list('event') ORDER BY name)")" = \
-  "event_name,event_time" ] || why="$why; indexes on event: $(q "$db" "SELECT group_concat(name) FROM pragma_index_list('event')")"
+# event is a view of event_row, whose name is an integer, the event's code
+[ "$(q "$db" "SELECT group_concat(name) FROM (SELECT name FROM pragma_index_list('event_row') ORDER BY name)")" = \
+  "event_name,event_time" ] || why="$why; indexes on event_row: $(q "$db" "SELECT group_concat(name) FROM pragma_index_list('event_row')")"
 q "$db" "EXPLAIN QUERY PLAN SELECT * FROM event WHERE name = 'Measure'" | grep -q "USING INDEX event_name" ||
   why="$why; a query by name does not use event_name"
 q "$db" "EXPLAIN QUERY PLAN SELECT * FROM event WHERE time_ns > 5" | grep -q "USING INDEX event_time" ||

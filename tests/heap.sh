@@ -45,6 +45,8 @@
 #                      lines (make (inline), then outer), not make twice
 #   pprof-recursive    f calling itself 3 times (3 frames at one address):
 #                      pprof -traces shows f 4 times, not merged
+#   archive            a.log's archive (eventcnv --format telltale --zstd):
+#                      the same report and folded stacks
 #   no-stacks          a log recorded without TELLTALE_STACKS: the same
 #                      totals, one site "[unknown]"
 #   threads            tests/malloc_threads (4 threads, blocks freed by
@@ -84,6 +86,27 @@
 #   ties               two sites of one count on lines 9 and 10 of a file:
 #                      9 first (numerically, not as strings)
 #   plural             one block leaked: "1 block", not "1 blocks"
+#   dlclose-reload     a program dlopens libA, allocates 3 blocks through
+#                      its siteOfA (leaking 1), dlcloses it, dlopens libB
+#                      (built alike, so most often mapped where A was: said
+#                      in the case's name) and allocates 5 through siteOfB:
+#                      siteOfA 3 and siteOfB 5 exactly, and the leak is
+#                      siteOfA's (libA.c:2) after A is gone (.stacks.unmap)
+#   dlclose-pprof      its --pprof file read by pprof: siteOfA 3 and siteOfB
+#                      5, each address a location of its own in each library
+#   dlclose-read       that log: eventcnv prints two MapUnmap, one for each
+#                      dlclose that unloaded (none for one that dropped a
+#                      reference), and replay reads it (exit 0)
+#   dlclose-threads    two threads allocate through libC all along while
+#                      main loads, uses and unloads A and B 40 times (their
+#                      destructors allocate inside dlclose), and dlcloses
+#                      one library from atexit and one from a destructor
+#                      after the session ended: exit 0, every site's count
+#                      exact (the threads' as they counted), no unknown free
+#   dlclose-race       two threads each load, use and unload its own library
+#                      300 times, A and B taking each other's addresses:
+#                      every count exact (siteOfA and siteOfB 1200, byeA
+#                      and byeB 300), no allocation without its stack
 #   usage              --help exit 0; an unknown option, --top x,
 #                      --folded nonsense, no log: exit 2; not a log,
 #                      a missing file: exit 1
@@ -383,6 +406,191 @@ echo "not a log" >junk.log
 [ "$u" = " 0 2 2 2 2 1 1" ] && grep -q "^heap: junk.log: " junk.err && ok usage ||
   bad usage "exit statuses$u: $(head -1 junk.err)"
 
+# Two libraries of the same size and layout, so that B is most often
+# mapped where A was; one call site in main and one in phase, so that
+# their stacks differ only if the addresses do.
+for lib in A B; do
+  printf '#include <stdlib.h>\nvoid *siteOf%s(size_t n) { return malloc(n); }\n' $lib >lib$lib.c
+  cc -O0 -g -fno-omit-frame-pointer -fPIC -shared lib$lib.c -o lib$lib.so
+done
+cat >dl.c <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void *(*Alloc)(size_t);
+static void *keep[8];
+__attribute__((noinline)) static void *use(Alloc f, size_t n) { return f(n); }
+static void phase(const char *path, const char *name, int count, size_t size, int leak)
+{
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  Alloc f = h != NULL ? (Alloc)dlsym(h, name) : NULL;
+  if (f == NULL) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
+  dlclose(dlopen(path, RTLD_NOW | RTLD_NOLOAD));      /* a reference dropped, nothing unmapped */
+  printf("%s %p\n", name, (void *)f);
+  for (int i = 0; i < count; ++i)
+    keep[i] = use(f, size);
+  for (int i = leak; i < count; ++i)
+    free(keep[i]);
+  dlclose(h);
+}
+int main(int argc, char **argv)
+{
+  static const char *const names[] = {"siteOfA", "siteOfB"};
+  static const int counts[] = {3, 5}, leaks[] = {1, 0};
+  static const size_t sizes[] = {100, 200};
+  for (int k = 0; k < 2 && k + 1 < argc; ++k)
+    phase(argv[k + 1], names[k], counts[k], sizes[k], leaks[k]);
+  return 0;
+}
+EOF
+cc -O0 -g -fno-omit-frame-pointer dl.c -o dl -ldl &&
+  TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/dl.log LD_PRELOAD="$preload" ./dl $PWD/libA.so $PWD/libB.so >dl.out
+where=$(awk '{ print $2 }' dl.out | uniq | wc -l)
+[ "$where" = 1 ] && where="B at A's address" || where="B elsewhere than A"
+"$heap" dl.log >dl.txt 2>dl.err
+got="$(sites dl.txt "MOST ALLOCATIONS" | grep siteOf | sort | tr '\n' ' ')"
+leak=$(section dl.txt "LEAKS")
+[ "$got" = "siteOfA 3 siteOfB 5 " ] && echo "$leak" | grep -q "^ *100 bytes in 1 block from  siteOfA  .*libA.c:2\$" &&
+  [ "$(echo "$leak" | grep -c 'from  siteOf')" = 1 ] && ok "dlclose-reload ($where)" ||
+  bad dlclose-reload "$where: '$got' $(echo "$leak" | grep -A1 siteOf) $(head -2 dl.err)"
+if [ -x "$top/build/pprof/pprof" ]; then
+  "$heap" --pprof -o dl.pb.gz dl.log
+  got=$("$top/build/pprof/pprof" -top -sample_index=allocations dl.pb.gz 2>&1 | awk '$NF ~ /^siteOf/ { print $NF, $1 }' | sort | tr '\n' ' ')
+  [ "$got" = "siteOfA 3 siteOfB 5 " ] && ok dlclose-pprof || bad dlclose-pprof "pprof -top: '$got'"
+else
+  echo "skip dlclose-pprof: build/pprof/pprof is not built (.ci/install builds it)"
+fi
+unmaps=$("$top/$cfg/eventcnv" dl.log 2>/dev/null | grep -c 'MapUnmap.*start=')
+"$top/$cfg/replay" -q dl.log >dl-replay.txt 2>&1
+r=$?
+[ "$unmaps" = 2 ] && [ $r = 0 ] && ok dlclose-read || bad dlclose-read "MapUnmap printed $unmaps, replay exit $r: $(head -2 dl-replay.txt)"
+
+# Threads allocating through libC all along while main loads and unloads
+# A and B 40 times each (their destructors allocate inside dlclose), and
+# dlcloses D from an atexit handler and E from a destructor after the
+# session ended.
+printf '__attribute__((destructor)) static void bye%s(void) { free(malloc(7)); }\n' A >>libA.c
+printf '__attribute__((destructor)) static void bye%s(void) { free(malloc(7)); }\n' B >>libB.c
+for lib in A B C D E; do
+  printf '#include <stdlib.h>\nvoid *siteOf%s(size_t n) { return malloc(n); }\n' $lib >lib$lib.c.new
+  [ -e lib$lib.c ] && tail -n +3 lib$lib.c >>lib$lib.c.new
+  mv lib$lib.c.new lib$lib.c
+  cc -O0 -g -fno-omit-frame-pointer -fPIC -shared lib$lib.c -o lib$lib.so
+done
+cat >dlt.c <<'EOF'
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void *(*Alloc)(size_t);
+static Alloc workerAlloc;
+static void *exitHandle, *lateHandle;
+static _Atomic int done;
+static long made[2];
+static void *worker(void *arg)
+{
+  for (long *n = arg; !done; ++*n)
+    free(workerAlloc(32));
+  return NULL;
+}
+static Alloc load(const char *path, const char *name, void **h)
+{
+  Alloc f = (*h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL ? (Alloc)dlsym(*h, name) : NULL;
+  if (f == NULL) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
+  return f;
+}
+static void phase(const char *path, const char *name, int count)
+{
+  void *keep[8], *h;
+  Alloc f = load(path, name, &h);
+  for (int i = 0; i < count; ++i)
+    keep[i] = f(16);
+  for (int i = 0; i < count; ++i)
+    free(keep[i]);
+  dlclose(h);
+}
+static void atExit(void) { dlclose(exitHandle); }
+__attribute__((destructor)) static void late(void) { dlclose(lateHandle); }
+int main(int argc, char **argv)
+{
+  pthread_t t[2];
+  void *h;
+  (void)argc;
+  workerAlloc = load(argv[3], "siteOfC", &h);
+  (void)load(argv[4], "siteOfD", &exitHandle);
+  (void)load(argv[5], "siteOfE", &lateHandle);
+  atexit(atExit);
+  for (int k = 0; k < 2; ++k)
+    pthread_create(&t[k], NULL, worker, &made[k]);
+  for (int k = 0; k < 40; ++k) {
+    phase(argv[1], "siteOfA", 3);
+    phase(argv[2], "siteOfB", 5);
+  }
+  done = 1;
+  for (int k = 0; k < 2; ++k)
+    pthread_join(t[k], NULL);
+  printf("siteOfC %ld\n", made[0] + made[1]);
+  return 0;
+}
+EOF
+cc -O0 -g -fno-omit-frame-pointer dlt.c -o dlt -pthread -ldl &&
+  TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/dlt.log LD_PRELOAD="$preload" ./dlt $PWD/libA.so $PWD/libB.so \
+    $PWD/libC.so $PWD/libD.so $PWD/libE.so >dlt.out
+r=$?
+"$heap" --top 40 dlt.log >dlt.txt 2>dlt.err
+got="$(sites dlt.txt "MOST ALLOCATIONS" | grep -E 'siteOf|bye' | sort | tr '\n' ' ')"
+expect="byeA 40 byeB 40 siteOfA 120 siteOfB 200 $(cat dlt.out) "
+[ $r = 0 ] && [ "$got" = "$expect" ] && grep -q "(0 of blocks never seen allocated)" dlt.txt && [ ! -s dlt.err ] &&
+  ok dlclose-threads || bad dlclose-threads "exit $r: '$got' against '$expect' $(grep frees dlt.txt) $(head -2 dlt.err)"
+
+# Two threads each loading, using and unloading its own library 300
+# times, so that A and B take each other's addresses while the other
+# thread allocates, and stacks are defined in hundreds of epochs.
+cat >dlr.c <<'EOF'
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void *(*Alloc)(size_t);
+static const char *paths[2], *const names[2] = {"siteOfA", "siteOfB"};
+static void *cycle(void *arg)
+{
+  int k = (int)(size_t)arg;
+  for (int round = 0; round < 300; ++round) {
+    void *h = dlopen(paths[k], RTLD_NOW | RTLD_LOCAL), *keep[4];
+    Alloc f = h != NULL ? (Alloc)dlsym(h, names[k]) : NULL;
+    if (f == NULL) { fprintf(stderr, "%s\n", dlerror()); exit(1); }
+    for (int i = 0; i < 4; ++i)
+      keep[i] = f(24);
+    for (int i = 0; i < 4; ++i)
+      free(keep[i]);
+    dlclose(h);
+  }
+  return NULL;
+}
+int main(int argc, char **argv)
+{
+  pthread_t t[2];
+  (void)argc;
+  for (int k = 0; k < 2; ++k) {
+    paths[k] = argv[k + 1];
+    pthread_create(&t[k], NULL, cycle, (void *)(size_t)k);
+  }
+  for (int k = 0; k < 2; ++k)
+    pthread_join(t[k], NULL);
+  return 0;
+}
+EOF
+cc -O0 -g -fno-omit-frame-pointer dlr.c -o dlr -pthread -ldl &&
+  TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/dlr.log LD_PRELOAD="$preload" ./dlr $PWD/libA.so $PWD/libB.so
+r=$?
+"$heap" --top 40 dlr.log >dlr.txt 2>dlr.err
+got="$(sites dlr.txt "MOST ALLOCATIONS" | grep -E 'siteOf|bye|unknown' | sort | tr '\n' ' ')"
+[ $r = 0 ] && [ "$got" = "byeA 300 byeB 300 siteOfA 1200 siteOfB 1200 " ] &&
+  grep -q "(0 of blocks never seen allocated)" dlr.txt && [ ! -s dlr.err ] &&
+  ok dlclose-race || bad dlclose-race "exit $r: '$got' $(grep frees dlr.txt) $(head -2 dlr.err)"
+
 if command -v c++ >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
   cat >tree.cc <<'EOF'
 struct Tree {
@@ -440,6 +648,23 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
     bad heaptrack-agree "heaptrack: $(echo $theirs); heap: $(echo $mine)"
 else
   echo "skip heaptrack-agree: heaptrack is not installed (Debian heaptrack)"
+fi
+
+# archive: a.log (stacks) made an archive with zstd blocks (eventcnv
+# --format telltale --zstd, design/telemetry.txt .zstd) gives the same
+# report, but for the file's name, and the same folded stacks
+if "$top/$cfg/eventcnv" --format telltale --zstd -o z.tt a.log 2>z.err &&
+   "$top/$cfg/eventcnv" --header z.tt 2>/dev/null | grep -q "^zstd  "; then
+  "$heap" --stacks z.tt 2>z.err | sed 's/z\.tt/a.log/' >z.txt
+  "$heap" --folded a.log >a.folded 2>/dev/null
+  "$heap" --folded z.tt >z.folded 2>/dev/null
+  if cmp -s a.txt z.txt && cmp -s a.folded z.folded && [ -s a.folded ]; then
+    ok archive
+  else
+    bad archive "the reports differ: $(diff a.txt z.txt | head -3 | tr '\n' ' ')"
+  fi
+else
+  bad archive "no archive with zstd blocks: $(head -2 z.err)"
 fi
 
 echo "$passed passed, $failed failed"

@@ -535,9 +535,9 @@ def variant(name):
         data[14:16] = b"\x03\x04"
         return "byte-order mark 03 04 at offset 14"
 
-    def m_version4(st, data):
-        data[8:14] = struct.pack("<HHH", 4, 0, 0)
-        return "version 4.0.0 at offset 8"
+    def m_version5(st, data):
+        data[8:14] = struct.pack("<HHH", 5, 0, 0)
+        return "version 5.0.0 at offset 8"
 
     def m_median1(st, data):
         data[8:14] = struct.pack("<HHH", 1, 1, 0)
@@ -671,14 +671,23 @@ def variant(name):
         one = st.pack(b["events"][:1])
         return len(one)
 
-    def m2_compact(st, data):
-        b = block_of(st, 3)
+    def marked(st, data, b, flags):
+        """block b's flags made flags, its check made again; its offset"""
         off = b["offset"]
-        data[off + 14:off + 16] = struct.pack(st.e + "H", 0x30)
+        data[off + 14:off + 16] = struct.pack(st.e + "H", flags)
         reseal(st, data, b)
+        return off
+
+    def m2_compact(st, data):
+        off = marked(st, data, block_of(st, 3), 0x30)
         return "block seq 3 at %d of a 2.0 stream marked compact, check made again" % off
 
+    def m3_zstd(st, data):
+        off = marked(st, data, compact_block(st, 3), 0x70)
+        return "compact block seq 3 at %d of a 3.0 stream marked zstd, check made again" % off
+
     corrupt = {
+        "v3-zstd-flag": m3_zstd,
         "v3-flip": m3_flip,
         "v3-cut": m3_cut,
         "v3-bad-tag": m3_bad_tag,
@@ -698,7 +707,7 @@ def variant(name):
         "huge-header": m_huge_header,
         "huge-block": m_huge_block,
         "bad-bom": m_bad_bom,
-        "version4": m_version4,
+        "version5": m_version5,
         "median1": m_median1,
         "trunc-block": m_trunc_block,
         "trunc-block-header": m_trunc_block_header,
@@ -719,12 +728,12 @@ def variant(name):
 
 
 VARIANTS = ["basic", "big", "ptr32", "big32", "minor", "noend", "hz0sync", "hz0",
-            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version4", "median1",
+            "trunc-header", "trunc-registry", "bad-magic", "bad-bom", "huge-header", "huge-block", "version5", "median1",
             "trunc-block", "trunc-block-header", "bad-block-magic", "event-overrun",
             "short-event", "bad-string", "block-kind", "empty",
             "v2", "v2-big32", "v2-noend", "v2-many", "v2-zero-code", "v2-flip", "v2-missing", "v2-dup",
             "v2-foreign", "v2-cut", "v2-reorder", "v2-dup-cut", "v2-header-flip",
-            "v2-compact-flag", "v3", "v3-big32", "v3-raw", "v3-flip", "v3-cut", "v3-bad-tag"]
+            "v2-compact-flag", "v3", "v3-big32", "v3-raw", "v3-zstd-flag", "v3-flip", "v3-cut", "v3-bad-tag"]
 
 
 def main():

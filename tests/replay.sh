@@ -17,6 +17,8 @@
 #                      library's own), equal the program's own counts
 #   threads-clean      and 0 unknown frees, double frees, duplicates
 #   threads-serial     the same with --serial
+#   archive            the same from work.log's archive (eventcnv --format
+#                      telltale --zstd)
 #   handoff            tests/malloc_handoff (blocks freed by another thread
 #                      tens of ns after they were allocated) recorded 20
 #                      times: no anomaly in any replay, though the clock
@@ -172,6 +174,19 @@ if [ "$(delta serial.txt)" = "$expected" ] && [ "$(anom serial.txt)" = "0 0 0" ]
   ok threads-serial
 else
   bad threads-serial "$(delta serial.txt | tr '\n' ' ') / $(anom serial.txt)"
+fi
+# archive: work.log made an archive with zstd blocks (eventcnv --format
+# telltale --zstd, design/telemetry.txt .zstd) replays the same
+if "$top/$cfg/eventcnv" --format telltale --zstd -o work.zst work.log 2>/dev/null &&
+   "$top/$cfg/eventcnv" --header work.zst 2>/dev/null | grep -q "^zstd  "; then
+  "$replay" -q work.zst >zst.txt 2>&1
+  if [ "$(delta zst.txt)" = "$expected" ] && [ "$(anom zst.txt)" = "0 0 0" ]; then
+    ok archive
+  else
+    bad archive "$(delta zst.txt | tr '\n' ' ') / $(anom zst.txt)"
+  fi
+else
+  bad archive "no archive with zstd blocks of work.log"
 fi
 handoff="$top/$rec/tests/malloc_handoff"
 anomalies=""

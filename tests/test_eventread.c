@@ -1024,10 +1024,10 @@ static void test_stream_versions(void **state)
   BufStruct *b = calloc(1, sizeof *b);
   char lines[4096];
   (void)state;
-  BuildStream(b, 0, 4, 0, 0, NULL);
-  CheckRefused(b, "offset 8: stream version 4.0.0 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x");
+  BuildStream(b, 0, 5, 0, 0, NULL);
+  CheckRefused(b, "offset 8: stream version 5.0.0 is not supported: this reader reads 1.0.x, 2.0.x, 3.0.x and 4.0.x");
   BuildStream(b, 0, 1, 1, 3, NULL);
-  CheckRefused(b, "offset 8: stream version 1.1.3 is not supported: this reader reads 1.0.x, 2.0.x and 3.0.x");
+  CheckRefused(b, "offset 8: stream version 1.1.3 is not supported: this reader reads 1.0.x, 2.0.x, 3.0.x and 4.0.x");
   BuildStream(b, 1, 1, 0, 65535, "fields a newer minor added");
   assert_int_equal(ReadAll(b->data, b->len, 0, lines, sizeof lines), 8);
   b->len = 30;

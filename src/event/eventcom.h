@@ -35,6 +35,9 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
 #define EVENT_VERSION_MINOR  1      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span) */
+#define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
+                                       (eventcnv --zstd, .zstd.version); the runtime
+                                       never writes one */
 
 /* Stream header and blocks.  design/telemetry.txt .stream.header, .stream.block */
 #define EVENT_STREAM_MAGIC      "TELLTALE"   /* 8 bytes, first in the stream */
@@ -44,11 +47,16 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_STREAM_SESSION_AT 60           /* the session id in the fixed part (2.0) */
 #define EVENT_STREAM_FLAGS_AT   19           /* the flags byte in the fixed part */
 #define EVENT_LIVE_LOG_FAILED   0x01u        /* flags of a live file: its log lost writes (2.0) */
+#define EVENT_ARCHIVE_RECOVERED 0x02u        /* flags of an archive: its log's live file was
+                                                recovered into it (4.0, .zstd.live) */
 #define EVENT_LIVE_REGIONS_LEN  8            /* a live file's header ends with its region count */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 #define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */
 #define EVENT_BLOCK_COMPACT     0x0020u      /* flags: the data are compact (2.1, eventpack.h) */
+#define EVENT_BLOCK_ZSTD        0x0040u      /* flags: the data are a zstd frame of what they
+                                                would be without it (4.0, .zstd.block) */
+#define EVENT_ZSTD_RATIO_MAX    1024         /* bytes a zstd block's data expand to, per byte */
 #define EVENT_BLOCK_INDEX_NONE  0xFFFFFFFFu  /* index of a block not written to a log (2.0) */
 #define EVENT_BLOCK_HEADER_LEN_1 24          /* a block header in streams of major 1 */
 #define EVENT_BLOCK_LENGTH_MAX  (64u << 20)  /* the largest block: a buffer of 64 MiB */

@@ -307,6 +307,7 @@ static int parseHeaderCheck(ParseStruct *ps)
                   (uint64_t)ps->pos, stored, computed);
     return 0;
   }
+  ps->stream->info.headerChecks[ps->stream->info.headerChecks[0] != 0] = (uint32_t)ps->pos;
   ps->pos += 4;
   return 1;
 }
@@ -397,12 +398,13 @@ static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t 
     info->major = (unsigned)EventLoad(b + 8, 2, 0);
     info->median = (unsigned)EventLoad(b + 10, 2, 0);
     info->minor = (unsigned)EventLoad(b + 12, 2, 0);
-    if (info->major < 1 || info->major > EVENT_VERSION_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
-      /* design/telemetry.txt .sol.version .req.back: 1.0.x too */
+    if (info->major < 1 || info->major > EVENT_VERSION_ZSTD_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
+      /* design/telemetry.txt .sol.version .req.back: 1.0.x too; .zstd.version */
       eventFormatMessage(msg, msgSize,
-                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x, 2.0.x and %" PRIu64 ".%" PRIu64 ".x",
+                    "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x, 2.0.x, %" PRIu64 ".%" PRIu64 ".x and %" PRIu64 ".%" PRIu64 ".x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
-                    (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
+                    (uint64_t)EVENT_VERSION_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN,
+                    (uint64_t)EVENT_VERSION_ZSTD_MAJOR, (uint64_t)EVENT_VERSION_MEDIAN);
       return EventStreamREFUSED;
     }
   }
@@ -468,6 +470,8 @@ static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t ms
   info->startRealtime = EventLoad(b + 40, 8, 0);
   info->startMonotonic = EventLoad(b + 48, 8, 0);
   info->pid = (uint32_t)EventLoad(b + 56, 4, 0);
+  info->recoveredInto = info->major >= EVENT_VERSION_ZSTD_MAJOR
+                        && (b[EVENT_STREAM_FLAGS_AT] & EVENT_ARCHIVE_RECOVERED) != 0;
   info->session = info->major >= 2 ? (uint32_t)EventLoad(b + EVENT_STREAM_SESSION_AT, 4, 0) : 0;
   info->blockHeaderLength = info->major >= 2 ? EVENT_BLOCK_HEADER_LEN : EVENT_BLOCK_HEADER_LEN_1;
   return EventStreamOK;

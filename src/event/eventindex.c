@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 /* Indexing the blocks.  design/telemetry.txt .stream.block
  *
@@ -353,18 +354,53 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   return sound;
 }
 
-/* blockExpand -- a compact block's events, expanded into a buffer of
- * their own (a scan's one buffer), at block->raw; end is where its data
- * end in the stream.  Returns the end of its expanded events in the
- * block's positions, for indexEvents.  If its data are not sound (cut
- * short is for the caller to say), reports it and sets *sound to 0:
- * the events before the fault are still expanded.
+/* rawBuffer -- a buffer of size bytes for a block's events, expanded:
+ * its own, kept until the stream is closed, or a scan's one buffer,
+ * reused.  NULL if out of memory (said). */
+static unsigned char *rawBuffer(EventStreamStruct *stream, size_t size)
+{
+  unsigned char *raw;
+  if (stream->read != NULL) {           /* a scan: one buffer, reused */
+    if (size > stream->scanRawSize) {
+      free(stream->scanRaw);
+      stream->scanRawSize = 0;
+      if ((stream->scanRaw = malloc(size)) == NULL) {
+        stream->outOfMemory = 1;
+        return NULL;
+      }
+      stream->scanRawSize = size;
+    }
+    return stream->scanRaw;
+  }
+  if (stream->rawCount == stream->rawCapacity) {
+    size_t capacity = stream->rawCapacity == 0 ? 64 : 2 * stream->rawCapacity;
+    unsigned char **bigger = realloc(stream->raws, capacity * sizeof *bigger);
+    if (bigger == NULL) {
+      stream->outOfMemory = 1;
+      return NULL;
+    }
+    stream->raws = bigger;
+    stream->rawCapacity = capacity;
+  }
+  if ((raw = malloc(size > 0 ? size : 1)) == NULL) {
+    stream->outOfMemory = 1;
+    return NULL;
+  }
+  stream->raws[stream->rawCount++] = raw;
+  return raw;
+}
+
+/* blockExpand -- a compact block's events, in[0 .. inSize) (in the
+ * stream, or a zstd block's output), expanded into a buffer of their
+ * own (rawBuffer) at block->raw.  Returns the end of its expanded
+ * events in the block's positions, for indexEvents.  If its data are
+ * not sound (cut short is for the caller to say), reports it and sets
+ * *sound to 0: the events before the fault are still expanded.
  * design/telemetry.txt .compact.reader */
-static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, size_t end, int *sound)
+static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, const unsigned char *in,
+                          size_t inSize, int *sound)
 {
   size_t start = block->offset + stream->info.blockHeaderLength, rawSize, limit, outSize = 0;
-  const unsigned char *in = stream->base + start;
-  size_t inSize = end - start;
   unsigned char *raw;
   const char *why = NULL;
 
@@ -385,36 +421,9 @@ static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, size_t 
   } else {
     limit = rawSize;
   }
-  if (stream->read != NULL) {           /* a scan: one buffer, reused */
-    if (limit > stream->scanRawSize) {
-      free(stream->scanRaw);
-      stream->scanRawSize = 0;
-      if ((stream->scanRaw = malloc(limit)) == NULL) {
-        stream->outOfMemory = 1;
-        *sound = 0;
-        return start;
-      }
-      stream->scanRawSize = limit;
-    }
-    raw = stream->scanRaw;
-  } else {
-    if (stream->rawCount == stream->rawCapacity) {
-      size_t capacity = stream->rawCapacity == 0 ? 64 : 2 * stream->rawCapacity;
-      unsigned char **bigger = realloc(stream->raws, capacity * sizeof *bigger);
-      if (bigger == NULL) {
-        stream->outOfMemory = 1;
-        *sound = 0;
-        return start;
-      }
-      stream->raws = bigger;
-      stream->rawCapacity = capacity;
-    }
-    if ((raw = malloc(limit > 0 ? limit : 1)) == NULL) {
-      stream->outOfMemory = 1;
-      *sound = 0;
-      return start;
-    }
-    stream->raws[stream->rawCount++] = raw;
+  if ((raw = rawBuffer(stream, limit)) == NULL) {
+    *sound = 0;
+    return start;
   }
   block->raw = raw;
   if (why == NULL && !EventPackDecode(stream->pack, in, inSize, stream->info.layout.bigEndian,
@@ -429,12 +438,82 @@ static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, size_t 
   return start + outSize;
 }
 
-/* blockEvents -- indexEvents for a block of either form */
+/* blockUnzstd -- a zstd block's data, in[0 .. inSize), decompressed:
+ * into a buffer of the block's own (rawBuffer, at block->raw) if they
+ * are raw events, else into the stream's one buffer for blockExpand.
+ * The frame must say its size, at most a block's and at most
+ * EVENT_ZSTD_RATIO_MAX times its bytes, which is checked before
+ * anything is allocated.  Returns the output, with *sizeReturn its
+ * length; NULL, having said why unless the block is cut short (no
+ * event of a frame cut short is shown), if it is not sound.
+ * design/telemetry.txt .zstd.reader */
+static const unsigned char *blockUnzstd(EventStreamStruct *stream, BlockStruct *block,
+                                        const unsigned char *in, size_t inSize, size_t *sizeReturn)
+{
+  unsigned long long size = ZSTD_getFrameContentSize(in, inSize);
+  const char *why = NULL;
+  unsigned char *out = NULL;
+  size_t got = 0;
+  if (size == ZSTD_CONTENTSIZE_ERROR)
+    why = "its data are not a zstd frame";
+  else if (size == ZSTD_CONTENTSIZE_UNKNOWN)
+    why = "its zstd frame does not say its size";
+  else if (size > EVENT_BLOCK_LENGTH_MAX || size / EVENT_ZSTD_RATIO_MAX > inSize)
+    why = "its zstd frame's size is more than its bytes could expand to";
+  else if (stream->zstd == NULL && (stream->zstd = ZSTD_createDCtx()) == NULL)
+    why = "out of memory";
+  else if (!block->compact)
+    block->raw = out = rawBuffer(stream, (size_t)size);
+  else {
+    if (size > stream->unzstdSize || stream->unzstd == NULL) {
+      free(stream->unzstd);
+      stream->unzstdSize = (size_t)size;
+      stream->unzstd = malloc(size > 0 ? (size_t)size : 1);
+    }
+    out = stream->unzstd;
+  }
+  if (why == NULL && out == NULL) {
+    stream->outOfMemory = 1;
+    why = "out of memory";
+  }
+  if (why == NULL) {
+    got = ZSTD_decompressDCtx(stream->zstd, out, (size_t)size, in, inSize);
+    if (ZSTD_isError(got))
+      why = ZSTD_getErrorName(got);
+    else if (got != size)
+      why = "its zstd frame is shorter than it says";
+  }
+  if (why == NULL) {
+    *sizeReturn = got;
+    return out;
+  }
+  if (!block->cut)
+    eventProblemAdd(stream, "offset %" PRIu64 ": zstd block (thread %" PRIu64 ", kind %" PRIu64 "): %s, so none of its events are shown",
+                    (uint64_t)(stream->origin + block->offset), (uint64_t)block->thread,
+                    (uint64_t)block->kind, why);
+  block->raw = NULL;
+  return NULL;
+}
+
+/* blockEvents -- indexEvents for a block of any form: raw, compact,
+ * zstd of either */
 static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
+  size_t start = block->offset + stream->info.blockHeaderLength;
+  const unsigned char *data = stream->base + start;
+  size_t size = end - start;
   int sound = 1;
+  if (block->zstd) {
+    ++stream->info.zstdBlocks;
+    data = blockUnzstd(stream, block, data, size, &size);
+    if (data == NULL) {
+      block->dataEnd = start;
+      return 0;
+    }
+    end = start + size;
+  }
   if (block->compact) {
-    end = blockExpand(stream, block, end, &sound);
+    end = blockExpand(stream, block, data, size, &sound);
     ++stream->info.compactBlocks;
   }
   return indexEvents(stream, index, block, end) && sound;
@@ -510,6 +589,7 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   block->length = h.length;
   block->cut = h.length > left;
   block->compact = (h.flags & EVENT_BLOCK_COMPACT) != 0;
+  block->zstd = (h.flags & EVENT_BLOCK_ZSTD) != 0;
   if (h.length < headerLength)
     eventFormatMessage(what, whatSize, "block length %" PRIu64 " is less than the %" PRIu64 "-byte block header",
                   (uint64_t)h.length, (uint64_t)headerLength);
@@ -530,9 +610,12 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   else if (info->major < 3 && block->compact)  /* .compact.version */
     eventFormatMessage(what, whatSize, "block is marked compact in a stream of version %" PRIu64 ", which has none",
                   (uint64_t)info->major);
+  else if (info->major < EVENT_VERSION_ZSTD_MAJOR && block->zstd)  /* .zstd.version */
+    eventFormatMessage(what, whatSize, "block is marked zstd in a stream of version %" PRIu64 ", which has none",
+                  (uint64_t)info->major);
   else if (info->major >= 2 && EventBlockCheck(p, h.length) != h.check
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-           && !block->compact   /* so that mutated compact data reach the decoder (.test.fuzz) */
+           && !block->compact && !block->zstd   /* so that mutated data reach the decoders (.test.fuzz) */
 #endif
           )
     eventFormatMessage(what, whatSize, "block damaged (thread %" PRIu64 ", kind %" PRIu64 ", %" PRIu64 " bytes): its check is 0x%04" PRIx64 ", "
@@ -544,7 +627,8 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   block->cut = block->cut && h.length >= headerLength && h.length <= EVENT_BLOCK_LENGTH_MAX
                && h.kind < stream->registry.kindCount
                && (info->major < 2 || h.session == info->session)
-               && (info->major >= 3 || !block->compact);
+               && (info->major >= 3 || !block->compact)
+               && (info->major >= EVENT_VERSION_ZSTD_MAJOR || !block->zstd);
   return 0;
 }
 
@@ -775,7 +859,11 @@ void eventIndexBlocks(EventStreamStruct *stream)
         info->stopped = pos + block.length < stream->size || stream->read != NULL;
         break;
       }
-      info->skippedBytes += block.compact ? 0 : pos + block.length - block.dataEnd;
+      info->skippedBytes += block.compact || block.zstd ? 0 : pos + block.length - block.dataEnd;
+    }
+    if (block.index == EVENT_BLOCK_INDEX_NONE) {
+      ++info->unindexedBlocks;
+      info->unindexedEvents += block.events;
     }
     if (block.dataEnd > pos + headerLength && !addBlock(stream, &block)) {
       stream->outOfMemory = 1;

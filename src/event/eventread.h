@@ -220,6 +220,9 @@ typedef struct EventStreamInfoStruct {
   EventLayoutStruct layout;
   unsigned doubleFormat;        /* 1: IEEE 754 binary64 */
   uint32_t headerLength;
+  uint32_t headerChecks[2];     /* offsets of the header's checks, after the registry
+                                   (2.0 on) and the spans (2.0.1 on), or 0: for a tool
+                                   that rewrites the header (.zstd.writer) */
   uint64_t headerHz;            /* clock frequency in the header, 0 if unknown */
   uint64_t clockHz;             /* the frequency used: from ClockSync events if
                                    two are at least 1 ms apart, else headerHz;
@@ -235,6 +238,11 @@ typedef struct EventStreamInfoStruct {
   /* Found in the blocks when the stream was opened */
   size_t blockCount;            /* blocks read */
   size_t compactBlocks;         /* of them compact (3.0 on; .compact) */
+  size_t zstdBlocks;            /* of them zstd (4.0 on; .zstd) */
+  int recoveredInto;            /* an archive into which its log's live file was
+                                   recovered (4.0 on; .zstd.live) */
+  size_t unindexedBlocks;       /* blocks of no index: recovered from a live file */
+  size_t unindexedEvents;       /* and their events */
   size_t eventCount;            /* events with known codes */
   size_t unknownCount;          /* events skipped: code not in the registry */
   size_t clockSyncCount;

@@ -136,7 +136,9 @@ static int regionSound(const FileStruct *f, const unsigned char *p, const EventB
                        size_t left)
 {
   return EventLiveCheck(p) == h->check && h->length >= f->blockHeaderLength && h->length <= left
-         && h->length % LIVE_PAGE == 0 && h->session == f->session;
+         && h->length % LIVE_PAGE == 0 && h->session == f->session
+         /* a live region is always raw: a compact or zstd flag is damage (.zstd.live) */
+         && (h->flags & (EVENT_BLOCK_COMPACT | EVENT_BLOCK_ZSTD)) == 0;
 }
 
 /* nextMagic -- the next block magic after offset, or the end */
@@ -231,7 +233,11 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     sent[count].at = offset + f->blockHeaderLength;
     sent[count].data = f->base + sent[count].at;
     sent[count].expandedAt = SIZE_MAX;
-    if ((h.flags & EVENT_BLOCK_COMPACT) != 0 && f->major >= 3) {
+    if ((h.flags & EVENT_BLOCK_ZSTD) != 0) {
+      /* Only an archive has zstd blocks, and it has no live file
+       * (.zstd.live): its bytes match no live block. */
+      sent[count].bytes = SIZE_MAX;
+    } else if ((h.flags & EVENT_BLOCK_COMPACT) != 0 && f->major >= 3) {
       size_t at = x->used;
       if (!expand(x, sent[count].data, h.length - f->blockHeaderLength, f->big,
                   &sent[count].data, &sent[count].bytes)) {

@@ -15,6 +15,8 @@
 
 #include "eventstreamint.h"
 
+#include <zstd.h>
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -405,6 +407,8 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->raws);
   free(stream->scanRaw);
   free(stream->pack);
+  free(stream->unzstd);
+  ZSTD_freeDCtx(stream->zstd);
   free(stream);
 }
 

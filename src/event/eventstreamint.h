@@ -57,6 +57,7 @@ typedef struct BlockStruct {
   uint32_t length;              /* as its header says */
   int cut;                      /* it runs past the end of the stream */
   int compact;                  /* its data are compact (.compact) */
+  int zstd;                     /* its data are a zstd frame (.zstd.reader) */
   const unsigned char *raw;     /* then: its events expanded, at offset + block header
                                    length on; NULL if raw (.compact.reader) */
   size_t events;                /* known events in it */
@@ -156,6 +157,11 @@ struct EventStreamStruct {
   size_t rawCount, rawCapacity;
   unsigned char *scanRaw;
   size_t scanRawSize;
+  /* zstd blocks (.zstd.reader): the decompressor, and its output when
+   * that is compact, to be expanded again */
+  void *zstd;                   /* a ZSTD_DCtx */
+  unsigned char *unzstd;
+  size_t unzstdSize;
 };
 
 

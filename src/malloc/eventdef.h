@@ -33,7 +33,8 @@
  * Call stacks (TELLTALE_STACKS=N, design/telemetry.txt .stacks): each
  * allocation event has a twin named ...At with one more parameter, the id
  * of its interned call stack; StackFrames defines an id once, MapExec
- * gives the executable mappings the return addresses fall in.
+ * gives the executable mappings the return addresses fall in, and MapUnmap
+ * says one went away (design/telemetry.txt .stacks.unmap).
  *
  * Sizes: an event is its 12-byte header and its fields, so Malloc is 28
  * bytes and Free 20 on a 64-bit platform (design/telemetry.txt
@@ -72,7 +73,8 @@
   RELATION( AlignedAllocAt , 0x0224, TRUE  , Malloc, WWPU       ) \
   RELATION( PosixMemalignAt, 0x0225, TRUE  , Malloc, WWPUU      ) \
   RELATION( StackFrames    , 0x0226, TRUE  , Malloc, UUUPPPPPPPP) \
-  RELATION( MapExec        , 0x0227, TRUE  , Malloc, PPWS       )
+  RELATION( MapExec        , 0x0227, TRUE  , Malloc, PPWS       ) \
+  RELATION( MapUnmap       , 0x0228, TRUE  , Malloc, PP         )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Malloc, "malloc returned a block (or null)") \
@@ -137,6 +139,9 @@
     PARAM(P, end,    "the address past its last") \
     PARAM(W, offset, "its offset in the file") \
     PARAM(S, path,   "the file mapped") \
+  DOC(MapUnmap, "an executable mapping given by MapExec went away (dlclose): stacks defined after it are not symbolised with it") \
+    PARAM(P, start,  "its first address") \
+    PARAM(P, end,    "the address past its last") \
   DOC(Free, "free released a block; null is recorded as it was passed") \
     PARAM(P, pointer, "the block") \
   DOC(FreeSized, "a sized free (free_sized, free_aligned_sized) released a block") \

@@ -22,6 +22,10 @@
  *     passes it through without emitting: an event is never emitted from
  *     inside another.
  *
+ * Unloading (design/telemetry.txt .stacks.unmap): dlclose is interposed,
+ * so that the mappings it removes are recorded and stacks recorded after
+ * it never take the ids of stacks of a library it unloaded.
+ *
  * Ends (design/telemetry.txt .malloc.ends): _exit and _Exit end the
  * session first, and the exec family sends every buffer first, so that
  * a shell's forked children and a program that execs another lose
@@ -548,6 +552,35 @@ __attribute__((constructor(101))) static void recorderStart(void)
 }
 
 
+#define REAL(name, type) ((type)dlsym(RTLD_NEXT, name))
+
+/* Unloading ---------------------------------------------------------
+ * dlclose may unmap a library, and another may be loaded at its
+ * addresses: the mappings are read again after it, and its stacks'
+ * ids are not reused (design/telemetry.txt .stacks.unmap).  dlopen is
+ * not interposed: glibc finds a name's RUNPATH by its caller's address,
+ * which a wrapper would make this library's; a library it loads is
+ * seen when a stack first holds one of its addresses. */
+
+int dlclose(void *handle)
+{
+  int (*realDlclose)(void *) = REAL("dlclose", int (*)(void *));
+  int res, record;
+  uint64_t before;
+  if (realDlclose == NULL)
+    return -1;
+  before = StacksCloseBegin();
+  res = realDlclose(handle);    /* its destructors' allocations are recorded */
+  record = !inside && atomic_load(&started) && recordPid == getpid();
+  if (record)
+    inside = 1;
+  StacksCloseEnd(record, before);
+  if (record)
+    inside = 0;
+  return res;
+}
+
+
 /* Ends.  design/telemetry.txt .malloc.ends
  *
  * _exit ends the process without atexit: the session is ended first
@@ -581,8 +614,6 @@ static void beforeExec(const char *path)
     inside = 0;
   }
 }
-
-#define REAL(name, type) ((type)dlsym(RTLD_NEXT, name))
 
 void _exit(int status)
 {

@@ -17,15 +17,19 @@
  * stacks).  A full table records id 0 (unknown) from then on.
  *
  * Mappings (.stacks.map): the executable mappings of /proc/self/maps are
- * emitted as MapExec when stacks start, and again when a new stack holds
- * an address outside all of them (a library loaded since), at most once
- * per new library.
+ * emitted as MapExec when stacks start; they are read again before a new
+ * stack if a library may have been loaded or unloaded since, and after
+ * each dlclose that unloaded one, and only the change is emitted:
+ * MapUnmap for a mapping gone, MapExec for one new.  A mapping gone
+ * starts a new epoch of stack ids (.stacks.unmap), so that a library
+ * loaded where another was never shares its stacks' ids.
  */
 
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -66,11 +70,32 @@ static _Thread_local uintptr_t stackHi __attribute__((tls_model("initial-exec"))
 
 /* Mappings ----------------------------------------------------------- */
 
+/* RangeStruct -- an executable mapping: known (range) or just read
+ * (fresh); path points into mapsText, good only while it is read */
+typedef struct RangeStruct {
+  uintptr_t lo, hi, offset;
+  uint64_t pathHash;
+  const char *path;
+  size_t pathLength;
+} RangeStruct;
+
 #define RANGE_LIMIT 8192
-static struct { uintptr_t lo, hi; } range[RANGE_LIMIT];
-static size_t rangeCount;
+static RangeStruct range[RANGE_LIMIT], fresh[RANGE_LIMIT];
+static size_t rangeCount, freshCount;
 static pthread_mutex_t mapLock = PTHREAD_MUTEX_INITIALIZER;
 static char mapsText[(size_t)1 << 20];
+static uint64_t syncedChanges;          /* dlChanges() of before the latest read */
+
+/* Unloading (.stacks.unmap): the epoch's salt (the low 32 bits), a
+ * step of EPOCH_STEP after each read of the mappings that found one
+ * gone, and the dlclose calls in progress (the high): one word, so that
+ * interning reads both with one load.  The step is odd, so no salt
+ * recurs for 2^32 epochs, and large, so that each starts its stacks'
+ * probes at other slots. */
+#define CLOSE_ONE ((uint64_t)1 << 32)
+#define EPOCH_STEP 0x9E3779B9u
+static _Atomic uint64_t unloading;
+static _Thread_local unsigned closeDepth __attribute__((tls_model("initial-exec")));
 
 /* hex -- a hexadecimal number at *p, which moves past it */
 static uintptr_t hex(const char **p)
@@ -86,21 +111,19 @@ static uintptr_t hex(const char **p)
   }
 }
 
-/* mapLine -- one line of /proc/self/maps: if executable, a range and a
- * MapExec event */
+/* mapLine -- one line of /proc/self/maps: if executable, into fresh */
 static void mapLine(const char *p, const char *end)
 {
-  uintptr_t lo, hi, offset;
-  char path[512];
-  size_t n;
-  lo = hex(&p);
+  RangeStruct r = {0};
+  uint64_t h = 0xCBF29CE484222325u;
+  r.lo = hex(&p);
   if (*p++ != '-')
     return;
-  hi = hex(&p);
+  r.hi = hex(&p);
   if (p + 5 > end || p[3] != 'x')
     return;
   p += 6;
-  offset = hex(&p);
+  r.offset = hex(&p);
   for (int field = 0; field < 2 && p < end; ++field) {   /* device, inode */
     while (p < end && *p == ' ')
       ++p;
@@ -109,19 +132,53 @@ static void mapLine(const char *p, const char *end)
   }
   while (p < end && *p == ' ')
     ++p;
-  n = (size_t)(end - p) < sizeof path - 1 ? (size_t)(end - p) : sizeof path - 1;
-  memcpy(path, p, n);
-  path[n] = '\0';
-  if (rangeCount < RANGE_LIMIT) {
-    range[rangeCount].lo = lo;
-    range[rangeCount].hi = hi;
-    ++rangeCount;
-  }
-  EVENT_PPWS(MapExec, (void *)lo, (void *)hi, offset, path);
+  r.path = p;
+  r.pathLength = (size_t)(end - p) < 511 ? (size_t)(end - p) : 511;
+  for (size_t i = 0; i < r.pathLength; ++i)
+    h = (h ^ (unsigned char)p[i]) * 0x100000001B3u;
+  r.pathHash = h;
+  if (freshCount < RANGE_LIMIT)
+    fresh[freshCount++] = r;
 }
 
-/* mapsRead -- the executable mappings, emitted; mapLock held */
-static void mapsRead(void)
+static int sameRange(const RangeStruct *a, const RangeStruct *b)
+{
+  return a->lo == b->lo && a->hi == b->hi && a->offset == b->offset && a->pathHash == b->pathHash;
+}
+
+/* mapsDiff -- walk range (known) and fresh (just read), both sorted by
+ * address: emit MapUnmap for each known one gone, or MapExec for each
+ * fresh one new; the count emitted */
+static size_t mapsDiff(int emitNew)
+{
+  size_t i = 0, j = 0, emitted = 0;
+  while (i < rangeCount || j < freshCount) {
+    int gone = j == freshCount || (i < rangeCount && range[i].lo < fresh[j].lo);
+    int added = i == rangeCount || (j < freshCount && fresh[j].lo < range[i].lo);
+    if (!gone && !added && !sameRange(&range[i], &fresh[j]))
+      gone = added = 1;           /* another file, or part of one, at the same address */
+    if (gone && !emitNew) {
+      EVENT_PP(MapUnmap, (void *)range[i].lo, (void *)range[i].hi);
+      ++emitted;
+    }
+    if (added && emitNew) {
+      char path[512];
+      memcpy(path, fresh[j].path, fresh[j].pathLength);
+      path[fresh[j].pathLength] = '\0';
+      EVENT_PPWS(MapExec, (void *)fresh[j].lo, (void *)fresh[j].hi, fresh[j].offset, path);
+      ++emitted;
+    }
+    i += gone || !added;
+    j += added || !gone;
+  }
+  return emitted;
+}
+
+/* mapsSync -- read the executable mappings and emit how they changed
+ * since last read: MapUnmap for those gone, then MapExec for those new;
+ * a mapping gone starts a new epoch.  changes is dlChanges() of before
+ * the read.  mapLock held.  design/telemetry.txt .stacks.unmap */
+static void mapsSync(uint64_t changes)
 {
   size_t size = 0;
   ssize_t got;
@@ -132,7 +189,7 @@ static void mapsRead(void)
          (got = read(fd, mapsText + size, sizeof mapsText - 1 - size)) > 0)
     size += (size_t)got;
   (void)close(fd);
-  rangeCount = 0;
+  freshCount = 0;
   for (const char *p = mapsText, *end = mapsText + size; p < end; ) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (nl == NULL)
@@ -140,6 +197,17 @@ static void mapsRead(void)
     mapLine(p, nl);
     p = nl + 1;
   }
+  if (mapsDiff(0) > 0) {
+    uint64_t u = atomic_load(&unloading);
+    while (!atomic_compare_exchange_weak(&unloading, &u,
+                                         (u & ~(CLOSE_ONE - 1)) | (uint32_t)(u + EPOCH_STEP)))
+      ;                         /* the salt steps on, the dlclose count stays */
+  }
+  (void)mapsDiff(1);
+  memcpy(range, fresh, freshCount * sizeof *fresh);
+  rangeCount = freshCount;
+  if (changes > syncedChanges)
+    syncedChanges = changes;    /* the count only grows: a slower thread's is older */
 }
 
 /* mapped -- is pc in an executable mapping known?  mapLock held */
@@ -158,16 +226,60 @@ static int mapped(uintptr_t pc)
   return 0;
 }
 
-/* mapsCover -- a new stack's frames: read the mappings again if its
- * innermost frame (always a true return address) is in none known */
-static void mapsCover(const uintptr_t *pc, unsigned n)
+/* phdrChanges -- dl_iterate_phdr's callback: the first object's counts */
+static int phdrChanges(struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void)size;
+  *(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+  return 1;
+}
+
+/* dlChanges -- how many objects the dynamic linker has loaded and
+ * unloaded: it changes whenever the set of objects does.  It takes the
+ * dynamic linker's lock, whose holder may be allocating: so never
+ * called with mapLock held, nor while a slot of the table awaits its id. */
+static uint64_t dlChanges(void)
+{
+  uint64_t changes = 0;
+  (void)dl_iterate_phdr(phdrChanges, &changes);
+  return changes;
+}
+
+/* mapsCover -- before a new stack's frames are emitted: read the
+ * mappings again if its innermost frame (always a true return address)
+ * is in none known, or if an object has been loaded or unloaded since
+ * they were read (changes, dlChanges() of before the stack's slot was
+ * taken): so at most once a change, whatever junk a walk without frame
+ * pointers gives */
+static void mapsCover(const uintptr_t *pc, unsigned n, uint64_t changes)
 {
   if (n == 0)
     return;
   (void)pthread_mutex_lock(&mapLock);
-  if (!mapped(pc[0]))
-    mapsRead();
+  if (!mapped(pc[0]) || changes > syncedChanges)
+    mapsSync(changes);
   (void)pthread_mutex_unlock(&mapLock);
+}
+
+uint64_t StacksCloseBegin(void)
+{
+  ++closeDepth;
+  atomic_fetch_add(&unloading, CLOSE_ONE);
+  return table != NULL ? dlChanges() : 0;
+}
+
+void StacksCloseEnd(int record, uint64_t before)
+{
+  uint64_t changes = table != NULL && record ? dlChanges() : before;
+  /* An object unloaded moves the count: if it did not move during the
+   * call, this dlclose only dropped a reference, and no mapping went. */
+  if (changes != before) {
+    (void)pthread_mutex_lock(&mapLock);
+    mapsSync(changes);          /* any mapping gone: a new epoch, before closing drops */
+    (void)pthread_mutex_unlock(&mapLock);
+  }
+  --closeDepth;
+  atomic_fetch_sub(&unloading, CLOSE_ONE);
 }
 
 
@@ -190,7 +302,11 @@ static void threadStack(void)
     stackHi = 1;                /* unknown: no frame is walked */
 }
 
-static uint64_t hashStack(const uintptr_t *pc, unsigned n)
+/* hashStack -- the key of a stack of n frames in the epoch salt.  The
+ * salt goes in after the frames are mixed, as one mixed in with the
+ * first frame cancels against an address's difference (the same stack
+ * of two libraries, in two epochs, took one key so). */
+static uint64_t hashStack(const uintptr_t *pc, unsigned n, uint64_t salt)
 {
   uint64_t h = 0x9E3779B97F4A7C15u ^ n;
   for (unsigned i = 0; i < n; ++i) {
@@ -198,13 +314,14 @@ static uint64_t hashStack(const uintptr_t *pc, unsigned n)
     h *= 0xBF58476D1CE4E5B9u;
     h ^= h >> 31;
   }
+  h ^= salt;
   return h != 0 ? h : 1;
 }
 
 /* define -- emit the StackFrames events of a new stack id */
-static void define(EventU id, const uintptr_t *pc, unsigned n)
+static void define(EventU id, const uintptr_t *pc, unsigned n, uint64_t changes)
 {
-  mapsCover(pc, n);
+  mapsCover(pc, n, changes);
   for (unsigned i = 0; i < n || i == 0; i += 8) {
     void *f[8] = {0};
     for (unsigned j = 0; j < 8 && i + j < n; ++j)
@@ -219,10 +336,22 @@ static void define(EventU id, const uintptr_t *pc, unsigned n)
   }
 }
 
-/* intern -- the id of a stack, defined if new */
+/* intern -- the id of a stack, defined if new.  Its key has the epoch
+ * in it, so a stack is defined again after a mapping went away; while a
+ * dlclose is under way the epoch may not have moved yet, so the key has
+ * the dynamic linker's count of changes instead (salts never an
+ * epoch's).  The frames were captured before unloading is read: code
+ * loaded where an unloaded library was ran after that dlclose began, so
+ * no dlclose under way here means its epoch is seen.  design/telemetry.txt .stacks.unmap */
 static EventU intern(const uintptr_t *pc, unsigned n)
 {
-  uint64_t h = hashStack(pc, n);
+  uint64_t u = atomic_load(&unloading), salt = (uint32_t)u, changes = 0, h;
+  int closingNow = u >= CLOSE_ONE;
+  if (__builtin_expect(closingNow, 0)) {
+    changes = dlChanges();
+    salt = changes * 0xD6E8FEB86659FD93u | (uint64_t)1 << 63;  /* never an epoch's salt */
+  }
+  h = hashStack(pc, n, salt);
   for (size_t probe = 0; probe < PROBE_LIMIT; ++probe) {
     SlotStruct *s = &table[(h + probe) & (TABLE_SIZE - 1)];
     uint64_t key = atomic_load_explicit(&s->key, memory_order_acquire);
@@ -230,9 +359,11 @@ static EventU intern(const uintptr_t *pc, unsigned n)
     if (key == 0) {
       if (atomic_load_explicit(&stackCount, memory_order_relaxed) >= TABLE_FULL)
         return 0;
+      if (!closingNow)
+        changes = dlChanges();  /* before the slot is taken: others may wait on it */
       if (atomic_compare_exchange_strong(&s->key, &key, h)) {
         id = atomic_fetch_add(&stackCount, 1) + 1;
-        define(id, pc, n);
+        define(id, pc, n, changes);
         atomic_store_explicit(&s->id, id, memory_order_release);
         return id;
       }
@@ -287,10 +418,14 @@ void StacksAfterFork(void)
   if (table == NULL)
     return;
   (void)pthread_mutex_init(&mapLock, NULL);
-  /* the child's log defines its own stacks: the table starts empty */
+  /* the child's log defines its own stacks: the table starts empty, and
+   * every mapping is new to it; only this thread's dlcloses go on */
   (void)madvise(table, TABLE_SIZE * sizeof *table, MADV_DONTNEED);
   atomic_store(&stackCount, 0);
-  mapsRead();
+  atomic_store(&unloading, (uint32_t)atomic_load(&unloading) | (uint64_t)closeDepth << 32);
+  rangeCount = 0;
+  mapsSync(0);                  /* no dynamic-linker lock here: a thread gone may hold it;
+                                 * syncedChanges stays the parent's */
 }
 
 /* selfRange -- the executable mapping that holds this code */
@@ -335,6 +470,7 @@ static void stacksSay(const char *name, const char *value, const char *what)
 void StacksStart(void)
 {
   const char *s = getenv("TELLTALE_STACKS");
+  uint64_t changes;
   char *rest;
   unsigned long n;
   void *t;
@@ -360,8 +496,9 @@ void StacksStart(void)
     return;
   table = t;
   stacksDepth = n < STACK_MAX ? (unsigned)n : STACK_MAX;
+  changes = dlChanges();        /* else the first stack reads the mappings again */
   (void)pthread_mutex_lock(&mapLock);
-  mapsRead();
+  mapsSync(changes);
   selfRange();
   (void)pthread_mutex_unlock(&mapLock);
 }

@@ -27,4 +27,13 @@ extern STACKS_HIDDEN void StacksAfterFork(void);
  * Called inside the recorder, never between EVENT_BEGIN and EVENT_END. */
 extern STACKS_HIDDEN EventU StackHere(void);
 
+/* StacksCloseBegin, StacksCloseEnd -- around the real dlclose: while
+ * one is under way stacks are interned by the dynamic linker's count of
+ * changes; after it, if the count moved since Begin returned it
+ * (before), the mappings are read again (if record: the caller may
+ * emit), MapUnmap said for those gone, and a new epoch begun.
+ * design/telemetry.txt .stacks.unmap */
+extern STACKS_HIDDEN uint64_t StacksCloseBegin(void);
+extern STACKS_HIDDEN void StacksCloseEnd(int record, uint64_t before);
+
 #endif /* malloc_stacks_h */

@@ -12,6 +12,7 @@
  * Exit status: design/telemetry.txt .eventcnv.exit; 2 a usage error.
  */
 
+#include "archive.h"
 #include "eventread.h"
 #include "export.h"
 #include "input.h"
@@ -69,8 +70,15 @@ static const char usageText[] =
   "                    below), jsonl (a JSON object per line), csv, chrome\n"
   "                    (Chrome trace-event JSON, for Perfetto UI), sqlite\n"
   "                    (a database file: needs -o), ctf (a CTF 1.8 trace\n"
-  "                    directory for babeltrace2: needs -o, new or empty) or\n"
-  "                    html (a timeline to open in a browser, offline)\n"
+  "                    directory for babeltrace2: needs -o, new or empty),\n"
+  "                    html (a timeline to open in a browser, offline) or\n"
+  "                    telltale (an archive: the stream again, its live file\n"
+  "                    recovered into it and its raw blocks made compact,\n"
+  "                    in stream format 4, which the tools read as they read\n"
+  "                    the log and a program never writes: needs -o)\n"
+  "  --zstd[=LEVEL]    with --format telltale: each block's data compressed\n"
+  "                    with zstd at LEVEL (1 to 22, default 3) where that is\n"
+  "                    shorter\n"
   "  -o, --output OUT  write to the file OUT (replaced), not standard output;\n"
   "                    never a FILE given or its live file\n"
   "  --jobs N          format text on N threads (default: one a processor);\n"
@@ -108,7 +116,8 @@ static const char usageText[] =
   "  eventcnv --format jsonl telemetry.tt | jq .fields\n"
   "  eventcnv --format sqlite -o telemetry.db telemetry.tt\n"
   "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n"
-  "  eventcnv --format html -o timeline.html a.tt b.tt     one timeline, in a browser\n";
+  "  eventcnv --format html -o timeline.html a.tt b.tt     one timeline, in a browser\n"
+  "  eventcnv --format telltale --zstd -o archive.tt telemetry.tt   for keeping\n";
 
 
 /* OptionsStruct -- what the command line asked for */
@@ -122,6 +131,7 @@ typedef struct OptionsStruct {
   const char **paths;           /* the FILEs; "-" for stdin */
   size_t pathCount;
   const char *jobs;             /* --jobs argument, or NULL: one a processor */
+  const char *zstd;             /* --zstd's LEVEL, "" for none given, or NULL: no --zstd */
 } OptionsStruct;
 
 static void UsageError(const char *message, const char *arg)
@@ -193,6 +203,13 @@ static int OutputIsInput(const OptionsStruct *opt)
   return 0;
 }
 
+/* IsArchive -- 1 if the stream is rewritten (--format telltale).
+ * design/telemetry.txt .zstd.writer */
+static int IsArchive(const OptionsStruct *opt)
+{
+  return opt->format != NULL && strcmp(opt->format, "telltale") == 0;
+}
+
 /* ArgsCheck -- the combinations of options that cannot be */
 static void ArgsCheck(OptionsStruct *opt)
 {
@@ -206,9 +223,19 @@ static void ArgsCheck(OptionsStruct *opt)
   if (opt->jobs != NULL && (strspn(opt->jobs, "0123456789") != strlen(opt->jobs)
                             || atoi(opt->jobs) < 1 || strlen(opt->jobs) > 3))
     UsageError("--jobs wants a number from 1 to 999: ", opt->jobs);
-  if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !ExportFormatKnown(opt->format))
-    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf or html): ", opt->format);
-  if (opt->format != NULL && ExportNeedsFile(opt->format)
+  if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !IsArchive(opt)
+      && !ExportFormatKnown(opt->format))
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf, html or telltale): ",
+               opt->format);
+  if (opt->zstd != NULL && !IsArchive(opt))
+    UsageError("--zstd compresses the blocks of --format telltale, and nothing else", NULL);
+  if (opt->zstd != NULL && opt->zstd[0] != '\0'
+      && (strspn(opt->zstd, "0123456789") != strlen(opt->zstd) || strlen(opt->zstd) > 2
+          || atoi(opt->zstd) < 1 || atoi(opt->zstd) > 22))
+    UsageError("--zstd wants a level from 1 to 22: ", opt->zstd);
+  if (IsArchive(opt) && (opt->pathCount > 1 || opt->kinds != NULL || opt->events != NULL))
+    UsageError("--format telltale rewrites one FILE whole: not with --kind or --event", NULL);
+  if (opt->format != NULL && (ExportNeedsFile(opt->format) || IsArchive(opt))
       && (opt->output == NULL || strcmp(opt->output, "-") == 0))
     UsageError("this --format writes a file: give it with -o FILE: ", opt->format);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0
@@ -249,6 +276,10 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       printf("eventcnv (telltale) %s\nstream format %u.%u.%u\n", TELLTALE_VERSION_STRING,
              EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR);
       exit(EXIT_SUCCESS);
+    } else if (strcmp(arg, "--zstd") == 0 || strncmp(arg, "--zstd=", 7) == 0) {
+      opt->zstd = arg[6] == '=' ? arg + 7 : "";
+      if (arg[6] == '=' && arg[7] == '\0')
+        UsageError("empty argument to ", arg);
     } else if (!OptionFlag(opt, arg) && (valueReturn = OptionValue(opt, arg)) == NULL) {
       UsageError("unknown option: ", arg);
     }
@@ -567,6 +598,8 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
     printf("compact       %lu of the blocks read, %.2f bytes per event in the file\n",
            (unsigned long)info->compactBlocks,
            info->eventCount > 0 ? (double)info->streamSize / (double)info->eventCount : 0.0);
+  if (info->zstdBlocks > 0)  /* design/telemetry.txt .zstd */
+    printf("zstd          %lu of the blocks read\n", (unsigned long)info->zstdBlocks);
   {
     char ending[8192];
     Ending(ending, sizeof ending, info);
@@ -952,7 +985,14 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
   }
   for (size_t i = 0; i < count; ++i)
     streams[i] = logs[i].stream;
-  if (IsExport(opt)) {
+  if (IsArchive(opt)) {
+    /* design/telemetry.txt .zstd.writer */
+    if (ArchiveWrite(logs[0].in.data, logs[0].in.size, EventStreamInfo(streams[0]),
+                     logs[0].recovered.done, opt->output,
+                     opt->zstd == NULL ? ARCHIVE_NO_ZSTD
+                     : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, programName) != 0)
+      status = EXIT_BAD_STREAM;
+  } else if (IsExport(opt)) {
     /* design/telemetry.txt .export */
     if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
       status = EXIT_BAD_STREAM;
@@ -1083,6 +1123,7 @@ static int OpenAll(const OptionsStruct *opt, LogStruct *logs)
     log->stream = Open(opt, log->path, log->name, &log->in);
     if (log->stream == NULL)
       return 1;
+    InputArchiveRecovered(EventStreamInfo(log->stream), &recovered);
     log->recovered = recovered;
     FilterInit(&log->filter, opt, EventStreamInfo(log->stream)->registry);
   }

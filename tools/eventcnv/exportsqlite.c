@@ -2,13 +2,15 @@
  *
  * .design: design/telemetry.txt .export.sqlite
  *
- * Written through libsqlite3: prepared statements, one transaction, no
- * journal, the time index kept as the rows come in time order, and the
- * name index made at the end, when the rows are in.  Each
- * event is one row of the event table, its fields in typed columns
- * that every event shares; the schema that readers query comes from
- * the stream's registry: a view per event name with a column per
- * parameter.  The README shows it.
+ * Written through libsqlite3, on a thread of its own: prepared
+ * statements, one transaction, no journal, the time index kept as the
+ * rows come in time order, and the name index made at the end, when
+ * the rows are in.  Each event is one row of event_row, its name as its
+ * code and its fields in typed columns that every event shares; the
+ * schema that readers query comes from the stream's registry: the view
+ * event, and a view per event name with a column per parameter.  The
+ * README shows it.  What was measured and not kept:
+ * design/telemetry.txt .export.sqlite.tried
  */
 
 #include "export.h"
@@ -16,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,8 +38,7 @@
  * event's P, A, W and U go in f0, f1, ... in order, its D in d0, d1,
  * ... and its S in str; as many of each as the registry's events need.
  * design/telemetry.txt .export.sqlite.row */
-enum { COLUMN_SEQ, COLUMN_TIME, COLUMN_THREAD, COLUMN_KIND, COLUMN_NAME, COLUMN_PID,
-       COLUMN_FIELDS };
+enum { COLUMN_SEQ, COLUMN_CODE, COLUMN_TIME, COLUMN_THREAD, COLUMN_PID, COLUMN_FIELDS };
 
 /* WidthStruct -- field columns of each type: an event's, the table's,
  * or an INSERT's */
@@ -58,7 +60,6 @@ typedef struct RowStruct {
   uint32_t thread;
   uint32_t pid;
   int seqNext;                  /* seq is one more than the row before's */
-  const char *kind;
   const EventDescStruct *desc;
   const ShapeStruct *shape;     /* by index: desc is of the log it came from */
   EventValueUnion values[EVENT_PARAM_MAX];
@@ -70,7 +71,7 @@ typedef struct RowStruct {
  * one step to the next.  design/telemetry.txt .export.sqlite.bind */
 typedef struct BoundStruct {
   uint64_t mask;                /* field columns not NULL */
-  const char *kind, *name;
+  const EventDescStruct *desc;
   uint32_t thread, pid;
   int seqNull;                  /* seq is bound NULL */
   int valid;
@@ -86,9 +87,36 @@ typedef struct InsertStruct {
   BoundStruct boundOne, bound[BATCH];
 } InsertStruct;
 
+/* OpStruct -- a row that the reading thread has made and the SQLite
+ * thread is to insert: into event_row, string, label or span.
+ * design/telemetry.txt .export.sqlite.thread */
+typedef enum { OpROW, OpSTRING, OpLABEL, OpSPAN } OpKind;
+
+typedef struct OpStruct {
+  OpKind what;
+  uint32_t pid;
+  union {
+    RowStruct row;
+    struct { uint64_t seq, id; const char *text; size_t length; } string;  /* text in the log */
+    struct { uint64_t seq, address, id; char *text; } label;   /* text malloc'd, or NULL */
+    struct { SpanStruct span; SpanWhat what; const char *name; uint64_t start; } span;
+  } u;
+} OpStruct;
+
+/* CHUNK ops go from one thread to the other at a time, through CHUNKS
+ * chunks in a ring */
+enum { CHUNK = 4096, CHUNKS = 4 };
+
+typedef struct ChunkStruct {
+  OpStruct ops[CHUNK];
+  unsigned count;
+  int full;                     /* waiting for the SQLite thread */
+} ChunkStruct;
+
 typedef struct SqliteStruct {
   sqlite3 *db;
-  WidthStruct width;            /* the event table's */
+  WidthStruct width;            /* the event view's: the widest event's of each type */
+  WidthStruct have;             /* event_row's so far: .export.sqlite.row */
   ShapeStruct *shapes;          /* by index in the registry */
   InsertStruct **inserts;       /* made as rows need them */
   size_t insertCount;
@@ -100,7 +128,17 @@ typedef struct SqliteStruct {
   SpanTrackerStruct **spans;    /* by log: NULL where its registry declares none */
   ExportStruct *ex;
   char (*tables)[IDENT_MAX];    /* by index: the view of each event */
-  int failed;
+  int failed;                   /* SQLite failed: set by whichever thread has it */
+  /* the reading thread and the SQLite thread: design/telemetry.txt .export.sqlite.thread */
+  pthread_t thread;
+  int threadRunning;
+  pthread_mutex_t lock;
+  pthread_cond_t filled, emptied;
+  ChunkStruct *chunks;
+  unsigned fill, drain;         /* the chunk being filled, and the next to insert */
+  int quit;                     /* no more chunks */
+  int stopped;                  /* under lock: the SQLite thread failed */
+  int readFailed;               /* the reading thread failed, and said why */
 } SqliteStruct;
 
 static SqliteStruct sqlite;
@@ -150,7 +188,7 @@ static int Step(ExportStruct *ex, SqliteStruct *state, sqlite3_stmt *stmt)
  * is one of these names (SQL names ignore case), when "_" is added.
  * design/telemetry.txt .export.sqlite */
 static const char *const fixedTables[] = {
-  "event", "event_fields", "event_time", "event_name", "thread", "process", "kind",
+  "event", "event_row", "event_fields", "event_time", "event_name", "thread", "process", "kind",
   "registry_event", "registry_param", "string", "label", "span", "registry_span", "registry_counter",
 };
 
@@ -349,16 +387,15 @@ static int RegistrySpans(ExportStruct *ex, SqliteStruct *state)
   return 0;
 }
 
-/* SpanRow -- a span closed, or left open at the end: a row of span */
-static void SpanRow(void *closure, SpanWhat what, const SpanStruct *span)
+/* SpanInsert -- a span closed, or left open at the end: a row of span */
+static void SpanInsert(SqliteStruct *state, const OpStruct *op)
 {
-  SqliteStruct *state = closure;
   sqlite3_stmt *stmt = state->insertSpan;
-  uint64_t start = state->ex->originNs;
-  if (what == SpanOPENED || state->failed)
-    return;
-  sqlite3_bind_int64(stmt, 10, state->ex->info->pid);
-  sqlite3_bind_text(stmt, 1, state->ex->registry->spans[span->span].name, -1, SQLITE_STATIC);
+  const SpanStruct *span = &op->u.span.span;
+  uint64_t start = op->u.span.start;
+  SpanWhat what = op->u.span.what;
+  sqlite3_bind_int64(stmt, 10, op->pid);
+  sqlite3_bind_text(stmt, 1, op->u.span.name, -1, SQLITE_STATIC);
   sqlite3_bind_int64(stmt, 2, (sqlite3_int64)span->key);
   sqlite3_bind_int64(stmt, 3, (sqlite3_int64)span->beginSeq);
   sqlite3_bind_int64(stmt, 5, (sqlite3_int64)(start + (uint64_t)span->beginNs));
@@ -442,21 +479,47 @@ static void TableColumn(const SqliteStruct *state, char *buf, size_t size, int c
     FieldColumn(buf, size, 'S', 0);
 }
 
-/* EventTable -- the event table */
+/* EventTable -- event_row, with no field columns yet: Widen adds them */
 static int EventTable(ExportStruct *ex, SqliteStruct *state)
+{
+  return Exec(ex, state, "CREATE TABLE event_row (seq INTEGER PRIMARY KEY, code INTEGER,"
+              " time_ns INTEGER, thread INTEGER, pid INTEGER)");
+}
+
+/* Widen -- event_row's field columns up to width, each added when an
+ * event first needs it.  design/telemetry.txt .export.sqlite.row */
+static int Widen(ExportStruct *ex, SqliteStruct *state, const WidthStruct *width)
+{
+  static const char letters[] = "WDS";
+  int *have[3] = {&state->have.ints, &state->have.reals, &state->have.strings};
+  const int want[3] = {width->ints, width->reals, width->strings};
+  for (int t = 0; t < 3; ++t)
+    for (; *have[t] < want[t]; ++*have[t]) {
+      char column[16], sql[80];
+      FieldColumn(column, sizeof column, letters[t], *have[t]);
+      snprintf(sql, sizeof sql, "ALTER TABLE event_row ADD COLUMN %s %s", column,
+               ColumnType(letters[t]));
+      if (Exec(ex, state, sql) != 0)
+        return 1;
+    }
+  return 0;
+}
+
+/* EventView -- the event view: event_row with each code's kind and
+ * name, and every field column */
+static int EventView(ExportStruct *ex, SqliteStruct *state)
 {
   const WidthStruct *width = &state->width;
   SqlStruct create = {0};
   int columns = COLUMN_FIELDS + width->ints + width->reals + width->strings, res;
-  SqlAdd(&create, "CREATE TABLE event (seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"
-         " thread INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, pid INTEGER NOT NULL");
+  SqlAdd(&create, "CREATE VIEW event AS SELECT e.seq AS seq, e.time_ns AS time_ns,"
+         " e.thread AS thread, r.kind AS kind, r.name AS name, e.pid AS pid");
   for (int c = COLUMN_FIELDS; c < columns; ++c) {
     char column[16];
     TableColumn(state, column, sizeof column, c);
-    SqlAdd(&create, ", %s %s", column, c < COLUMN_FIELDS + width->ints ? "INTEGER"
-           : c < COLUMN_FIELDS + width->ints + width->reals ? "REAL" : "TEXT");
+    SqlAdd(&create, ", e.%s AS %s", column, column);
   }
-  SqlAdd(&create, ")");
+  SqlAdd(&create, " FROM event_row AS e JOIN registry_event AS r ON r.code = e.code");
   if (create.text == NULL)
     return Fail(ex, state, "out of memory");
   res = Exec(ex, state, create.text);
@@ -486,7 +549,7 @@ static InsertStruct *Insert(ExportStruct *ex, SqliteStruct *state, const WidthSt
   }
   ins->width = *width;
   ins->columns = COLUMN_FIELDS + width->ints + width->reals + width->strings;
-  SqlAdd(&columns, "seq, time_ns, thread, kind, name, pid");
+  SqlAdd(&columns, "seq, code, time_ns, thread, pid");
   for (int c = COLUMN_FIELDS; c < ins->columns; ++c) {
     char column[16];
     int i = c - COLUMN_FIELDS;
@@ -494,11 +557,11 @@ static InsertStruct *Insert(ExportStruct *ex, SqliteStruct *state, const WidthSt
                 i < width->ints ? i : i - width->ints);
     SqlAdd(&columns, ", %s", column);
   }
-  SqlAdd(&one, "INSERT INTO event (%s) VALUES (?", columns.text != NULL ? columns.text : "");
+  SqlAdd(&one, "INSERT INTO event_row (%s) VALUES (?", columns.text != NULL ? columns.text : "");
   for (int c = 1; c < ins->columns; ++c)
     SqlAdd(&one, ",?");
   SqlAdd(&one, ")");
-  SqlAdd(&batch, "INSERT INTO event (%s) VALUES ", columns.text != NULL ? columns.text : "");
+  SqlAdd(&batch, "INSERT INTO event_row (%s) VALUES ", columns.text != NULL ? columns.text : "");
   for (int r = 0; r < BATCH; ++r) {
     SqlAdd(&batch, "%s(?", r > 0 ? "," : "");
     for (int c = 1; c < ins->columns; ++c)
@@ -544,15 +607,13 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
     sqlite3_bind_int64(stmt, base + 1, (sqlite3_int64)row->seq);
   else if (!bound->valid || !bound->seqNull)
     sqlite3_bind_null(stmt, base + 1);
-  sqlite3_bind_int64(stmt, base + 2, row->time);
+  if (!bound->valid || bound->desc != desc)
+    sqlite3_bind_int(stmt, base + 2, (int)desc->code);
+  sqlite3_bind_int64(stmt, base + 3, row->time);
   if (!bound->valid || bound->thread != row->thread)
-    sqlite3_bind_int64(stmt, base + 3, row->thread);
-  if (!bound->valid || bound->kind != row->kind)
-    sqlite3_bind_text(stmt, base + 4, row->kind, -1, SQLITE_STATIC);
-  if (!bound->valid || bound->name != desc->name)
-    sqlite3_bind_text(stmt, base + 5, desc->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, base + 4, row->thread);
   if (!bound->valid || bound->pid != row->pid)
-    sqlite3_bind_int64(stmt, base + 6, row->pid);
+    sqlite3_bind_int64(stmt, base + 5, row->pid);
   for (; nulls != 0; nulls &= nulls - 1)
     sqlite3_bind_null(stmt, base + 1 + __builtin_ctzll(nulls));
   base += 1;
@@ -572,8 +633,7 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
   bound->valid = 1;
   bound->seqNull = row->seqNext;
   bound->mask = mask;
-  bound->kind = row->kind;
-  bound->name = desc->name;
+  bound->desc = desc;
   bound->thread = row->thread;
   bound->pid = row->pid;
 }
@@ -589,6 +649,8 @@ static int Flush(ExportStruct *ex, SqliteStruct *state)
     if (w->reals > width.reals) width.reals = w->reals;
     if (w->strings > width.strings) width.strings = w->strings;
   }
+  if (Widen(ex, state, &width) != 0)
+    return 1;
   ins = Insert(ex, state, &width);
   if (ins == NULL)
     return 1;
@@ -627,8 +689,7 @@ static int Views(ExportStruct *ex, SqliteStruct *state)
       SqlAdd(&create, ", %s AS ", field);
       SqlQuoted(&create, '"', column);
     }
-    SqlAdd(&create, " FROM event WHERE name = ");
-    SqlQuoted(&create, '\'', desc->name);
+    SqlAdd(&create, " FROM event_row WHERE code = %u", desc->code);
     if (create.text == NULL)
       return Fail(ex, state, "out of memory");
     res = Exec(ex, state, create.text);
@@ -646,14 +707,13 @@ static int View(ExportStruct *ex, SqliteStruct *state)
   const EventRegistryStruct *registry = ex->registry;
   SqlStruct sql = {0};
   int res;
-  SqlAdd(&sql, "CREATE VIEW event_fields AS SELECT seq, time_ns, thread, kind, name, ");
+  SqlAdd(&sql, "CREATE VIEW event_fields AS SELECT e.seq AS seq, e.time_ns AS time_ns,"
+         " e.thread AS thread, r.kind AS kind, r.name AS name, ");
   if (registry->eventCount > 0)
-    SqlAdd(&sql, "CASE name");
+    SqlAdd(&sql, "CASE e.code");
   for (unsigned i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
-    SqlAdd(&sql, " WHEN ");
-    SqlQuoted(&sql, '\'', desc->name);
-    SqlAdd(&sql, " THEN json_object(");
+    SqlAdd(&sql, " WHEN %u THEN json_object(", desc->code);
     for (unsigned p = 0; p < desc->paramCount; ++p) {
       char field[16];
       char letter = desc->format[p];
@@ -664,7 +724,8 @@ static int View(ExportStruct *ex, SqliteStruct *state)
     }
     SqlAdd(&sql, ")");
   }
-  SqlAdd(&sql, registry->eventCount > 0 ? " ELSE '{}' END AS fields FROM event" : "'{}' AS fields FROM event");
+  SqlAdd(&sql, "%s AS fields FROM event_row AS e JOIN registry_event AS r ON r.code = e.code",
+         registry->eventCount > 0 ? " ELSE '{}' END" : "'{}'");
   if (sql.text == NULL)
     return Fail(ex, state, "out of memory");
   res = Exec(ex, state, sql.text);
@@ -691,6 +752,189 @@ static int SameRegistry(const EventRegistryStruct *a, const EventRegistryStruct 
         return 0;
   }
   return 1;
+}
+
+/* Insert1 -- an op, on the SQLite thread: a row waits for its batch */
+static int Insert1(ExportStruct *ex, SqliteStruct *state, OpStruct *op)
+{
+  sqlite3_stmt *stmt;
+  switch (op->what) {
+  case OpROW:
+    if (state->count == BATCH && Flush(ex, state) != 0)
+      return 1;
+    state->rows[state->count++] = op->u.row;
+    return 0;
+  case OpSTRING:
+    stmt = state->insertString;
+    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)op->u.string.seq);
+    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)op->u.string.id);
+    sqlite3_bind_text(stmt, 3, op->u.string.text, (int)op->u.string.length, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 4, op->pid);
+    return Step(ex, state, stmt);
+  case OpLABEL:
+    stmt = state->insertLabel;
+    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)op->u.label.seq);
+    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)op->u.label.address);
+    sqlite3_bind_int64(stmt, 3, (sqlite3_int64)op->u.label.id);
+    if (op->u.label.text != NULL)
+      sqlite3_bind_text(stmt, 4, op->u.label.text, -1, SQLITE_TRANSIENT);
+    else
+      sqlite3_bind_null(stmt, 4);
+    sqlite3_bind_int64(stmt, 5, op->pid);
+    return Step(ex, state, stmt);
+  case OpSPAN:
+    SpanInsert(state, op);
+    return state->failed;
+  }
+  return 0;
+}
+
+/* FreeChunk -- what a chunk's ops own, and empty it */
+static void FreeChunk(ChunkStruct *chunk)
+{
+  for (unsigned i = 0; i < chunk->count; ++i)
+    if (chunk->ops[i].what == OpLABEL)
+      free(chunk->ops[i].u.label.text);
+  chunk->count = 0;
+}
+
+/* Inserter -- the SQLite thread: the chunks' ops in the order they were
+ * filled.  After a failure it empties them unread, so that the reading
+ * thread never waits for it. */
+static void *Inserter(void *arg)
+{
+  SqliteStruct *state = arg;
+  ExportStruct *ex = state->ex;
+  pthread_mutex_lock(&state->lock);
+  for (;;) {
+    ChunkStruct *chunk = &state->chunks[state->drain];
+    if (!chunk->full) {
+      if (state->quit)
+        break;
+      pthread_cond_wait(&state->filled, &state->lock);
+      continue;
+    }
+    int stopped = state->stopped;
+    pthread_mutex_unlock(&state->lock);
+    for (unsigned i = 0; i < chunk->count && !stopped; ++i)
+      stopped = Insert1(ex, state, &chunk->ops[i]);
+    FreeChunk(chunk);
+    pthread_mutex_lock(&state->lock);
+    state->stopped |= stopped;
+    chunk->full = 0;
+    state->drain = (state->drain + 1) % CHUNKS;
+    pthread_cond_signal(&state->emptied);
+  }
+  pthread_mutex_unlock(&state->lock);
+  return NULL;
+}
+
+/* Submit -- hand the chunk being filled to the SQLite thread, and wait
+ * for the next to be empty.  1 if the SQLite thread has failed. */
+static int Submit(SqliteStruct *state)
+{
+  int stopped;
+  pthread_mutex_lock(&state->lock);
+  state->chunks[state->fill].full = 1;
+  pthread_cond_signal(&state->filled);
+  state->fill = (state->fill + 1) % CHUNKS;
+  while (state->chunks[state->fill].full)
+    pthread_cond_wait(&state->emptied, &state->lock);
+  stopped = state->stopped;
+  pthread_mutex_unlock(&state->lock);
+  return stopped;
+}
+
+/* NextOp -- room for an op in the chunk being filled, or NULL if the
+ * SQLite thread has failed */
+static OpStruct *NextOp(SqliteStruct *state, OpKind what, uint32_t pid)
+{
+  ChunkStruct *chunk = &state->chunks[state->fill];
+  if (chunk->count == CHUNK) {
+    if (Submit(state) != 0)
+      return NULL;
+    chunk = &state->chunks[state->fill];
+  }
+  OpStruct *op = &chunk->ops[chunk->count++];
+  op->what = what;
+  op->pid = pid;
+  return op;
+}
+
+/* SpanRow -- a span closed, or left open at the end: an op for the
+ * SQLite thread */
+static void SpanRow(void *closure, SpanWhat what, const SpanStruct *span)
+{
+  SqliteStruct *state = closure;
+  ExportStruct *ex = state->ex;
+  OpStruct *op;
+  if (what == SpanOPENED || (op = NextOp(state, OpSPAN, ex->info->pid)) == NULL)
+    return;
+  op->u.span.span = *span;
+  op->u.span.what = what;
+  op->u.span.name = ex->registry->spans[span->span].name;
+  op->u.span.start = ex->originNs;
+}
+
+static int SqliteEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+{
+  SqliteStruct *state = ex->state;
+  const EventDescStruct *desc = rec->desc;
+  OpStruct *op = NextOp(state, OpROW, ex->info->pid);
+  RowStruct *row;
+  if (op == NULL)
+    return 1;
+  row = &op->u.row;
+  row->seq = seq;
+  row->seqNext = state->any && seq == state->lastSeq + 1;
+  row->time = ExportTimeNs(ex, rec->clock);
+  row->thread = rec->thread;
+  row->pid = op->pid;
+  row->desc = desc;
+  row->shape = &state->shapes[desc - ex->registry->events];
+  memcpy(row->values, rec->values, desc->paramCount * sizeof row->values[0]);
+  row->stringLength = rec->stringLength;
+  state->any = 1;
+  state->lastSeq = seq;
+  return 0;
+}
+
+/* SqliteEvery -- the string and label tables have every Intern and
+ * Label event, whatever the filter */
+static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+{
+  SqliteStruct *state = ex->state;
+  SpanTrackerStruct *spans = state->spans[ex->source];
+  OpStruct *op;
+  if (spans != NULL && SpanTrackerEvent(spans, rec, ExportElapsedNs(ex, rec->clock), seq) != 0) {
+    fprintf(stderr, "eventcnv: %s: out of memory\n", ex->outPath);
+    return state->readFailed = 1;
+  }
+  if (rec->desc == ex->intern) {
+    if ((op = NextOp(state, OpSTRING, ex->info->pid)) == NULL)
+      return 1;
+    op->u.string.seq = seq;
+    op->u.string.id = rec->values[0].u;
+    op->u.string.text = rec->values[1].s;
+    op->u.string.length = rec->stringLength;
+  } else if (rec->desc == ex->label) {
+    const char *label = EventStreamLabel(ex->stream, rec->values[0].u);
+    size_t length = label != NULL ? strlen(label) + 1 : 0;
+    char *copy = label != NULL ? malloc(length) : NULL;
+    if (label != NULL && copy == NULL) {
+      fprintf(stderr, "eventcnv: %s: out of memory\n", ex->outPath);
+      return state->readFailed = 1;
+    }
+    if (copy != NULL)
+      memcpy(copy, label, length);
+    if ((op = NextOp(state, OpLABEL, ex->info->pid)) == NULL)
+      return free(copy), 1;
+    op->u.label.seq = seq;
+    op->u.label.address = rec->values[0].u;
+    op->u.label.id = rec->values[1].u;
+    op->u.label.text = copy;
+  }
+  return 0;
 }
 
 static int SqliteBegin(ExportStruct *ex)
@@ -735,7 +979,7 @@ static int SqliteBegin(ExportStruct *ex)
       || Exec(ex, state, schema) != 0
       || EventTable(ex, state) != 0
       /* design/telemetry.txt .export.sqlite: each insert at its end */
-      || Exec(ex, state, "CREATE INDEX event_time ON event (time_ns)") != 0
+      || Exec(ex, state, "CREATE INDEX event_time ON event_row (time_ns)") != 0
       || Registry(ex, state) != 0
       || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?,?)", &state->insertString) != 0
       || Prepare(ex, state, "INSERT INTO label VALUES (?,?,?,?,?)", &state->insertLabel) != 0
@@ -751,63 +995,17 @@ static int SqliteBegin(ExportStruct *ex)
       if (state->spans[i] == NULL)
         return Fail(ex, state, "out of memory");
     }
-  return 0;
-}
-
-static int SqliteEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
-{
-  SqliteStruct *state = ex->state;
-  const EventDescStruct *desc = rec->desc;
-  RowStruct *row;
-  if (state->count == BATCH && Flush(ex, state) != 0)
-    return 1;
-  row = &state->rows[state->count++];
-  row->seq = seq;
-  row->seqNext = state->any && seq == state->lastSeq + 1;
-  row->time = ExportTimeNs(ex, rec->clock);
-  row->thread = rec->thread;
-  row->pid = ex->info->pid;
-  row->kind = rec->kind < ex->registry->kindCount ? ex->registry->kinds[rec->kind].name : "?";
-  row->desc = desc;
-  row->shape = &state->shapes[desc - ex->registry->events];
-  memcpy(row->values, rec->values, desc->paramCount * sizeof row->values[0]);
-  row->stringLength = rec->stringLength;
-  state->any = 1;
-  state->lastSeq = seq;
-  return 0;
-}
-
-/* SqliteEvery -- the string and label tables have every Intern and
- * Label event, whatever the filter */
-static int SqliteEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
-{
-  SqliteStruct *state = ex->state;
-  sqlite3_stmt *stmt;
-  SpanTrackerStruct *spans = state->spans[ex->source];
-  if (spans != NULL && (SpanTrackerEvent(spans, rec, ExportElapsedNs(ex, rec->clock), seq) != 0
-                        || state->failed))
-    return state->failed ? 1 : Fail(ex, state, "out of memory");
-  if (rec->desc == ex->intern) {
-    stmt = state->insertString;
-    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)seq);
-    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)rec->values[0].u);
-    sqlite3_bind_text(stmt, 3, rec->values[1].s, (int)rec->stringLength, SQLITE_STATIC);
-    sqlite3_bind_int64(stmt, 4, ex->info->pid);
-    return Step(ex, state, stmt);
-  }
-  if (rec->desc == ex->label) {
-    const char *label = EventStreamLabel(ex->stream, rec->values[0].u);
-    stmt = state->insertLabel;
-    sqlite3_bind_int64(stmt, 1, (sqlite3_int64)seq);
-    sqlite3_bind_int64(stmt, 2, (sqlite3_int64)rec->values[0].u);
-    sqlite3_bind_int64(stmt, 3, (sqlite3_int64)rec->values[1].u);
-    if (label != NULL)
-      sqlite3_bind_text(stmt, 4, label, -1, SQLITE_TRANSIENT);
-    else
-      sqlite3_bind_null(stmt, 4);
-    sqlite3_bind_int64(stmt, 5, ex->info->pid);
-    return Step(ex, state, stmt);
-  }
+  /* design/telemetry.txt .export.sqlite.thread: from here to SqliteEnd's
+   * join, only the SQLite thread calls SQLite */
+  state->chunks = calloc(CHUNKS, sizeof *state->chunks);
+  if (state->chunks == NULL)
+    return Fail(ex, state, "out of memory");
+  pthread_mutex_init(&state->lock, NULL);
+  pthread_cond_init(&state->filled, NULL);
+  pthread_cond_init(&state->emptied, NULL);
+  if (pthread_create(&state->thread, NULL, Inserter, state) != 0)
+    return Fail(ex, state, "cannot start a thread");
+  state->threadRunning = 1;
   return 0;
 }
 
@@ -843,18 +1041,30 @@ static int Threads(ExportStruct *ex, SqliteStruct *state)
 static int SqliteEnd(ExportStruct *ex)
 {
   SqliteStruct *state = ex->state;
-  int failed = state->failed;
+  int failed;
+  if (state->threadRunning) {
+    for (size_t i = 0; !state->readFailed && state->spans != NULL && i < ex->sourceCount; ++i)
+      if (state->spans[i] != NULL && ExportUse(ex, i) == 0)
+        SpanTrackerFinish(state->spans[i]);
+    (void)Submit(state);
+    pthread_mutex_lock(&state->lock);
+    state->quit = 1;
+    pthread_cond_signal(&state->filled);
+    pthread_mutex_unlock(&state->lock);
+    pthread_join(state->thread, NULL);
+    pthread_mutex_destroy(&state->lock);
+    pthread_cond_destroy(&state->filled);
+    pthread_cond_destroy(&state->emptied);
+  }
+  failed = state->failed || state->readFailed;
   if (!failed && state->shapes != NULL)
     failed = Flush(ex, state);
-  for (size_t i = 0; !failed && state->spans != NULL && i < ex->sourceCount; ++i)
-    if (state->spans[i] != NULL && ExportUse(ex, i) == 0) {
-      SpanTrackerFinish(state->spans[i]);
-      failed = state->failed;
-    }
   if (!failed)
     failed = Threads(ex, state) != 0
+      || Widen(ex, state, &state->width) != 0
       /* design/telemetry.txt .export.sqlite: sorted once, at the end */
-      || Exec(ex, state, "CREATE INDEX event_name ON event (name)") != 0
+      || Exec(ex, state, "CREATE INDEX event_name ON event_row (code)") != 0
+      || EventView(ex, state) != 0
       || Views(ex, state) != 0
       || View(ex, state) != 0
       || Exec(ex, state, "COMMIT") != 0;
@@ -874,6 +1084,9 @@ static int SqliteEnd(ExportStruct *ex)
     failed = Fail(ex, state, "close");
   free(state->shapes);
   free(state->tables);
+  for (unsigned i = 0; state->chunks != NULL && i < CHUNKS; ++i)
+    FreeChunk(&state->chunks[i]);
+  free(state->chunks);
   return failed;
 }
 

@@ -192,3 +192,14 @@ int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *re
   memcpy(recovered->path, livePath, sizeof recovered->path);
   return 0;
 }
+
+/* design/telemetry.txt .zstd.live */
+void InputArchiveRecovered(const EventStreamInfoStruct *info, InputRecoveredStruct *recovered)
+{
+  if (recovered->done || !info->recoveredInto)
+    return;
+  recovered->done = 1;
+  recovered->events = info->unindexedEvents;
+  recovered->blocks = info->unindexedBlocks;
+  snprintf(recovered->path, sizeof recovered->path, "its live file when it was archived");
+}

@@ -51,4 +51,10 @@ extern int InputLiveExists(const char *path);
 extern int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *recovered,
                             const char *programName);
 
+/* InputArchiveRecovered -- if the stream is an archive made of a log
+ * whose live file was recovered into it, say so in *recovered, as if
+ * InputRecoverLive had: its blocks of no index are what was recovered.
+ * design/telemetry.txt .zstd.live */
+extern void InputArchiveRecovered(const EventStreamInfoStruct *info, InputRecoveredStruct *recovered);
+
 #endif /* input_h */

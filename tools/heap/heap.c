@@ -311,7 +311,7 @@ static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t 
   size_t depth = 0;
   for (size_t a = 0; a < s->depth || (a == 0 && depth == 0); ++a) {
     const ProfileFrameStruct *frames = &unknown;  /* no stack recorded */
-    size_t n = s->depth > 0 ? HeapSymbolise(hp->symbols, s->addresses[a], &frames) : 1;
+    size_t n = s->depth > 0 ? HeapSymbolise(hp->symbols, s->addresses[a], s->mapVersion, &frames) : 1;
     if (n == 0)
       outOfMemory();
     if (count + depth + n > *capacityReturn) {

@@ -28,13 +28,18 @@ typedef struct HeapStackStruct {
   uint64_t live;                /* requested bytes live now */
   uint64_t liveBlocks;          /* blocks live now: at the end, leaked */
   uint64_t peakEpoch;           /* the peak whose figure peak holds (.heap.peak) */
+  uint64_t mapVersion;          /* the mappings in force when it was defined */
   int used;                     /* an allocation named it */
 } HeapStackStruct;
 
-/* HeapMapStruct -- an executable mapping (MapExec) */
+/* HeapMapStruct -- an executable mapping (MapExec), in force from map
+ * version born until version died (MapUnmap, or another mapped over it):
+ * a stack of version v is named with the maps of born <= v < died.
+ * .heap.symbols.time */
 typedef struct HeapMapStruct {
   uint64_t start, end, offset;
   const char *path;
+  uint64_t born, died;
 } HeapMapStruct;
 
 /* HeapLogStruct -- what reading a log found */
@@ -43,8 +48,9 @@ typedef struct HeapLogStruct {
   char *program;
   HeapStackStruct *stacks;      /* by id; [0] is the unknown stack */
   size_t stackCount;
-  HeapMapStruct *maps;
+  HeapMapStruct *maps;          /* in the order given */
   size_t mapCount;
+  uint64_t mapVersion;          /* one more at each change of the mappings */
   uint64_t allocations, bytes, frees, failed, temporary;
   uint64_t peakBytes, peakNs, leakedBytes, leakedBlocks;
   uint64_t unknownFrees;        /* frees of blocks never seen live */
@@ -64,11 +70,12 @@ extern void HeapLogFree(HeapLogStruct *log);
 /* Symbols (symbols.c).  .heap.symbols */
 typedef struct HeapSymbolsStruct HeapSymbolsStruct;
 extern HeapSymbolsStruct *HeapSymbolsNew(const HeapMapStruct *maps, size_t mapCount);
-/* HeapSymbolise -- the frames at a return address, innermost first:
- * the functions inlined there, then the function the code is in.
+/* HeapSymbolise -- the frames at a return address of a stack defined at
+ * map version version, innermost first: the functions inlined there,
+ * then the function the code is in.
  * Cached: *framesReturn is good until the next call, its strings as
  * long as symbols.  Returns their count, 0 if there is no memory. */
-extern size_t HeapSymbolise(HeapSymbolsStruct *symbols, uint64_t address,
+extern size_t HeapSymbolise(HeapSymbolsStruct *symbols, uint64_t address, uint64_t version,
                             const ProfileFrameStruct **framesReturn);
 extern void HeapSymbolsFree(HeapSymbolsStruct *symbols);
 

@@ -27,7 +27,7 @@
  * in the order used below. */
 typedef enum HeapEv {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvMemalign, EvReallocMove, EvExec,
-  EvStackFrames, EvMapExec, EV_LIMIT
+  EvStackFrames, EvMapExec, EvMapUnmap, EV_LIMIT
 } HeapEv;
 
 typedef struct EvNameStruct {
@@ -56,6 +56,7 @@ static const EvNameStruct evNames[] = {
   {"Exec",            EvExec,        {"path"}},
   {"StackFrames",     EvStackFrames, {"id", "depth", "index", "f0"}},
   {"MapExec",         EvMapExec,     {"start", "end", "offset", "path"}},
+  {"MapUnmap",        EvMapUnmap,    {"start", "end"}},
 };
 
 typedef struct CodeStruct {
@@ -365,6 +366,7 @@ static void stackFrames(ReaderStruct *r, const EventRecordStruct *rec, const Cod
   if (s->addresses == NULL) {
     s->addresses = calloc((size_t)depth, sizeof *s->addresses);
     s->depth = (size_t)depth;
+    s->mapVersion = r->log->mapVersion;       /* .heap.symbols.time */
   }
   if (s->addresses == NULL || s->depth != depth)
     return;
@@ -373,14 +375,38 @@ static void stackFrames(ReaderStruct *r, const EventRecordStruct *rec, const Cod
   r->log->stacked = 1;
 }
 
+/* mapsEnd -- the mappings in force that overlap [start, end) end at a
+ * new version; 1 if there were any.  .heap.symbols.time */
+static int mapsEnd(HeapLogStruct *log, uint64_t start, uint64_t end)
+{
+  int ended = 0;
+  for (size_t i = 0; i < log->mapCount; ++i) {
+    HeapMapStruct *m = &log->maps[i];
+    if (m->died == UINT64_MAX && m->start < end && start < m->end) {
+      if (!ended)
+        ++log->mapVersion, ended = 1;
+      m->died = log->mapVersion;
+    }
+  }
+  return ended;
+}
+
+/* mapExec -- a mapping from now on, replacing any it overlaps; one given
+ * again (a forked child's log, an older recorder) changes nothing */
 static void mapExec(ReaderStruct *r, const EventRecordStruct *rec, const CodeStruct *c)
 {
   HeapLogStruct *log = r->log;
   HeapMapStruct m = {rec->values[c->param[0]].u, rec->values[c->param[1]].u,
-                     rec->values[c->param[2]].u, rec->values[c->param[3]].s};
+                     rec->values[c->param[2]].u, rec->values[c->param[3]].s, 0, UINT64_MAX};
   for (size_t i = 0; i < log->mapCount; ++i)
-    if (log->maps[i].start == m.start && log->maps[i].end == m.end)
+    if (log->maps[i].died == UINT64_MAX && log->maps[i].start == m.start
+        && log->maps[i].end == m.end && log->maps[i].offset == m.offset
+        && (log->maps[i].path == m.path
+            || (log->maps[i].path != NULL && m.path != NULL && strcmp(log->maps[i].path, m.path) == 0)))
       return;                   /* given again: the same mapping */
+  if (!mapsEnd(log, m.start, m.end))
+    ++log->mapVersion;
+  m.born = log->mapVersion;
   log->maps = xrealloc(log->maps, (log->mapCount + 1) * sizeof *log->maps);
   log->maps[log->mapCount++] = m;
 }
@@ -435,6 +461,9 @@ static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
     break;
   case EvMapExec:
     mapExec(r, rec, c);
+    break;
+  case EvMapUnmap:
+    (void)mapsEnd(r->log, v[0], v[1]);
     break;
   case EvNone:
   case EV_LIMIT:
@@ -578,6 +607,7 @@ int HeapRead(const char *path, HeapLogStruct *log)
     InputFree(&in);
     return 1;
   }
+  InputArchiveRecovered(EventStreamInfo(stream), &recovered);
   r = xrealloc(NULL, sizeof *r);
   readerInit(r, log, EventStreamInfo(stream));
   bad = readAll(r, stream);

@@ -206,18 +206,24 @@ static int functionOf(PprofStruct *pprof, const ProfileFrameStruct *frame, uint6
   return 0;
 }
 
+/* locationSame -- one address in one file, named alike: a library
+ * loaded where an unloaded one was has locations of its own at the same
+ * addresses (.heap.symbols.time) */
 static int locationSame(const PprofStruct *pprof, size_t id, const void *key)
 {
-  return pprof->locationFrames[id - 1]->address == ((const ProfileFrameStruct *)key)->address;
+  const ProfileFrameStruct *a = pprof->locationFrames[id - 1], *b = key;
+  return a->address == b->address && stringsSame(a->module, b->module)
+         && stringsSame(a->function, b->function);
 }
 
-/* locationOf -- the id of the location of frames[0].address, made if
- * new from the n frames there: a call's inlined callees, innermost
- * first, then the function it is in, as pprof's Lines are */
+/* locationOf -- the id of the location of frames[0].address in its
+ * module, made if new from the n frames there: a call's inlined
+ * callees, innermost first, then the function it is in, as pprof's
+ * Lines are */
 static int locationOf(PprofStruct *pprof, const ProfileFrameStruct *frames, size_t n,
                       uint64_t *id)
 {
-  uint64_t hash = frames[0].address * 0x9e3779b97f4a7c15ULL;
+  uint64_t hash = hashBytes(frames[0].address * 0x9e3779b97f4a7c15ULL, frames[0].module);
   IndexSlotStruct *slot = indexFind(&pprof->locationIndex, hash, locationSame, pprof, frames);
   *id = slot->id;
   if (slot->id == 0) {

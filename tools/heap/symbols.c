@@ -2,9 +2,13 @@
  *
  * .design: design/telemetry.txt .heap.symbols .stacks.map
  *
- * Every file the log's MapExec events name is reported to one Dwfl at
- * the load bias its mappings give (a process's mappings never overlap),
- * so that dwfl_addrmodule finds an address's file.  Function names come
+ * Every file the log's MapExec events name is reported to a Dwfl at the
+ * load bias its mappings give, so that dwfl_addrmodule finds an
+ * address's file: to the first Dwfl where it overlaps no file reported,
+ * as a file loaded where an unloaded one was overlaps it.  A stack's
+ * address is named with the mapping in force when the stack was defined
+ * (.heap.symbols.time), so one address names two functions before and
+ * after a reload.  Function names come
  * from the symbol table, files and lines from the DWARF line table,
  * both of the files on this machine: never of the running program.  A
  * return address is looked up one byte back, inside its call.
@@ -23,16 +27,20 @@
 #include "heapint.h"
 
 #define INLINE_LIMIT 16          /* frames one address may name */
+#define LAYER_LIMIT 64           /* Dwfls: files mapped over one another */
 
 typedef struct CachedStruct {
   uint64_t address;             /* 0: empty */
+  uint64_t version;             /* the map version it was named in */
   size_t first, count;          /* its frames in the pool */
 } CachedStruct;
 
 struct HeapSymbolsStruct {
-  Dwfl *dwfl;
+  Dwfl *dwfl[LAYER_LIMIT];      /* [0] has every file unless some overlap */
+  size_t layerCount;
   const HeapMapStruct *maps;
   size_t mapCount;
+  size_t *mapLayer;             /* each map's Dwfl; SIZE_MAX: its file is not reported */
   CachedStruct *cache;
   size_t capacity, count;
   ProfileFrameStruct *pool;     /* the frames of the addresses cached */
@@ -50,64 +58,110 @@ static const Dwfl_Callbacks callbacks = {
   .debuginfo_path = &debuginfoPath,
 };
 
+/* PlacedStruct -- where a map's file is reported: its bias, the
+ * addresses the whole file takes at it, its Dwfl, and its descriptor
+ * until reported (-1 if an earlier map of it reports it) */
+typedef struct PlacedStruct {
+  uint64_t bias, low, high;
+  int fd;
+} PlacedStruct;
+
 /* loadBias -- the bias at which the mapping m of the file elf lies:
  * address = bias + p_vaddr for a file offset in the PT_LOAD segment
- * that holds m's offset.  0 with *okReturn 0 if no segment holds it. */
-static uint64_t loadBias(Elf *elf, const HeapMapStruct *m, int *okReturn)
+ * that holds m's offset, and the addresses [low, high) its segments
+ * take at that bias.  0 if no segment holds it, else 1. */
+static int loadBias(Elf *elf, const HeapMapStruct *m, PlacedStruct *p)
 {
   size_t phnum;
   long page = sysconf(_SC_PAGESIZE);
   uint64_t mask = page > 0 ? ~((uint64_t)page - 1) : ~(uint64_t)4095;
-  *okReturn = 0;
+  uint64_t low = UINT64_MAX, high = 0;
+  int ok = 0;
   if (elf_getphdrnum(elf, &phnum) != 0)
     return 0;
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
     if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD)
       continue;
-    if ((ph.p_offset & mask) <= m->offset && m->offset < ph.p_offset + ph.p_filesz) {
-      *okReturn = 1;
-      return m->start + ph.p_offset - m->offset - ph.p_vaddr;
+    if (!ok && (ph.p_offset & mask) <= m->offset && m->offset < ph.p_offset + ph.p_filesz) {
+      ok = 1;
+      p->bias = m->start + ph.p_offset - m->offset - ph.p_vaddr;
     }
+    low = ph.p_vaddr < low ? ph.p_vaddr : low;
+    high = ph.p_vaddr + ph.p_memsz > high ? ph.p_vaddr + ph.p_memsz : high;
   }
-  return 0;
+  p->low = p->bias + (low & mask);
+  p->high = p->bias + high;
+  return ok;
 }
 
-/* report -- the file of map i, unless an earlier map reported it */
-static void report(HeapSymbolsStruct *sy, size_t i)
+/* place -- choose the Dwfl of map i's file: an earlier map's if it is
+ * the same file at the same bias, else the first where it overlaps no
+ * file placed; SIZE_MAX if it cannot be read (or is [vdso] and the like) */
+static size_t place(HeapSymbolsStruct *sy, PlacedStruct *placed, size_t i)
 {
   const HeapMapStruct *m = &sy->maps[i];
-  int fd, ok = 0;
+  PlacedStruct *p = &placed[i];
+  size_t layer = 0;
   Elf *elf;
-  uint64_t bias;
-  for (size_t j = 0; j < i; ++j)
-    if (strcmp(sy->maps[j].path, m->path) == 0)
-      return;
-  if (m->path[0] != '/' || (fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0)
-    return;                     /* [vdso] and the like, or gone since */
-  elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-  bias = elf != NULL ? loadBias(elf, m, &ok) : 0;
+  int ok = 0;
+  p->fd = -1;
+  if (m->path == NULL || m->path[0] != '/' || (p->fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0)
+    return SIZE_MAX;
+  elf = elf_begin(p->fd, ELF_C_READ_MMAP, NULL);
+  ok = elf != NULL && loadBias(elf, m, p);
   if (elf != NULL)
     elf_end(elf);
-  if (!ok || dwfl_report_elf(sy->dwfl, m->path, m->path, fd, bias, true) == NULL)
-    close(fd);                  /* on success libdw owns fd */
+  for (size_t j = 0; ok && j < i; ++j)
+    if (sy->mapLayer[j] != SIZE_MAX && placed[j].bias == p->bias
+        && strcmp(sy->maps[j].path, m->path) == 0) {
+      close(p->fd);
+      p->fd = -1;
+      return sy->mapLayer[j];
+    }
+  for (size_t j = 0; ok && j < i; ++j)
+    if (sy->mapLayer[j] == layer && placed[j].low < p->high && p->low < placed[j].high) {
+      ++layer;                  /* overlaps: try the next, from the first map */
+      j = (size_t)-1;
+    }
+  if (!ok || layer >= LAYER_LIMIT) {
+    close(p->fd);
+    p->fd = -1;
+    return SIZE_MAX;
+  }
+  return layer;
 }
 
 HeapSymbolsStruct *HeapSymbolsNew(const HeapMapStruct *maps, size_t mapCount)
 {
   HeapSymbolsStruct *sy = calloc(1, sizeof *sy);
-  if (sy == NULL)
+  PlacedStruct *placed = calloc(mapCount + 1, sizeof *placed);
+  if (sy == NULL || placed == NULL || (sy->mapLayer = calloc(mapCount + 1, sizeof *sy->mapLayer)) == NULL) {
+    free(placed);
+    HeapSymbolsFree(sy);
     return NULL;
+  }
   elf_version(EV_CURRENT);
   sy->maps = maps;
   sy->mapCount = mapCount;
-  sy->dwfl = dwfl_begin(&callbacks);
-  if (sy->dwfl != NULL) {
-    dwfl_report_begin(sy->dwfl);
-    for (size_t i = 0; i < mapCount; ++i)
-      report(sy, i);
-    dwfl_report_end(sy->dwfl, NULL, NULL);
+  for (size_t i = 0; i < mapCount; ++i) {
+    sy->mapLayer[i] = place(sy, placed, i);
+    if (sy->mapLayer[i] != SIZE_MAX && sy->mapLayer[i] >= sy->layerCount)
+      sy->layerCount = sy->mapLayer[i] + 1;
   }
+  for (size_t layer = 0; layer < sy->layerCount; ++layer) {
+    Dwfl *dwfl = sy->dwfl[layer] = dwfl_begin(&callbacks);
+    if (dwfl != NULL)
+      dwfl_report_begin(dwfl);
+    for (size_t i = 0; i < mapCount; ++i)
+      if (sy->mapLayer[i] == layer && placed[i].fd >= 0
+          && (dwfl == NULL || dwfl_report_elf(dwfl, maps[i].path, maps[i].path, placed[i].fd,
+                                              placed[i].bias, true) == NULL))
+        close(placed[i].fd);    /* on success libdw owns fd */
+    if (dwfl != NULL)
+      dwfl_report_end(dwfl, NULL, NULL);
+  }
+  free(placed);
   return sy;
 }
 
@@ -237,23 +291,42 @@ static const char *unnamed(HeapSymbolsStruct *sy, Dwfl_Module *mod, uint64_t pc,
   return keep(sy, strdup(name));
 }
 
+/* mapAt -- the map that holds pc for a stack of map version version:
+ * the one in force then, else the latest of any time (a log that says
+ * too little); SIZE_MAX if none.  .heap.symbols.time */
+static size_t mapAt(const HeapSymbolsStruct *sy, uint64_t pc, uint64_t version)
+{
+  size_t any = SIZE_MAX;
+  for (size_t i = 0; i < sy->mapCount; ++i) {
+    const HeapMapStruct *m = &sy->maps[i];
+    if (m->start <= pc && pc < m->end) {
+      if (m->born <= version && version < m->died)
+        return i;
+      any = i;
+    }
+  }
+  return any;
+}
+
 /* lookup -- the frames at address into frames (INLINE_LIMIT of them),
  * uncached; the count */
-static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct *frames)
+static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, uint64_t version,
+                     ProfileFrameStruct *frames)
 {
   uint64_t pc = address - 1;    /* inside the call, not after it */
   ProfileFrameStruct *frame = &frames[0];
+  size_t map = mapAt(sy, pc, version);
   Dwfl_Module *mod;
   Dwfl_Line *line;
   size_t n;
   memset(frame, 0, sizeof *frame);
   frame->address = address;
-  for (size_t i = 0; i < sy->mapCount; ++i)
-    if (sy->maps[i].start <= pc && pc < sy->maps[i].end) {
-      frame->module = sy->maps[i].path;
-      frame->moduleOffset = address - sy->maps[i].start + sy->maps[i].offset;
-    }
-  if (sy->dwfl == NULL || (mod = dwfl_addrmodule(sy->dwfl, pc)) == NULL)
+  if (map != SIZE_MAX) {
+    frame->module = sy->maps[map].path;
+    frame->moduleOffset = address - sy->maps[map].start + sy->maps[map].offset;
+  }
+  if (map == SIZE_MAX || sy->mapLayer[map] == SIZE_MAX || sy->dwfl[sy->mapLayer[map]] == NULL
+      || (mod = dwfl_addrmodule(sy->dwfl[sy->mapLayer[map]], pc)) == NULL)
     return 1;
   line = dwfl_module_getsrc(mod, pc);
   if (line != NULL) {
@@ -271,10 +344,11 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, ProfileFrameStruct
   return n;
 }
 
-static size_t cacheSlot(const HeapSymbolsStruct *sy, uint64_t address)
+static size_t cacheSlot(const HeapSymbolsStruct *sy, uint64_t address, uint64_t version)
 {
-  size_t i = (size_t)((address * 0x9E3779B97F4A7C15u) >> 24) & (sy->capacity - 1);
-  while (sy->cache[i].address != 0 && sy->cache[i].address != address)
+  size_t i = (size_t)(((address ^ version << 48) * 0x9E3779B97F4A7C15u) >> 24) & (sy->capacity - 1);
+  while (sy->cache[i].address != 0
+         && (sy->cache[i].address != address || sy->cache[i].version != version))
     i = (i + 1) & (sy->capacity - 1);
   return i;
 }
@@ -291,12 +365,12 @@ static int cacheGrow(HeapSymbolsStruct *sy)
   sy->capacity = capacity;
   for (size_t i = 0; i < oldCapacity; ++i)
     if (old[i].address != 0)
-      sy->cache[cacheSlot(sy, old[i].address)] = old[i];
+      sy->cache[cacheSlot(sy, old[i].address, old[i].version)] = old[i];
   free(old);
   return 1;
 }
 
-size_t HeapSymbolise(HeapSymbolsStruct *sy, uint64_t address,
+size_t HeapSymbolise(HeapSymbolsStruct *sy, uint64_t address, uint64_t version,
                      const ProfileFrameStruct **framesReturn)
 {
   static ProfileFrameStruct none;      /* address 0: no frame was there */
@@ -308,9 +382,9 @@ size_t HeapSymbolise(HeapSymbolsStruct *sy, uint64_t address,
   }
   if ((sy->count + 1) * 2 > sy->capacity && !cacheGrow(sy))
     return 0;
-  i = cacheSlot(sy, address);
-  if (sy->cache[i].address != address) {
-    n = lookup(sy, address, frames);
+  i = cacheSlot(sy, address, version);
+  if (sy->cache[i].address != address || sy->cache[i].version != version) {
+    n = lookup(sy, address, version, frames);
     if (sy->poolCount + n > sy->poolCapacity) {
       size_t capacity = sy->poolCapacity == 0 ? 4096 : sy->poolCapacity * 2;
       ProfileFrameStruct *pool = realloc(sy->pool, capacity * sizeof *pool);
@@ -320,7 +394,7 @@ size_t HeapSymbolise(HeapSymbolsStruct *sy, uint64_t address,
       sy->poolCapacity = capacity;
     }
     memcpy(&sy->pool[sy->poolCount], frames, n * sizeof *frames);
-    sy->cache[i] = (CachedStruct){address, sy->poolCount, n};
+    sy->cache[i] = (CachedStruct){address, version, sy->poolCount, n};
     sy->poolCount += n;
     ++sy->count;
   }
@@ -332,9 +406,12 @@ void HeapSymbolsFree(HeapSymbolsStruct *sy)
 {
   if (sy == NULL)
     return;
-  SymIndexFree(sy->dwfl);
-  if (sy->dwfl != NULL)
-    dwfl_end(sy->dwfl);
+  for (size_t layer = 0; layer < sy->layerCount; ++layer)
+    if (sy->dwfl[layer] != NULL) {
+      SymIndexFree(sy->dwfl[layer]);
+      dwfl_end(sy->dwfl[layer]);
+    }
+  free(sy->mapLayer);
   for (size_t i = 0; i < sy->nameCount; ++i)
     free(sy->names[i]);
   free(sy->names);

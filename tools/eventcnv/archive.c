@@ -1,0 +1,208 @@
+/* <tools/eventcnv/archive.c> -- eventcnv --format telltale: a log
+ * rewritten block by block, compact, and with --zstd each block's data
+ * zstd-compressed, for archives
+ *
+ * .design: design/telemetry.txt .zstd .zstd.writer .compact.encoding
+ *
+ * The runtime depends on libc and pthreads alone, so zstd is an archive
+ * step here, not in the writer.  The output is the input's header (its
+ * major made EVENT_VERSION_ZSTD_MAJOR with --zstd, and its checks
+ * made again), then the input's blocks in their order: each sound one
+ * with its thread, kind, flags, sequence number, session and index, its
+ * data compact if they were raw and in this machine's layout, then
+ * zstd if that is shorter, and its check made again over the bytes
+ * written; anything else (a damaged block, bytes between blocks, a
+ * block cut short) as it was, so that a reader finds the same faults.
+ */
+
+#include "archive.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "eventpack.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define NATIVE_BIG 1u
+#else
+#define NATIVE_BIG 0u
+#endif
+
+/* ArchiveStruct -- a rewrite under way: the buffers grow to the
+ * largest block */
+typedef struct ArchiveStruct {
+  FILE *out;
+  const EventStreamInfoStruct *info;
+  int level;                    /* zstd level, or ARCHIVE_NO_ZSTD */
+  int recovered;                /* the log's live file was recovered into it */
+  int native;                   /* the log's layout is this machine's: it can be compacted */
+  EventPackStateStruct *pack;
+  ZSTD_CCtx *cctx;
+  unsigned char *packed, *zipped, *block;
+  size_t packedSize, zippedSize, blockSize;
+} ArchiveStruct;
+
+/* grow -- *buf holds at least size bytes; 0 if out of memory */
+static int grow(unsigned char **buf, size_t *bufSize, size_t size)
+{
+  unsigned char *bigger;
+  if (*bufSize >= size)
+    return 1;
+  if ((bigger = realloc(*buf, size)) == NULL)
+    return 0;
+  *buf = bigger;
+  *bufSize = size;
+  return 1;
+}
+
+/* blockSound -- is the block at p (left bytes on) whole, checked and
+ * of a stream that may hold compact blocks: one this step rewrites */
+static int blockSound(const EventStreamInfoStruct *info, const unsigned char *p, size_t left,
+                      EventBlockHeaderStruct *h)
+{
+  if (info->major < 3 || left < EVENT_BLOCK_HEADER_LEN || memcmp(p, EVENT_BLOCK_MAGIC, 4) != 0)
+    return 0;
+  EventBlockDecode(h, p, info->major, info->layout.bigEndian);
+  return h->length >= EVENT_BLOCK_HEADER_LEN && h->length <= EVENT_BLOCK_LENGTH_MAX
+         && h->length <= left && (h->flags & EVENT_BLOCK_CHECKED) != 0
+         && EventBlockCheck(p, h->length) == h->check;
+}
+
+/* nextMagic -- the next block magic after pos, or size */
+static size_t nextMagic(const unsigned char *p, size_t pos, size_t size)
+{
+  for (++pos; size - pos >= 4; ++pos)
+    if (memcmp(p + pos, EVENT_BLOCK_MAGIC, 4) == 0)
+      return pos;
+  return size;
+}
+
+/* blockWrite -- a sound block, its data made compact and zstd where
+ * that makes them shorter; 0 if out of memory or the output fails */
+static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeaderStruct h)
+{
+  const unsigned char *data = p + EVENT_BLOCK_HEADER_LEN;
+  size_t size = h.length - EVENT_BLOCK_HEADER_LEN;
+  unsigned big = a->info->layout.bigEndian;
+
+  if ((h.flags & (EVENT_BLOCK_COMPACT | EVENT_BLOCK_ZSTD)) == 0 && a->native && size > 0) {
+    size_t packed;
+    if (!grow(&a->packed, &a->packedSize, size))
+      return 0;
+    packed = EventPackEncode(a->pack, a->info->registry, data, size, a->packed, size);
+    if (packed > 0) {           /* else not shorter, or not the registry's: raw */
+      data = a->packed;
+      size = packed;
+      h.flags = (uint16_t)(h.flags | EVENT_BLOCK_COMPACT);
+    }
+  }
+  if (a->level != ARCHIVE_NO_ZSTD && (h.flags & EVENT_BLOCK_ZSTD) == 0 && size > 0) {
+    size_t zipped;
+    if (!grow(&a->zipped, &a->zippedSize, ZSTD_compressBound(size)))
+      return 0;
+    zipped = ZSTD_compressCCtx(a->cctx, a->zipped, a->zippedSize, data, size, a->level);
+    /* Kept only if shorter, and within what a reader accepts
+     * (EVENT_ZSTD_RATIO_MAX): else the block is as it was. */
+    if (!ZSTD_isError(zipped) && zipped < size && size / EVENT_ZSTD_RATIO_MAX <= zipped) {
+      data = a->zipped;
+      size = zipped;
+      h.flags = (uint16_t)(h.flags | EVENT_BLOCK_ZSTD);
+    }
+  }
+  /* design/telemetry.txt .stream.check: the check of the bytes written */
+  if (!grow(&a->block, &a->blockSize, EVENT_BLOCK_HEADER_LEN + size))
+    return 0;
+  h.length = (uint32_t)(EVENT_BLOCK_HEADER_LEN + size);
+  h.check = 0;
+  EventBlockEncode(a->block, &h, big);
+  memcpy(a->block + EVENT_BLOCK_HEADER_LEN, data, size);
+  EventStore(a->block + offsetof(EventBlockHeaderStruct, check), EventBlockCheck(a->block, h.length),
+             4, big);
+  return fwrite(a->block, 1, h.length, a->out) == h.length;
+}
+
+/* headerWrite -- the log's header, of major EVENT_VERSION_ZSTD_MAJOR
+ * (from 3.0: older blocks are copied as they are), its checks made
+ * again, and its flags saying whether the live file was recovered
+ * into it.  0 if out of memory or the output fails.
+ * design/telemetry.txt .zstd.version .zstd.live */
+static int headerWrite(ArchiveStruct *a, const unsigned char *base)
+{
+  const EventStreamInfoStruct *info = a->info;
+  unsigned char *h = malloc(info->headerLength);
+  int ok;
+  if (h == NULL)
+    return 0;
+  memcpy(h, base, info->headerLength);
+  if (info->major >= 3) {
+    EventStore(h + 8, EVENT_VERSION_ZSTD_MAJOR, 2, 0);
+    h[EVENT_STREAM_FLAGS_AT] = a->recovered ? EVENT_ARCHIVE_RECOVERED : 0;
+    for (unsigned i = 0; i < 2; ++i)
+      if (info->headerChecks[i] != 0)
+        EventStore(h + info->headerChecks[i], EventHeaderCheck(h, info->headerChecks[i]), 4, 0);
+  }
+  ok = fwrite(h, 1, info->headerLength, a->out) == info->headerLength;
+  free(h);
+  return ok;
+}
+
+/* ArchiveWrite -- archive.h */
+int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoStruct *info,
+                 int recovered, const char *path, int level, const char *programName)
+{
+  ArchiveStruct a;
+  size_t pos = info->headerLength;
+  int ok;
+
+  memset(&a, 0, sizeof a);
+  a.info = info;
+  a.level = level;
+  a.recovered = recovered;
+  a.native = info->layout.bigEndian == NATIVE_BIG
+             && info->layout.pointerSize == sizeof(void *) && info->layout.wordSize == sizeof(EventW);
+  a.pack = malloc(sizeof *a.pack);
+  a.cctx = ZSTD_createCCtx();
+  if (a.pack == NULL || a.cctx == NULL) {
+    fprintf(stderr, "%s: out of memory\n", programName);
+    ok = 0;
+    goto done;
+  }
+  if (info->major >= 3 && info->headerChecks[0] == 0) {
+    fprintf(stderr, "%s: the header's checks were not found\n", programName);
+    ok = 0;
+    goto done;
+  }
+  if ((a.out = fopen(path, "wb")) == NULL) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", programName, path, strerror(errno));
+    ok = 0;
+    goto done;
+  }
+  ok = headerWrite(&a, base);
+  while (ok && pos < size) {
+    EventBlockHeaderStruct h;
+    if (blockSound(info, base + pos, size - pos, &h)) {
+      ok = blockWrite(&a, base + pos, h);
+      pos += h.length;
+    } else {                    /* as it is: the reader finds the same fault */
+      size_t next = nextMagic(base, pos, size);
+      ok = fwrite(base + pos, 1, next - pos, a.out) == next - pos;
+      pos = next;
+    }
+  }
+  if (fclose(a.out) != 0)
+    ok = 0;
+  if (!ok)
+    fprintf(stderr, "%s: cannot write %s: %s\n", programName, path,
+            errno != 0 ? strerror(errno) : "out of memory");
+done:
+  ZSTD_freeCCtx(a.cctx);
+  free(a.pack);
+  free(a.packed);
+  free(a.zipped);
+  free(a.block);
+  return ok ? 0 : 1;
+}
