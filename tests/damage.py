@@ -191,7 +191,7 @@ def main():
 
         cases = []
         for field, lo, hi in (('seq', 16, 24), ('length', 4, 8), ('session', 24, 28),
-                              ('index', 28, 32)):
+                              ('index', 28, 32), ('magic', 0, 4)):
             for _ in range(runs):
                 if logBlocks:
                     o, _ = rnd.choice(logBlocks)
@@ -233,6 +233,10 @@ def main():
         zeroed[liveRegions[0][0]:liveRegions[0][0] + 4096] = bytes(4096)
         liveCase('live-zeroed', write(bytes(zeroed)))
         liveCase('live-twice', write(live + live[header_length(live):]))
+        if liveBlocks:            # a block's magic zeroed: not a free region
+            unfreed = bytearray(live)
+            unfreed[liveBlocks[0][0]:liveBlocks[0][0] + 4] = bytes(4)
+            liveCase('live-magic-zeroed', write(bytes(unfreed)))
         liveCase('live-dir', os.mkdir)
         liveCase('live-fifo', os.mkfifo)
         liveCase('live-dev-zero', lambda path: os.symlink('/dev/zero', path))

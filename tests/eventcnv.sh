@@ -278,10 +278,12 @@ check v2-compact-flag  v2-compact-flag 1 "offset 2713: block is marked compact i
 archive() {
   local v=$1 why="" form a args s1 s2
   stream "$v"
-  for form in compact zstd; do
+  for form in compact zstd again; do
     a=$tmp/$v.$form
     if [ $form = zstd ]; then
       "$eventcnv" --format telltale --zstd=19 -o "$a" "$tmp/$v.tt" 2>/dev/null
+    elif [ $form = again ]; then     # the archive archived without --zstd: .zstd.again
+      "$eventcnv" --format telltale -o "$a" "$tmp/$v.zstd" 2>/dev/null
     else
       "$eventcnv" --format telltale -o "$a" "$tmp/$v.tt" 2>/dev/null
     fi
@@ -301,7 +303,9 @@ archive() {
   case $v in
     v3|v3-big32|v3-raw|v3-flip|v3-cut) "$eventcnv" --header "$tmp/$v.zstd" 2>/dev/null | grep -q "^version  *4\.0\..*" ||
            why="$why the archive is not of version 4"
-         "$eventcnv" --header "$tmp/$v.zstd" 2>/dev/null | grep -q "^zstd  " || why="$why no zstd block" ;;
+         "$eventcnv" --header "$tmp/$v.zstd" 2>/dev/null | grep -q "^zstd  " || why="$why no zstd block"
+         ! "$eventcnv" --header "$tmp/$v.again" 2>/dev/null | grep -q "^zstd  " ||
+           why="$why the archive archived without --zstd keeps zstd blocks" ;;
     basic|v2*) cmp -s "$tmp/$v.tt" "$tmp/$v.zstd" || why="$why a log older than 3.0 was changed" ;;
   esac
   result "archive-$v" "$why"
@@ -314,6 +318,7 @@ check archive-zstd-only-archive basic 2 "--zstd compresses the blocks of --forma
 check archive-needs-o  basic    2 "this --format writes a file: give it with -o FILE: telltale" --format telltale
 check archive-level    basic    2 "--zstd wants a level from 1 to 22: 23" --format telltale --zstd=23 -o "$tmp/x"
 check archive-kind     basic    2 "--format telltale rewrites one FILE whole" --format telltale --kind Pool -o "$tmp/x"
+check archive-two      basic    2 "--format telltale rewrites one FILE, not several" --format telltale --zstd 5 -o "$tmp/x"
 # zstd blocks damaged (tests/zstdblock.py): a bit flipped is found by the
 # block's check before any decompression; a block whose check holds but
 # whose data are not a frame, or whose frame claims 2^40 bytes, is

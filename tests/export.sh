@@ -29,6 +29,7 @@
 #                         and the event_fields view
 #   sqlite-kind(-strings) --kind: only those events; strings and labels whole
 #   sqlite-replace        an existing database at -o is replaced
+#   sqlite-same-pid       two logs of one pid: a thread of both is one row
 #   ctf(-many)            every event as babeltrace2's Python bindings read
 #                         it, thread by thread: name, time, each value, every
 #                         letter (-many: 30000 more events, several packets,
@@ -225,6 +226,18 @@ why=""
 "$eventcnv" --format sqlite -o "$db" --event Tick "$log" 2>/dev/null || why="exit $?"
 [ "$(q "$db" "SELECT count(*) FROM event")" = 1 ] || why="$why; $(q "$db" "SELECT count(*) FROM event") events, want the one Tick"
 result sqlite-replace "${why#; }"
+
+# Two logs of one pid (an image and the one it exec'd; here one log
+# twice): one process's threads, each a row with both logs' events
+why=""
+cp "$log" "$tmp/again.log"
+"$eventcnv" --format sqlite -o "$tmp/pid.sqlite" "$log" "$tmp/again.log" 2>"$tmp/pid.err" ||
+  why="exit $?: $(head -1 "$tmp/pid.err")"
+[ "$(q "$tmp/pid.sqlite" "SELECT sum(events) FROM thread")" = "$(q "$tmp/pid.sqlite" "SELECT count(*) FROM event")" ] ||
+  why="$why; thread.events sum $(q "$tmp/pid.sqlite" "SELECT sum(events) FROM thread") against $(q "$tmp/pid.sqlite" "SELECT count(*) FROM event") events"
+[ "$(q "$tmp/pid.sqlite" "SELECT count(*) FROM thread")" = "$(q "$tmp/pid.sqlite" "SELECT count(DISTINCT thread) FROM event")" ] ||
+  why="$why; a thread in both logs has two rows"
+result sqlite-same-pid "${why#; }"
 
 why=""
 if command -v jq >/dev/null; then

@@ -198,7 +198,7 @@ static int expand(ExpandedStruct *x, const unsigned char *in, size_t inSize, uns
  * starts (left out of the stream: its events are all in its live
  * block), or the log's size. */
 static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *countReturn, int *failed,
-                          ExpandedStruct *x)
+                          ExpandedStruct *x, int *unsound)
 {
   SentStruct *sent = NULL;
   size_t count = 0, limit = 0, offset = f->headerLength, cut = f->size;
@@ -216,6 +216,7 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
         cut = offset;
         break;
       }
+      *unsound = 1;
       offset = nextMagic(f, offset);
       continue;
     }
@@ -395,6 +396,7 @@ typedef struct RecoverStruct {
   unsigned char *out;
   size_t outSize;
   EventRecoverStruct *result;
+  int logUnsound;               /* sentCollect passed over a block */
 } RecoverStruct;
 
 /* liveBlock -- the live block at offset, of header h: the events the
@@ -416,6 +418,25 @@ static void liveBlock(RecoverStruct *r, size_t offset, EventBlockHeaderStruct h)
     for (size_t e = skip; e < end; e += (size_t)EventLoad(data + e + 2, 2, live->big))
       ++r->result->events;
   }
+}
+
+/* freeSound -- can a checked region that is not a block be a free one?
+ * Its magic is zero, and the events it holds, if any, are all in the
+ * log under its number: a region is freed or reused only once what it
+ * held was written.  Where the log was passed over or failed, they may
+ * be missing for that reason, and the region is taken as free.
+ * .sol.recover.free */
+static int freeSound(const RecoverStruct *r, const unsigned char *block,
+                     const EventBlockHeaderStruct *h)
+{
+  const FileStruct *live = &r->live;
+  const unsigned char *data = block + live->blockHeaderLength;
+  size_t end, skip;
+  if (!zeros(block, 4))
+    return 0;
+  end = dataEnd(data, h->length - live->blockHeaderLength, live->big);
+  return end == 0 || r->logUnsound || r->result->logFailed
+         || (prefixMatch(r->sent, r->sentCount, h->seq, data, end, live->big, &skip) && skip == end);
 }
 
 /* liveWalk -- each region of the live file: a block (magic), or a free
@@ -447,6 +468,8 @@ static void liveWalk(RecoverStruct *r)
     ++found;
     if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) == 0)
       liveBlock(r, offset, h);
+    else if (!freeSound(r, block, &h) && r->result->damaged++ == 0)
+      r->result->damagedOffset = offset;
     offset += h.length;
   }
   /* A region claimed but never written is not in the count. */
@@ -473,7 +496,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   r.result = result;
   if (!filesRead(&r.log, &r.live, logBytes, logSize, liveBytes, liveSize, msg, msgSize))
     return 1;
-  r.log.size = sentCollect(&r.log, &r.sent, &r.sentCount, &failed, &x);
+  r.log.size = sentCollect(&r.log, &r.sent, &r.sentCount, &failed, &x, &r.logUnsound);
   free(x.state);
   r.out = failed ? NULL : malloc(r.log.size + liveSize);
   if (r.out == NULL) {

@@ -42,8 +42,9 @@ typedef struct ArchiveStruct {
   int native;                   /* the log's layout is this machine's: it can be compacted */
   EventPackStateStruct *pack;
   ZSTD_CCtx *cctx;
-  unsigned char *packed, *zipped, *block;
-  size_t packedSize, zippedSize, blockSize;
+  ZSTD_DCtx *dctx;              /* for an archive's zstd blocks, made again */
+  unsigned char *packed, *zipped, *unzipped, *block;
+  size_t packedSize, zippedSize, unzippedSize, blockSize;
 } ArchiveStruct;
 
 /* grow -- *buf holds at least size bytes; 0 if out of memory */
@@ -89,6 +90,25 @@ static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeader
   size_t size = h.length - EVENT_BLOCK_HEADER_LEN;
   unsigned big = a->info->layout.bigEndian;
 
+  /* An archive's zstd block is made again: its data decompressed, then
+   * zstd at this run's level, or none (.zstd.again).  A frame the
+   * reader would refuse is written as it is, for the reader to report. */
+  if ((h.flags & EVENT_BLOCK_ZSTD) != 0) {
+    unsigned long long raw = ZSTD_getFrameContentSize(data, size);
+    size_t got;
+    if (raw != ZSTD_CONTENTSIZE_ERROR && raw != ZSTD_CONTENTSIZE_UNKNOWN
+        && raw <= EVENT_BLOCK_LENGTH_MAX && raw / EVENT_ZSTD_RATIO_MAX <= size) {
+      if ((a->dctx == NULL && (a->dctx = ZSTD_createDCtx()) == NULL)
+          || !grow(&a->unzipped, &a->unzippedSize, raw > 0 ? (size_t)raw : 1))
+        return 0;
+      got = ZSTD_decompressDCtx(a->dctx, a->unzipped, (size_t)raw, data, size);
+      if (!ZSTD_isError(got) && got == raw) {
+        data = a->unzipped;
+        size = got;
+        h.flags = (uint16_t)(h.flags & ~EVENT_BLOCK_ZSTD);
+      }
+    }
+  }
   if ((h.flags & (EVENT_BLOCK_COMPACT | EVENT_BLOCK_ZSTD)) == 0 && a->native && size > 0) {
     size_t packed;
     if (!grow(&a->packed, &a->packedSize, size))
@@ -200,9 +220,11 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
             errno != 0 ? strerror(errno) : "out of memory");
 done:
   ZSTD_freeCCtx(a.cctx);
+  ZSTD_freeDCtx(a.dctx);
   free(a.pack);
   free(a.packed);
   free(a.zipped);
+  free(a.unzipped);
   free(a.block);
   return ok ? 0 : 1;
 }

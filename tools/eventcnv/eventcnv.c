@@ -233,7 +233,10 @@ static void ArgsCheck(OptionsStruct *opt)
       && (strspn(opt->zstd, "0123456789") != strlen(opt->zstd) || strlen(opt->zstd) > 2
           || atoi(opt->zstd) < 1 || atoi(opt->zstd) > 22))
     UsageError("--zstd wants a level from 1 to 22: ", opt->zstd);
-  if (IsArchive(opt) && (opt->pathCount > 1 || opt->kinds != NULL || opt->events != NULL))
+  if (IsArchive(opt) && opt->pathCount > 1)
+    UsageError("--format telltale rewrites one FILE, not several (a level goes as --zstd=LEVEL): ",
+               opt->paths[1]);
+  if (IsArchive(opt) && (opt->kinds != NULL || opt->events != NULL))
     UsageError("--format telltale rewrites one FILE whole: not with --kind or --event", NULL);
   if (opt->format != NULL && (ExportNeedsFile(opt->format) || IsArchive(opt))
       && (opt->output == NULL || strcmp(opt->output, "-") == 0))

@@ -1012,7 +1012,11 @@ static int SqliteBegin(ExportStruct *ex)
 static int Threads(ExportStruct *ex, SqliteStruct *state)
 {
   sqlite3_stmt *stmt;
-  if (Prepare(ex, state, "INSERT INTO thread VALUES (?,?,?,?,?)", &stmt) != 0)
+  /* Logs of one pid (an image and the image it exec'd) are one
+   * process: a thread in both is one row, its events summed. */
+  if (Prepare(ex, state, "INSERT INTO thread VALUES (?,?,?,?,?) ON CONFLICT (pid, thread) DO UPDATE"
+              " SET events = events + excluded.events, tid = coalesce(excluded.tid, tid),"
+              " name = coalesce(excluded.name, name)", &stmt) != 0)
     return 1;
   for (size_t s = 0; s < ex->sourceCount; ++s)
   for (size_t i = 0; ExportUse(ex, s) == 0 && i < EventStreamThreadCount(ex->stream); ++i) {
