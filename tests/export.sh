@@ -152,6 +152,8 @@ q "$db" "EXPLAIN QUERY PLAN SELECT * FROM event WHERE time_ns > 5" | grep -q "US
   why="$why; event_fields of seq 31: $(q "$db" "SELECT * FROM event_fields WHERE seq = 31")"
 [ "$(q "$db" "SELECT count(*) FROM event_fields")" = "$(q "$db" "SELECT count(*) FROM event")" ] ||
   why="$why; event_fields has not every event"
+[ "$(q "$db" "SELECT count(*) FROM event_fields WHERE NOT json_valid(fields)")" = 0 ] ||
+  why="$why; event_fields not JSON: $(q "$db" "SELECT fields FROM event_fields WHERE NOT json_valid(fields) LIMIT 1")"
 result sqlite-schema "${why#; }"
 
 # --kind leaves the string and label tables whole

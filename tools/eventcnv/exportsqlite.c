@@ -701,7 +701,7 @@ static int Views(ExportStruct *ex, SqliteStruct *state)
 }
 
 /* View -- event_fields: each event with its fields as a JSON object,
- * P and A as hex */
+ * P and A as hex, D as jsonl writes them (README) */
 static int View(ExportStruct *ex, SqliteStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
@@ -720,7 +720,14 @@ static int View(ExportStruct *ex, SqliteStruct *state)
       TableColumn(state, field, sizeof field, state->shapes[i].column[p]);
       SqlAdd(&sql, "%s", p > 0 ? ", " : "");
       SqlQuoted(&sql, '\'', desc->paramNames[p]);
-      SqlAdd(&sql, letter == 'P' || letter == 'A' ? ", printf('0x%%x', %s)" : ", %s", field);
+      if (letter == 'P' || letter == 'A')
+        SqlAdd(&sql, ", printf('0x%%x', %s)", field);
+      else if (letter == 'D')     /* as jsonl: 17 digits, infinities as strings */
+        SqlAdd(&sql, ", CASE WHEN %s IS NULL THEN NULL WHEN %s = 9e999 THEN 'inf'"
+               " WHEN %s = -9e999 THEN '-inf' ELSE json(printf('%%!.17g', %s)) END",
+               field, field, field, field);
+      else
+        SqlAdd(&sql, ", %s", field);
     }
     SqlAdd(&sql, ")");
   }
