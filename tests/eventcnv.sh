@@ -319,6 +319,7 @@ check archive-needs-o  basic    2 "this --format writes a file: give it with -o 
 check archive-level    basic    2 "--zstd wants a level from 1 to 22: 23" --format telltale --zstd=23 -o "$tmp/x"
 check archive-kind     basic    2 "--format telltale rewrites one FILE whole" --format telltale --kind Pool -o "$tmp/x"
 check archive-two      basic    2 "--format telltale rewrites one FILE, not several" --format telltale --zstd 5 -o "$tmp/x"
+check archive-damaged  v3-flip  1 "holds every block of the log, the damaged ones as they are" --format telltale -o "$tmp/x"
 # zstd blocks damaged (tests/zstdblock.py): a bit flipped is found by the
 # block's check before any decompression; a block whose check holds but
 # whose data are not a frame, or whose frame claims 2^40 bytes, is

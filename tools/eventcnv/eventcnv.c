@@ -20,6 +20,7 @@
 #include "span.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -968,6 +969,20 @@ static int LogsFilter(void *closure, size_t source, unsigned kind, unsigned code
   return FilterPasses(&logs[source].filter, kind, code);
 }
 
+/* ArchiveSay -- what an archive holds that its log's messages do not
+ * say: blocks past damage, and a program that may still be writing
+ * (design/telemetry.txt .zstd.say) */
+static void ArchiveSay(const EventStreamInfoStruct *info, const char *name, const char *output)
+{
+  if (info->stopped)
+    fprintf(stderr, "%s: %s: the archive %s holds every block of the log, the damaged ones "
+            "as they are: --resync reads on past them\n", programName, name, output);
+  if (!info->streamEnd && info->pid != 0 && (kill((pid_t)info->pid, 0) == 0 || errno == EPERM))
+    fprintf(stderr, "%s: %s: the log has no StreamEnd and a process %lu is running: if it is "
+            "the program, it is still writing, and the archive %s holds only what it had "
+            "written\n", programName, name, (unsigned long)info->pid, output);
+}
+
 /* Print -- what opt asks for; returns EXIT_SUCCESS, or EXIT_BAD_STREAM
  * having said why */
 static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
@@ -990,11 +1005,14 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     streams[i] = logs[i].stream;
   if (IsArchive(opt)) {
     /* design/telemetry.txt .zstd.writer */
-    if (ArchiveWrite(logs[0].in.data, logs[0].in.size, EventStreamInfo(streams[0]),
+    const EventStreamInfoStruct *info = EventStreamInfo(streams[0]);
+    if (ArchiveWrite(logs[0].in.data, logs[0].in.size, info,
                      logs[0].recovered.done, opt->output,
                      opt->zstd == NULL ? ARCHIVE_NO_ZSTD
                      : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, programName) != 0)
       status = EXIT_BAD_STREAM;
+    else
+      ArchiveSay(info, logs[0].name, opt->output);
   } else if (IsExport(opt)) {
     /* design/telemetry.txt .export */
     if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
