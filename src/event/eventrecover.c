@@ -141,6 +141,19 @@ static int regionSound(const FileStruct *f, const unsigned char *p, const EventB
          && (h->flags & (EVENT_BLOCK_COMPACT | EVENT_BLOCK_ZSTD)) == 0;
 }
 
+/* regionPreparing -- is a region whose check fails one the program was
+ * making a block of when it died?  Its magic is zero and its data end
+ * at once, which the program sees to before it writes the header's
+ * fields; the length and session are the ones rewritten.  It holds no
+ * event, so it is free.  .sol.recover.free */
+static int regionPreparing(const FileStruct *f, const unsigned char *p,
+                           const EventBlockHeaderStruct *h, size_t left)
+{
+  return zeros(p, 4) && h->length >= f->blockHeaderLength + EVENT_HEADER_LEN
+         && h->length <= left && h->length % LIVE_PAGE == 0 && h->session == f->session
+         && zeros(p + f->blockHeaderLength, 4);     /* the first event's code and length */
+}
+
 /* nextMagic -- the next block magic after offset, or the end */
 static size_t nextMagic(const FileStruct *f, size_t offset)
 {
@@ -456,6 +469,12 @@ static void liveWalk(RecoverStruct *r)
     const unsigned char *block = live->base + offset;
     EventBlockHeaderStruct h;
     EventBlockDecode(&h, block, live->major, live->big);
+    if (!regionSound(live, block, &h, live->size - offset)
+        && regionPreparing(live, block, &h, live->size - offset)) {
+      ++found;
+      offset += h.length;
+      continue;
+    }
     if (!regionSound(live, block, &h, live->size - offset)) {
       /* Zeros: a region claimed whose header was never written (only
        * ever the last), or zeroed pages; else damage.  Either way its
