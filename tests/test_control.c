@@ -607,6 +607,111 @@ static void control_5_2_writer_drops_counted(void **state)
   free(reader.data);
 }
 
+/* readWhole -- a file's bytes (malloc'd) */
+static unsigned char *readWhole(const char *path, size_t *sizeReturn)
+{
+  FILE *f = fopen(path, "rb");
+  unsigned char *data;
+  long size;
+  assert_non_null(f);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  size = ftell(f);
+  assert_true(size > 0);
+  rewind(f);
+  data = malloc((size_t)size);
+  assert_non_null(data);
+  assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
+  fclose(f);
+  *sizeReturn = (size_t)size;
+  return data;
+}
+
+/* countInOrder -- the TestW events in a log, checked to be 0, 1, 2, ...;
+ * fails on a dropped-events report */
+static size_t countInOrder(const unsigned char *data, size_t size, const char *what)
+{
+  EventStreamStruct *s;
+  EventRecordStruct rec;
+  char msg[256];
+  size_t got = 0;
+  assert_int_equal(EventStreamOpen(&s, data, size, 0, msg, sizeof msg), EventStreamOK);
+  while (EventStreamNext(s, &rec) == EventStreamOK) {
+    if (rec.code == EventCodeEventsDropped)
+      fail_msg("%s: %" PRIu64 " events dropped", what, (uint64_t)rec.values[1].u);
+    if (rec.code != EventCodeTestW)
+      continue;
+    if (rec.values[0].u != got)
+      fail_msg("%s: event %zu has value %" PRIu64, what, got, (uint64_t)rec.values[0].u);
+    ++got;
+  }
+  EventStreamClose(s);
+  return got;
+}
+
+#define DETACH_EVENTS 200000
+
+/* control-5.3: the asynchronous writer stalled (its second stream a
+   pipe read slowly) while the emitter fills block after block: the
+   emitter hands the live regions still being written to the writer and
+   goes on in fresh ones, up to the limit, then waits; every event
+   reaches both streams, in order (.sol.writer.detach).  The live
+   file's region count, read before the end, shows the regions handed
+   over: more than two kinds' two slots each, and no more than the
+   limit's sixteen beyond them. */
+static void control_5_3_writer_detaches_regions(void **state)
+{
+  int fds[2];
+  PlinthStream file, pipeStream;
+  SlowReaderStruct reader = {0};
+  pthread_t readerThread;
+  unsigned char *data;
+  size_t size, regions;
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  reader.fd = fds[0];
+  assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
+  EventFinish();                                  /* a session of its own */
+  assert_int_equal(PlinthStreamOpenFile(&file, "detach.log"), 0);
+  assert_int_equal(PlinthStreamOpenFd(&pipeStream, fds[1], 0), 0);
+  assert_int_equal(EventStreamAddBinary(file), 0);
+  assert_int_equal(EventStreamAddBinary(pipeStream), 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);
+  assert_int_equal(EventWriterAsync(1, 0), 0);
+  for (EventW i = 0; i < DETACH_EVENTS; ++i)
+    EVENT_W(TestW, i);
+  {
+    /* the count ends the live file's header, a page */
+    unsigned char bytes[EVENT_LIVE_REGIONS_LEN];
+    FILE *f = fopen("detach.log.live", "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, sysconf(_SC_PAGESIZE) - EVENT_LIVE_REGIONS_LEN, SEEK_SET), 0);
+    assert_int_equal(fread(bytes, 1, sizeof bytes, f), sizeof bytes);
+    fclose(f);
+    regions = 0;
+    for (size_t i = sizeof bytes; i > 0; --i)
+      regions = regions << 8 | bytes[i - 1];
+  }
+  print_message("live regions %zu\n", regions);
+  assert_true(regions > 4);
+  assert_true(regions <= 4 + 16);
+  EventFinish();
+  assert_int_equal(EventWriterAsync(0, 0), 0);
+  assert_int_equal(EventBufferSizeSet(65536), 0);
+  PlinthStreamClose(file);
+  PlinthStreamClose(pipeStream);
+  close(fds[1]);
+  assert_int_equal(pthread_join(readerThread, NULL), 0);
+  close(fds[0]);
+  assert_non_null(reader.data);
+  assert_int_equal(countInOrder(reader.data, reader.size, "the pipe"), DETACH_EVENTS);
+  data = readWhole("detach.log", &size);
+  assert_int_equal(countInOrder(data, size, "detach.log"), DETACH_EVENTS);
+  assert_int_equal(access("detach.log.live", F_OK), -1);   /* a clean end */
+  free(data);
+  free(reader.data);
+  unlink("detach.log");
+}
+
 /* control-6: write failures, through the plinth's fault injection --- */
 
 /* stderrCapture -- send stderr to a file; stderrRelease -- restore it
@@ -880,6 +985,7 @@ int main(void)
     cmocka_unit_test(control_4_8_parse_masks),
     cmocka_unit_test(control_5_1_dropped_counted),
     cmocka_unit_test_teardown(control_5_2_writer_drops_counted, restoreAll),
+    cmocka_unit_test_teardown(control_5_3_writer_detaches_regions, restoreAll),
     cmocka_unit_test(control_6_1_sync_failure),
     cmocka_unit_test(control_6_2_async_failure),
     cmocka_unit_test(control_6_3_no_write_after_cut),

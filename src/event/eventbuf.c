@@ -123,9 +123,10 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
   EventKindBufStruct *kb = &thread->levels[level][kind];
   int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
                 & EVENT_KIND_BIT(kind)) != 0;
-  /* The writer may still be writing what the slot held: wait for it,
-   * or, when dropping rather than waiting, say so (.sol.writer). */
-  if (eventSlotBusy(kb, s, !eventSession.dropWhenBehind))
+  /* The writer may still be writing what the slot held: hand a live
+   * region over to it (.sol.writer.detach), else wait for it, or, when
+   * dropping rather than waiting, say so (.sol.writer). */
+  if (eventSlotDetach(kb, s) && eventSlotBusy(kb, s, !eventSession.dropWhenBehind))
     return 11; /* EAGAIN */
   if (output)
     eventSessionStart();
@@ -664,6 +665,7 @@ static void finish(int atExit)
     memset(EventThreadBuf, 0, sizeof EventThreadBuf);
   }
   eventWriterIdle();                 /* every block written before the streams close */
+  eventSlotsReturned();
   eventLostReport();
   sessionClose(1);
   eventLiveEnd();

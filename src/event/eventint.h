@@ -207,6 +207,8 @@ extern void eventLiveRegionsSay(void);
 extern void eventLiveEnd(void);
 extern void eventWriterIdle(void);
 extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
+extern int eventSlotDetach(EventKindBufStruct *kb, unsigned s);
+extern void eventSlotsReturned(void);
 extern void eventOutAfterFork(void);
 
 #endif /* eventint_h */

@@ -699,11 +699,22 @@ typedef struct JobStruct {
   unsigned *pending;            /* the slot's count, to decrement when done */
 } JobStruct;
 
+/* DetachedStruct -- a live slot's region handed to the writer, with the
+ * count of jobs still reading it.  .sol.writer.detach */
+#define DETACH_LIMIT 16
+
+typedef struct DetachedStruct {
+  unsigned pending;             /* jobs reading the region */
+  unsigned char *base;          /* NULL: the record is not in use */
+  size_t size;
+} DetachedStruct;
+
 static struct {
   JobStruct jobs[JOB_LIMIT];
   size_t head, count;           /* the queue: jobs[head .. head + count) */
-  int writing;                  /* the writer holds a job it took off */
+  unsigned *writingPending;     /* the count of the job the writer holds, or NULL */
   int started;
+  DetachedStruct detached[DETACH_LIMIT];
 } writer;
 
 /* writerRun -- the writer thread: write jobs as they come */
@@ -717,7 +728,7 @@ static void writerRun(void)
     job = writer.jobs[writer.head];
     writer.head = (writer.head + 1) % JOB_LIMIT;
     --writer.count;
-    writer.writing = 1;
+    writer.writingPending = job.pending;
     PlinthQueueRelease();
     for (size_t i = 0; i < job.streamCount; ++i) {
       int failed = 0;
@@ -733,8 +744,8 @@ static void writerRun(void)
       }
     }
     PlinthQueueClaim();
-    --*job.pending;
-    writer.writing = 0;
+    --*writer.writingPending;   /* the job's, or its region's if detached since */
+    writer.writingPending = NULL;
     PlinthQueueWake();
     PlinthQueueRelease();
   }
@@ -780,7 +791,7 @@ void eventWriterIdle(void)
   if (!writer.started)
     return;
   PlinthQueueClaim();
-  while (writer.count > 0 || writer.writing)
+  while (writer.count > 0 || writer.writingPending != NULL)
     PlinthQueueWait();
   PlinthQueueRelease();
 }
@@ -797,6 +808,68 @@ int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait)
   busy = kb->pending[s] > 0;
   PlinthQueueRelease();
   return busy;
+}
+
+/* eventSlotDetach -- free slot s of a live region the writer still
+ * reads by handing the region to the writer's jobs, taking in exchange
+ * a region they are done with, if there is one of its size: 0 if the
+ * slot is free (its region kept, exchanged, or handed over and none
+ * taken), else nonzero.  Plinth lock held; no memory is allocated or
+ * freed, as a signal handler may be here.  .sol.writer.detach */
+int eventSlotDetach(EventKindBufStruct *kb, unsigned s)
+{
+  DetachedStruct *d = NULL;
+  int busy;
+  if (!writer.started)
+    return 0;
+  PlinthQueueClaim();
+  if (kb->pending[s] > 0 && kb->mapped[s])
+    for (size_t i = 0; i < DETACH_LIMIT; ++i) {
+      DetachedStruct *r = &writer.detached[i];
+      if (r->base == NULL ? d == NULL : r->pending == 0 && r->size == kb->slotSize[s])
+        d = r;
+      if (d != NULL && d->base != NULL)
+        break;
+    }
+  if (d != NULL) {
+    unsigned *from = &kb->pending[s];
+    unsigned char *done = d->base;
+    for (size_t i = 0; i < writer.count; ++i) {
+      JobStruct *job = &writer.jobs[(writer.head + i) % JOB_LIMIT];
+      if (job->pending == from)
+        job->pending = &d->pending;
+    }
+    if (writer.writingPending == from)
+      writer.writingPending = &d->pending;
+    d->pending = kb->pending[s];
+    d->base = kb->slot[s];
+    d->size = kb->slotSize[s];
+    kb->pending[s] = 0;
+    kb->slot[s] = done;
+    kb->mapped[s] = done != NULL;
+  }
+  busy = kb->pending[s] > 0;
+  PlinthQueueRelease();
+  return busy;
+}
+
+/* eventSlotsReturned -- give back to the live file the regions handed
+ * to the writer, once it is done with them.  Plinth lock held. */
+void eventSlotsReturned(void)
+{
+  DetachedStruct done[DETACH_LIMIT];
+  size_t n = 0;
+  if (!writer.started)
+    return;
+  PlinthQueueClaim();
+  for (size_t i = 0; i < DETACH_LIMIT; ++i)
+    if (writer.detached[i].base != NULL && writer.detached[i].pending == 0) {
+      done[n++] = writer.detached[i];
+      writer.detached[i].base = NULL;
+    }
+  PlinthQueueRelease();
+  for (size_t i = 0; i < n; ++i)
+    eventLiveRegionRelease(done[i].base, done[i].size);
 }
 
 /* EventWriterAsync -- write blocks on the writer thread (1) or on the
@@ -881,7 +954,11 @@ void eventLiveRegionsSay(void)
 void eventOutAfterFork(void)
 {
   /* The writer thread is the parent's: the child starts its own when it
-   * needs one, and the parent's queued jobs are the parent's. */
+   * needs one, and the parent's queued jobs are the parent's, as are
+   * the regions they read. */
+  for (size_t i = 0; i < DETACH_LIMIT; ++i)
+    if (writer.detached[i].base != NULL)
+      PlinthStreamUnmap(NULL, writer.detached[i].base, writer.detached[i].size);
   memset(&writer, 0, sizeof writer);
   /* The parent's live file is the parent's: unmap its regions (in the
    * child only) rather than reuse them, and let go of the stream. */
