@@ -3,14 +3,19 @@
 #
 # .design: design/telemetry.txt .malloc.perf .replay.fidelity
 #
-# Usage: bench/malloc.sh [RUNS]        (default 5 runs; the median is shown)
+# Usage: bench/malloc.sh [RUNS]        (default 5 runs; the medians are shown)
 #        bench/malloc.sh --cost [RUNS] only the cost table, no replay
+#        bench/malloc.sh --instr [ROUNDS]
+#                                      the instruction table: callgrind
+#                                      (valgrind), ROUNDS of the workload's
+#                                      6 (default 1)
 #        bench/malloc.sh --fidelity    only the peak RSS order check
 #
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
 # events.  It measures
-#   - the workload's wall time untraced, recorded by libtelltale-malloc.so
+#   - the workload's wall and CPU time (or with --instr its instructions)
+#     untraced, recorded by libtelltale-malloc.so
 #     (compact, its default, .malloc.compact; raw, TELLTALE_COMPACT=0;
 #     with TELLTALE_STACKS=32 by frame pointers and with
 #     TELLTALE_STACKS=32:dwarf by libunwind, .stacks), and under
@@ -30,8 +35,10 @@ top=$PWD
 runs=${1:-5}
 fidelity=0
 cost=0
+instr=0
 [ "$runs" = --fidelity ] && fidelity=1 runs=1
 [ "$runs" = --cost ] && cost=1 runs=${2:-5}
+[ "$runs" = --instr ] && instr=1 rounds=${2:-1}
 lib=$top/build/libtelltale-malloc.so
 replay=$top/build/replay
 work=$top/bench/malloc-workload.py
@@ -43,30 +50,90 @@ export PYTHONMALLOC=malloc
 # scripts that would be recorded and timed too).
 python=$(python3 -c 'import sys; print(sys.executable)')
 
-# seconds CMD... -- wall time of one run
-seconds() {
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >/dev/null 2>&1
-  t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc -l
-}
+# The instruction table.  Wall and CPU time on a shared virtual machine
+# move by more than the recorder's choices do; the number of user-space
+# instructions callgrind counts is the same every run (a fixed hash seed,
+# PYTHONHASHSEED=0, makes the interpreter's dicts the same).  It leaves
+# out the kernel: the log's bytes, which the kernel writes, are shown beside
+# it, and --cost shows the system time.  .malloc.perf.instr
+if [ $instr = 1 ]; then
+  command -v valgrind >/dev/null 2>&1 || { echo "bench/malloc.sh --instr: needs valgrind" >&2; exit 1; }
+  export PYTHONHASHSEED=0
+  # ir NAME CMD... -- the instructions callgrind counts in CMD and every
+  # program it execs (env, so that the valgrind launcher is not recorded)
+  ir() {
+    local name=$1
+    shift
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.$name" \
+      "$@" >/dev/null 2>"$tmp/vg.$name"
+    sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$tmp/vg.$name" | tail -1
+  }
+  # events LOG -- the events eventcnv counts in LOG
+  events() { "$top/build/eventcnv" --count "$1" 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
+  # recorded NAME ENV... -- ir for the workload recorded with ENV
+  recorded() {
+    local name=$1
+    shift
+    ir "$name" env "$@" TELLTALE_FILE="$tmp/$name.log" LD_PRELOAD="$lib" "$python" "$work" "$rounds"
+  }
+  base=$(ir untraced "$python" "$work" "$rounds")
+  declare -A n
+  n[compact]=$(recorded compact)
+  n[raw]=$(recorded raw TELLTALE_COMPACT=0)
+  n[fp]=$(recorded fp TELLTALE_STACKS=32)
+  n[dwarf]=$(recorded dwarf TELLTALE_STACKS=32:dwarf)
+  echo "workload: PYTHONMALLOC=malloc PYTHONHASHSEED=0 python3 bench/malloc-workload.py $rounds; callgrind"
+  echo
+  printf '%-34s %14s %6s %10s %10s %8s\n' "" "instructions" "ratio" "events" "+instr/ev" "bytes/ev"
+  printf '%-34s %14s %6s\n' "untraced" "$base" "1.00"
+  for row in compact:"libtelltale-malloc.so" raw:"  raw blocks (TELLTALE_COMPACT=0)" \
+             fp:"  with stacks (32, frame pointers)" dwarf:"  with stacks (32:dwarf)"; do
+    k=${row%%:*}
+    e=$(events "$tmp/$k.log")
+    [ "$e" -gt 0 ] || { echo "bench/malloc.sh: the $k run recorded nothing under valgrind" >&2; exit 1; }
+    printf '%-34s %14s %6.3f %10s %10.1f %8.1f\n' "${row#*:}" "${n[$k]}" "$(echo "${n[$k]} / $base" | bc -l)" \
+      "$e" "$(echo "(${n[$k]} - $base) / $e" | bc -l)" "$(echo "$(stat -c %s "$tmp/$k.log") / $e" | bc -l)"
+  done
+  # heaptrack's preload writes an empty trace under valgrind 3.19 (the
+  # program's instructions alone would leave out its interpreter anyway)
+  echo "heaptrack: not measured (its preload writes an empty trace under valgrind; see --cost)"
+  exit 0
+fi
 
-# median CMD... -- the median wall time of $runs runs
-median() {
-  for _ in $(seq "$runs"); do seconds "$@"; done | sort -g | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}'
+# The cost runs are interleaved: each round runs every row once, so that
+# the machine's load, which drifts over minutes on a shared virtual
+# machine, falls on every row alike; each row's wall time and CPU time
+# (user + system, the children's, from bash's time) are the medians of
+# its $runs runs.  .malloc.perf.instr
+# timed NAME CMD... -- one run of CMD: "wall user sys" appended to $tmp/t.NAME
+timed() {
+  local name=$1 TIMEFORMAT='%3R %3U %3S'
+  shift
+  { time "$@" >/dev/null 2>&1; } 2>>"$tmp/t.$name"
 }
+# median -- the median of the numbers on stdin
+median() { sort -g | awk '{a[NR]=$1} END {printf "%.3f", a[int((NR+1)/2)]}'; }
+# med NAME EXPR -- the median over NAME's runs of EXPR (awk, of $1 wall,
+# $2 user, $3 system)
+med() { awk "{print $2}" "$tmp/t.$1" | median; }
+# paired NAME -- NAME's CPU time over the untraced run's of the same
+# round: "median min max" of those ratios
+paired() {
+  paste -d ' ' "$tmp/t.untraced" "$tmp/t.$1" | awk '{print ($5 + $6) / ($2 + $3)}' >"$tmp/ratios"
+  echo "$(median <"$tmp/ratios") $(sort -g "$tmp/ratios" | sed -n '1p;$p' | tr '\n' ' ')"
+}
+rows="untraced compact raw fp dwarf"
+command -v heaptrack >/dev/null 2>&1 && rows="$rows heaptrack"
 
 if [ $fidelity = 0 ]; then
-untraced=$(median "$python" "$work")
-traced=$(median env TELLTALE_FILE="$tmp/py.log" LD_PRELOAD="$lib" "$python" "$work")
-raw=$(median env TELLTALE_COMPACT=0 TELLTALE_FILE="$tmp/raw.log" LD_PRELOAD="$lib" "$python" "$work")
-stacksFp=$(median env TELLTALE_STACKS=32 TELLTALE_FILE="$tmp/fp.log" LD_PRELOAD="$lib" "$python" "$work")
-stacksDwarf=$(median env TELLTALE_STACKS=32:dwarf TELLTALE_FILE="$tmp/dwarf.log" LD_PRELOAD="$lib" "$python" "$work")
-heaptrack=""
-if command -v heaptrack >/dev/null 2>&1; then
-  heaptrack=$(median heaptrack -o "$tmp/heaptrack" "$python" "$work")
-fi
+for _ in $(seq "$runs"); do
+  timed untraced "$python" "$work"
+  timed compact env TELLTALE_FILE="$tmp/py.log" LD_PRELOAD="$lib" "$python" "$work"
+  timed raw env TELLTALE_COMPACT=0 TELLTALE_FILE="$tmp/raw.log" LD_PRELOAD="$lib" "$python" "$work"
+  timed fp env TELLTALE_STACKS=32 TELLTALE_FILE="$tmp/fp.log" LD_PRELOAD="$lib" "$python" "$work"
+  timed dwarf env TELLTALE_STACKS=32:dwarf TELLTALE_FILE="$tmp/dwarf.log" LD_PRELOAD="$lib" "$python" "$work"
+  case $rows in *heaptrack) timed heaptrack heaptrack -o "$tmp/heaptrack" "$python" "$work" ;; esac
+done
 fi
 
 TELLTALE_FILE="$tmp/py.log" LD_PRELOAD="$lib" "$python" "$work"
@@ -86,16 +153,31 @@ fi
 row() { grep "^$1  " "$tmp/report.txt" | cut -c27-; }
 
 if [ $fidelity = 0 ]; then
-echo "workload: PYTHONMALLOC=malloc python3 bench/malloc-workload.py; median of $runs runs"
+echo "workload: PYTHONMALLOC=malloc python3 bench/malloc-workload.py; medians of $runs interleaved runs"
+echo "(cpu: user + system seconds, the program's and its children's; least: the"
+echo " least cpu over the untraced run's least; paired: the median, least and"
+echo " greatest of each round's cpu over the untraced run's in the same round)"
 echo
-printf '%-34s %10s %8s\n' "" "seconds" "ratio"
-printf '%-34s %10s %8s\n' "untraced" "$untraced" "1.00"
-printf '%-34s %10s %8.2f\n' "libtelltale-malloc.so" "$traced" "$(echo "$traced / $untraced" | bc -l)"
-printf '%-34s %10s %8.2f\n' "  raw blocks (TELLTALE_COMPACT=0)" "$raw" "$(echo "$raw / $untraced" | bc -l)"
-printf '%-34s %10s %8.2f\n' "  with stacks (32, frame pointers)" "$stacksFp" "$(echo "$stacksFp / $untraced" | bc -l)"
-printf '%-34s %10s %8.2f\n' "  with stacks (32:dwarf)" "$stacksDwarf" "$(echo "$stacksDwarf / $untraced" | bc -l)"
-[ -n "$heaptrack" ] &&
-  printf '%-34s %10s %8.2f\n' "heaptrack" "$heaptrack" "$(echo "$heaptrack / $untraced" | bc -l)"
+printf '%-34s %7s %6s %7s %6s %7s %6s %18s\n' "" "wall s" "ratio" "cpu s" "ratio" "sys s" "least" "paired cpu ratio"
+w0=$(med untraced '$1')
+c0=$(med untraced '$2 + $3')
+l0=$(awk '{print $2 + $3}' "$tmp/t.untraced" | sort -g | head -1)
+for r in $rows; do
+  case $r in
+    untraced) label=untraced ;;
+    compact) label=libtelltale-malloc.so ;;
+    raw) label="  raw blocks (TELLTALE_COMPACT=0)" ;;
+    fp) label="  with stacks (32, frame pointers)" ;;
+    dwarf) label="  with stacks (32:dwarf)" ;;
+    heaptrack) label=heaptrack ;;
+  esac
+  w=$(med "$r" '$1')
+  c=$(med "$r" '$2 + $3')
+  read -r pm plo phi <<<"$(paired "$r")"
+  l=$(awk '{print $2 + $3}' "$tmp/t.$r" | sort -g | head -1)
+  printf '%-34s %7s %6.2f %7s %6.2f %7s %6.2f %6.2f %5.2f-%4.2f\n' "$label" "$w" "$(echo "$w / $w0" | bc -l)" \
+    "$c" "$(echo "$c / $c0" | bc -l)" "$(med "$r" '$3')" "$(echo "$l / $l0" | bc -l)" "$pm" "$plo" "$phi"
+done
 echo
 printf '%-34s %10s\n' "events recorded" "$events"
 printf '%-34s %10s\n' "log bytes" "$bytes"
