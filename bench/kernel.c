@@ -6,7 +6,9 @@
  *
  * 1. One file from two threads.  write() of 64 KiB blocks to one file
  *    from one thread, from two threads, and from two threads each to a
- *    file of its own.  The threads' voluntary context switches per
+ *    file of its own; and the same blocks copied into a shared mapping
+ *    of one file (sized first, as telltale's live file is) from one
+ *    thread and from two, each taking the next 64 KiB of the file.  The threads' voluntary context switches per
  *    write (sleeps/write) show whether a writer slept on a lock, and
  *    CPUs (processor time over elapsed time) whether two processors
  *    were to be had at all.
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +83,8 @@ typedef struct WriterStruct {
   int fd;
   long blocks;
   long switches;                /* voluntary context switches */
+  char *map;                    /* the file mapped shared, or NULL: write() */
+  atomic_long *next;            /* with map: the next block of the file to copy into */
 } WriterStruct;
 
 static void *writerLoop(void *arg)
@@ -90,15 +95,19 @@ static void *writerLoop(void *arg)
   memset(buf, 'x', BLOCK);
   (void)getrusage(RUSAGE_THREAD, &before);
   for (long i = 0; i < w->blocks; ++i)
-    writeAll(w->fd, buf);
+    if (w->map != NULL)
+      memcpy(w->map + atomic_fetch_add(w->next, 1) * BLOCK, buf, BLOCK);
+    else
+      writeAll(w->fd, buf);
   (void)getrusage(RUSAGE_THREAD, &after);
   w->switches = after.ru_nvcsw - before.ru_nvcsw;
   free(buf);
   return NULL;
 }
 
-/* files: how many files the threads share (1) or have (threads) */
-static void oneFile(const char *dir, long bytes, int threads, int files,
+/* files: how many files the threads share (1) or have (threads);
+ * mapped: the one file is sized, mapped and copied into, not written */
+static void oneFile(const char *dir, long bytes, int threads, int files, int mapped,
                     double *gbs, double *switchesPerWrite, double *cpus)
 {
   char path[2][4096];
@@ -106,17 +115,29 @@ static void oneFile(const char *dir, long bytes, int threads, int files,
   pthread_t t[2];
   double t0, c0;
   long switches = 0;
+  atomic_long next = 0;
+  char *map = NULL;
   for (int f = 0; f < files; ++f) {
     snprintf(path[f], sizeof path[f], "%s/kernel-%d-%d", dir, (int)getpid(), f);
-    w[f].fd = open(path[f], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    w[f].fd = open(path[f], (mapped ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC, 0600);
     if (w[f].fd < 0) {
       fprintf(stderr, "kernel: %s: %s\n", path[f], strerror(errno));
+      exit(1);
+    }
+  }
+  bytes = bytes / BLOCK / threads * threads * BLOCK;
+  if (mapped) {
+    if (posix_fallocate(w[0].fd, 0, bytes) != 0
+        || (map = mmap(NULL, (size_t)bytes, PROT_WRITE, MAP_SHARED, w[0].fd, 0)) == MAP_FAILED) {
+      fprintf(stderr, "kernel: %s: cannot size and map it\n", path[0]);
       exit(1);
     }
   }
   for (int i = 0; i < threads; ++i) {
     w[i].fd = w[i < files ? i : 0].fd;
     w[i].blocks = bytes / BLOCK / threads;
+    w[i].map = map;
+    w[i].next = &next;
   }
   t0 = now();
   c0 = cpuTime();
@@ -129,6 +150,8 @@ static void oneFile(const char *dir, long bytes, int threads, int files,
   *gbs = (double)(bytes / BLOCK * BLOCK) / (now() - t0) / 1e9;
   *cpus = (cpuTime() - c0) / (now() - t0);
   *switchesPerWrite = (double)switches / (double)(bytes / BLOCK);
+  if (map != NULL)
+    (void)munmap(map, (size_t)bytes);
   for (int f = 0; f < files; ++f) {
     (void)close(w[f].fd);
     (void)unlink(path[f]);
@@ -306,11 +329,14 @@ int main(int argc, char **argv)
 {
   const char *dir;
   long bytes;
-  static const struct { int threads, files; const char *what; } cases[] = {
-    {1, 1, "one thread, one file"},
-    {2, 1, "two threads, one file"},
-    {2, 2, "two threads, a file each"},
+  static const struct { int threads, files, mapped, base; const char *what; } cases[] = {
+    {1, 1, 0, 0, "one thread, one file"},
+    {2, 1, 0, 0, "two threads, one file"},
+    {2, 2, 0, 0, "two threads, a file each"},
+    {1, 1, 1, 3, "mapped: one thread"},
+    {2, 1, 1, 3, "mapped: two threads"},
   };
+#define CASES (sizeof cases / sizeof cases[0])
   static const char *const how[HOWS] = {"sync", "condition", "cond-8", "spin", "io_uring",
                                         "O_DIRECT"};
   static const char *const howWhat[HOWS] = {
@@ -321,10 +347,11 @@ int main(int argc, char **argv)
     "the filling thread submits each block to io_uring",
     "the filling thread writes, the file opened O_DIRECT",
   };
-  double gbs[3][ROUNDS], sw[3][ROUNDS], wcpus[3][ROUNDS], ns[HOWS][ROUNDS], cpus[HOWS][ROUNDS];
+  double gbs[CASES][ROUNDS], sw[CASES][ROUNDS], wcpus[CASES][ROUNDS], ns[HOWS][ROUNDS], cpus[HOWS][ROUNDS];
   if (argc < 2 || argc > 3 || strcmp(argv[1], "--help") == 0) {
     fprintf(argc < 2 ? stderr : stdout, "usage: kernel DIR [MiB]\n"
             "  Measures write() of 64 KiB blocks to one file from one and two threads,\n"
+            "  copying them into a shared mapping of one file from one and two threads,\n"
             "  and handing blocks to a writer thread, with files in DIR.\n");
     return argc < 2 ? 2 : 0;
   }
@@ -335,17 +362,18 @@ int main(int argc, char **argv)
     memset(hand.slot[s], 0, BLOCK);
   }
   for (int r = 0; r < ROUNDS; ++r) {       /* interleaved rounds */
-    for (int c = 0; c < 3; ++c)
-      oneFile(dir, bytes, cases[c].threads, cases[c].files, &gbs[c][r], &sw[c][r], &wcpus[c][r]);
+    for (size_t c = 0; c < CASES; ++c)
+      oneFile(dir, bytes, cases[c].threads, cases[c].files, cases[c].mapped, &gbs[c][r], &sw[c][r],
+              &wcpus[c][r]);
     for (int h = 0; h < HOWS; ++h)
       ns[h][r] = handOff(dir, bytes / 2, h, &cpus[h][r]);
   }
   printf("write() of 64 KiB blocks into %s, median of %d rounds\n", dir, ROUNDS);
   printf("%-26s %8s %8s %14s %8s\n", "case", "GB/s", "ratio", "sleeps/write", "CPUs");
-  for (int c = 0; c < 3; ++c) {
+  for (size_t c = 0; c < CASES; ++c) {
     double g[ROUNDS], one[ROUNDS];
     memcpy(g, gbs[c], sizeof g);
-    memcpy(one, gbs[0], sizeof one);
+    memcpy(one, gbs[cases[c].base], sizeof one);
     qsort(g, ROUNDS, sizeof g[0], cmpDouble);
     qsort(one, ROUNDS, sizeof one[0], cmpDouble);
     qsort(sw[c], ROUNDS, sizeof sw[c][0], cmpDouble);
