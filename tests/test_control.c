@@ -28,6 +28,9 @@
  *                a slowly read pipe and two emitters: written + dropped
  *                = emitted, and (under ThreadSanitizer) each emitter
  *                drops into a sink of its own.
+ *                control-5.4: a fork while the parent has drops not yet
+ *                reported: the child's log reports none of them, the
+ *                parent's all.
  *   control-6.*  write failures, injected by PlinthStreamFault: ENOSPC and
  *                EIO, lasting, written by the emitting thread (6.1) or the
  *                asynchronous writer (6.2), are said once, nothing is
@@ -712,6 +715,106 @@ static void control_5_3_writer_detaches_regions(void **state)
   unlink("detach.log");
 }
 
+/* An emitter that drops, then stays until told to go: its drops are
+   reported no earlier than its exit.  For control-5.4 */
+static _Atomic int holdEmitted, holdRelease;
+
+static void *holdEmitter(void *arg)
+{
+  (void)dropEmitter(arg);
+  atomic_store(&holdEmitted, 1);
+  while (!atomic_load(&holdRelease))
+    usleep(1000);
+  return NULL;
+}
+
+/* control-5.4: the parent has dropped events (its writer stalled on a
+   pipe nobody reads yet) and not reported them when it forks: they are
+   the parent's to report, so the child's own log says none were
+   dropped, and the parent's log still accounts for every event
+   (.sol.dropped, .sol.fork). */
+static void control_5_4_fork_leaves_drops_to_parent(void **state)
+{
+  int fds[2], status;
+  PlinthStream stream;
+  SlowReaderStruct reader = {0};
+  pthread_t readerThread, emitter;
+  EventStreamStruct *s;
+  EventRecordStruct rec;
+  char msg[256];
+  size_t got = 0, dropped = 0;
+  pid_t child;
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  EventFinish();                                  /* a session of its own */
+  assert_int_equal(PlinthStreamOpenFd(&stream, fds[1], 0), 0);
+  assert_int_equal(EventStreamAddBinary(stream), 0);
+  assert_int_equal(EventWriterAsync(1, 1), 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);   /* for the new thread */
+  atomic_store(&holdEmitted, 0);
+  atomic_store(&holdRelease, 0);
+  assert_int_equal(pthread_create(&emitter, NULL, holdEmitter, NULL), 0);
+  while (!atomic_load(&holdEmitted))
+    usleep(1000);
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    /* No cmocka here: the child reports by its exit status. */
+    char path[64];
+    size_t size, childDropped = 0, mine = 0;
+    unsigned char *data;
+    /* no writer thread of its own: ThreadSanitizer refuses a thread
+     * started after a multi-threaded fork */
+    (void)EventWriterAsync(0, 0);
+    EVENT_W(TestW, 0x5400);
+    EventFinish();
+    snprintf(path, sizeof path, "telltale.log.%ld", (long)getpid());
+    if (access(path, F_OK) != 0)
+      _exit(5);
+    data = readWhole(path, &size);
+    if (EventStreamOpen(&s, data, size, 0, msg, sizeof msg) != EventStreamOK)
+      _exit(6);
+    while (EventStreamNext(s, &rec) == EventStreamOK) {
+      if (rec.code == EventCodeEventsDropped)
+        childDropped += rec.values[1].u;
+      if (rec.code == EventCodeTestW && rec.values[0].u == 0x5400)
+        ++mine;
+    }
+    if (childDropped != 0 || mine != 1)
+      fprintf(stderr, "control-5.4: the child's log reports %zu dropped, holds %zu of its event\n",
+              childDropped, mine);
+    unlink(path);
+    _exit(childDropped == 0 && mine == 1 ? 0 : 7);
+  }
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  reader.fd = fds[0];                             /* the writer goes on */
+  assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
+  atomic_store(&holdRelease, 1);
+  assert_int_equal(pthread_join(emitter, NULL), 0);
+  EventFinish();
+  assert_int_equal(EventWriterAsync(0, 0), 0);
+  assert_int_equal(EventBufferSizeSet(65536), 0);
+  PlinthStreamClose(stream);
+  close(fds[1]);
+  assert_int_equal(pthread_join(readerThread, NULL), 0);
+  close(fds[0]);
+  assert_non_null(reader.data);
+  assert_int_equal(EventStreamOpen(&s, reader.data, reader.size, 0, msg, sizeof msg), EventStreamOK);
+  while (EventStreamNext(s, &rec) == EventStreamOK) {
+    if (rec.code == EventCodeTestW)
+      ++got;
+    else if (rec.code == EventCodeEventsDropped && rec.values[0].u == EventKindTest)
+      dropped += rec.values[1].u;
+  }
+  print_message("written %zu, dropped %zu\n", got, dropped);
+  assert_int_equal(got + dropped, DROP_EVENTS);
+  assert_true(dropped > 0);                       /* nobody read the pipe */
+  EventStreamClose(s);
+  free(reader.data);
+}
+
 /* control-6: write failures, through the plinth's fault injection --- */
 
 /* stderrCapture -- send stderr to a file; stderrRelease -- restore it
@@ -986,6 +1089,7 @@ int main(void)
     cmocka_unit_test(control_5_1_dropped_counted),
     cmocka_unit_test_teardown(control_5_2_writer_drops_counted, restoreAll),
     cmocka_unit_test_teardown(control_5_3_writer_detaches_regions, restoreAll),
+    cmocka_unit_test_teardown(control_5_4_fork_leaves_drops_to_parent, restoreAll),
     cmocka_unit_test(control_6_1_sync_failure),
     cmocka_unit_test(control_6_2_async_failure),
     cmocka_unit_test(control_6_3_no_write_after_cut),

@@ -703,6 +703,10 @@ void eventAfterFork(void)
   eventThreadState = NULL;
   memset(EventThreadBuf, 0, sizeof EventThreadBuf);
   eventSession.threadSerial = 0;
+  /* The parent's drops are the parent's to report: counted again in
+   * the child's log they would be reported twice.  .sol.dropped */
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+    atomic_store(&dropCount[kind], 0);
   sessionClose(0);
   eventFileAfterFork();
 }
