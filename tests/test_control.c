@@ -549,6 +549,31 @@ static void *slowReader(void *arg)
   }
 }
 
+/* writtenOrDropped -- what the slow reader got holds want TestW events
+ * in all, some written and the rest reported as dropped, and some were
+ * dropped; frees what it read */
+static void writtenOrDropped(SlowReaderStruct *reader, size_t want)
+{
+  EventStreamStruct *s;
+  EventRecordStruct rec;
+  char msg[256];
+  size_t got = 0, dropped = 0;
+  assert_non_null(reader->data);
+  assert_int_equal(EventStreamOpen(&s, reader->data, reader->size, 0, msg, sizeof msg),
+                   EventStreamOK);
+  while (EventStreamNext(s, &rec) == EventStreamOK) {
+    if (rec.code == EventCodeTestW)
+      ++got;
+    else if (rec.code == EventCodeEventsDropped && rec.values[0].u == EventKindTest)
+      dropped += rec.values[1].u;
+  }
+  print_message("written %zu, dropped %zu\n", got, dropped);
+  assert_int_equal(got + dropped, want);
+  assert_true(dropped > 0);
+  EventStreamClose(s);
+  free(reader->data);
+}
+
 #define DROP_EMITTERS 2
 #define DROP_EVENTS 100000      /* per emitter */
 
@@ -571,10 +596,6 @@ static void control_5_2_writer_drops_counted(void **state)
   PlinthStream stream;
   SlowReaderStruct reader = {0};
   pthread_t readerThread, emitter[DROP_EMITTERS];
-  EventStreamStruct *s;
-  EventRecordStruct rec;
-  char msg[256];
-  size_t got = 0, dropped = 0;
   (void)state;
   assert_int_equal(pipe(fds), 0);
   reader.fd = fds[0];
@@ -595,19 +616,7 @@ static void control_5_2_writer_drops_counted(void **state)
   close(fds[1]);
   assert_int_equal(pthread_join(readerThread, NULL), 0);
   close(fds[0]);
-  assert_non_null(reader.data);
-  assert_int_equal(EventStreamOpen(&s, reader.data, reader.size, 0, msg, sizeof msg), EventStreamOK);
-  while (EventStreamNext(s, &rec) == EventStreamOK) {
-    if (rec.code == EventCodeTestW)
-      ++got;
-    else if (rec.code == EventCodeEventsDropped && rec.values[0].u == EventKindTest)
-      dropped += rec.values[1].u;
-  }
-  print_message("written %zu, dropped %zu\n", got, dropped);
-  assert_int_equal(got + dropped, DROP_EMITTERS * DROP_EVENTS);
-  assert_true(dropped > 0);                       /* the reader was slow */
-  EventStreamClose(s);
-  free(reader.data);
+  writtenOrDropped(&reader, DROP_EMITTERS * DROP_EVENTS);   /* the reader was slow */
 }
 
 /* readWhole -- a file's bytes (malloc'd) */
@@ -742,7 +751,6 @@ static void control_5_4_fork_leaves_drops_to_parent(void **state)
   EventStreamStruct *s;
   EventRecordStruct rec;
   char msg[256];
-  size_t got = 0, dropped = 0;
   pid_t child;
   (void)state;
   assert_int_equal(pipe(fds), 0);
@@ -800,19 +808,7 @@ static void control_5_4_fork_leaves_drops_to_parent(void **state)
   close(fds[1]);
   assert_int_equal(pthread_join(readerThread, NULL), 0);
   close(fds[0]);
-  assert_non_null(reader.data);
-  assert_int_equal(EventStreamOpen(&s, reader.data, reader.size, 0, msg, sizeof msg), EventStreamOK);
-  while (EventStreamNext(s, &rec) == EventStreamOK) {
-    if (rec.code == EventCodeTestW)
-      ++got;
-    else if (rec.code == EventCodeEventsDropped && rec.values[0].u == EventKindTest)
-      dropped += rec.values[1].u;
-  }
-  print_message("written %zu, dropped %zu\n", got, dropped);
-  assert_int_equal(got + dropped, DROP_EVENTS);
-  assert_true(dropped > 0);                       /* nobody read the pipe */
-  EventStreamClose(s);
-  free(reader.data);
+  writtenOrDropped(&reader, DROP_EVENTS);         /* nobody read the pipe at first */
 }
 
 /* control-6: write failures, through the plinth's fault injection --- */
