@@ -325,12 +325,14 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   int res;
   ringsWait(thread);
   PlinthLockClaim();
-  kindFlush(thread, level, kind, 1);
   /* The thread's own events (names, interned strings, labels) go out
-   * with each full buffer, so that a log with no live file to recover
-   * from still has them.  .sol.death.limits */
+   * with each full buffer, and before it, so that a log with no live
+   * file to recover from has them wherever it has the thread's data,
+   * even if the program is killed between the two writes.
+   * .sol.death.limits */
   if (kind != EventKindTelltale)
     kindFlush(thread, level, EventKindTelltale, 1);
+  kindFlush(thread, level, kind, 1);
   kb->previousEnd = hotBuf(thread, level, kind)->next;
   /* The ring moves on: a traceback read without the lock sees the
    * count change before the slot is overwritten.  .sol.traceback */
