@@ -549,6 +549,20 @@ static void *slowReader(void *arg)
   }
 }
 
+/* pipeSessionEnd -- end a session that writes to a pipe the slow reader
+ * reads, with the writer thread and small buffers: every block written,
+ * the defaults back, the pipe closed and the reader done */
+static void pipeSessionEnd(PlinthStream stream, int fds[2], pthread_t readerThread)
+{
+  EventFinish();
+  assert_int_equal(EventWriterAsync(0, 0), 0);
+  assert_int_equal(EventBufferSizeSet(65536), 0);
+  PlinthStreamClose(stream);
+  close(fds[1]);
+  assert_int_equal(pthread_join(readerThread, NULL), 0);
+  close(fds[0]);
+}
+
 /* writtenOrDropped -- what the slow reader got holds want TestW events
  * in all, some written and the rest reported as dropped, and some were
  * dropped; frees what it read */
@@ -609,13 +623,7 @@ static void control_5_2_writer_drops_counted(void **state)
     assert_int_equal(pthread_create(&emitter[i], NULL, dropEmitter, NULL), 0);
   for (int i = 0; i < DROP_EMITTERS; ++i)
     assert_int_equal(pthread_join(emitter[i], NULL), 0);
-  EventFinish();
-  assert_int_equal(EventWriterAsync(0, 0), 0);
-  assert_int_equal(EventBufferSizeSet(65536), 0);
-  PlinthStreamClose(stream);
-  close(fds[1]);
-  assert_int_equal(pthread_join(readerThread, NULL), 0);
-  close(fds[0]);
+  pipeSessionEnd(stream, fds, readerThread);
   writtenOrDropped(&reader, DROP_EMITTERS * DROP_EVENTS);   /* the reader was slow */
 }
 
@@ -706,14 +714,8 @@ static void control_5_3_writer_detaches_regions(void **state)
   print_message("live regions %zu\n", regions);
   assert_true(regions > 4);
   assert_true(regions <= 4 + 16);
-  EventFinish();
-  assert_int_equal(EventWriterAsync(0, 0), 0);
-  assert_int_equal(EventBufferSizeSet(65536), 0);
+  pipeSessionEnd(pipeStream, fds, readerThread);
   PlinthStreamClose(file);
-  PlinthStreamClose(pipeStream);
-  close(fds[1]);
-  assert_int_equal(pthread_join(readerThread, NULL), 0);
-  close(fds[0]);
   assert_non_null(reader.data);
   assert_int_equal(countInOrder(reader.data, reader.size, "the pipe"), DETACH_EVENTS);
   data = readWhole("detach.log", &size);
@@ -801,13 +803,7 @@ static void control_5_4_fork_leaves_drops_to_parent(void **state)
   assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
   atomic_store(&holdRelease, 1);
   assert_int_equal(pthread_join(emitter, NULL), 0);
-  EventFinish();
-  assert_int_equal(EventWriterAsync(0, 0), 0);
-  assert_int_equal(EventBufferSizeSet(65536), 0);
-  PlinthStreamClose(stream);
-  close(fds[1]);
-  assert_int_equal(pthread_join(readerThread, NULL), 0);
-  close(fds[0]);
+  pipeSessionEnd(stream, fds, readerThread);
   writtenOrDropped(&reader, DROP_EVENTS);         /* nobody read the pipe at first */
 }
 

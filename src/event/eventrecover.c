@@ -468,14 +468,10 @@ static void liveWalk(RecoverStruct *r)
        found < regions && offset < live->size && live->size - offset >= live->blockHeaderLength;) {
     const unsigned char *block = live->base + offset;
     EventBlockHeaderStruct h;
+    int sound;
     EventBlockDecode(&h, block, live->major, live->big);
-    if (!regionSound(live, block, &h, live->size - offset)
-        && regionPreparing(live, block, &h, live->size - offset)) {
-      ++found;
-      offset += h.length;
-      continue;
-    }
-    if (!regionSound(live, block, &h, live->size - offset)) {
+    sound = regionSound(live, block, &h, live->size - offset);
+    if (!sound && !regionPreparing(live, block, &h, live->size - offset)) {
       /* Zeros: a region claimed whose header was never written (only
        * ever the last), or zeroed pages; else damage.  Either way its
        * events are not recovered; regions counts what is missing. */
@@ -485,7 +481,9 @@ static void liveWalk(RecoverStruct *r)
       continue;
     }
     ++found;
-    if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) == 0)
+    if (!sound)
+      ;                         /* being made a block: free, holding nothing */
+    else if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) == 0)
       liveBlock(r, offset, h);
     else if (!freeSound(r, block, &h) && r->result->damaged++ == 0)
       r->result->damagedOffset = offset;
