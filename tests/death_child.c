@@ -47,6 +47,13 @@
  *                1000 the count so far is written (a uint64_t) to
  *                fd 3, a pipe to the parent, which kills it with
  *                SIGKILL at a moment of its choosing.
+ *   drops-kill, drops-exit, drops-segv
+ *                no prelude: the log (TELLTALE_FILE) and fd 3, a pipe
+ *                nobody reads, as its streams, 4 KiB buffers, and the
+ *                writer thread with the drop policy: TestW 0 ..
+ *                CHILD_DROP_EVENTS-1, most of them dropped (counted, not
+ *                yet reported); then raise(SIGKILL), _exit(CHILD_DROPS_
+ *                STATUS), or segv.        SIGKILL, exit 6, SIGSEGV
  *
  * Faults the program handles itself (.sol.signal.recover); see
  * handledDeath below.  Each installs the program's own SIGSEGV handler
@@ -83,6 +90,7 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "plinth.h"
 #include "death_child.h"
 
 static volatile int deathZero = 0;  /* volatile: the compiler cannot see the death coming */
@@ -329,6 +337,19 @@ static int handledDeath(const char *death)
   return 95;
 }
 
+/* dropsEmit -- the drops deaths' emitting (above) */
+static void dropsEmit(void)
+{
+  PlinthStream log, stalled;
+  const char *path = getenv("TELLTALE_FILE");
+  if (path == NULL || PlinthStreamOpenFile(&log, path) != 0
+      || PlinthStreamOpenFd(&stalled, 3, 0) != 0 || EventStreamAddBinary(log) != 0 || EventStreamAddBinary(stalled) != 0
+      || EventBufferSizeSet(4096) != 0 || EventWriterAsync(1, 1) != 0)
+    _exit(120);
+  for (EventW i = 0; i < CHILD_DROP_EVENTS; ++i)
+    EVENT_W(TestW, i);
+}
+
 int main(int argc, char **argv)
 {
   const char *death = argc == 2 ? argv[1] : "";
@@ -338,6 +359,16 @@ int main(int argc, char **argv)
   if (strcmp(death, "kill") == 0) {
     kill9Loop();
     return 97;
+  }
+  if (strncmp(death, "drops-", 6) == 0) {
+    dropsEmit();
+    if (strcmp(death, "drops-kill") == 0)
+      (void)raise(SIGKILL);
+    else if (strcmp(death, "drops-exit") == 0)
+      _exit(CHILD_DROPS_STATUS);
+    else if (strcmp(death, "drops-segv") == 0)
+      segv();
+    return 2;
   }
   if ((status = handledDeath(death)) >= 0)
     return status;

@@ -16,6 +16,8 @@
 #define CHILD_THREAD_EVENTS 5000u   /* TestThread per thread: more than one 64 KiB block */
 #define CHILD_EXIT_STATUS 3         /* exit-thread */
 #define CHILD_RETURN_STATUS 5       /* return-main */
+#define CHILD_DROPS_STATUS 6        /* drops-exit */
+#define CHILD_DROP_EVENTS 100000u   /* drops-*: TestW emitted, most dropped */
 #define CHILD_LATE_MS 150           /* late-segv: longer than EVENT_SYNC_SPAN_NS */
 #define CHILD_LATE_EVENTS 10
 #define CHILD_CHAIN_STATUS 42       /* the program's own SIGSEGV handler */

@@ -67,6 +67,12 @@
  *               returns: one dump after it has run, death by SIGSEGV;
  *               6.4 one that puts SIG_DFL back and returns: the same;
  *               6.5 one that calls abort(): a dump, death by SIGABRT
+ *   death-7.x   drops not yet reported at death (the writer thread with
+ *               the drop policy, stalled): 7.1 SIGKILL, 7.2 _exit, 7.3
+ *               SIGSEGV; every TestW is in the log with its live file
+ *               or counted as dropped, the live file counting those
+ *               the program died before reporting (.sol.dropped), and
+ *               eventcnv --summary totals them
  *
  * Under AddressSanitizer (build/san) the child runs with
  * ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:
@@ -708,6 +714,95 @@ static void death_5_1_eventcnv_end(void **state)
 }
 
 
+/* death-7.x: drops not yet reported when the program dies ------------ */
+
+/* dropsCase -- run a drops death (death_child.c): the writer stalled on
+ * a pipe this process never reads, so that most events are dropped and
+ * none reported before the death.  The log with its live file holds
+ * TestW in rising order, and every one of the CHILD_DROP_EVENTS is
+ * there or counted as dropped: by EventsDropped, or by the live file's
+ * count beyond it, which must be what shows the rest (.sol.dropped).
+ * eventcnv --summary then totals the same drops. */
+static void dropsCase(const char *death, int sig, int code)
+{
+  int fds[2];
+  ChildStruct c = {death, 0, 0, 0, -1};
+  size_t size, liveSize, mergedSize, found = 0, wrong = 0;
+  uint64_t last = 0, reported, unreported;
+  EventRecoverStruct recovery;
+  EventStreamStruct *stream;
+  EventRecordStruct rec;
+  char *bytes, *live, msg[256], command[4 * PATH_MAX], outPath[PATH_MAX + 16], expect[64], *out;
+  unsigned char *merged;
+  int status;
+  assert_int_equal(pipe(fds), 0);
+  c.pipeFd = fds[1];
+  status = childWait(childStart(&c));
+  close(fds[0]);
+  close(fds[1]);
+  if (sig != 0)
+    expectSignal(status, sig, death);
+  else
+    expectExit(status, code, death);
+  if (access(livePath, F_OK) != 0)
+    fail_msg("%s: no live file", death);
+  bytes = readFile(logPath, &size);
+  live = readFile(livePath, &liveSize);
+  if (EventRecover((unsigned char *)bytes, size, (unsigned char *)live, liveSize, &merged,
+                   &mergedSize, &recovery, msg, sizeof msg) != 0)
+    fail_msg("%s: EventRecover: %s", death, msg);
+  assert_int_equal(EventStreamOpen(&stream, merged, mergedSize, 0, msg, sizeof msg),
+                   EventStreamOK);
+  while (EventStreamNext(stream, &rec) == EventStreamOK)
+    if (rec.code == EventCodeTestW) {
+      wrong += found > 0 && rec.values[0].u <= last;
+      last = rec.values[0].u;
+      ++found;
+    }
+  reported = EventStreamInfo(stream)->dropped[EventKindTest];
+  unreported = EventDropsUnreported(&recovery, EventStreamInfo(stream), EventKindTest);
+  if (!recovery.dropsCounted || wrong != 0 || unreported == 0
+      || found + reported + unreported != CHILD_DROP_EVENTS)
+    fail_msg("%s: the log holds %zu TestW (%zu out of order), EventsDropped reports %" PRIu64
+             " and the live file %s %" PRIu64 " more: %" PRIu64 " in all, of %u emitted",
+             death, found, wrong, reported, recovery.dropsCounted ? "counts" : "does not count",
+             unreported, found + reported + unreported, CHILD_DROP_EVENTS);
+  EventStreamClose(stream);
+  free(merged);
+  free(live);
+  free(bytes);
+  /* eventcnv says so too */
+  snprintf(outPath, sizeof outPath, "%s/eventcnv.out", dir);
+  snprintf(command, sizeof command, "'%s' --summary '%s' >'%s' 2>&1", eventcnvPath, logPath,
+           outPath);
+  (void)system(command);
+  out = readFile(outPath, &size);
+  snprintf(expect, sizeof expect, "dropped     %" PRIu64 "\n", reported + unreported);
+  if (strstr(out, expect) == NULL || strstr(out, "it died before reporting them") == NULL)
+    fail_msg("%s: eventcnv --summary lacks \"%s\" or the live file's count:\n%s", death, expect,
+             out);
+  free(out);
+}
+
+static void death_7_1_drops_kill(void **state)
+{
+  (void)state;
+  dropsCase("drops-kill", SIGKILL, 0);
+}
+
+static void death_7_2_drops_exit(void **state)
+{
+  (void)state;
+  dropsCase("drops-exit", 0, CHILD_DROPS_STATUS);
+}
+
+static void death_7_3_drops_segv(void **state)
+{
+  (void)state;
+  dropsCase("drops-segv", SIGSEGV, 0);
+}
+
+
 /* timesOf -- from text lines "ELAPSED WALL T1  Test  TestW  w=N", the
  * times of TestW w=N into times[N] (NULL where missing) */
 static void timesOf(char *text, char **times, size_t limit)
@@ -899,6 +994,9 @@ int main(void)
     cmocka_unit_test(death_6_3_unfixable),
     cmocka_unit_test(death_6_4_fallback),
     cmocka_unit_test(death_6_5_handler_abort),
+    cmocka_unit_test(death_7_1_drops_kill),
+    cmocka_unit_test(death_7_2_drops_exit),
+    cmocka_unit_test(death_7_3_drops_segv),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -356,6 +356,7 @@ static _Atomic uintptr_t dropCount[EVENT_KIND_LIMIT];
 
 static void *dropped(unsigned kind, void *sink)
 {
+  eventLiveDropped(kind);       /* first: the live file never counts fewer */
   if (atomic_fetch_add(&dropCount[kind], 1) == 0)
     eventSay("no buffer for kind ", EventRegistry.kinds[kind].name,
              " (memory ran out, the writer is behind with TELLTALE_WRITER=async,drop,",

@@ -49,7 +49,11 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_LIVE_LOG_FAILED   0x01u        /* flags of a live file: its log lost writes (2.0) */
 #define EVENT_ARCHIVE_RECOVERED 0x02u        /* flags of an archive: its log's live file was
                                                 recovered into it (4.0, .zstd.live) */
+#define EVENT_LIVE_DROPS        0x04u        /* flags of a live file: its header counts drops (3.0.1,
+                                                .sol.dropped) */
 #define EVENT_LIVE_REGIONS_LEN  8            /* a live file's header ends with its region count */
+#define EVENT_LIVE_DROPS_LEN    (8 * EVENT_KIND_LIMIT)  /* ... after its drop counts: per kind a
+                                                word, first in 8 bytes */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 #define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */

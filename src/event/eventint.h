@@ -204,6 +204,7 @@ extern void eventLostReport(void);
 extern int eventLiveRegion(size_t size, unsigned char **baseReturn);
 extern void eventLiveRegionRelease(unsigned char *base, size_t size);
 extern void eventLiveRegionsSay(void);
+extern void eventLiveDropped(unsigned kind);
 extern void eventLiveEnd(void);
 extern void eventWriterIdle(void);
 extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);

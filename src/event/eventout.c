@@ -160,8 +160,8 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
   }
   /* The header's length, then its check over all before it, flags
    * byte as 0 (a live file's changes), .stream.header.check; a live
-   * file's header is padded to a page, its regions' count in its last
-   * bytes (.sol.recover). */
+   * file's header is padded to a page, its drop counts and regions'
+   * count in its last bytes (.sol.dropped, .sol.recover). */
   if (h->failed) {
     PlinthFree(h->base);
     return 12; /* ENOMEM */
@@ -169,7 +169,7 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
   {
     size_t varEnd = h->size, total = varEnd + 4 + spansLength(reg) + 4;
     if (padTo > 0)
-      total = eventRoundUp(total + EVENT_LIVE_REGIONS_LEN, padTo);
+      total = eventRoundUp(total + EVENT_LIVE_DROPS_LEN + EVENT_LIVE_REGIONS_LEN, padTo);
     for (size_t i = 0; i < 4; ++i)
       h->base[20 + i] = (unsigned char)(total >> (8 * i));
     putLE(h, EventHeaderCheck(h->base, varEnd), 4);
@@ -303,6 +303,50 @@ static void streamHeader(EventStreamEntryStruct *entry)
     streamFailed(entry, res);
 }
 
+/* The live file's drop counts: the page of its header that holds them
+ * is mapped, so that a drop is counted there at once, and a program
+ * killed before it reports its drops (EventsDropped) leaves the count
+ * for recovery.  One address serves every session: a session's end
+ * covers the page with private memory (PlinthMemoryCover), and the
+ * next maps its own there, so a drop racing with the end never
+ * faults.  design/telemetry.txt .sol.dropped */
+static void *liveDropsPage;                 /* the address, once mapped */
+static _Atomic uintptr_t *_Atomic liveDrops;  /* the counts, while mapped */
+static unsigned char liveFlags;             /* the live file's flags byte */
+
+static void liveDropsMap(void)
+{
+  size_t page = PlinthPageSize(), length = eventSession.liveHeaderLength;
+  void *base;
+  liveFlags = 0;
+  if (length < page
+      || PlinthStreamMapAt(eventSession.live, length - page, page, liveDropsPage, &base) != 0)
+    return;                     /* then the header says nothing of drops */
+  liveDropsPage = base;
+  atomic_store(&liveDrops, (_Atomic uintptr_t *)((unsigned char *)base + page
+                                                 - EVENT_LIVE_REGIONS_LEN - EVENT_LIVE_DROPS_LEN));
+  liveFlags = EVENT_LIVE_DROPS;
+  (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &liveFlags, 1);
+}
+
+/* liveDropsUnmap -- the live file's counts are not this process's to
+ * keep (the session ended, or this is the child of fork) */
+static void liveDropsUnmap(void)
+{
+  atomic_store(&liveDrops, NULL);
+  PlinthMemoryCover(liveDropsPage, PlinthPageSize());
+}
+
+/* eventLiveDropped -- an event of the kind was dropped: counted in the
+ * live file, if there is one, before the count that EventsDropped
+ * reports, so that the live file never counts fewer.  Signal-safe. */
+void eventLiveDropped(unsigned kind)
+{
+  _Atomic uintptr_t *counts = atomic_load(&liveDrops);
+  if (counts != NULL)
+    atomic_fetch_add_explicit(&counts[kind * (8 / sizeof(uintptr_t))], 1, memory_order_relaxed);
+}
+
 /* liveStart -- open the live file beside the first binary stream that
  * is a regular file: its header, padded to a page, then the regions
  * that the buffers of output kinds live in.  Lock held.
@@ -343,6 +387,8 @@ static void liveStart(void)
     res = PlinthStreamWrite(eventSession.live, h.base, h.size);
     PlinthFree(h.base);
   }
+  if (res == 0)
+    liveDropsMap();
   if (res == 0 && entry->failed)
     liveLogFailed(entry->stream);
   if (res != 0) {
@@ -359,17 +405,18 @@ static void liveStart(void)
  * incomplete.  .sol.recover */
 static void liveLogFailed(PlinthStream stream)
 {
-  unsigned char flags = EVENT_LIVE_LOG_FAILED;
   if (eventSession.live == NULL || stream != eventSession.liveLog)
     return;
   eventSession.liveKeep = 1;
-  (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &flags, 1);
+  liveFlags |= EVENT_LIVE_LOG_FAILED;
+  (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &liveFlags, 1);
 }
 
 /* eventLiveEnd -- the session ends cleanly: every event is in the streams,
  * so the live file goes, unless the log lost writes.  Lock held. */
 void eventLiveEnd(void)
 {
+  liveDropsUnmap();
   while (eventSession.liveFree != NULL) {
     LiveRegionStruct *region = eventSession.liveFree;
     eventSession.liveFree = region->next;
@@ -962,6 +1009,7 @@ void eventOutAfterFork(void)
   memset(&writer, 0, sizeof writer);
   /* The parent's live file is the parent's: unmap its regions (in the
    * child only) rather than reuse them, and let go of the stream. */
+  liveDropsUnmap();
   if (eventSession.live != NULL) {
     PlinthStreamClose(eventSession.live);
     eventSession.live = NULL;

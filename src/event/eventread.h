@@ -405,11 +405,20 @@ typedef struct EventRecoverStruct {
   size_t damagedOffset;         /* the first of them */
   int logFailed;                /* the program could not write all of its log */
   size_t missing;               /* regions the program made that are not there */
+  int dropsCounted;             /* the live file counts the program's drops (3.0.1): */
+  uint64_t dropped[EVENT_KIND_LIMIT];  /* events dropped, by kind, reported or not */
 } EventRecoverStruct;
 
 extern int EventRecover(const unsigned char *log, size_t logSize,
                         const unsigned char *live, size_t liveSize,
                         unsigned char **streamReturn, size_t *sizeReturn,
                         EventRecoverStruct *result, char *msg, size_t msgSize);
+
+/* EventDropsUnreported -- events of a kind that the program dropped
+ * and died before reporting: what its live file counts beyond the
+ * EventsDropped in the recovered stream.  design/telemetry.txt
+ * .sol.dropped */
+extern uint64_t EventDropsUnreported(const EventRecoverStruct *result,
+                                     const EventStreamInfoStruct *info, unsigned kind);
 
 #endif /* eventread_h */

@@ -493,6 +493,31 @@ static void liveWalk(RecoverStruct *r)
   r->result->missing = found < regions ? regions - found : 0;
 }
 
+/* liveDropsRead -- the drop counts in a live file's header, where it
+ * keeps them: a word per kind, each first in 8 bytes.  .sol.dropped */
+static void liveDropsRead(const FileStruct *live, EventRecoverStruct *result)
+{
+  unsigned word = live->base[17];
+  const unsigned char *counts;
+  if ((live->base[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_DROPS) == 0 || (word != 4 && word != 8)
+      || live->headerLength
+         < EVENT_STREAM_FIXED_LEN + EVENT_LIVE_DROPS_LEN + EVENT_LIVE_REGIONS_LEN)
+    return;
+  counts = live->base + live->headerLength - EVENT_LIVE_REGIONS_LEN - EVENT_LIVE_DROPS_LEN;
+  result->dropsCounted = 1;
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+    result->dropped[kind] = EventLoad(counts + 8 * kind, word, live->big);
+}
+
+uint64_t EventDropsUnreported(const EventRecoverStruct *result,
+                              const EventStreamInfoStruct *info, unsigned kind)
+{
+  if (!result->dropsCounted || kind >= EVENT_KIND_LIMIT
+      || result->dropped[kind] <= info->dropped[kind])
+    return 0;
+  return result->dropped[kind] - info->dropped[kind];
+}
+
 /* EventRecover -- the log with the live file's unsent events appended.
  *
  * On success returns 0 and a malloc'd stream in *streamReturn (the
@@ -513,6 +538,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   r.result = result;
   if (!filesRead(&r.log, &r.live, logBytes, logSize, liveBytes, liveSize, msg, msgSize))
     return 1;
+  liveDropsRead(&r.live, result);
   r.log.size = sentCollect(&r.log, &r.sent, &r.sentCount, &failed, &x, &r.logUnsound);
   free(x.state);
   r.out = failed ? NULL : malloc(r.log.size + liveSize);

@@ -94,6 +94,13 @@ extern TELLTALE_API const unsigned char *PlinthStreamMemory(PlinthStream stream,
 extern int PlinthStreamMappable(PlinthStream stream);
 extern int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn);
 extern void PlinthStreamUnmap(PlinthStream stream, void *base, size_t size);
+/* PlinthStreamMapAt maps bytes the file has, at a page offset, shared,
+ * at a given address (replacing its mapping at once) or anywhere;
+ * PlinthMemoryCover replaces a mapping with zeroed private memory, at
+ * once, so that a racing store never faults. */
+extern int PlinthStreamMapAt(PlinthStream stream, uint64_t offset, size_t size, void *at,
+                             void **baseReturn);
+extern void PlinthMemoryCover(void *base, size_t size);
 extern size_t PlinthPageSize(void);
 /* PlinthRemoveFile -- remove a file the runtime made (the live file) */
 extern int PlinthRemoveFile(const char *path);

@@ -637,6 +637,39 @@ int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn)
   return 0;
 }
 
+/* PlinthStreamMapAt -- map size bytes the file already has, from
+ * offset, shared: at address at if it is not NULL, replacing what was
+ * mapped there at once (no moment leaves the address unmapped), else
+ * where the kernel chooses.  design/telemetry.txt .sol.dropped */
+
+int PlinthStreamMapAt(PlinthStream stream, uint64_t offset, size_t size, void *at,
+                      void **baseReturn)
+{
+  void *base;
+  assert(stream != NULL);
+  assert(baseReturn != NULL);
+  if (!PlinthStreamMappable(stream))
+    return ENOTSUP;
+  if (size == 0 || size % PlinthPageSize() != 0 || offset % PlinthPageSize() != 0)
+    return EINVAL;
+  base = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | (at != NULL ? MAP_FIXED : 0),
+              stream->fd, (off_t)offset);
+  if (base == MAP_FAILED)
+    return errno;
+  *baseReturn = base;
+  return 0;
+}
+
+/* PlinthMemoryCover -- put zeroed private memory in place of the
+ * mapping at base, at once: a store racing with it lands harmlessly,
+ * where unmapping would fault.  .sol.dropped */
+
+void PlinthMemoryCover(void *base, size_t size)
+{
+  if (base != NULL)
+    (void)mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
 /* PlinthStreamUnmap -- unmap a region; the kernel writes it back */
 
 void PlinthStreamUnmap(PlinthStream stream, void *base, size_t size)

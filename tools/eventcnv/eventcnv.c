@@ -445,6 +445,14 @@ static void PrintCount(const EventStreamStruct *stream, const FilterStruct *filt
   }
 }
 
+/* Dropped -- the events of a kind that the program dropped: those its
+ * EventsDropped report, and those its live file counts beyond them,
+ * which it died before reporting.  design/telemetry.txt .sol.dropped */
+static uint64_t Dropped(const EventStreamInfoStruct *info, unsigned kind)
+{
+  return info->dropped[kind] + EventDropsUnreported(&recovered.live, info, kind);
+}
+
 /* PrintSummary -- --summary: what the stream holds, from the index.
  * design/telemetry.txt .eventcnv.scan */
 static void PrintSummary(EventStreamStruct *stream, const FilterStruct *filter)
@@ -467,11 +475,11 @@ static void PrintSummary(EventStreamStruct *stream, const FilterStruct *filter)
     printf("last        %s\n", times);
   }
   for (i = 0; i < EVENT_KIND_LIMIT; ++i)
-    dropped += info->dropped[i];
+    dropped += Dropped(info, (unsigned)i);
   printf("dropped     %llu\n", (unsigned long long)dropped);
   for (i = 0; i < EVENT_KIND_LIMIT; ++i)
-    if (info->dropped[i] != 0)
-      printf("%10llu %s\n", (unsigned long long)info->dropped[i],
+    if (Dropped(info, (unsigned)i) != 0)
+      printf("%10llu %s\n", (unsigned long long)Dropped(info, (unsigned)i),
              i < registry->kindCount ? registry->kinds[i].name : "?");
 
   printf("\nthreads     %lu\n", (unsigned long)EventStreamThreadCount(stream));
@@ -751,14 +759,22 @@ static int Complete(const EventStreamInfoStruct *info)
 /* ReportDropped -- events the program dropped (EventsDropped: kind,
  * count; the reader sums them) are said on stderr at the end, per kind,
  * so that no loss goes unnoticed.  design/telemetry.txt .sol.dropped */
-static void ReportDropped(const EventRegistryStruct *registry, const char *name,
-                          const uint64_t *dropped)
+static void ReportDropped(const EventStreamInfoStruct *info, const char *name)
 {
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
-    if (dropped[kind] != 0)
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    uint64_t unreported = EventDropsUnreported(&recovered.live, info, kind);
+    const char *kindName = kind < info->registry->kindCount ? info->registry->kinds[kind].name
+                           : "?";
+    if (unreported != 0)
+      fprintf(stderr, "%s: %s: the program dropped %llu events of kind %s (%llu by EventsDropped,"
+              " %llu counted only in %s: it died before reporting them)\n",
+              programName, name, (unsigned long long)Dropped(info, kind), kindName,
+              (unsigned long long)info->dropped[kind], (unsigned long long)unreported,
+              recovered.path);
+    else if (info->dropped[kind] != 0)
       fprintf(stderr, "%s: %s: the program dropped %llu events of kind %s (EventsDropped)\n",
-              programName, name, (unsigned long long)dropped[kind],
-              kind < registry->kindCount ? registry->kinds[kind].name : "?");
+              programName, name, (unsigned long long)info->dropped[kind], kindName);
+  }
 }
 
 /* PutSeconds -- ns as seconds with 9 decimals, into buf */
@@ -970,10 +986,19 @@ static int LogsFilter(void *closure, size_t source, unsigned kind, unsigned code
 }
 
 /* ArchiveSay -- what an archive holds that its log's messages do not
- * say: blocks past damage, and a program that may still be writing
+ * say: blocks past damage, a program that may still be writing, and
+ * drops that only the live file counts, which it lacks
  * (design/telemetry.txt .zstd.say) */
-static void ArchiveSay(const EventStreamInfoStruct *info, const char *name, const char *output)
+static void ArchiveSay(const EventStreamInfoStruct *info, const InputRecoveredStruct *rec,
+                       const char *name, const char *output)
 {
+  uint64_t unreported = 0;
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+    unreported += EventDropsUnreported(&rec->live, info, kind);
+  if (unreported != 0)
+    fprintf(stderr, "%s: %s: the archive %s does not count the %llu dropped events that only "
+            "%s counts (the program died before reporting them)\n", programName, name, output,
+            (unsigned long long)unreported, rec->path);
   if (info->stopped)
     fprintf(stderr, "%s: %s: the archive %s holds every block of the log, the damaged ones "
             "as they are: --resync reads on past them\n", programName, name, output);
@@ -1012,7 +1037,7 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
                      : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, programName) != 0)
       status = EXIT_BAD_STREAM;
     else
-      ArchiveSay(info, logs[0].name, opt->output);
+      ArchiveSay(info, &logs[0].recovered, logs[0].name, opt->output);
   } else if (IsExport(opt)) {
     /* design/telemetry.txt .export */
     if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
@@ -1040,7 +1065,7 @@ static int Finish(const OptionsStruct *opt, LogStruct *log, int status)
   if (!Complete(info))
     status = EXIT_BAD_STREAM;
   if (opt->count || opt->summary || opt->spans || (!opt->header && !opt->list))
-    ReportDropped(info->registry, log->name, info->dropped);
+    ReportDropped(info, log->name);
   return status;
 }
 

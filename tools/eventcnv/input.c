@@ -189,6 +189,7 @@ int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *re
   recovered->damagedOffset = result.damagedOffset;
   recovered->logFailed = result.logFailed;
   recovered->missing = result.missing;
+  recovered->live = result;
   memcpy(recovered->path, livePath, sizeof recovered->path);
   return 0;
 }

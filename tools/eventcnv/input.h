@@ -25,6 +25,7 @@ typedef struct InputRecoveredStruct {
   size_t damaged, damagedOffset;    /* live regions with damaged headers */
   int logFailed;                /* the program could not write all of its log */
   size_t missing;               /* live regions missing (the live file cut short) */
+  EventRecoverStruct live;      /* all EventRecover said: its drop counts (.sol.dropped) */
   char path[4096];              /* LOG.live */
 } InputRecoveredStruct;
 
