@@ -214,7 +214,7 @@ TELLTALE_FILE=skew.log "$events" skew >skew.expected
 "$replay" skew.log >skew.txt 2>skew.err
 r=$?
 if [ $r -eq 0 ] && [ "$(anom skew.txt)" = "1 0 0" ] && [ "$(row skew.txt malloc) $(row skew.txt free)" = "4 5" ] &&
-   [ "$(grep -c 'unknown free of 0x10300' skew.err)" = 1 ] && [ "$(grep -c 'replay: offset' skew.err)" = 1 ]; then
+   [ "$(grep -c 'unknown free of 0x10300' skew.err)" = 1 ] && [ "$(grep -c 'replay: skew.log: offset' skew.err)" = 1 ]; then
   ok skew-order
 else
   bad skew-order "exit $r, unknown/double/duplicate $(anom skew.txt): $(head -3 skew.err)"

@@ -131,7 +131,8 @@ static void anomaly(AnomalyKind kind, const EventRecordStruct *rec, uint64_t add
   uint64_t limit = kind == AnomalyFreeNull ? REPORT_LIMIT_NULL : REPORT_LIMIT;
   if (opt.strict || (opt.report && result.anomaly[kind] <= limit)) {
     const char *name = rec->desc != NULL ? rec->desc->name : "?";
-    fprintf(stderr, "replay: offset %zu: %s: %s of 0x%" PRIx64 "\n", rec->offset, name,
+    fprintf(stderr, "replay: %s: offset %zu: %s: %s of 0x%" PRIx64 "\n", opt.log, rec->offset,
+            name,
             kind == AnomalyUnknownFree ? "unknown free" :
             kind == AnomalyDoubleFree ? "double free" :
             kind == AnomalyDuplicate ? "duplicate live pointer" :
@@ -525,7 +526,8 @@ static void findEvents(const EventRegistryStruct *reg)
       }
       if (!ok) {
         if (opt.report)
-          fprintf(stderr, "replay: event %s has unexpected parameters: not replayed\n", d->name);
+          fprintf(stderr, "replay: %s: event %s has unexpected parameters: not replayed\n",
+                  opt.log, d->name);
         continue;
       }
       codeEv[d->code] = (unsigned char)ev;
