@@ -45,9 +45,11 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -143,32 +145,44 @@ static void __attribute__((noinline)) runLttngOff(size_t count, void *p)
 #endif
 
 /* scaling: each thread runs the emitter; the aggregate rate of two
- * threads against one shows whether anything on the hot path is shared */
+ * threads against one shows whether anything on the hot path is shared,
+ * and the threads' sleeps (voluntary context switches) whether they
+ * waited for each other */
 typedef struct ScaleArgStruct {
   size_t count;
+  atomic_long sleeps;
 } ScaleArgStruct;
 
 static void *scaleThread(void *arg)
 {
   ScaleArgStruct *a = arg;
+  struct rusage before, after;
+  (void)getrusage(RUSAGE_THREAD, &before);
   runTelltale(a->count, a);
+  (void)getrusage(RUSAGE_THREAD, &after);
+  atomic_fetch_add(&a->sleeps, after.ru_nvcsw - before.ru_nvcsw);
   return NULL;
 }
 
 static double nowNs(void);
 
-/* scaleRun -- seconds for threads threads to emit count events each */
-static double scaleRun(int threads, size_t count)
+/* scaleRun -- seconds for threads threads to emit count events each,
+ * and their sleeps per 64 KiB of events */
+static double scaleRun(int threads, size_t count, double *sleepsPerBlock)
 {
   pthread_t t[2];
-  ScaleArgStruct a = {count};
+  ScaleArgStruct a = {count, 0};
+  double seconds;
   double t0 = nowNs();
   for (int i = 0; i < threads; ++i)
     if (pthread_create(&t[i], NULL, scaleThread, &a) != 0)
       return -1;
   for (int i = 0; i < threads; ++i)
     pthread_join(t[i], NULL);
-  return (nowNs() - t0) / 1e9;
+  seconds = (nowNs() - t0) / 1e9;
+  *sleepsPerBlock = (double)atomic_load(&a.sleeps)
+                    / ((double)threads * (double)count * RECORD_SIZE / 65536.0);
+  return seconds;
 }
 
 static double nowNs(void)
@@ -394,7 +408,7 @@ static void runScaling(size_t rounds, size_t count)
   for (int output = 0; output < 2; ++output) {
     EventKindSet noisy = EVENT_KIND_BIT(EventKindNoisy);
     size_t r, n = rounds / 2 + 1;
-    double one[64], two[64];
+    double one[64], two[64], sleeps[64], ignored;
     EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
     if (output)
       EventControlSet(noisy);
@@ -403,14 +417,15 @@ static void runScaling(size_t rounds, size_t count)
     if (n > 64)
       n = 64;
     for (r = 0; r < n; ++r) {
-      one[r] = (double)count / scaleRun(1, count);
-      two[r] = 2.0 * (double)count / scaleRun(2, count);
+      one[r] = (double)count / scaleRun(1, count, &ignored);
+      two[r] = 2.0 * (double)count / scaleRun(2, count, &sleeps[r]);
     }
     qsort(one, n, sizeof(double), cmpDouble);
     qsort(two, n, sizeof(double), cmpDouble);
-    printf("%-10s 1 thread %7.1f M/s   2 threads %7.1f M/s   ratio %.2f\n",
+    qsort(sleeps, n, sizeof(double), cmpDouble);
+    printf("%-10s 1 thread %7.1f M/s   2 threads %7.1f M/s   ratio %.2f   sleeps/block %.2f\n",
            output ? "enabled" : "recorded", one[n / 2] / 1e6, two[n / 2] / 1e6,
-           two[n / 2] / one[n / 2]);
+           two[n / 2] / one[n / 2], sleeps[n / 2]);
   }
 }
 

@@ -8,10 +8,15 @@
  *    from one thread, from two threads, and from two threads each to a
  *    file of its own; and the same blocks copied into a shared mapping
  *    of one file (sized first, as telltale's live file is) from one
- *    thread and from two, each taking the next 64 KiB of the file.  The threads' voluntary context switches per
- *    write (sleeps/write) show whether a writer slept on a lock, and
- *    CPUs (processor time over elapsed time) whether two processors
- *    were to be had at all.
+ *    thread and from two, each taking the next 64 KiB of the file.
+ *    Then the same with the work of emitting in it ("filled"): each
+ *    block's 36-byte records made first, as the floor makes them, and
+ *    written, copied into the mapping, or made in place in it; every
+ *    filled row's ratio is to one thread filling and writing, which is
+ *    what telltale's default does.  The threads' voluntary context
+ *    switches per write (sleeps/write) show whether a writer slept on a
+ *    lock, and CPUs (processor time over elapsed time) whether two
+ *    processors were to be had at all.
  *
  * 2. Handing blocks to a writer thread.  The floor's 36-byte records
  *    filled into 64 KiB blocks and written by the filling thread
@@ -77,6 +82,31 @@ static int cmpDouble(const void *a, const void *b)
 }
 
 
+static uint64_t ticks(void)       /* the floor's clock: rdtsc */
+{
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  static uint64_t n;
+  return ++n;
+#endif
+}
+
+/* fill -- the floor's 36-byte records into a 64 KiB block */
+static void fill(char *b)
+{
+  for (size_t o = 0; o + RECORD <= BLOCK; o += RECORD) {
+    uint64_t t = ticks();
+    uint32_t header = 0x10001;
+    memcpy(b + o, &header, 4);
+    memcpy(b + o + 4, &t, 8);
+    memcpy(b + o + 12, &o, 8);
+    memcpy(b + o + 20, &t, 8);
+    memcpy(b + o + 28, &o, 8);
+  }
+}
+
+
 /* 1. One file from two threads ------------------------------------- */
 
 typedef struct WriterStruct {
@@ -85,7 +115,10 @@ typedef struct WriterStruct {
   long switches;                /* voluntary context switches */
   char *map;                    /* the file mapped shared, or NULL: write() */
   atomic_long *next;            /* with map: the next block of the file to copy into */
+  int fill;                     /* FILL_*: the records made first, and where */
 } WriterStruct;
+
+enum { FILL_NONE, FILL_COPY, FILL_IN_PLACE };
 
 static void *writerLoop(void *arg)
 {
@@ -94,11 +127,19 @@ static void *writerLoop(void *arg)
   struct rusage before, after;
   memset(buf, 'x', BLOCK);
   (void)getrusage(RUSAGE_THREAD, &before);
-  for (long i = 0; i < w->blocks; ++i)
-    if (w->map != NULL)
-      memcpy(w->map + atomic_fetch_add(w->next, 1) * BLOCK, buf, BLOCK);
+  for (long i = 0; i < w->blocks; ++i) {
+    char *to = w->map != NULL ? w->map + atomic_fetch_add(w->next, 1) * BLOCK : NULL;
+    if (w->fill == FILL_IN_PLACE) {
+      fill(to);
+      continue;
+    }
+    if (w->fill == FILL_COPY)
+      fill(buf);
+    if (to != NULL)
+      memcpy(to, buf, BLOCK);
     else
       writeAll(w->fd, buf);
+  }
   (void)getrusage(RUSAGE_THREAD, &after);
   w->switches = after.ru_nvcsw - before.ru_nvcsw;
   free(buf);
@@ -107,7 +148,7 @@ static void *writerLoop(void *arg)
 
 /* files: how many files the threads share (1) or have (threads);
  * mapped: the one file is sized, mapped and copied into, not written */
-static void oneFile(const char *dir, long bytes, int threads, int files, int mapped,
+static void oneFile(const char *dir, long bytes, int threads, int files, int mapped, int filled,
                     double *gbs, double *switchesPerWrite, double *cpus)
 {
   char path[2][4096];
@@ -138,6 +179,7 @@ static void oneFile(const char *dir, long bytes, int threads, int files, int map
     w[i].blocks = bytes / BLOCK / threads;
     w[i].map = map;
     w[i].next = &next;
+    w[i].fill = filled;
   }
   t0 = now();
   c0 = cpuTime();
@@ -172,29 +214,6 @@ static struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
 } hand = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
-
-static uint64_t ticks(void)       /* the floor's clock: rdtsc */
-{
-#if defined(__x86_64__) || defined(__i386__)
-  return __rdtsc();
-#else
-  static uint64_t n;
-  return ++n;
-#endif
-}
-
-static void fill(char *b)
-{
-  for (size_t o = 0; o + RECORD <= BLOCK; o += RECORD) {
-    uint64_t t = ticks();
-    uint32_t header = 0x10001;
-    memcpy(b + o, &header, 4);
-    memcpy(b + o + 4, &t, 8);
-    memcpy(b + o + 12, &o, 8);
-    memcpy(b + o + 20, &t, 8);
-    memcpy(b + o + 28, &o, 8);
-  }
-}
 
 /* await -- until slot s is full (want 1) or empty (want 0), or done */
 static int await(unsigned s, int want)
@@ -329,12 +348,18 @@ int main(int argc, char **argv)
 {
   const char *dir;
   long bytes;
-  static const struct { int threads, files, mapped, base; const char *what; } cases[] = {
-    {1, 1, 0, 0, "one thread, one file"},
-    {2, 1, 0, 0, "two threads, one file"},
-    {2, 2, 0, 0, "two threads, a file each"},
-    {1, 1, 1, 3, "mapped: one thread"},
-    {2, 1, 1, 3, "mapped: two threads"},
+  static const struct { int threads, files, mapped, fill, base; const char *what; } cases[] = {
+    {1, 1, 0, FILL_NONE, 0, "one thread, one file"},
+    {2, 1, 0, FILL_NONE, 0, "two threads, one file"},
+    {2, 2, 0, FILL_NONE, 0, "two threads, a file each"},
+    {1, 1, 1, FILL_NONE, 3, "mapped: one thread"},
+    {2, 1, 1, FILL_NONE, 3, "mapped: two threads"},
+    {1, 1, 0, FILL_COPY, 5, "filled: one thread"},
+    {2, 1, 0, FILL_COPY, 5, "filled: two threads"},
+    {1, 1, 1, FILL_COPY, 5, "filled, mapped: one"},
+    {2, 1, 1, FILL_COPY, 5, "filled, mapped: two"},
+    {1, 1, 1, FILL_IN_PLACE, 5, "filled in place: one"},
+    {2, 1, 1, FILL_IN_PLACE, 5, "filled in place: two"},
   };
 #define CASES (sizeof cases / sizeof cases[0])
   static const char *const how[HOWS] = {"sync", "condition", "cond-8", "spin", "io_uring",
@@ -363,8 +388,8 @@ int main(int argc, char **argv)
   }
   for (int r = 0; r < ROUNDS; ++r) {       /* interleaved rounds */
     for (size_t c = 0; c < CASES; ++c)
-      oneFile(dir, bytes, cases[c].threads, cases[c].files, cases[c].mapped, &gbs[c][r], &sw[c][r],
-              &wcpus[c][r]);
+      oneFile(dir, bytes, cases[c].threads, cases[c].files, cases[c].mapped, cases[c].fill,
+              &gbs[c][r], &sw[c][r], &wcpus[c][r]);
     for (int h = 0; h < HOWS; ++h)
       ns[h][r] = handOff(dir, bytes / 2, h, &cpus[h][r]);
   }
