@@ -30,6 +30,11 @@
 #                       and the start within five minutes of now
 #   ARCH-traceback      the abort's traceback on stderr, decoded on the
 #                       platform, has the native one's events
+#   ARCH-drops          killed with drops not yet reported (the client's
+#                       drops ending): every TestW is in the log with
+#                       its live file or counted dropped, the live
+#                       file's count read in the platform's word size
+#                       and byte order (.sol.dropped)
 # Packages (.ci/install installs them): a platform whose packages cannot
 # be had from apt prints "skip ARCH: ..." and is not counted as passed;
 # one whose packages are available but not installed fails.
@@ -258,6 +263,33 @@ header() {
   fi
 }
 
+# drops ARCH RUNNER... -- the drops ending: what eventcnv finds and
+# what it says was dropped add up to what the client emitted
+drops() {
+  local arch=$1 dir r found dropped
+  shift
+  dir=$out/$arch/run-drops
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  { (cd "$dir" && exec env TELLTALE_BUFFER=4096 TELLTALE_FILE=f.log \
+       timeout 60 "$@" "$out/$arch/client" drops >out 2>err); } 2>/dev/null
+  r=$?
+  if [ "$r" != 137 ]; then
+    bad "$arch-drops" "exit $r, not 137: $(head -3 "$dir/err")"
+    return
+  fi
+  (cd "$dir" && "$eventcnv" --summary f.log >summary 2>summary.err)
+  found=$(cd "$dir" && "$eventcnv" f.log 2>/dev/null | grep -c " TestW ")
+  dropped=$(awk '$1 == "dropped" { print $2 }' "$dir/summary")
+  if ! grep -q "counted only in f.log.live" "$dir/summary.err"; then
+    bad "$arch-drops" "eventcnv does not count drops from the live file: $(head -3 "$dir/summary.err")"
+  elif [ $((found + ${dropped:-0})) != 100000 ]; then
+    bad "$arch-drops" "$found TestW found and ${dropped:-no} dropped: not the 100000 emitted"
+  else
+    ok "$arch-drops"
+  fi
+}
+
 # platform ARCH CC RUNNER... -- build, run every ending, check the header
 platform() {
   local arch=$1 cc=$2
@@ -267,6 +299,7 @@ platform() {
   header "$arch" "$order" "$ptr" "$word" "$clock"
   run "$arch" abort 134 "$@"
   run "$arch" kill 137 "$@"
+  drops "$arch" "$@"
 }
 
 # The native reference.

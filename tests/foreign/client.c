@@ -18,6 +18,10 @@
  *   abort    abort() after the threads have joined       SIGABRT
  *   kill     raise(SIGKILL) after the threads have joined: the
  *            events not yet written are in the live file SIGKILL
+ *   drops    nothing of the above: the log and a pipe nobody reads as
+ *            streams, the writer thread with the drop policy, and
+ *            DROP_EVENTS TestW, most of them dropped, counted in the
+ *            live file and not yet reported; then SIGKILL   SIGKILL
  */
 
 #include <pthread.h>
@@ -26,10 +30,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "event.h"
+#include "plinth.h"
 
 #define THREADS 3
 #define STEPS 2000u
+#define DROP_EVENTS 100000u
+
+/* drops -- the drops ending (above) */
+static int drops(void)
+{
+  PlinthStream log, stalled;
+  int fds[2];
+  const char *path = getenv("TELLTALE_FILE");
+  if (path == NULL || pipe(fds) != 0 || PlinthStreamOpenFile(&log, path) != 0
+      || PlinthStreamOpenFd(&stalled, fds[1], 0) != 0 || EventStreamAddBinary(log) != 0
+      || EventStreamAddBinary(stalled) != 0 || EventWriterAsync(1, 1) != 0)
+    return 98;
+  for (EventW i = 0; i < DROP_EVENTS; ++i)
+    EVENT_W(TestW, i);
+  raise(SIGKILL);
+  return 97;
+}
 
 /* check -- a function of thread and seq that fits 32 bits */
 static EventW check(EventU thread, EventW seq)
@@ -65,8 +89,10 @@ int main(int argc, char **argv)
   static char longString[5000];
   pthread_t threads[THREADS];
   const char *mode = argc == 2 ? argv[1] : "";
+  if (strcmp(mode, "drops") == 0)
+    return drops();
   if (strcmp(mode, "finish") != 0 && strcmp(mode, "abort") != 0 && strcmp(mode, "kill") != 0) {
-    fprintf(stderr, "usage: foreign_client finish|abort|kill\n");
+    fprintf(stderr, "usage: foreign_client finish|abort|kill|drops\n");
     return 2;
   }
   memset(longString, 'x', sizeof longString - 1);
