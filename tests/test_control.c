@@ -30,7 +30,10 @@
  *                drops into a sink of its own.
  *                control-5.4: a fork while the parent has drops not yet
  *                reported: the child's log reports none of them, the
- *                parent's all.
+ *                parent's all.  control-5.5: as 5.2, with Label events
+ *                filling the Telltale buffer, so that the reports of
+ *                drops are dropped too: still written + dropped =
+ *                emitted.
  *   control-6.*  write failures, injected by PlinthStreamFault: ENOSPC and
  *                EIO, lasting, written by the emitting thread (6.1) or the
  *                asynchronous writer (6.2), are said once, nothing is
@@ -627,6 +630,49 @@ static void control_5_2_writer_drops_counted(void **state)
   writtenOrDropped(&reader, DROP_EMITTERS * DROP_EVENTS);   /* the reader was slow */
 }
 
+static void *labelEmitter(void *arg)
+{
+  for (EventW i = 0; i < DROP_EVENTS; ++i) {
+    EVENT_W(TestW, i);
+    EventLabel((EventA)i, i);
+  }
+  if (arg != NULL)
+    EventFinish();              /* its own Telltale buffer full as it reports */
+  return NULL;
+}
+
+/* control-5.5: as 5.2, but each emitter labels as it goes (Label is of
+   kind Telltale, as EventsDropped is), so that its Telltale buffer is
+   full, and drops, whenever its Test buffer does: a report of drops
+   that is itself dropped is counted again, and reported later, never
+   lost.  The last emitter ends the session itself, its Telltale buffer
+   full: the end waits for the writer rather than drop its report.  A
+   clean end accounts for every event (.sol.dropped). */
+static void control_5_5_drop_reports_not_lost(void **state)
+{
+  int fds[2];
+  PlinthStream stream;
+  SlowReaderStruct reader = {0};
+  pthread_t readerThread, emitter[DROP_EMITTERS];
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  reader.fd = fds[0];
+  assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
+  EventFinish();                                  /* a session of its own */
+  assert_int_equal(PlinthStreamOpenFd(&stream, fds[1], 0), 0);
+  assert_int_equal(EventStreamAddBinary(stream), 0);
+  assert_int_equal(EventWriterAsync(1, 1), 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);   /* for the new threads */
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_create(&emitter[i], NULL, labelEmitter, NULL), 0);
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_join(emitter[i], NULL), 0);
+  assert_int_equal(pthread_create(&emitter[0], NULL, labelEmitter, &reader), 0);
+  assert_int_equal(pthread_join(emitter[0], NULL), 0);
+  pipeSessionEnd(stream, fds, readerThread);
+  writtenOrDropped(&reader, (DROP_EMITTERS + 1) * DROP_EVENTS);
+}
+
 /* readWhole -- a file's bytes (malloc'd) */
 static unsigned char *readWhole(const char *path, size_t *sizeReturn)
 {
@@ -1082,6 +1128,7 @@ int main(void)
     cmocka_unit_test_teardown(control_5_2_writer_drops_counted, restoreAll),
     cmocka_unit_test_teardown(control_5_3_writer_detaches_regions, restoreAll),
     cmocka_unit_test_teardown(control_5_4_fork_leaves_drops_to_parent, restoreAll),
+    cmocka_unit_test_teardown(control_5_5_drop_reports_not_lost, restoreAll),
     cmocka_unit_test(control_6_1_sync_failure),
     cmocka_unit_test(control_6_2_async_failure),
     cmocka_unit_test(control_6_3_no_write_after_cut),
