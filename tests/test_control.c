@@ -552,6 +552,22 @@ static void *slowReader(void *arg)
   }
 }
 
+/* pipeSessionStart -- a session of its own that writes to a pipe the
+ * slow reader reads, with the writer thread, the drop policy and small
+ * buffers for the threads made from now on */
+static void pipeSessionStart(PlinthStream *stream, int fds[2], SlowReaderStruct *reader,
+                             pthread_t *readerThread)
+{
+  assert_int_equal(pipe(fds), 0);
+  reader->fd = fds[0];
+  assert_int_equal(pthread_create(readerThread, NULL, slowReader, reader), 0);
+  EventFinish();
+  assert_int_equal(PlinthStreamOpenFd(stream, fds[1], 0), 0);
+  assert_int_equal(EventStreamAddBinary(*stream), 0);
+  assert_int_equal(EventWriterAsync(1, 1), 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);
+}
+
 /* pipeSessionEnd -- end a session that writes to a pipe the slow reader
  * reads, with the writer thread and small buffers: every block written,
  * the defaults back, the pipe closed and the reader done */
@@ -602,6 +618,28 @@ static void *dropEmitter(void *arg)
   return NULL;
 }
 
+/* dropsRun -- DROP_EMITTERS threads run emit into a pipe read slowly,
+ * then, with last, one more, passed non-NULL, which ends the session
+ * itself: every event written or reported dropped (5.2, 5.5) */
+static void dropsRun(void *(*emit)(void *), int last)
+{
+  int fds[2];
+  PlinthStream stream;
+  SlowReaderStruct reader = {0};
+  pthread_t readerThread, emitter[DROP_EMITTERS];
+  pipeSessionStart(&stream, fds, &reader, &readerThread);
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_create(&emitter[i], NULL, emit, NULL), 0);
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_join(emitter[i], NULL), 0);
+  if (last) {
+    assert_int_equal(pthread_create(&emitter[0], NULL, emit, &reader), 0);
+    assert_int_equal(pthread_join(emitter[0], NULL), 0);
+  }
+  pipeSessionEnd(stream, fds, readerThread);
+  writtenOrDropped(&reader, (DROP_EMITTERS + (last != 0)) * DROP_EVENTS);
+}
+
 /* control-5.2: the asynchronous writer with the drop policy, writing to
    a pipe read slowly: the emitters never wait, and every event is either
    in the stream or counted by EventsDropped (.sol.writer).  There are two
@@ -609,25 +647,8 @@ static void *dropEmitter(void *arg)
    ThreadSanitizer checks (one shared sink is a data race). */
 static void control_5_2_writer_drops_counted(void **state)
 {
-  int fds[2];
-  PlinthStream stream;
-  SlowReaderStruct reader = {0};
-  pthread_t readerThread, emitter[DROP_EMITTERS];
   (void)state;
-  assert_int_equal(pipe(fds), 0);
-  reader.fd = fds[0];
-  assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
-  EventFinish();                                  /* a session of its own */
-  assert_int_equal(PlinthStreamOpenFd(&stream, fds[1], 0), 0);
-  assert_int_equal(EventStreamAddBinary(stream), 0);
-  assert_int_equal(EventWriterAsync(1, 1), 0);
-  assert_int_equal(EventBufferSizeSet(4096), 0);   /* for the new thread */
-  for (int i = 0; i < DROP_EMITTERS; ++i)
-    assert_int_equal(pthread_create(&emitter[i], NULL, dropEmitter, NULL), 0);
-  for (int i = 0; i < DROP_EMITTERS; ++i)
-    assert_int_equal(pthread_join(emitter[i], NULL), 0);
-  pipeSessionEnd(stream, fds, readerThread);
-  writtenOrDropped(&reader, DROP_EMITTERS * DROP_EVENTS);   /* the reader was slow */
+  dropsRun(dropEmitter, 0);
 }
 
 static void *labelEmitter(void *arg)
@@ -650,27 +671,8 @@ static void *labelEmitter(void *arg)
    clean end accounts for every event (.sol.dropped). */
 static void control_5_5_drop_reports_not_lost(void **state)
 {
-  int fds[2];
-  PlinthStream stream;
-  SlowReaderStruct reader = {0};
-  pthread_t readerThread, emitter[DROP_EMITTERS];
   (void)state;
-  assert_int_equal(pipe(fds), 0);
-  reader.fd = fds[0];
-  assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
-  EventFinish();                                  /* a session of its own */
-  assert_int_equal(PlinthStreamOpenFd(&stream, fds[1], 0), 0);
-  assert_int_equal(EventStreamAddBinary(stream), 0);
-  assert_int_equal(EventWriterAsync(1, 1), 0);
-  assert_int_equal(EventBufferSizeSet(4096), 0);   /* for the new threads */
-  for (int i = 0; i < DROP_EMITTERS; ++i)
-    assert_int_equal(pthread_create(&emitter[i], NULL, labelEmitter, NULL), 0);
-  for (int i = 0; i < DROP_EMITTERS; ++i)
-    assert_int_equal(pthread_join(emitter[i], NULL), 0);
-  assert_int_equal(pthread_create(&emitter[0], NULL, labelEmitter, &reader), 0);
-  assert_int_equal(pthread_join(emitter[0], NULL), 0);
-  pipeSessionEnd(stream, fds, readerThread);
-  writtenOrDropped(&reader, (DROP_EMITTERS + 1) * DROP_EVENTS);
+  dropsRun(labelEmitter, 1);
 }
 
 /* readWhole -- a file's bytes (malloc'd) */
