@@ -174,12 +174,13 @@ def main():
              ('exit-worker', 3, None), ('_exit', 4, None), ('abort', -6, None),
              ('segv', -11, None), ('flush-kill', -9, None), ('fork', 0, None),
              ('fork-kill', -9, (0.3, 0.6)), ('kill', -9, (0.0, 0.4))]
-    # Not by default: EventFinish while threads go on.  Their next
-    # block in the second session keeps its number from the first (a
-    # live slot's block keeps its number), so the second log can hold
-    # a thread's events out of order, and killed, it loses events that
-    # went on in the first session's live regions: a fault of the
-    # session's end, not of drops, left for now (DROPS_FINISH=1 shows it).
+    # Not by default: EventFinish while threads go on into a second
+    # session with a live file.  The second log holds a thread's events
+    # out of order (with any writer, drops or none; likely its slot's
+    # block keeps the first session's number, as a live block does
+    # through partial sends), and killed, it lacks some that went on in
+    # the first session's live regions: a fault of the session's end,
+    # not of drops, left for now (DROPS_FINISH=1 shows it).
     if os.environ.get('DROPS_FINISH'):
         modes += [('finish-return', 0, None), ('finish-kill', -9, None)]
     tmp = tempfile.mkdtemp()
