@@ -176,9 +176,10 @@ def main():
              ('fork-kill', -9, (0.3, 0.6)), ('kill', -9, (0.0, 0.4))]
     # Not by default: EventFinish while threads go on into a second
     # session with a live file.  The second log holds a thread's events
-    # out of order (with any writer, drops or none; likely its slot's
-    # block keeps the first session's number, as a live block does
-    # through partial sends), and killed, it lacks some that went on in
+    # out of order (with any writer, drops or none: the first block a
+    # thread sends there keeps its number from the first session, as a
+    # live block does through partial sends, while the second numbers
+    # from 0 again), and killed, it lacks some that went on in
     # the first session's live regions: a fault of the session's end,
     # not of drops, left for now (DROPS_FINISH=1 shows it).
     if os.environ.get('DROPS_FINISH'):
