@@ -30,7 +30,10 @@
  *                drops into a sink of its own.
  *                control-5.4: a fork while the parent has drops not yet
  *                reported: the child's log reports none of them, the
- *                parent's all.
+ *                parent's all.  control-5.5: as 5.2, with Label events
+ *                filling the Telltale buffer, so that the reports of
+ *                drops are dropped too: still written + dropped =
+ *                emitted.
  *   control-6.*  write failures, injected by PlinthStreamFault: ENOSPC and
  *                EIO, lasting, written by the emitting thread (6.1) or the
  *                asynchronous writer (6.2), are said once, nothing is
@@ -549,6 +552,22 @@ static void *slowReader(void *arg)
   }
 }
 
+/* pipeSessionStart -- a session of its own that writes to a pipe the
+ * slow reader reads, with the writer thread, the drop policy and small
+ * buffers for the threads made from now on */
+static void pipeSessionStart(PlinthStream *stream, int fds[2], SlowReaderStruct *reader,
+                             pthread_t *readerThread)
+{
+  assert_int_equal(pipe(fds), 0);
+  reader->fd = fds[0];
+  assert_int_equal(pthread_create(readerThread, NULL, slowReader, reader), 0);
+  EventFinish();
+  assert_int_equal(PlinthStreamOpenFd(stream, fds[1], 0), 0);
+  assert_int_equal(EventStreamAddBinary(*stream), 0);
+  assert_int_equal(EventWriterAsync(1, 1), 0);
+  assert_int_equal(EventBufferSizeSet(4096), 0);
+}
+
 /* pipeSessionEnd -- end a session that writes to a pipe the slow reader
  * reads, with the writer thread and small buffers: every block written,
  * the defaults back, the pipe closed and the reader done */
@@ -599,6 +618,28 @@ static void *dropEmitter(void *arg)
   return NULL;
 }
 
+/* dropsRun -- DROP_EMITTERS threads run emit into a pipe read slowly,
+ * then, with last, one more, passed non-NULL, which ends the session
+ * itself: every event written or reported dropped (5.2, 5.5) */
+static void dropsRun(void *(*emit)(void *), int last)
+{
+  int fds[2];
+  PlinthStream stream;
+  SlowReaderStruct reader = {0};
+  pthread_t readerThread, emitter[DROP_EMITTERS];
+  pipeSessionStart(&stream, fds, &reader, &readerThread);
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_create(&emitter[i], NULL, emit, NULL), 0);
+  for (int i = 0; i < DROP_EMITTERS; ++i)
+    assert_int_equal(pthread_join(emitter[i], NULL), 0);
+  if (last) {
+    assert_int_equal(pthread_create(&emitter[0], NULL, emit, &reader), 0);
+    assert_int_equal(pthread_join(emitter[0], NULL), 0);
+  }
+  pipeSessionEnd(stream, fds, readerThread);
+  writtenOrDropped(&reader, (DROP_EMITTERS + (last != 0)) * DROP_EVENTS);
+}
+
 /* control-5.2: the asynchronous writer with the drop policy, writing to
    a pipe read slowly: the emitters never wait, and every event is either
    in the stream or counted by EventsDropped (.sol.writer).  There are two
@@ -606,25 +647,32 @@ static void *dropEmitter(void *arg)
    ThreadSanitizer checks (one shared sink is a data race). */
 static void control_5_2_writer_drops_counted(void **state)
 {
-  int fds[2];
-  PlinthStream stream;
-  SlowReaderStruct reader = {0};
-  pthread_t readerThread, emitter[DROP_EMITTERS];
   (void)state;
-  assert_int_equal(pipe(fds), 0);
-  reader.fd = fds[0];
-  assert_int_equal(pthread_create(&readerThread, NULL, slowReader, &reader), 0);
-  EventFinish();                                  /* a session of its own */
-  assert_int_equal(PlinthStreamOpenFd(&stream, fds[1], 0), 0);
-  assert_int_equal(EventStreamAddBinary(stream), 0);
-  assert_int_equal(EventWriterAsync(1, 1), 0);
-  assert_int_equal(EventBufferSizeSet(4096), 0);   /* for the new thread */
-  for (int i = 0; i < DROP_EMITTERS; ++i)
-    assert_int_equal(pthread_create(&emitter[i], NULL, dropEmitter, NULL), 0);
-  for (int i = 0; i < DROP_EMITTERS; ++i)
-    assert_int_equal(pthread_join(emitter[i], NULL), 0);
-  pipeSessionEnd(stream, fds, readerThread);
-  writtenOrDropped(&reader, DROP_EMITTERS * DROP_EVENTS);   /* the reader was slow */
+  dropsRun(dropEmitter, 0);
+}
+
+static void *labelEmitter(void *arg)
+{
+  for (EventW i = 0; i < DROP_EVENTS; ++i) {
+    EVENT_W(TestW, i);
+    EventLabel((EventA)i, i);
+  }
+  if (arg != NULL)
+    EventFinish();              /* its own Telltale buffer full as it reports */
+  return NULL;
+}
+
+/* control-5.5: as 5.2, but each emitter labels as it goes (Label is of
+   kind Telltale, as EventsDropped is), so that its Telltale buffer is
+   full, and drops, whenever its Test buffer does: a report of drops
+   that is itself dropped is counted again, and reported later, never
+   lost.  The last emitter ends the session itself, its Telltale buffer
+   full: the end waits for the writer rather than drop its report.  A
+   clean end accounts for every event (.sol.dropped). */
+static void control_5_5_drop_reports_not_lost(void **state)
+{
+  (void)state;
+  dropsRun(labelEmitter, 1);
 }
 
 /* readWhole -- a file's bytes (malloc'd) */
@@ -1082,6 +1130,7 @@ int main(void)
     cmocka_unit_test_teardown(control_5_2_writer_drops_counted, restoreAll),
     cmocka_unit_test_teardown(control_5_3_writer_detaches_regions, restoreAll),
     cmocka_unit_test_teardown(control_5_4_fork_leaves_drops_to_parent, restoreAll),
+    cmocka_unit_test_teardown(control_5_5_drop_reports_not_lost, restoreAll),
     cmocka_unit_test(control_6_1_sync_failure),
     cmocka_unit_test(control_6_2_async_failure),
     cmocka_unit_test(control_6_3_no_write_after_cut),

@@ -380,8 +380,13 @@ static void dropsReport(void)
   for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
     uintptr_t n = atomic_load(&dropCount[kind]);
     if (n != 0) {
+      unsigned long drops = kb->drops;
       atomic_fetch_sub(&dropCount[kind], n);
       EVENT_UW(EventsDropped, kind, (EventW)n);
+      /* The report itself dropped (its buffer full, the writer behind):
+       * the count goes back for the next report, or it would be lost. */
+      if (kb->drops != drops)
+        atomic_fetch_add(&dropCount[kind], n);
     }
   }
 }
@@ -480,16 +485,20 @@ void *EventReserveSlow(unsigned kind, size_t size)
       } else
         (void)dropped(kind, NULL);
       PlinthLockRelease();
-      if (res != 0)
+      if (res != 0) {
+        ++kb->drops;
         return thread->sink;
+      }
     }
     if (buf->limit - buf->next >= size) {
       void *p = (void *)buf->next;
       buf->next += size;
       return p;
     }
-    if (bufferFull(thread, level, kind) != 0)
+    if (bufferFull(thread, level, kind) != 0) {
+      ++kb->drops;
       return thread->sink;      /* counted by bufferFull */
+    }
   }
 }
 
@@ -643,6 +652,9 @@ static void finish(int atExit)
       eventThreadFlush(t, 0, 0);
       running += !t->exitSaid;  /* gone ones emit no more */
     }
+  /* The report below is the session's last: with every block written,
+   * its buffer has room, and it is not dropped.  .sol.dropped */
+  eventWriterIdle();
   PlinthLockRelease();
   eventClockSync();
   dropsReport();

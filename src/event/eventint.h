@@ -66,6 +66,8 @@ typedef struct EventKindBufStruct {
   uintptr_t sent;               /* the current slot has been sent up to here */
   _Atomic unsigned moves;       /* times the ring moved: a traceback read
                                    without the lock checks it (.sol.traceback) */
+  unsigned long drops;          /* events the thread dropped at this level:
+                                   dropsReport sees its own report go (.sol.dropped) */
 } EventKindBufStruct;
 
 /* Levels: a signal handler running on a thread emits into buffers of its
