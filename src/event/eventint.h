@@ -60,6 +60,8 @@ typedef struct EventKindBufStruct {
   size_t slotSize[2];           /* bytes in each */
   unsigned char mapped[2];      /* 1: the slot is a region of the live file */
   uint64_t seq[2];              /* live slots: the block's sequence number */
+  unsigned liveGen[2];          /* live slots: the live file they are regions of
+                                   (eventSession.liveGen): .sol.live.session */
   unsigned pending[2];          /* writer jobs reading the slot (queue lock) */
   unsigned current;             /* the slot being filled */
   uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
@@ -130,6 +132,7 @@ typedef struct EventSessionStruct {
   int liveKeep;                 /* the log lost writes: keep the live file */
   size_t liveHeaderLength;      /* its header, a page or more */
   uint64_t liveRegions, liveRegionsSaid;  /* regions made; the count in its header */
+  unsigned liveGen;             /* the live file's generation: one more at each end */
   PlinthStream liveLog;         /* the log the live file is beside */
   struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse (eventout.c) */
   int mapAllowed;               /* TELLTALE_MAP is not off */

@@ -417,6 +417,7 @@ static void liveLogFailed(PlinthStream stream)
 void eventLiveEnd(void)
 {
   liveDropsUnmap();
+  ++eventSession.liveGen;       /* its regions that threads hold are stale: .sol.live.session */
   while (eventSession.liveFree != NULL) {
     LiveRegionStruct *region = eventSession.liveFree;
     eventSession.liveFree = region->next;
@@ -870,7 +871,7 @@ int eventSlotDetach(EventKindBufStruct *kb, unsigned s)
   if (!writer.started)
     return 0;
   PlinthQueueClaim();
-  if (kb->pending[s] > 0 && kb->mapped[s])
+  if (kb->pending[s] > 0 && kb->mapped[s] && kb->liveGen[s] == eventSession.liveGen)
     for (size_t i = 0; i < DETACH_LIMIT; ++i) {
       DetachedStruct *r = &writer.detached[i];
       if (r->base == NULL ? d == NULL : r->pending == 0 && r->size == kb->slotSize[s])
@@ -894,6 +895,7 @@ int eventSlotDetach(EventKindBufStruct *kb, unsigned s)
     kb->pending[s] = 0;
     kb->slot[s] = done;
     kb->mapped[s] = done != NULL;
+    kb->liveGen[s] = eventSession.liveGen;
   }
   busy = kb->pending[s] > 0;
   PlinthQueueRelease();
