@@ -104,7 +104,7 @@ static void slotRelease(EventKindBufStruct *kb, unsigned s)
   (void)eventSlotBusy(kb, s, 1);     /* the writer may still read it */
   if (!kb->mapped[s])
     PlinthPagesFree(kb->slot[s], kb->slotSize[s]);
-  else if (kb->liveGen[s] != eventSession.liveGen)
+  else if (!eventLiveSlot(kb, s))
     PlinthStreamUnmap(NULL, kb->slot[s], kb->slotSize[s]);  /* an ended session's */
   else
     eventLiveRegionRelease(kb->slot[s], kb->slotSize[s]);
@@ -134,7 +134,7 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
     eventSessionStart();
   if (output && eventSession.live != NULL && !eventSession.liveFailed) {
     size_t size = eventRoundUp(thread->bufferSize, PlinthPageSize());
-    if (kb->mapped[s] && kb->slotSize[s] == size && kb->liveGen[s] == eventSession.liveGen) {
+    if (eventLiveSlot(kb, s) && kb->slotSize[s] == size) {
       /* Reused: its old events were all sent.  They stay, but the data
        * end at the first zero code, which slotUse puts at the start and
        * every EVENT_END moves along.  .sol.live */
@@ -263,16 +263,6 @@ static uintptr_t committedEnd(uintptr_t p, uintptr_t limit)
   return p;
 }
 
-/* liveSlot -- is slot s a region of this session's live file?  A
- * thread still emitting when EventFinish ended the session keeps the
- * ended one's regions until it prepares its slots again: until then its
- * sends are numbered as memory slots' are, each afresh in the new
- * session, so that they read in order there.  .sol.live.session */
-static int liveSlot(const EventKindBufStruct *kb, unsigned s)
-{
-  return kb->mapped[s] && kb->liveGen[s] == eventSession.liveGen;
-}
-
 /* kindFlush -- send what a kind's current slot holds and has not sent.
  * Lock held.  A live slot is always sent (its kind's output was on when
  * it was prepared); a memory slot only if the kind's output is on (else
@@ -301,7 +291,7 @@ static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, 
   /* A live slot's block keeps its number through partial sends, so
    * that recovery knows how much of it the log has.  .sol.live */
   eventBlockSend(thread, level, kind, s, (const unsigned char *)kb->sent, end - kb->sent,
-                 liveSlot(kb, s) ? kb->seq[s] : eventSession.blocks++);
+                 eventLiveSlot(kb, s) ? kb->seq[s] : eventSession.blocks++);
   kb->sent = end;
 }
 

@@ -183,6 +183,18 @@ static inline size_t eventRoundUp(size_t size, size_t to)
   return (size + to - 1) / to * to;
 }
 
+/* eventLiveSlot -- is slot s a region of this session's live file?  A
+ * thread still emitting when EventFinish ended the session keeps the
+ * ended one's regions until it prepares its slots again: until then its
+ * sends are numbered as memory slots' are, each afresh in the new
+ * session, so that they read in order there, and such a region is
+ * neither reused nor handed to the writer.  Lock held.
+ * design/telemetry.txt .sol.live.session */
+static inline int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
+{
+  return kb->mapped[s] && kb->liveGen[s] == eventSession.liveGen;
+}
+
 
 /* eventbuf.c: threads, buffers, signal levels, flush, finish, fork */
 

@@ -871,7 +871,7 @@ int eventSlotDetach(EventKindBufStruct *kb, unsigned s)
   if (!writer.started)
     return 0;
   PlinthQueueClaim();
-  if (kb->pending[s] > 0 && kb->mapped[s] && kb->liveGen[s] == eventSession.liveGen)
+  if (kb->pending[s] > 0 && eventLiveSlot(kb, s))
     for (size_t i = 0; i < DETACH_LIMIT; ++i) {
       DetachedStruct *r = &writer.detached[i];
       if (r->base == NULL ? d == NULL : r->pending == 0 && r->size == kb->slotSize[s])
