@@ -30,7 +30,8 @@
  *   flush-kill   each worker calls EventFlush after FLUSH_AT steps
  *                (the drops so far reported), then main raises
  *                SIGKILL once all are FLUSH_AT steps further           SIGKILL
- *   finish-kill  main has the workers wait, calls EventFinish, adds
+ *   finish-kill  main has the workers wait (each after DEATH_AFTER
+ *                steps), calls EventFinish, adds
  *                streams anew (the log TELLTALE_FILE with ".2"), lets
  *                the workers go on in that second session, and raises
  *                SIGKILL 100 ms later                                  SIGKILL
@@ -149,17 +150,22 @@ static void *worker(void *arg)
 {
   EventU w = (EventU)(uintptr_t)arg;
   for (EventW seq = 0; seq < steps; ++seq) {
-    if (atomic_load(&pauseAsked)) {
-      atomic_fetch_add(&pausedWorkers, 1);
-      while (atomic_load(&pauseAsked))
-        sleepMs(1);
-    }
     step(w, seq);
     if (seq + 1 == DEATH_AFTER) {
       /* every worker under way first: a thread whose first event
        * comes after the exit's end is not in the log (another matter) */
       while (!allAt(1))
         sleepMs(1);
+      /* finish-*: each worker waits here until main has finished the
+       * session, so that every worker goes on into the second one
+       * (one that ran to its end first would never pause) */
+      if (strncmp(mode, "finish-", 7) == 0) {
+        while (!atomic_load(&pauseAsked))
+          sleepMs(1);
+        atomic_fetch_add(&pausedWorkers, 1);
+        while (atomic_load(&pauseAsked))
+          sleepMs(1);
+      }
       if (w == 1 && strcmp(mode, "exit-worker") == 0)
         exit(3);
       if (w == 2 && strcmp(mode, "segv") == 0)
