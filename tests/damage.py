@@ -262,6 +262,52 @@ def main():
             why = 'every region so made: exit %d, %d of %d steps: %s' % (st, len(got), limit,
                                                                          e[:300])
         result('live-preparing', why)
+
+        # A block the program died before writing whole (.sol.writer.at):
+        # the last send of a live block, its header there and its data
+        # zeros, from their start or from a page boundary of the file.
+        # The live file holds its events: recovered, every step shown,
+        # exit 0, and the hole said.  Without the live file, or with its
+        # header zeros too (which block it was is not known), exit 1 and
+        # the loss said.
+        liveSeqs = {struct.unpack_from('<Q', live, o + 16)[0] for o, _ in liveBlocks}
+        lastSend = {}
+        for o, n in logBlocks:
+            seq = struct.unpack_from('<Q', log, o + 16)[0]
+            if seq in liveSeqs and n > BLOCK_HEADER + 4096 // 2:
+                lastSend[seq] = (o, n)
+
+        def holeCase(name, lo, hi, withLive, wantExit, said):
+            dl = os.path.join(tmp, name)
+            os.makedirs(dl)
+            holed = bytearray(log)
+            holed[lo:hi] = bytes(hi - lo)
+            open(os.path.join(dl, 't.log'), 'wb').write(holed)
+            if withLive:
+                open(os.path.join(dl, 't.log.live'), 'wb').write(live)
+            st, got, e, hang = read(eventcnv, os.path.join(dl, 't.log'))
+            why = hang or judge(got, st, e, limit)
+            if not why and st != wantExit:
+                why = 'exit %d, not %d: %s' % (st, wantExit, e[:300])
+            if not why and wantExit == 0 and len(got) != limit:
+                why = '%d of %d steps' % (len(got), limit)
+            if not why and not re.search(said, e):
+                why = 'not said (%s): %s' % (said, e[:300])
+            result(name, why)
+            shutil.rmtree(dl)
+
+        if not lastSend:
+            result('hole', 'no log block whose live block is there')
+        else:
+            o, n = lastSend[sorted(lastSend)[0]]
+            page = (o + BLOCK_HEADER + 4095) // 4096 * 4096
+            recovered = r'died before writing it whole; its events are among those recovered'
+            lost = r'died before writing whole .* events are lost'
+            holeCase('hole-recovered', o + BLOCK_HEADER, o + n, True, 0, recovered)
+            if page < o + n:
+                holeCase('hole-cut-on-page', page, o + n, True, 0, recovered)
+            holeCase('hole-no-live', o + BLOCK_HEADER, o + n, False, 1, lost)
+            holeCase('hole-header-too', o, o + n, True, 1, lost)
         liveCase('live-dir', os.mkdir)
         liveCase('live-fifo', os.mkfifo)
         liveCase('live-dev-zero', lambda path: os.symlink('/dev/zero', path))

@@ -328,6 +328,10 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   int res;
   ringsWait(thread);
   PlinthLockClaim();
+  /* Blocks for files are written after the lock, so that other threads
+   * fill and write theirs meanwhile; not by a handler, which may have
+   * interrupted the thread's own writes.  .sol.writer.at */
+  thread->writesDefer = level == 0;
   /* The thread's own events (names, interned strings, labels) go out
    * with each full buffer, and before it, so that a log with no live
    * file to recover from has them wherever it has the thread's data,
@@ -336,6 +340,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   if (kind != EventKindTelltale)
     kindFlush(thread, level, EventKindTelltale, 1);
   kindFlush(thread, level, kind, 1);
+  thread->writesDefer = 0;
   kb->previousEnd = hotBuf(thread, level, kind)->next;
   /* The ring moves on: a traceback read without the lock sees the
    * count change before the slot is overwritten.  .sol.traceback */
@@ -347,6 +352,8 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   else
     (void)dropped(kind, NULL);  /* counted under the lock: EventFinish's report sees it */
   PlinthLockRelease();
+  if (level == 0)
+    eventWritesDo(thread);
   return res;
 }
 
@@ -586,11 +593,12 @@ void EventFlush(void)
  * count: the next event starts a new session.  Lock held. */
 static void sessionClose(int flush)
 {
+  int unsettled = eventWritesUnsettled();   /* .sol.writer.at */
   for (size_t i = 0; i < eventSession.streamCount; ++i) {
     EventStreamEntryStruct *entry = &eventSession.streams[i];
     if (flush)
       (void)PlinthStreamFlush(entry->stream);
-    if (entry->owned)
+    if (entry->owned && !unsettled)
       PlinthStreamClose(entry->stream);
   }
   eventSession.streamCount = 0;

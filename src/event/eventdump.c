@@ -332,6 +332,7 @@ static int flushAll(void)
 {
   if (eventSession.async)
     return 16; /* EBUSY */
+  eventWritesFlush();           /* blocks placed before these: .sol.writer.at */
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     eventThreadFlush(t, 0, 0);
   for (size_t i = 0; i < eventSession.streamCount; ++i)

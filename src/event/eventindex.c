@@ -32,6 +32,9 @@ typedef struct IndexStruct {
 } IndexStruct;
 
 /* findBlockMagic -- the offset of the next "TTBK" at or after from, or size */
+#define HOLE_PAGE 4096u           /* holeFind: the least page of a file */
+#define EVENT_SEQ_NONE UINT64_MAX /* a hole's block whose header is zeros too */
+
 static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
 {
   size_t pos = from;
@@ -680,6 +683,17 @@ static int indexEntryCompare(const void *a, const void *b)
  * order written: the indexes read rise in file order from 0 to the
  * highest.  Only where the walk read to the end: a walk stopped at
  * damage reports that.  design/telemetry.txt .stream.check */
+/* holeEndsAt -- does one of the holes the walk found end at offset? */
+static int holeEndsAt(const EventStreamStruct *stream, uint64_t offset)
+{
+  for (size_t i = 0; i < stream->info.holes && stream->holes != NULL; ++i) {
+    const BlockStruct *h = &stream->holes[i];
+    if (h->offset + h->length == offset)
+      return 1;
+  }
+  return 0;
+}
+
 static void indexCheck(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -697,7 +711,9 @@ static void indexCheck(EventStreamStruct *stream)
   info->misorderedBlocks = outOfOrder;
   qsort(e, n, sizeof *e, indexEntryCompare);
   for (size_t i = 0; i < n; ++i) {
-    if (e[i].index > expect) {
+    if (e[i].index > expect && i > 0 && holeEndsAt(stream, e[i].offset))
+      info->holeBlocks += e[i].index - expect;     /* .sol.writer.at */
+    else if (e[i].index > expect) {
       info->missingBlocks += e[i].index - expect;
       if (++reports <= 8) {
         if (e[i].index == expect + 1)
@@ -744,6 +760,96 @@ static size_t blockFault(EventStreamStruct *stream, size_t pos, const char *what
   return next;
 }
 
+/* holeFind -- is the block at pos, which failed its check or has no
+ * magic, one the program had its place for but died before writing
+ * whole (.sol.writer.at)?  Its header is written first, under the lock,
+ * then header and data in one write, which death cuts short at a page
+ * boundary of the file: so its data are zeros from their start or from
+ * a page boundary on.  Or, if death came before even the header, zeros
+ * up to the next block.  Returns its length, 0 if it is not one; *block
+ * (a failed blockRead's) then has its thread, kind and seq, or a seq of
+ * EVENT_SEQ_NONE if the header is zeros too.  Moves the window of a
+ * scan, and *pos with it. */
+
+static size_t holeFind(EventStreamStruct *stream, size_t *pos, BlockStruct *block)
+{
+  unsigned headerLength = stream->info.blockHeaderLength;
+  size_t start, end, zeros;
+  eventFill(stream, pos, (size_t)EVENT_BLOCK_LENGTH_MAX + headerLength);
+  start = *pos;
+  block->offset = start;
+  if (stream->size - start < headerLength)
+    return 0;
+  if (memcmp(stream->base + start, EVENT_BLOCK_MAGIC, 4) == 0) {
+    if (block->length < headerLength || block->length > stream->size - start)
+      return 0;
+    end = start + block->length;
+  } else {
+    end = findBlockMagic(stream, start + 1);
+    if (end >= stream->size)
+      return 0;                 /* at the end: a block cut short (blockCut) */
+    block->seq = EVENT_SEQ_NONE;
+    block->length = (uint32_t)(end - start);
+  }
+  for (zeros = end; zeros > start && stream->base[zeros - 1] == 0; --zeros)
+    ;
+  if (block->seq == EVENT_SEQ_NONE)
+    return zeros == start ? end - start : 0;
+  if (zeros <= start + headerLength
+      || (stream->origin + zeros + HOLE_PAGE - 1) / HOLE_PAGE * HOLE_PAGE <= stream->origin + end)
+    return end - start;
+  return 0;
+}
+
+/* holeAdd -- a hole the walk found, kept for holesCheck */
+static void holeAdd(EventStreamStruct *stream, const BlockStruct *block)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  if (info->holes == 0)
+    info->holeOffset = stream->origin + block->offset;
+  if (info->holes == stream->holeCapacity) {
+    size_t bigger = stream->holeCapacity == 0 ? 8 : 2 * stream->holeCapacity;
+    BlockStruct *more = realloc(stream->holes, bigger * sizeof *more);
+    if (more == NULL) {
+      stream->outOfMemory = 1;
+      return;
+    }
+    stream->holes = more;
+    stream->holeCapacity = bigger;
+  }
+  stream->holes[info->holes] = *block;
+  stream->holes[info->holes].offset += stream->origin;
+  ++info->holes;
+}
+
+/* holesCheck -- each hole is a live block (only those are written after
+ * the lock), so a log recovered from its live file has its events: a
+ * recovered block of its thread, kind, level and seq.  A hole without
+ * one is events lost, and said.  .sol.writer.at */
+static void holesCheck(EventStreamStruct *stream)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  size_t lost = 0;
+  uint64_t first = 0;
+  for (size_t i = 0; i < info->holes; ++i) {
+    const BlockStruct *h = &stream->holes[i];
+    int found = 0;
+    for (size_t j = 0; j < stream->blockCount && !found && h->seq != EVENT_SEQ_NONE; ++j) {
+      const BlockStruct *b = &stream->blocks[j];
+      found = b->index == EVENT_BLOCK_INDEX_NONE && b->seq == h->seq && b->thread == h->thread
+              && b->kind == h->kind && b->level == h->level;
+    }
+    if (!found && lost++ == 0)
+      first = h->offset;
+  }
+  info->holesLost = lost;
+  if (lost > 0)
+    eventProblemAdd(stream, "offset %" PRIu64 ": a block the program died before writing whole "
+               "(zeros where its events should be; %" PRIu64 " such block%s) and no live file "
+               "recovered %s: %s events are lost", first, (uint64_t)lost, lost == 1 ? "" : "s",
+               lost == 1 ? "it" : "them", lost == 1 ? "its" : "their");
+}
+
 /* blockCut -- the sound events of a block cut short by the end of the
  * stream (a full disk, a program killed in write()): shown, unchecked,
  * and the rest said lost.  The walk ends here. */
@@ -782,6 +888,7 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
   EventStreamInfoStruct *info = &stream->info;
   if (complete)
     indexCheck(stream);
+  holesCheck(stream);
   info->streamSize = stream->origin + stream->size;
   if (stream->read != NULL) {   /* the scan is over: its window goes */
     free(stream->window);
@@ -824,6 +931,7 @@ void eventIndexBlocks(EventStreamStruct *stream)
   for (;;) {
     BlockStruct block;
     char what[200];
+    size_t hole;
 
     blockFetch(stream, &pos);
     if (pos >= stream->size)
@@ -836,6 +944,12 @@ void eventIndexBlocks(EventStreamStruct *stream)
           ++info->badBlocks;
         complete = 0;
         break;
+      }
+      hole = holeFind(stream, &pos, &block);
+      if (hole > 0) {
+        holeAdd(stream, &block);
+        pos += hole;
+        continue;
       }
       pos = blockFault(stream, pos, what);
       if (pos == 0) {

@@ -79,6 +79,21 @@ typedef struct EventKindBufStruct {
  * design/telemetry.txt .sol.signal.level */
 #define LEVEL_LIMIT 4
 
+/* EventWriteStruct -- a block given its place in a file stream under
+ * the lock, and written there after it by the thread that filled it;
+ * until then anyone holding the lock may write it too (the same bytes
+ * to the same place).  design/telemetry.txt .sol.writer.at */
+typedef struct EventWriteStruct {
+  PlinthStream stream;
+  size_t entry;                 /* its index among the session's streams */
+  uint64_t offset;              /* its place (PlinthStreamReserve) */
+  const unsigned char *data;    /* its events */
+  size_t size;
+  unsigned char header[36];     /* EVENT_BLOCK_HEADER_LEN, check not yet in */
+} EventWriteStruct;
+
+#define WRITE_LIMIT (2 * STREAM_LIMIT)  /* a full buffer and its Telltale kind's */
+
 typedef struct EventThreadStruct {
   struct EventThreadStruct *next, *prev;
   uint32_t serial;
@@ -94,6 +109,9 @@ typedef struct EventThreadStruct {
   EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
   EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
   unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* its dropped events: .sol.dropped */
+  int writesDefer;              /* its blocks now are written after the lock */
+  _Atomic unsigned writesCount; /* writes[0 .. writesCount) not yet done */
+  EventWriteStruct writes[WRITE_LIMIT];
 } EventThreadStruct;
 
 /* eventThreadState -- the calling thread's, or NULL before its first
@@ -224,6 +242,9 @@ extern void eventLiveRegionsSay(void);
 extern void eventLiveDropped(unsigned kind);
 extern void eventLiveEnd(void);
 extern void eventWriterIdle(void);
+extern void eventWritesDo(EventThreadStruct *thread);
+extern void eventWritesFlush(void);
+extern int eventWritesUnsettled(void);
 extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
 extern int eventSlotDetach(EventKindBufStruct *kb, unsigned s);
 extern void eventSlotsReturned(void);

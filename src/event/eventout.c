@@ -662,15 +662,19 @@ void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsig
  * The events data[0 .. size-1] go as one block numbered seq to each
  * binary stream, and as text to each mirror.
  * design/telemetry.txt .sol.block */
-static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
-                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
-                       int *failed);
+static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
+                      unsigned level, const unsigned char *data, size_t size, uint64_t seq,
+                      EventWriteStruct *defer, int *failed);
 static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
                          const unsigned char *data, size_t size, uint64_t seq);
 
 void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
                       const unsigned char *data, size_t size, uint64_t seq)
 {
+  unsigned deferred = atomic_load_explicit(&thread->writesCount, memory_order_relaxed);
+  /* Only a live slot's block is written after the lock: should the
+   * program die before it is, the live file has its events.  .sol.writer.at */
+  int defers = thread->writesDefer && eventLiveSlot(&thread->levels[level][kind], slot);
   if (size == 0)
     return;
   eventSessionStart();
@@ -678,13 +682,18 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
     return;
   for (size_t i = 0; i < eventSession.streamCount; ++i) {
     EventStreamEntryStruct *entry = &eventSession.streams[i];
+    EventWriteStruct *defer = defers && deferred < WRITE_LIMIT
+                              ? &thread->writes[deferred] : NULL;
     int failed = 0;
     if (entry->binary && (entry->failed || atomic_load(&streamFailure[i]) != 0)) {
       entry->failed = 1;        /* the writer may have failed it: .sol.writer.fail */
       streamLose(i, data, size);
       continue;
     }
-    blockWrite(entry, thread->serial, kind, level, data, size, seq, &failed);
+    if (blockWrite(entry, thread->serial, kind, level, data, size, seq, defer, &failed)) {
+      atomic_store_explicit(&thread->writesCount, ++deferred, memory_order_release);
+      continue;
+    }
     if (failed != 0) {
       streamFailed(entry, failed);
       streamLose(i, data, size);
@@ -695,26 +704,50 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
 /* blockWrite -- one block to one stream: binary, or text if a mirror.
  * *failed gets the error of a failed write.  A binary block gets the
  * stream's next index and its check here, off the hot path, by
- * whichever thread writes it.  design/telemetry.txt .stream.check */
-static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
-                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
-                       int *failed)
+ * whichever thread writes it.  design/telemetry.txt .stream.check
+ *
+ * With defer, a block for a file stream only gets its place there and
+ * goes into *defer, to be written after the lock (writeReserved); then
+ * the result is 1.  design/telemetry.txt .sol.writer.at */
+static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
+                      unsigned level, const unsigned char *data, size_t size, uint64_t seq,
+                      EventWriteStruct *defer, int *failed)
 {
   unsigned char header[EVENT_BLOCK_HEADER_LEN];
   EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
+  const unsigned char *events = data;
   uint32_t check;
   unsigned compact;
+  uint64_t at;
   int res;
   if (!entry->binary) {
     textMirror(entry, data, size, serial, kind);
-    return;
+    return 0;
   }
   if (entry->failed)
-    return;
+    return 0;
   data = EventCompactBlock(&EventRegistry, data, &size, &compact);   /* .compact.writer */
   eventBlockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
   h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED | compact);
   h->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
+  /* Its header goes there now, so that a reader finds which block a
+   * program that died before writing the rest lost, and whether the
+   * live file has it.  .sol.writer.at */
+  if (defer != NULL && data == events
+      && PlinthStreamReserve(entry->stream, EVENT_BLOCK_HEADER_LEN + size, &at) == 0) {
+    res = PlinthStreamWriteAt(entry->stream, at, header, sizeof header);
+    if (res != 0) {
+      *failed = res;
+      return 0;
+    }
+    defer->stream = entry->stream;
+    defer->entry = (size_t)(entry - eventSession.streams);
+    defer->offset = at;
+    defer->data = data;
+    defer->size = size;
+    memcpy(defer->header, header, sizeof header);
+    return 1;
+  }
   check = EventCheck(0, header, EVENT_BLOCK_HEADER_LEN);
   h->check = EventCheck(check, data, size);
   res = PlinthStreamWrite(entry->stream, header, sizeof header);
@@ -722,6 +755,71 @@ static void blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned 
     res = PlinthStreamWrite(entry->stream, data, size);
   EventCompactDone(data);
   *failed = res;
+  return 0;
+}
+
+/* writeReserved -- write a block blockWrite deferred, with its check, at
+ * its place: 0 or an errno code.  Async-signal-safe. */
+static int writeReserved(const EventWriteStruct *w)
+{
+  unsigned char header[EVENT_BLOCK_HEADER_LEN];
+  EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
+  memcpy(header, w->header, sizeof header);
+  h->check = EventCheck(EventCheck(0, header, sizeof header), w->data, w->size);
+  return PlinthStreamWriteTwoAt(w->stream, w->offset, header, sizeof header, w->data, w->size);
+}
+
+/* eventWritesDo -- the calling thread writes its deferred blocks, after
+ * the lock.  .sol.writer.at */
+void eventWritesDo(EventThreadStruct *thread)
+{
+  unsigned n = atomic_load_explicit(&thread->writesCount, memory_order_relaxed);
+  for (unsigned i = 0; i < n; ++i) {
+    const EventWriteStruct *w = &thread->writes[i];
+    int res = writeReserved(w);
+    if (res != 0) {
+      streamFail(w->entry, w->stream, res);
+      streamLose(w->entry, w->data, w->size);
+    }
+  }
+  atomic_store_explicit(&thread->writesCount, 0, memory_order_release);
+}
+
+/* writesSettle -- every block placed but perhaps not yet written is
+ * written now, by the caller (the same bytes to the same place: what a
+ * block holds changes only under the lock); with wait, the caller then
+ * waits, a second at most, for the other threads to be out of their
+ * writes, so that a stream is not closed under them.  Lock held.
+ * .sol.writer.at */
+static void writesSettle(int wait)
+{
+  EventThreadStruct *self = eventThreadState;
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next) {
+    unsigned n = atomic_load_explicit(&t->writesCount, memory_order_acquire);
+    for (unsigned i = 0; i < n; ++i)
+      (void)writeReserved(&t->writes[i]);
+  }
+  if (wait)
+    for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+      for (unsigned waited = 0; t != self && waited < 50000
+           && atomic_load_explicit(&t->writesCount, memory_order_acquire) != 0; ++waited)
+        PlinthSleepNs(20000);
+}
+
+void eventWritesFlush(void)
+{
+  writesSettle(0);
+}
+
+/* eventWritesUnsettled -- is a thread still in its writes after
+ * writesSettle waited?  Then the streams are not closed: it would write
+ * into a closed descriptor, or one the program opened since.  Lock held. */
+int eventWritesUnsettled(void)
+{
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+    if (atomic_load_explicit(&t->writesCount, memory_order_acquire) != 0)
+      return 1;
+  return 0;
 }
 
 
@@ -784,8 +882,8 @@ static void writerRun(void)
         streamLose(i, job.data, job.size);     /* failed: written no more */
         continue;
       }
-      blockWrite(&job.streams[i], job.serial, job.kind, job.level, job.data, job.size, job.seq,
-                 &failed);
+      (void)blockWrite(&job.streams[i], job.serial, job.kind, job.level, job.data, job.size,
+                       job.seq, NULL, &failed);
       if (failed != 0) {
         streamFail(i, job.streams[i].stream, failed);
         streamLose(i, job.data, job.size);
@@ -836,6 +934,7 @@ static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kin
 /* eventWriterIdle -- wait until the writer has written every queued job */
 void eventWriterIdle(void)
 {
+  writesSettle(1);
   if (!writer.started)
     return;
   PlinthQueueClaim();
@@ -1009,6 +1108,9 @@ void eventOutAfterFork(void)
     if (writer.detached[i].base != NULL)
       PlinthStreamUnmap(NULL, writer.detached[i].base, writer.detached[i].size);
   memset(&writer, 0, sizeof writer);
+  /* The parent's threads write their own deferred blocks. */
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+    atomic_store(&t->writesCount, 0);
   /* The parent's live file is the parent's: unmap its regions (in the
    * child only) rather than reuse them, and let go of the stream. */
   liveDropsUnmap();

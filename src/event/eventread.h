@@ -251,6 +251,12 @@ typedef struct EventStreamInfoStruct {
   size_t missingBlocks;         /* block indexes absent from the log (2.0 on) */
   size_t duplicateBlocks;       /* blocks found again, not read twice (2.0 on) */
   size_t misorderedBlocks;      /* blocks not in the order written (2.0 on) */
+  size_t holes;                 /* blocks the program died before writing whole,
+                                   zeros where their events should be
+                                   (.sol.writer.at) */
+  size_t holesLost;             /* of them, those no live file recovered: a problem */
+  size_t holeBlocks;            /* the block indexes missing there */
+  uint64_t holeOffset;          /* where the first is */
   int stopped;                  /* reading stopped at damage: the rest was not read */
   uint64_t streamSize;          /* bytes in the stream */
   int streamEnd;                /* 1 if a StreamEnd event was seen */

@@ -391,6 +391,7 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->seqs);
   free(stream->blocks);
   free(stream->indexes);
+  free(stream->holes);
   free(stream->window);
   free(stream->threads);
   free(stream->counts);

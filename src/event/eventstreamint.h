@@ -134,6 +134,9 @@ struct EventStreamStruct {
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
   IndexEntryStruct *indexes;    /* the log's block indexes, for indexCheck */
+  BlockStruct *holes;           /* blocks the program died before writing whole,
+                                   as their headers say (.sol.writer.at) */
+  size_t holeCapacity;
   TableStruct seen;             /* index -> offset of the block read with it */
   size_t indexCount, indexCapacity;
   int merging;                  /* mergeStart has run */

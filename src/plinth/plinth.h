@@ -65,7 +65,10 @@ extern int PlinthStreamOpenLog(PlinthStream *streamReturn, const char *path, con
 extern TELLTALE_API int PlinthStreamOpenFd(PlinthStream *streamReturn, int fd, int closeOnDestroy);
 extern TELLTALE_API int PlinthStreamOpenMemory(PlinthStream *streamReturn);
 extern TELLTALE_API int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size);
-extern int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *buf, size_t size);
+extern int PlinthStreamReserve(PlinthStream stream, size_t size, uint64_t *offsetReturn);
+extern int PlinthStreamWriteAt(PlinthStream stream, uint64_t offset, const void *buf, size_t size);
+extern int PlinthStreamWriteTwoAt(PlinthStream stream, uint64_t offset, const void *a,
+                                  size_t aSize, const void *b, size_t bSize);
 /* PlinthStreamFault -- for tests: the write that takes the stream past
  * after more bytes writes up to there and fails with code (EIO, ENOSPC),
  * as a full disk cuts a write, and so does every later one, or with once

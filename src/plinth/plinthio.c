@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -52,6 +53,8 @@ typedef struct PlinthStreamStruct {
   int pipe;                     /* a FIFO, pipe or socket: EPIPE, not SIGPIPE */
   int mapped;                   /* PlinthStreamMap has been called */
   uint64_t mapEnd;              /* mapped streams: the end of the file */
+  _Atomic uint64_t end;         /* regular files: where the next write goes
+                                   (PlinthStreamReserve) */
   unsigned char *base;          /* memory streams: the bytes written */
   size_t size;                  /* memory streams: bytes used */
   size_t capacity;              /* memory streams: bytes allocated */
@@ -492,7 +495,15 @@ static int faultWrite(PlinthStream stream, const void *buf, size_t size)
   }
   if (stream->sort == PlinthStreamSortMemory)
     res = memoryWrite(stream, buf, room);
-  else
+  else if (stream->regular) {     /* at its reserved place, as PlinthStreamWrite */
+    uint64_t at = atomic_fetch_add(&stream->end, room);
+    size_t most = stream->faultShort != 0 ? stream->faultShort : room;
+    res = 0;
+    for (size_t done = 0, n; res == 0 && done < room; done += n) {
+      n = room - done < most ? room - done : most;
+      res = PlinthStreamWriteAt(stream, at + done, (const unsigned char *)buf + done, n);
+    }
+  } else
     res = (stream->pipe ? pipeWrite : PlinthFdWrite)(stream->fd, buf, room,
                                                stream->faultShort != 0 ? stream->faultShort : SSIZE_MAX);
   if (res != 0)
@@ -521,7 +532,29 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
     return memoryWrite(stream, buf, size);
   if (stream->pipe)
     return pipeWrite(stream->fd, buf, size, SSIZE_MAX);
+  if (stream->regular)
+    return PlinthStreamWriteAt(stream, atomic_fetch_add(&stream->end, size), buf, size);
   return PlinthFdWrite(stream->fd, buf, size, SSIZE_MAX);
+}
+
+/* PlinthStreamReserve -- the next size bytes of a file PlinthStreamOpenFile
+ * opened, for PlinthStreamWriteAt: a thread may then write them without
+ * holding a lock, and what it reserved before another lands before it
+ * however their writes race.  ENOTSUP for other streams (and one with
+ * faults set), which the caller writes in order.  Every write to such a
+ * file goes to a reserved place (PlinthStreamWrite too), as the file's
+ * own offset would not know of the others.  design/telemetry.txt
+ * .sol.writer.at */
+
+int PlinthStreamReserve(PlinthStream stream, size_t size, uint64_t *offsetReturn)
+{
+  assert(stream != NULL);
+  assert(offsetReturn != NULL);
+  if (stream->sort != PlinthStreamSortFd || !stream->regular || stream->faultCode != 0
+      || stream->faultShort != 0)
+    return ENOTSUP;
+  *offsetReturn = atomic_fetch_add(&stream->end, size);
+  return 0;
 }
 
 /* PlinthStreamFault -- for tests (plinth.h) */
@@ -536,22 +569,60 @@ void PlinthStreamFault(PlinthStream stream, uint64_t after, int code, int once,
   stream->faultShort = shortWrite;
 }
 
-/* PlinthStreamWriteAt -- overwrite bytes already in a file stream, at
- * offset, without moving where the next write goes (pwrite).  For the
- * live file's header: it needs no new space, so it works on a full disk. */
+/* PlinthStreamWriteAt -- write bytes to a file stream at offset (pwrite),
+ * retrying short writes and EINTR: a place PlinthStreamReserve gave, or
+ * bytes already there (the live file's header: that needs no new space,
+ * so it works on a full disk).  Async-signal-safe. */
 
-int PlinthStreamWriteAt(PlinthStream stream, size_t offset, const void *buf, size_t size)
+int PlinthStreamWriteAt(PlinthStream stream, uint64_t offset, const void *buf, size_t size)
 {
+  const unsigned char *p = buf;
+  assert(stream != NULL);
+  if (stream->sort == PlinthStreamSortMemory)
+    return EINVAL;
+  while (size > 0) {
+    ssize_t n = pwrite(stream->fd, p, size, (off_t)offset);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return errno;
+    }
+    if (n == 0)
+      return EIO;
+    p += n;
+    offset += (uint64_t)n;
+    size -= (size_t)n;
+  }
+  return 0;
+}
+
+/* PlinthStreamWriteTwoAt -- PlinthStreamWriteAt of a then b, as one
+ * write where it can be (pwritev), so that a write cut short by death
+ * stops at a page boundary of the file.  Async-signal-safe. */
+
+int PlinthStreamWriteTwoAt(PlinthStream stream, uint64_t offset, const void *a, size_t aSize,
+                           const void *b, size_t bSize)
+{
+  struct iovec v[2];
   ssize_t n;
   assert(stream != NULL);
   if (stream->sort == PlinthStreamSortMemory)
     return EINVAL;
+  v[0].iov_base = (void *)(uintptr_t)a;
+  v[0].iov_len = aSize;
+  v[1].iov_base = (void *)(uintptr_t)b;
+  v[1].iov_len = bSize;
   do
-    n = pwrite(stream->fd, buf, size, (off_t)offset);
+    n = pwritev(stream->fd, v, 2, (off_t)offset);
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return errno;
-  return (size_t)n == size ? 0 : EIO;
+  if ((size_t)n >= aSize)
+    return PlinthStreamWriteAt(stream, offset + (size_t)n,
+                               (const unsigned char *)b + ((size_t)n - aSize),
+                               bSize - ((size_t)n - aSize));
+  return PlinthStreamWriteTwoAt(stream, offset + (size_t)n, (const unsigned char *)a + n,
+                                aSize - (size_t)n, b, bSize);
 }
 
 /* PlinthStreamFlush -- make written bytes visible to readers

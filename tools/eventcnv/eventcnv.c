@@ -704,6 +704,14 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     Ending(ending, sizeof ending, info);
     fprintf(stderr, "%s: %s: the stream ended with %s\n", programName, name, ending);
   }
+  if (info->holes > info->holesLost) {
+    size_t n = info->holes - info->holesLost;
+    fprintf(stderr, "%s: %s: zeros where a block should be (%lu such block%s, the first hole at "
+            "offset %llu): the program died before writing %s whole; %s events are among those "
+            "recovered from %s\n", programName, name, (unsigned long)n, n == 1 ? "" : "s",
+            (unsigned long long)info->holeOffset, n == 1 ? "it" : "them", n == 1 ? "its" : "their",
+            recovered.path);
+  }
   if (recovered.rejected > 0)
     fprintf(stderr, "%s: %s: %lu block%s of %s (the first at offset %lu) did not continue the "
             "log's blocks of the same number, so one of the files is damaged: their events were "
@@ -1070,8 +1078,11 @@ static int Finish(const OptionsStruct *opt, LogStruct *log, int status)
 }
 
 /* WholeBlocks -- the end of the last whole block in the first size
- * bytes of a stream: what a writer has written whole so far */
-static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStreamInfoStruct *info)
+ * bytes of a stream: what a writer has written whole so far.  A block
+ * after done whose check fails is not yet: its header goes before its
+ * data, which its thread writes after the lock (.sol.writer.at). */
+static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStreamInfoStruct *info,
+                          size_t done)
 {
   size_t pos = info->headerLength;
   while (pos <= size && size - pos >= info->blockHeaderLength) {
@@ -1079,6 +1090,9 @@ static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStream
     EventBlockDecode(&h, p + pos, info->major, info->layout.bigEndian);
     if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0 || h.length < info->blockHeaderLength
         || h.length > size - pos)
+      break;
+    if (pos >= done && info->major >= 2 && (h.flags & EVENT_BLOCK_CHECKED) != 0
+        && EventBlockCheck(p + pos, h.length) != h.check)
       break;
     pos += h.length;
   }
@@ -1116,7 +1130,7 @@ static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruc
   }
   if (done == 0)
     FilterInit(filter, opt, EventStreamInfo(stream)->registry);
-  whole = WholeBlocks(in.data, in.size, EventStreamInfo(stream));
+  whole = WholeBlocks(in.data, in.size, EventStreamInfo(stream), done);
   EventStreamFormatContext(stream, &ctx);
   while (EventStreamNext(stream, &rec) == EventStreamOK) {
     if (rec.offset < done || rec.offset >= whole)
