@@ -274,7 +274,7 @@ def main():
         lastSend = {}
         for o, n in logBlocks:
             seq = struct.unpack_from('<Q', log, o + 16)[0]
-            if seq in liveSeqs and n > BLOCK_HEADER + 4096 // 2:
+            if seq in liveSeqs and n > BLOCK_HEADER:
                 lastSend[seq] = (o, n)
 
         def holeCase(name, lo, hi, withLive, wantExit, said):
@@ -299,7 +299,7 @@ def main():
         if not lastSend:
             result('hole', 'no log block whose live block is there')
         else:
-            o, n = lastSend[sorted(lastSend)[0]]
+            o, n = max(lastSend.values(), key=lambda b: b[1])    # the largest
             page = (o + BLOCK_HEADER + 4095) // 4096 * 4096
             recovered = r'died before writing it whole; its events are among those recovered'
             lost = r'died before writing whole .* events are lost'

@@ -53,8 +53,9 @@ typedef struct PlinthStreamStruct {
   int pipe;                     /* a FIFO, pipe or socket: EPIPE, not SIGPIPE */
   int mapped;                   /* PlinthStreamMap has been called */
   uint64_t mapEnd;              /* mapped streams: the end of the file */
-  _Atomic uint64_t end;         /* regular files: where the next write goes
-                                   (PlinthStreamReserve) */
+  _Atomic uintptr_t end;        /* regular files: where the next write goes
+                                   (PlinthStreamReserve); a word, as an 8-byte
+                                   atomic may need libatomic on 32-bit platforms */
   unsigned char *base;          /* memory streams: the bytes written */
   size_t size;                  /* memory streams: bytes used */
   size_t capacity;              /* memory streams: bytes allocated */
@@ -477,6 +478,20 @@ static int pipeWrite(int fd, const unsigned char *p, size_t size, size_t most)
   return res;
 }
 
+/* reserve -- the next size bytes of a regular file stream; EFBIG past
+ * what a word counts (4 GiB on a 32-bit platform) */
+
+static int reserve(PlinthStream stream, size_t size, uint64_t *offsetReturn)
+{
+  uintptr_t at = atomic_load(&stream->end);
+  do
+    if (at + (uintptr_t)size < at)
+      return EFBIG;             /* and the count stays: no later write wraps */
+  while (!atomic_compare_exchange_weak(&stream->end, &at, at + (uintptr_t)size));
+  *offsetReturn = at;
+  return 0;
+}
+
 /* faultWrite -- PlinthStreamWrite with the faults PlinthStreamFault set */
 
 static int faultWrite(PlinthStream stream, const void *buf, size_t size)
@@ -496,9 +511,9 @@ static int faultWrite(PlinthStream stream, const void *buf, size_t size)
   if (stream->sort == PlinthStreamSortMemory)
     res = memoryWrite(stream, buf, room);
   else if (stream->regular) {     /* at its reserved place, as PlinthStreamWrite */
-    uint64_t at = atomic_fetch_add(&stream->end, room);
+    uint64_t at;
     size_t most = stream->faultShort != 0 ? stream->faultShort : room;
-    res = 0;
+    res = reserve(stream, room, &at);
     for (size_t done = 0, n; res == 0 && done < room; done += n) {
       n = room - done < most ? room - done : most;
       res = PlinthStreamWriteAt(stream, at + done, (const unsigned char *)buf + done, n);
@@ -532,8 +547,11 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
     return memoryWrite(stream, buf, size);
   if (stream->pipe)
     return pipeWrite(stream->fd, buf, size, SSIZE_MAX);
-  if (stream->regular)
-    return PlinthStreamWriteAt(stream, atomic_fetch_add(&stream->end, size), buf, size);
+  if (stream->regular) {
+    uint64_t at;
+    int res = reserve(stream, size, &at);
+    return res != 0 ? res : PlinthStreamWriteAt(stream, at, buf, size);
+  }
   return PlinthFdWrite(stream->fd, buf, size, SSIZE_MAX);
 }
 
@@ -541,7 +559,8 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
  * opened, for PlinthStreamWriteAt: a thread may then write them without
  * holding a lock, and what it reserved before another lands before it
  * however their writes race.  ENOTSUP for other streams (and one with
- * faults set), which the caller writes in order.  Every write to such a
+ * faults set), which the caller writes in order; EFBIG past what a word
+ * counts (reserve).  Every write to such a
  * file goes to a reserved place (PlinthStreamWrite too), as the file's
  * own offset would not know of the others.  design/telemetry.txt
  * .sol.writer.at */
@@ -553,8 +572,7 @@ int PlinthStreamReserve(PlinthStream stream, size_t size, uint64_t *offsetReturn
   if (stream->sort != PlinthStreamSortFd || !stream->regular || stream->faultCode != 0
       || stream->faultShort != 0)
     return ENOTSUP;
-  *offsetReturn = atomic_fetch_add(&stream->end, size);
-  return 0;
+  return reserve(stream, size, offsetReturn);
 }
 
 /* PlinthStreamFault -- for tests (plinth.h) */
