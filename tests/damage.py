@@ -277,14 +277,14 @@ def main():
             if seq in liveSeqs and n > BLOCK_HEADER:
                 lastSend[seq] = (o, n)
 
-        def holeCase(name, lo, hi, withLive, wantExit, said):
+        def holeCase(name, lo, hi, withLive, wantExit, said, liveBytes=live):
             dl = os.path.join(tmp, name)
             os.makedirs(dl)
             holed = bytearray(log)
             holed[lo:hi] = bytes(hi - lo)
             open(os.path.join(dl, 't.log'), 'wb').write(holed)
             if withLive:
-                open(os.path.join(dl, 't.log.live'), 'wb').write(live)
+                open(os.path.join(dl, 't.log.live'), 'wb').write(liveBytes)
             st, got, e, hang = read(eventcnv, os.path.join(dl, 't.log'))
             why = hang or judge(got, st, e, limit)
             if not why and st != wantExit:
@@ -301,13 +301,24 @@ def main():
         else:
             o, n = max(lastSend.values(), key=lambda b: b[1])    # the largest
             page = (o + BLOCK_HEADER + 4095) // 4096 * 4096
-            recovered = r'died before writing it whole; its events are among those recovered'
+            recovered = r'died before writing (it|them) whole; (its|their) events are among those recovered'
             lost = r'died before writing whole .* events are lost'
             holeCase('hole-recovered', o + BLOCK_HEADER, o + n, True, 0, recovered)
             if page < o + n:
                 holeCase('hole-cut-on-page', page, o + n, True, 0, recovered)
             holeCase('hole-no-live', o + BLOCK_HEADER, o + n, False, 1, lost)
             holeCase('hole-header-too', o, o + n, True, 1, lost)
+            # A hole leaves the log no less sound: a live block's magic
+            # zeroed (not a free region) is still damage, said.  Before
+            # recovery knew holes, it took the log as passed over and
+            # every such region as free, and lost its events unsaid.
+            holeSeq = struct.unpack_from('<Q', log, o + 16)[0]
+            other = [b for b in liveBlocks if struct.unpack_from('<Q', live, b[0] + 16)[0] != holeSeq]
+            if other:
+                unfreed = bytearray(live)
+                unfreed[other[0][0]:other[0][0] + 4] = bytes(4)
+                holeCase('hole-and-live-magic-zeroed', o + BLOCK_HEADER, o + n, True, 1,
+                         r'damaged header', bytes(unfreed))
         liveCase('live-dir', os.mkdir)
         liveCase('live-fifo', os.mkfifo)
         liveCase('live-dev-zero', lambda path: os.symlink('/dev/zero', path))

@@ -490,6 +490,15 @@ uint32_t EventBlockCheck(const unsigned char *p, size_t length)
   return EventCheck(crc, p + EVENT_BLOCK_HEADER_LEN, length - EVENT_BLOCK_HEADER_LEN);
 }
 
+int EventBlockHole(const unsigned char *p, size_t length, size_t headerLength, uint64_t offset)
+{
+  const uint64_t page = 4096;   /* the least page of a file */
+  size_t zeros = length;
+  while (zeros > headerLength && p[zeros - 1] == 0)
+    --zeros;
+  return zeros <= headerLength || (offset + zeros + page - 1) / page * page <= offset + length;
+}
+
 uint32_t EventLiveCheck(const unsigned char *header)
 {
   return EventCheck(0, header + 4, offsetof(EventBlockHeaderStruct, check) - 4);

@@ -182,6 +182,13 @@ extern TELLTALE_API uint32_t EventLiveCheck(const unsigned char *header);
  * header included, with its check field (bytes 32-35) taken as 0 */
 extern TELLTALE_API uint32_t EventBlockCheck(const unsigned char *p, size_t length);
 
+/* EventBlockHole -- are a block's data, from headerLength to length
+ * bytes at p, which begins at byte offset in its file, what a write cut
+ * short by death leaves: zeros from their start, or from a page
+ * boundary of the file on?  design/telemetry.txt .sol.writer.at */
+extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLength,
+                          uint64_t offset);
+
 /* The clock.  A reader takes the clock's rate from the stream header,
  * unless a ClockSync is at least this long (CLOCK_MONOTONIC) after the
  * header's start pair: the rate between the two pairs is better then.

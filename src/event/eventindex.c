@@ -32,7 +32,6 @@ typedef struct IndexStruct {
 } IndexStruct;
 
 /* findBlockMagic -- the offset of the next "TTBK" at or after from, or size */
-#define HOLE_PAGE 4096u           /* holeFind: the least page of a file */
 #define EVENT_SEQ_NONE UINT64_MAX /* a hole's block whose header is zeros too */
 
 static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
@@ -774,7 +773,7 @@ static size_t blockFault(EventStreamStruct *stream, size_t pos, const char *what
 static size_t holeFind(EventStreamStruct *stream, size_t *pos, BlockStruct *block)
 {
   unsigned headerLength = stream->info.blockHeaderLength;
-  size_t start, end, zeros;
+  size_t start, end;
   eventFill(stream, pos, (size_t)EVENT_BLOCK_LENGTH_MAX + headerLength);
   start = *pos;
   block->offset = start;
@@ -791,14 +790,14 @@ static size_t holeFind(EventStreamStruct *stream, size_t *pos, BlockStruct *bloc
     block->seq = EVENT_SEQ_NONE;
     block->length = (uint32_t)(end - start);
   }
-  for (zeros = end; zeros > start && stream->base[zeros - 1] == 0; --zeros)
-    ;
-  if (block->seq == EVENT_SEQ_NONE)
-    return zeros == start ? end - start : 0;
-  if (zeros <= start + headerLength
-      || (stream->origin + zeros + HOLE_PAGE - 1) / HOLE_PAGE * HOLE_PAGE <= stream->origin + end)
+  if (block->seq == EVENT_SEQ_NONE) {
+    for (size_t i = start; i < end; ++i)
+      if (stream->base[i] != 0)
+        return 0;
     return end - start;
-  return 0;
+  }
+  return EventBlockHole(stream->base + start, end - start, headerLength, stream->origin + start)
+         ? end - start : 0;
 }
 
 /* holeAdd -- a hole the walk found, kept for holesCheck */

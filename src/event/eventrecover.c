@@ -218,6 +218,16 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
   while (f->size - offset >= 4) {
     EventBlockHeaderStruct h;
     if (!logBlockSound(f, offset, &h)) {
+      /* A block its thread died before writing whole: the live file
+       * has its events, so the log is not the less sound for it.
+       * design/telemetry.txt .sol.writer.at */
+      if (memcmp(f->base + offset, EVENT_BLOCK_MAGIC, 4) == 0 && f->size - offset >= f->blockHeaderLength
+          && h.length >= f->blockHeaderLength && h.length <= f->size - offset
+          && h.session == f->session
+          && EventBlockHole(f->base + offset, h.length, f->blockHeaderLength, offset)) {
+        offset += h.length;
+        continue;
+      }
       /* A program killed in the middle of write() leaves the log's
        * last block cut short: it is left out, or the recovered blocks
        * appended after it would be read as its data (tests/test_death.c
