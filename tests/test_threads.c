@@ -196,15 +196,22 @@ static void threads_1_1_two_threads_lossless(void **state)
 #define FLUSHED_EVENTS 300000u
 #define FLUSHED_THREADS 3
 
-static atomic_uint flushedDone;
+static atomic_uint flushedDone, flushesMade;
 
-/* flushedEmitter -- FLUSHED_EVENTS TestThread events, at full speed */
+/* flushedEmitter -- FLUSHED_EVENTS TestThread events, at full speed but
+ * for a wait halfway until main has flushed 11 times, so that it does
+ * so while they emit however the threads are scheduled */
 static void *flushedEmitter(void *arg)
 {
   EventU thread = (EventU)(uintptr_t)arg;
   (void)pthread_barrier_wait(&startTogether);
-  for (EventW seq = 0; seq < FLUSHED_EVENTS; ++seq)
+  for (EventW seq = 0; seq < FLUSHED_EVENTS; ++seq) {
     EVENT_UWW(TestThread, thread, seq, (EventW)check(thread, seq));
+    while (seq == FLUSHED_EVENTS / 2 && atomic_load(&flushesMade) <= 10) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+  }
   atomic_fetch_add(&flushedDone, 1);
   return NULL;
 }
@@ -223,6 +230,7 @@ static void threads_1_4_flush_live_threads(void **state)
   CaptureStart(&c);
   assert_int_equal(EventBufferSizeSet(4096), 0);
   atomic_store(&flushedDone, 0);
+  atomic_store(&flushesMade, 0);
   assert_int_equal(pthread_barrier_init(&startTogether, NULL, FLUSHED_THREADS + 1), 0);
   for (uintptr_t t = 1; t <= FLUSHED_THREADS; ++t)
     assert_int_equal(pthread_create(&threads[t - 1], NULL, flushedEmitter, (void *)t), 0);
@@ -233,7 +241,8 @@ static void threads_1_4_flush_live_threads(void **state)
       assert_int_equal(res, 16);        /* EBUSY: the writer writes */
     else
       assert_int_equal(res, 0);
-    if (++flushes % 16 == 0) {
+    atomic_store(&flushesMade, ++flushes);
+    if (flushes % 16 == 0) {
       int status;
       pid_t pid = fork();
       assert_true(pid >= 0);
