@@ -31,9 +31,9 @@ typedef struct IndexStruct {
   SyncStruct first, last;       /* ClockSyncs with the lowest and highest clock */
 } IndexStruct;
 
-/* findBlockMagic -- the offset of the next "TTBK" at or after from, or size */
 #define EVENT_SEQ_NONE UINT64_MAX /* a hole's block whose header is zeros too */
 
+/* findBlockMagic -- the offset of the next "TTBK" at or after from, or size */
 static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
 {
   size_t pos = from;
@@ -678,21 +678,25 @@ static int indexEntryCompare(const void *a, const void *b)
   return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* holeEndsAt -- does one of the holes the walk found end at offset?
+ * They are in file order. */
+static int holeEndsAt(const EventStreamStruct *stream, uint64_t offset)
+{
+  size_t lo = 0, hi = stream->holes != NULL ? stream->info.holes : 0;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (stream->holes[mid].end < offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < stream->info.holes && stream->holes != NULL && stream->holes[lo].end == offset;
+}
+
 /* indexCheck -- every block the log was written with is there, in the
  * order written: the indexes read rise in file order from 0 to the
  * highest.  Only where the walk read to the end: a walk stopped at
  * damage reports that.  design/telemetry.txt .stream.check */
-/* holeEndsAt -- does one of the holes the walk found end at offset? */
-static int holeEndsAt(const EventStreamStruct *stream, uint64_t offset)
-{
-  for (size_t i = 0; i < stream->info.holes && stream->holes != NULL; ++i) {
-    const BlockStruct *h = &stream->holes[i];
-    if (h->offset + h->length == offset)
-      return 1;
-  }
-  return 0;
-}
-
 static void indexCheck(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -780,24 +784,20 @@ static size_t holeFind(EventStreamStruct *stream, size_t *pos, BlockStruct *bloc
   if (stream->size - start < headerLength)
     return 0;
   if (memcmp(stream->base + start, EVENT_BLOCK_MAGIC, 4) == 0) {
-    if (block->length < headerLength || block->length > stream->size - start)
-      return 0;
     end = start + block->length;
-  } else {
-    end = findBlockMagic(stream, start + 1);
-    if (end >= stream->size)
-      return 0;                 /* at the end: a block cut short (blockCut) */
-    block->seq = EVENT_SEQ_NONE;
-    block->length = (uint32_t)(end - start);
+    return block->length >= headerLength && block->length <= stream->size - start
+           && EventBlockHole(stream->base + start, block->length, headerLength,
+                             stream->origin + start) ? end - start : 0;
   }
-  if (block->seq == EVENT_SEQ_NONE) {
-    for (size_t i = start; i < end; ++i)
-      if (stream->base[i] != 0)
-        return 0;
-    return end - start;
-  }
-  return EventBlockHole(stream->base + start, end - start, headerLength, stream->origin + start)
-         ? end - start : 0;
+  end = findBlockMagic(stream, start + 1);
+  if (end >= stream->size)
+    return 0;                   /* at the end: a block cut short (blockCut) */
+  for (size_t i = start; i < end; ++i)
+    if (stream->base[i] != 0)
+      return 0;
+  block->seq = EVENT_SEQ_NONE;
+  block->length = (uint32_t)(end - start);
+  return end - start;
 }
 
 /* holeAdd -- a hole the walk found, kept for holesCheck */
@@ -808,7 +808,7 @@ static void holeAdd(EventStreamStruct *stream, const BlockStruct *block)
     info->holeOffset = stream->origin + block->offset;
   if (info->holes == stream->holeCapacity) {
     size_t bigger = stream->holeCapacity == 0 ? 8 : 2 * stream->holeCapacity;
-    BlockStruct *more = realloc(stream->holes, bigger * sizeof *more);
+    HoleStruct *more = realloc(stream->holes, bigger * sizeof *more);
     if (more == NULL) {
       stream->outOfMemory = 1;
       return;
@@ -816,8 +816,13 @@ static void holeAdd(EventStreamStruct *stream, const BlockStruct *block)
     stream->holes = more;
     stream->holeCapacity = bigger;
   }
-  stream->holes[info->holes] = *block;
-  stream->holes[info->holes].offset += stream->origin;
+  stream->holes[info->holes].offset = stream->origin + block->offset;
+  stream->holes[info->holes].end = stream->origin + block->offset + block->length;
+  stream->holes[info->holes].seq = block->seq;
+  stream->holes[info->holes].thread = block->thread;
+  stream->holes[info->holes].kind = block->kind;
+  stream->holes[info->holes].level = block->level;
+  stream->holes[info->holes].recovered = 0;
   ++info->holes;
 }
 
@@ -825,22 +830,47 @@ static void holeAdd(EventStreamStruct *stream, const BlockStruct *block)
  * the lock), so a log recovered from its live file has its events: a
  * recovered block of its thread, kind, level and seq.  A hole without
  * one is events lost, and said.  .sol.writer.at */
+static int holeSeqCompare(const void *a, const void *b)
+{
+  const HoleStruct *x = a, *y = b;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static void holesCheck(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
-  size_t lost = 0;
-  uint64_t first = 0;
-  for (size_t i = 0; i < info->holes; ++i) {
-    const BlockStruct *h = &stream->holes[i];
-    int found = 0;
-    for (size_t j = 0; j < stream->blockCount && !found && h->seq != EVENT_SEQ_NONE; ++j) {
-      const BlockStruct *b = &stream->blocks[j];
-      found = b->index == EVENT_BLOCK_INDEX_NONE && b->seq == h->seq && b->thread == h->thread
-              && b->kind == h->kind && b->level == h->level;
+  size_t lost = 0, n = stream->holes != NULL ? info->holes : 0;
+  uint64_t first = UINT64_MAX;
+  if (info->holes == 0)
+    return;
+  /* by seq, so that each recovered block finds its holes at once (a
+   * damaged log may have many); indexCheck is done with file order */
+  qsort(stream->holes, n, sizeof *stream->holes, holeSeqCompare);
+  for (size_t j = 0; j < stream->blockCount; ++j) {
+    const BlockStruct *b = &stream->blocks[j];
+    size_t lo = 0, hi = n;
+    if (b->index != EVENT_BLOCK_INDEX_NONE)
+      continue;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (stream->holes[mid].seq < b->seq)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    if (!found && lost++ == 0)
-      first = h->offset;
+    for (; lo < n && stream->holes[lo].seq == b->seq; ++lo) {
+      HoleStruct *h = &stream->holes[lo];
+      h->recovered |= h->thread == b->thread && h->kind == b->kind && h->level == b->level;
+    }
   }
+  for (size_t i = 0; i < info->holes; ++i)
+    if (i >= n || (!stream->holes[i].recovered || stream->holes[i].seq == EVENT_SEQ_NONE)) {
+      ++lost;
+      if (i < n && stream->holes[i].offset < first)
+        first = stream->holes[i].offset;
+    }
+  if (first == UINT64_MAX)
+    first = info->holeOffset;
   info->holesLost = lost;
   if (lost > 0)
     eventProblemAdd(stream, "offset %" PRIu64 ": a block the program died before writing whole "

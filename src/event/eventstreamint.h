@@ -63,6 +63,17 @@ typedef struct BlockStruct {
   size_t events;                /* known events in it */
 } BlockStruct;
 
+/* HoleStruct -- a block the program died before writing whole, as its
+ * header says, or with seq EVENT_SEQ_NONE if that is zeros too
+ * (eventindex.c holeFind).  design/telemetry.txt .sol.writer.at */
+typedef struct HoleStruct {
+  uint64_t offset, end;         /* in the stream */
+  uint64_t seq;
+  uint32_t thread;
+  unsigned kind, level;
+  int recovered;                /* a recovered block has its events */
+} HoleStruct;
+
 /* SeqStruct -- the blocks of one (thread, kind), and a cursor in them.
  * Only the clock of the current event is read: its fields are decoded
  * when it is returned.  design/telemetry.txt .stream.order .eventcnv.reader */
@@ -134,8 +145,8 @@ struct EventStreamStruct {
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
   IndexEntryStruct *indexes;    /* the log's block indexes, for indexCheck */
-  BlockStruct *holes;           /* blocks the program died before writing whole,
-                                   as their headers say (.sol.writer.at) */
+  HoleStruct *holes;            /* blocks the program died before writing whole,
+                                   in file order (.sol.writer.at) */
   size_t holeCapacity;
   TableStruct seen;             /* index -> offset of the block read with it */
   size_t indexCount, indexCapacity;

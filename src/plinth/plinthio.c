@@ -560,10 +560,9 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
  * holding a lock, and what it reserved before another lands before it
  * however their writes race.  ENOTSUP for other streams (and one with
  * faults set), which the caller writes in order; EFBIG past what a word
- * counts (reserve).  Every write to such a
- * file goes to a reserved place (PlinthStreamWrite too), as the file's
- * own offset would not know of the others.  design/telemetry.txt
- * .sol.writer.at */
+ * counts (reserve).  Every write to such a file goes to a reserved place
+ * (PlinthStreamWrite too), as the file's own offset would not know of
+ * the others.  design/telemetry.txt .sol.writer.at */
 
 int PlinthStreamReserve(PlinthStream stream, size_t size, uint64_t *offsetReturn)
 {
