@@ -35,8 +35,17 @@ enum { TYPE_INT4 = 1, TYPE_INT8, TYPE_RAW8, TYPE_STRING };
  * the clock and every field's varint */
 #define EVENT_PACK_SLACK (1 + VARINT_MAX + 1 + EVENT_PARAM_MAX + VARINT_MAX * (2 + EVENT_PARAM_MAX))
 
-static unsigned char *putVarint(unsigned char *o, uint64_t v)
+static inline unsigned char *putVarint(unsigned char *o, uint64_t v)
 {
+  if (v < 0x4000) {                     /* one or two bytes, most of them */
+    if (v < 0x80) {
+      *o = (unsigned char)v;
+      return o + 1;
+    }
+    o[0] = (unsigned char)(v | 0x80);
+    o[1] = (unsigned char)(v >> 7);
+    return o + 2;
+  }
   while (v >= 0x80) {
     *o++ = (unsigned char)(v | 0x80);
     v >>= 7;
@@ -98,10 +107,12 @@ static unsigned codeHash(unsigned code)
   return (code * 0x9E37u) >> 8 & 0xFFu;
 }
 
-/* encodeCode -- the block's entry for code, defining it at *oIO if it
- * is new; NULL if the registry does not have it or the block is full */
-static EventPackCodeStruct *encodeCode(EventPackStateStruct *state, const EventRegistryStruct *registry,
-                                       unsigned code, unsigned char **oIO)
+/* encodeCode -- the block's entry for code, found by its hash, or made
+ * if it is new, with its definition at *oIO; NULL if the registry does
+ * not have it or the block is full */
+static __attribute__((noinline)) EventPackCodeStruct *encodeCode(EventPackStateStruct *state,
+                                                                  const EventRegistryStruct *registry,
+                                                                  unsigned code, unsigned char **oIO)
 {
   static const unsigned char widthType[9] = {0, 0, 0, 0, TYPE_INT4, 0, 0, 0, TYPE_INT8};
   unsigned h = codeHash(code);
@@ -111,7 +122,7 @@ static EventPackCodeStruct *encodeCode(EventPackStateStruct *state, const EventR
   while (state->hash[h] != 0) {
     c = &state->codes[state->hash[h] - 1];
     if (c->code == code) {
-      *o++ = (unsigned char)(state->hash[h] - 1);
+      *o++ = (unsigned char)c->tag;
       *oIO = o;
       return c;
     }
@@ -122,6 +133,7 @@ static EventPackCodeStruct *encodeCode(EventPackStateStruct *state, const EventR
     return NULL;
   c = &state->codes[state->count];
   c->code = code;
+  c->tag = state->count;
   c->fieldCount = desc->paramCount;
   for (unsigned i = 0; i < c->fieldCount; ++i) {
     switch (desc->format[i]) {
@@ -138,9 +150,11 @@ static EventPackCodeStruct *encodeCode(EventPackStateStruct *state, const EventR
   if (c->fixed == 0)
     return NULL;
   c->string = c->fieldCount > 0 && c->types[c->fieldCount - 1] == TYPE_STRING;
-  c->words = 1;
-  for (unsigned i = 0; i < c->fieldCount; ++i)
+  c->words = c->ints = 1;
+  for (unsigned i = 0; i < c->fieldCount; ++i) {
     c->words = c->words && c->types[i] == TYPE_INT8;
+    c->ints = c->ints && (c->types[i] == TYPE_INT4 || c->types[i] == TYPE_INT8);
+  }
   state->hash[h] = (uint8_t)(++state->count);
   *o++ = TAG_DEFINE;
   o = putVarint(o, code);
@@ -150,35 +164,47 @@ static EventPackCodeStruct *encodeCode(EventPackStateStruct *state, const EventR
   return c;
 }
 
-/* encodeFields -- an event's fields after its header, at q, each by its
- * type's rule (.compact.encoding), at o; returns the end of what it wrote */
-static inline unsigned char *encodeFields(EventPackCodeStruct *c, const unsigned char *q,
-                                          size_t length, unsigned char *o)
+/* putDelta -- at o, the varint of the zigzag of the difference of v
+ * from *lastIO, which becomes v.  *lastIO is stored before the bytes,
+ * which may alias anything, so that it is not loaded again. */
+static inline unsigned char *putDelta(unsigned char *o, uint64_t v, uint64_t *lastIO)
 {
-  if (c->words) {                       /* the usual event: words only, no switch */
-    for (unsigned i = 0; i < c->fieldCount; ++i, q += 8) {
-      uint64_t v;
-      memcpy(&v, q, 8);
-      o = putVarint(o, zig64(v - c->last[i]));
-      c->last[i] = v;
-    }
-    return o;
-  }
+  uint64_t d = v - *lastIO;
+  *lastIO = v;
+  return putVarint(o, zig64(d));
+}
+
+/* putDelta32 -- putDelta of a 4-byte field, modulo 2^32 */
+static inline unsigned char *putDelta32(unsigned char *o, uint32_t v, uint64_t *lastIO)
+{
+  uint32_t d = v - (uint32_t)*lastIO;
+  *lastIO = v;
+  return putVarint(o, zig32(d));
+}
+
+/* encodeFields -- the fields after its header, at q, of an event that
+ * has fields other than integers, each by its type's rule
+ * (.compact.encoding), at o; returns the end of what it wrote.  Kept
+ * out of the encoder's loop, which would otherwise hold more registers
+ * than the machine has. */
+static __attribute__((noinline)) unsigned char *encodeFields(EventPackCodeStruct *c,
+                                                             const unsigned char *q,
+                                                             size_t length, unsigned char *o)
+{
+  uint64_t *last = c->last;
   for (unsigned i = 0; i < c->fieldCount; ++i) {
     switch (c->types[i]) {
     case TYPE_INT4: {
       uint32_t v;
       memcpy(&v, q, 4);
-      o = putVarint(o, zig32(v - (uint32_t)c->last[i]));
-      c->last[i] = v;
+      o = putDelta32(o, v, &last[i]);
       q += 4;
       break;
     }
     case TYPE_INT8: {
       uint64_t v;
       memcpy(&v, q, 8);
-      o = putVarint(o, zig64(v - c->last[i]));
-      c->last[i] = v;
+      o = putDelta(o, v, &last[i]);
       q += 8;
       break;
     }
@@ -199,52 +225,85 @@ static inline unsigned char *encodeFields(EventPackCodeStruct *c, const unsigned
   return o;
 }
 
-/* EventPackEncode -- eventpack.h.  design/telemetry.txt .compact.encoding */
+#define NEAR_LIMIT 16                   /* codes at hand, by their low bits */
+
+/* EventPackEncode -- eventpack.h.  design/telemetry.txt .compact.encoding
+ * A block's events have few codes, usually numbered close together, so
+ * the codes met are kept at hand by their low bits, and the hash is
+ * searched only when two share them (.compact.encode.cost). */
 size_t EventPackEncode(EventPackStateStruct *state, const EventRegistryStruct *registry,
                        const unsigned char *raw, size_t rawSize,
                        unsigned char *out, size_t outLimit)
 {
   unsigned char *o = out;
-  const unsigned char *end = out + outLimit;
-  size_t at = 0;
+  const unsigned char *room;            /* o past which an event may not fit */
+  const unsigned char *p = raw, *rawEnd = raw + rawSize;
   uint64_t prevClock = 0;
-  EventPackCodeStruct *last = NULL;
+  EventPackCodeStruct *near[NEAR_LIMIT] = {NULL};
 
   state->count = 0;
   memset(state->hash, 0, sizeof state->hash);
-  if (outLimit < VARINT_MAX || rawSize > EVENT_BLOCK_LENGTH_MAX)
+  if (outLimit < VARINT_MAX + EVENT_PACK_SLACK || rawSize > EVENT_BLOCK_LENGTH_MAX)
     return 0;
+  room = out + outLimit - EVENT_PACK_SLACK;
   o = putVarint(o, rawSize);
-  while (at < rawSize) {
-    const unsigned char *p = raw + at;
+  while ((size_t)(rawEnd - p) >= EVENT_HEADER_LEN) {
     EventPackCodeStruct *c;
     uint32_t codeLength;
     uint64_t clock;
-    unsigned length;
-    if (rawSize - at < EVENT_HEADER_LEN)
-      return 0;
+    unsigned code, length;
     memcpy(&codeLength, p, 4);
     length = EVENT_LENGTH_OF(codeLength);
-    if (length < EVENT_HEADER_LEN || length > rawSize - at
-        || (size_t)(end - o) < EVENT_PACK_SLACK + length)
+    if (length > (size_t)(rawEnd - p) || (ptrdiff_t)length > room - o)
       return 0;
-    if (last != NULL && last->code == EVENT_CODE_OF(codeLength)) {
-      c = last;                         /* the same code again: no search */
-      *o++ = (unsigned char)(c - state->codes);
+    code = EVENT_CODE_OF(codeLength);
+    c = near[code % NEAR_LIMIT];
+    if (c != NULL && c->code == code) {
+      *o++ = (unsigned char)c->tag;
     } else {
-      c = encodeCode(state, registry, EVENT_CODE_OF(codeLength), &o);
+      unsigned char *at = o;            /* not o's address: o stays in a register */
+      c = encodeCode(state, registry, code, &at);
       if (c == NULL)
         return 0;
-      last = c;
+      o = at;
+      near[code % NEAR_LIMIT] = c;
     }
-    if (c->string ? length < c->fixed || p[length - 1] != 0 : length != c->fixed)
-      return 0;
     memcpy(&clock, p + 4, 8);
     o = putVarint(o, zig64(clock - prevClock));
     prevClock = clock;
-    o = encodeFields(c, p + EVENT_HEADER_LEN, length, o);
-    at += length;
+    if (length == c->fixed && c->words) {       /* the usual event: words only */
+      const unsigned char *q = p + EVENT_HEADER_LEN;
+      uint64_t *last = c->last;
+      for (unsigned i = 0, n = c->fieldCount; i < n; ++i) {
+        uint64_t v;
+        memcpy(&v, q + 8 * i, 8);
+        o = putDelta(o, v, &last[i]);
+      }
+    } else if (length == c->fixed && c->ints) { /* words and 4-byte integers */
+      const unsigned char *q = p + EVENT_HEADER_LEN;
+      uint64_t *last = c->last;
+      for (unsigned i = 0, n = c->fieldCount; i < n; ++i) {
+        if (c->types[i] == TYPE_INT8) {
+          uint64_t v;
+          memcpy(&v, q, 8);
+          o = putDelta(o, v, &last[i]);
+          q += 8;
+        } else {
+          uint32_t v;
+          memcpy(&v, q, 4);
+          o = putDelta32(o, v, &last[i]);
+          q += 4;
+        }
+      }
+    } else {
+      if (c->string ? length < c->fixed || p[length - 1] != 0 : length != c->fixed)
+        return 0;
+      o = encodeFields(c, p + EVENT_HEADER_LEN, length, o);
+    }
+    p += length;
   }
+  if (p != rawEnd)
+    return 0;
   return (size_t)(o - out) < rawSize ? (size_t)(o - out) : 0;
 }
 

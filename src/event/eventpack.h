@@ -30,10 +30,12 @@
  * value of each of its integer fields (for the deltas) */
 typedef struct EventPackCodeStruct {
   unsigned code;
+  unsigned tag;                       /* its number in the block (the encoder's) */
   unsigned fieldCount;
   unsigned fixed;                     /* raw length without a string's bytes */
   unsigned string;                    /* the last field is a string */
   unsigned words;                     /* every field is an 8-byte integer */
+  unsigned ints;                      /* every field is an integer (INT4, INT8) */
   unsigned char types[EVENT_PARAM_MAX];
   uint64_t last[EVENT_PARAM_MAX];
 } EventPackCodeStruct;
