@@ -35,6 +35,9 @@
 #                       its live file or counted dropped, the live
 #                       file's count read in the platform's word size
 #                       and byte order (.sol.dropped)
+#   ARCH-big            32-bit platforms: a log of 2.2 GB, past where a
+#                       32-bit off_t ends, written whole and read back
+#                       with every event (.plinth.large)
 # Packages (.ci/install installs them): a platform whose packages cannot
 # be had from apt prints "skip ARCH: ..." and is not counted as passed;
 # one whose packages are available but not installed fails.
@@ -290,6 +293,33 @@ drops() {
   fi
 }
 
+# big ARCH RUNNER... -- a 32-bit platform's log past 2 GiB, where a
+# 32-bit off_t ends (.plinth.large): written whole, every TestS in it
+big() {
+  local arch=$1 dir r size count
+  shift
+  dir=$out/$arch/run-big
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  { (cd "$dir" && exec env TELLTALE_FILE=f.log \
+       timeout 120 "$@" "$out/$arch/client" big >out 2>err); } 2>/dev/null
+  r=$?
+  size=$(stat -c %s "$dir/f.log" 2>/dev/null || echo 0)
+  count=$(cd "$dir" && "$eventcnv" --count f.log 2>count.err | awk '$2 == "TestS" { print $1 }')
+  if [ "$r" != 0 ]; then
+    bad "$arch-big" "exit $r, not 0: $(head -3 "$dir/err")"
+  elif [ -s "$dir/err" ]; then
+    bad "$arch-big" "the client said: $(head -3 "$dir/err")"
+  elif [ "$size" -le 2147483648 ]; then
+    bad "$arch-big" "the log is $size bytes, not past 2 GiB"
+  elif [ "${count:-0}" != 2200000 ] || [ -s "$dir/count.err" ]; then
+    bad "$arch-big" "${count:-no} TestS of 2200000 in $size bytes: $(head -3 "$dir/count.err")"
+  else
+    ok "$arch-big"
+  fi
+  rm -f "$dir/f.log"
+}
+
 # platform ARCH CC RUNNER... -- build, run every ending, check the header
 platform() {
   local arch=$1 cc=$2
@@ -300,6 +330,7 @@ platform() {
   run "$arch" abort 134 "$@"
   run "$arch" kill 137 "$@"
   drops "$arch" "$@"
+  [ "$ptr" = 8 ] || big "$arch" "$@"
 }
 
 # The native reference.

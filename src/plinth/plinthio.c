@@ -5,6 +5,10 @@
  * Part of the plinth (plinth.c says what it is built with and returns).
  */
 
+/* Offsets of 64 bits on 32-bit platforms too, before any header: a log
+ * goes past 2 GiB.  design/telemetry.txt .plinth.large */
+#define _FILE_OFFSET_BITS 64
+
 #include "plinth.h"
 #include "plinthclock.h"
 

@@ -22,6 +22,9 @@
  *            streams, the writer thread with the drop policy, and
  *            DROP_EVENTS TestW, most of them dropped, counted in the
  *            live file and not yet reported; then SIGKILL   SIGKILL
+ *   big      nothing of the above: BIG_EVENTS TestS of BIG_STRING
+ *            characters, a log past 2 GiB (a 32-bit off_t's end), then
+ *            EventFinish                                 exit 0
  */
 
 #include <pthread.h>
@@ -38,6 +41,8 @@
 #define THREADS 3
 #define STEPS 2000u
 #define DROP_EVENTS 100000u
+#define BIG_EVENTS 2200000u
+#define BIG_STRING 1000u
 
 /* drops -- the drops ending (above) */
 static int drops(void)
@@ -53,6 +58,17 @@ static int drops(void)
     EVENT_W(TestW, i);
   raise(SIGKILL);
   return 97;
+}
+
+/* big -- the big ending (above) */
+static int big(void)
+{
+  static char s[BIG_STRING + 1];
+  memset(s, 'b', BIG_STRING);
+  for (EventW i = 0; i < BIG_EVENTS; ++i)
+    EVENT_S(TestS, s);
+  EventFinish();
+  return 0;
 }
 
 /* check -- a function of thread and seq that fits 32 bits */
@@ -91,8 +107,10 @@ int main(int argc, char **argv)
   const char *mode = argc == 2 ? argv[1] : "";
   if (strcmp(mode, "drops") == 0)
     return drops();
+  if (strcmp(mode, "big") == 0)
+    return big();
   if (strcmp(mode, "finish") != 0 && strcmp(mode, "abort") != 0 && strcmp(mode, "kill") != 0) {
-    fprintf(stderr, "usage: foreign_client finish|abort|kill|drops\n");
+    fprintf(stderr, "usage: foreign_client finish|abort|kill|drops|big\n");
     return 2;
   }
   memset(longString, 'x', sizeof longString - 1);
