@@ -503,7 +503,7 @@ static size_t envBuffer(void)
 {
   const char *value = PlinthGetEnv("TELLTALE_BUFFER");
   const char *end;
-  const char *expected = "is not a power of two from 4096 to 64M (suffixes k and M)";
+  const char *expected = "must be a power of two from 4096 to 64M (suffixes k and M)";
   uint64_t size;
   char instead[48];
   unsigned shift = 0;

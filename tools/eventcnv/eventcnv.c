@@ -102,7 +102,8 @@ static const char usageText[] =
   "P and A values are hex, an A value followed by [label] if it was labelled;\n"
   "W and U are decimal, D like %.17g, S quoted with C escapes.\n"
   "\n"
-  "Exit status: 0 the stream is sound and complete; 1 it is damaged (each fault\n"
+  "Exit status: 0 the stream is sound and complete, or a crashed program's log\n"
+  "made whole from its live file (said on stderr); 1 it is damaged (each fault\n"
   "named with its byte offset, after every sound event) or incomplete, or a file\n"
   "cannot be read or written; 2 a usage error.\n"
   "\n"
@@ -272,7 +273,7 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       opt->paths[opt->pathCount++] = arg;
     } else if (strcmp(arg, "--") == 0) {
       endOfOptions = 1;
-    } else if (strcmp(arg, "--help") == 0) {
+    } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
       fputs(usageText, stdout);
       exit(EXIT_SUCCESS);
     } else if (strcmp(arg, "--version") == 0) {

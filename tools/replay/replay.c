@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "eventapi.h"
 #include "eventread.h"
 #include "plinth.h"
 #include "plinthclock.h"
@@ -943,6 +944,7 @@ static void usage(FILE *f)
         "  --no-progress     no progress bar (it is shown only on a terminal)\n"
         "  -q, --quiet       do not list anomalies one by one\n"
         "  -h, --help\n"
+        "  --version\n"
         "LOG.live, if there, adds what a program that died left only in it.  LOG\n"
         "may be an archive of a log (eventcnv --format telltale).\n"
         "Exit status: 0 if replayed; a log that did not end cleanly (the program\n"
@@ -1012,6 +1014,9 @@ static int parseArgs(int argc, char **argv, int *noProgress)
       opt.quiet = 1;
     else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("replay (telltale) %s\n", TELLTALE_VERSION_STRING);
       return 0;
     } else {
       usage(stderr);
