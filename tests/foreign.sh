@@ -167,16 +167,27 @@ sane() {
     { echo "start $start is not within five minutes of now ($now)"; return 1; }
 }
 
+# client ARCH MODE SECONDS [VAR=VALUE]... -- RUNNER... -- run the client
+# in MODE in a fresh $out/ARCH/run-MODE, set as dir, with the variables
+# and TELLTALE_FILE=f.log, killed after SECONDS; its status in r
+client() {
+  local arch=$1 mode=$2 seconds=$3 vars=()
+  shift 3
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  dir=$out/$arch/run-$mode
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  { (cd "$dir" && exec env "${vars[@]}" TELLTALE_FILE=f.log \
+       timeout "$seconds" "$@" "$out/$arch/client" "$mode" >out 2>err); } 2>/dev/null
+  r=$?
+}
+
 # run ARCH MODE STATUS RUNNER... -- run the client, decode, compare
 run() {
   local arch=$1 mode=$2 status=$3 dir r
   shift 3
-  dir=$out/$arch/run-$mode
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  { (cd "$dir" && exec env TELLTALE_BUFFER=4096 TELLTALE_FILE=f.log \
-       timeout 30 "$@" "$out/$arch/client" "$mode" >out 2>err); } 2>/dev/null
-  r=$?
+  client "$arch" "$mode" 30 TELLTALE_BUFFER=4096 -- "$@"
   if [ "$r" = 124 ]; then
     bad "$arch-$mode" "still running after 30 s: killed"
     return 1
@@ -271,12 +282,7 @@ header() {
 drops() {
   local arch=$1 dir r found dropped
   shift
-  dir=$out/$arch/run-drops
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  { (cd "$dir" && exec env TELLTALE_BUFFER=4096 TELLTALE_FILE=f.log \
-       timeout 60 "$@" "$out/$arch/client" drops >out 2>err); } 2>/dev/null
-  r=$?
+  client "$arch" drops 60 TELLTALE_BUFFER=4096 -- "$@"
   if [ "$r" != 137 ]; then
     bad "$arch-drops" "exit $r, not 137: $(head -3 "$dir/err")"
     return
@@ -298,12 +304,7 @@ drops() {
 big() {
   local arch=$1 dir r size count
   shift
-  dir=$out/$arch/run-big
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  { (cd "$dir" && exec env TELLTALE_FILE=f.log \
-       timeout 120 "$@" "$out/$arch/client" big >out 2>err); } 2>/dev/null
-  r=$?
+  client "$arch" big 120 -- "$@"
   size=$(stat -c %s "$dir/f.log" 2>/dev/null || echo 0)
   count=$(cd "$dir" && "$eventcnv" --count f.log 2>count.err | awk '$2 == "TestS" { print $1 }')
   if [ "$r" != 0 ]; then
