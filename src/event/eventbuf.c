@@ -377,7 +377,11 @@ static void *dropped(unsigned kind, void *sink)
 
 /* dropsReport -- emit EventsDropped for the kinds that lost events,
  * from a thread that has a buffer for them (or the report would be
- * lost as well; another thread, or EventFinish, reports instead) */
+ * lost as well; another thread, or EventFinish, reports instead).
+ * Threads report at once (exiting, flushing, outside the lock), so
+ * each takes the count it reports by exchange: a load and a subtract
+ * let two take the same drops, and the count went below zero, to be
+ * reported next as nearly 2^64.  .sol.dropped */
 static void dropsReport(void)
 {
   EventThreadStruct *thread = eventThreadState;
@@ -388,10 +392,10 @@ static void dropsReport(void)
   if (kb->slot[kb->current] == NULL)
     return;
   for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
-    uintptr_t n = atomic_load(&dropCount[kind]);
+    uintptr_t n = atomic_load_explicit(&dropCount[kind], memory_order_relaxed) != 0
+                  ? atomic_exchange(&dropCount[kind], 0) : 0;
     if (n != 0) {
       unsigned long drops = kb->drops;
-      atomic_fetch_sub(&dropCount[kind], n);
       EVENT_UW(EventsDropped, kind, (EventW)n);
       /* The report itself dropped (its buffer full, the writer behind):
        * the count goes back for the next report, or it would be lost. */
