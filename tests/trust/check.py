@@ -18,7 +18,9 @@ each, in order and whole (the check field), and
           that lost any must not say "end clean";
   finish  at least what it had counted before EventFinish.
 
-Handled events (mode signal) are checked the same way.  With STDERR,
+Handled events (mode signal) are checked the same way.  A log made
+whole from its live file must not say in its header that every block
+was checked.  With STDERR,
 the traceback is checked too: it is in time order, names its threads,
 shows the worker that failed, and shows no event later than 20 ms after
 the Fault event that the worker emitted just before it failed (100 ms
@@ -112,6 +114,13 @@ def main():
     if lost > dropped and clean and promise != 'finish':
         failures.append('the log lost %d events (%d of them counted as dropped) but says '
                         '"end clean"' % (lost, dropped))
+    # Blocks recovered from a live file carry no check: the header must
+    # not say that every block was checked (.sol.recover).
+    blocksLine = re.search(r'^blocks\s+(.*)$', header, re.M)
+    if (re.search(r'[1-9][0-9]* of them from \S+\.live', run.stderr) and blocksLine
+            and 'every one checked' in blocksLine.group(1)):
+        failures.append('the header says "%s" of a log recovered from its live file'
+                        % blocksLine.group(1))
     if promise == 'exact' and run.returncode != 0:
         failures.append('eventcnv exit %d: %s' % (run.returncode, run.stderr.strip()[:300]))
     if stderrPath:

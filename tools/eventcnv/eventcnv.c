@@ -597,8 +597,14 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
          info->registry->kindCount, info->registry->eventCount);
   if (info->major >= 2)
     printf("session       0x%08lx\n", (unsigned long)info->session);
-  /* design/telemetry.txt .stream.check */
-  if (problems == 0)
+  /* design/telemetry.txt .stream.check; a block recovered from a live
+   * file has no index and no check (.sol.recover) */
+  if (problems == 0 && info->major >= 2 && info->unindexedBlocks > 0)
+    printf("blocks        %lu: %lu checked and sound, %lu recovered from a live file (no check)\n",
+           (unsigned long)info->blockCount,
+           (unsigned long)(info->blockCount - info->unindexedBlocks),
+           (unsigned long)info->unindexedBlocks);
+  else if (problems == 0)
     printf("blocks        %lu, %s\n", (unsigned long)info->blockCount,
            info->major >= 2 ? "every one checked and sound" : "sound (1.0: not checked)");
   else
