@@ -122,7 +122,7 @@ static inline void *EventReserve(unsigned kind, size_t size)
        & EVENT_KIND_BIT(EVENT_KIND_OF_##name)) && \
       !EVENT_LOAD_RELAXED(EventOff[EventCode##name])) { \
     EventStruct##name *_event = (EventStruct##name *)EventReserve(EVENT_KIND_OF_##name, EVENT_SIZE_OF_##name); \
-    _event->header.clock = PlinthClockNow();
+    PlinthClockStore(&_event->header.clock);
 
 #define EVENT_END(name) \
     ((EventHeaderStruct *)((char *)_event + EVENT_SIZE_OF_##name))->codeLength = 0; \

@@ -3,7 +3,7 @@
  * .design: design/telemetry.txt .sol.clock
  *
  * On x86-64 this is rdtsc: two registers combined into one 64-bit value,
- * no call and no memory access.  Elsewhere it falls back to the plinth's
+ * or stored as they are, no call and no memory access.  Elsewhere it falls back to the plinth's
  * monotonic clock in nanoseconds, which is a call.
  */
 
@@ -23,6 +23,16 @@ static inline uint64_t PlinthClockNow(void)
   return (uint64_t)hi << 32 | lo;
 }
 
+/* PlinthClockStore -- the clock, stored at p (8 bytes, the machine's
+ * order) as rdtsc gives it: two halves, two stores, nothing combined */
+static inline void PlinthClockStore(void *p)
+{
+  uint32_t lo, hi;
+  __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+  __builtin_memcpy(p, &lo, 4);
+  __builtin_memcpy((char *)p + 4, &hi, 4);
+}
+
 #else
 
 #define PLINTH_CLOCK_IS_CYCLES 0
@@ -36,6 +46,12 @@ __attribute__((visibility("default"))) uint64_t PlinthMonotonicNs(void);
 static inline uint64_t PlinthClockNow(void)
 {
   return PlinthMonotonicNs();
+}
+
+static inline void PlinthClockStore(void *p)
+{
+  uint64_t now = PlinthMonotonicNs();
+  __builtin_memcpy(p, &now, 8);
 }
 
 #endif
