@@ -56,6 +56,10 @@
 #                      ends clean; a program that does the same and execs
 #                      another: LOG.exec1 keeps its 1000 pairs, LOG is
 #                      the new image's
+#   exec-failed        a program that execs a program that is not there
+#                      between 100,000 pairs and 100,000 more: LOG holds
+#                      them all and Exec, and ends clean (the writer
+#                      thread stopped for the exec and started again)
 #   exec-end           replay of LOG.exec1 (the exec'ing image's log, no
 #                      StreamEnd) says the log ends at an exec, not that
 #                      the program died, exit 0
@@ -241,7 +245,14 @@ static void pairs(void) { for (int i = 0; i < 1000; ++i) { keep = malloc(16 + i)
 int main(int argc, char **argv)
 {
   int status;
-  (void)argv;
+  if (argc > 1 && argv[1][0] == 'f') {  /* a failed exec between pairs: 400 blocks of the writer's */
+    for (int i = 0; i < 100; ++i)
+      pairs();
+    execlp("telltale-no-such-program", "telltale-no-such-program", (char *)NULL);
+    for (int i = 0; i < 100; ++i)
+      pairs();
+    return 0;
+  }
   if (argc > 1) {               /* exec: the pairs, then another image */
     pairs();
     execlp("true", "true", (char *)NULL);
@@ -270,6 +281,15 @@ EOF
       ok exit-exec
     else
       bad exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, exec.log is ${prog2:-nothing}'s"
+    fi
+    TELLTALE_FILE=fail.log LD_PRELOAD="$preload" ./ends fail
+    got3=$(pairsIn fail.log)
+    if [ "$got3" = "200000 200000" ] && [ ! -e fail.log.exec1 ] &&
+       "$top/$cfg/eventcnv" --header fail.log 2>/dev/null | grep -q '^end  *clean' &&
+       [ "$("$top/$cfg/eventcnv" --count fail.log | awk '$2 == "Exec" {print $1}')" = 1 ]; then
+      ok exec-failed
+    else
+      bad exec-failed "'$got3' pairs of 200000 around a failed exec (fail.log.exec1: $(ls fail.log.exec1 2>&1))"
     fi
     "$replay" -q exec.log.exec1 >exec1.txt 2>exec1.err
     r=$?

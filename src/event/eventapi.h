@@ -24,8 +24,14 @@
 /* TELLTALE_API -- marks a declaration of the public interface.  The
  * shared library is built with -fvisibility=hidden, so that only these
  * names are exported (design/telemetry.txt .pack.export); elsewhere the
- * attribute changes nothing. */
+ * attribute changes nothing.  TELLTALE_API_HIDDEN: the runtime is built
+ * into a library that exports none of it (libtelltale-malloc.so), and
+ * its code reaches these names directly, not through a table. */
+#ifdef TELLTALE_API_HIDDEN
+#define TELLTALE_API __attribute__((visibility("hidden")))
+#else
 #define TELLTALE_API __attribute__((visibility("default")))
+#endif
 
 /* C++: the interface has C linkage, and C11's _Static_assert is
  * static_assert.  design/telemetry.txt .pack.cxx */

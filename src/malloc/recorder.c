@@ -18,9 +18,10 @@
  *     to TelltaleReal* below, so they go straight to the real allocator
  *     and are never recorded.
  *   - anything else the runtime calls that allocates (pthread keys,
- *     atexit) runs with the thread-local flag inside set, so the wrapper
- *     passes it through without emitting: an event is never emitted from
- *     inside another.
+ *     atexit, and pthread_create, renamed too, for the writer thread)
+ *     runs with the thread-local flag inside set, so the wrapper passes
+ *     it through without emitting: an event is never emitted from inside
+ *     another.
  *
  * Unloading (design/telemetry.txt .stacks.unmap): dlclose is interposed,
  * so that the mappings it removes are recorded and stacks recorded after
@@ -52,8 +53,13 @@
 #include <unistd.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 
+/* The emitters' slow path (a full buffer sent, a thread's first event)
+ * is taken inside: recorderReserveSlow below.  .malloc.reentry */
+#define EventReserveSlow recorderReserveSlow
 #include "event.h"
+#undef EventReserveSlow
 #include "plinth.h"
 #include "stacks.h"
 
@@ -93,9 +99,10 @@ static void *arenaAlloc(size_t size)
   return arena + at + ARENA_ALIGN;
 }
 
+/* inArena -- is p in the arena?  (Not NULL: one compare, by wrapping.) */
 static int inArena(const void *p)
 {
-  return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + ARENA_SIZE;
+  return (uintptr_t)p - (uintptr_t)arena < ARENA_SIZE;
 }
 
 static size_t arenaSize(const void *p)
@@ -112,7 +119,7 @@ static _Atomic int booting;
 
 /* bootstrap -- find the real functions.  While dlsym runs, allocations
  * (from this thread or any other) are served from the arena. */
-static void bootstrap(void)
+static __attribute__((noinline, cold)) void bootstrap(void)
 {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&booting, &expected, 1))
@@ -172,7 +179,7 @@ void *TelltaleRealCalloc(size_t count, size_t size)
 
 void *TelltaleRealRealloc(void *p, size_t size)
 {
-  if (p != NULL && inArena(p)) {
+  if (inArena(p)) {
     void *q = TelltaleRealMalloc(size);
     size_t old = arenaSize(p);
     if (q != NULL)
@@ -190,11 +197,50 @@ void TelltaleRealFree(void *p)
     real.free(p);
 }
 
+/* TelltaleRealPthreadCreate -- the runtime's pthread_create (its writer
+ * thread, made when a block is first queued, which may be at a thread's
+ * exit or the program's): made inside, as it allocates. */
+extern int TelltaleRealPthreadCreate(pthread_t *thread, const pthread_attr_t *attr,
+                                     void *(*run)(void *), void *arg);
+
+int TelltaleRealPthreadCreate(pthread_t *thread, const pthread_attr_t *attr,
+                              void *(*run)(void *), void *arg)
+{
+  int was = inside, res;
+  inside = 1;
+  res = pthread_create(thread, attr, run, arg);
+  inside = was;
+  return res;
+}
+
 
 /* The interposed functions ------------------------------------------ */
 
-static void recorderStart(void);
+static __attribute__((noinline, cold)) void recorderStart(void);
 static _Atomic int started;     /* recorderStart has run, or is running */
+
+/* recordMode -- RECORD_OFF until recorderStart has run, then RECORD_PLAIN,
+ * or RECORD_STACKS with TELLTALE_STACKS: one load tells the usual case */
+enum { RECORD_OFF, RECORD_PLAIN, RECORD_STACKS };
+static _Atomic int recordMode;
+
+#define RECORD_MODE() atomic_load_explicit(&recordMode, memory_order_relaxed)
+
+/* recorderReserveSlow -- the emitters' slow path, inside, as it may
+ * write a block, start the writer thread or make a thread's state.  The
+ * usual event is emitted without setting inside: its fast path calls
+ * nothing, and an event of a signal handler that interrupts it is the
+ * handler's own (.sol.hot). */
+extern void *EventReserveSlow(unsigned kind, size_t size);
+__attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
+{
+  int was = inside;
+  void *p;
+  inside = 1;
+  p = EventReserveSlow(kind, size);
+  inside = was;
+  return p;
+}
 
 /* RECORD -- emit an event unless this thread is already inside telltale.
  * The recorder starts on the first event if its constructor has not
@@ -204,31 +250,74 @@ static _Atomic int started;     /* recorderStart has run, or is running */
 #define RECORD(emit) \
   do { \
     if (!inside) { \
-      if (__builtin_expect(!atomic_load_explicit(&started, memory_order_relaxed), 0)) \
+      if (__builtin_expect(RECORD_MODE() == RECORD_OFF, 0)) \
         recorderStart(); \
-      inside = 1; \
       emit; \
-      inside = 0; \
     } \
   } while (0)
 
-/* RECORD_AT -- RECORD(emit), or with TELLTALE_STACKS RECORD(emitAt),
- * where emitAt names the call stack's id as stack.  design/telemetry.txt .stacks */
-#define RECORD_AT(emit, emitAt) \
+/* RECORD_AT -- RECORD(emit) in the usual case, else slow: a call to a
+ * function made of RECORD_SLOW_AT, kept out of line so that the usual
+ * case keeps no registers for it */
+#define RECORD_AT(emit, slow) \
   do { \
     if (!inside) { \
-      if (__builtin_expect(!atomic_load_explicit(&started, memory_order_relaxed), 0)) \
-        recorderStart(); \
-      inside = 1; \
-      if (__builtin_expect(stacksDepth == 0, 1)) { \
+      if (__builtin_expect(RECORD_MODE() == RECORD_PLAIN, 1)) { \
         emit; \
       } else { \
-        EventU stack = StackHere(); \
-        emitAt; \
+        slow; \
       } \
-      inside = 0; \
     } \
   } while (0)
+
+/* RECORD_SLOW_AT -- start if need be, then emit, or with TELLTALE_STACKS
+ * emitAt, where emitAt names the call stack's id as stack, taken inside
+ * (reading the memory map allocates) from frame, the interposed
+ * function's own.  design/telemetry.txt .stacks */
+#define RECORD_SLOW_AT(emit, emitAt) \
+  do { \
+    if (RECORD_MODE() == RECORD_OFF) \
+      recorderStart(); \
+    inside = 1; \
+    if (stacksDepth == 0) { \
+      emit; \
+    } else { \
+      EventU stack = StackHere(frame); \
+      emitAt; \
+    } \
+    inside = 0; \
+  } while (0)
+
+#define SLOW static __attribute__((noinline))
+#define HERE __builtin_frame_address(0)   /* the interposed function's frame */
+
+SLOW void mallocSlow(size_t size, void *p, void *frame)
+{
+  RECORD_SLOW_AT(EVENT_WP(Malloc, size, p), EVENT_WPU(MallocAt, size, p, stack));
+}
+
+SLOW void callocSlow(size_t count, size_t size, void *p, void *frame)
+{
+  RECORD_SLOW_AT(EVENT_WWP(Calloc, count, size, p), EVENT_WWPU(CallocAt, count, size, p, stack));
+}
+
+SLOW void memalignSlow(size_t alignment, size_t size, void *p, void *frame)
+{
+  RECORD_SLOW_AT(EVENT_WWP(Memalign, alignment, size, p),
+                 EVENT_WWPU(MemalignAt, alignment, size, p, stack));
+}
+
+SLOW void alignedAllocSlow(size_t alignment, size_t size, void *p, void *frame)
+{
+  RECORD_SLOW_AT(EVENT_WWP(AlignedAlloc, alignment, size, p),
+                 EVENT_WWPU(AlignedAllocAt, alignment, size, p, stack));
+}
+
+SLOW void posixMemalignSlow(size_t alignment, size_t size, void *p, int res, void *frame)
+{
+  RECORD_SLOW_AT(EVENT_WWPU(PosixMemalign, alignment, size, p, (EventU)res),
+                 EVENT_WWPUU(PosixMemalignAt, alignment, size, p, (EventU)res, stack));
+}
 
 void *malloc(size_t size)
 {
@@ -236,7 +325,7 @@ void *malloc(size_t size)
   if (!ready())
     return arenaAlloc(size);
   p = real.malloc(size);
-  RECORD_AT(EVENT_WP(Malloc, size, p), EVENT_WPU(MallocAt, size, p, stack));    /* clock after the call: .malloc.order */
+  RECORD_AT(EVENT_WP(Malloc, size, p), mallocSlow(size, p, HERE));    /* clock after the call: .malloc.order */
   return p;
 }
 
@@ -246,7 +335,7 @@ void *calloc(size_t count, size_t size)
   if (!ready())
     return TelltaleRealCalloc(count, size);
   p = real.calloc(count, size);
-  RECORD_AT(EVENT_WWP(Calloc, count, size, p), EVENT_WWPU(CallocAt, count, size, p, stack));
+  RECORD_AT(EVENT_WWP(Calloc, count, size, p), callocSlow(count, size, p, HERE));
   return p;
 }
 
@@ -283,18 +372,23 @@ static inline void reallocRecord(EventClock before, void *old, void *result, siz
   EVENT_END(Realloc)
 }
 
+SLOW void reallocSlow(EventClock before, void *old, void *p, size_t size, void *frame)
+{
+  RECORD_SLOW_AT(reallocRecord(before, old, p, size, 0, 0),
+                 reallocRecord(before, old, p, size, 1, stack));
+}
+
 void *realloc(void *old, size_t size)
 {
   void *p;
   EventClock before;
-  if (old != NULL && inArena(old))
+  if (inArena(old))
     return TelltaleRealRealloc(old, size);
   if (!ready())
     return old == NULL ? arenaAlloc(size) : NULL;
   before = PlinthClockNow();
   p = real.realloc(old, size);
-  RECORD_AT(reallocRecord(before, old, p, size, 0, 0),
-            reallocRecord(before, old, p, size, 1, stack));
+  RECORD_AT(reallocRecord(before, old, p, size, 0, 0), reallocSlow(before, old, p, size, HERE));
   return p;
 }
 
@@ -309,7 +403,7 @@ void *reallocarray(void *old, size_t count, size_t size)
 
 void free(void *p)
 {
-  if (p != NULL && inArena(p))
+  if (inArena(p))
     return;
   if (!ready())
     return;
@@ -322,7 +416,7 @@ void free_aligned_sized(void *p, size_t alignment, size_t size);
 
 void free_sized(void *p, size_t size)
 {
-  if (p != NULL && inArena(p))
+  if (inArena(p))
     return;
   if (!ready())
     return;
@@ -342,8 +436,7 @@ void *memalign(size_t alignment, size_t size)
   if (!ready() || real.memalign == NULL)
     return NULL;
   p = real.memalign(alignment, size);
-  RECORD_AT(EVENT_WWP(Memalign, alignment, size, p),
-            EVENT_WWPU(MemalignAt, alignment, size, p, stack));
+  RECORD_AT(EVENT_WWP(Memalign, alignment, size, p), memalignSlow(alignment, size, p, HERE));
   return p;
 }
 
@@ -354,7 +447,7 @@ void *valloc(size_t size)
     return NULL;
   p = real.valloc(size);
   RECORD_AT(EVENT_WWP(Memalign, (EventW)sysconf(_SC_PAGESIZE), size, p),
-            EVENT_WWPU(MemalignAt, (EventW)sysconf(_SC_PAGESIZE), size, p, stack));
+            memalignSlow((size_t)sysconf(_SC_PAGESIZE), size, p, HERE));
   return p;
 }
 
@@ -366,7 +459,7 @@ void *pvalloc(size_t size)
     return NULL;
   p = real.pvalloc(size);
   RECORD_AT(EVENT_WWP(Memalign, page, (size + page - 1) / page * page, p),
-            EVENT_WWPU(MemalignAt, page, (size + page - 1) / page * page, p, stack));
+            memalignSlow(page, (size + page - 1) / page * page, p, HERE));
   return p;
 }
 
@@ -376,8 +469,7 @@ void *aligned_alloc(size_t alignment, size_t size)
   if (!ready() || real.aligned_alloc == NULL)
     return NULL;
   p = real.aligned_alloc(alignment, size);
-  RECORD_AT(EVENT_WWP(AlignedAlloc, alignment, size, p),
-            EVENT_WWPU(AlignedAllocAt, alignment, size, p, stack));
+  RECORD_AT(EVENT_WWP(AlignedAlloc, alignment, size, p), alignedAllocSlow(alignment, size, p, HERE));
   return p;
 }
 
@@ -388,8 +480,7 @@ int posix_memalign(void **result, size_t alignment, size_t size)
     return ENOMEM;
   res = real.posix_memalign(result, alignment, size);
   RECORD_AT(EVENT_WWPU(PosixMemalign, alignment, size, res == 0 ? *result : NULL, (EventU)res),
-            EVENT_WWPUU(PosixMemalignAt, alignment, size, res == 0 ? *result : NULL, (EventU)res,
-                        stack));
+            posixMemalignSlow(alignment, size, res == 0 ? *result : NULL, res, HERE));
   return res;
 }
 
@@ -473,6 +564,15 @@ static int claimLog(const char *path)
  * program is a measurable part of the cost.  design/telemetry.txt .malloc.perf */
 #define RECORDER_BUFFER ((size_t)1 << 20)
 
+/* cpusAvailable -- the processors this process may run on (1 if unknown) */
+static int cpusAvailable(void)
+{
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return 1;
+  return CPU_COUNT(&set);
+}
+
 /* basePath -- the log named by TELLTALE_FILE (or the default);
  * logPath -- the log this process writes: basePath or basePath.PID */
 static char basePath[4096], logPath[4096 + 24];
@@ -546,8 +646,11 @@ __attribute__((constructor(101))) static void recorderStart(void)
     (void)EventBufferSizeSet(RECORDER_BUFFER);
   if (getenv("TELLTALE_COMPACT") == NULL)
     (void)EventCompact(1);      /* .malloc.compact */
+  if (getenv("TELLTALE_WRITER") == NULL && cpusAvailable() > 1)
+    (void)EventWriterAsync(1, 0);       /* .malloc.writer */
   StacksStart();
   (void)pthread_atfork(NULL, NULL, afterFork);
+  atomic_store(&recordMode, stacksDepth == 0 ? RECORD_PLAIN : RECORD_STACKS);
   inside = 0;
 }
 
@@ -605,14 +708,36 @@ static void beforeExit(void)
 /* beforeExec -- Exec(path), then every buffer sent: the log the exec
  * leaves has no StreamEnd, and Exec tells the tools it ended at an exec,
  * not a death */
-static void beforeExec(const char *path)
+static int beforeExec(const char *path)
 {
+  int async = 0;
   if (ours()) {
     inside = 1;
     EVENT_S(Exec, path);
-    (void)EventFlushAll();
+    /* The writer thread does not outlive the exec: written here, after
+     * what it has queued (EventFlushAll leaves everything to it). */
+    if (EventFlushAll() == EBUSY) {
+      async = 1;
+      (void)EventWriterAsync(0, 0);
+      (void)EventFlushAll();
+    }
     inside = 0;
   }
+  return async;
+}
+
+/* afterExec -- an exec failed and returned: back to the writer thread if
+ * beforeExec left it (waiting for it, as TELLTALE_WRITER=async does) */
+static int afterExec(int async, int res)
+{
+  if (async) {
+    int saved = errno;
+    inside = 1;
+    (void)EventWriterAsync(1, 0);
+    inside = 0;
+    errno = saved;
+  }
+  return res;
 }
 
 void _exit(int status)
@@ -631,34 +756,34 @@ void _Exit(int status)
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-  beforeExec(path);
-  return REAL("execve", int (*)(const char *, char *const[], char *const[]))(path, argv, envp);
+  int async = beforeExec(path);
+  return afterExec(async, REAL("execve", int (*)(const char *, char *const[], char *const[]))(path, argv, envp));
 }
 
 int execv(const char *path, char *const argv[])
 {
-  beforeExec(path);
-  return REAL("execv", int (*)(const char *, char *const[]))(path, argv);
+  int async = beforeExec(path);
+  return afterExec(async, REAL("execv", int (*)(const char *, char *const[]))(path, argv));
 }
 
 int execvp(const char *file, char *const argv[])
 {
-  beforeExec(file);
-  return REAL("execvp", int (*)(const char *, char *const[]))(file, argv);
+  int async = beforeExec(file);
+  return afterExec(async, REAL("execvp", int (*)(const char *, char *const[]))(file, argv));
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-  beforeExec(file);
-  return REAL("execvpe", int (*)(const char *, char *const[], char *const[]))(file, argv, envp);
+  int async = beforeExec(file);
+  return afterExec(async, REAL("execvpe", int (*)(const char *, char *const[], char *const[]))(file, argv, envp));
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
   char name[32];
   (void)snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
-  beforeExec(name);
-  return REAL("fexecve", int (*)(int, char *const[], char *const[]))(fd, argv, envp);
+  int async = beforeExec(name);
+  return afterExec(async, REAL("fexecve", int (*)(int, char *const[], char *const[]))(fd, argv, envp));
 }
 
 /* The execl family: the arguments into an array, then the v form. */

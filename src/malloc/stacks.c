@@ -382,10 +382,14 @@ static EventU intern(const uintptr_t *pc, unsigned n)
 static unsigned fpWalk(uintptr_t *fp, uintptr_t *pc, unsigned limit)
 {
   unsigned n = 0;
+  uintptr_t lo, span;
   if (stackHi == 0)
     threadStack();
-  while (n < limit && (uintptr_t)fp >= stackLo && (uintptr_t)fp <= stackHi - 16 &&
-         ((uintptr_t)fp & 7) == 0) {
+  if (stackHi < stackLo + 16)
+    return 0;                   /* unknown */
+  lo = stackLo;
+  span = stackHi - 16 - lo;     /* fp may be lo .. hi - 16: one compare, by wrapping */
+  while (n < limit && (uintptr_t)fp - lo <= span && ((uintptr_t)fp & 7) == 0) {
     uintptr_t *next = (uintptr_t *)fp[0];
     if (fp[1] < 4096)
       break;
@@ -397,18 +401,18 @@ static unsigned fpWalk(uintptr_t *fp, uintptr_t *pc, unsigned limit)
   return n;
 }
 
-EventU StackHere(void)
+EventU StackHere(void *frame)
 {
   uintptr_t pc[STACK_MAX + 8];
-  unsigned n, skip = 0, limit = stacksDepth + 8;
+  unsigned n, skip = 0;
   if (table == NULL)
     return 0;
-  if (unwBacktrace != NULL)
-    n = (unsigned)unwBacktrace((void **)pc, (int)limit);
-  else
-    n = fpWalk((uintptr_t *)__builtin_frame_address(0), pc, limit);
-  while (skip < n && pc[skip] >= selfLo && pc[skip] < selfHi)
-    ++skip;                     /* the recorder's frames: StackHere, malloc... */
+  if (unwBacktrace != NULL)     /* from here: StackHere, the wrapper's frames... */
+    n = (unsigned)unwBacktrace((void **)pc, (int)stacksDepth + 8);
+  else                          /* from the wrapper's frame: at most one more of ours */
+    n = fpWalk((uintptr_t *)frame, pc, stacksDepth + 2);
+  while (skip < n && pc[skip] - selfLo < selfHi - selfLo)
+    ++skip;                     /* the recorder's frames */
   n -= skip;
   return intern(pc + skip, n < stacksDepth ? n : stacksDepth);
 }

@@ -21,11 +21,13 @@ extern STACKS_HIDDEN void StacksStart(void);
  * the table emptied and the mappings emitted again */
 extern STACKS_HIDDEN void StacksAfterFork(void);
 
-/* StackHere -- the id of the call stack of the interposed function that
- * calls it (its caller's caller first), interned: StackFrames is
- * emitted the first time a stack is seen.  0 if it cannot be recorded.
- * Called inside the recorder, never between EVENT_BEGIN and EVENT_END. */
-extern STACKS_HIDDEN EventU StackHere(void);
+/* StackHere -- the id of the call stack of the interposed function
+ * whose frame (__builtin_frame_address(0)) is frame, its caller first,
+ * interned: StackFrames is emitted the first time a stack is seen.  0
+ * if it cannot be recorded.  The frame-pointer walk starts at frame,
+ * not at the recorder's own frames above it.  Called inside the
+ * recorder, never between EVENT_BEGIN and EVENT_END. */
+extern STACKS_HIDDEN EventU StackHere(void *frame);
 
 /* StacksCloseBegin, StacksCloseEnd -- around the real dlclose: while
  * one is under way stacks are interned by the dynamic linker's count of
