@@ -16,7 +16,8 @@
 # events.  It measures
 #   - the workload's wall and CPU time (or with --instr its instructions)
 #     untraced, recorded by libtelltale-malloc.so
-#     (compact, its default, .malloc.compact; raw, TELLTALE_COMPACT=0;
+#     (compact, its default, .malloc.compact, through the writer thread,
+#     .malloc.writer; without it, TELLTALE_WRITER=sync; raw, TELLTALE_COMPACT=0;
 #     with TELLTALE_STACKS=32 by frame pointers and with
 #     TELLTALE_STACKS=32:dwarf by libunwind, .stacks), and under
 #     heaptrack when heaptrack is installed;
@@ -60,13 +61,19 @@ if [ $instr = 1 ]; then
   command -v valgrind >/dev/null 2>&1 || { echo "bench/malloc.sh --instr: needs valgrind" >&2; exit 1; }
   export PYTHONHASHSEED=0
   # ir NAME CMD... -- the instructions callgrind counts in CMD and every
-  # program it execs (env, so that the valgrind launcher is not recorded)
+  # program it execs (env, so that the valgrind launcher is not recorded):
+  # "all program", all of them and those of the program's own threads,
+  # which are all but telltale's writer thread (.malloc.writer)
   ir() {
-    local name=$1
+    local name=$1 program=0 f n
     shift
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.$name" \
-      "$@" >/dev/null 2>"$tmp/vg.$name"
-    sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$tmp/vg.$name" | tail -1
+    valgrind --tool=callgrind --trace-children=yes --separate-threads=yes \
+      --callgrind-out-file="$tmp/cg.$name.%p" "$@" >/dev/null 2>"$tmp/vg.$name"
+    for f in "$tmp/cg.$name".*-*; do
+      n=$(sed -n 's/^summary: //p' "$f")
+      grep -q writerRun "$f" || program=$((program + ${n:-0}))
+    done
+    echo "$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$tmp/vg.$name" | tail -1) $program"
   }
   # events LOG -- the events eventcnv counts in LOG
   events() { "$top/build/eventcnv" --count "$1" 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
@@ -76,23 +83,30 @@ if [ $instr = 1 ]; then
     shift
     ir "$name" env "$@" TELLTALE_FILE="$tmp/$name.log" LD_PRELOAD="$lib" "$python" "$work" "$rounds"
   }
-  base=$(ir untraced "$python" "$work" "$rounds")
+  read -r base _ <<<"$(ir untraced "$python" "$work" "$rounds")"
   declare -A n
   n[compact]=$(recorded compact)
+  n[sync]=$(recorded sync TELLTALE_WRITER=sync)
   n[raw]=$(recorded raw TELLTALE_COMPACT=0)
   n[fp]=$(recorded fp TELLTALE_STACKS=32)
   n[dwarf]=$(recorded dwarf TELLTALE_STACKS=32:dwarf)
   echo "workload: PYTHONMALLOC=malloc PYTHONHASHSEED=0 python3 bench/malloc-workload.py $rounds; callgrind"
+  echo "(all: every thread's instructions; program: the program's own threads, all"
+  echo " but telltale's writer thread, which compacts and writes the blocks)"
   echo
-  printf '%-34s %14s %6s %10s %10s %8s\n' "" "instructions" "ratio" "events" "+instr/ev" "bytes/ev"
-  printf '%-34s %14s %6s\n' "untraced" "$base" "1.00"
-  for row in compact:"libtelltale-malloc.so" raw:"  raw blocks (TELLTALE_COMPACT=0)" \
-             fp:"  with stacks (32, frame pointers)" dwarf:"  with stacks (32:dwarf)"; do
+  printf '%-42s %14s %6s %14s %6s %10s %9s %8s\n' "" "all" "ratio" "program" "ratio" "events" \
+    "+prog/ev" "bytes/ev"
+  printf '%-42s %14s %6s %14s %6s\n' "untraced" "$base" "1.00" "$base" "1.00"
+  for row in compact:"libtelltale-malloc.so" sync:"  no writer thread (TELLTALE_WRITER=sync)" \
+             raw:"  raw blocks (TELLTALE_COMPACT=0)" fp:"  with stacks (32, frame pointers)" \
+             dwarf:"  with stacks (32:dwarf)"; do
     k=${row%%:*}
+    read -r a p <<<"${n[$k]}"
     e=$(events "$tmp/$k.log")
     [ "$e" -gt 0 ] || { echo "bench/malloc.sh: the $k run recorded nothing under valgrind" >&2; exit 1; }
-    printf '%-34s %14s %6.3f %10s %10.1f %8.1f\n' "${row#*:}" "${n[$k]}" "$(echo "${n[$k]} / $base" | bc -l)" \
-      "$e" "$(echo "(${n[$k]} - $base) / $e" | bc -l)" "$(echo "$(stat -c %s "$tmp/$k.log") / $e" | bc -l)"
+    printf '%-42s %14s %6.3f %14s %6.3f %10s %9.1f %8.1f\n' "${row#*:}" "$a" "$(echo "$a / $base" | bc -l)" \
+      "$p" "$(echo "$p / $base" | bc -l)" "$e" "$(echo "($p - $base) / $e" | bc -l)" \
+      "$(echo "$(stat -c %s "$tmp/$k.log") / $e" | bc -l)"
   done
   # heaptrack's preload writes an empty trace under valgrind 3.19 (the
   # program's instructions alone would leave out its interpreter anyway)
@@ -122,13 +136,14 @@ paired() {
   paste -d ' ' "$tmp/t.untraced" "$tmp/t.$1" | awk '{print ($5 + $6) / ($2 + $3)}' >"$tmp/ratios"
   echo "$(median <"$tmp/ratios") $(sort -g "$tmp/ratios" | sed -n '1p;$p' | tr '\n' ' ')"
 }
-rows="untraced compact raw fp dwarf"
+rows="untraced compact sync raw fp dwarf"
 command -v heaptrack >/dev/null 2>&1 && rows="$rows heaptrack"
 
 if [ $fidelity = 0 ]; then
 for _ in $(seq "$runs"); do
   timed untraced "$python" "$work"
   timed compact env TELLTALE_FILE="$tmp/py.log" LD_PRELOAD="$lib" "$python" "$work"
+  timed sync env TELLTALE_WRITER=sync TELLTALE_FILE="$tmp/sync.log" LD_PRELOAD="$lib" "$python" "$work"
   timed raw env TELLTALE_COMPACT=0 TELLTALE_FILE="$tmp/raw.log" LD_PRELOAD="$lib" "$python" "$work"
   timed fp env TELLTALE_STACKS=32 TELLTALE_FILE="$tmp/fp.log" LD_PRELOAD="$lib" "$python" "$work"
   timed dwarf env TELLTALE_STACKS=32:dwarf TELLTALE_FILE="$tmp/dwarf.log" LD_PRELOAD="$lib" "$python" "$work"
@@ -158,7 +173,7 @@ echo "(cpu: user + system seconds, the program's and its children's; least: the"
 echo " least cpu over the untraced run's least; paired: the median, least and"
 echo " greatest of each round's cpu over the untraced run's in the same round)"
 echo
-printf '%-34s %7s %6s %7s %6s %7s %6s %18s\n' "" "wall s" "ratio" "cpu s" "ratio" "sys s" "least" "paired cpu ratio"
+printf '%-42s %7s %6s %7s %6s %7s %6s %18s\n' "" "wall s" "ratio" "cpu s" "ratio" "sys s" "least" "paired cpu ratio"
 w0=$(med untraced '$1')
 c0=$(med untraced '$2 + $3')
 l0=$(awk '{print $2 + $3}' "$tmp/t.untraced" | sort -g | head -1)
@@ -166,6 +181,7 @@ for r in $rows; do
   case $r in
     untraced) label=untraced ;;
     compact) label=libtelltale-malloc.so ;;
+    sync) label="  no writer thread (TELLTALE_WRITER=sync)" ;;
     raw) label="  raw blocks (TELLTALE_COMPACT=0)" ;;
     fp) label="  with stacks (32, frame pointers)" ;;
     dwarf) label="  with stacks (32:dwarf)" ;;
@@ -175,7 +191,7 @@ for r in $rows; do
   c=$(med "$r" '$2 + $3')
   read -r pm plo phi <<<"$(paired "$r")"
   l=$(awk '{print $2 + $3}' "$tmp/t.$r" | sort -g | head -1)
-  printf '%-34s %7s %6.2f %7s %6.2f %7s %6.2f %6.2f %5.2f-%4.2f\n' "$label" "$w" "$(echo "$w / $w0" | bc -l)" \
+  printf '%-42s %7s %6.2f %7s %6.2f %7s %6.2f %6.2f %5.2f-%4.2f\n' "$label" "$w" "$(echo "$w / $w0" | bc -l)" \
     "$c" "$(echo "$c / $c0" | bc -l)" "$(med "$r" '$3')" "$(echo "$l / $l0" | bc -l)" "$pm" "$plo" "$phi"
 done
 echo

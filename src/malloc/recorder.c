@@ -230,12 +230,16 @@ static _Atomic int recordMode;
  * write a block, start the writer thread or make a thread's state.  The
  * usual event is emitted without setting inside: its fast path calls
  * nothing, and an event of a signal handler that interrupts it is the
- * handler's own (.sol.hot). */
+ * handler's own (.sol.hot).  A thread's first event always comes here
+ * (it has no buffer yet), so the recorder is started here if it has not
+ * been (RECORD). */
 extern void *EventReserveSlow(unsigned kind, size_t size);
 __attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
 {
   int was = inside;
   void *p;
+  if (RECORD_MODE() == RECORD_OFF)
+    recorderStart();
   inside = 1;
   p = EventReserveSlow(kind, size);
   inside = was;
@@ -246,14 +250,13 @@ __attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
  * The recorder starts on the first event if its constructor has not
  * run yet: a library's constructor that allocates (libstdc++'s) may run
  * first, and its event would make the runtime open TELLTALE_FILE itself,
- * truncating it, before the recorder claims it.  .malloc.file */
+ * truncating it, before the recorder claims it (.malloc.file).  Before
+ * the start no thread has a buffer, so the emitter's slow path starts it
+ * (recorderReserveSlow). */
 #define RECORD(emit) \
   do { \
-    if (!inside) { \
-      if (__builtin_expect(RECORD_MODE() == RECORD_OFF, 0)) \
-        recorderStart(); \
+    if (!inside) \
       emit; \
-    } \
   } while (0)
 
 /* RECORD_AT -- RECORD(emit) in the usual case, else slow: a call to a
@@ -319,12 +322,19 @@ SLOW void posixMemalignSlow(size_t alignment, size_t size, void *p, int res, voi
                  EVENT_WWPUU(PosixMemalignAt, alignment, size, p, (EventU)res, stack));
 }
 
+/* mallocBoot -- malloc before the real functions are known */
+static __attribute__((noinline, cold)) void *mallocBoot(size_t size)
+{
+  return ready() ? malloc(size) : arenaAlloc(size);
+}
+
 void *malloc(size_t size)
 {
+  void *(*realMalloc)(size_t) = real.malloc;
   void *p;
-  if (!ready())
-    return arenaAlloc(size);
-  p = real.malloc(size);
+  if (__builtin_expect(realMalloc == NULL, 0))
+    return mallocBoot(size);
+  p = realMalloc(size);
   RECORD_AT(EVENT_WP(Malloc, size, p), mallocSlow(size, p, HERE));    /* clock after the call: .malloc.order */
   return p;
 }
@@ -346,17 +356,16 @@ void *calloc(size_t count, size_t size)
 static inline void reallocRecord(EventClock before, void *old, void *result, size_t size,
                                  int at, EventU stack)
 {
-  EventClock clock = PlinthClockNow();
   if (old != NULL && result != NULL && result != old) {
     EVENT_BEGIN(ReallocMove)
       _event->header.clock = before;
       _event->old = old;
     EVENT_END(ReallocMove)
-  } else if (result == NULL)
-    clock = before;
+  }
   if (at) {
     EVENT_BEGIN(ReallocAt)
-      _event->header.clock = clock;
+      if (result == NULL)
+        _event->header.clock = before;
       _event->old = old;
       _event->result = result;
       _event->size = size;
@@ -365,7 +374,8 @@ static inline void reallocRecord(EventClock before, void *old, void *result, siz
     return;
   }
   EVENT_BEGIN(Realloc)
-    _event->header.clock = clock;
+    if (result == NULL)
+      _event->header.clock = before;
     _event->old = old;
     _event->result = result;
     _event->size = size;
@@ -378,16 +388,25 @@ SLOW void reallocSlow(EventClock before, void *old, void *p, size_t size, void *
                  reallocRecord(before, old, p, size, 1, stack));
 }
 
+/* reallocBoot -- realloc before the real functions are known */
+static __attribute__((noinline, cold)) void *reallocBoot(void *old, size_t size)
+{
+  if (ready())
+    return realloc(old, size);
+  return old == NULL ? arenaAlloc(size) : NULL;
+}
+
 void *realloc(void *old, size_t size)
 {
+  void *(*realRealloc)(void *, size_t) = real.realloc;
   void *p;
   EventClock before;
   if (inArena(old))
     return TelltaleRealRealloc(old, size);
-  if (!ready())
-    return old == NULL ? arenaAlloc(size) : NULL;
+  if (__builtin_expect(realRealloc == NULL, 0))
+    return reallocBoot(old, size);
   before = PlinthClockNow();
-  p = real.realloc(old, size);
+  p = realRealloc(old, size);
   RECORD_AT(reallocRecord(before, old, p, size, 0, 0), reallocSlow(before, old, p, size, HERE));
   return p;
 }
@@ -626,7 +645,7 @@ static void afterFork(void)
 __attribute__((constructor(101))) static void recorderStart(void)
 {
   const char *file;
-  int expected = 0;
+  int expected = 0, was = inside;
   if (!atomic_compare_exchange_strong(&started, &expected, 1))
     return;
   inside = 1;
@@ -651,7 +670,7 @@ __attribute__((constructor(101))) static void recorderStart(void)
   StacksStart();
   (void)pthread_atfork(NULL, NULL, afterFork);
   atomic_store(&recordMode, stacksDepth == 0 ? RECORD_PLAIN : RECORD_STACKS);
-  inside = 0;
+  inside = was;
 }
 
 
