@@ -56,6 +56,9 @@
 #                      ends clean; a program that does the same and execs
 #                      another: LOG.exec1 keeps its 1000 pairs, LOG is
 #                      the new image's
+#   exit-threads       _exit while three threads allocate: every malloc
+#                      they counted (in a shared file) is in the log,
+#                      from the live file, which _exit keeps as exit does
 #   exec-failed        a program that execs a program that is not there
 #                      between 100,000 pairs and 100,000 more: LOG holds
 #                      them all and Exec, and ends clean (the writer
@@ -290,6 +293,41 @@ EOF
       ok exec-failed
     else
       bad exec-failed "'$got3' pairs of 200000 around a failed exec (fail.log.exec1: $(ls fail.log.exec1 2>&1))"
+    fi
+    # _exit while three threads allocate: every pair counted is in the log
+    cat >busy.c <<'EOF2'
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+static atomic_long *count;      /* in a file, so that it outlives the process */
+static void *work(void *arg) { for (;;) { void *volatile p = malloc(33333); free(p); atomic_fetch_add(count, 1); } return arg; }
+int main(void)
+{
+  pthread_t t;
+  int fd = open("busy.count", O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 || ftruncate(fd, sizeof *count) != 0)
+    return 1;
+  count = mmap(NULL, sizeof *count, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  for (int i = 0; i < 3; ++i)
+    pthread_create(&t, NULL, work, NULL);
+  usleep(30000);
+  _exit(0);
+}
+EOF2
+    if cc -O1 -pthread busy.c -o busy 2>busy.err; then
+      TELLTALE_FILE=busy.log LD_PRELOAD="$preload" ./busy
+      made=$(od -An -t d8 busy.count | tr -d ' ')
+      got4=$("$top/$cfg/eventcnv" --format jsonl busy.log 2>busy.cnv | grep -c '"size":33333')
+      if [ -n "$made" ] && [ "$got4" -ge "$made" ] && [ "$got4" -le $((made + 3)) ]; then
+        ok exit-threads
+      else
+        bad exit-threads "$got4 mallocs in the log, $made made ($(head -c 300 busy.cnv))"
+      fi
+    else
+      bad exit-threads "cannot compile: $(head -2 busy.err)"
     fi
     "$replay" -q exec.log.exec1 >exec1.txt 2>exec1.err
     r=$?

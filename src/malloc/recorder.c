@@ -60,6 +60,7 @@
 #define EventReserveSlow recorderReserveSlow
 #include "event.h"
 #undef EventReserveSlow
+#include "eventint.h"           /* eventAtExit */
 #include "plinth.h"
 #include "stacks.h"
 
@@ -716,11 +717,14 @@ static int ours(void)
   return atomic_load(&started) && recordPid == getpid() && !inside;
 }
 
+/* beforeExit -- the session's end as exit() makes it (eventAtExit, not
+ * EventFinish): threads still running keep the live file, where their
+ * events until the process is gone are found */
 static void beforeExit(void)
 {
   if (ours()) {
     inside = 1;                 /* and stays so: the process is ending */
-    EventFinish();
+    eventAtExit();
   }
 }
 
