@@ -913,7 +913,8 @@ static int logSay(const ResultStruct *r)
 {
   if (r->execEnd)
     fprintf(stderr, "replay: %s: the log ends where the program exec'd another (no StreamEnd, "
-            "but an Exec event last): every event before the exec is in it\n", opt.log);
+            "but an Exec event last): every event made before the exec call is in it, but not "
+            "those other threads made while the exec ended them\n", opt.log);
   if (r->unclean)
     fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it%s", opt.log, r->recovered > 0 ? "; " : "\n");
