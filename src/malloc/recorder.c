@@ -584,6 +584,14 @@ static int claimLog(const char *path)
  * program is a measurable part of the cost.  design/telemetry.txt .malloc.perf */
 #define RECORDER_BUFFER ((size_t)1 << 20)
 
+/* unset -- is the variable name unset or empty?  The runtime takes an
+ * empty value as its default, so the recorder takes it as its own. */
+static int unset(const char *name)
+{
+  const char *value = getenv(name);
+  return value == NULL || value[0] == '\0';
+}
+
 /* cpusAvailable -- the processors this process may run on (1 if unknown) */
 static int cpusAvailable(void)
 {
@@ -662,11 +670,11 @@ __attribute__((constructor(101))) static void recorderStart(void)
     openLog(logPath);
   }
   (void)EventInit();
-  if (getenv("TELLTALE_BUFFER") == NULL)
+  if (unset("TELLTALE_BUFFER"))
     (void)EventBufferSizeSet(RECORDER_BUFFER);
-  if (getenv("TELLTALE_COMPACT") == NULL)
+  if (unset("TELLTALE_COMPACT"))
     (void)EventCompact(1);      /* .malloc.compact */
-  if (getenv("TELLTALE_WRITER") == NULL && cpusAvailable() > 1)
+  if (unset("TELLTALE_WRITER") && cpusAvailable() > 1)
     (void)EventWriterAsync(1, 0);       /* .malloc.writer */
   StacksStart();
   (void)pthread_atfork(NULL, NULL, afterFork);

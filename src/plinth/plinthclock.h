@@ -3,8 +3,9 @@
  * .design: design/telemetry.txt .sol.clock
  *
  * On x86-64 this is rdtsc: two registers combined into one 64-bit value,
- * or stored as they are, no call and no memory access.  Elsewhere it falls back to the plinth's
- * monotonic clock in nanoseconds, which is a call.
+ * or stored as they are, no call and no memory access.  Elsewhere it
+ * falls back to the plinth's monotonic clock in nanoseconds, which is a
+ * call.
  */
 
 #ifndef plinthclock_h
