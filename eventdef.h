@@ -44,7 +44,8 @@
   RELATION( EventsDropped, 0x0006, TRUE  , Telltale, UW   ) \
   RELATION( ThreadStart  , 0x0007, TRUE  , Telltale, UW   ) \
   RELATION( ThreadName   , 0x0008, TRUE  , Telltale, US   ) \
-  RELATION( ThreadExit   , 0x0009, TRUE  , Telltale, U    )
+  RELATION( ThreadExit   , 0x0009, TRUE  , Telltale, U    ) \
+  RELATION( StreamExec   , 0x000A, TRUE  , Telltale, WU   )
 
 /* Documentation.  design/telemetry.txt .reg.doc
  * One DOC row per event, then one PARAM(LETTER, name, "doc") row per
@@ -76,6 +77,9 @@
     PARAM(U, thread, "telltale's serial number for the thread") \
     PARAM(S, name,   "the name") \
   DOC(ThreadExit, "a thread exited; its buffers were flushed") \
-    PARAM(U, thread, "telltale's serial number for the thread")
+    PARAM(U, thread, "telltale's serial number for the thread") \
+  DOC(StreamExec, "the program is about to exec, every buffer sent; if the last says error 0, the stream ended at the exec") \
+    PARAM(W, blocks,  "blocks written before the one holding this event") \
+    PARAM(U, error,   "0 before the exec; its errno after an exec that failed, the stream going on")
 
 #endif /* eventdef_h */

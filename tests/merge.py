@@ -16,8 +16,10 @@
 #                      each log's own), each with its own pid and program
 #   merge-text         each line as the log's own line, but ELAPSED since
 #                      the earliest start and PROGRAM[PID] after WALLCLOCK
-#   merge-chrome       one pid per process, each named, ts per track never
-#                      going back, and every event of every log
+#   merge-chrome       one pid per process, each named (by its last image:
+#                      an image's log and the one it exec'd are one process),
+#                      ts per track never going back, and every event of
+#                      every log
 #   merge-sqlite       the event, thread and process tables keep processes
 #                      apart (pid columns; a thread serial in each)
 #   merge-spans        two runs of the example: --spans prints each log's
@@ -33,6 +35,7 @@ import decimal
 import glob
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -49,6 +52,15 @@ def run(eventcnv, *args):
 def jsonl(eventcnv, *logs):
     r = run(eventcnv, "--format", "jsonl", *logs)
     return r.returncode, [json.loads(line) for line in r.stdout.decode().splitlines()]
+
+
+def images(logs):
+    """logs with each pid's images in the order they ran: OUT.PID.exec1,
+    OUT.PID.exec2, ..., then OUT.PID, the image that exec'd last"""
+    def order(log):
+        m = re.search(r"\.exec(\d+)$", log)
+        return (re.sub(r"\.exec\d+$", "", log), int(m.group(1)) if m else 1 << 30)
+    return sorted(logs, key=order)
 
 
 def seconds(ns):
@@ -140,9 +152,10 @@ def check_chrome(eventcnv, logs, spans=False):
     if opened:
         return "unclosed B on %r" % list(opened)
     want = {}
-    for log in logs:
+    for log in images(logs):            # a pid's last image names it
         rc, events = jsonl(eventcnv, log)
-        want[events[0]["pid"]] = (events[0]["program"], len(events))
+        pid = events[0]["pid"]
+        want[pid] = (events[0]["program"], want.get(pid, (None, 0))[1] + len(events))
     got = {pid: (named.get(pid), instants.get(pid, 0)) for pid in pids}
     if got != want:
         return "processes (program, events) %r, want %r" % (got, want)
@@ -163,7 +176,7 @@ def check_sqlite(eventcnv, logs, tmp):
     for log in logs:
         rc, events = jsonl(eventcnv, log)
         pid = events[0]["pid"]
-        want_events[pid] = len(events)
+        want_events[pid] = want_events.get(pid, 0) + len(events)
         want_procs.add((pid, events[0]["program"]))
         want_threads |= {(pid, e["thread"], e["tid"]) for e in events if e["tid"] is not None}
     got = dict(con.execute("SELECT pid, count(*) FROM event GROUP BY pid"))
@@ -199,7 +212,7 @@ def main():
         p = subprocess.run([os.path.join(top, "tools", "replay", "record"), out, "--",
                             "sh", "-c", "ls / >/dev/null; (ls /; ls /tmp) | cat >/dev/null"],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        # The logs that read whole alone (one that exec replaced may lack its end).
+        # The logs that read whole alone: each, an image that exec'd another too (.sol.exec).
         logs = [f for f in [out] + sorted(glob.glob(out + ".*"))
                 if run(eventcnv, f).returncode == 0]
         if p.returncode != 0 or len(logs) < 3:

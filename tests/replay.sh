@@ -54,11 +54,16 @@
 #   exit-exec          a forked child that mallocs and frees 1000 blocks
 #                      and calls _exit: LOG.PID holds the 1000 pairs, and
 #                      ends clean; a program that does the same and execs
-#                      another: LOG.exec1 keeps its 1000 pairs, LOG is
-#                      the new image's
+#                      another: LOG.exec1 keeps its 1000 pairs and ends
+#                      at the exec, whole (eventcnv exit 0; .sol.exec),
+#                      LOG is the new image's
 #   exit-threads       _exit while three threads allocate: every malloc
 #                      they counted (in a shared file) is in the log,
 #                      from the live file, which _exit keeps as exit does
+#   exec-threads       exec while three threads allocate: every malloc
+#                      they counted is in LOG.exec1, those after the exec
+#                      call from LOG.exec1.live, and eventcnv says it
+#                      ended at the exec, exit 0 and nothing on stderr
 #   exec-failed        a program that execs a program that is not there
 #                      between 100,000 pairs and 100,000 more: LOG holds
 #                      them all and Exec, and ends clean (the writer
@@ -279,11 +284,14 @@ EOF
     TELLTALE_FILE=exec.log LD_PRELOAD="$preload" ./ends exec
     got2=$(pairsIn exec.log.exec1)
     prog2=$("$top/$cfg/eventcnv" --header exec.log 2>/dev/null | sed -n 's/^program  *//p')
+    end2=$("$top/$cfg/eventcnv" --header exec.log.exec1 2>/dev/null | sed -n 's/^end  *//p')
     if [ "${got1%% *}" -ge 1000 ] && [ "${got1##* }" -ge 1000 ] && [ "$clean1" = 1 ] &&
-       [ "${got2%% *}" -ge 1000 ] && [ "${got2##* }" -ge 1000 ] && [ "$prog2" = true ]; then
+       [ "${got2%% *}" -ge 1000 ] && [ "${got2##* }" -ge 1000 ] && [ "$prog2" = true ] &&
+       [ "${end2#at an exec: the program sent every event}" != "$end2" ] &&
+       "$top/$cfg/eventcnv" --count exec.log.exec1 >/dev/null 2>&1; then
       ok exit-exec
     else
-      bad exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, exec.log is ${prog2:-nothing}'s"
+      bad exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, ending '$end2', exec.log is ${prog2:-nothing}'s"
     fi
     TELLTALE_FILE=fail.log LD_PRELOAD="$preload" ./ends fail
     got3=$(pairsIn fail.log)
@@ -304,7 +312,7 @@ EOF
 #include <unistd.h>
 static atomic_long *count;      /* in a file, so that it outlives the process */
 static void *work(void *arg) { for (;;) { void *volatile p = malloc(33333); free(p); atomic_fetch_add(count, 1); } return arg; }
-int main(void)
+int main(int argc, char **argv)
 {
   pthread_t t;
   int fd = open("busy.count", O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -314,7 +322,9 @@ int main(void)
   for (int i = 0; i < 3; ++i)
     pthread_create(&t, NULL, work, NULL);
   usleep(30000);
-  _exit(0);
+  if (argc > 1)                 /* exec: the threads end with the image */
+    execlp("true", "true", (char *)NULL);
+  _exit(argv[0] == NULL);
 }
 EOF2
     if cc -O1 -pthread busy.c -o busy 2>busy.err; then
@@ -325,6 +335,18 @@ EOF2
         ok exit-threads
       else
         bad exit-threads "$got4 mallocs in the log, $made made ($(head -c 300 busy.cnv))"
+      fi
+      TELLTALE_FILE=bexec.log LD_PRELOAD="$preload" ./busy exec
+      made=$(od -An -t d8 busy.count | tr -d ' ')
+      "$top/$cfg/eventcnv" --format jsonl bexec.log.exec1 >bexec.jsonl 2>bexec.cnv
+      r=$?
+      got5=$(grep -c '"size":33333' bexec.jsonl)
+      end5=$("$top/$cfg/eventcnv" --header bexec.log.exec1 2>/dev/null | sed -n 's/^end  *//p')
+      if [ -n "$made" ] && [ "$got5" -ge "$made" ] && [ "$got5" -le $((made + 3)) ] &&
+         [ "$r" = 0 ] && [ ! -s bexec.cnv ] && [ "${end5#at an exec}" != "$end5" ]; then
+        ok exec-threads
+      else
+        bad exec-threads "$got5 mallocs in the log, $made made; eventcnv exit $r, end '$end5' ($(head -c 300 bexec.cnv))"
       fi
     else
       bad exit-threads "cannot compile: $(head -2 busy.err)"

@@ -113,6 +113,10 @@ many exit-worker-async $few exit-worker 3 exact TELLTALE_WRITER=async
 many return-async-drop $few return 0 exact TELLTALE_WRITER=async,drop
 many exit-worker-async-drop $few exit-worker 3 exact TELLTALE_WRITER=async,drop
 many segv-async $few segv 139 exact traceback TELLTALE_WRITER=async
+many exec $few exec 0 exact
+many exec-async $few exec 0 exact TELLTALE_WRITER=async
+many exec-failed $few exec-failed 0 exact TELLTALE_WRITER=async
+many exec-map-off $few exec 0 prefix TELLTALE_MAP=off
 many return-map-off $few return 0 prefix TELLTALE_MAP=off
 many exit-worker-map-off $few exit-worker 3 prefix TELLTALE_MAP=off
 many segv-map-off $few segv 139 prefix traceback TELLTALE_MAP=off

@@ -201,6 +201,16 @@ extern TELLTALE_API void EventFlush(void);
  * starts a new session. */
 extern TELLTALE_API void EventFinish(void);
 
+/* EventExecBefore -- the program is about to exec another image: every
+ * thread's committed events are written, on this thread, then
+ * StreamExec, which tells the tools that a log ending there ended at
+ * an exec, whole, not at a death.  The session stays open.  Returns a
+ * value for EventExecFailed.  EventExecFailed -- the exec failed with
+ * error (errno): the session goes on as before, and the log says so.
+ * design/telemetry.txt .sol.exec */
+extern TELLTALE_API int EventExecBefore(void);
+extern TELLTALE_API void EventExecFailed(int before, int error);
+
 /* Streams.  design/telemetry.txt .sol.multi
  * The default stream is the file named by TELLTALE_FILE, or
  * "telltale.log", opened when the first block is written unless the

@@ -708,6 +708,61 @@ void EventFinish(void)
   finish(0);
 }
 
+/* EventExecBefore, EventExecFailed -- the program is about to exec,
+ * or the exec failed.  design/telemetry.txt .sol.exec
+ *
+ * As finish, but the session stays open in case the exec fails: every
+ * thread's committed events are sent, then the drops and StreamExec, on
+ * this thread, because the writer thread does not outlive the exec. */
+int EventExecBefore(void)
+{
+  EventThreadStruct *self;
+  int async;
+  PlinthLockClaim();
+  if (eventSession.ending || eventSession.threads == NULL) {
+    PlinthLockRelease();
+    return 0;                   /* nothing emitted, nothing to end */
+  }
+  async = eventSession.async;
+  eventWriterIdle();            /* as EventWriterAsync(0, 0) */
+  eventSession.async = 0;
+  self = eventThreadState;
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+    eventThreadFlush(t, t == self ? self->level : 0, t == self);
+  eventWriterIdle();
+  PlinthLockRelease();
+  eventClockSync();
+  dropsReport();
+  PlinthLockClaim();
+  EVENT_WU(StreamExec, (EventW)eventSession.blocks, 0);
+  if (eventThreadState != NULL) {
+    self = eventThreadState;
+    kindFlush(self, self->level, EventKindTelltale, 1);
+  }
+  eventWriterIdle();            /* the deferred writes (.sol.writer.at) */
+  for (size_t i = 0; i < eventSession.streamCount; ++i)
+    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  PlinthLockRelease();
+  return async ? 2 : 1;
+}
+
+void EventExecFailed(int before, int error)
+{
+  EventThreadStruct *self;
+  if (before == 0)
+    return;
+  PlinthLockClaim();
+  /* Sent now: a log whose last StreamExec says 0 ended at the exec. */
+  EVENT_WU(StreamExec, (EventW)eventSession.blocks, error > 0 ? (EventU)error : 1);
+  if (eventThreadState != NULL) {
+    self = eventThreadState;
+    kindFlush(self, self->level, EventKindTelltale, 1);
+  }
+  eventWriterIdle();
+  eventSession.async = before == 2;
+  PlinthLockRelease();
+}
+
 /* eventAtExit -- the process is exiting: finish the session */
 void eventAtExit(void)
 {

@@ -33,8 +33,9 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  1      /* a telltale event or header field was added
-                                       (1: spans and counters, .stream.header.span) */
+#define EVENT_VERSION_MINOR  2      /* a telltale event or header field was added
+                                       (1: spans and counters, .stream.header.span;
+                                       2: StreamExec, .sol.exec) */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
                                        never writes one */
@@ -218,6 +219,7 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
 #define EVENT_CODE_THREAD_START    0x0007u
 #define EVENT_CODE_THREAD_NAME     0x0008u
 #define EVENT_CODE_THREAD_EXIT     0x0009u
+#define EVENT_CODE_STREAM_EXEC     0x000Au
 
 /* EventHeaderStruct -- first 12 bytes of every event.  design/telemetry.txt .stream.event
  *

@@ -237,12 +237,14 @@ size_t walkFixed(const EventStreamStruct *stream, const unsigned char *data, siz
 }
 
 /* noteOwn -- what the index notes of telltale's own events: StreamEnd,
- * the ClockSyncs with the lowest and highest clock, the drops, threads
+ * StreamExec, the ClockSyncs with the lowest and highest clock, the drops, threads
  * started and ended.  design/telemetry.txt .stream.own */
 static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const EventRecordStruct *rec)
 {
   if (rec->code == EVENT_CODE_STREAM_END && eventIsFormat(rec->desc, "W")) {
     info->streamEnd = 1;
+  } else if (rec->code == EVENT_CODE_STREAM_EXEC && eventIsFormat(rec->desc, "WU")) {
+    info->streamExec = rec->values[1].u == 0;   /* .sol.exec */
   } else if (rec->code == EVENT_CODE_CLOCK_SYNC && eventIsFormat(rec->desc, "WW")) {
     SyncStruct sync;
     sync.clock = rec->clock;

@@ -260,6 +260,10 @@ typedef struct EventStreamInfoStruct {
   int stopped;                  /* reading stopped at damage: the rest was not read */
   uint64_t streamSize;          /* bytes in the stream */
   int streamEnd;                /* 1 if a StreamEnd event was seen */
+  int streamExec;               /* 1 if the last StreamExec came before an exec,
+                                   not after a failed one: with no StreamEnd,
+                                   the stream ended at the exec (3.0.2 on,
+                                   .sol.exec) */
   EventClock firstClock, lastClock;  /* the lowest and highest clock of the
                                    known events; 0 if there are none */
   uint64_t dropped[EVENT_KIND_LIMIT];  /* events the program dropped, by kind:

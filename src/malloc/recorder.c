@@ -521,14 +521,22 @@ static int previousImage(int fd)
 }
 
 /* keepPrevious -- move a previous image's log at path aside, as
- * PATH.execN, the first N free; 0 if done */
+ * PATH.execN, the first N free, and its live file with it, as
+ * PATH.execN.live: what other threads emitted after the exec sent
+ * every buffer is there (.sol.exec); 0 if done */
 static int keepPrevious(const char *path)
 {
-  char aside[4096 + 32];
+  char aside[4096 + 32], live[4096 + 64], liveAside[4096 + 64];
   for (unsigned n = 1; n < 1000; ++n) {
     (void)snprintf(aside, sizeof aside, "%s.exec%u", path, n);
-    if (access(aside, F_OK) != 0)
-      return rename(path, aside);
+    if (access(aside, F_OK) != 0) {
+      (void)snprintf(live, sizeof live, "%s.live", path);
+      (void)snprintf(liveAside, sizeof liveAside, "%s.live", aside);
+      if (rename(path, aside) != 0)
+        return -1;
+      (void)rename(live, liveAside);
+      return 0;
+    }
   }
   return -1;
 }
@@ -736,35 +744,29 @@ static void beforeExit(void)
   }
 }
 
-/* beforeExec -- Exec(path), then every buffer sent: the log the exec
- * leaves has no StreamEnd, and Exec tells the tools it ended at an exec,
- * not a death */
+/* beforeExec -- Exec(path), then every buffer sent and StreamExec
+ * (EventExecBefore): the log the exec leaves ends there, whole.
+ * design/telemetry.txt .sol.exec */
 static int beforeExec(const char *path)
 {
-  int async = 0;
+  int before = 0;
   if (ours()) {
     inside = 1;
     EVENT_S(Exec, path);
-    /* The writer thread does not outlive the exec: written here, after
-     * what it has queued (EventFlushAll leaves everything to it). */
-    if (EventFlushAll() == EBUSY) {
-      async = 1;
-      (void)EventWriterAsync(0, 0);
-      (void)EventFlushAll();
-    }
+    before = EventExecBefore();
     inside = 0;
   }
-  return async;
+  return before;
 }
 
-/* afterExec -- an exec failed and returned: back to the writer thread if
- * beforeExec left it (waiting for it, as TELLTALE_WRITER=async does) */
-static int afterExec(int async, int res)
+/* afterExec -- an exec failed and returned: the session goes on, as it
+ * was (EventExecFailed) */
+static int afterExec(int before, int res)
 {
-  if (async) {
+  if (before != 0) {
     int saved = errno;
     inside = 1;
-    (void)EventWriterAsync(1, 0);
+    EventExecFailed(before, saved);
     inside = 0;
     errno = saved;
   }
@@ -787,34 +789,34 @@ void _Exit(int status)
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-  int async = beforeExec(path);
-  return afterExec(async, REAL("execve", int (*)(const char *, char *const[], char *const[]))(path, argv, envp));
+  int before = beforeExec(path);
+  return afterExec(before, REAL("execve", int (*)(const char *, char *const[], char *const[]))(path, argv, envp));
 }
 
 int execv(const char *path, char *const argv[])
 {
-  int async = beforeExec(path);
-  return afterExec(async, REAL("execv", int (*)(const char *, char *const[]))(path, argv));
+  int before = beforeExec(path);
+  return afterExec(before, REAL("execv", int (*)(const char *, char *const[]))(path, argv));
 }
 
 int execvp(const char *file, char *const argv[])
 {
-  int async = beforeExec(file);
-  return afterExec(async, REAL("execvp", int (*)(const char *, char *const[]))(file, argv));
+  int before = beforeExec(file);
+  return afterExec(before, REAL("execvp", int (*)(const char *, char *const[]))(file, argv));
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-  int async = beforeExec(file);
-  return afterExec(async, REAL("execvpe", int (*)(const char *, char *const[], char *const[]))(file, argv, envp));
+  int before = beforeExec(file);
+  return afterExec(before, REAL("execvpe", int (*)(const char *, char *const[], char *const[]))(file, argv, envp));
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
   char name[32];
   (void)snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
-  int async = beforeExec(name);
-  return afterExec(async, REAL("fexecve", int (*)(int, char *const[], char *const[]))(fd, argv, envp));
+  int before = beforeExec(name);
+  return afterExec(before, REAL("fexecve", int (*)(int, char *const[], char *const[]))(fd, argv, envp));
 }
 
 /* The execl family: the arguments into an array, then the v form. */

@@ -17,6 +17,10 @@
  *   exit-worker   worker 1 calls exit(3) while the others emit  exit 3
  *   finish        main calls EventFinish while the workers emit
  *                 (counts before it in atFinish), then returns  exit 0
+ *   exec          main calls EventExecBefore and execs true while
+ *                 the workers emit                               exit 0
+ *   exec-failed   the same, but the exec fails: EventExecFailed,
+ *                 then main returns while the workers emit      exit 0
  *   pthread-exit  main calls pthread_exit; the workers do STEPS
  *                 steps each and return                         exit 0
  *   segv          worker 2 emits Fault and stores through a
@@ -38,6 +42,7 @@
  */
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -223,6 +228,17 @@ int main(int argc, char **argv)
     for (int w = 0; w < 8; ++w)
       atomic_store(&counts->atFinish[w], atomic_load(&counts->steps[w]));
     EventFinish();
+    sleepMs(5);
+    return 0;
+  } else if (strcmp(mode, "exec") == 0 || strcmp(mode, "exec-failed") == 0) {
+    /* the workers are still emitting when the image goes (.sol.exec) */
+    int failing = strcmp(mode, "exec-failed") == 0, before;
+    sleepMs(5);
+    before = EventExecBefore();
+    execlp(failing ? "telltale-no-such-program" : "true", "true", (char *)NULL);
+    EventExecFailed(before, errno);
+    if (!failing)
+      return 96;
     sleepMs(5);
     return 0;
   } else if (strcmp(mode, "pthread-exit") == 0) {

@@ -521,21 +521,28 @@ static void Recovered(char *buf, size_t size, const EventStreamInfoStruct *info)
              (unsigned long)recovered.events, recovered.path);
 }
 
+/* Ended -- the stream ended as the program meant: StreamEnd, or
+ * StreamExec before an exec (.sol.exec) */
+static int Ended(const EventStreamInfoStruct *info)
+{
+  return info->streamEnd || info->streamExec;
+}
+
 /* Running -- threads still running when the stream ended: every thread
  * started and not exited, but the one that ended it.  design/telemetry.txt
  * .sol.finish */
 static size_t Running(const EventStreamInfoStruct *info)
 {
-  size_t ended = info->threadExits + (info->streamEnd ? 1 : 0);
+  size_t ended = info->threadExits + (Ended(info) ? 1 : 0);
   return info->threadStarts > ended ? info->threadStarts - ended : 0;
 }
 
 /* Lossless -- 1 if the log holds everything the program emitted, as far
- * as can be known: it ended with StreamEnd, and threads still running
+ * as can be known: it ended with StreamEnd (or at an exec), and threads still running
  * then had a live file to keep what they emitted afterwards */
 static int Lossless(const EventStreamInfoStruct *info)
 {
-  return info->streamEnd && (Running(info) == 0 || recovered.done);
+  return Ended(info) && (Running(info) == 0 || recovered.done);
 }
 
 /* Ending -- how the stream ended, after "end  " in --header */
@@ -545,25 +552,28 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
   size_t running = Running(info);
   if (info->stopped) {
     snprintf(buf, size, "not known: reading stopped at damage");
-  } else if (!info->streamEnd && recovered.done) {
+  } else if (!Ended(info) && recovered.done) {
     Recovered(counts, sizeof counts, info);
     snprintf(buf, size, "no StreamEnd: recovered after a crash (%s)", counts);
-  } else if (!info->streamEnd) {
+  } else if (!Ended(info)) {
     Recovered(counts, sizeof counts, info);
     snprintf(buf, size, "no StreamEnd and no live file: incomplete (%s); what the program "
              "held in its buffers when it stopped is not in the log", counts);
   } else if (running == 0)
-    snprintf(buf, size, "clean");
+    snprintf(buf, size, "%s", info->streamEnd ? "clean" : "at an exec: the program sent every "
+             "event, then exec'd another (StreamExec)");
   else if (recovered.done)
-    snprintf(buf, size, "clean; %lu thread%s still running at the end, and the %lu events "
-             "%s emitted after it were recovered from %s", (unsigned long)running,
-             running == 1 ? " was" : "s were", (unsigned long)recovered.events,
+    snprintf(buf, size, "%s; %lu thread%s still running %s, and the %lu events %s emitted "
+             "after it were recovered from %s", info->streamEnd ? "clean" : "at an exec",
+             (unsigned long)running, running == 1 ? " was" : "s were",
+             info->streamEnd ? "at the end" : "then", (unsigned long)recovered.events,
              running == 1 ? "it" : "they", recovered.path);
   else
-    snprintf(buf, size, "StreamEnd, but %lu thread%s still running and there is no live "
-             "file: what %s emitted after the end, short of a full buffer, is not in the log",
-             (unsigned long)running, running == 1 ? " was" : "s were",
-             running == 1 ? "it" : "they");
+    snprintf(buf, size, "%s, but %lu thread%s still running and there is no live file: what "
+             "%s emitted after %s, short of a full buffer, is not in the log",
+             info->streamEnd ? "StreamEnd" : "at an exec (StreamExec)", (unsigned long)running,
+             running == 1 ? " was" : "s were", running == 1 ? "it" : "they",
+             info->streamEnd ? "the end" : "it");
 }
 
 /* PrintHeader -- --header.  design/telemetry.txt .stream.header */
@@ -706,7 +716,7 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     fprintf(stderr, "%s: %s: warning: skipped %lu corrupt bytes\n", programName, name,
             (unsigned long)info->skippedBytes);
   /* A clean end says nothing: stderr stays empty for a sound stream. */
-  if (info->streamEnd && !Lossless(info)) {
+  if (Ended(info) && !Lossless(info)) {
     char ending[8192];
     Ending(ending, sizeof ending, info);
     fprintf(stderr, "%s: %s: the stream ended with %s\n", programName, name, ending);
@@ -743,13 +753,13 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     fprintf(stderr, "%s: %s: reading stopped at the damage said above, so whether the stream "
             "ended cleanly after it is not known (--resync reads on past damage)\n",
             programName, name);
-  } else if (!info->streamEnd && recovered.done) {
+  } else if (!Ended(info) && recovered.done) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
     fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event): the program "
             "died before it could end it, and the log was recovered after the crash: %s\n",
             programName, name, counts);
-  } else if (!info->streamEnd) {
+  } else if (!Ended(info)) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
     fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event) and there is "
@@ -767,7 +777,7 @@ static int Complete(const EventStreamInfoStruct *info)
   if (recovered.rejected > 0 || recovered.damaged > 0 || recovered.logFailed
       || recovered.missing > 0)
     return 0;
-  return info->streamEnd ? Lossless(info) : recovered.done;
+  return Ended(info) ? Lossless(info) : recovered.done;
 }
 
 
@@ -1017,7 +1027,7 @@ static void ArchiveSay(const EventStreamInfoStruct *info, const InputRecoveredSt
   if (info->stopped)
     fprintf(stderr, "%s: %s: the archive %s holds every block of the log, the damaged ones "
             "as they are: --resync reads on past them\n", programName, name, output);
-  if (!info->streamEnd && info->pid != 0 && (kill((pid_t)info->pid, 0) == 0 || errno == EPERM))
+  if (!Ended(info) && info->pid != 0 && (kill((pid_t)info->pid, 0) == 0 || errno == EPERM))
     fprintf(stderr, "%s: %s: the log has no StreamEnd and a process %lu is running: if it is "
             "the program, it is still writing, and the archive %s holds only what it had "
             "written\n", programName, name, (unsigned long)info->pid, output);

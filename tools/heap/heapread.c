@@ -505,7 +505,7 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
   if (bad && EventStreamProblemCount(stream) > 0)
     (void)sscanf(EventStreamProblem(stream, 0), "offset %lu", &offset);
   if (log->allocations + log->frees + log->failed == 0 && !bad
-      && (info->streamEnd || r->execLast || recovered->done))   /* else lost: said below */
+      && (info->streamEnd || info->streamExec || r->execLast || recovered->done))   /* else lost: said below */
     fprintf(stderr, "heap: %s: the log holds no allocation events: it was not written by "
             "libtelltale-malloc.so, or the program allocated nothing\n", path);
   if (info->streamEnd)
@@ -513,9 +513,9 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
   if (bad)
     fprintf(stderr, "heap: %s: reading stopped at the damage at offset %lu, so how the log "
             "ended is not known: blocks live then are counted as leaked\n", path, offset);
-  else if (r->execLast)
-    fprintf(stderr, "heap: %s: the log ends where the program exec'd another (no StreamEnd, "
-            "but an Exec event last): blocks live then are counted as leaked\n", path);
+  else if (info->streamExec || r->execLast)   /* StreamExec from 3.0.2 on (.sol.exec) */
+    fprintf(stderr, "heap: %s: the log ends where the program exec'd another: blocks live "
+            "then are counted as leaked\n", path);
   else if (recovered->done)
     fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it, so blocks live at the end are not all leaks; %lu events "

@@ -640,6 +640,7 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn)
   *bufReturn = merged;
   *sizeReturn = size;
   result.recovered = recovery.events;
+  result.live = 1;
   if (recovery.damaged > 0 && opt.report)
     fprintf(stderr, "replay: %s: %lu regions have damaged headers (the first at offset %lu): "
             "not recovered\n", livePath, (unsigned long)recovery.damaged,
@@ -733,6 +734,7 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
 {
   EventStreamRes res;
   EventRecordStruct rec;
+  const EventStreamInfoStruct *info;
   int streamEnd;
   SkewInit(&skew, EventStreamInfo(stream)->clockHz, skewLive, skewApply, NULL,
            mapAnon(SKEW_PENDING_LIMIT * sizeof(SkewEventStruct)));
@@ -756,9 +758,12 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
     snprintf(result.damage, sizeof result.damage, "%s",
              n > 0 ? EventStreamProblem(stream, 0) : "cannot read the stream");
   }
-  streamEnd = EventStreamInfo(stream)->streamEnd;
-  result.execEnd = !streamEnd && execLast;
-  result.unclean = !streamEnd && !execLast;
+  info = EventStreamInfo(stream);
+  streamEnd = info->streamEnd;
+  /* StreamExec says it from 3.0.2 on; Exec last of its thread before */
+  result.execEnd = !streamEnd && (info->streamExec || execLast);
+  result.unclean = !streamEnd && !result.execEnd;
+  result.execRunning = info->threadStarts > info->threadExits + 1;
 }
 
 /* releaseAll -- what the program never freed is freed now, untimed,
@@ -911,10 +916,17 @@ static int runChild(size_t i, char **argv0)
 /* logSay -- how the log ended, on stderr; 1 if it was damaged */
 static int logSay(const ResultStruct *r)
 {
-  if (r->execEnd)
-    fprintf(stderr, "replay: %s: the log ends where the program exec'd another (no StreamEnd, "
-            "but an Exec event last): every event made before the exec call is in it, but not "
-            "those other threads made while the exec ended them\n", opt.log);
+  if (r->execEnd && r->recovered > 0)
+    fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
+            "made before the exec call is in it, and the %" PRIu64 " events other threads made "
+            "after it were recovered from %s.live\n", opt.log, r->recovered, opt.log);
+  else if (r->execEnd && r->execRunning && !r->live)
+    fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
+            "made before the exec call is in it, but not those other threads made while the "
+            "exec ended them (there is no live file)\n", opt.log);
+  else if (r->execEnd)
+    fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
+            "made before the exec call is in it\n", opt.log);
   if (r->unclean)
     fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it%s", opt.log, r->recovered > 0 ? "; " : "\n");

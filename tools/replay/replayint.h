@@ -139,8 +139,11 @@ typedef struct ResultStruct {
   uint32_t sampleCount;
   /* How the log ended: .replay.log */
   int unclean;                  /* no StreamEnd: the program died */
-  int execEnd;                  /* no StreamEnd, but the last event of its thread was Exec */
+  int execEnd;                  /* no StreamEnd, but StreamExec (or Exec) last of its
+                                   thread: the log ends at an exec (.sol.exec) */
+  int execRunning;              /* and other threads were running then */
   uint64_t recovered;           /* events only LOG.live had */
+  int live;                     /* LOG.live was read */
   char damage[256];             /* the log's first damage, or "" */
 } ResultStruct;
 
