@@ -4,7 +4,7 @@
 # .design: design/telemetry.txt .eventcnv.follow
 #
 # Usage: tests/follow.py CONFIG      e.g. python3 tests/follow.py build
-# CONFIG's eventcnv and examples/pool must be built.
+# CONFIG's eventcnv, examples/pool and tests/trust_client must be built.
 #
 # The example's real log is copied into the followed file a piece at a
 # time: its header in two halves, then each block in two pieces, with a
@@ -15,6 +15,10 @@
 #                      once each (each block's events when it is whole),
 #                      but for labels that reached the file after the line
 #   follow-end         eventcnv ends by itself, exit 0, at StreamEnd
+#   follow-exec        a log that ended at an exec (tests/trust/client.c
+#                      exec): eventcnv ends by itself, exit 0, a look
+#                      after StreamExec, having printed it (other
+#                      threads' later blocks may follow it)
 #   follow-usage       --follow with two FILEs, with -, or with --format
 #                      jsonl: usage errors (exit 2)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
@@ -99,6 +103,20 @@ def main():
                    len(got), len(want), [l for l in want if l not in got][:1],
                    [l for l in got if l not in want][:1]))
         result("follow-end", None if rc == 0 else "exit %r: %s" % (rc, err[:300]))
+        execLog = os.path.join(tmp, "t.log")
+        subprocess.run([os.path.join(config, "tests", "trust_client"), "exec"], cwd=tmp,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, TELLTALE_FILE=execLog, TRUST_COUNTS="counts"))
+        try:
+            r = subprocess.run([eventcnv, "--follow", execLog], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=30)
+            lines = r.stdout.decode().splitlines()
+            why = (None if r.returncode == 0
+                   and any(" StreamExec " in l and "error=0" in l for l in lines)
+                   else "exit %d, %d lines: %r" % (r.returncode, len(lines), r.stderr[:200]))
+        except subprocess.TimeoutExpired:
+            why = "still following 30 s after the exec"
+        result("follow-exec", why)
         why = None
         for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log]):
             r = subprocess.run([eventcnv] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -48,7 +48,8 @@ static const char usageText[] =
   "Options:\n"
   "  --header          print the stream's header: version, program, pid, start\n"
   "                    time, clock rate, byte order, pointer and word sizes,\n"
-  "                    and how the stream ended: clean, or recovered after a crash\n"
+  "                    and how the stream ended: clean, at an exec, or recovered\n"
+  "                    after a crash\n"
   "  --list            print the registry the stream carries: kinds, and for each\n"
   "                    event its code, kind, format, doc and parameters\n"
   "  --count           print how many events there are of each name, not the events\n"
@@ -62,7 +63,8 @@ static const char usageText[] =
   "                    durations in seconds, not the events\n"
   "  --follow          print the events as the program writes them, as tail -f\n"
   "                    does, each buffer as it reaches the file, until the\n"
-  "                    stream's end (StreamEnd); one FILE, as text\n"
+  "                    stream's end (StreamEnd, or an exec's StreamExec); one\n"
+  "                    FILE, as text\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -1118,7 +1120,8 @@ static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStream
 
 /* FollowOnce -- the events of the whole blocks that follow done in the
  * stream as it is now, in time order; returns the new done, and sets
- * *endedReturn at StreamEnd.  (size_t)-1: the file is not a stream. */
+ * *endedReturn to 1 at StreamEnd, 2 if the stream now ends at an exec
+ * (.sol.exec).  (size_t)-1: the file is not a stream. */
 static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruct *filter,
                          size_t done, int *endedReturn)
 {
@@ -1148,6 +1151,8 @@ static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruc
   if (done == 0)
     FilterInit(filter, opt, EventStreamInfo(stream)->registry);
   whole = WholeBlocks(in.data, in.size, EventStreamInfo(stream), done);
+  if (EventStreamInfo(stream)->streamExec)
+    *endedReturn = 2;
   EventStreamFormatContext(stream, &ctx);
   while (EventStreamNext(stream, &rec) == EventStreamOK) {
     if (rec.offset < done || rec.offset >= whole)
@@ -1167,27 +1172,36 @@ static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruc
 }
 
 /* Follow -- --follow: the events as the program writes them, buffer by
- * buffer, until StreamEnd.  Each look reads the file afresh; what it
- * printed is known by offset.  design/telemetry.txt .eventcnv.follow */
+ * buffer, until StreamEnd, or a StreamExec that a look later still ends
+ * the stream (a failed exec writes its own at once).  Each look reads
+ * the file afresh; what it printed is known by offset.
+ * design/telemetry.txt .eventcnv.follow */
 static int Follow(const OptionsStruct *opt)
 {
   FilterStruct *filter = malloc(sizeof *filter);
   size_t done = 0;
-  int ended = 0;
+  int ended = 0, exec = 0;
   if (filter == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  while (!ended) {
+  while (ended != 1) {
     struct timespec pause = {0, 200000000};
+    size_t was = done;
+    ended = 0;
     done = FollowOnce(opt, opt->paths[0], filter, done, &ended);
     if (done == (size_t)-1)
       break;
-    if (!ended)
+    if (ended == 2 && exec && done == was) {
+      ended = 1;                /* exec'd: nothing came after its StreamExec */
+      break;
+    }
+    exec = ended == 2;
+    if (ended != 1)
       nanosleep(&pause, NULL);
   }
   free(filter);
-  return ended ? EXIT_SUCCESS : EXIT_BAD_STREAM;
+  return ended == 1 ? EXIT_SUCCESS : EXIT_BAD_STREAM;
 }
 
 /* OpenAll -- every FILE; 0, or 1 having said why */
