@@ -28,9 +28,10 @@
  * it never take the ids of stacks of a library it unloaded.
  *
  * Ends (design/telemetry.txt .malloc.ends): _exit and _Exit end the
- * session first, and the exec family sends every buffer first, so that
- * a shell's forked children and a program that execs another lose
- * nothing; the next image keeps the previous image's log as LOG.execN.
+ * session first, and the exec family ends the log at the exec
+ * (EventExecBefore, .sol.exec), so that a shell's forked children and a
+ * program that execs another lose nothing; the next image keeps the
+ * previous image's log as LOG.execN, and its live file as LOG.execN.live.
  *
  * Order (design/telemetry.txt .malloc.order): an allocation's clock is
  * taken after the real call returns, a free's before the real call, and
