@@ -10,6 +10,10 @@
 #                                      (valgrind), ROUNDS of the workload's
 #                                      6 (default 1)
 #        bench/malloc.sh --fidelity    only the peak RSS order check
+#        bench/malloc.sh --floor [RUNS]
+#                                      where the recorder's time goes:
+#                                      its cost beside floors that any
+#                                      recorder pays (default 11 runs)
 #
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
@@ -40,6 +44,8 @@ instr=0
 [ "$runs" = --fidelity ] && fidelity=1 runs=1
 [ "$runs" = --cost ] && cost=1 runs=${2:-5}
 [ "$runs" = --instr ] && instr=1 rounds=${2:-1}
+floor=0
+[ "$runs" = --floor ] && floor=1 runs=${2:-11}
 lib=$top/build/libtelltale-malloc.so
 replay=$top/build/replay
 work=$top/bench/malloc-workload.py
@@ -136,6 +142,62 @@ paired() {
   paste -d ' ' "$tmp/t.untraced" "$tmp/t.$1" | awk '{print ($5 + $6) / ($2 + $3)}' >"$tmp/ratios"
   echo "$(median <"$tmp/ratios") $(sort -g "$tmp/ratios" | sed -n '1p;$p' | tr '\n' ' ')"
 }
+
+# The floor table: the recorder's wall time beside what any recorder of
+# this program pays before it records anything, interleaved as above.
+# The goal is a wall-time ratio, so wall time is shown, with each
+# round's wall time over the untraced run's of that round.
+# .malloc.perf.floor
+if [ $floor = 1 ]; then
+  for m in FORWARD THREAD; do
+    cc -std=c11 -O2 -shared -fPIC -DFLOOR_$m -o "$tmp/floor-$m.so" "$top/bench/floor.c" -ldl -lpthread || exit 1
+  done
+  shm=/dev/shm
+  [ "$(stat -f -c %T "$shm" 2>/dev/null)" = tmpfs ] || shm=""
+  floorRows="untraced forward thread filtered ring"
+  [ -n "$shm" ] && floorRows="$floorRows tmpfs"
+  floorRows="$floorRows disk"
+  for _ in $(seq "$runs"); do
+    for r in $floorRows; do
+      case $r in
+        untraced) timed $r "$python" "$work" ;;
+        forward) timed $r env LD_PRELOAD="$tmp/floor-FORWARD.so" "$python" "$work" ;;
+        thread) timed $r env LD_PRELOAD="$tmp/floor-THREAD.so" "$python" "$work" ;;
+        filtered) timed $r env TELLTALE_RECORD=none TELLTALE_FILE="$tmp/f.log" LD_PRELOAD="$lib" "$python" "$work" ;;
+        ring) timed $r env TELLTALE_CONTROL=none TELLTALE_FILE="$tmp/r.log" LD_PRELOAD="$lib" "$python" "$work" ;;
+        tmpfs) timed $r env TELLTALE_FILE="$shm/telltale-floor.$$.log" LD_PRELOAD="$lib" "$python" "$work"
+               rm -f "$shm/telltale-floor.$$.log" "$shm/telltale-floor.$$.log.live" ;;
+        disk) timed $r env TELLTALE_FILE="$tmp/d.log" LD_PRELOAD="$lib" "$python" "$work" ;;
+      esac
+    done
+  done
+  echo "workload: PYTHONMALLOC=malloc python3 bench/malloc-workload.py; medians of $runs interleaved runs"
+  echo "(paired: the median of each round's wall time over the untraced run's in"
+  echo " the same round; cpu: user + system, with telltale's writer thread)"
+  echo
+  printf '%-58s %7s %6s %7s %7s %6s
+' "" "wall s" "ratio" "paired" "cpu s" "ratio"
+  w0=$(med untraced '$1')
+  c0=$(med untraced '$2 + $3')
+  for r in $floorRows; do
+    case $r in
+      untraced) label=untraced ;;
+      forward) label="an interposer that only forwards (bench/floor.c)" ;;
+      thread) label="a second thread that sleeps (bench/floor.c)" ;;
+      filtered) label="the recorder, events filtered (TELLTALE_RECORD=none)" ;;
+      ring) label="the recorder, events kept in rings (TELLTALE_CONTROL=none)" ;;
+      tmpfs) label="the recorder, the log on tmpfs" ;;
+      disk) label="the recorder, the log on $(stat -f -c %T "$tmp")" ;;
+    esac
+    w=$(med "$r" '$1')
+    c=$(med "$r" '$2 + $3')
+    pw=$(paste -d ' ' "$tmp/t.untraced" "$tmp/t.$r" | awk '{print $4 / $1}' | median)
+    printf '%-58s %7s %6.3f %7.3f %7s %6.3f\n' "$label" "$w" "$(echo "$w / $w0" | bc -l)" "$pw" \
+      "$c" "$(echo "$c / $c0" | bc -l)"
+  done
+  exit 0
+fi
+
 rows="untraced compact sync raw fp dwarf"
 command -v heaptrack >/dev/null 2>&1 && rows="$rows heaptrack"
 
