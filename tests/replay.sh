@@ -81,6 +81,11 @@
 #                      program (libstdc++ allocates before the recorder's
 #                      constructor): OUT keeps bash's log, OUT.PID holds
 #                      the C++ program's, both end clean
+#   signal-handler     a handler's free(NULL), 5000 times at any moment of
+#                      a worker that allocates: every one is in the log,
+#                      and every malloc of the worker, without stacks and
+#                      with TELLTALE_STACKS=16, and the log reads clean
+#                      (.malloc.signal)
 #   clean              every allocation event replayed: counts match,
 #                      and --strict passes
 #   unknown, double, duplicate, null
@@ -400,6 +405,66 @@ if [ "$rec" = "$cfg" ]; then
     fi
   else
     bad cxx-child "cannot compile C++: $(head -2 cxx.err)"
+  fi
+fi
+if [ "$rec" = "$cfg" ]; then
+  # A handler's allocations, at any moment of the thread it interrupts:
+  # the main thread signals a worker 5000 times, one at a time, and the
+  # handler calls free(NULL) (glibc takes no lock for it).
+  cat >sig.c <<'EOF'
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+static atomic_long handled;
+static atomic_int done;
+static long made;
+static void onSignal(int sig) { void *volatile none = NULL; free(none); atomic_fetch_add(&handled, sig > 0); }
+static void *work(void *arg)
+{
+  while (!atomic_load(&done)) { void *volatile p = malloc(4321); free(p); ++made; }
+  return arg;
+}
+int main(void)
+{
+  pthread_t worker;
+  struct sigaction sa = {0};
+  sa.sa_handler = onSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  if (sigaction(SIGUSR1, &sa, NULL) != 0 || pthread_create(&worker, NULL, work, NULL) != 0)
+    return 1;
+  for (long i = 0; i < 5000; ++i) {
+    long before = atomic_load(&handled);
+    pthread_kill(worker, SIGUSR1);
+    while (atomic_load(&handled) == before)
+      ;
+  }
+  atomic_store(&done, 1);
+  pthread_join(worker, NULL);
+  printf("%ld %ld\n", atomic_load(&handled), made);
+  return 0;
+}
+EOF
+  if cc -O1 -pthread sig.c -o sig 2>sig.err; then
+    for stacks in "" 16; do
+      rm -f sig.log sig.log.*
+      read -r handled made <<<"$(TELLTALE_STACKS=$stacks TELLTALE_FILE=sig.log LD_PRELOAD="$preload" ./sig)"
+      "$top/$cfg/eventcnv" --format jsonl sig.log >sig.jsonl 2>sig.cnv
+      r=$?
+      frees=$(grep '"event":"Free"' sig.jsonl | grep -c '"pointer":"0x0"')
+      mallocs=$(grep -c '"size":4321' sig.jsonl)
+      # glibc may free(NULL) a few times itself
+      if [ -n "$handled" ] && [ "$frees" -ge "$handled" ] && [ "$frees" -le $((handled + 10)) ] &&
+         [ "$mallocs" -ge "$made" ] && [ "$mallocs" -le $((made + 3)) ] && [ $r = 0 ] && [ ! -s sig.cnv ]; then
+        ok "signal-handler${stacks:+ (stacks $stacks)}"
+      else
+        bad "signal-handler${stacks:+ (stacks $stacks)}" "$frees of ${handled:-?} handlers' frees and $mallocs of ${made:-?} mallocs in the log; eventcnv exit $r: $(head -c 300 sig.cnv)"
+      fi
+    done
+  else
+    bad signal-handler "cannot compile: $(head -2 sig.err)"
   fi
 fi
 if [ "$rec" = "$cfg" ]; then

@@ -370,9 +370,18 @@ static void *dropped(unsigned kind, void *sink)
   if (atomic_fetch_add(&dropCount[kind], 1) == 0)
     eventSay("no buffer for kind ", EventRegistry.kinds[kind].name,
              " (memory ran out, the writer is behind with TELLTALE_WRITER=async,drop,",
-             " or signal handlers nested too deep):",
+             " signal handlers nested too deep, or a handler allocated while the",
+             " allocation recorder was starting or ending):",
              " its events are dropped and counted (EventsDropped)", NULL);
   return sink;
+}
+
+/* eventDropCount -- an event of the kind that its emitter could not
+ * make (a handler's allocation while the allocation recorder starts or
+ * ends, .malloc.signal): counted and reported as any drop.  Signal-safe. */
+void eventDropCount(unsigned kind)
+{
+  (void)dropped(kind, NULL);
 }
 
 /* dropsReport -- emit EventsDropped for the kinds that lost events,

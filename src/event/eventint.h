@@ -221,6 +221,7 @@ extern int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengt
 extern void eventThreadFlush(EventThreadStruct *thread, unsigned from, int own);
 extern int eventSignalEnter(void);
 extern void eventSignalLeave(int token);
+extern void eventDropCount(unsigned kind);
 extern void eventRingsFreeze(int on);
 extern void eventAtExit(void);
 extern void eventAfterFork(void);

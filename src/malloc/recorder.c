@@ -79,8 +79,17 @@ static struct {
 } real;
 
 /* inside -- set while this thread is in the runtime on the wrapper's
- * behalf: allocations it makes are passed through, not recorded. */
+ * behalf: allocations it makes are passed through, not recorded.
+ * INSIDE_ENDING: the process is ending, and it stays set. */
 static _Thread_local int inside __attribute__((tls_model("initial-exec")));
+enum { INSIDE = 1, INSIDE_ENDING = 2 };
+
+/* handlerStackless -- signal handlers running on this thread over an
+ * inside section, whose events are recorded without a stack;
+ * handlerLost -- those running where nothing can be recorded, whose
+ * allocations are counted as dropped.  .malloc.signal */
+static _Thread_local unsigned handlerStackless __attribute__((tls_model("initial-exec")));
+static _Thread_local unsigned handlerLost __attribute__((tls_model("initial-exec")));
 
 
 /* The bootstrap arena ----------------------------------------------- */
@@ -248,6 +257,54 @@ __attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
   return p;
 }
 
+/* Signal handlers.  design/telemetry.txt .malloc.signal
+ *
+ * A handler the program installs runs through the plinth's trampoline
+ * (sigaction and signal are exported for it), which calls these around
+ * it.  Its allocations are the program's even when it interrupted this
+ * thread inside the recorder, where before they were passed through
+ * unrecorded and uncounted: inside is cleared for the handler and put
+ * back after, and its events, at the handler's own signal level
+ * (.sol.signal.level), go without a stack, since the interrupted code
+ * may hold the memory map's lock or be interning a stack.  Where the
+ * recorder cannot record at all (starting, or the process ending),
+ * they are counted as dropped. */
+
+/* recorderLost -- a handler's allocation that could not be recorded */
+static __attribute__((noinline, cold)) void recorderLost(void)
+{
+  eventDropCount(EVENT_KIND_OF_Malloc);
+}
+
+/* recorderSignalEnter, recorderSignalLeave -- the runtime's level switch
+ * (eventSignalEnter's token is 0 or 1), then the recorder's: bit 1, a
+ * handler over an inside section; bit 2, a handler that loses its
+ * allocations */
+static int recorderSignalEnter(void)
+{
+  int token = eventSignalEnter();
+  if (inside == 0)
+    return token;
+  if (inside == INSIDE && RECORD_MODE() != RECORD_OFF) {
+    inside = 0;
+    ++handlerStackless;
+    return token | 2;
+  }
+  ++handlerLost;
+  return token | 4;
+}
+
+static void recorderSignalLeave(int token)
+{
+  if ((token & 2) != 0) {
+    --handlerStackless;
+    inside = INSIDE;
+  }
+  if ((token & 4) != 0)
+    --handlerLost;
+  eventSignalLeave(token & 1);
+}
+
 /* RECORD -- emit an event unless this thread is already inside telltale.
  * The recorder starts on the first event if its constructor has not
  * run yet: a library's constructor that allocates (libstdc++'s) may run
@@ -259,6 +316,8 @@ __attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
   do { \
     if (!inside) \
       emit; \
+    else if (handlerLost != 0) \
+      recorderLost(); \
   } while (0)
 
 /* RECORD_AT -- RECORD(emit) in the usual case, else slow: a call to a
@@ -272,7 +331,8 @@ __attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
       } else { \
         slow; \
       } \
-    } \
+    } else if (handlerLost != 0) \
+      recorderLost(); \
   } while (0)
 
 /* RECORD_SLOW_AT -- start if need be, then emit, or with TELLTALE_STACKS
@@ -284,7 +344,7 @@ __attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
     if (RECORD_MODE() == RECORD_OFF) \
       recorderStart(); \
     inside = 1; \
-    if (stacksDepth == 0) { \
+    if (stacksDepth == 0 || handlerStackless != 0) { \
       emit; \
     } else { \
       EventU stack = StackHere(frame); \
@@ -679,6 +739,7 @@ __attribute__((constructor(101))) static void recorderStart(void)
     openLog(logPath);
   }
   (void)EventInit();
+  PlinthSignalHooks(recorderSignalEnter, recorderSignalLeave);    /* .malloc.signal */
   if (unset("TELLTALE_BUFFER"))
     (void)EventBufferSizeSet(RECORDER_BUFFER);
   if (unset("TELLTALE_COMPACT"))
@@ -740,7 +801,7 @@ static int ours(void)
 static void beforeExit(void)
 {
   if (ours()) {
-    inside = 1;                 /* and stays so: the process is ending */
+    inside = INSIDE_ENDING;     /* and stays so: the process is ending */
     eventAtExit();
   }
 }

@@ -305,6 +305,10 @@ void PlinthFatalSignalsRemove(void)
 
 #ifdef __GLIBC__
 
+/* PLINTH_SIGNAL_API -- sigaction and signal are visible wherever the
+ * plinth is linked, even where TELLTALE_API_HIDDEN hides the rest */
+#define PLINTH_SIGNAL_API __attribute__((visibility("default")))
+
 static struct sigaction userAction[NSIG];   /* the program's, for wrapped signals */
 
 static void trampoline(int sig, siginfo_t *info, void *context)
@@ -341,8 +345,10 @@ static int passThrough(void)
 }
 
 /* Exported from the shared library, in front of the C library's
- * (design/telemetry.txt .pack.export). */
-TELLTALE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+ * (design/telemetry.txt .pack.export), and from the allocation
+ * recorder too, whose runtime is otherwise hidden: a handler's events
+ * must go to a level of their own there as anywhere (.malloc.signal). */
+PLINTH_SIGNAL_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
   size_t i;
   struct sigaction kernelOld, previous, wrapped;
@@ -393,7 +399,7 @@ TELLTALE_API int sigaction(int sig, const struct sigaction *act, struct sigactio
 
 /* signal -- the same for signal(): glibc's own signal() does not call
  * sigaction through the symbol, so it is here too, with its BSD meaning */
-TELLTALE_API void (*signal(int sig, void (*handler)(int)))(int)
+PLINTH_SIGNAL_API void (*signal(int sig, void (*handler)(int)))(int)
 {
   struct sigaction action, old;
   memset(&action, 0, sizeof action);
