@@ -80,16 +80,13 @@ static struct {
 
 /* inside -- set while this thread is in the runtime on the wrapper's
  * behalf: allocations it makes are passed through, not recorded.
- * INSIDE_ENDING: the process is ending, and it stays set. */
+ * INSIDE_ENDING: the process is ending, and it stays set.  A signal
+ * handler running over an inside section (.malloc.signal):
+ * INSIDE_HANDLER, its events are recorded without a stack;
+ * INSIDE_LOST, nothing can be recorded, and its allocations are counted
+ * as dropped. */
 static _Thread_local int inside __attribute__((tls_model("initial-exec")));
-enum { INSIDE = 1, INSIDE_ENDING = 2 };
-
-/* handlerStackless -- signal handlers running on this thread over an
- * inside section, whose events are recorded without a stack;
- * handlerLost -- those running where nothing can be recorded, whose
- * allocations are counted as dropped.  .malloc.signal */
-static _Thread_local unsigned handlerStackless __attribute__((tls_model("initial-exec")));
-static _Thread_local unsigned handlerLost __attribute__((tls_model("initial-exec")));
+enum { INSIDE = 1, INSIDE_ENDING, INSIDE_HANDLER, INSIDE_LOST };
 
 
 /* The bootstrap arena ----------------------------------------------- */
@@ -263,12 +260,13 @@ __attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
  * (sigaction and signal are exported for it), which calls these around
  * it.  Its allocations are the program's even when it interrupted this
  * thread inside the recorder, where before they were passed through
- * unrecorded and uncounted: inside is cleared for the handler and put
- * back after, and its events, at the handler's own signal level
+ * unrecorded and uncounted: inside is INSIDE_HANDLER for the handler
+ * and put back after, and its events, at the handler's own signal level
  * (.sol.signal.level), go without a stack, since the interrupted code
  * may hold the memory map's lock or be interning a stack.  Where the
  * recorder cannot record at all (starting, or the process ending),
- * they are counted as dropped. */
+ * inside is INSIDE_LOST, and they are counted as dropped.  Both are
+ * tested only where inside is set, so the usual case costs nothing. */
 
 /* recorderLost -- a handler's allocation that could not be recorded */
 static __attribute__((noinline, cold)) void recorderLost(void)
@@ -277,31 +275,21 @@ static __attribute__((noinline, cold)) void recorderLost(void)
 }
 
 /* recorderSignalEnter, recorderSignalLeave -- the runtime's level switch
- * (eventSignalEnter's token is 0 or 1), then the recorder's: bit 1, a
- * handler over an inside section; bit 2, a handler that loses its
- * allocations */
+ * (eventSignalEnter's token, 0 or 1, in bit 0), then the recorder's:
+ * inside as it was, in the bits above, put back when the handler ends */
 static int recorderSignalEnter(void)
 {
-  int token = eventSignalEnter();
-  if (inside == 0)
-    return token;
-  if (inside == INSIDE && RECORD_MODE() != RECORD_OFF) {
-    inside = 0;
-    ++handlerStackless;
-    return token | 2;
-  }
-  ++handlerLost;
-  return token | 4;
+  int token = eventSignalEnter() | inside << 1;
+  if (inside == INSIDE && RECORD_MODE() != RECORD_OFF)
+    inside = INSIDE_HANDLER;
+  else if (inside != 0 && inside != INSIDE_HANDLER)
+    inside = INSIDE_LOST;
+  return token;
 }
 
 static void recorderSignalLeave(int token)
 {
-  if ((token & 2) != 0) {
-    --handlerStackless;
-    inside = INSIDE;
-  }
-  if ((token & 4) != 0)
-    --handlerLost;
+  inside = token >> 1;
   eventSignalLeave(token & 1);
 }
 
@@ -314,9 +302,9 @@ static void recorderSignalLeave(int token)
  * (recorderReserveSlow). */
 #define RECORD(emit) \
   do { \
-    if (!inside) \
+    if (!inside || inside == INSIDE_HANDLER) \
       emit; \
-    else if (handlerLost != 0) \
+    else if (inside == INSIDE_LOST) \
       recorderLost(); \
   } while (0)
 
@@ -331,7 +319,9 @@ static void recorderSignalLeave(int token)
       } else { \
         slow; \
       } \
-    } else if (handlerLost != 0) \
+    } else if (inside == INSIDE_HANDLER) { \
+      emit; \
+    } else if (inside == INSIDE_LOST) \
       recorderLost(); \
   } while (0)
 
@@ -344,7 +334,7 @@ static void recorderSignalLeave(int token)
     if (RECORD_MODE() == RECORD_OFF) \
       recorderStart(); \
     inside = 1; \
-    if (stacksDepth == 0 || handlerStackless != 0) { \
+    if (stacksDepth == 0) { \
       emit; \
     } else { \
       EventU stack = StackHere(frame); \
