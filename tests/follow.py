@@ -19,6 +19,11 @@
 #                      exec): eventcnv ends by itself, exit 0, a look
 #                      after StreamExec, having printed it (other
 #                      threads' later blocks may follow it)
+#   follow-exec-live   followed while it runs: a recorded shell that execs
+#                      a recorded program, which moves the log aside as
+#                      LOG.exec1 and writes its own: eventcnv prints every
+#                      line of LOG.exec1 and ends, exit 0, whether the
+#                      shell wrote blocks before the exec or none
 #   follow-usage       --follow with two FILEs, with -, or with --format
 #                      jsonl: usage errors (exit 2)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
@@ -117,6 +122,38 @@ def main():
         except subprocess.TimeoutExpired:
             why = "still following 30 s after the exec"
         result("follow-exec", why)
+        # Followed while it runs: a recorded shell that execs a recorded
+        # program, which moves the log aside (LOG.exec1) and writes its
+        # own at the path.  eventcnv follows the file it opened to its
+        # StreamExec, whether the shell wrote blocks before the exec
+        # (4 KiB buffers) or none (the recorder's 1 MiB).
+        recorder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "build", "libtelltale-malloc.so")
+        for name, env in (("follow-exec-live", {"TELLTALE_BUFFER": "4096"}),
+                          ("follow-exec-live (one buffer)", {})):
+            liveLog = os.path.join(tmp, "x%d.log" % len(env))
+            prog = subprocess.Popen(
+                ["bash", "-c", 'sleep 0.3; for i in $(seq 3000); do x="$x$i"; done; exec /bin/true'],
+                env=dict(os.environ, TELLTALE_FILE=liveLog, LD_PRELOAD=recorder, **env))
+            for _ in range(500):
+                if os.path.exists(liveLog):
+                    break
+                time.sleep(0.01)
+            try:
+                r = subprocess.run([eventcnv, "--follow", liveLog], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, timeout=30)
+                prog.wait()
+                lines = r.stdout.decode().splitlines()
+                whole = subprocess.run([eventcnv, liveLog + ".exec1"], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE).stdout.decode().splitlines()
+                why = (None if r.returncode == 0 and len(whole) > 3000 and len(lines) == len(whole)
+                       and any(" StreamExec " in l and "error=0" in l for l in lines)
+                       else "exit %d, %d lines of the %d in LOG.exec1: %r" % (
+                           r.returncode, len(lines), len(whole), r.stderr[:200]))
+            except subprocess.TimeoutExpired:
+                prog.wait()
+                why = "still following 30 s after it started"
+            result(name, why)
         why = None
         for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log]):
             r = subprocess.run([eventcnv] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -1119,10 +1119,11 @@ static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStream
 }
 
 /* FollowOnce -- the events of the whole blocks that follow done in the
- * stream as it is now, in time order; returns the new done, and sets
- * *endedReturn to 1 at StreamEnd, 2 if the stream now ends at an exec
- * (.sol.exec).  (size_t)-1: the file is not a stream. */
-static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruct *filter,
+ * stream as it is now (the file open on fd, named path), in time order;
+ * returns the new done, and sets *endedReturn to 1 at StreamEnd, 2 if
+ * the stream now ends at an exec (.sol.exec).  (size_t)-1: the file is
+ * not a stream. */
+static size_t FollowOnce(const OptionsStruct *opt, int fd, const char *path, FilterStruct *filter,
                          size_t done, int *endedReturn)
 {
   InputStruct in;
@@ -1133,7 +1134,7 @@ static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruc
   size_t whole;
   int err;
   memset(&in, 0, sizeof in);
-  err = InputRead(path, &in);
+  err = InputReadFd(fd, &in);
   if (err != 0) {
     fprintf(stderr, "%s: %s: %s\n", programName, path, strerror(err));
     return (size_t)-1;
@@ -1174,22 +1175,32 @@ static size_t FollowOnce(const OptionsStruct *opt, const char *path, FilterStruc
 /* Follow -- --follow: the events as the program writes them, buffer by
  * buffer, until StreamEnd, or a StreamExec that a look later still ends
  * the stream (a failed exec writes its own at once).  Each look reads
- * the file afresh; what it printed is known by offset.
+ * the file afresh; what it printed is known by offset.  The file is
+ * opened once and read through its descriptor: the image an exec starts
+ * moves the log aside (LOG.execN) and writes a new one at its path,
+ * which a look by name would take for the same stream.
  * design/telemetry.txt .eventcnv.follow */
 static int Follow(const OptionsStruct *opt)
 {
   FilterStruct *filter = malloc(sizeof *filter);
+  const char *path = opt->paths[0];
   size_t done = 0;
-  int ended = 0, exec = 0;
+  int ended = 0, exec = 0, fd;
   if (filter == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
+    return EXIT_BAD_STREAM;
+  }
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, "%s: %s: %s\n", programName, path, strerror(errno));
+    free(filter);
     return EXIT_BAD_STREAM;
   }
   while (ended != 1) {
     struct timespec pause = {0, 200000000};
     size_t was = done;
     ended = 0;
-    done = FollowOnce(opt, opt->paths[0], filter, done, &ended);
+    done = FollowOnce(opt, fd, path, filter, done, &ended);
     if (done == (size_t)-1)
       break;
     if (ended == 2 && exec && done == was) {
@@ -1200,6 +1211,7 @@ static int Follow(const OptionsStruct *opt)
     if (ended != 1)
       nanosleep(&pause, NULL);
   }
+  (void)close(fd);
   free(filter);
   return ended == 1 ? EXIT_SUCCESS : EXIT_BAD_STREAM;
 }

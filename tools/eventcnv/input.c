@@ -52,26 +52,33 @@ static int readAll(int fd, InputStruct *in)
 
 int InputRead(const char *path, InputStruct *in)
 {
-  struct stat st;
   int fd, err;
   if (path == NULL || strcmp(path, "-") == 0)
     return readAll(STDIN_FILENO, in);
   fd = open(path, O_RDONLY);
   if (fd < 0)
     return errno;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+  err = InputReadFd(fd, in);
+  close(fd);
+  return err;
+}
+
+int InputReadFd(int fd, InputStruct *in)
+{
+  struct stat st;
+  int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular && st.st_size > 0) {
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
       in->data = p;
       in->size = (size_t)st.st_size;
       in->mapped = 1;
-      close(fd);
       return 0;
     }
   }
-  err = readAll(fd, in);
-  close(fd);
-  return err;
+  if (regular)
+    (void)lseek(fd, 0, SEEK_SET);       /* the whole file, each time */
+  return readAll(fd, in);
 }
 
 void InputFree(InputStruct *in)

@@ -34,6 +34,11 @@ typedef struct InputRecoveredStruct {
  * Returns 0 or an errno code. */
 extern int InputRead(const char *path, InputStruct *in);
 
+/* InputReadFd -- the same for an open descriptor, from its start, left
+ * open: eventcnv --follow reads the file it opened, whatever its name
+ * becomes (.eventcnv.follow) */
+extern int InputReadFd(int fd, InputStruct *in);
+
 /* InputFree -- what InputRead or InputRecoverLive gave */
 extern void InputFree(InputStruct *in);
 
