@@ -573,7 +573,7 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
   else
     snprintf(buf, size, "%s, but %lu thread%s still running and there is no live file: what "
              "%s emitted after %s, short of a full buffer, is not in the log",
-             info->streamEnd ? "StreamEnd" : "at an exec (StreamExec)", (unsigned long)running,
+             info->streamEnd ? "StreamEnd" : "StreamExec (an exec)", (unsigned long)running,
              running == 1 ? " was" : "s were", running == 1 ? "it" : "they",
              info->streamEnd ? "the end" : "it");
 }
