@@ -565,8 +565,9 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
     snprintf(buf, size, "%s", info->streamEnd ? "clean" : "at an exec: the program sent every "
              "event, then exec'd another (StreamExec)");
   else if (recovered.done)
-    snprintf(buf, size, "%s; %lu thread%s still running %s, and the %lu events %s emitted "
-             "after it were recovered from %s", info->streamEnd ? "clean" : "at an exec",
+    snprintf(buf, size, "%s; %lu thread%s still running %s, and the %lu events the log "
+             "lacked (what %s emitted after it, or any block cut from the log) were recovered "
+             "from %s", info->streamEnd ? "clean" : "at an exec",
              (unsigned long)running, running == 1 ? " was" : "s were",
              info->streamEnd ? "at the end" : "then", (unsigned long)recovered.events,
              running == 1 ? "it" : "they", recovered.path);
