@@ -77,13 +77,13 @@ void *calloc(size_t count, size_t size)
 
 void *realloc(void *p, size_t size)
 {
-  if (nextRealloc == NULL)
+  if (nextRealloc == NULL && !finding)
     find();
-  if (inBoot(p)) {           /* its size is not kept: copy what can be its */
-    size_t most = (size_t)(boot + bootUsed - (unsigned char *)p);
-    void *q = nextMalloc(size);
-    if (q != NULL)
-      memcpy(q, p, size < most ? size : most);
+  if (inBoot(p) || nextRealloc == NULL) {      /* from the arena, or while finding */
+    size_t most = p == NULL ? 0 : (size_t)(boot + bootUsed - (unsigned char *)p);
+    void *q = malloc(size);
+    if (q != NULL && most > 0)
+      memcpy(q, p, size < most ? size : most);   /* its size is not kept: what can be its */
     return q;
   }
   return nextRealloc(p, size);
