@@ -331,7 +331,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   /* Blocks for files are written after the lock, so that other threads
    * fill and write theirs meanwhile; not by a handler, which may have
    * interrupted the thread's own writes.  .sol.writer.at */
-  thread->writesDefer = level == 0;
+  thread->writesDefer = thread->depth == 0;
   /* The thread's own events (names, interned strings, labels) go out
    * with each full buffer, and before it, so that a log with no live
    * file to recover from has them wherever it has the thread's data,
@@ -352,7 +352,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   else
     (void)dropped(kind, NULL);  /* counted under the lock: EventFinish's report sees it */
   PlinthLockRelease();
-  if (level == 0)
+  if (thread->depth == 0)
     eventWritesDo(thread);
   return res;
 }
@@ -366,11 +366,13 @@ static _Atomic uintptr_t dropCount[EVENT_KIND_LIMIT];
 
 static void *dropped(unsigned kind, void *sink)
 {
+  static _Atomic int said;
   eventLiveDropped(kind);       /* first: the live file never counts fewer */
-  if (atomic_fetch_add(&dropCount[kind], 1) == 0)
+  if (atomic_fetch_add(&dropCount[kind], 1) == 0 && !atomic_exchange(&said, 1))
     eventSay("no buffer for kind ", EventRegistry.kinds[kind].name,
              " (memory ran out, the writer is behind with TELLTALE_WRITER=async,drop,",
-             " signal handlers nested too deep, or a handler allocated while the",
+             " signal handlers nested too deep, an event abandoned by a longjmp out of a",
+             " handler, or a handler allocated while the",
              " allocation recorder was starting or ending):",
              " its events are dropped and counted (EventsDropped)", NULL);
   return sink;
@@ -391,14 +393,14 @@ void eventDropCount(unsigned kind)
  * each takes the count it reports by exchange: a load and a subtract
  * let two take the same drops, and the count went below zero, to be
  * reported next as nearly 2^64.  .sol.dropped */
-static void dropsReport(void)
+static void dropsReport(int last)
 {
   EventThreadStruct *thread = eventThreadState;
   EventKindBufStruct *kb;
   if (thread == NULL)
     return;
   kb = &thread->levels[thread->level][EventKindTelltale];
-  if (kb->slot[kb->current] == NULL)
+  if (thread->deeper > 0 || (kb->slot[kb->current] == NULL && !last))
     return;
   for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
     uintptr_t n = atomic_load_explicit(&dropCount[kind], memory_order_relaxed) != 0
@@ -414,47 +416,162 @@ static void dropsReport(void)
   }
 }
 
-/* eventSignalEnter, eventSignalLeave -- a handler the program installed starts or
- * ends on this thread (the plinth's trampoline calls them, with every
- * signal blocked).  The running level's next and limit are put aside
- * and the next level's brought in, so that the handler's events go
- * into buffers of their own: an event it interrupted, half written,
- * is left as it was.  Past the last level, next and limit are zero,
- * and the slow path drops and counts.  design/telemetry.txt
- * .sol.signal.level */
-int eventSignalEnter(void)
+/* levelSwitch -- the running code's next and limit become level's, or
+ * zero if LEVEL_NONE: the slow path then drops and counts */
+static void levelSwitch(EventThreadStruct *thread, unsigned level)
+{
+  if (thread->deeper == 0)
+    memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+  if (level == LEVEL_NONE) {
+    ++thread->deeper;
+    memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+    return;
+  }
+  thread->deeper = 0;
+  thread->level = level;
+  memcpy(EventThreadBuf, thread->saved[level], sizeof EventThreadBuf);
+}
+
+/* levelFree -- a level no running code uses, or LEVEL_NONE */
+static unsigned levelFree(const EventThreadStruct *thread)
+{
+  for (unsigned level = 0; level < LEVEL_LIMIT; ++level) {
+    unsigned d = 0;
+    while (d <= thread->depth && thread->frames[d].level != level)
+      ++d;
+    if (d > thread->depth)
+      return level;
+  }
+  return LEVEL_NONE;
+}
+
+/* levelAbandon -- the code that used a level (not running) was left by
+ * a longjmp: an event it was half way through is never committed, so
+ * next goes back to the end of its committed events, where its data
+ * end, and the event is counted as dropped.  .sol.signal.jump */
+static void levelAbandon(EventThreadStruct *thread, unsigned level)
+{
+  if (level == LEVEL_NONE)
+    return;
+  PlinthLockClaim();            /* kb->sent: a flush may move it */
+  /* Its blocks placed in the log but not yet written (.sol.writer.at)
+   * are written now, before the level's slots are used again: the code
+   * that was to write them never will.  (Code still in its own writes
+   * writes the same bytes again.) */
+  eventWritesDo(thread);
+  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    EventKindBufStruct *kb = &thread->levels[level][kind];
+    EventBufStruct *buf = &thread->saved[level][kind];
+    uintptr_t end;
+    if (kb->slot[kb->current] == NULL || buf->next <= kb->sent)
+      continue;
+    end = committedEnd(kb->sent, buf->next);
+    if (end < buf->next) {
+      memset((void *)end, 0, 4);              /* the data end here */
+      buf->next = end;
+      (void)dropped(kind, NULL);
+      ++kb->drops;
+    }
+  }
+  PlinthLockRelease();
+}
+
+/* eventHandlersLeft -- the handlers on top of the thread's stack of
+ * them that code at sp is not in were left by longjmp: pop them.  The
+ * running code keeps its level, which the level below it gives up (its
+ * half-written event abandoned); code that ran with no level takes the
+ * level below back, unless a handler interrupted it (sp is then the
+ * interrupted one's, thread->running 0), as it may be in the slow path.
+ * design/telemetry.txt .sol.signal.jump */
+static void handlersLeft(EventThreadStruct *thread, uintptr_t sp, int running)
+{
+  while (thread->depth > 0) {
+    EventHandlerFrameStruct *top = &thread->frames[thread->depth];
+    EventHandlerFrameStruct *below = top - 1;
+    if (sp >= top->low && sp < top->high)
+      break;                    /* still in it */
+    if (top->level != LEVEL_NONE) {
+      levelAbandon(thread, below->level);
+      below->level = top->level;
+    } else if (below->level == LEVEL_NONE)
+      --thread->deeper;
+    else if (running) {
+      levelAbandon(thread, below->level);
+      thread->deeper = 1;       /* levelSwitch: nothing to save */
+      levelSwitch(thread, below->level);
+    } else
+      break;
+    --thread->depth;
+  }
+}
+
+void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp)
+{
+  if (thread != NULL && thread->depth > 0)
+    handlersLeft(thread, sp, 1);
+}
+
+/* eventSignalEnter, eventSignalLeave -- a handler the program installed
+ * starts or ends on this thread (the plinth's trampoline calls them,
+ * with every signal blocked).  The running level's next and limit are
+ * put aside and a free level's brought in, so that the handler's events
+ * go into buffers of their own: an event it interrupted, half written,
+ * is left as it was.  With no level free, next and limit are zero, and
+ * the slow path drops and counts.  The token is the handler's depth.
+ * design/telemetry.txt .sol.signal.level, .sol.signal.jump */
+int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp)
 {
   EventThreadStruct *thread = eventThreadState;
+  EventHandlerFrameStruct *frame;
   if (thread == NULL)
     return 0;                   /* no buffers to protect */
-  if (thread->deeper > 0 || thread->level == LEVEL_LIMIT - 1) {
-    if (thread->deeper++ == 0) {
-      memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
-      memset(EventThreadBuf, 0, sizeof EventThreadBuf);
-    }
-    return 1;
+  if (sp != 0 && thread->depth > 0)
+    handlersLeft(thread, sp, 0);
+  if (thread->depth == DEPTH_LIMIT) {
+    ++thread->unseen;           /* (no level free: it drops) */
+    return DEPTH_LIMIT + 1;
   }
-  memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
-  ++thread->level;
-  memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
-  return 1;
+  frame = &thread->frames[++thread->depth];
+  frame->low = low;
+  frame->high = high;
+  frame->level = thread->deeper == 0 ? levelFree(thread) : LEVEL_NONE;
+  levelSwitch(thread, frame->level);
+  return (int)thread->depth;
 }
 
 void eventSignalLeave(int token)
 {
   EventThreadStruct *thread = eventThreadState;
+  unsigned to, deeper = 0, level = 0;
   if (token == 0 || thread == NULL)
     return;
-  if (thread->deeper > 0) {
-    if (--thread->deeper == 0)
-      memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+  if (token == DEPTH_LIMIT + 1) {
+    if (thread->unseen > 0)
+      --thread->unseen;
     return;
   }
-  if (thread->level == 0)
-    return;                     /* the session was reset in the handler */
-  memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
-  --thread->level;
-  memcpy(EventThreadBuf, thread->saved[thread->level], sizeof EventThreadBuf);
+  if ((unsigned)token > thread->depth)
+    return;                     /* seen left already, or the session was reset */
+  /* Handlers above this one were left by longjmp into it: the levels
+   * they and it held, but the running one, were interrupted for good. */
+  to = (unsigned)token - 1;
+  for (unsigned d = (unsigned)token; d <= thread->depth; ++d)
+    if (thread->deeper > 0 || thread->frames[d].level != thread->level)
+      levelAbandon(thread, thread->frames[d].level);
+  for (unsigned d = 0; d <= to; ++d)
+    if (thread->frames[d].level == LEVEL_NONE)
+      ++deeper;
+    else
+      level = thread->frames[d].level;
+  if (thread->deeper == 0)
+    memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+  thread->depth = to;
+  thread->level = level;
+  thread->deeper = deeper;
+  if (deeper == 0)
+    memcpy(EventThreadBuf, thread->saved[level], sizeof EventThreadBuf);
+  else
+    memset(EventThreadBuf, 0, sizeof EventThreadBuf);
 }
 
 /* eventThreadEnsure -- the calling thread, set up and announced on its first
@@ -477,7 +594,7 @@ EventThreadStruct *eventThreadEnsure(void)
  * Sets the thread up on its first event, makes the kind's buffer on its
  * first event of that kind, and makes room when the buffer is full.
  * Own events emitted here (ThreadStart) re-enter; the loop re-checks. */
-void *EventReserveSlow(unsigned kind, size_t size)
+static void *reserveSlow(unsigned kind, size_t size)
 {
   /* A dropped event is written into the thread's own sink, so that
    * threads that drop share no cache line and race on nothing; only
@@ -489,6 +606,8 @@ void *EventReserveSlow(unsigned kind, size_t size)
   thread = eventThreadEnsure();
   if (thread == NULL)
     return dropped(kind, orphanSink);
+  if (thread->depth > 0)        /* handlers left by longjmp: .sol.signal.jump */
+    handlersLeft(thread, (uintptr_t)__builtin_frame_address(0), 1);
   if (thread->deeper > 0)       /* a handler nested past the last level */
     return dropped(kind, thread->sink);
   /* A handler that interrupts from here on runs on a level of its own
@@ -525,16 +644,31 @@ void *EventReserveSlow(unsigned kind, size_t size)
   }
 }
 
-/* eventThreadFlush -- send what a thread's buffers hold at levels from
- * "from" up.  Lock held.  A handler flushes only its own level and
- * those above: a level below may have an event half written, which it
- * interrupted.  own: the thread is the caller, and "from" its running
- * level (kindFlush).  design/telemetry.txt .sol.signal.level, .sol.flush */
-void eventThreadFlush(EventThreadStruct *thread, unsigned from, int own)
+/* An asynchronous cancel waits until the slow path is done: one inside
+ * it, between the lock and the writes after it, left a block's place
+ * in the log unwritten.  .sol.cancel */
+void *EventReserveSlow(unsigned kind, size_t size)
 {
-  for (unsigned level = from; level < LEVEL_LIMIT; ++level)
+  void *p;
+  PlinthCancelHold();
+  p = reserveSlow(kind, size);
+  PlinthCancelRelease();
+  return p;
+}
+
+/* eventThreadFlush -- send what a thread's buffers hold at every
+ * level.  Lock held.  own: the thread is the caller, whose running
+ * level is sent up to next; every other level, which a handler may
+ * have interrupted half way through an event, or another thread may be
+ * filling, is sent up to its last committed event (kindFlush).  So a
+ * handler's flush, and an exit from a handler, sends the code's events
+ * it interrupted.  design/telemetry.txt .sol.signal.level, .sol.flush */
+void eventThreadFlush(EventThreadStruct *thread, int own)
+{
+  for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
-      kindFlush(thread, level, kind, own);
+      kindFlush(thread, level, kind,
+                own && level == thread->level && thread->deeper == 0);
 }
 
 /* threadRelease -- give up a thread's buffers */
@@ -563,6 +697,22 @@ static void threadFree(EventThreadStruct *thread)
   PlinthPagesFree(thread, sizeof *thread);
 }
 
+/* exitAbandoned -- a thread exits with events half written, never to be
+ * committed (cancelled asynchronously, or pthread_exit from a handler):
+ * each is counted as dropped.  Lock held, after the flush.  .sol.cancel */
+static void exitAbandoned(EventThreadStruct *thread)
+{
+  for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+      EventKindBufStruct *kb = &thread->levels[level][kind];
+      uintptr_t next = hotBuf(thread, level, kind)->next;
+      if (kb->slot[kb->current] != NULL && next > kb->sent && committedEnd(kb->sent, next) < next) {
+        (void)dropped(kind, NULL);
+        ++kb->drops;
+      }
+    }
+}
+
 /* threadExit -- a thread is exiting: flush its buffers, never lose them.
  * design/telemetry.txt .sol.thread.exit */
 static void threadExit(void *arg)
@@ -571,18 +721,25 @@ static void threadExit(void *arg)
   void *altStack;
   if (thread != eventThreadState)
     return;
+  PlinthCancelHold();           /* (a cancel's unwinding holds it already) */
+  eventHandlersLeft(thread, (uintptr_t)__builtin_frame_address(0));
   if (!thread->exitSaid)
     EVENT_U(ThreadExit, thread->serial);
   exitedSerial = thread->serial;
-  dropsReport();
+  dropsReport(1);
   PlinthLockClaim();
-  eventThreadFlush(thread, 0, thread->level == 0);
+  /* Up to the last committed event at every level: an asynchronous
+   * cancel, or a handler's pthread_exit, may have cut one short. */
+  eventThreadFlush(thread, 0);
+  exitAbandoned(thread);
   altStack = thread->altStack;
   threadFree(thread);
   eventThreadState = NULL;           /* before a handler can run again */
   memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  eventWriterPoke();            /* was it the last thread but the writer? */
   PlinthLockRelease();
   PlinthAltStackDestroy(altStack);
+  PlinthCancelRelease();
 }
 
 /* EventFlush -- send the calling thread's buffers to the streams */
@@ -591,10 +748,11 @@ void EventFlush(void)
   EventThreadStruct *thread = eventThreadState;
   if (thread == NULL)
     return;
+  eventHandlersLeft(thread, (uintptr_t)__builtin_frame_address(0));
   eventClockSync();
-  dropsReport();
+  dropsReport(0);
   PlinthLockClaim();
-  eventThreadFlush(thread, thread->level, 1);
+  eventThreadFlush(thread, 1);
   eventWriterIdle();
   for (size_t i = 0; i < eventSession.streamCount; ++i)
     (void)PlinthStreamFlush(eventSession.streams[i].stream);
@@ -656,6 +814,7 @@ static void finish(int atExit)
 {
   EventThreadStruct *self;
   unsigned running = 0;
+  eventHandlersLeft(eventThreadState, (uintptr_t)__builtin_frame_address(0));
   if (!eventSession.ending && eventSession.threads != NULL)
     exitsUnseen();
   self = eventThreadState;
@@ -669,19 +828,17 @@ static void finish(int atExit)
    * A drop before is counted under this lock, so the report sees it. */
   if (atExit)
     eventSession.dropWhenBehind = 0;
-  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-    if (t == self)
-      eventThreadFlush(t, self->level, 1);
-    else {
-      eventThreadFlush(t, 0, 0);
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next) {
+    eventThreadFlush(t, t == self);
+    if (t != self)
       running += !t->exitSaid;  /* gone ones emit no more */
-    }
+  }
   /* The report below is the session's last: with every block written,
    * its buffer has room, and it is not dropped.  .sol.dropped */
   eventWriterIdle();
   PlinthLockRelease();
   eventClockSync();
-  dropsReport();
+  dropsReport(1);
   PlinthLockClaim();
   EVENT_W(StreamEnd, (EventW)eventSession.blocks);
   if (eventThreadState != NULL) {
@@ -737,11 +894,11 @@ int EventExecBefore(void)
   eventSession.async = 0;
   self = eventThreadState;
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-    eventThreadFlush(t, t == self ? self->level : 0, t == self);
+    eventThreadFlush(t, t == self);
   eventWriterIdle();
   PlinthLockRelease();
   eventClockSync();
-  dropsReport();
+  dropsReport(1);
   PlinthLockClaim();
   EVENT_WU(StreamExec, (EventW)eventSession.blocks, 0);
   if (eventThreadState != NULL) {

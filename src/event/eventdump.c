@@ -255,7 +255,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
    * latest ClockSync in the stream: at death, one emitted now, at a
    * level of its own (.sol.signal.level). */
   if (dying && locked && eventThreadState != NULL) {
-    int token = eventSignalEnter();
+    int token = eventSignalEnter(0, UINTPTR_MAX, 0);  /* never seen as left */
     eventClockSync();
     eventSignalLeave(token);
   }
@@ -334,7 +334,7 @@ static int flushAll(void)
     return 16; /* EBUSY */
   eventWritesFlush();           /* blocks placed before these: .sol.writer.at */
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-    eventThreadFlush(t, 0, 0);
+    eventThreadFlush(t, 0);
   for (size_t i = 0; i < eventSession.streamCount; ++i)
     (void)PlinthStreamFlush(eventSession.streams[i].stream);
   return 0;

@@ -79,6 +79,17 @@ typedef struct EventKindBufStruct {
  * design/telemetry.txt .sol.signal.level */
 #define LEVEL_LIMIT 4
 
+/* EventHandlerFrameStruct -- a handler running on a thread: where its
+ * frames lie, and the level its events go to.  A handler left by
+ * longjmp is seen by a stack pointer outside its frames, and its level
+ * goes on with the code that jumped.  design/telemetry.txt .sol.signal.jump */
+#define DEPTH_LIMIT 16          /* handlers nested on a thread, seen */
+#define LEVEL_NONE 0xffu        /* a handler past the last level: drops */
+typedef struct EventHandlerFrameStruct {
+  uintptr_t low, high;          /* its frames are in [low, high) */
+  unsigned level;               /* its level, or LEVEL_NONE */
+} EventHandlerFrameStruct;
+
 /* EventWriteStruct -- a block given its place in a file stream under
  * the lock, and written there after it by the thread that filled it;
  * until then anyone holding the lock may write it too (the same bytes
@@ -104,7 +115,10 @@ typedef struct EventThreadStruct {
   size_t bufferSize;            /* size of each of its buffers */
   void *altStack;               /* its alternate signal stack, or NULL */
   unsigned level;               /* the running level */
-  unsigned deeper;              /* handlers nested past the last level */
+  unsigned deeper;              /* handlers running with no level (on top) */
+  unsigned depth;               /* handlers running on the thread */
+  unsigned unseen;              /* handlers nested past DEPTH_LIMIT */
+  EventHandlerFrameStruct frames[DEPTH_LIMIT + 1];  /* frames[0]: the thread's own code */
   char name[THREAD_NAME_MAX + 1];  /* its name, for the traceback */
   EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
   EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
@@ -218,8 +232,9 @@ static inline int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
 
 extern EventThreadStruct *eventThreadEnsure(void);
 extern int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn);
-extern void eventThreadFlush(EventThreadStruct *thread, unsigned from, int own);
-extern int eventSignalEnter(void);
+extern void eventThreadFlush(EventThreadStruct *thread, int own);
+extern void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp);
+extern int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp);
 extern void eventSignalLeave(int token);
 extern void eventDropCount(unsigned kind);
 extern void eventRingsFreeze(int on);
@@ -243,6 +258,7 @@ extern void eventLiveRegionsSay(void);
 extern void eventLiveDropped(unsigned kind);
 extern void eventLiveEnd(void);
 extern void eventWriterIdle(void);
+extern void eventWriterPoke(void);
 extern void eventWritesDo(EventThreadStruct *thread);
 extern void eventWritesFlush(void);
 extern int eventWritesUnsettled(void);

@@ -774,6 +774,9 @@ static int writeReserved(const EventWriteStruct *w)
 void eventWritesDo(EventThreadStruct *thread)
 {
   unsigned n = atomic_load_explicit(&thread->writesCount, memory_order_relaxed);
+  if (n == 0)
+    return;
+  PlinthCancelHold();           /* a block cut short is a hole: .sol.cancel */
   for (unsigned i = 0; i < n; ++i) {
     const EventWriteStruct *w = &thread->writes[i];
     int res = writeReserved(w);
@@ -783,6 +786,7 @@ void eventWritesDo(EventThreadStruct *thread)
     }
   }
   atomic_store_explicit(&thread->writesCount, 0, memory_order_release);
+  PlinthCancelRelease();
 }
 
 /* writesSettle -- every block placed but perhaps not yet written is
@@ -860,8 +864,48 @@ static struct {
   size_t head, count;           /* the queue: jobs[head .. head + count) */
   unsigned *writingPending;     /* the count of the job the writer holds, or NULL */
   int started;
+  unsigned poked;               /* looks left soon after a thread's exit */
   DetachedStruct detached[DETACH_LIMIT];
 } writer;
+
+/* The writer is a thread of the process, and glibc ends a process
+ * whose main thread called pthread_exit only when its last thread
+ * ends; so the writer, when idle, looks whether it is the last, and if
+ * so ends as that thread would have (the atexit handlers then run on it,
+ * writing synchronously).  It looks soon after a thread's exit, and
+ * every WRITER_LOOK_NS, for threads that never emitted.  .sol.writer.last */
+#define WRITER_LOOK_NS ((uint64_t)100000000)
+#define WRITER_POKED_NS ((uint64_t)1000000)
+#define WRITER_POKED_LOOKS 100
+
+/* writerLast -- is the writer the process's last thread?  Queue lock
+ * held; if it is, it writes no more. */
+static int writerLast(void)
+{
+  int last;
+  PlinthQueueRelease();
+  last = PlinthLastThread();
+  if (last) {
+    PlinthLockClaim();
+    eventSession.async = 0;
+    writer.started = 0;         /* (eventWriterIdle waits for no one) */
+    PlinthLockRelease();
+  }
+  PlinthQueueClaim();
+  return last && writer.count == 0;
+}
+
+/* eventWriterPoke -- a thread exited: the writer looks soon whether it
+ * is the last */
+void eventWriterPoke(void)
+{
+  if (!writer.started)
+    return;
+  PlinthQueueClaim();
+  writer.poked = WRITER_POKED_LOOKS;
+  PlinthQueueWake();
+  PlinthQueueRelease();
+}
 
 /* writerRun -- the writer thread: write jobs as they come */
 static void writerRun(void)
@@ -869,8 +913,15 @@ static void writerRun(void)
   for (;;) {
     JobStruct job;
     PlinthQueueClaim();
-    while (writer.count == 0)
-      PlinthQueueWait();
+    while (writer.count == 0) {
+      PlinthQueueWaitFor(writer.poked > 0 ? WRITER_POKED_NS : WRITER_LOOK_NS);
+      if (writer.poked > 0)
+        --writer.poked;
+      if (writer.count == 0 && writerLast()) {
+        PlinthQueueRelease();
+        return;
+      }
+    }
     job = writer.jobs[writer.head];
     writer.head = (writer.head + 1) % JOB_LIMIT;
     --writer.count;

@@ -275,11 +275,12 @@ static __attribute__((noinline, cold)) void recorderLost(void)
 }
 
 /* recorderSignalEnter, recorderSignalLeave -- the runtime's level switch
- * (eventSignalEnter's token, 0 or 1, in bit 0), then the recorder's:
- * inside as it was, in the bits above, put back when the handler ends */
-static int recorderSignalEnter(void)
+ * (eventSignalEnter's token, below 256, in the low byte), then the
+ * recorder's: inside as it was, in the bits above, put back when the
+ * handler ends */
+static int recorderSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp)
 {
-  int token = eventSignalEnter() | inside << 1;
+  int token = eventSignalEnter(low, high, sp) | inside << 8;
   if (inside == INSIDE && RECORD_MODE() != RECORD_OFF)
     inside = INSIDE_HANDLER;
   else if (inside != 0 && inside != INSIDE_HANDLER)
@@ -289,8 +290,8 @@ static int recorderSignalEnter(void)
 
 static void recorderSignalLeave(int token)
 {
-  inside = token >> 1;
-  eventSignalLeave(token & 1);
+  inside = token >> 8;
+  eventSignalLeave(token & 0xff);
 }
 
 /* RECORD -- emit an event unless this thread is already inside telltale.

@@ -346,11 +346,45 @@ static void lockClaimed(int blocked, const sigset_t *saved)
   ++lockDepth;
 }
 
+/* Cancellation.  design/telemetry.txt .sol.cancel
+ *
+ * A thread cancelled while it held the lock would hold it for ever, and
+ * one cancelled half way through a block's write would leave a hole in
+ * the log; so the lock, the queue lock and the writes after the lock
+ * hold cancellation off, and a cancel waits until they are done.  Held
+ * after the signals are blocked, so that no handler comes between the
+ * state's change and its note. */
+static _Thread_local unsigned cancelDepth;
+static _Thread_local int cancelOld, cancelOldType;
+
+/* The type is made deferred too: glibc's SIGCANCEL handler (2.36) acts
+ * on an asynchronous cancel sent before the state was disabled, looking
+ * at the type alone, and a thread died holding the lock. */
+void PlinthCancelHold(void)
+{
+  if (cancelDepth == 0) {
+    (void)pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &cancelOldType);
+    (void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancelOld);
+  }
+  ++cancelDepth;
+}
+
+void PlinthCancelRelease(void)
+{
+  assert(cancelDepth > 0);
+  if (--cancelDepth == 0) {
+    (void)pthread_setcancelstate(cancelOld, NULL);
+    (void)pthread_setcanceltype(cancelOldType, NULL);  /* a pending cancel may act here */
+  }
+}
+
 void PlinthLockClaim(void)
 {
   sigset_t saved;
   int blocked = lockBlock(&saved);
-  int res = pthread_mutex_lock(&plinthLock);
+  int res;
+  PlinthCancelHold();
+  res = pthread_mutex_lock(&plinthLock);
   assert(res == 0);
   (void)res;
   lockClaimed(blocked, &saved);
@@ -370,6 +404,7 @@ void PlinthLockRelease(void)
   res = pthread_mutex_unlock(&plinthLock);
   assert(res == 0);   /* EPERM: released by a thread that did not claim it */
   (void)res;
+  PlinthCancelRelease();
   if (restore)
     (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
@@ -391,6 +426,10 @@ static void lockForkChild(void)
     (void)pthread_sigmask(SIG_SETMASK, &lockSavedMask, NULL);
   lockDepth = 0;
   lockBlocked = 0;
+  if (cancelDepth > 0) {
+    cancelDepth = 1;
+    PlinthCancelRelease();
+  }
 }
 
 
@@ -552,17 +591,75 @@ int PlinthWriterStart(void (*run)(void))
 
 void PlinthQueueClaim(void)
 {
+  PlinthCancelHold();
   (void)pthread_mutex_lock(&queueLock);
 }
 
 void PlinthQueueRelease(void)
 {
   (void)pthread_mutex_unlock(&queueLock);
+  PlinthCancelRelease();
 }
 
 void PlinthQueueWait(void)
 {
   (void)pthread_cond_wait(&queueCond, &queueLock);
+}
+
+void PlinthQueueWaitFor(uint64_t ns)
+{
+  struct timespec until;
+  (void)clock_gettime(CLOCK_REALTIME, &until);   /* the condition's clock */
+  until.tv_sec += (time_t)(ns / 1000000000u);
+  until.tv_nsec += (long)(ns % 1000000000u);
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_nsec -= 1000000000L;
+    ++until.tv_sec;
+  }
+  (void)pthread_cond_timedwait(&queueCond, &queueLock, &until);
+}
+
+/* PlinthLastThread -- plinth.h.  Every task of the process but the
+ * caller is a zombie (a main thread that called pthread_exit stays one
+ * until the process ends) or gone.  No malloc: the allocation recorder
+ * calls it from its writer thread. */
+int PlinthLastThread(void)
+{
+#if defined(__linux__) && defined(SYS_getdents64)
+  char buf[4096], path[64], stat[512];
+  long self = syscall(SYS_gettid);
+  int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), alive = 0;
+  long n;
+  if (dir < 0)
+    return 0;
+  while (!alive && (n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
+    for (long at = 0; at < n && !alive; ) {
+      /* struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name */
+      unsigned short reclen;
+      const char *name = buf + at + 19;
+      memcpy(&reclen, buf + at + 16, sizeof reclen);
+      at += reclen;
+      if (name[0] < '0' || name[0] > '9' || strtol(name, NULL, 10) == self)
+        continue;
+      (void)snprintf(path, sizeof path, "/proc/self/task/%s/stat", name);
+      {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t got = fd < 0 ? -1 : read(fd, stat, sizeof stat - 1);
+        const char *paren;
+        if (fd >= 0)
+          (void)close(fd);
+        if (got <= 0)
+          continue;             /* gone meanwhile */
+        stat[got] = '\0';
+        paren = strrchr(stat, ')');
+        alive = paren == NULL || (paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X');
+      }
+    }
+  (void)close(dir);
+  return n >= 0 && !alive;
+#else
+  return 0;
+#endif
 }
 
 void PlinthQueueWake(void)
@@ -576,7 +673,9 @@ int PlinthLockTry(void)
 {
   sigset_t saved;
   int blocked = lockBlock(&saved);
+  PlinthCancelHold();
   if (pthread_mutex_trylock(&plinthLock) != 0) {
+    PlinthCancelRelease();
     if (blocked)
       (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
     return 0;

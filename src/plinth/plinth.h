@@ -158,11 +158,14 @@ extern uint64_t PlinthFaultClock(void);
 extern void PlinthFatalSignalsRemove(void);
 extern void *PlinthAltStackCreate(void);
 extern void PlinthAltStackDestroy(void *stack);
-/* PlinthSignalHooks -- enter() runs before, and leave(token) after,
- * every handler the program installs (through sigaction or signal,
- * which the plinth wraps), with every signal blocked; enter's result is
- * leave's token.  design/telemetry.txt .sol.signal.level */
-typedef int (*PlinthSignalEnterFn)(void);
+/* PlinthSignalHooks -- enter(low, high, sp) runs before, and
+ * leave(token) after, every handler the program installs (through
+ * sigaction or signal, which the plinth wraps), with every signal
+ * blocked; enter's result is leave's token.  The handler's own frames
+ * lie in [low, high): a stack pointer outside it is code the handler
+ * left by longjmp.  sp is the interrupted code's stack pointer, or 0 if
+ * unknown here.  design/telemetry.txt .sol.signal.jump */
+typedef int (*PlinthSignalEnterFn)(uintptr_t low, uintptr_t high, uintptr_t sp);
 typedef void (*PlinthSignalLeaveFn)(int token);
 extern void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn leave);
 /* PlinthAbort -- abort(): SIGABRT, with its handlers */
@@ -179,6 +182,17 @@ extern void PlinthQueueClaim(void);
 extern void PlinthQueueRelease(void);
 extern void PlinthQueueWait(void);
 extern void PlinthQueueWake(void);
+/* PlinthQueueWaitFor -- PlinthQueueWait, for at most ns */
+extern void PlinthQueueWaitFor(uint64_t ns);
+/* PlinthLastThread -- is the calling thread the process's only one left
+ * (others exited, a main thread that called pthread_exit among them)?
+ * 0 when it cannot be told.  .sol.writer.last */
+extern int PlinthLastThread(void);
+/* PlinthCancelHold, PlinthCancelRelease -- no cancellation of the
+ * calling thread between them (they nest); the lock and the queue lock
+ * hold it themselves.  .sol.cancel */
+extern void PlinthCancelHold(void);
+extern void PlinthCancelRelease(void);
 
 /* Memory for the runtime's own structures (never on the hot path). */
 extern void *PlinthAlloc(size_t size);

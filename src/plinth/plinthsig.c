@@ -89,20 +89,42 @@ static void callHandler(const struct sigaction *action, int sig, siginfo_t *info
     action->sa_handler(sig);
 }
 
+/* handlerFrames -- where the frames of a handler called now lie: below
+ * the signal frame the kernel made (context is in it), and on the
+ * alternate stack if the handler runs there.  .sol.signal.jump */
+static void handlerFrames(void *context, uintptr_t *lowReturn, uintptr_t *highReturn)
+{
+  stack_t ss;
+  /* (the kernel's frame is below the interrupted stack pointer) */
+  *highReturn = (uintptr_t)context;
+  *lowReturn = 0;
+  if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) != 0)
+    *lowReturn = (uintptr_t)ss.ss_sp;
+}
+
 /* chainCall -- call a program's handler from one of telltale's, with
  * every signal blocked on entry: enterHook, the mask the program asked
  * for (the interrupted mask, sa_mask, and sig unless SA_NODEFER), the
  * handler, every signal blocked again, leaveHook.  Signals stay blocked
  * until sigreturn puts back the interrupted mask.  A handler that
- * leaves by longjmp skips leaveHook (.sol.signal.level, Limits).
+ * leaves by longjmp skips leaveHook; enterHook is told where its
+ * frames lie, so that the runtime sees it left (.sol.signal.jump).
  * design/telemetry.txt .sol.signal.level */
 static void chainCall(const struct sigaction *action, int sig, siginfo_t *info, void *context)
 {
   ucontext_t *uc = context;
   sigset_t mask, all;
   int saved = errno, token = 0;
-  if (enterHook != NULL)
-    token = enterHook();
+  if (enterHook != NULL) {
+    uintptr_t low, high, sp = 0;
+    handlerFrames(context, &low, &high);
+#if defined(__x86_64__) && defined(REG_RSP)
+    sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    sp = (uintptr_t)uc->uc_mcontext.sp;
+#endif
+    token = enterHook(low, high, sp);
+  }
   mask = uc->uc_sigmask;
   for (int s = 1; s < NSIG; ++s)
     if (sigismember(&action->sa_mask, s) == 1)
