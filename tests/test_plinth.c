@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -279,8 +280,10 @@ static void stream_file_places(void **state)
 
 /* stream-file-6: PlinthLogKeep never moves a log onto what is not one:
    PATH.1 or PATH.1.live that is notes (EEXIST) or a directory (EISDIR)
-   stops the rotation, naming it, and nothing moves; a log there is
-   replaced; a PATH.live that is notes is not moved. */
+   stops the rotation, naming it, and nothing moves; a log there is kept,
+   and the next goes to PATH.2; a PATH.live that is notes is not moved;
+   a log another open holds locked (a running process's) is not moved
+   (EBUSY), and is not opened as a log either. */
 
 static void log_keep_onto(void **state)
 {
@@ -322,8 +325,16 @@ static void log_keep_onto(void **state)
   writeText(live, "my notes\n");
   assert_int_equal(PlinthLogKeep(path, "MAGIC", 5, blame, sizeof blame), 0);
   bytes = readFile(older, &size);
-  assert_memory_equal(bytes, "MAGIC new", 9);
+  assert_memory_equal(bytes, "MAGIC old", 9);
   free(bytes);
+  {
+    char second[256];
+    tempPath(second, sizeof second, "keep.log.2");
+    bytes = readFile(second, &size);
+    assert_memory_equal(bytes, "MAGIC new", 9);
+    free(bytes);
+    assert_int_equal(unlink(second), 0);
+  }
   assert_int_not_equal(access(path, F_OK), 0);
   assert_int_not_equal(access(olderLive, F_OK), 0);
   bytes = readFile(live, &size);
@@ -331,6 +342,23 @@ static void log_keep_onto(void **state)
   free(bytes);
   assert_int_equal(unlink(live), 0);
   assert_int_equal(unlink(older), 0);
+
+  {
+    PlinthStream stream = NULL;
+    int holder;
+    writeText(path, "MAGIC running");
+    holder = open(path, O_RDONLY);
+    assert_true(holder >= 0);
+    assert_int_equal(flock(holder, LOCK_EX), 0);
+    assert_int_equal(PlinthLogKeep(path, "MAGIC", 5, blame, sizeof blame), EBUSY);
+    assert_int_equal(PlinthStreamOpenLog(&stream, path, "MAGIC", 5), EBUSY);
+    assert_null(stream);
+    bytes = readFile(path, &size);
+    assert_int_equal(size, 13);
+    free(bytes);
+    assert_int_equal(close(holder), 0);
+    assert_int_equal(unlink(path), 0);
+  }
 }
 
 struct fifoReaderStruct {

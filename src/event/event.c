@@ -722,6 +722,15 @@ __attribute__((constructor)) static void initAtStart(void)
   (void)EventInit();
 }
 
+/* A library that dlclose unloads leaves nothing behind that would call
+ * into it.  At the process's exit this does nothing: threads still
+ * running go on emitting until the end (.sol.finish).  .sol.unload */
+__attribute__((destructor)) static void unloadAtEnd(void)
+{
+  if (eventSession.initialized && !PlinthExiting())
+    eventUnload();
+}
+
 
 /* Strings and labels ------------------------------------------------ */
 

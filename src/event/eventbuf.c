@@ -935,6 +935,47 @@ void eventAtExit(void)
   finish(1);
 }
 
+/* eventUnload -- the library is being unloaded (dlclose): no thread can emit through it again, so a session left
+ * open for threads still running is closed now, their committed events
+ * sent; then nothing of it may run again: the writer ends, threads'
+ * exits and signals no longer call it.  .sol.unload */
+void eventUnload(void)
+{
+  /* Threads still running have left the session, as at their exit:
+   * none can emit into it again.  Then it ends whole, as with no thread
+   * running (its exit handler may come after, and finds it ended). */
+  uint32_t serials[64];
+  size_t n;
+  do {
+    n = 0;
+    PlinthLockClaim();
+    for (EventThreadStruct *t = eventSession.threads; t != NULL && n < 64; t = t->next)
+      if (t != eventThreadState && !t->exitSaid) {
+        t->exitSaid = 1;
+        serials[n++] = t->serial;
+      }
+    PlinthLockRelease();
+    for (size_t i = 0; i < n; ++i)
+      EVENT_U(ThreadExit, serials[i]);
+  } while (n == 64);
+  finish(1);
+  PlinthLockClaim();
+  eventWriterStop();
+  if (eventSession.ending) {
+    for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+      eventThreadFlush(t, 0);
+    eventWritesFlush();
+    eventLostReport();
+    sessionClose(1);
+    eventLiveEnd();
+    eventSession.finished = 1;
+  }
+  PlinthThreadOnExitStop();
+  PlinthSignalsUnload();
+  eventSession.signals = 0;
+  PlinthLockRelease();
+}
+
 /* eventAfterFork -- in the child of fork(): the parent's buffered events are
  * the parent's to write, its regions of the live file are the parent's
  * file, and its streams are shared with the parent, so the child drops

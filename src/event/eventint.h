@@ -239,6 +239,7 @@ extern void eventSignalLeave(int token);
 extern void eventDropCount(unsigned kind);
 extern void eventRingsFreeze(int on);
 extern void eventAtExit(void);
+extern void eventUnload(void);
 extern void eventAfterFork(void);
 
 
@@ -259,6 +260,7 @@ extern void eventLiveDropped(unsigned kind);
 extern void eventLiveEnd(void);
 extern void eventWriterIdle(void);
 extern void eventWriterPoke(void);
+extern void eventWriterStop(void);
 extern void eventWritesDo(EventThreadStruct *thread);
 extern void eventWritesFlush(void);
 extern int eventWritesUnsettled(void);

@@ -565,6 +565,66 @@ void eventClockSync(void)
 #endif
 }
 
+/* A log another process is writing (it holds the log's lock) is never
+ * moved, replaced or emptied: this process writes LOG.PID instead, and
+ * says so; LOG.PID-2 and on if that is taken too (an earlier session of
+ * this process, a library loaded again).  .plinth.stream.lock */
+#define LOG_NAME_TRIES 8
+
+/* logRename -- the try'th other name for the log (1: LOG.PID) */
+static void logRename(const char *base, unsigned try)
+{
+  char digits[DECIMAL_MAX + 1];
+  char name[sizeof eventSession.fileName];
+  eventCopyString(name, sizeof name, base);
+  eventAppend(name, sizeof name, ".");
+  eventFormatUnsigned(digits, PlinthProcessId());
+  eventAppend(name, sizeof name, digits);
+  if (try > 1) {
+    eventAppend(name, sizeof name, "-");
+    eventFormatUnsigned(digits, try);
+    eventAppend(name, sizeof name, digits);
+  }
+  memcpy(eventSession.fileName, name, sizeof name);
+}
+
+/* logClaim -- PlinthLogKeep at the log's name, moving on to another
+ * name while the log there is another process's */
+static int logClaim(char *blame, size_t blameSize)
+{
+  char base[sizeof eventSession.fileName];
+  int res;
+  memcpy(base, eventSession.fileName, sizeof base);
+  for (unsigned try = 1;; ++try) {
+    res = PlinthLogKeep(eventSession.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN,
+                        blame, blameSize);
+    if (res != 16 /* EBUSY */ || try == LOG_NAME_TRIES)
+      break;
+    logRename(base, try);
+  }
+  if (strcmp(base, eventSession.fileName) != 0 && res == 0)
+    eventSay(base, " is the log of a running process: this one, pid ",
+             (eventFormatUnsigned(blame, PlinthProcessId()), blame), ", writes ",
+             eventSession.fileName, NULL);
+  return res;
+}
+
+/* logOpen -- open the log logClaim claimed; taken meanwhile by a
+ * process starting at the same moment, claim another */
+static int logOpen(PlinthStream *streamReturn)
+{
+  int res;
+  for (unsigned tries = 0;; ++tries) {
+    char blame[sizeof eventSession.fileName + 16];
+    res = PlinthStreamOpenLog(streamReturn, eventSession.fileName, EVENT_STREAM_MAGIC,
+                              EVENT_STREAM_MAGIC_LEN);
+    if (res != 16 /* EBUSY */ || tries == LOG_NAME_TRIES)
+      return res;
+    if ((res = logClaim(blame, sizeof blame)) != 0)
+      return res;
+  }
+}
+
 /* eventSessionStart -- open the default streams and write the headers.
  * Called with the lock held, before the first block is claimed or sent.
  * design/telemetry.txt .sol.session */
@@ -578,14 +638,12 @@ void eventSessionStart(void)
      * log is never overwritten.  .sol.session */
     PlinthStream stream;
     char blame[sizeof eventSession.fileName + 16];
-    int res = PlinthLogKeep(eventSession.fileName, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN,
-                            blame, sizeof blame);
+    int res = logClaim(blame, sizeof blame);
     if (res != 0 && strcmp(blame, eventSession.fileName) != 0)
       keepFailed(eventSession.fileName, blame, res);
     else if (res != 0)
       streamOpenFailed(eventSession.fileName, res, "");
-    else if ((res = PlinthStreamOpenLog(&stream, eventSession.fileName, EVENT_STREAM_MAGIC,
-                                        EVENT_STREAM_MAGIC_LEN)) != 0)
+    else if ((res = logOpen(&stream)) != 0)
       streamOpenFailed(eventSession.fileName, res, "");
     else
       (void)streamAdd(stream, 1, 1, 0);
@@ -865,6 +923,7 @@ static struct {
   unsigned *writingPending;     /* the count of the job the writer holds, or NULL */
   int started;
   unsigned poked;               /* looks left soon after a thread's exit */
+  int stop;                     /* end when idle: the library is unloaded */
   DetachedStruct detached[DETACH_LIMIT];
 } writer;
 
@@ -895,6 +954,22 @@ static int writerLast(void)
   return last && writer.count == 0;
 }
 
+/* eventWriterStop -- the writer writes what it has and ends, and is
+ * waited for: its code is about to be unloaded.  Lock held; writing is
+ * synchronous from here on.  .sol.unload */
+void eventWriterStop(void)
+{
+  eventSession.async = 0;
+  if (!writer.started)
+    return;
+  PlinthQueueClaim();
+  writer.stop = 1;
+  PlinthQueueWake();
+  PlinthQueueRelease();
+  PlinthWriterJoin();
+  writer.started = 0;
+}
+
 /* eventWriterPoke -- a thread exited: the writer looks soon whether it
  * is the last */
 void eventWriterPoke(void)
@@ -914,6 +989,10 @@ static void writerRun(void)
     JobStruct job;
     PlinthQueueClaim();
     while (writer.count == 0) {
+      if (writer.stop) {
+        PlinthQueueRelease();
+        return;
+      }
       PlinthQueueWaitFor(writer.poked > 0 ? WRITER_POKED_NS : WRITER_LOOK_NS);
       if (writer.poked > 0)
         --writer.poked;

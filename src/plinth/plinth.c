@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -521,12 +522,45 @@ int PlinthProgramName(char *buf, size_t size)
   return 0;
 }
 
-/* PlinthAtExit -- call fn at normal process exit (atexit) */
+/* PlinthAtExit -- call fn at normal process exit (atexit), and, for a
+ * library, when it is unloaded.  .sol.unload
+ *
+ * What tells the two apart: a semaphore in a page that is never
+ * unmapped, posted by an exit handler that belongs to no library (so
+ * that dlclose does not run it), which exit runs before any library's
+ * destructor. */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+static sem_t *exitSeen;
 
 int PlinthAtExit(void (*fn)(void))
 {
   assert(fn != NULL);
+  if (exitSeen == NULL) {
+    sem_t *sem = PlinthPagesAlloc(sizeof *sem);
+    if (sem != NULL && sem_init(sem, 0, 0) == 0 &&
+        __cxa_atexit((void (*)(void *))(void (*)(void))sem_post, sem, NULL) == 0)
+      exitSeen = sem;
+  }
   return atexit(fn) == 0 ? 0 : ENOMEM;
+}
+
+/* PlinthExiting -- is the process exiting (rather than this library
+ * being unloaded)?  1 when it cannot be told. */
+int PlinthExiting(void)
+{
+  int value = 0;
+  return exitSeen == NULL || sem_getvalue(exitSeen, &value) != 0 || value > 0;
+}
+
+/* PlinthThreadOnExitStop -- no more calls at threads' exits: the code
+ * is about to be unloaded.  .sol.unload */
+void PlinthThreadOnExitStop(void)
+{
+  if (threadExitKeyError == 0 && pthread_once(&threadExitOnce, threadExitKeyCreate) == 0
+      && threadExitKeyError == 0) {
+    (void)pthread_key_delete(threadExitKey);
+    threadExitKeyError = EINVAL;
+  }
 }
 
 static pthread_once_t forkOnce = PTHREAD_ONCE_INIT;
@@ -574,19 +608,18 @@ static void *writerRun(void *arg)
   return NULL;
 }
 
-/* PlinthWriterStart -- a detached thread running run() */
+/* PlinthWriterStart -- a thread running run(); PlinthWriterJoin waits
+ * for it to end (only an unloading library does: .sol.unload) */
+static pthread_t writerThread;
 
 int PlinthWriterStart(void (*run)(void))
 {
-  pthread_t thread;
-  pthread_attr_t attr;
-  int res = pthread_attr_init(&attr);
-  if (res != 0)
-    return res;
-  (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  res = pthread_create(&thread, &attr, writerRun, (void *)(uintptr_t)run);
-  (void)pthread_attr_destroy(&attr);
-  return res;
+  return pthread_create(&writerThread, NULL, writerRun, (void *)(uintptr_t)run);
+}
+
+void PlinthWriterJoin(void)
+{
+  (void)pthread_join(writerThread, NULL);
 }
 
 void PlinthQueueClaim(void)

@@ -178,6 +178,7 @@ extern void PlinthAbort(void) __attribute__((noreturn));
  * while it is held.  PlinthQueueWait (queue lock held) waits for
  * PlinthQueueWake, which wakes every waiter. */
 extern int PlinthWriterStart(void (*run)(void));
+extern void PlinthWriterJoin(void);
 extern void PlinthQueueClaim(void);
 extern void PlinthQueueRelease(void);
 extern void PlinthQueueWait(void);
@@ -207,6 +208,12 @@ extern const char *PlinthGetEnv(const char *name);
 extern uint64_t PlinthProcessId(void);
 extern int PlinthProgramName(char *buf, size_t size);
 extern int PlinthAtExit(void (*fn)(void));
+extern int PlinthExiting(void);
+extern void PlinthThreadOnExitStop(void);
+/* PlinthSignalsUnload -- the fatal handlers removed, and the program's
+ * handlers given back their own dispositions, unwrapped: the code is
+ * about to be unloaded.  .sol.unload */
+extern void PlinthSignalsUnload(void);
 /* PlinthAtFork -- fn runs in the child after fork() */
 extern int PlinthAtFork(void (*child)(void));
 /* PlinthWriteError -- write bytes to the process's standard error */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -198,23 +199,29 @@ static int logOrAbsent(const char *path, const char *magic, size_t magicSize, in
 }
 
 /* PlinthLogKeep -- before a log is written anew at path: a telltale log
- * already there (its first bytes are magic) is kept as PATH.1, with its
- * live file PATH.live as PATH.1.live; a non-empty regular file that is
- * not one is not to be overwritten (EEXIST); anything else (no file, an
- * empty one, a FIFO, a character device) may be opened; a place that is
- * no place for a log is refused (placeRefused).  Nothing is moved onto a
- * file that is not a log: when PATH.1 or PATH.1.live is one, or a
- * directory or link, nothing is moved, the reason is returned, and the
- * file at fault is put in blame (of blameSize bytes).  A PATH.live that
- * is not a log is not moved.  .plinth.stream.file */
+ * already there (its first bytes are magic) is kept as PATH.N, the
+ * first N from 1 with neither PATH.N nor PATH.N.live there, with its
+ * live file PATH.live as PATH.N.live; a log a running process is
+ * writing (it holds its lock) is not moved (EBUSY); a non-empty regular
+ * file that is not a log is not to be overwritten (EEXIST); anything
+ * else (no file, an empty one, a FIFO, a character device) may be
+ * opened; a place that is no place for a log is refused (placeRefused).
+ * Nothing is moved onto a file that is not a log: when a PATH.N or
+ * PATH.N.live on the way is one, or a directory or link, nothing is
+ * moved, the reason is returned, and the file at fault is put in blame
+ * (of blameSize bytes).  A PATH.live that is not a log is not moved.
+ * .plinth.stream.file, .plinth.stream.lock */
+#define KEEP_LIMIT 100000       /* PATH.N tried */
+
 int PlinthLogKeep(const char *path, const char *magic, size_t magicSize, char *blame,
                   size_t blameSize)
 {
   struct stat st;
   struct statfs fs;
-  char older[4096 + 16], live[4096 + 16], olderLive[4096 + 16];
-  const char *fault;
-  int res, there, liveThere, olderLiveThere = 0;
+  char older[4096 + 32], live[4096 + 16], olderLive[4096 + 32];
+  const char *fault = older;
+  int res, there, liveThere, lockFd;
+  unsigned long n;
   if (blameSize > 0)
     (void)snprintf(blame, blameSize, "%s", path);
   if (lstat(path, &st) != 0)
@@ -229,19 +236,38 @@ int PlinthLogKeep(const char *path, const char *magic, size_t magicSize, char *b
   res = logOrAbsent(path, magic, magicSize, &there);
   if (res != 0)
     return res;
-  if ((size_t)snprintf(olderLive, sizeof olderLive, "%s.1.live", path) >= sizeof olderLive)
+  if (strlen(path) > 4096)
     return ENAMETOOLONG;
-  (void)snprintf(older, sizeof older, "%s.1", path);
+  /* Held until the log is moved: a process starting now finds it
+   * locked, and another name. */
+  lockFd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (lockFd < 0)
+    return errno;
+  if (flock(lockFd, LOCK_EX | LOCK_NB) != 0) {
+    res = errno == EWOULDBLOCK ? EBUSY : errno;
+    (void)close(lockFd);
+    return res;
+  }
   (void)snprintf(live, sizeof live, "%s.live", path);
-  /* both checked before anything moves: never half a rotation.  A
-   * PATH.live that is not a log stays where it is (and the live file is
-   * then not written: PlinthStreamOpenLog says EEXIST). */
-  fault = older;
-  res = logOrAbsent(older, magic, magicSize, &there);
-  if (res == 0 && (res = logOrAbsent(olderLive, magic, magicSize, &olderLiveThere)) != 0)
-    fault = olderLive;
+  /* every name checked before anything moves: never half a rotation.
+   * A PATH.live that is not a log stays where it is (and the live file
+   * is then not written: PlinthStreamOpenLog says EEXIST). */
+  for (n = 1; n <= KEEP_LIMIT; ++n) {
+    int olderThere, olderLiveThere;
+    (void)snprintf(older, sizeof older, "%s.%lu", path, n);
+    (void)snprintf(olderLive, sizeof olderLive, "%s.%lu.live", path, n);
+    fault = older;
+    res = logOrAbsent(older, magic, magicSize, &olderThere);
+    if (res == 0 && (res = logOrAbsent(olderLive, magic, magicSize, &olderLiveThere)) != 0)
+      fault = olderLive;
+    if (res != 0 || (!olderThere && !olderLiveThere))
+      break;
+  }
+  if (res == 0 && n > KEEP_LIMIT)
+    res = EEXIST;
   if (res == 0 && rename(path, older) != 0)
     res = errno;
+  (void)close(lockFd);
   if (res != 0) {
     if (blameSize > 0)
       (void)snprintf(blame, blameSize, "%s", fault);
@@ -251,8 +277,6 @@ int PlinthLogKeep(const char *path, const char *magic, size_t magicSize, char *b
     liveThere = 0;
   if (liveThere)
     (void)rename(live, olderLive);
-  else if (olderLiveThere)
-    (void)unlink(olderLive);    /* a stale PATH.1.live belongs to no PATH.1 now */
   return 0;
 }
 
@@ -330,6 +354,14 @@ static int fileOpen(PlinthStream *streamReturn, const char *path, const char *ma
   }
   res = PlinthFdRefused(fd);
   if (res != 0) {
+    (void)close(fd);
+    return res;
+  }
+  /* A log is locked while written, so that no other process moves,
+   * replaces or empties it: a process that finds it locked writes its
+   * own elsewhere.  .plinth.stream.lock */
+  if (magic != NULL && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    res = errno == EWOULDBLOCK ? EBUSY : errno;
     (void)close(fd);
     return res;
   }

@@ -419,6 +419,18 @@ PLINTH_SIGNAL_API int sigaction(int sig, const struct sigaction *act, struct sig
   return res;
 }
 
+/* PlinthSignalsUnload -- plinth.h */
+void PlinthSignalsUnload(void)
+{
+  PlinthFatalSignalsRemove();
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction current;
+    if (realSigaction(sig, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) != 0 &&
+        current.sa_sigaction == trampoline)
+      (void)realSigaction(sig, &userAction[sig], NULL);
+  }
+}
+
 /* signal -- the same for signal(): glibc's own signal() does not call
  * sigaction through the symbol, so it is here too, with its BSD meaning */
 PLINTH_SIGNAL_API void (*signal(int sig, void (*handler)(int)))(int)
@@ -431,6 +443,13 @@ PLINTH_SIGNAL_API void (*signal(int sig, void (*handler)(int)))(int)
   if (sigaction(sig, &action, &old) != 0)
     return SIG_ERR;
   return (old.sa_flags & SA_SIGINFO) != 0 ? (void (*)(int))(void *)old.sa_sigaction : old.sa_handler;
+}
+
+#else
+
+void PlinthSignalsUnload(void)
+{
+  PlinthFatalSignalsRemove();
 }
 
 #endif
