@@ -717,9 +717,16 @@ int EventInit(void)
   return 0;
 }
 
+/* loadedByDlopen -- the shared library (EVENT_UNLOADABLE) was loaded
+ * by dlopen, and dlclose may unload it.  .sol.unload */
+static int loadedByDlopen;
+
 __attribute__((constructor)) static void initAtStart(void)
 {
   (void)EventInit();
+#ifdef EVENT_UNLOADABLE
+  loadedByDlopen = PlinthLoadedByDlopen();
+#endif
 }
 
 /* A library that dlclose unloads leaves nothing behind that would call
@@ -727,7 +734,7 @@ __attribute__((constructor)) static void initAtStart(void)
  * running go on emitting until the end (.sol.finish).  .sol.unload */
 __attribute__((destructor)) static void unloadAtEnd(void)
 {
-  if (eventSession.initialized && !PlinthExiting())
+  if (loadedByDlopen && eventSession.initialized && !PlinthExiting())
     eventUnload();
 }
 

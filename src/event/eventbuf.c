@@ -959,8 +959,8 @@ void eventUnload(void)
       EVENT_U(ThreadExit, serials[i]);
   } while (n == 64);
   finish(1);
-  PlinthLockClaim();
   eventWriterStop();
+  PlinthLockClaim();
   if (eventSession.ending) {
     for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
       eventThreadFlush(t, 0);

@@ -955,11 +955,14 @@ static int writerLast(void)
 }
 
 /* eventWriterStop -- the writer writes what it has and ends, and is
- * waited for: its code is about to be unloaded.  Lock held; writing is
- * synchronous from here on.  .sol.unload */
+ * waited for: its code is about to be unloaded.  Lock not held (the
+ * writer's own exit may emit, as the allocation recorder's free does);
+ * writing is synchronous from here on.  .sol.unload */
 void eventWriterStop(void)
 {
+  PlinthLockClaim();
   eventSession.async = 0;
+  PlinthLockRelease();
   if (!writer.started)
     return;
   PlinthQueueClaim();

@@ -16,9 +16,12 @@
 #include "plinthclock.h"
 
 #include <assert.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -550,6 +553,33 @@ int PlinthExiting(void)
 {
   int value = 0;
   return exitSeen == NULL || sem_getvalue(exitSeen, &value) != 0 || value > 0;
+}
+
+/* PlinthLoadedByDlopen -- was the caller's library loaded by dlopen
+ * (rather than with the program), judged from its constructor: the
+ * library comes after libc among the loaded objects, and dlopen is on
+ * the stack.  Only then may it be unloaded.  .sol.unload */
+int PlinthLoadedByDlopen(void)
+{
+#ifdef __GLIBC__
+  Dl_info info;
+  struct link_map *map = NULL, *m;
+  void *frames[64];
+  int n, afterLibc = 0;
+  if (dladdr1((void *)PlinthLoadedByDlopen, &info, (void **)&map, RTLD_DL_LINKMAP) == 0 ||
+      map == NULL)
+    return 0;
+  for (m = map->l_prev; m != NULL && !afterLibc; m = m->l_prev)
+    afterLibc = m->l_name != NULL && strstr(m->l_name, "/libc.so") != NULL;
+  if (!afterLibc)
+    return 0;                   /* (the usual case: no unwinding needed) */
+  n = backtrace(frames, 64);
+  for (int i = 0; i < n; ++i)
+    if (dladdr(frames[i], &info) != 0 && info.dli_sname != NULL &&
+        (strcmp(info.dli_sname, "dlopen") == 0 || strcmp(info.dli_sname, "dlmopen") == 0))
+      return 1;
+#endif
+  return 0;
 }
 
 /* PlinthThreadOnExitStop -- no more calls at threads' exits: the code
