@@ -309,25 +309,26 @@ static EventKindSet control(_Atomic EventKindSet *set, EventKindSet reset, Event
   return old;
 }
 
-/* EventControl -- change output control: new = (old & ~reset) ^ flip */
+/* EventControl -- change output control: new = (old & ~reset) ^ flip,
+ * in effect for every thread when it returns (.sol.control.cut) */
 EventKindSet EventControl(EventKindSet reset, EventKindSet flip)
 {
-  return control(&EventKindControl, reset, flip);
+  return eventOutputControl(reset & allKinds(), flip & allKinds(), KIND_OWN);
 }
 
 EventKindSet EventControlSet(EventKindSet kinds)
 {
-  return control(&EventKindControl, kinds, kinds);
+  return EventControl(kinds, kinds);
 }
 
 EventKindSet EventControlReset(EventKindSet kinds)
 {
-  return control(&EventKindControl, kinds, 0);
+  return EventControl(kinds, 0);
 }
 
 EventKindSet EventControlFlip(EventKindSet kinds)
 {
-  return control(&EventKindControl, 0, kinds);
+  return EventControl(0, kinds);
 }
 
 /* EventRecordByName -- turn one event off or on by name.
@@ -430,6 +431,16 @@ static void envEvents(void)
 EventKindSet EventRecord(EventKindSet reset, EventKindSet flip)
 {
   return control(&EventKindRecord, reset, flip);
+}
+
+EventKindSet EventRecordSet(EventKindSet kinds)
+{
+  return EventRecord(kinds, kinds);
+}
+
+EventKindSet EventRecordReset(EventKindSet kinds)
+{
+  return EventRecord(kinds, 0);
 }
 
 
@@ -675,6 +686,7 @@ int EventInit(void)
   eventSession.bufferSize = BUFFER_SIZE_DEFAULT;
   eventSession.bufferSize = envBuffer();
   atomic_store(&EventKindControl, envKinds("TELLTALE_CONTROL", allKinds(), "all") | KIND_OWN);
+  eventOutputApplied = atomic_load(&EventKindControl);   /* no buffer yet to cut */
   atomic_store(&EventKindRecord, envKinds("TELLTALE_RECORD", allKinds(), "all") | KIND_OWN);
   eventSession.mirrorKinds = envKinds("TELLTALE_MIRROR", 0, "none");
   envEvents();

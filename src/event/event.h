@@ -222,12 +222,21 @@ extern TELLTALE_API int EventStreamAddBinary(struct PlinthStreamStruct *stream);
 extern TELLTALE_API int EventStreamAddText(struct PlinthStreamStruct *stream, EventKindSet kinds);
 
 /* Kind control.  design/telemetry.txt .sol.control
- * Each returns the previous set; new = (old & ~reset) ^ flip, as in MPS. */
+ * Each returns the previous set; new = (old & ~reset) ^ flip, as in MPS.
+ * Output (EventControl...): in effect for every thread when the call
+ * returns: what any thread committed before it follows the old setting,
+ * what it emits after, the new; it takes the lock and walks the
+ * buffers of the kinds it changes (.sol.control.cut).  Recording
+ * (EventRecord...): one atomic store, seen by each thread's next event.
+ * Both are async-signal-safe in a handler installed through sigaction
+ * or signal (the lock blocks signals: .sol.signal.level). */
 extern TELLTALE_API EventKindSet EventControl(EventKindSet reset, EventKindSet flip);
 extern TELLTALE_API EventKindSet EventControlSet(EventKindSet kinds);     /* output on */
 extern TELLTALE_API EventKindSet EventControlReset(EventKindSet kinds);   /* output off */
 extern TELLTALE_API EventKindSet EventControlFlip(EventKindSet kinds);
 extern TELLTALE_API EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
+extern TELLTALE_API EventKindSet EventRecordSet(EventKindSet kinds);      /* recorded */
+extern TELLTALE_API EventKindSet EventRecordReset(EventKindSet kinds);    /* not recorded */
 
 /* EventRecordByName -- turn one event off (on = 0) or back on, by name.
  * Its kind's control still applies.  telltale's own events (codes below

@@ -114,17 +114,17 @@ static void slotRelease(EventKindBufStruct *kb, unsigned s)
 
 /* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
  *
- * If the kind's output is on and the session has a live file, the slot
- * is a region of the live file (reused if the slot has one, its old
- * events, all sent, cleared) under a fresh block header: what is stored
- * there survives the program's death.  Otherwise it is memory, reused
- * if the slot has some: a ring buffer (output off), or a buffer that is
- * sent when it fills.  design/telemetry.txt .sol.live, .sol.ring */
+ * If the session has a live file, the slot is a region of the live file
+ * (reused if the slot has one, its old events, all sent or passed over,
+ * cleared) under a fresh block header: what is stored there survives
+ * the program's death, and if the kind's output is off the header says
+ * so.  Otherwise it is memory, reused if the slot has some.  Either is
+ * sent when it fills if output is on, else is the ring.
+ * design/telemetry.txt .sol.live, .sol.ring, .sol.control.cut */
 static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s)
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
-  int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
-                & EVENT_KIND_BIT(kind)) != 0;
+  int output = (eventOutputApplied & EVENT_KIND_BIT(kind)) != 0;
   /* The writer may still be writing what the slot held: hand a live
    * region over to it (.sol.writer.detach), else wait for it, or, when
    * dropping rather than waiting, say so (.sol.writer). */
@@ -132,7 +132,10 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
     return 11; /* EAGAIN */
   if (output)
     eventSessionStart();
-  if (output && eventSession.live != NULL && !eventSession.liveFailed) {
+  /* A kind whose output is off fills a region too, marked so that
+   * recovery takes nothing from it, so that output switched on later
+   * has its events in the live file at once (.sol.control.cut). */
+  if (eventSession.live != NULL && !eventSession.liveFailed) {
     size_t size = eventRoundUp(thread->bufferSize, PlinthPageSize());
     if (eventLiveSlot(kb, s) && kb->slotSize[s] == size) {
       /* Reused: its old events were all sent.  They stay, but the data
@@ -162,6 +165,10 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
       unsigned char header[EVENT_BLOCK_HEADER_LEN];
       uint32_t check;
       eventBlockHeader(header, size, thread->serial, kind, level, kb->seq[s]);
+      if (!output) {
+        uint32_t off = EVENT_LIVE_OUTPUT_OFF;
+        memcpy(header + offsetof(EventBlockHeaderStruct, index), &off, sizeof off);
+      }
       check = EventLiveCheck(header);
       memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
       atomic_signal_fence(memory_order_release);
@@ -264,23 +271,23 @@ static uintptr_t committedEnd(uintptr_t p, uintptr_t limit)
 }
 
 /* kindFlush -- send what a kind's current slot holds and has not sent.
- * Lock held.  A live slot is always sent (its kind's output was on when
- * it was prepared); a memory slot only if the kind's output is on (else
- * it is the ring).
+ * Lock held.  Sent if the kind's output is on, else passed over (the
+ * ring keeps it): every change of output cuts the buffers of the kinds
+ * it changes at their committed events (outputCut), so that what is
+ * after "sent" was all emitted under the present setting.
  *
  * own: the slot is the calling thread's, at its running level, so every
  * event below next is committed.  Otherwise another thread (or a
  * handler this one interrupted) may be writing it: only the committed
  * events after "sent" go, and "sent" moves to their end, so that each
  * event is sent exactly once, whole.  design/telemetry.txt .sol.flush */
-static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, int own)
+static void kindFlushAs(EventThreadStruct *thread, unsigned level, unsigned kind, int own,
+                        int output)
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned s = kb->current;
   uintptr_t end;
-  int output = (atomic_load_explicit(&EventKindControl, memory_order_relaxed)
-                & EVENT_KIND_BIT(kind)) != 0;
-  if (kb->slot[s] == NULL || !(kb->mapped[s] || output))
+  if (kb->slot[s] == NULL)
     return;
   if (own)
     end = hotBuf(thread, level, kind)->next;
@@ -288,6 +295,10 @@ static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, 
     end = committedEnd(kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
   if (end <= kb->sent)
     return;
+  if (!output) {
+    kb->sent = end;             /* emitted while off: never sent */
+    return;
+  }
   /* A live slot's block keeps its number through partial sends, so
    * that recovery knows how much of it the log has.  .sol.live */
   eventBlockSend(thread, level, kind, s, (const unsigned char *)kb->sent, end - kb->sent,
@@ -295,7 +306,106 @@ static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, 
   kb->sent = end;
 }
 
+/* eventOutputApplied -- the output set the buffers were last cut for
+ * (lock): a debugger that writes EventKindControl directly is seen at
+ * the next slow path or flush (outputSeen).  .sol.control.cut */
+EventKindSet eventOutputApplied = (EventKindSet)-1;
+
+static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, int own)
+{
+  kindFlushAs(thread, level, kind, own, (eventOutputApplied & EVENT_KIND_BIT(kind)) != 0);
+}
+
 static void *dropped(unsigned kind, void *sink);
+
+/* Output control.  design/telemetry.txt .sol.control.cut
+ *
+ * A change of EventKindControl takes effect at the call, in every
+ * thread, with nothing on the emitter's path: under the lock, each
+ * buffer of a kind it changes is cut at its committed events (a thread
+ * may be half way through the next), sending what is before the cut if
+ * output was on, passing over it if off; later sends follow the new
+ * setting.  A live region is retagged at the cut, so that recovery
+ * takes from it only what was emitted while output was on. */
+
+/* liveRetag -- a live slot's block starts afresh at data offset from
+ * (a new number, as its events before were not output), or holds
+ * nothing to recover (EVENT_LIVE_OUTPUT_OFF).  Lock held. */
+static void liveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s,
+                      uint32_t from)
+{
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  unsigned char header[EVENT_BLOCK_HEADER_LEN];
+  uint32_t check;
+  kb->seq[s] = eventSession.blocks++;
+  eventBlockHeader(header, kb->slotSize[s], thread->serial, kind, level, kb->seq[s]);
+  memcpy(header + offsetof(EventBlockHeaderStruct, index), &from, sizeof from);
+  check = EventLiveCheck(header);
+  memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
+  memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);  /* the magic stays */
+}
+
+/* outputCut -- cut every buffer of the kinds whose output changed from
+ * was to now: send (or pass over) its committed events, then retag its
+ * live region.  A region whose output goes off is retagged only once
+ * the writer has written what was sent of it: recovery takes nothing
+ * from it after.  Lock held. */
+static void outputCut(EventKindSet was, EventKindSet now)
+{
+  EventThreadStruct *self = eventThreadState;
+  EventKindSet changed = was ^ now;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1 && (changed & was) != 0)
+      eventWriterIdle();
+    for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+      for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+        for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+          EventKindBufStruct *kb = &t->levels[level][kind];
+          unsigned s = kb->current;
+          uintptr_t data;
+          if ((changed & EVENT_KIND_BIT(kind)) == 0 || kb->slot[s] == NULL)
+            continue;
+          if (pass == 0) {      /* sent, or passed over, up to the committed events */
+            kindFlushAs(t, level, kind, t == self && level == t->level && t->deeper == 0,
+                        (was & EVENT_KIND_BIT(kind)) != 0);
+            continue;
+          }
+          if (!eventLiveSlot(kb, s))
+            continue;
+          data = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
+          liveRetag(t, level, kind, s, (now & EVENT_KIND_BIT(kind)) != 0
+                                       ? (uint32_t)(kb->sent - data) : EVENT_LIVE_OUTPUT_OFF);
+        }
+  }
+}
+
+/* eventOutputControl -- EventControl: new = (old & ~reset) ^ flip, the
+ * own kind kept on, in effect when it returns.  .sol.control.cut */
+EventKindSet eventOutputControl(EventKindSet reset, EventKindSet flip, EventKindSet keep)
+{
+  EventKindSet old, new;
+  PlinthLockClaim();
+  old = atomic_load(&EventKindControl);
+  new = (((old & ~reset) ^ flip) | keep);
+  if (eventOutputApplied != old)
+    outputCut(eventOutputApplied, old);  /* a debugger's change, first */
+  outputCut(old, new);
+  atomic_store(&EventKindControl, new);
+  eventOutputApplied = new;
+  PlinthLockRelease();
+  return old;
+}
+
+/* outputSeen -- a change a debugger made by writing EventKindControl
+ * takes effect now.  Lock held. */
+static void outputSeen(void)
+{
+  EventKindSet now = atomic_load_explicit(&EventKindControl, memory_order_relaxed);
+  if (now != eventOutputApplied) {
+    outputCut(eventOutputApplied, now);
+    eventOutputApplied = now;
+  }
+}
 
 /* While a traceback is taken, a thread whose buffer fills waits before
  * its ring moves on, so that the events the traceback found stay where
@@ -328,6 +438,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   int res;
   ringsWait(thread);
   PlinthLockClaim();
+  outputSeen();
   /* Blocks for files are written after the lock, so that other threads
    * fill and write theirs meanwhile; not by a handler, which may have
    * interrupted the thread's own writes.  .sol.writer.at */
@@ -620,6 +731,7 @@ static void *reserveSlow(unsigned kind, size_t size)
     if (kb->slot[kb->current] == NULL) {
       int res;
       PlinthLockClaim();
+      outputSeen();
       res = slotPrepare(thread, level, kind, kb->current);
       if (res == 0) {
         slotUse(thread, level, kind, kb->current);
@@ -752,6 +864,7 @@ void EventFlush(void)
   eventClockSync();
   dropsReport(0);
   PlinthLockClaim();
+  outputSeen();
   eventThreadFlush(thread, 1);
   eventWriterIdle();
   for (size_t i = 0; i < eventSession.streamCount; ++i)

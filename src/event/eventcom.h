@@ -33,9 +33,11 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  2      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  3      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
-                                       2: StreamExec, .sol.exec) */
+                                       2: StreamExec, .sol.exec; 3: a live region's
+                                       index says where its block starts, or that
+                                       its kind's output is off, .sol.control.cut) */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
                                        never writes one */
@@ -63,6 +65,12 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                                 would be without it (4.0, .zstd.block) */
 #define EVENT_ZSTD_RATIO_MAX    1024         /* bytes a zstd block's data expand to, per byte */
 #define EVENT_BLOCK_INDEX_NONE  0xFFFFFFFFu  /* index of a block not written to a log (2.0) */
+#define EVENT_LIVE_OUTPUT_OFF   0xFFFFFFFEu  /* index of a live region whose events from here
+                                                on are of a kind with output off: none to
+                                                recover (3.0.3, .sol.control.cut) */
+/* A live region's index below EVENT_LIVE_OUTPUT_OFF is where, in its
+ * data, its block (its seq) starts: the events before were output off
+ * (3.0.3, .sol.control.cut). */
 #define EVENT_BLOCK_HEADER_LEN_1 24          /* a block header in streams of major 1 */
 #define EVENT_BLOCK_LENGTH_MAX  (64u << 20)  /* the largest block: a buffer of 64 MiB */
 

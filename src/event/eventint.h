@@ -234,6 +234,8 @@ extern EventThreadStruct *eventThreadEnsure(void);
 extern int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn);
 extern void eventThreadFlush(EventThreadStruct *thread, int own);
 extern void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp);
+extern EventKindSet eventOutputApplied;
+extern EventKindSet eventOutputControl(EventKindSet reset, EventKindSet flip, EventKindSet keep);
 extern int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp);
 extern void eventSignalLeave(int token);
 extern void eventDropCount(unsigned kind);

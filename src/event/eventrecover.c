@@ -422,13 +422,42 @@ typedef struct RecoverStruct {
   int logUnsound;               /* sentCollect passed over a block */
 } RecoverStruct;
 
+/* liveStart -- where a live block's own events start in its region's
+ * data[0 .. end): 0, or its index from 3.0.3, past events emitted while
+ * its kind's output was off; end for a region whose output is off now
+ * (none to recover).  0 if the index is not an event boundary: damage.
+ * .sol.control.cut */
+static int liveStart(const FileStruct *live, const EventBlockHeaderStruct *h,
+                     const unsigned char *data, size_t end, size_t *startReturn)
+{
+  size_t at = 0;
+  *startReturn = 0;
+  if (h->index == EVENT_BLOCK_INDEX_NONE)
+    return 1;
+  if (h->index == EVENT_LIVE_OUTPUT_OFF) {
+    *startReturn = end;
+    return 1;
+  }
+  while (at < h->index && at < end)
+    at += (size_t)EventLoad(data + at + 2, 2, live->big);
+  *startReturn = at;
+  return at == h->index;
+}
+
 /* liveBlock -- the live block at offset, of header h: the events the
  * log lacks go to the stream, unless the block cannot be trusted */
 static void liveBlock(RecoverStruct *r, size_t offset, EventBlockHeaderStruct h)
 {
   const FileStruct *live = &r->live;
   const unsigned char *data = live->base + offset + live->blockHeaderLength;
-  size_t end = dataEnd(data, h.length - live->blockHeaderLength, live->big), skip;
+  size_t end = dataEnd(data, h.length - live->blockHeaderLength, live->big), skip, start;
+  if (!liveStart(live, &h, data, end, &start)) {
+    if (r->result->rejected++ == 0)
+      r->result->rejectedOffset = offset;
+    return;
+  }
+  data += start;
+  end -= start;
   if (seqTwice(r->liveSeqs, r->liveSeqCount, h.seq)
       || !prefixMatch(r->sent, r->sentCount, h.seq, data, end, live->big, &skip)) {
     if (r->result->rejected++ == 0)
@@ -454,10 +483,14 @@ static int freeSound(const RecoverStruct *r, const unsigned char *block,
 {
   const FileStruct *live = &r->live;
   const unsigned char *data = block + live->blockHeaderLength;
-  size_t end, skip;
+  size_t end, skip, start;
   if (!zeros(block, 4))
     return 0;
   end = dataEnd(data, h->length - live->blockHeaderLength, live->big);
+  if (!liveStart(live, h, data, end, &start))
+    return 0;
+  data += start;
+  end -= start;
   return end == 0 || r->logUnsound || r->result->logFailed
          || (prefixMatch(r->sent, r->sentCount, h->seq, data, end, live->big, &skip) && skip == end);
 }

@@ -7,8 +7,10 @@
 # (src/event/eventint.h names what they read) out of memory and decode its events themselves, in
 # Python, with the registry read from the program (EventRegistry).  They
 # make no calls into the inferior, so they work on a core file as on a
-# live process; only "on", "off" and "record" write memory, and only to
-# the globals EventKindControl and EventKindRecord.
+# live process; only "on", "off" and "record" change it: "on" and "off"
+# call EventControl in a live process, so that the change takes effect
+# at once in every thread (.sol.control.cut), and otherwise write the
+# globals EventKindControl and EventKindRecord.
 
 import re
 import struct
@@ -872,6 +874,26 @@ def _kind_bits(registry, args, off):
     return bits
 
 
+def _control_call(reset, flip):
+    """Output changed by a call of EventControl in the live process, so
+    that it takes effect at once in every thread (.sol.control.cut):
+    True if it was.  Not on a core file, nor where the selected thread
+    is inside telltale's lock (the call would re-enter it)."""
+    inf = gdb.selected_inferior()
+    if inf is None or inf.pid == 0:
+        return False
+    try:
+        if int(gdb.parse_and_eval("lockDepth")) != 0:
+            return False
+    except gdb.error:
+        pass
+    try:
+        gdb.parse_and_eval("(unsigned int)EventControl(%d, %d)" % (reset, flip))
+        return True
+    except gdb.error:
+        return False
+
+
 def _change(set_name, args, on):
     registry = Registry()
     kinds = KindSet(set_name)
@@ -881,7 +903,11 @@ def _change(set_name, args, on):
         new = old | bits
     else:
         new = old & ~(bits & ~(1 << OWN_KIND))
-    kinds.set(new)
+    if set_name != "EventKindControl" or not _control_call(old ^ new, (old ^ new) & new):
+        kinds.set(new)
+        if set_name == "EventKindControl":
+            gdb.write("telltale: written to memory: it takes effect at each thread's next "
+                      "full buffer or flush (.sol.control.cut)\n")
     what = "output" if set_name == "EventKindControl" else "recording"
     changed = [registry.kinds[i][0] for i in range(len(registry.kinds))
                if bits >> i & 1 and (on or i != OWN_KIND)]
