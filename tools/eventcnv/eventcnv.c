@@ -994,8 +994,8 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
     timesLen = EventFormatTimes(times, sizeof times, rec->clock, ctx);
     if (timesLen >= sizeof times || timesLen > len || strrchr(times, ' ') == NULL)
       timesLen = 0;
-    PutSeconds(elapsed, sizeof elapsed,
-               merge.wallNs[source] - (int64_t)merge.originNs);
+    PutSeconds(elapsed, sizeof elapsed, (int64_t)(ctx->startRealtime - merge.originNs)
+               + MergeClockNs(ctx, rec->clock));
     printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
            process[source], line + timesLen);
   }
@@ -1041,9 +1041,12 @@ static void ArchiveSay(const EventStreamInfoStruct *info, const InputRecoveredSt
 static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
 {
   int status = EXIT_SUCCESS;
+  /* Headings and merged lines as for the FILEs given, however many of
+   * them could be read, so that the output's form does not change. */
+  int several = opt->pathCount > 1;
   if (opt->header || opt->list || opt->count || opt->summary || opt->spans) {
     for (size_t i = 0; i < count && status == EXIT_SUCCESS; ++i) {
-      if (count > 1)
+      if (several)
         printf("%s==> %s <==\n", i > 0 ? "\n" : "", logs[i].name);
       status = PrintEach(opt, &logs[i]);
     }
@@ -1070,7 +1073,7 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     /* design/telemetry.txt .export */
     if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
       status = EXIT_BAD_STREAM;
-  } else if ((count == 1   /* design/telemetry.txt .eventcnv.text */
+  } else if ((!several   /* design/telemetry.txt .eventcnv.text */
               ? ExportText(streams[0], stdout, opt->jobs != NULL ? (unsigned)atoi(opt->jobs) : 0,
                            LogsFilter, logs)
               : PrintMerged(streams, count, logs)) != 0) {
@@ -1217,27 +1220,33 @@ static int Follow(const OptionsStruct *opt)
   return ended == 1 ? EXIT_SUCCESS : EXIT_BAD_STREAM;
 }
 
-/* OpenAll -- every FILE; 0, or 1 having said why */
-static int OpenAll(const OptionsStruct *opt, LogStruct *logs)
+/* OpenAll -- every FILE that can be read, in the order given, at the
+ * front of logs; returns how many.  One that cannot is said and left
+ * out, so the others are still printed (design/telemetry.txt
+ * .eventcnv.exit). */
+static size_t OpenAll(const OptionsStruct *opt, LogStruct *logs)
 {
+  size_t sound = 0;
   for (size_t i = 0; i < opt->pathCount; ++i) {
-    LogStruct *log = &logs[i];
+    LogStruct *log = &logs[sound];
     log->path = opt->paths[i];
     log->name = strcmp(log->path, "-") == 0 ? "<stdin>" : log->path;
     log->stream = Open(opt, log->path, log->name, &log->in);
     if (log->stream == NULL)
-      return 1;
+      continue;
     InputArchiveRecovered(EventStreamInfo(log->stream), &recovered);
     log->recovered = recovered;
     FilterInit(&log->filter, opt, EventStreamInfo(log->stream)->registry);
+    ++sound;
   }
-  return 0;
+  return sound;
 }
 
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
   LogStruct *logs;
+  size_t sound;
   int status = EXIT_SUCCESS;
 
   ParseArgs(argc, argv, &opt);
@@ -1255,7 +1264,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  if (OpenAll(&opt, logs) != 0) {
+  sound = OpenAll(&opt, logs);
+  if (sound == 0) {
     status = EXIT_BAD_STREAM;
   } else if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
              && freopen(opt.output, "w", stdout) == NULL) {
@@ -1263,15 +1273,17 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
     status = EXIT_BAD_STREAM;
   } else {
-    status = Print(&opt, logs, opt.pathCount);
+    status = Print(&opt, logs, sound);
     if (fflush(stdout) != 0 || ferror(stdout)) {
       fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
       status = EXIT_BAD_STREAM;
     }
-    for (size_t i = 0; i < opt.pathCount; ++i)
+    for (size_t i = 0; i < sound; ++i)
       status = Finish(&opt, &logs[i], status);
+    if (sound < opt.pathCount)  /* each said as it was opened */
+      status = EXIT_BAD_STREAM;
   }
-  for (size_t i = 0; i < opt.pathCount; ++i) {
+  for (size_t i = 0; i < sound; ++i) {
     EventStreamClose(logs[i].stream);
     InputFree(&logs[i].in);
   }
