@@ -554,6 +554,10 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
   size_t running = Running(info);
   if (info->stopped) {
     snprintf(buf, size, "not known: reading stopped at damage");
+  } else if (!Ended(info) && recovered.done && recovered.logFailed) {
+    Recovered(counts, sizeof counts, info);
+    snprintf(buf, size, "no StreamEnd: the log's writes failed, so whether the program ended "
+             "or died is not known (%s)", counts);
   } else if (!Ended(info) && recovered.done) {
     Recovered(counts, sizeof counts, info);
     snprintf(buf, size, "no StreamEnd: recovered after a crash (%s)", counts);
@@ -751,11 +755,20 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
   if (recovered.logFailed)
     fprintf(stderr, "%s: %s: the program could not write all of its log (%s says a write "
             "failed, a full disk perhaps): the events it sent after that are lost, but for "
-            "those recovered from the live file\n", programName, name, recovered.path);
+            "those recovered from the live file (the program counts them, and says how many on "
+            "its stderr if it ends)\n", programName, name, recovered.path);
   if (info->stopped) {
     fprintf(stderr, "%s: %s: reading stopped at the damage said above, so whether the stream "
             "ended cleanly after it is not known (--resync reads on past damage)\n",
             programName, name);
+  } else if (!Ended(info) && recovered.done && recovered.logFailed) {
+    /* The end, if there was one, went with the failed writes: a full
+     * disk is not a death.  design/telemetry.txt .sol.writer.fail */
+    char counts[4096 + 200];
+    Recovered(counts, sizeof counts, info);
+    fprintf(stderr, "%s: %s: the stream has no StreamEnd event, as the program's writes to its "
+            "log failed (said above): whether it then ended or died is not known; the log holds "
+            "%s\n", programName, name, counts);
   } else if (!Ended(info) && recovered.done) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
