@@ -12,7 +12,10 @@ with the log's blocks:
 
   killed    the client killed with SIGKILL: a log and its LOG.live;
   full      the same with the file size limited (RLIMIT_FSIZE, as a full
-            disk), so that writes fail with EFBIG part way.
+            disk), so that writes fail with EFBIG part way;
+  full-finish  the file size limited, and the client ends normally
+            (EventFinish, then a return): eventcnv says the writes
+            failed, and not that the program died (full-disk-finish).
 
 Then it damages copies, one byte at a time, where damage hurts most: the
 sequence number, length or session id of a block in the log or a region
@@ -69,7 +72,7 @@ def header_length(data):
     return struct.unpack_from('<I', data, 20)[0]
 
 
-def run_client(client, d, env_extra, limit=None):
+def run_client(client, d, env_extra, limit=None, mode='kill'):
     env = dict(os.environ, TRUST_COUNTS='counts', TELLTALE_FILE='t.log', TELLTALE_BUFFER='4096')
     env.update(env_extra)
 
@@ -77,8 +80,10 @@ def run_client(client, d, env_extra, limit=None):
         if limit is not None:
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-    p = subprocess.Popen([client, 'kill'], cwd=d, env=env, stdout=subprocess.PIPE,
+    p = subprocess.Popen([client, mode], cwd=d, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, preexec_fn=pre)
+    if mode != 'kill':
+        return p.wait() == 0
     line = p.stdout.readline()
     time.sleep(0.005)
     p.kill()
@@ -336,6 +341,23 @@ def main():
             if not why and not re.search(r'incomplete|cut short|could not write all of its log', e):
                 why = 'nothing said of the loss: ' + e[:300]
             result('full-disk', why)
+
+        # A full disk, and the program ends as it means to: EventFinish
+        # (its StreamEnd goes with the failed writes), then a return.
+        # That is not a death, and is not said to be one.
+        d = os.path.join(tmp, 'full-finish')
+        os.mkdir(d)
+        if not run_client(client, d, {}, limit=40000, mode='finish'):
+            result('full-disk-finish', 'the client did not end with exit 0')
+        else:
+            st, got, e, hang = read(eventcnv, os.path.join(d, 't.log'))
+            why = hang or judge(got, st, e, 10 ** 9)
+            if not why and st != 1:
+                why = 'exit %d over a log cut by a full disk: %s' % (st, e[:300])
+            if not why and (re.search(r'died before|after the crash', e)
+                            or not re.search(r'writes to its log failed', e)):
+                why = 'not said as a failed write: ' + e[:400]
+            result('full-disk-finish', why)
     finally:
         shutil.rmtree(tmp)
     print('%d passed, %d failed' % (passed, failed))

@@ -24,6 +24,15 @@
 #                      LOG.exec1 and writes its own: eventcnv prints every
 #                      line of LOG.exec1 and ends, exit 0, whether the
 #                      shell wrote blocks before the exec or none
+#   follow-death       followed while it runs: a recorded sleep killed by
+#                      SIGKILL (not waited for: a zombie), whose events are
+#                      all in its live file: eventcnv ends by itself (the
+#                      header's pid runs no more), printing every line,
+#                      message and exit status that eventcnv gives the
+#                      log without --follow
+#   follow-empty       an empty log no process holds (a child killed
+#                      before its header): eventcnv ends by itself, saying
+#                      what eventcnv says of it, exit 1
 #   follow-usage       --follow with two FILEs, with -, or with --format
 #                      jsonl: usage errors (exit 2)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
@@ -154,6 +163,44 @@ def main():
                 prog.wait()
                 why = "still following 30 s after it started"
             result(name, why)
+        # Killed while followed: no StreamEnd, and every event in the
+        # live file (the recorder's 1 MiB buffers are never full).
+        deathLog = os.path.join(tmp, "death.log")
+        prog = subprocess.Popen(["sleep", "60"], env=dict(os.environ, TELLTALE_FILE=deathLog,
+                                                           LD_PRELOAD=recorder))
+        for _ in range(500):
+            if os.path.exists(deathLog) and os.path.getsize(deathLog) > 0:
+                break
+            time.sleep(0.01)
+        f = subprocess.Popen([eventcnv, "--follow", deathLog], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        time.sleep(0.5)
+        prog.kill()
+        try:
+            out, err = f.communicate(timeout=20)
+            plain = subprocess.run([eventcnv, deathLog], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+            why = (None if (f.returncode, out, err) == (plain.returncode, plain.stdout, plain.stderr)
+                   and plain.stdout.count(b"\n") > 10
+                   else "exit %d, %d lines, %r; without --follow exit %d, %d lines, %r" % (
+                       f.returncode, out.count(b"\n"), err[:200], plain.returncode,
+                       plain.stdout.count(b"\n"), plain.stderr[:200]))
+        except subprocess.TimeoutExpired:
+            f.kill()
+            f.communicate()
+            why = "still following 20 s after the program was killed"
+        prog.wait()
+        result("follow-death", why)
+        empty = os.path.join(tmp, "empty.log.999999")
+        open(empty, "wb").close()
+        try:
+            r = subprocess.run([eventcnv, "--follow", empty], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=20)
+            why = (None if r.returncode == 1 and b"empty.log.999999: offset 0: empty file" in r.stderr
+                   else "exit %d: %r" % (r.returncode, r.stderr[:200]))
+        except subprocess.TimeoutExpired:
+            why = "still following 20 s after it began"
+        result("follow-empty", why)
         why = None
         for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log]):
             r = subprocess.run([eventcnv] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -28,6 +28,12 @@
 #   merge-registries   logs with different registries: chrome takes them,
 #                      sqlite refuses them (one database, one registry)
 #   merge-ctf          ctf takes one FILE: a usage error
+#   merge-unreadable   with an empty log (a child killed before its first
+#                      block leaves one), a log cut in its header and a
+#                      missing one among them, every form (text, jsonl,
+#                      csv, chrome, html, sqlite, --count, --summary,
+#                      --header, --resync) shows what the readable logs
+#                      show, names each other one on stderr, and exits 1
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N
 # failed"; exits 1 if any failed, 77 if the logs cannot be made here.
 
@@ -194,6 +200,43 @@ def check_sqlite(eventcnv, logs, tmp):
     return None
 
 
+def check_unreadable(eventcnv, logs, tmp):
+    """logs, and others that cannot be read among them, in every form"""
+    empty, cut, missing = (os.path.join(tmp, name) for name in ("e.log.999999", "cut.log", "no.log"))
+    open(empty, "wb").close()
+    with open(logs[0], "rb") as f, open(cut, "wb") as g:
+        g.write(f.read(200))
+    bad = {empty: "offset 0: empty file", cut: "offset 20: header length", missing: "No such file"}
+    given = logs[:1] + [empty] + logs[1:2] + [cut, missing] + logs[2:]
+    forms = [[], ["--format", "jsonl"], ["--format", "csv"], ["--format", "chrome"], ["--count"],
+             ["--summary"], ["--header"], ["--resync"], ["--format", "html", "-o", "OUT"],
+             ["--format", "sqlite", "-o", "OUT"]]
+    for n, form in enumerate(forms):
+        outs = []
+        for files in (logs, given):
+            out = os.path.join(tmp, "out%d.%d" % (n, len(files)))
+            args = [out if a == "OUT" else a for a in form]
+            r = run(eventcnv, *(args + files))
+            if "OUT" in form and form[1] == "sqlite":
+                con = sqlite3.connect(out)
+                outs.append(list(con.execute("SELECT * FROM event ORDER BY seq")))
+                con.close()
+            elif "OUT" in form:
+                with open(out, "rb") as f:
+                    outs.append(f.read())
+            else:
+                outs.append(r.stdout)
+        name = " ".join(form) or "text"
+        if r.returncode != 1:
+            return "%s: exit %d, want 1: %s" % (name, r.returncode, r.stderr.decode()[:300])
+        if outs[0] != outs[1]:
+            return "%s: the readable logs' output is not what they show alone" % name
+        for path, why in bad.items():
+            if ("eventcnv: %s: %s" % (path, why)).encode() not in r.stderr:
+                return "%s: %s not named on stderr (%r): %s" % (name, path, why, r.stderr.decode()[:300])
+    return None
+
+
 def main():
     if len(sys.argv) != 2:
         sys.stderr.write("usage: tests/merge.py CONFIG\n")
@@ -247,6 +290,7 @@ def main():
         r = run(eventcnv, "--format", "ctf", "-o", os.path.join(tmp, "t.ctf"), *logs)
         result("merge-ctf", None if r.returncode == 2 and b"takes one FILE" in r.stderr
                else "exit %d: %s" % (r.returncode, r.stderr.decode()[:200]))
+        result("merge-unreadable", check_unreadable(eventcnv, logs, tmp))
     finally:
         subprocess.run(["rm", "-rf", tmp])
     return summary()

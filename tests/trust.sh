@@ -19,8 +19,8 @@
 # others emit, a crash under a slow handler) run REPEAT times each
 # (default 20), the others a few times.  The
 # fatal ones also check the traceback (TELLTALE_DUMP=4096): in time
-# order, threads named, the failing worker shown, nothing from well
-# after the failure.  Prints "ok NAME" or "FAIL NAME: why" per case, then
+# order, threads named, the failing worker shown, nothing stamped after
+# the moment of failure it states.  Prints "ok NAME" or "FAIL NAME: why" per case, then
 # "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."

@@ -207,10 +207,13 @@ static size_t dumpSelect(unsigned count, EventThreadStruct *self, EventClock bou
   return n;
 }
 
-/* dumpHeading -- what the traceback holds, and the threads it names */
+/* dumpHeading -- what the traceback holds, and the threads it names;
+ * at a death, the moment of the failure, where it is cut (bound) */
 static void dumpHeading(int fd, size_t n, EventThreadStruct *self, const char *why,
-                        size_t mine, size_t rest)
+                        size_t mine, size_t rest, const EventFormatContextStruct *context,
+                        EventClock bound, int dying)
 {
+  char times[64];
   char line[TEXT_LINE_MAX], label[64];
   char number[DECIMAL_MAX + 1], ofSelf[DECIMAL_MAX + 1], ofRest[DECIMAL_MAX + 1];
   eventFormatUnsigned(number, n);
@@ -232,7 +235,11 @@ static void dumpHeading(int fd, size_t n, EventThreadStruct *self, const char *w
       }
   if (line[0] != '\0')
     eventSayTo(fd, line, NULL);
-  eventSayTo(fd, "(seconds since start, UTC time, thread, kind, event, its fields):", NULL);
+  if (dying && EventFormatTimes(times, sizeof times, bound, context) < sizeof times)
+    eventSayTo(fd, "(seconds since start, UTC time, thread, kind, event, its fields), up to the "
+               "failure at ", times + strspn(times, " "), ":", NULL);
+  else
+    eventSayTo(fd, "(seconds since start, UTC time, thread, kind, event, its fields):", NULL);
 }
 
 /* dump -- the traceback: the latest count events, oldest first, to fd.
@@ -260,7 +267,6 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
     eventSignalLeave(token);
   }
   n = dumpSelect(count, self, bound, &mine, &rest);
-  dumpHeading(fd, n, self, why, mine, rest);
   EventLayoutNative(&layout);
   EventFormatContextInit(&context, &EventRegistry);
   context.label = eventLabelLookup;
@@ -269,6 +275,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
                                    eventSession.syncMonotonic);
   context.startClock = eventSession.startClock;
   context.startRealtime = eventSession.startRealtime;
+  dumpHeading(fd, n, self, why, mine, rest, &context, bound, dying);
   for (size_t i = 0; i < n; ++i) {
     DumpEntryStruct *e = &dumpEntries[i];
     unsigned char copy[EVENT_SIZE_MAX];

@@ -63,8 +63,10 @@ static const char usageText[] =
   "                    durations in seconds, not the events\n"
   "  --follow          print the events as the program writes them, as tail -f\n"
   "                    does, each buffer as it reaches the file, until the\n"
-  "                    stream's end (StreamEnd, or an exec's StreamExec); one\n"
-  "                    FILE, as text\n"
+  "                    stream's end (StreamEnd, or an exec's StreamExec) or the\n"
+  "                    program is gone, then the rest as without --follow (a\n"
+  "                    dead program's live file), with its messages and exit\n"
+  "                    status; one FILE, as text\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -554,6 +556,10 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
   size_t running = Running(info);
   if (info->stopped) {
     snprintf(buf, size, "not known: reading stopped at damage");
+  } else if (!Ended(info) && recovered.done && recovered.logFailed) {
+    Recovered(counts, sizeof counts, info);
+    snprintf(buf, size, "no StreamEnd: the log's writes failed, so whether the program ended "
+             "or died is not known (%s)", counts);
   } else if (!Ended(info) && recovered.done) {
     Recovered(counts, sizeof counts, info);
     snprintf(buf, size, "no StreamEnd: recovered after a crash (%s)", counts);
@@ -751,11 +757,20 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
   if (recovered.logFailed)
     fprintf(stderr, "%s: %s: the program could not write all of its log (%s says a write "
             "failed, a full disk perhaps): the events it sent after that are lost, but for "
-            "those recovered from the live file\n", programName, name, recovered.path);
+            "those recovered from the live file (the program counts them, and says how many on "
+            "its stderr if it ends)\n", programName, name, recovered.path);
   if (info->stopped) {
     fprintf(stderr, "%s: %s: reading stopped at the damage said above, so whether the stream "
             "ended cleanly after it is not known (--resync reads on past damage)\n",
             programName, name);
+  } else if (!Ended(info) && recovered.done && recovered.logFailed) {
+    /* The end, if there was one, went with the failed writes: a full
+     * disk is not a death.  design/telemetry.txt .sol.writer.fail */
+    char counts[4096 + 200];
+    Recovered(counts, sizeof counts, info);
+    fprintf(stderr, "%s: %s: the stream has no StreamEnd event, as the program's writes to its "
+            "log failed (said above): whether it then ended or died is not known; the log holds "
+            "%s\n", programName, name, counts);
   } else if (!Ended(info) && recovered.done) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
@@ -994,8 +1009,8 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
     timesLen = EventFormatTimes(times, sizeof times, rec->clock, ctx);
     if (timesLen >= sizeof times || timesLen > len || strrchr(times, ' ') == NULL)
       timesLen = 0;
-    PutSeconds(elapsed, sizeof elapsed,
-               merge.wallNs[source] - (int64_t)merge.originNs);
+    PutSeconds(elapsed, sizeof elapsed, (int64_t)(ctx->startRealtime - merge.originNs)
+               + MergeClockNs(ctx, rec->clock));
     printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
            process[source], line + timesLen);
   }
@@ -1041,9 +1056,12 @@ static void ArchiveSay(const EventStreamInfoStruct *info, const InputRecoveredSt
 static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
 {
   int status = EXIT_SUCCESS;
+  /* Headings and merged lines as for the FILEs given, however many of
+   * them could be read, so that the output's form does not change. */
+  int several = opt->pathCount > 1;
   if (opt->header || opt->list || opt->count || opt->summary || opt->spans) {
     for (size_t i = 0; i < count && status == EXIT_SUCCESS; ++i) {
-      if (count > 1)
+      if (several)
         printf("%s==> %s <==\n", i > 0 ? "\n" : "", logs[i].name);
       status = PrintEach(opt, &logs[i]);
     }
@@ -1070,7 +1088,7 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     /* design/telemetry.txt .export */
     if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
       status = EXIT_BAD_STREAM;
-  } else if ((count == 1   /* design/telemetry.txt .eventcnv.text */
+  } else if ((!several   /* design/telemetry.txt .eventcnv.text */
               ? ExportText(streams[0], stdout, opt->jobs != NULL ? (unsigned)atoi(opt->jobs) : 0,
                            LogsFilter, logs)
               : PrintMerged(streams, count, logs)) != 0) {
@@ -1119,26 +1137,57 @@ static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStream
   return pos;
 }
 
-/* FollowOnce -- the events of the whole blocks that follow done in the
- * stream as it is now (the file open on fd, named path), in time order;
- * returns the new done, and sets *endedReturn to 1 at StreamEnd, 2 if
- * the stream now ends at an exec (.sol.exec).  (size_t)-1: the file is
- * not a stream. */
-static size_t FollowOnce(const OptionsStruct *opt, int fd, const char *path, FilterStruct *filter,
-                         size_t done, int *endedReturn)
+/* FollowPrint -- the events of stream from offset from, up to (not
+ * at) to, that pass filter, in time order; *endedReturn 1 at StreamEnd */
+static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, size_t from,
+                        size_t to, int *endedReturn)
+{
+  EventFormatContextStruct ctx;
+  EventRecordStruct rec;
+  char line[8192];
+  EventStreamFormatContext(stream, &ctx);
+  while (EventStreamNext(stream, &rec) == EventStreamOK) {
+    if (rec.offset < from || rec.offset >= to)
+      continue;         /* printed before, or in a block not yet whole */
+    if (rec.code == EVENT_CODE_STREAM_END)
+      *endedReturn = 1;
+    if (FilterPasses(filter, rec.kind, rec.code)) {
+      (void)EventFormat(line, sizeof line, &rec, &ctx);
+      printf("%s\n", line);
+    }
+  }
+  fflush(stdout);
+}
+
+/* FollowStruct -- what --follow knows of the log it follows */
+typedef struct FollowStruct {
+  int fd;                       /* the file opened */
+  const char *path;             /* as given */
+  FilterStruct filter;
+  size_t done;                  /* printed up to here */
+  int ended;                    /* 1 StreamEnd, 2 the stream ends at an exec */
+  uint32_t pid;                 /* the header's, once read; 0 before */
+  uint64_t startMonotonic;      /* the header's CLOCK_MONOTONIC start, ns */
+} FollowStruct;
+
+/* FollowOnce -- the events of the whole blocks that follow f->done in
+ * the stream as it is now, in time order; moves f->done on, and sets
+ * f->ended to 1 at StreamEnd, 2 if the stream now ends at an exec
+ * (.sol.exec).  Returns 0, or 1 if the file is not a stream, having
+ * said so. */
+static int FollowOnce(const OptionsStruct *opt, FollowStruct *f)
 {
   InputStruct in;
   EventStreamStruct *stream;
-  EventFormatContextStruct ctx;
-  EventRecordStruct rec;
-  char msg[512], line[8192];
+  const EventStreamInfoStruct *info;
+  char msg[512];
   size_t whole;
   int err;
   memset(&in, 0, sizeof in);
-  err = InputReadFd(fd, &in);
+  err = InputReadFd(f->fd, &in);
   if (err != 0) {
-    fprintf(stderr, "%s: %s: %s\n", programName, path, strerror(err));
-    return (size_t)-1;
+    fprintf(stderr, "%s: %s: %s\n", programName, f->path, strerror(err));
+    return 1;
   }
   if (EventStreamOpen(&stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
     /* A header not written whole yet is waited for; a file that is not a stream is said. */
@@ -1147,97 +1196,166 @@ static size_t FollowOnce(const OptionsStruct *opt, int fd, const char *path, Fil
           && EventLoad(in.data + 20, 4, 0) > in.size);
     InputFree(&in);
     if (!waiting)
-      fprintf(stderr, "%s: %s: %s\n", programName, path, msg);
-    return waiting ? done : (size_t)-1;
+      fprintf(stderr, "%s: %s: %s\n", programName, f->path, msg);
+    return !waiting;
   }
-  if (done == 0)
-    FilterInit(filter, opt, EventStreamInfo(stream)->registry);
-  whole = WholeBlocks(in.data, in.size, EventStreamInfo(stream), done);
-  if (EventStreamInfo(stream)->streamExec)
-    *endedReturn = 2;
-  EventStreamFormatContext(stream, &ctx);
-  while (EventStreamNext(stream, &rec) == EventStreamOK) {
-    if (rec.offset < done || rec.offset >= whole)
-      continue;         /* printed before, or in a block not yet whole */
-    if (rec.code == EVENT_CODE_STREAM_END)
-      *endedReturn = 1;
-    if (FilterPasses(filter, rec.kind, rec.code)) {
-      size_t len = EventFormat(line, sizeof line, &rec, &ctx);
-      printf("%s\n", line);
-      (void)len;
-    }
-  }
-  fflush(stdout);
+  info = EventStreamInfo(stream);
+  f->pid = info->pid;
+  f->startMonotonic = info->startMonotonic;
+  if (f->done == 0)
+    FilterInit(&f->filter, opt, info->registry);
+  whole = WholeBlocks(in.data, in.size, info, f->done);
+  if (info->streamExec)
+    f->ended = 2;
+  FollowPrint(stream, &f->filter, f->done, whole, &f->ended);
   EventStreamClose(stream);
   InputFree(&in);
-  return whole > done ? whole : done;
+  if (whole > f->done)
+    f->done = whole;
+  return 0;
+}
+
+/* FollowLiveName -- the log's name now, for its live file (NAME.live):
+ * an exec'd image moves the log and its live file aside (.malloc.file);
+ * NULL if the file has no name */
+static const char *FollowLiveName(const FollowStruct *f, char *buf, size_t size)
+{
+  struct stat opened, named;
+  char link[64];
+  ssize_t n;
+  if (fstat(f->fd, &opened) != 0)
+    return NULL;
+  if (stat(f->path, &named) == 0 && named.st_dev == opened.st_dev && named.st_ino == opened.st_ino)
+    return f->path;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
+  n = readlink(link, buf, size - 1);
+  if (n <= 0 || opened.st_nlink == 0)
+    return NULL;
+  buf[n] = '\0';
+  return buf;
+}
+
+/* FollowEnd -- the end of --follow: the file as eventcnv reads it
+ * without --follow, its live file recovered, and the events not printed
+ * yet (at or after f->done: what the program wrote at its end, a last
+ * block cut short, what only the live file holds) in time order; then
+ * what eventcnv says of that log, and its exit status */
+static int FollowEnd(const OptionsStruct *opt, FollowStruct *f)
+{
+  LogStruct log;
+  char msg[512], name[4096];
+  int err, ended = 0, status;
+  memset(&log, 0, sizeof log);
+  log.path = log.name = f->path;
+  err = InputReadFd(f->fd, &log.in);
+  if (err != 0) {
+    fprintf(stderr, "%s: %s: %s\n", programName, f->path, strerror(err));
+    return EXIT_BAD_STREAM;
+  }
+  memset(&recovered, 0, sizeof recovered);
+  (void)InputRecoverLive(FollowLiveName(f, name, sizeof name), &log.in, &recovered, programName);
+  if (EventStreamOpen(&log.stream, log.in.data, log.in.size, opt->resync ? EVENT_STREAM_RESYNC : 0,
+                      msg, sizeof msg) != EventStreamOK) {
+    fprintf(stderr, "%s: %s: %s\n", programName, f->path, msg);
+    InputFree(&log.in);
+    return EXIT_BAD_STREAM;
+  }
+  InputArchiveRecovered(EventStreamInfo(log.stream), &recovered);
+  log.recovered = recovered;
+  if (f->done == 0)
+    FilterInit(&f->filter, opt, EventStreamInfo(log.stream)->registry);
+  FollowPrint(log.stream, &f->filter, f->done, (size_t)-1, &ended);
+  status = Finish(opt, &log, EXIT_SUCCESS);
+  EventStreamClose(log.stream);
+  InputFree(&log.in);
+  return status;
+}
+
+/* FollowGone -- the program is gone, so nothing more will be written:
+ * no thread of the header's pid runs, and no process has the file open
+ * (one that writes a copy of a log, or a program in another pid
+ * namespace, keeps --follow going).  With no header yet, a second after
+ * the first look, no process has the file open.  design/telemetry.txt
+ * .eventcnv.follow.gone */
+static int FollowGone(const FollowStruct *f, unsigned looks)
+{
+  if (f->pid != 0)
+    return InputProgramGone(f->pid, f->startMonotonic) && InputFileUnheld(f->fd);
+  return looks >= 5 && InputFileUnheld(f->fd);
 }
 
 /* Follow -- --follow: the events as the program writes them, buffer by
  * buffer, until StreamEnd, or a StreamExec that a look later still ends
- * the stream (a failed exec writes its own at once).  Each look reads
- * the file afresh; what it printed is known by offset.  The file is
- * opened once and read through its descriptor: the image an exec starts
- * moves the log aside (LOG.execN) and writes a new one at its path,
- * which a look by name would take for the same stream.
+ * the stream (a failed exec writes its own at once), or the program is
+ * gone; then what eventcnv shows and says of the log without --follow.
+ * Each look reads the file afresh; what it printed is known by offset.
+ * The file is opened once and read through its descriptor: the image an
+ * exec starts moves the log aside (LOG.execN) and writes a new one at
+ * its path, which a look by name would take for the same stream.
  * design/telemetry.txt .eventcnv.follow */
 static int Follow(const OptionsStruct *opt)
 {
-  FilterStruct *filter = malloc(sizeof *filter);
-  const char *path = opt->paths[0];
-  size_t done = 0;
-  int ended = 0, exec = 0, fd;
-  if (filter == NULL) {
+  FollowStruct *f = calloc(1, sizeof *f);
+  int exec = 0, status = EXIT_BAD_STREAM;
+  if (f == NULL) {
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    fprintf(stderr, "%s: %s: %s\n", programName, path, strerror(errno));
-    free(filter);
+  f->path = opt->paths[0];
+  f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  if (f->fd < 0) {
+    fprintf(stderr, "%s: %s: %s\n", programName, f->path, strerror(errno));
+    free(f);
     return EXIT_BAD_STREAM;
   }
-  while (ended != 1) {
+  for (unsigned looks = 0; ; ++looks) {
     struct timespec pause = {0, 200000000};
-    size_t was = done;
-    ended = 0;
-    done = FollowOnce(opt, fd, path, filter, done, &ended);
-    if (done == (size_t)-1)
+    size_t was = f->done;
+    /* Asked before the look, so that the look sees all a program that
+     * is gone wrote. */
+    int gone = FollowGone(f, looks);
+    f->ended = 0;
+    if (FollowOnce(opt, f) != 0)
       break;
-    if (ended == 2 && exec && done == was) {
-      ended = 1;                /* exec'd: nothing came after its StreamExec */
+    if (f->ended == 1 || (f->ended == 2 && exec && f->done == was) || gone) {
+      status = FollowEnd(opt, f);   /* exec'd: nothing came after its StreamExec */
       break;
     }
-    exec = ended == 2;
-    if (ended != 1)
-      nanosleep(&pause, NULL);
+    exec = f->ended == 2;
+    nanosleep(&pause, NULL);
   }
-  (void)close(fd);
-  free(filter);
-  return ended == 1 ? EXIT_SUCCESS : EXIT_BAD_STREAM;
+  (void)close(f->fd);
+  free(f);
+  return status;
 }
 
-/* OpenAll -- every FILE; 0, or 1 having said why */
-static int OpenAll(const OptionsStruct *opt, LogStruct *logs)
+/* OpenAll -- every FILE that can be read, in the order given, at the
+ * front of logs; returns how many.  One that cannot is said and left
+ * out, so the others are still printed (design/telemetry.txt
+ * .eventcnv.exit). */
+static size_t OpenAll(const OptionsStruct *opt, LogStruct *logs)
 {
+  size_t sound = 0;
   for (size_t i = 0; i < opt->pathCount; ++i) {
-    LogStruct *log = &logs[i];
+    LogStruct *log = &logs[sound];
     log->path = opt->paths[i];
     log->name = strcmp(log->path, "-") == 0 ? "<stdin>" : log->path;
     log->stream = Open(opt, log->path, log->name, &log->in);
     if (log->stream == NULL)
-      return 1;
+      continue;
     InputArchiveRecovered(EventStreamInfo(log->stream), &recovered);
     log->recovered = recovered;
     FilterInit(&log->filter, opt, EventStreamInfo(log->stream)->registry);
+    ++sound;
   }
-  return 0;
+  return sound;
 }
 
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
   LogStruct *logs;
+  size_t sound;
   int status = EXIT_SUCCESS;
 
   ParseArgs(argc, argv, &opt);
@@ -1255,7 +1373,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: out of memory\n", programName);
     return EXIT_BAD_STREAM;
   }
-  if (OpenAll(&opt, logs) != 0) {
+  sound = OpenAll(&opt, logs);
+  if (sound == 0) {
     status = EXIT_BAD_STREAM;
   } else if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
              && freopen(opt.output, "w", stdout) == NULL) {
@@ -1263,15 +1382,17 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
     status = EXIT_BAD_STREAM;
   } else {
-    status = Print(&opt, logs, opt.pathCount);
+    status = Print(&opt, logs, sound);
     if (fflush(stdout) != 0 || ferror(stdout)) {
       fprintf(stderr, "%s: error writing output: %s\n", programName, strerror(errno));
       status = EXIT_BAD_STREAM;
     }
-    for (size_t i = 0; i < opt.pathCount; ++i)
+    for (size_t i = 0; i < sound; ++i)
       status = Finish(&opt, &logs[i], status);
+    if (sound < opt.pathCount)  /* each said as it was opened */
+      status = EXIT_BAD_STREAM;
   }
-  for (size_t i = 0; i < opt.pathCount; ++i) {
+  for (size_t i = 0; i < sound; ++i) {
     EventStreamClose(logs[i].stream);
     InputFree(&logs[i].in);
   }

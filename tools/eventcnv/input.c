@@ -6,13 +6,16 @@
 
 #include "input.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* readAll -- read fd to its end into malloc'd memory */
@@ -210,4 +213,113 @@ void InputArchiveRecovered(const EventStreamInfoStruct *info, InputRecoveredStru
   recovered->events = info->unindexedEvents;
   recovered->blocks = info->unindexedBlocks;
   snprintf(recovered->path, sizeof recovered->path, "its live file when it was archived");
+}
+
+/* taskStat -- a thread's state letter and its start (clock ticks since
+ * boot) from /proc/PID/task/TID/stat, or /proc/PID/stat; 0 if read */
+static int taskStat(const char *path, char *stateReturn, unsigned long long *startReturn)
+{
+  char buf[1024], *p;
+  ssize_t n;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read(fd, buf, sizeof buf - 1);
+  (void)close(fd);
+  if (n <= 0) {
+    errno = n < 0 ? errno : EINVAL;
+    return -1;
+  }
+  buf[n] = '\0';
+  errno = EINVAL;               /* unless parsed */
+  p = strrchr(buf, ')');        /* after the command's name, which may hold anything */
+  if (p == NULL || sscanf(p + 1, " %c", stateReturn) != 1)
+    return -1;
+  /* Field 22, starttime: the 20th after the name */
+  for (int field = 0; field < 19 && p != NULL; ++field)
+    p = strchr(p + 1, ' ');
+  if (p == NULL || sscanf(p, " %llu", startReturn) != 1)
+    return -1;
+  return 0;
+}
+
+/* design/telemetry.txt .eventcnv.follow.gone */
+int InputProgramGone(uint32_t pid, uint64_t startMonotonicNs)
+{
+  char path[64];
+  DIR *dir;
+  struct dirent *entry;
+  struct timespec boot, mono;
+  unsigned long long start;
+  long tick = sysconf(_SC_CLK_TCK);
+  char state;
+  int running = 0;
+  if (pid == 0 || pid > (uint32_t)INT32_MAX)
+    return 0;
+  if (access("/proc/self/stat", R_OK) != 0)     /* no /proc: a signal 0 tells */
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+  snprintf(path, sizeof path, "/proc/%lu/stat", (unsigned long)pid);
+  if (taskStat(path, &state, &start) != 0)
+    return errno == ENOENT || errno == ESRCH;
+  /* Started after the log did (the process's start is in CLOCK_BOOTTIME,
+   * which runs ahead of CLOCK_MONOTONIC by the time suspended; a tick
+   * for its rounding): another process, given the pid again. */
+  if (tick > 0 && clock_gettime(CLOCK_BOOTTIME, &boot) == 0
+      && clock_gettime(CLOCK_MONOTONIC, &mono) == 0) {
+    int64_t suspended = ((int64_t)boot.tv_sec - mono.tv_sec) * 1000000000
+                        + (boot.tv_nsec - mono.tv_nsec);
+    double startNs = (double)start * 1e9 / (double)tick;
+    if (startNs > (double)startMonotonicNs + (double)(suspended > 0 ? suspended : 0)
+                  + 1e9 / (double)tick)
+      return 1;
+  }
+  /* Running while any thread is neither a zombie nor dead: the first
+   * thread may have ended (pthread_exit in main) with others running. */
+  snprintf(path, sizeof path, "/proc/%lu/task", (unsigned long)pid);
+  dir = opendir(path);
+  if (dir == NULL)
+    return errno == ENOENT;
+  while (!running && (entry = readdir(dir)) != NULL) {
+    char taskPath[64 + 256 + 8];
+    unsigned long long taskStart;
+    if (entry->d_name[0] == '.')
+      continue;
+    snprintf(taskPath, sizeof taskPath, "%s/%s/stat", path, entry->d_name);
+    running = taskStat(taskPath, &state, &taskStart) == 0 && state != 'Z' && state != 'X';
+  }
+  (void)closedir(dir);
+  return !running;
+}
+
+/* design/telemetry.txt .eventcnv.follow.gone */
+int InputFileUnheld(int fd)
+{
+  struct stat file;
+  DIR *proc;
+  struct dirent *p;
+  int held = 0;
+  pid_t self = getpid();
+  if (fstat(fd, &file) != 0 || (proc = opendir("/proc")) == NULL)
+    return 0;
+  while (!held && (p = readdir(proc)) != NULL) {
+    char path[300];
+    DIR *fds;
+    struct dirent *f;
+    if (p->d_name[0] < '1' || p->d_name[0] > '9' || atol(p->d_name) == (long)self)
+      continue;
+    snprintf(path, sizeof path, "/proc/%s/fd", p->d_name);
+    fds = opendir(path);
+    if (fds == NULL)
+      continue;                 /* gone, or another user's: not looked at */
+    while (!held && (f = readdir(fds)) != NULL) {
+      char link[600];
+      struct stat st;
+      snprintf(link, sizeof link, "%s/%s", path, f->d_name);
+      held = f->d_name[0] != '.' && stat(link, &st) == 0 && st.st_dev == file.st_dev
+             && st.st_ino == file.st_ino;
+    }
+    (void)closedir(fds);
+  }
+  (void)closedir(proc);
+  return !held;
 }

@@ -7,6 +7,7 @@
 #define input_h
 
 #include <stddef.h>
+#include <stdint.h>
 #include "eventread.h"
 
 /* InputStruct -- a log's bytes: mapped, or read into malloc'd memory */
@@ -56,6 +57,20 @@ extern int InputLiveExists(const char *path);
  * on stderr, and the log is read alone.  Returns 0. */
 extern int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *recovered,
                             const char *programName);
+
+/* InputProgramGone -- whether the program that began a log (its
+ * header's pid, and its CLOCK_MONOTONIC start in ns) has ended: 1 if
+ * no thread of it runs, 0 if one does or it cannot be told.  A process
+ * at that pid that started after the log did is another, given the pid
+ * again.  The pid is looked up in eventcnv's own pid namespace.
+ * design/telemetry.txt .eventcnv.follow.gone */
+extern int InputProgramGone(uint32_t pid, uint64_t startMonotonicNs);
+
+/* InputFileUnheld -- 1 if no other process has the file on fd open,
+ * of those whose descriptors eventcnv may read in /proc (another
+ * user's are not seen), 0 if one has or there is no /proc.
+ * design/telemetry.txt .eventcnv.follow.gone */
+extern int InputFileUnheld(int fd);
 
 /* InputArchiveRecovered -- if the stream is an archive made of a log
  * whose live file was recovered into it, say so in *recovered, as if
