@@ -895,8 +895,10 @@ static void sessionClose(int flush)
 
 /* exitsUnseen -- at the end, ThreadExit for each thread that is gone
  * although its exit never ran: its first event came after its key
- * destructors (.sol.thread.late).  Emitted here, under its serial. */
-static void exitsUnseen(void)
+ * destructors (.sol.thread.late); with all, for every other thread
+ * whose exit was not said (at unload: .sol.unload).  Emitted here,
+ * under its serial. */
+static void exitsUnseen(int all)
 {
   uint32_t serials[64];
   size_t n;
@@ -904,7 +906,7 @@ static void exitsUnseen(void)
     n = 0;
     PlinthLockClaim();
     for (EventThreadStruct *t = eventSession.threads; t != NULL && n < 64; t = t->next)
-      if (t != eventThreadState && !t->exitSaid && !PlinthThreadAlive(t->osid)) {
+      if (t != eventThreadState && !t->exitSaid && (all || !PlinthThreadAlive(t->osid))) {
         t->exitSaid = 1;
         serials[n++] = t->serial;
       }
@@ -929,7 +931,7 @@ static void finish(int atExit)
   unsigned running = 0;
   eventHandlersLeft(eventThreadState, (uintptr_t)__builtin_frame_address(0));
   if (!eventSession.ending && eventSession.threads != NULL)
-    exitsUnseen();
+    exitsUnseen(0);
   self = eventThreadState;
   PlinthLockClaim();
   if (eventSession.ending || (eventSession.threads == NULL && eventSession.streamCount == 0)) {
@@ -1057,20 +1059,7 @@ void eventUnload(void)
   /* Threads still running have left the session, as at their exit:
    * none can emit into it again.  Then it ends whole, as with no thread
    * running (its exit handler may come after, and finds it ended). */
-  uint32_t serials[64];
-  size_t n;
-  do {
-    n = 0;
-    PlinthLockClaim();
-    for (EventThreadStruct *t = eventSession.threads; t != NULL && n < 64; t = t->next)
-      if (t != eventThreadState && !t->exitSaid) {
-        t->exitSaid = 1;
-        serials[n++] = t->serial;
-      }
-    PlinthLockRelease();
-    for (size_t i = 0; i < n; ++i)
-      EVENT_U(ThreadExit, serials[i]);
-  } while (n == 64);
+  exitsUnseen(1);
   finish(1);
   eventWriterStop();
   PlinthLockClaim();
