@@ -712,7 +712,7 @@ int EventInit(void)
   eventSessionClock();
   PlinthAtExit(eventAtExit);
   PlinthAtFork(eventAfterFork);
-  PlinthSignalHooks(eventSignalEnter, eventSignalLeave);
+  PlinthSignalHooks(eventSignalEnter, eventSignalLeave, eventSignalJump);
   /* none: no handlers, and the program's are not wrapped (the plinth
    * reads that itself, at the program's first sigaction).  .sol.signal.none */
   value = PlinthGetEnv("TELLTALE_SIGNALS");

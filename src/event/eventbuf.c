@@ -616,10 +616,24 @@ static void handlersLeft(EventThreadStruct *thread, uintptr_t sp, int running)
   }
 }
 
+/* (Under the lock, which blocks signals: a handler that came half way
+ * through would see the frames half popped, a level given up twice, and
+ * roll back the running one's next over committed events.) */
 void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp)
 {
-  if (thread != NULL && thread->depth > 0)
+  if (thread != NULL && thread->depth > 0) {
+    PlinthLockClaim();
     handlersLeft(thread, sp, 1);
+    PlinthLockRelease();
+  }
+}
+
+/* eventSignalJump -- the thread is about to longjmp to code at sp: the
+ * handlers it leaves are popped now, exactly, as its next and limit go
+ * with it.  .sol.signal.jump */
+void eventSignalJump(uintptr_t sp)
+{
+  eventHandlersLeft(eventThreadState, sp);
 }
 
 /* eventSignalEnter, eventSignalLeave -- a handler the program installed
@@ -645,6 +659,7 @@ int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp)
   frame = &thread->frames[++thread->depth];
   frame->low = low;
   frame->high = high;
+  frame->level = LEVEL_NONE;                /* (levelFree looks at it) */
   frame->level = thread->deeper == 0 ? levelFree(thread) : LEVEL_NONE;
   levelSwitch(thread, frame->level);
   return (int)thread->depth;
@@ -718,7 +733,7 @@ static void *reserveSlow(unsigned kind, size_t size)
   if (thread == NULL)
     return dropped(kind, orphanSink);
   if (thread->depth > 0)        /* handlers left by longjmp: .sol.signal.jump */
-    handlersLeft(thread, (uintptr_t)__builtin_frame_address(0), 1);
+    eventHandlersLeft(thread, (uintptr_t)__builtin_frame_address(0));
   if (thread->deeper > 0)       /* a handler nested past the last level */
     return dropped(kind, thread->sink);
   /* A handler that interrupts from here on runs on a level of its own

@@ -238,6 +238,7 @@ extern EventKindSet eventOutputApplied;
 extern EventKindSet eventOutputControl(EventKindSet reset, EventKindSet flip, EventKindSet keep);
 extern int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp);
 extern void eventSignalLeave(int token);
+extern void eventSignalJump(uintptr_t sp);
 extern void eventDropCount(unsigned kind);
 extern void eventRingsFreeze(int on);
 extern void eventAtExit(void);

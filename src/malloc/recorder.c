@@ -730,7 +730,7 @@ __attribute__((constructor(101))) static void recorderStart(void)
     openLog(logPath);
   }
   (void)EventInit();
-  PlinthSignalHooks(recorderSignalEnter, recorderSignalLeave);    /* .malloc.signal */
+  PlinthSignalHooks(recorderSignalEnter, recorderSignalLeave, eventSignalJump);  /* .malloc.signal */
   if (unset("TELLTALE_BUFFER"))
     (void)EventBufferSizeSet(RECORDER_BUFFER);
   if (unset("TELLTALE_COMPACT"))

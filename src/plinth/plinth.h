@@ -167,7 +167,12 @@ extern void PlinthAltStackDestroy(void *stack);
  * unknown here.  design/telemetry.txt .sol.signal.jump */
 typedef int (*PlinthSignalEnterFn)(uintptr_t low, uintptr_t high, uintptr_t sp);
 typedef void (*PlinthSignalLeaveFn)(int token);
-extern void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn leave);
+/* jump(sp): the calling thread is about to longjmp to code whose stack
+ * pointer is sp (the plinth defines siglongjmp and longjmp): handlers
+ * whose frames sp is outside are being left.  .sol.signal.jump */
+typedef void (*PlinthSignalJumpFn)(uintptr_t sp);
+extern void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn leave,
+                              PlinthSignalJumpFn jump);
 /* PlinthAbort -- abort(): SIGABRT, with its handlers */
 extern void PlinthAbort(void) __attribute__((noreturn));
 

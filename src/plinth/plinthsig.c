@@ -13,10 +13,12 @@
 #include "plinthclock.h"
 
 #include <assert.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -73,10 +75,16 @@ static volatile sig_atomic_t fatalEntered;
 static PlinthSignalEnterFn enterHook;
 static PlinthSignalLeaveFn leaveHook;
 
-void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn leave)
+static PlinthSignalJumpFn jumpHook;
+static void jumpsResolve(void);
+
+void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn leave,
+                       PlinthSignalJumpFn jump)
 {
   enterHook = enter;
   leaveHook = leave;
+  jumpHook = jump;
+  jumpsResolve();
 }
 
 /* callHandler -- call a program's handler as the kernel would have */
@@ -452,6 +460,95 @@ void PlinthSignalsUnload(void)
   PlinthFatalSignalsRemove();
 }
 
+#endif
+
+/* Leaving a handler by longjmp.  design/telemetry.txt .sol.signal.jump
+ *
+ * siglongjmp, longjmp, _longjmp and __longjmp_chk (which _FORTIFY_SOURCE
+ * calls) are the plinth's: each tells the runtime where the jump lands,
+ * so that the handlers it leaves are seen left exactly, then calls the
+ * C library's.  Where the landing cannot be read from the jmp_buf (glibc
+ * keeps its stack pointer mangled; only x86-64's is read here), the
+ * runtime sees the handler left later, by the stack pointers it meets. */
+#ifdef __GLIBC__
+typedef void (*RealJumpFn)(struct __jmp_buf_tag *env, int val) __attribute__((noreturn));
+static RealJumpFn realSiglongjmp, realLongjmp, realUnderLongjmp, realLongjmpChk;
+
+static void jumpsResolve(void)
+{
+  if (realSiglongjmp == NULL)
+    realSiglongjmp = (RealJumpFn)dlsym(RTLD_NEXT, "siglongjmp");
+  if (realLongjmp == NULL)
+    realLongjmp = (RealJumpFn)dlsym(RTLD_NEXT, "longjmp");
+  if (realUnderLongjmp == NULL)
+    realUnderLongjmp = (RealJumpFn)dlsym(RTLD_NEXT, "_longjmp");
+  if (realLongjmpChk == NULL)
+    realLongjmpChk = (RealJumpFn)dlsym(RTLD_NEXT, "__longjmp_chk");
+}
+
+/* jumpLanding -- the stack pointer a jmp_buf restores, or 0 if unknown */
+static uintptr_t jumpLanding(const struct __jmp_buf_tag *env)
+{
+#if defined(__x86_64__) && !defined(PLINTH_TSAN)
+  /* glibc's PTR_MANGLE: xor with the thread's pointer guard (%fs:0x30),
+   * then rotate left 17; JB_RSP is the 7th word */
+  uintptr_t guard, v = (uintptr_t)env->__jmpbuf[6], here = (uintptr_t)__builtin_frame_address(0);
+  stack_t ss;
+  __asm__("mov %%fs:0x30, %0" : "=r"(guard));
+  v = ((v >> 17) | (v << 47)) ^ guard;
+  /* A landing is up this stack, or off the alternate one this runs on;
+   * anything else is not believed. */
+  if (v > here)
+    return v;
+  if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) != 0
+      && (v < (uintptr_t)ss.ss_sp || v >= (uintptr_t)ss.ss_sp + ss.ss_size))
+    return v;
+  return 0;
+#else
+  (void)env;
+  return 0;
+#endif
+}
+
+static void jumpSeen(const struct __jmp_buf_tag *env)
+{
+  uintptr_t sp;
+  if (jumpHook != NULL && (sp = jumpLanding(env)) != 0)
+    jumpHook(sp);
+}
+
+PLINTH_SIGNAL_API void siglongjmp(sigjmp_buf env, int val)
+{
+  jumpSeen(env);
+  jumpsResolve();
+  realSiglongjmp(env, val);
+}
+
+PLINTH_SIGNAL_API void longjmp(jmp_buf env, int val)
+{
+  jumpSeen(env);
+  jumpsResolve();
+  realLongjmp(env, val);
+}
+
+PLINTH_SIGNAL_API void _longjmp(jmp_buf env, int val)
+{
+  jumpSeen(env);
+  jumpsResolve();
+  realUnderLongjmp(env, val);
+}
+
+extern void __longjmp_chk(struct __jmp_buf_tag *env, int val) __attribute__((noreturn));
+PLINTH_SIGNAL_API void __longjmp_chk(struct __jmp_buf_tag *env, int val)
+{
+  jumpSeen(env);
+  jumpsResolve();
+  realLongjmpChk(env, val);
+}
+#else
+static void jumpsResolve(void)
+{
+}
 #endif
 
 #define ALT_STACK_SIZE ((size_t)64 * 1024)
