@@ -331,7 +331,8 @@ def procs(page, slots, pattern, err, d):
             failures.append('%s: its log %s is not in the run directory' % (who, start))
         if not pattern_regex(pattern, p['pid'], role == 'fork-child').match(name) \
                 and name not in err:
-            failures.append('%s: took the name %s, not %s, and did not say so on stderr' %
+            failures.append('%s: its log is %s, not %s (another name taken, or its log moved '
+                            'before it first looked), and stderr does not name it' %
                             (who, name, pattern))
     return failures
 
