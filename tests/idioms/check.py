@@ -26,6 +26,10 @@ programs kept (DIR/page, tests/idioms/page.h), and checks:
           begun and not done at an asynchronous cancel) as dropped
           (.sol.signal.jump, .sol.cancel): up to that many may be said;
   no event is in a log that was never begun (seq at or above attempts);
+          the one a thread was in when it died or was cancelled (seq done,
+          when attempts is done + 1) may be there or not, and is noted:
+          from outside, an event begun cannot be told from one about to
+          be, as the count is stored next to the emitter, not in it;
   eventcnv exits 0 on every log: each is sound and complete, or made
           whole from its live file;
 
@@ -239,6 +243,10 @@ def check_dir(eventcnv, d, logs_glob, traceback_path, slack, procs_pattern, proc
                      (s, slot['role'], slot['pid'], done, attempts, len(seqs),
                       ', holes %d (%d of them logged)' % (len(holes), len(holes & set(seqs)))
                       if holes else ''))
+        if attempts == done + 1:
+            notes.append('slot %d (%s): its last event (seq %d) was begun and not returned '
+                         'from (the thread died or was cancelled in it): %s' %
+                         (s, slot['role'], done, 'logged' if done in seqs else 'not logged'))
         if never:
             failures.append('slot %d (%s): %d events logged that were never begun (seq %d...)' %
                             (s, slot['role'], len(never), min(never)))
@@ -337,7 +345,8 @@ def procs(page, slots, pattern, err, d):
             failures.append('%s: its log %s is not in the run directory' % (who, start))
         if not pattern_regex(pattern, p['pid'], role == 'fork-child').match(name) \
                 and name not in err:
-            failures.append('%s: took the name %s, not %s, and did not say so on stderr' %
+            failures.append('%s: its log is %s, not %s (another name taken, or its log moved '
+                            'before it first looked), and stderr does not name it' %
                             (who, name, pattern))
     return failures
 

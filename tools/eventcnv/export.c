@@ -440,6 +440,17 @@ void ProgressShow(ProgressStruct *progress, uint64_t done)
   progress->shown = 1;
 }
 
+/* The loop's progress, kept until the writer's end: a writer that
+ * finishes on a thread of its own (SQLite) may take a while after the
+ * last event is read, and says so too (ProgressWaiting). */
+static ProgressStruct loopProgress;
+
+void ProgressWaiting(void)
+{
+  if (loopProgress.on)
+    ProgressShow(&loopProgress, loopProgress.total);
+}
+
 void ProgressEnd(ProgressStruct *progress)
 {
   if (progress->shown)
@@ -658,7 +669,7 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
   size_t source;
   uint64_t seq = 0, read = 0, total = 0;
   int status = 0;
-  ProgressStruct progress;
+  ProgressStruct *progress = &loopProgress;
   EventStreamStruct **streams = malloc(ex->sourceCount * sizeof *streams);
   if (streams == NULL)
     return 1;
@@ -670,9 +681,9 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
     free(streams);
     return 1;
   }
-  ProgressStart(&progress, total);
+  ProgressStart(progress, total);
   while (status == 0 && MergeNext(&merge, &source, &rec)) {
-    ProgressTick(&progress, ++read);
+    ProgressTick(progress, ++read);
     if (rec->desc == NULL)
       continue;
     if (ExportUse(ex, source) != 0 || Track(ex, rec) != 0) {
@@ -691,7 +702,6 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
     if (ex->out.err != 0)
       break;
   }
-  ProgressEnd(&progress);
   MergeFinish(&merge);
   free(streams);
   return status;
@@ -744,6 +754,7 @@ int ExportRun(EventStreamStruct **streams, size_t count, const char *name, const
   }
   if (begun && writer->end(&ex) != 0)
     status = 1;
+  ProgressEnd(&loopProgress);       /* the loop's, after the writer's end */
   ExportOutFlush(&ex.out);
   if (ex.out.err != 0) {
     fprintf(stderr, "eventcnv: error writing %s: %s\n", ex.outPath != NULL ? ex.outPath : "output",

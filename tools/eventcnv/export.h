@@ -267,6 +267,8 @@ typedef struct ProgressStruct {
 extern void ProgressStart(ProgressStruct *progress, uint64_t total);
 extern void ProgressShow(ProgressStruct *progress, uint64_t done);
 extern void ProgressEnd(ProgressStruct *progress);
+/* ProgressWaiting -- a writer's end is still at work on the loop's events */
+extern void ProgressWaiting(void);
 
 /* ProgressTick -- done events of total have been read */
 static inline void ProgressTick(ProgressStruct *progress, uint64_t done)

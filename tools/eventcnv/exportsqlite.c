@@ -13,6 +13,8 @@
  * design/telemetry.txt .export.sqlite.tried
  */
 
+#define _GNU_SOURCE 1          /* pthread_timedjoin_np */
+
 #include "export.h"
 #include "span.h"
 
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -1062,7 +1065,18 @@ static int SqliteEnd(ExportStruct *ex)
     state->quit = 1;
     pthread_cond_signal(&state->filled);
     pthread_mutex_unlock(&state->lock);
-    pthread_join(state->thread, NULL);
+    for (;;) {                  /* saying how far, if it takes a while */
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += 200000000;
+      if (until.tv_nsec >= 1000000000) {
+        until.tv_nsec -= 1000000000;
+        ++until.tv_sec;
+      }
+      if (pthread_timedjoin_np(state->thread, NULL, &until) != ETIMEDOUT)
+        break;
+      ProgressWaiting();
+    }
     pthread_mutex_destroy(&state->lock);
     pthread_cond_destroy(&state->filled);
     pthread_cond_destroy(&state->emptied);
