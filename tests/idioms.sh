@@ -50,7 +50,10 @@
 # runs those only ("threads": the cases with threads that ThreadSanitizer
 # can follow; not pthread-exit, as under TSan a program whose main thread
 # calls pthread_exit never ends, telltale or not: TSan's background
-# thread lives on, with every signal blocked).  IDIOMS_KEEP=DIR keeps each failed run's directory there.
+# thread lives on, with every signal blocked; nor cancel-async, as
+# TSan's own runtime is not safe to cancel asynchronously: a thread
+# cancelled inside an instrumented atomic store leaves TSan's lock held,
+# and the others wait on it for ever, in TSan).  IDIOMS_KEEP=DIR keeps each failed run's directory there.
 # Prints "ok NAME" or "FAIL NAME: why" per case, then
 # "N passed, N failed".
 set -u
@@ -73,7 +76,7 @@ for f in "$client" "$eventcnv"; do
 done
 cases=("$@")
 [ "${cases[*]:-}" = threads ] &&
-  cases=(term-threads cancel-deferred cancel-async)
+  cases=(term-threads cancel-deferred)
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok $1"; }
