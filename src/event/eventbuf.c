@@ -849,6 +849,10 @@ static void threadExit(void *arg)
   if (thread != eventThreadState)
     return;
   PlinthCancelHold();           /* (a cancel's unwinding holds it already) */
+  /* An asynchronous cancel in a write after the lock cut it short: its
+   * blocks are written again, whole (.sol.writer.at, .sol.cancel). */
+  eventWritesDo(thread);
+  thread->writesDefer = 0;
   eventHandlersLeft(thread, (uintptr_t)__builtin_frame_address(0));
   if (!thread->exitSaid)
     EVENT_U(ThreadExit, thread->serial);

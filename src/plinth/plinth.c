@@ -199,10 +199,14 @@ static _Thread_local ThreadExitStruct threadExit;
 
 /* threadExitDestructor -- call the thread's fn(arg) as it exits */
 
+static void locksAbandon(void);
+
 static void threadExitDestructor(void *value)
 {
   ThreadExitStruct *te = value;
   void (*fn)(void *) = te->fn;
+
+  locksAbandon();
 
   /* Clear first: if fn registers again, the key's value is set again and
      pthreads calls this destructor again, up to
@@ -362,8 +366,13 @@ static _Thread_local unsigned cancelDepth;
 static _Thread_local int cancelOld, cancelOldType;
 
 /* The type is made deferred too: glibc's SIGCANCEL handler (2.36) acts
- * on an asynchronous cancel sent before the state was disabled, looking
- * at the type alone, and a thread died holding the lock. */
+ * on an asynchronous cancel by the type alone.  Not enough even so: a
+ * cancel pthread_cancel sent before the hold acts in the next
+ * cancellable system call (a write under the lock), which makes the
+ * type asynchronous while it runs and waits for the signal if it is
+ * blocked.  A thread that dies so, holding the lock, gives it up as it
+ * exits (threadExitDestructor): its block may be cut short, and the
+ * log says so, but no thread waits for ever. */
 void PlinthCancelHold(void)
 {
   if (cancelDepth == 0) {
@@ -415,6 +424,23 @@ void PlinthLockRelease(void)
 
 /* The writer's queue lock and its condition.  design/telemetry.txt .sol.writer */
 static pthread_mutex_t queueLock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int queueHeld;     /* this thread holds queueLock */
+
+/* locksAbandon -- a thread exits holding the locks (an asynchronous
+ * cancel in a system call under them, PlinthCancelHold): give them up,
+ * so that no other thread waits for ever.  .sol.cancel */
+static void locksAbandon(void)
+{
+  if (queueHeld) {
+    queueHeld = 0;
+    (void)pthread_mutex_unlock(&queueLock);
+  }
+  while (lockDepth > 0) {
+    --lockDepth;
+    (void)pthread_mutex_unlock(&plinthLock);
+  }
+  cancelDepth = 0;
+}
 static pthread_cond_t queueCond = PTHREAD_COND_INITIALIZER;
 
 /* lockForkChild -- give the child fresh, unowned locks */
@@ -656,10 +682,12 @@ void PlinthQueueClaim(void)
 {
   PlinthCancelHold();
   (void)pthread_mutex_lock(&queueLock);
+  queueHeld = 1;
 }
 
 void PlinthQueueRelease(void)
 {
+  queueHeld = 0;
   (void)pthread_mutex_unlock(&queueLock);
   PlinthCancelRelease();
 }
