@@ -139,6 +139,15 @@ static void *worker(void *arg)
 
 static void startWorkers(int n, int cancelAsync, int testCancel, int blockAlarm, uint64_t deadline)
 {
+  sigset_t alarm, old;
+  /* A worker is made with SIGALRM blocked, not blocks it once it runs:
+   * a timer that fired before a busy machine ran it would run main's
+   * handler on the worker, and its siglongjmp to main's stack crashed
+   * the program (one run in 20 under load). */
+  sigemptyset(&alarm);
+  sigaddset(&alarm, SIGALRM);
+  if (blockAlarm)
+    pthread_sigmask(SIG_BLOCK, &alarm, &old);
   for (int i = 0; i < n; ++i) {
     WorkerStruct *w = &workers[nWorkers++];
     snprintf(w->name, sizeof w->name, "worker-%d", i + 1);
@@ -150,6 +159,8 @@ static void startWorkers(int n, int cancelAsync, int testCancel, int blockAlarm,
     if (pthread_create(&w->thread, NULL, worker, w) != 0)
       die("pthread_create");
   }
+  if (blockAlarm)
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void joinWorkers(void)
