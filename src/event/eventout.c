@@ -735,12 +735,8 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
    * the thread itself (one cancelled in its slow path left writesDefer
    * set, and its exit's flush, or another thread's, deferred its blocks
    * to no one).  .sol.writer.at */
-  int self = thread == eventThreadState;
-  int defers = self && thread->writesDefer && eventLiveSlot(&thread->levels[level][kind], slot);
-  /* A block the thread writes now goes through writes[] too, so that an
-   * asynchronous cancel in its write leaves it there, to be written
-   * again, whole, at the thread's exit (.sol.cancel). */
-  int redo = self && !defers;
+  int defers = thread == eventThreadState && thread->writesDefer
+               && eventLiveSlot(&thread->levels[level][kind], slot);
   if (size == 0)
     return;
   eventSessionStart();
@@ -748,7 +744,7 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
     return;
   for (size_t i = 0; i < eventSession.streamCount; ++i) {
     EventStreamEntryStruct *entry = &eventSession.streams[i];
-    EventWriteStruct *defer = (defers || redo) && deferred < WRITE_LIMIT
+    EventWriteStruct *defer = defers && deferred < WRITE_LIMIT
                               ? &thread->writes[deferred] : NULL;
     int failed = 0;
     if (entry->binary && (entry->failed || atomic_load(&streamFailure[i]) != 0)) {
@@ -765,8 +761,6 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
       streamLose(i, data, size);
     }
   }
-  if (redo)
-    eventWritesDo(thread);      /* now, under the lock */
 }
 
 /* blockWrite -- one block to one stream: binary, or text if a mirror.

@@ -100,14 +100,24 @@ static void callHandler(const struct sigaction *action, int sig, siginfo_t *info
 /* handlerFrames -- where the frames of a handler called now lie: below
  * the signal frame the kernel made (context is in it), and on the
  * alternate stack if the handler runs there.  .sol.signal.jump */
-static void handlerFrames(void *context, uintptr_t *lowReturn, uintptr_t *highReturn)
+static int handlerFrames(void *context, uintptr_t *lowReturn, uintptr_t *highReturn)
 {
   stack_t ss;
-  /* (the kernel's frame is below the interrupted stack pointer) */
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  /* The kernel's frame is below the interrupted stack pointer, and just
+   * above this one.  A context elsewhere (ThreadSanitizer delivers a
+   * signal later, with a copy of it) says nothing of the frames: the
+   * handler is then never taken as left by a stack pointer. */
+  if ((uintptr_t)context <= here || (uintptr_t)context - here > ((uintptr_t)1 << 20)) {
+    *lowReturn = 0;
+    *highReturn = UINTPTR_MAX;
+    return 0;
+  }
   *highReturn = (uintptr_t)context;
   *lowReturn = 0;
   if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) != 0)
     *lowReturn = (uintptr_t)ss.ss_sp;
+  return 1;
 }
 
 /* chainCall -- call a program's handler from one of telltale's, with
@@ -125,12 +135,13 @@ static void chainCall(const struct sigaction *action, int sig, siginfo_t *info, 
   int saved = errno, token = 0;
   if (enterHook != NULL) {
     uintptr_t low, high, sp = 0;
-    handlerFrames(context, &low, &high);
+    if (handlerFrames(context, &low, &high)) {
 #if defined(__x86_64__) && defined(REG_RSP)
-    sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+      sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 #elif defined(__aarch64__)
-    sp = (uintptr_t)uc->uc_mcontext.sp;
+      sp = (uintptr_t)uc->uc_mcontext.sp;
 #endif
+    }
     token = enterHook(low, high, sp);
   }
   mask = uc->uc_sigmask;
