@@ -419,13 +419,22 @@ static double Now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* programStart -- when eventcnv started: a conversion has taken a
+ * second from there, its reading and indexing of the logs included */
+static double programStart;
+
+__attribute__((constructor)) static void programStarts(void)
+{
+  programStart = Now();
+}
+
 void ProgressStart(ProgressStruct *progress, uint64_t total)
 {
   memset(progress, 0, sizeof *progress);
   progress->on = isatty(STDERR_FILENO);
   progress->total = total;
   progress->next = 1u << 16;
-  progress->start = progress->on ? Now() : 0;
+  progress->start = progress->on ? programStart : 0;
 }
 
 void ProgressShow(ProgressStruct *progress, uint64_t done)
