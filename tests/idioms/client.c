@@ -246,6 +246,8 @@ static void *recursor(void *arg)
 /* spawn: the children */
 static char self[4096];
 
+static int childMain(const char *how);
+
 static pid_t spawnChild(const char *how)
 {
   char *argv[] = {self, "child", (char *)how, NULL};
@@ -267,18 +269,7 @@ static pid_t spawnChild(const char *how)
   } else {                      /* fork: the child emits, no exec */
     pid = fork();
     if (pid == 0) {
-      unsigned slot = idiomsSlotNew(page, "fork-child");
-      unsigned proc = idiomsProcNew(page, slot);
-      EventThreadNameSet("fork-child");
-      for (int i = 0; i < 5000; ++i)
-        emit(slot);
-      (void)EventFlushAll();
-      idiomsProcRecord(page, proc, 0);
-      for (int i = 0; i < 5000; ++i)
-        emit(slot);
-      (void)EventFlushAll();
-      idiomsProcRecord(page, proc, 1);
-      exit(0);
+      exit(childMain("fork-child"));
     }
     if (pid < 0)
       die("fork");
