@@ -45,7 +45,9 @@
   RELATION( ThreadStart  , 0x0007, TRUE  , Telltale, UW   ) \
   RELATION( ThreadName   , 0x0008, TRUE  , Telltale, US   ) \
   RELATION( ThreadExit   , 0x0009, TRUE  , Telltale, U    ) \
-  RELATION( StreamExec   , 0x000A, TRUE  , Telltale, WU   )
+  RELATION( StreamExec   , 0x000A, TRUE  , Telltale, WU   ) \
+  RELATION( StreamSnapshot, 0x000B, TRUE , Telltale, WW   ) \
+  RELATION( EventsFiltered, 0x000C, TRUE , Telltale, UWW  )
 
 /* Documentation.  design/telemetry.txt .reg.doc
  * One DOC row per event, then one PARAM(LETTER, name, "doc") row per
@@ -80,6 +82,13 @@
     PARAM(U, thread, "telltale's serial number for the thread") \
   DOC(StreamExec, "the program is about to exec, every buffer sent; if the last says error 0, the stream ended at the exec") \
     PARAM(W, blocks,  "blocks written before the one holding this event") \
-    PARAM(U, error,   "0 before the exec; its errno after an exec that failed, the stream going on")
+    PARAM(U, error,   "0 before the exec; its errno after an exec that failed, the stream going on") \
+  DOC(StreamSnapshot, "a snapshot of the flight recorder (telltale-ctl snapshot) ends here: what the program held in memory when it was taken, while its threads ran on") \
+    PARAM(W, blocks,  "blocks written before the one holding this event") \
+    PARAM(W, events,  "events in those blocks") \
+  DOC(EventsFiltered, "ends a block a dynamic filter wrote: events of the kind it left out, and how much of the buffer the block covers") \
+    PARAM(U, kind,    "the block's kind") \
+    PARAM(W, count,   "events the filters left out of the block") \
+    PARAM(W, covered, "bytes of the thread's buffer the block stands for, for recovery")
 
 #endif /* eventdef_h */

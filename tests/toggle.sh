@@ -7,7 +7,8 @@
 #
 # Runs CONFIG/tests/toggle_client (tests/toggle/client.c: four workers,
 # kind Job's output switched TOGGLES times, default 1000, at random
-# intervals) in a fresh directory per case, under each writer, with and
+# intervals, by the program or by CONFIG/ctl from outside) in a fresh
+# directory per case, under each writer, with and
 # without the live file, raw and compact, with 64 KiB and 4 KiB
 # buffers; ending cleanly, and killed (SIGKILL) while output is on and
 # while it is off, where the live file is recovered.  tests/toggle/check.py
@@ -24,7 +25,7 @@ few=${3:-}
 top=$PWD
 client=$top/$cfg/tests/toggle_client
 eventcnv=$top/$cfg/eventcnv
-for f in "$client" "$eventcnv"; do
+for f in "$client" "$eventcnv" "$top/$cfg/ctl"; do
   [ -x "$f" ] || { echo "FAIL setup: $f is not built"; echo "0 passed, 1 failed"; exit 1; }
 done
 passed=0
@@ -33,17 +34,20 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=detect_leaks=0
 
-# run NAME ENDING ENV... -- ENDING: clean, or kill-on / kill-off (killed
-# after an even or odd count of changes: output on, or off)
+# run NAME ENDING ENV... -- ENDING: clean, kill-on / kill-off (killed
+# after an even or odd count of changes: output on, or off), or ctl (each
+# change made by telltale-ctl, from another process)
 run() {
-  local name=$1 ending=$2 n=$toggles kill="" killed="" dir r out
+  local name=$1 ending=$2 n=$toggles kill="" killed="" how="" dir r out
   shift 2
   case $ending in
-    kill-on) kill=kill killed=killed n=$(( toggles / 2 * 2 )) ;;
-    kill-off) kill=kill killed=killed n=$(( toggles / 2 * 2 + 1 )) ;;
+    kill-on) kill=kill killed=killed n=$(( toggles / 2 * 2 )) how=kill ;;
+    kill-off) kill=kill killed=killed n=$(( toggles / 2 * 2 + 1 )) how=kill ;;
+    ctl) how="ctl $top/$cfg/ctl" ;;
   esac
   dir=$(mktemp -d "$tmp/run.XXXXXX")
-  { (cd "$dir" && exec env "$@" "$client" "$n" expect $kill >out 2>err); } 2>/dev/null
+  mkdir -m 700 "$dir/ctl"
+  { (cd "$dir" && exec env TELLTALE_CTL_DIR="$dir/ctl" "$@" "$client" "$n" expect $how >out 2>err); } 2>/dev/null
   r=$?
   if [ -n "$kill" ] && [ "$r" != 137 ]; then
     failed=$((failed + 1)); echo "FAIL $name: exit $r, not 137: $(head -3 "$dir/err")"; return
@@ -67,6 +71,7 @@ for writer in sync async; do
         env=(TELLTALE_WRITER=$writer TELLTALE_MAP=$map TELLTALE_COMPACT=$compact TELLTALE_BUFFER=$buffer)
         name="$writer,map=$map,compact=$compact,buffer=$buffer"
         run "$name" clean "${env[@]}"
+        [ "$buffer" = 65536 ] && run "$name,by telltale-ctl" ctl "${env[@]}"
         if [ "$map" = on ]; then
           run "$name,kill-on" kill-on "${env[@]}"
           run "$name,kill-off" kill-off "${env[@]}"

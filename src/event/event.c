@@ -447,6 +447,26 @@ EventKindSet EventRecordReset(EventKindSet kinds)
 /* Initialization --------------------------------------------------- */
 
 /* envKinds -- a kind-set variable, or otherwise (named by otherName) */
+/* envFilters -- TELLTALE_FILTER: filters separated by ';'.  .sol.filter */
+static void envFilters(void)
+{
+  const char *value = PlinthGetEnv("TELLTALE_FILTER"), *p = value;
+  while (p != NULL && *p != '\0') {
+    char spec[256], err[256];
+    size_t n = strcspn(p, ";");
+    if (n > 0 && n < sizeof spec) {
+      memcpy(spec, p, n);
+      spec[n] = '\0';
+      if (EventFilterAdd(spec, err, sizeof err) != 0)
+        envBad("TELLTALE_FILTER", err, "that filter is left out");
+    } else if (n > 0)
+      envBad("TELLTALE_FILTER", "a filter is at most 127 characters", "that filter is left out");
+    p += n;
+    if (*p == ';')
+      ++p;
+  }
+}
+
 static EventKindSet envKinds(const char *variable, EventKindSet otherwise, const char *otherName)
 {
   const char *value = PlinthGetEnv(variable);
@@ -690,6 +710,7 @@ int EventInit(void)
   atomic_store(&EventKindRecord, envKinds("TELLTALE_RECORD", allKinds(), "all") | KIND_OWN);
   eventSession.mirrorKinds = envKinds("TELLTALE_MIRROR", 0, "none");
   envEvents();
+  envFilters();
   envFile();
   eventSession.mapAllowed = envSwitch("TELLTALE_MAP", 1);
   (void)EventCompact(envSwitch("TELLTALE_COMPACT", 0));   /* .compact.choice */
@@ -726,6 +747,7 @@ int EventInit(void)
   } else if (envSwitch("TELLTALE_SIGNALS", 1))
     (void)EventFatalSignals(1);
   PlinthLockRelease();
+  eventCtlStart(0);
   return 0;
 }
 

@@ -868,6 +868,7 @@ static void threadExit(void *arg)
   eventThreadState = NULL;           /* before a handler can run again */
   memset(EventThreadBuf, 0, sizeof EventThreadBuf);
   eventWriterPoke();            /* was it the last thread but the writer? */
+  eventCtlPoke();
   PlinthLockRelease();
   PlinthAltStackDestroy(altStack);
   PlinthCancelRelease();
@@ -1066,6 +1067,7 @@ void EventExecFailed(int before, int error)
 /* eventAtExit -- the process is exiting: finish the session */
 void eventAtExit(void)
 {
+  eventCtlStop(0);
   finish(1);
 }
 
@@ -1079,6 +1081,7 @@ void eventUnload(void)
    * none can emit into it again.  Then it ends whole, as with no thread
    * running (its exit handler may come after, and finds it ended). */
   exitsUnseen(1);
+  eventCtlStop(1);
   finish(1);
   eventWriterStop();
   PlinthLockClaim();
@@ -1109,6 +1112,7 @@ void eventAfterFork(void)
   eventSession.finished = 0;      /* the child's own session may open its file */
   eventSession.ending = 0;
   eventOutAfterFork();
+  eventCtlAfterFork();
   for (t = eventSession.threads; t != NULL; t = next) {
     next = t->next;
     threadFree(t);

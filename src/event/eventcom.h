@@ -33,11 +33,14 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  3      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  4      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
                                        2: StreamExec, .sol.exec; 3: a live region's
                                        index says where its block starts, or that
-                                       its kind's output is off, .sol.control.cut) */
+                                       its kind's output is off, .sol.control.cut;
+                                       4: StreamSnapshot, .ctl.snapshot;
+                                       EventsFiltered and filtered blocks,
+                                       .sol.filter) */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
                                        never writes one */
@@ -63,6 +66,9 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_BLOCK_COMPACT     0x0020u      /* flags: the data are compact (2.1, eventpack.h) */
 #define EVENT_BLOCK_ZSTD        0x0040u      /* flags: the data are a zstd frame of what they
                                                 would be without it (4.0, .zstd.block) */
+#define EVENT_BLOCK_FILTERED    0x0080u      /* flags: a dynamic filter left events out; the
+                                                last event is EventsFiltered (3.0.4,
+                                                .sol.filter) */
 #define EVENT_ZSTD_RATIO_MAX    1024         /* bytes a zstd block's data expand to, per byte */
 #define EVENT_BLOCK_INDEX_NONE  0xFFFFFFFFu  /* index of a block not written to a log (2.0) */
 #define EVENT_LIVE_OUTPUT_OFF   0xFFFFFFFEu  /* index of a live region whose events from here
@@ -228,6 +234,8 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
 #define EVENT_CODE_THREAD_NAME     0x0008u
 #define EVENT_CODE_THREAD_EXIT     0x0009u
 #define EVENT_CODE_STREAM_EXEC     0x000Au
+#define EVENT_CODE_STREAM_SNAPSHOT 0x000Bu
+#define EVENT_CODE_EVENTS_FILTERED 0x000Cu
 
 /* EventHeaderStruct -- first 12 bytes of every event.  design/telemetry.txt .stream.event
  *

@@ -15,6 +15,7 @@
 
 #include "eventint.h"
 #include "eventread.h"
+#include "plinthclock.h"
 
 /* Death ------------------------------------------------------------- */
 
@@ -329,6 +330,68 @@ void EventDumpTo(int fd, unsigned count)
 void EventDump(unsigned count)
 {
   dumpNow(2, count, NULL);
+}
+
+/* Snapshot.  design/telemetry.txt .ctl.snapshot */
+
+/* snapshotRange -- the committed events from p in a slot ending at
+ * limit, as one block of the snapshot; 0 or an errno code */
+static int snapshotRange(PlinthStream stream, uint32_t *index, uint64_t *seq, uint64_t *events,
+                         const EventThreadStruct *t, unsigned level, unsigned kind,
+                         const unsigned char *p, uintptr_t limit)
+{
+  const unsigned char *end = p;
+  size_t length;
+  uint64_t n = 0;
+  while (eventCommitted(end, limit, &length)) {
+    end += length;
+    ++n;
+  }
+  if (n == 0)
+    return 0;
+  *events += n;
+  return eventStreamWriteBlock(stream, index, t->serial, kind, level, p, (size_t)(end - p),
+                               (*seq)++);
+}
+
+/* eventSnapshotWrite -- the flight recorder as a log of its own: the
+ * header; every thread's committed events of every level and kind,
+ * output or not, sent or not (the slot before the current one, then the
+ * current one, as the traceback reads them: .sol.ring); and a
+ * StreamSnapshot, which ends it as StreamEnd ends a log.  Its blocks are numbered from
+ * 0 in its own order.  Lock held, so no ring moves meanwhile. */
+int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn)
+{
+  uint32_t index = 0, serial = 1;
+  uint64_t seq = 0, events = 0;
+  EventStructStreamSnapshot end;
+  int res = eventStreamWriteHeader(stream);
+  for (EventThreadStruct *t = eventSession.threads; t != NULL && res == 0; t = t->next) {
+    serial = t->serial;
+    for (unsigned level = 0; level < LEVEL_LIMIT && res == 0; ++level)
+      for (unsigned kind = 0; kind < EVENT_KIND_LIMIT && res == 0; ++kind) {
+        const EventKindBufStruct *kb = &t->levels[level][kind];
+        unsigned s = kb->current, o = 1 - s;
+        if (kb->slot[o] != NULL && kb->previousEnd != 0)
+          res = snapshotRange(stream, &index, &seq, &events, t, level, kind,
+                              kb->slot[o] + EVENT_BLOCK_HEADER_LEN, kb->previousEnd);
+        if (res == 0 && kb->slot[s] != NULL)
+          res = snapshotRange(stream, &index, &seq, &events, t, level, kind,
+                              kb->slot[s] + EVENT_BLOCK_HEADER_LEN,
+                              (uintptr_t)kb->slot[s] + kb->slotSize[s]);
+      }
+  }
+  if (res == 0) {
+    memset(&end, 0, sizeof end);
+    end.header.codeLength = EVENT_CODE_LENGTH(EventCodeStreamSnapshot, sizeof end);
+    end.header.clock = PlinthClockNow();
+    end.blocks = (EventW)seq;
+    end.events = (EventW)events;
+    res = eventStreamWriteBlock(stream, &index, serial, EventKindTelltale, 0,
+                                (const unsigned char *)&end, sizeof end, seq);
+  }
+  *eventsReturn = events;
+  return res;
 }
 
 /* flushAll -- send every thread's committed events.  Lock held.  With

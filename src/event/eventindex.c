@@ -243,6 +243,8 @@ static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const Event
 {
   if (rec->code == EVENT_CODE_STREAM_END && eventIsFormat(rec->desc, "W")) {
     info->streamEnd = 1;
+  } else if (rec->code == EVENT_CODE_STREAM_SNAPSHOT && eventIsFormat(rec->desc, "WW")) {
+    info->streamSnapshot = 1;
   } else if (rec->code == EVENT_CODE_STREAM_EXEC && eventIsFormat(rec->desc, "WU")) {
     info->streamExec = rec->values[1].u == 0;   /* .sol.exec */
   } else if (rec->code == EVENT_CODE_CLOCK_SYNC && eventIsFormat(rec->desc, "WW")) {

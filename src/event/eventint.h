@@ -2,14 +2,17 @@
  *
  * .design: design/telemetry.txt
  *
- * The runtime is one module in four files, split by concern:
+ * The runtime is one module in six files, split by concern:
  *   event.c      initialization, the environment, kind and event control,
  *                interned strings and labels, and messages
  *   eventbuf.c   threads, their buffers and signal levels, the slow
  *                path, flushing, the session's finish, and fork
  *   eventout.c   the stream header, the streams, the live file and the
  *                asynchronous writer
- *   eventdump.c  the traceback, and what telltale does at a death
+ *   eventdump.c  the traceback, the snapshot, and what telltale does at
+ *                a death
+ *   eventctl.c   the control page and thread, for telltale-ctl
+ *   eventfilter.c  dynamic filters, applied where a block is written
  * The hot path is inline in event.h.  This header holds the session and
  * thread structures and the names that cross between the four files.
  * Only those files include it.
@@ -140,7 +143,8 @@ extern _Thread_local EventThreadStruct *eventThreadState
 typedef struct EventStreamEntryStruct {
   PlinthStream stream;
   int binary;                   /* 1: the binary log; 0: a text mirror */
-  int owned;                    /* 1: telltale opened it and closes it */
+  int owned;                    /* 1: telltale opened it and closes it; -1: a
+                                   snapshot's, which no filter applies to */
   EventKindSet kinds;           /* text mirror: kinds to show */
   int failed;                   /* a write failed; reported once */
   uint32_t *index;              /* the next block's index (.stream.check) */
@@ -262,6 +266,11 @@ extern void eventLiveRegionsSay(void);
 extern void eventLiveDropped(unsigned kind);
 extern void eventLiveEnd(void);
 extern void eventWriterIdle(void);
+extern int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn);
+extern int eventStreamWriteHeader(PlinthStream stream);
+extern int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial,
+                                 unsigned kind, unsigned level, const unsigned char *data,
+                                 size_t size, uint64_t seq);
 extern void eventWriterPoke(void);
 extern void eventWriterStop(void);
 extern void eventWritesDo(EventThreadStruct *thread);
@@ -271,5 +280,22 @@ extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
 extern int eventSlotDetach(EventKindBufStruct *kb, unsigned s);
 extern void eventSlotsReturned(void);
 extern void eventOutAfterFork(void);
+
+
+/* eventfilter.c: dynamic filters (.sol.filter) */
+
+extern const unsigned char *eventFilterBlock(unsigned kind, const unsigned char *data,
+                                             size_t *sizeIO, int *filteredReturn);
+extern void eventFilterDone(const unsigned char *written);
+extern int eventFilterKeep(unsigned kind, const unsigned char *p, size_t length);
+extern void eventFilterSay(char *buf, size_t size);
+
+
+/* eventctl.c: the control page and thread (.ctl) */
+
+extern void eventCtlStart(int force);
+extern void eventCtlStop(int join);
+extern void eventCtlPoke(void);
+extern void eventCtlAfterFork(void);
 
 #endif /* eventint_h */

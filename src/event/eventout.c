@@ -661,6 +661,7 @@ void eventSessionStart(void)
     if (eventSession.streams[i].binary)
       streamHeader(&eventSession.streams[i]);
   liveStart();
+  eventCtlStart(0);             /* a fork's child: its own page, .ctl.fork */
 }
 
 /* textMirror -- write events as text.  design/telemetry.txt .sol.multi */
@@ -686,6 +687,10 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
       break;
     rec.thread = thread;
     rec.kind = kind;
+    if (!eventFilterKeep(kind, data + offset, rec.length)) {   /* .sol.filter */
+      offset += rec.length;
+      continue;
+    }
     n = EventFormat(line, sizeof line - 1, &rec, &context);
     if (n > sizeof line - 2)
       n = sizeof line - 2;
@@ -777,20 +782,24 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
 {
   unsigned char header[EVENT_BLOCK_HEADER_LEN];
   EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
-  const unsigned char *events = data;
+  const unsigned char *events = data, *kept;
   uint32_t check;
   unsigned compact;
   uint64_t at;
-  int res;
+  int res, filtered = 0;
   if (!entry->binary) {
     textMirror(entry, data, size, serial, kind);
     return 0;
   }
   if (entry->failed)
     return 0;
+  if (entry->owned >= 0)                                     /* not a snapshot's */
+    data = eventFilterBlock(kind, data, &size, &filtered);   /* .sol.filter */
+  kept = data;
   data = EventCompactBlock(&EventRegistry, data, &size, &compact);   /* .compact.writer */
   eventBlockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
-  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED | compact);
+  h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED | compact
+                        | (filtered ? EVENT_BLOCK_FILTERED : 0));
   h->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
   /* Its header goes there now, so that a reader finds which block a
    * program that died before writing the rest lost, and whether the
@@ -816,8 +825,38 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
   if (res == 0)
     res = PlinthStreamWrite(entry->stream, data, size);
   EventCompactDone(data);
+  if (filtered)
+    eventFilterDone(kept);
   *failed = res;
   return 0;
+}
+
+/* eventStreamWriteHeader, eventStreamWriteBlock -- a header, and a block
+ * numbered seq, to a stream not of the session's (a snapshot's, .ctl.snapshot);
+ * *index is the stream's next block index.  0 or an errno code.  Lock held. */
+int eventStreamWriteHeader(PlinthStream stream)
+{
+  HeaderBufStruct h;
+  int res = headerBuild(&h, 0);
+  if (res == 0) {
+    res = PlinthStreamWrite(stream, h.base, h.size);
+    PlinthFree(h.base);
+  }
+  return res;
+}
+
+int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial, unsigned kind,
+                          unsigned level, const unsigned char *data, size_t size, uint64_t seq)
+{
+  EventStreamEntryStruct entry;
+  int failed = 0;
+  memset(&entry, 0, sizeof entry);
+  entry.stream = stream;
+  entry.binary = 1;
+  entry.owned = -1;             /* a snapshot holds what the buffers hold: no filter */
+  entry.index = index;
+  (void)blockWrite(&entry, serial, kind, level, data, size, seq, NULL, &failed);
+  return failed;
 }
 
 /* writeReserved -- write a block blockWrite deferred, with its check, at

@@ -260,6 +260,8 @@ typedef struct EventStreamInfoStruct {
   int stopped;                  /* reading stopped at damage: the rest was not read */
   uint64_t streamSize;          /* bytes in the stream */
   int streamEnd;                /* 1 if a StreamEnd event was seen */
+  int streamSnapshot;           /* 1 if it is a snapshot: StreamSnapshot ends it
+                                   (3.0.4 on, .ctl.snapshot) */
   int streamExec;               /* 1 if the last StreamExec came before an exec,
                                    not after a failed one: with no StreamEnd,
                                    the stream ended at the exec (3.0.2 on,

@@ -34,6 +34,9 @@ typedef struct SentStruct {
   const unsigned char *data;    /* they are here: in the log, or expanded
                                    from a compact block (.compact.reader) */
   size_t expandedAt;            /* then: where in the expansion; else SIZE_MAX */
+  int filtered;                 /* a filtered block: bytes is what it covers of
+                                   its live block, whose events it does not
+                                   all hold (.sol.filter) */
 } SentStruct;
 
 typedef struct FileStruct {
@@ -99,6 +102,33 @@ static size_t dataEnd(const unsigned char *data, size_t size, unsigned big)
     offset += (size_t)length;
   }
   return offset;
+}
+
+/* filteredCovered -- the bytes of its live block a filtered block's
+ * events stand for: its last event, EventsFiltered, says (its length
+ * says the word size: 12 + 4 + 2 words).  SIZE_MAX if it does not.
+ * design/telemetry.txt .sol.filter */
+static size_t filteredCovered(const unsigned char *data, size_t size, unsigned big)
+{
+  size_t offset = 0, last = SIZE_MAX, length = 0;
+  while (size - offset >= EVENT_HEADER_LEN) {
+    uint64_t code = EventLoad(data + offset, 2, big);
+    length = (size_t)EventLoad(data + offset + 2, 2, big);
+    if (code == 0 || length < EVENT_HEADER_LEN || length > size - offset)
+      break;
+    last = offset;
+    offset += length;
+  }
+  if (last == SIZE_MAX || EventLoad(data + last, 2, big) != EVENT_CODE_EVENTS_FILTERED)
+    return SIZE_MAX;
+  length = (size_t)EventLoad(data + last + 2, 2, big);
+  if (length != EVENT_HEADER_LEN + 4 + 2 * 4 && length != EVENT_HEADER_LEN + 4 + 2 * 8)
+    return SIZE_MAX;
+  {
+    unsigned word = (unsigned)(length - EVENT_HEADER_LEN - 4) / 2;
+    uint64_t covered = EventLoad(data + last + EVENT_HEADER_LEN + 4 + word, word, big);
+    return covered > SIZE_MAX / 2 ? SIZE_MAX : (size_t)covered;
+  }
 }
 
 /* logBlockSound -- is the log's block at offset whole, checked and its
@@ -257,6 +287,7 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     sent[count].at = offset + f->blockHeaderLength;
     sent[count].data = f->base + sent[count].at;
     sent[count].expandedAt = SIZE_MAX;
+    sent[count].filtered = (h.flags & EVENT_BLOCK_FILTERED) != 0;
     if ((h.flags & EVENT_BLOCK_ZSTD) != 0) {
       /* Only an archive has zstd blocks, and it has no live file
        * (.zstd.live): its bytes match no live block. */
@@ -276,9 +307,12 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     ++count;
     offset += h.length;
   }
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < count; ++i) {
     if (sent[i].expandedAt != SIZE_MAX)
       sent[i].data = x->base + sent[i].expandedAt;
+    if (sent[i].filtered && sent[i].bytes != SIZE_MAX)
+      sent[i].bytes = filteredCovered(sent[i].data, sent[i].bytes, f->big);
+  }
   if (count > 0)
     qsort(sent, count, sizeof *sent, cmpSent);
   *sentReturn = sent;
@@ -301,9 +335,9 @@ static int prefixMatch(const SentStruct *sent, size_t sentCount, uint64_t seq,
   }
   for (; lo < sentCount && sent[lo].seq == seq; ++lo) {
     if (sent[lo].bytes > end - skip
-        || memcmp(sent[lo].data, data + skip, sent[lo].bytes) != 0)
+        || (!sent[lo].filtered && memcmp(sent[lo].data, data + skip, sent[lo].bytes) != 0))
       return 0;
-    skip += sent[lo].bytes;
+    skip += sent[lo].bytes;     /* a filtered send: what it covers, not compared */
   }
   while (boundary < skip)       /* on an event boundary of the live block */
     boundary += (size_t)EventLoad(data + boundary + 2, 2, big);

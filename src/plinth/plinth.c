@@ -660,7 +660,9 @@ static void *writerRun(void *arg)
 #ifdef __GLIBC__
   (void)pthread_setname_np(pthread_self(), "telltale-write");
 #endif
+  PlinthThreadOwn();
   run();
+  PlinthThreadOwnEnd();
   return NULL;
 }
 
@@ -710,6 +712,38 @@ void PlinthQueueWaitFor(uint64_t ns)
   (void)pthread_cond_timedwait(&queueCond, &queueLock, &until);
 }
 
+/* PlinthThreadOwn -- plinth.h.  The kernel's ids of telltale's own
+ * threads, the writer and the control thread, which PlinthLastThread
+ * does not count.  .sol.writer.last */
+static _Atomic long ownThreads[2];
+
+void PlinthThreadOwn(void)
+{
+  long self = syscall(SYS_gettid), none = 0;
+  for (size_t i = 0; i < sizeof ownThreads / sizeof ownThreads[0]; ++i)
+    if (atomic_compare_exchange_strong(&ownThreads[i], &none, self) || none == self)
+      return;
+    else
+      none = 0;
+}
+
+void PlinthThreadOwnEnd(void)
+{
+  long self = syscall(SYS_gettid);
+  for (size_t i = 0; i < sizeof ownThreads / sizeof ownThreads[0]; ++i) {
+    long was = self;
+    (void)atomic_compare_exchange_strong(&ownThreads[i], &was, 0);
+  }
+}
+
+static int threadOwn(long tid)
+{
+  for (size_t i = 0; i < sizeof ownThreads / sizeof ownThreads[0]; ++i)
+    if (atomic_load(&ownThreads[i]) == tid)
+      return 1;
+  return 0;
+}
+
 /* PlinthLastThread -- plinth.h.  Every task of the process but the
  * caller is a zombie (a main thread that called pthread_exit stays one
  * until the process ends) or gone.  No malloc: the allocation recorder
@@ -730,7 +764,8 @@ int PlinthLastThread(void)
       const char *name = buf + at + 19;
       memcpy(&reclen, buf + at + 16, sizeof reclen);
       at += reclen;
-      if (name[0] < '0' || name[0] > '9' || strtol(name, NULL, 10) == self)
+      if (name[0] < '0' || name[0] > '9' || strtol(name, NULL, 10) == self
+          || threadOwn(strtol(name, NULL, 10)))
         continue;
       (void)snprintf(path, sizeof path, "/proc/self/task/%s/stat", name);
       {

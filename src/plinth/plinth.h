@@ -194,11 +194,51 @@ extern void PlinthQueueWaitFor(uint64_t ns);
  * (others exited, a main thread that called pthread_exit among them)?
  * 0 when it cannot be told.  .sol.writer.last */
 extern int PlinthLastThread(void);
+/* PlinthThreadOwn -- the calling thread is one of telltale's own, which
+ * PlinthLastThread does not count; PlinthThreadOwnEnd, no longer */
+extern void PlinthThreadOwn(void);
+extern void PlinthThreadOwnEnd(void);
 /* PlinthCancelHold, PlinthCancelRelease -- no cancellation of the
  * calling thread between them (they nest); the lock and the queue lock
  * hold it themselves.  .sol.cancel */
 extern void PlinthCancelHold(void);
 extern void PlinthCancelRelease(void);
+
+/* The control page (plinthctl.c).  design/telemetry.txt .ctl
+ * PlinthCtlDir -- the control directory's path into buf: TELLTALE_CTL_DIR,
+ * else $XDG_RUNTIME_DIR/telltale, else /tmp/telltale-UID; made if absent;
+ * EACCES (why says it) unless it is a directory of the caller's user
+ * that no one else may write.
+ * PlinthCtlCreate -- make a control file (0600) of size zeroed bytes in
+ * DIR, hold a shared flock on it for the process's life and map it
+ * shared, first removing DIR's stale control files; PlinthCtlPublish
+ * names it DIR/PID.ctl, once the page is ready.  PlinthCtlRemove removes it (the
+ * page stays mapped); PlinthCtlForget, in a fork's child, lets go of the
+ * parent's.
+ * PlinthCtlFileCheck -- EACCES unless fd is a regular file of the
+ * caller's user that no one else may read or write.
+ * PlinthCtlStale -- 1 if no process holds a flock on the control file fd.
+ * PlinthCtlOpenFile -- open path for writing: made afresh (create; never
+ * an existing file), or one that is there; either way not through a
+ * link and checked as PlinthCtlFileCheck.
+ * PlinthFutexWait -- wait at most ns while *word is value: 0, or
+ * ETIMEDOUT, EAGAIN (it was not), EINTR.  PlinthFutexWake wakes every
+ * waiter, in any process that maps the word.
+ * PlinthCtlThreadStart runs run() on a thread of telltale's own;
+ * PlinthCtlThreadJoin waits for it to end (.sol.unload). */
+extern int PlinthCtlDir(char *buf, size_t size, char *why, size_t whySize);
+extern int PlinthCtlCreate(const char *dir, size_t size, void **pageReturn, char *why,
+                           size_t whySize);
+extern int PlinthCtlPublish(void);
+extern void PlinthCtlRemove(void);
+extern void PlinthCtlForget(void);
+extern int PlinthCtlFileCheck(int fd);
+extern int PlinthCtlStale(int fd);
+extern int PlinthCtlOpenFile(const char *path, int create, int *fdReturn);
+extern int PlinthFutexWait(uint32_t *word, uint32_t value, uint64_t ns);
+extern void PlinthFutexWake(uint32_t *word);
+extern int PlinthCtlThreadStart(void (*run)(void));
+extern void PlinthCtlThreadJoin(void);
 
 /* Memory for the runtime's own structures (never on the hot path). */
 extern void *PlinthAlloc(size_t size);

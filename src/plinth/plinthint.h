@@ -3,11 +3,11 @@
  * .design: design/telemetry.txt .plinth
  *
  * plinth.c (clocks, threads, the lock, memory, the process),
- * plinthio.c (streams) and plinthsig.c (signals) are one module split
- * by concern; these are the few facts that cross between them.  The
- * dependence runs one way: plinthio.c and plinthsig.c use plinth.c,
- * never the reverse, so that a program that needs only the clock links
- * neither.
+ * plinthio.c (streams), plinthsig.c (signals) and plinthctl.c (the
+ * control page) are one module split by concern; these are the few
+ * facts that cross between them.  The dependence runs one way: the
+ * others use plinth.c, never the reverse, so that a program that needs
+ * only the clock links none of them.
  */
 
 #ifndef plinthint_h

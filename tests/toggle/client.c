@@ -3,6 +3,7 @@
  * .design: design/telemetry.txt .test.toggle .sol.control.cut
  *
  * Usage: toggle_client TOGGLES EXPECT [kill]
+ *        toggle_client TOGGLES EXPECT ctl TELLTALE-CTL
  *        toggle_client 0 EXPECT gdb N
  *
  * Four workers emit Done(worker, seq, epoch) as fast as they can, and a
@@ -20,11 +21,13 @@
  * SIGKILL after the last change, the workers still emitting.  With gdb,
  * the main thread makes no change: a debugger does, N times, setting
  * started and epoch around each "telltale off Job" or "telltale on Job";
- * the program ends once epoch is N.
+ * the program ends once epoch is N.  With ctl, each change is made from
+ * outside: the main thread runs "TELLTALE-CTL PID output off Job" (or
+ * on) and waits for it, between started and epoch as before.
  * tests/toggle/check.py compares the log with EXPECT.
  */
 
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -34,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +82,21 @@ static void *work(void *arg)
   return NULL;
 }
 
+/* ctlRun -- "CTL PID output on|off Job", waited for; 0 if it exited 0 */
+static int ctlRun(const char *ctl, int on)
+{
+  extern char **environ;
+  char pid[32];
+  char *args[] = {(char *)ctl, pid, "output", on ? "on" : "off", "Job", NULL};
+  pid_t child;
+  int status;
+  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  if (posix_spawn(&child, ctl, NULL, NULL, args, environ) != 0
+      || waitpid(child, &status, 0) != child)
+    return 1;
+  return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(int argc, char **argv)
 {
   WorkerStruct workers[WORKERS];
@@ -85,7 +105,7 @@ int main(int argc, char **argv)
   unsigned char *expect;
   int fd;
   if (argc < 3 || argc > 5) {
-    fprintf(stderr, "usage: toggle_client TOGGLES EXPECT [kill | gdb N]\n");
+    fprintf(stderr, "usage: toggle_client TOGGLES EXPECT [kill | gdb N | ctl TELLTALE-CTL]\n");
     return 2;
   }
   toggles = strtoul(argv[1], NULL, 10);
@@ -106,7 +126,12 @@ int main(int argc, char **argv)
     struct timespec ts = {0, (long)(rand_r(&seed) % 400000)};
     nanosleep(&ts, NULL);
     atomic_store(&started, i);
-    if (i % 2 == 1)
+    if (argc == 5 && strcmp(argv[3], "ctl") == 0) {
+      if (ctlRun(argv[4], i % 2 == 0) != 0) {
+        fprintf(stderr, "toggle_client: %s failed at change %lu\n", argv[4], i);
+        return 1;
+      }
+    } else if (i % 2 == 1)
       (void)EventControlReset(EVENT_KIND_BIT(EVENT_KIND_OF_Done));
     else
       (void)EventControlSet(EVENT_KIND_BIT(EVENT_KIND_OF_Done));

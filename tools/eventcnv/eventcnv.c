@@ -529,7 +529,7 @@ static void Recovered(char *buf, size_t size, const EventStreamInfoStruct *info)
  * StreamExec before an exec (.sol.exec) */
 static int Ended(const EventStreamInfoStruct *info)
 {
-  return info->streamEnd || info->streamExec;
+  return info->streamEnd || info->streamExec || info->streamSnapshot;
 }
 
 /* Running -- threads still running when the stream ended: every thread
@@ -537,7 +537,10 @@ static int Ended(const EventStreamInfoStruct *info)
  * .sol.finish */
 static size_t Running(const EventStreamInfoStruct *info)
 {
-  size_t ended = info->threadExits + (Ended(info) ? 1 : 0);
+  size_t ended;
+  if (info->streamSnapshot)
+    return 0;                   /* its threads ran on: not a loss (.ctl.snapshot) */
+  ended = info->threadExits + (Ended(info) ? 1 : 0);
   return info->threadStarts > ended ? info->threadStarts - ended : 0;
 }
 
@@ -567,7 +570,10 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
     Recovered(counts, sizeof counts, info);
     snprintf(buf, size, "no StreamEnd and no live file: incomplete (%s); what the program "
              "held in its buffers when it stopped is not in the log", counts);
-  } else if (running == 0)
+  } else if (info->streamSnapshot)
+    snprintf(buf, size, "a snapshot (StreamSnapshot): what the program held in its buffers "
+             "when it was taken, while it ran on");
+  else if (running == 0)
     snprintf(buf, size, "%s", info->streamEnd ? "clean" : "at an exec: the program sent every "
              "event, then exec'd another (StreamExec)");
   else if (recovered.done)

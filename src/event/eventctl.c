@@ -1,0 +1,344 @@
+/* <src/event/eventctl.c> -- steering from outside: the control page and its thread
+ *
+ * .design: design/telemetry.txt .ctl
+ *
+ * The program's side of telltale-ctl (tools/ctl).  EventInit makes the
+ * control page (src/event/eventctl.h) and starts the control thread,
+ * which sleeps on the page's request word and, when telltale-ctl wakes
+ * it, does what was asked through the runtime's own interface, so a
+ * change made from outside takes effect as the program's own does
+ * (.sol.control.cut), and the emitter reads nothing new.
+ */
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eventint.h"
+#include "eventctl.h"
+#include "plinthclock.h"
+
+/* EVENT_CTL_DEFAULT -- a control page unless TELLTALE_CTL says otherwise;
+ * the allocation recorder, which goes into every process of a command,
+ * is built with 0.  .ctl.optout */
+#ifndef EVENT_CTL_DEFAULT
+#define EVENT_CTL_DEFAULT 1
+#endif
+
+#define CTL_LOOK_NS ((uint64_t)1000000000)      /* an idle thread looks this often */
+#define CTL_POKED_NS ((uint64_t)1000000)        /* after a thread's exit */
+#define CTL_POKED_LOOKS 100
+
+static EventCtlPageStruct *page;        /* the control page, or NULL */
+static int threadRunning;               /* the control thread was started */
+static _Atomic int stopping;            /* it ends at its next look */
+static _Atomic unsigned pokes;          /* looks left at the short interval */
+static char cwd[1024];                  /* where the program started: for the log's path */
+
+static void say(const char *s)
+{
+  eventAppend(page->answer, sizeof page->answer, s);
+}
+
+static void sayNumber(uint64_t n)
+{
+  char buf[DECIMAL_MAX + 1];
+  buf[eventFormatUnsigned(buf, n)] = '\0';
+  say(buf);
+}
+
+/* status -- one line of the program, then one per kind: recorded, output */
+static void status(void)
+{
+  char program[256];
+  EventKindSet record = atomic_load(&EventKindRecord), output = atomic_load(&EventKindControl);
+  int any = 0;
+  if (PlinthProgramName(program, sizeof program) != 0)
+    eventCopyString(program, sizeof program, "?");
+  say("pid ");
+  sayNumber(PlinthProcessId());
+  say(" program ");
+  say(program);
+  say(" log ");
+  PlinthLockClaim();
+  if (eventSession.noDefault && eventSession.streamCount == 0)
+    say("(none)");
+  else {
+    if (eventSession.fileName[0] != '/' && cwd[0] != '\0') {
+      say(cwd);
+      say("/");
+    }
+    say(eventSession.fileName);
+  }
+  say(eventSession.async ? " writer async" : " writer sync");
+  PlinthLockRelease();
+  say("\n");
+  for (unsigned k = 0; k < EventRegistry.kindCount; ++k) {
+    say("kind ");
+    say(EventRegistry.kinds[k].name);
+    say((record & EVENT_KIND_BIT(k)) ? " record on" : " record off");
+    say((output & EVENT_KIND_BIT(k)) ? " output on\n" : " output off\n");
+  }
+  for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
+    if (atomic_load(&EventOff[EventRegistry.events[i].code])) {
+      say(any ? ", " : "events off ");
+      say(EventRegistry.events[i].name);
+      any = 1;
+    }
+  if (any)
+    say("\n");
+  eventFilterSay(page->answer, sizeof page->answer);
+}
+
+/* kinds -- the request's kind set, or EINVAL said in the answer */
+static int kinds(EventKindSet *kindsReturn)
+{
+  char err[256];
+  int res = EventKindParse(page->arg, kindsReturn, err, sizeof err);
+  if (res != 0)
+    say(err);
+  return res;
+}
+
+/* flush -- every thread's committed events, written (by the writer too)
+ * before the answer.  .ctl.flush */
+static int flush(void)
+{
+  PlinthLockClaim();
+  eventWritesFlush();
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+    eventThreadFlush(t, 0);
+  eventWriterIdle();
+  for (size_t i = 0; i < eventSession.streamCount; ++i)
+    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  PlinthLockRelease();
+  say("flushed");
+  return 0;
+}
+
+/* snapshot -- the flight recorder into a new file.  .ctl.snapshot */
+static int snapshot(void)
+{
+  PlinthStream stream;
+  uint64_t events = 0;
+  int fd, res = PlinthCtlOpenFile(page->arg, 1, &fd);
+  if (res == 0)
+    res = PlinthStreamOpenFd(&stream, fd, 1);
+  if (res != 0) {
+    say(page->arg);
+    say(": ");
+    say(strerror(res));
+    return res;
+  }
+  PlinthLockClaim();
+  res = eventSnapshotWrite(stream, &events);
+  PlinthLockRelease();
+  if (res == 0)
+    res = PlinthStreamFlush(stream);
+  PlinthStreamClose(stream);
+  if (res != 0) {
+    say(page->arg);
+    say(": ");
+    say(strerror(res));
+    return res;
+  }
+  sayNumber(events);
+  say(" events in ");
+  say(page->arg);
+  return 0;
+}
+
+/* recent -- the traceback into the file telltale-ctl made */
+static int recent(void)
+{
+  int fd, res = PlinthCtlOpenFile(page->arg, 0, &fd);
+  if (res != 0) {
+    say(page->arg);
+    say(": ");
+    say(strerror(res));
+    return res;
+  }
+  EventDumpTo(fd, page->count);
+  (void)close(fd);
+  return 0;
+}
+
+/* serve -- do the request on the page and write its answer */
+static void serve(void)
+{
+  EventKindSet set;
+  char err[256];
+  int res = 0;
+  page->arg[sizeof page->arg - 1] = '\0';
+  page->answer[0] = '\0';
+  switch (page->op) {
+  case EventCtlStatus:
+    status();
+    break;
+  case EventCtlOutput:
+    if ((res = kinds(&set)) == 0)
+      (void)(page->on ? EventControlSet(set) : EventControlReset(set));
+    break;
+  case EventCtlRecord:
+    if ((res = kinds(&set)) == 0)
+      (void)(page->on ? EventRecordSet(set) : EventRecordReset(set));
+    break;
+  case EventCtlEvent:
+    if ((res = EventRecordByName(page->arg, (int)page->on, err, sizeof err)) != 0)
+      say(err);
+    break;
+  case EventCtlFlush:
+    res = flush();
+    break;
+  case EventCtlSnapshot:
+    res = snapshot();
+    break;
+  case EventCtlRecent:
+    res = recent();
+    break;
+  case EventCtlFilter:
+    if (page->on)
+      res = EventFilterAdd(page->arg, err, sizeof err);
+    else if ((res = EventFilterClear(page->arg)) != 0)
+      eventCopyString(err, sizeof err, "no filter on that event");
+    say(res != 0 ? err : page->on ? "filter added" : "filters cleared");
+    break;
+  default:
+    say("unknown request");
+    res = EINVAL;
+  }
+  page->result = res;
+}
+
+/* run -- the control thread: sleep on the request word; serve each
+ * request; end when the program's own threads have all ended (glibc
+ * ends a process only with its last thread: .sol.writer.last) */
+static void run(void)
+{
+  for (;;) {
+    uint32_t request = __atomic_load_n(&page->request, __ATOMIC_ACQUIRE);
+    unsigned poked;
+    if (atomic_load(&stopping))
+      return;
+    if (request != __atomic_load_n(&page->done, __ATOMIC_RELAXED)) {
+      serve();
+      __atomic_store_n(&page->done, request, __ATOMIC_RELEASE);
+      PlinthFutexWake(&page->done);
+      continue;
+    }
+    poked = atomic_load(&pokes);
+    (void)PlinthFutexWait(&page->request, request, poked > 0 ? CTL_POKED_NS : CTL_LOOK_NS);
+    if (poked > 0)
+      atomic_fetch_sub(&pokes, 1);
+    if (PlinthLastThread())
+      return;
+  }
+}
+
+/* ctlOff -- EventCtl(0) was called: no page, now or later */
+static int ctlOff;
+
+/* eventCtlStart -- the control page and thread, unless TELLTALE_CTL is
+ * off (and not forced, by EventCtl(1)) or EventCtl(0) was called; said
+ * once, and carried on without, if it cannot be made.  Lock not held. */
+void eventCtlStart(int force)
+{
+  static _Atomic int said;
+  const char *value = PlinthGetEnv("TELLTALE_CTL");
+  char dir[1024], why[1200];
+  void *base;
+  int on = EVENT_CTL_DEFAULT;
+  if (force)
+    on = 1;
+  else if (value != NULL && value[0] != '\0') {
+    if (strcmp(value, "on") == 0 || strcmp(value, "1") == 0)
+      on = 1;
+    else if (strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
+      on = 0;
+    else if (!atomic_exchange(&said, 1))
+      eventSay("TELLTALE_CTL='", value, "' must be on or off (or 1 or 0); the default is used", NULL);
+  }
+  PlinthLockClaim();
+  if (!on || page != NULL || ctlOff) {
+    PlinthLockRelease();
+    return;
+  }
+  if (cwd[0] == '\0' && getcwd(cwd, sizeof cwd) == NULL)
+    cwd[0] = '\0';
+  if (PlinthCtlDir(dir, sizeof dir, why, sizeof why) != 0
+      || PlinthCtlCreate(dir, sizeof(EventCtlPageStruct), &base, why, sizeof why) != 0) {
+    PlinthLockRelease();
+    if (!atomic_exchange(&said, 1))
+      eventSay("no control page, so telltale-ctl cannot steer this program: ", why, NULL);
+    return;
+  }
+  page = base;
+  memcpy(page->magic, EVENT_CTL_MAGIC, sizeof page->magic);
+  page->version = EVENT_CTL_VERSION;
+  page->pid = (uint32_t)PlinthProcessId();
+  atomic_store(&stopping, 0);
+  threadRunning = PlinthCtlThreadStart(run) == 0;
+  if (threadRunning && PlinthCtlPublish() != 0) {
+    atomic_store(&stopping, 1);
+    PlinthFutexWake(&page->request);
+    PlinthCtlThreadJoin();
+    threadRunning = 0;
+  }
+  if (!threadRunning)
+    page = NULL;
+  PlinthLockRelease();
+  if (!threadRunning && !atomic_exchange(&said, 1))
+    eventSay("no control thread, so telltale-ctl cannot steer this program", NULL);
+}
+
+/* eventCtlStop -- the page removed and the thread told to end; with
+ * join, waited for (its code is about to be unloaded).  Lock not held. */
+void eventCtlStop(int join)
+{
+  int running;
+  PlinthLockClaim();
+  running = threadRunning;
+  threadRunning = 0;
+  if (page != NULL) {
+    PlinthCtlRemove();
+    atomic_store(&stopping, 1);
+    PlinthFutexWake(&page->request);
+  }
+  PlinthLockRelease();
+  if (running && join)
+    PlinthCtlThreadJoin();
+}
+
+/* eventCtlPoke -- a thread exited: the control thread looks soon
+ * whether the program's threads are all gone */
+void eventCtlPoke(void)
+{
+  if (page == NULL)
+    return;
+  atomic_store(&pokes, CTL_POKED_LOOKS);
+  PlinthFutexWake(&page->request);
+}
+
+/* eventCtlAfterFork -- the child lets go of the parent's page; its own
+ * is made when its session starts */
+void eventCtlAfterFork(void)
+{
+  PlinthCtlForget();
+  page = NULL;
+  threadRunning = 0;
+}
+
+/* EventCtl -- event.h */
+int EventCtl(int on)
+{
+  if (on) {
+    ctlOff = 0;
+    eventCtlStart(1);
+  } else {
+    ctlOff = 1;
+    eventCtlStop(1);
+  }
+  return 0;
+}

@@ -1,0 +1,372 @@
+/* <src/event/eventfilter.c> -- dynamic filters: a test on an event's fields, where a block is written
+ *
+ * .design: design/telemetry.txt .sol.filter
+ *
+ * EventFilterAdd("PoolAlloc size>=4096") keeps, of the events named,
+ * only those whose field passes the test; other events are untouched.
+ * The emitter knows nothing of it: blockWrite asks eventFilterBlock for
+ * the events to write, which copies those kept into a scratch area and
+ * ends them with EventsFiltered (kind, count, covered), so that a reader
+ * sees how many went and recovery how much of the live block the block
+ * covers (.sol.recover).  The text mirror keeps what the log keeps.
+ */
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventint.h"
+#include "eventread.h"
+
+#define FILTER_LIMIT 16                 /* filters at once */
+#define FILTER_TEXT_MAX 127             /* characters of a filter's text, and of a string value */
+
+typedef enum { OpEQ, OpNE, OpLT, OpLE, OpGT, OpGE } OpEnum;
+
+typedef struct FilterStruct {
+  unsigned code;                /* the event's */
+  unsigned param;               /* the field's index */
+  char letter;                  /* its format letter */
+  OpEnum op;
+  uint64_t u;                   /* the value: P A W U */
+  double d;                     /* D */
+  char s[FILTER_TEXT_MAX + 1];  /* S */
+  char text[FILTER_TEXT_MAX + 1];  /* as given, for status */
+} FilterStruct;
+
+/* FilterTableStruct -- the filters, never changed once published: a
+ * change makes a new table, and the old is freed only once the writer,
+ * which reads it without the lock, is idle */
+typedef struct FilterTableStruct {
+  EventKindSet kinds;           /* kinds with a filter */
+  unsigned count;
+  FilterStruct filter[FILTER_LIMIT];
+  unsigned char codes[EVENT_CODE_LIMIT / 8];  /* a bit per code with a filter */
+} FilterTableStruct;
+
+static FilterTableStruct *_Atomic filterTable;
+
+/* Scratch areas, as the compact encoder's (eventcompact.c): the lock's
+ * holder, a handler that interrupted it, and the writer. */
+#define SCRATCH_LIMIT 3
+static struct {
+  atomic_flag busy;
+  unsigned char *base;
+  size_t size;
+} scratch[SCRATCH_LIMIT] = {{ATOMIC_FLAG_INIT, NULL, 0}, {ATOMIC_FLAG_INIT, NULL, 0},
+                            {ATOMIC_FLAG_INIT, NULL, 0}};
+
+static void errSay(char *err, size_t errSize, const char *a, const char *b, const char *c)
+{
+  if (err == NULL || errSize == 0)
+    return;
+  eventCopyString(err, errSize, a);
+  eventAppend(err, errSize, b);
+  eventAppend(err, errSize, c);
+}
+
+/* parse -- "Name field OP value" into *f; 0 or EINVAL with err */
+static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
+{
+  char name[FILTER_TEXT_MAX + 1], field[FILTER_TEXT_MAX + 1], *end;
+  const EventDescStruct *desc = NULL;
+  const char *p = spec, *value;
+  size_t n;
+  memset(f, 0, sizeof *f);
+  if (strlen(spec) > FILTER_TEXT_MAX) {
+    errSay(err, errSize, "a filter is at most 127 characters", "", "");
+    return EINVAL;
+  }
+  eventCopyString(f->text, sizeof f->text, spec);
+  while (*p == ' ')
+    ++p;
+  for (n = 0; p[n] != '\0' && p[n] != ' '; ++n)
+    ;
+  memcpy(name, p, n);
+  name[n] = '\0';
+  p += n;
+  while (*p == ' ')
+    ++p;
+  for (n = 0; p[n] != '\0' && p[n] != ' ' && strchr("=!<>", p[n]) == NULL; ++n)
+    ;
+  memcpy(field, p, n);
+  field[n] = '\0';
+  p += n;
+  while (*p == ' ')
+    ++p;
+  if (strncmp(p, "==", 2) == 0) f->op = OpEQ, p += 2;
+  else if (strncmp(p, "!=", 2) == 0) f->op = OpNE, p += 2;
+  else if (strncmp(p, "<=", 2) == 0) f->op = OpLE, p += 2;
+  else if (strncmp(p, ">=", 2) == 0) f->op = OpGE, p += 2;
+  else if (*p == '=') f->op = OpEQ, p += 1;
+  else if (*p == '<') f->op = OpLT, p += 1;
+  else if (*p == '>') f->op = OpGT, p += 1;
+  else {
+    errSay(err, errSize, "'", spec, "': expected EVENT FIELD OP VALUE, OP one of == != < <= > >=");
+    return EINVAL;
+  }
+  while (*p == ' ')
+    ++p;
+  value = p;
+  for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
+    if (strcmp(EventRegistry.events[i].name, name) == 0)
+      desc = &EventRegistry.events[i];
+  if (desc == NULL) {
+    errSay(err, errSize, "unknown event '", name, "'");
+    return EINVAL;
+  }
+  if (desc->code < EVENT_CODE_RESERVED_LIMIT) {
+    errSay(err, errSize, "telltale's own events cannot be filtered: ", name, "");
+    return EINVAL;
+  }
+  f->code = desc->code;
+  for (f->param = 0; f->param < desc->paramCount; ++f->param)
+    if (strcmp(desc->paramNames[f->param], field) == 0)
+      break;
+  if (f->param == desc->paramCount) {
+    errSay(err, errSize, name, " has no field '", field);
+    eventAppend(err, errSize, "'");
+    return EINVAL;
+  }
+  f->letter = desc->format[f->param];
+  if (*value == '\0') {
+    errSay(err, errSize, "'", spec, "': no value to compare with");
+    return EINVAL;
+  }
+  if (f->letter == 'S') {
+    if (f->op != OpEQ && f->op != OpNE) {
+      errSay(err, errSize, "'", spec, "': a string compares only with == or !=");
+      return EINVAL;
+    }
+    eventCopyString(f->s, sizeof f->s, value);
+    return 0;
+  }
+  errno = 0;
+  if (f->letter == 'D')
+    f->d = strtod(value, &end);
+  else
+    f->u = strtoull(value, &end, 0);
+  if (errno != 0 || end == value || *end != '\0' || (f->letter != 'D' && *value == '-')) {
+    errSay(err, errSize, "'", spec, f->letter == 'D' ? "': the value is not a number"
+                                                     : "': the value is not an unsigned number");
+    return EINVAL;
+  }
+  return 0;
+}
+
+/* keep -- does the event at p (length bytes, committed) pass every filter
+ * on its code in t? */
+static int keep(const FilterTableStruct *t, const unsigned char *p, size_t length)
+{
+  EventLayoutStruct layout;
+  EventRecordStruct rec;
+  unsigned code;
+  uint16_t c;
+  memcpy(&c, p, sizeof c);
+  code = c;
+  if ((t->codes[code / 8] & (1u << (code % 8))) == 0)
+    return 1;
+  EventLayoutNative(&layout);
+  if (EventDecode(&layout, &EventRegistry, p, length, &rec, NULL) != EventDecodeOK)
+    return 1;                   /* not the filter's to judge */
+  for (unsigned i = 0; i < t->count; ++i) {
+    const FilterStruct *f = &t->filter[i];
+    int cmp;
+    if (f->code != code)
+      continue;
+    if (f->letter == 'S')
+      cmp = strcmp(rec.values[f->param].s, f->s) != 0;
+    else if (f->letter == 'D') {
+      double d = rec.values[f->param].d;
+      cmp = d < f->d ? -1 : d > f->d;
+    } else {
+      uint64_t u = rec.values[f->param].u;
+      cmp = u < f->u ? -1 : u > f->u;
+    }
+    switch (f->op) {
+    case OpEQ: if (cmp != 0) return 0; break;
+    case OpNE: if (cmp == 0) return 0; break;
+    case OpLT: if (cmp >= 0) return 0; break;
+    case OpLE: if (cmp > 0) return 0; break;
+    case OpGT: if (cmp <= 0) return 0; break;
+    case OpGE: if (cmp < 0) return 0; break;
+    }
+  }
+  return 1;
+}
+
+/* eventFilterKeep -- eventint.h: for the text mirror */
+int eventFilterKeep(unsigned kind, const unsigned char *p, size_t length)
+{
+  const FilterTableStruct *t = atomic_load_explicit(&filterTable, memory_order_acquire);
+  return t == NULL || (t->kinds & EVENT_KIND_BIT(kind)) == 0 || keep(t, p, length);
+}
+
+/* eventFilterBlock -- eventint.h */
+const unsigned char *eventFilterBlock(unsigned kind, const unsigned char *data, size_t *sizeIO,
+                                      int *filteredReturn)
+{
+  const FilterTableStruct *t = atomic_load_explicit(&filterTable, memory_order_acquire);
+  size_t size = *sizeIO, need = size + sizeof(EventStructEventsFiltered), at = 0, out = 0;
+  uint64_t count = 0;
+  EventClock last = 0;
+  EventStructEventsFiltered end;
+  unsigned char *base;
+  *filteredReturn = 0;
+  if (t == NULL || (t->kinds & EVENT_KIND_BIT(kind)) == 0 || size == 0)
+    return data;
+  for (unsigned i = 0; ; ++i) {
+    if (i == SCRATCH_LIMIT)
+      return data;              /* none free: cannot be (one a writer) */
+    if (atomic_flag_test_and_set(&scratch[i].busy))
+      continue;
+    if (scratch[i].size < need) {
+      size_t bigger = (need + 0xFFFF) & ~(size_t)0xFFFF;
+      unsigned char *more = PlinthPagesAlloc(bigger);
+      if (more == NULL) {
+        atomic_flag_clear(&scratch[i].busy);
+        eventSay("no memory to filter a block: written unfiltered", NULL);
+        return data;
+      }
+      PlinthPagesFree(scratch[i].base, scratch[i].size);
+      scratch[i].base = more;
+      scratch[i].size = bigger;
+    }
+    base = scratch[i].base;
+    break;
+  }
+  while (at + EVENT_HEADER_LEN <= size) {
+    uint32_t codeLength;
+    size_t length;
+    memcpy(&codeLength, data + at, sizeof codeLength);
+    length = EVENT_LENGTH_OF(codeLength);
+    if (EVENT_CODE_OF(codeLength) == 0 || length < EVENT_HEADER_LEN || length > size - at)
+      break;
+    memcpy(&last, data + at + 4, sizeof last);
+    if (keep(t, data + at, length)) {
+      memcpy(base + out, data + at, length);
+      out += length;
+    } else
+      ++count;
+    at += length;
+  }
+  memset(&end, 0, sizeof end);
+  end.header.codeLength = EVENT_CODE_LENGTH(EventCodeEventsFiltered, sizeof end);
+  end.header.clock = last;      /* no earlier than any event before it */
+  end.kind = kind;
+  end.count = (EventW)count;
+  end.covered = (EventW)at;
+  memcpy(base + out, &end, sizeof end);
+  *sizeIO = out + sizeof end;
+  *filteredReturn = 1;
+  return base;
+}
+
+/* eventFilterDone -- the bytes eventFilterBlock gave are written */
+void eventFilterDone(const unsigned char *written)
+{
+  for (unsigned i = 0; i < SCRATCH_LIMIT; ++i)
+    if (scratch[i].base != NULL && written == scratch[i].base)
+      atomic_flag_clear(&scratch[i].busy);
+}
+
+/* publish -- t becomes the table; the old one is freed once the writer
+ * is idle.  Lock held. */
+static void publish(FilterTableStruct *t)
+{
+  FilterTableStruct *old;
+  if (t != NULL) {
+    t->kinds = 0;
+    memset(t->codes, 0, sizeof t->codes);
+    for (unsigned i = 0; i < t->count; ++i) {
+      unsigned code = t->filter[i].code;
+      t->codes[code / 8] = (unsigned char)(t->codes[code / 8] | (1u << (code % 8)));
+      t->kinds |= EVENT_KIND_BIT(EventRegistryLookup(&EventRegistry, code)->kind);
+    }
+  }
+  old = atomic_exchange_explicit(&filterTable, t, memory_order_acq_rel);
+  if (old != NULL) {
+    eventWriterIdle();
+    PlinthPagesFree(old, sizeof *old);
+  }
+}
+
+/* EventFilterAdd -- event.h */
+int EventFilterAdd(const char *spec, char *err, size_t errSize)
+{
+  FilterStruct f;
+  FilterTableStruct *t, *now;
+  int res;
+  if (errSize == 0)
+    err = NULL;
+  if (spec == NULL)
+    return EINVAL;
+  res = parse(spec, &f, err, errSize);
+  if (res != 0)
+    return res;
+  if ((t = PlinthPagesAlloc(sizeof *t)) == NULL)
+    return ENOMEM;
+  PlinthLockClaim();
+  now = atomic_load(&filterTable);
+  if (now != NULL)
+    memcpy(t, now, sizeof *t);
+  if (t->count == FILTER_LIMIT) {
+    PlinthLockRelease();
+    PlinthPagesFree(t, sizeof *t);
+    errSay(err, errSize, "at most 16 filters at once", "", "");
+    return ENOSPC;
+  }
+  t->filter[t->count++] = f;
+  publish(t);
+  PlinthLockRelease();
+  return 0;
+}
+
+/* EventFilterClear -- event.h */
+int EventFilterClear(const char *name)
+{
+  FilterTableStruct *t = NULL, *now;
+  int all = name == NULL || name[0] == '\0' || strcmp(name, "all") == 0, found = 0;
+  PlinthLockClaim();
+  now = atomic_load(&filterTable);
+  if (now != NULL && !all) {
+    if ((t = PlinthPagesAlloc(sizeof *t)) == NULL) {
+      PlinthLockRelease();
+      return ENOMEM;
+    }
+    for (unsigned i = 0; i < now->count; ++i) {
+      const EventDescStruct *desc = EventRegistryLookup(&EventRegistry, now->filter[i].code);
+      if (strcmp(desc->name, name) == 0)
+        found = 1;
+      else
+        t->filter[t->count++] = now->filter[i];
+    }
+    if (t->count == 0) {
+      PlinthPagesFree(t, sizeof *t);
+      t = NULL;
+    }
+  } else
+    found = now != NULL;
+  if (found)
+    publish(t);
+  else if (t != NULL)
+    PlinthPagesFree(t, sizeof *t);
+  PlinthLockRelease();
+  return found || all ? 0 : ENOENT;
+}
+
+/* eventFilterSay -- "filters: A; B" and a newline, into buf, if any */
+void eventFilterSay(char *buf, size_t size)
+{
+  const FilterTableStruct *t;
+  PlinthLockClaim();
+  t = atomic_load(&filterTable);
+  for (unsigned i = 0; t != NULL && i < t->count; ++i) {
+    eventAppend(buf, size, i == 0 ? "filters " : "; ");
+    eventAppend(buf, size, t->filter[i].text);
+  }
+  if (t != NULL && t->count > 0)
+    eventAppend(buf, size, "\n");
+  PlinthLockRelease();
+}

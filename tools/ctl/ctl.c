@@ -1,0 +1,346 @@
+/* <tools/ctl/ctl.c> -- telltale-ctl: steer a running program from another shell
+ *
+ * .design: design/telemetry.txt .ctl
+ *
+ * Finds this user's telltale processes by their control files
+ * (src/event/eventctl.h), writes a request into one and waits for the
+ * program's control thread to answer.  No ptrace, no stop: the program
+ * does what is asked through its own runtime, with its own registry.
+ */
+
+#define _GNU_SOURCE
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eventctl.h"
+#include "plinth.h"
+
+static const char usage[] =
+  "usage: telltale-ctl [--dir DIR] [--timeout SECONDS] COMMAND\n"
+  "\n"
+  "Steers a running program that uses telltale, through its control file\n"
+  "(no ptrace; the program is not stopped).  Only the program's own user may.\n"
+  "\n"
+  "Commands:\n"
+  "  list                     this user's telltale processes: pid, program, log,\n"
+  "                           and each kind's record and output state\n"
+  "  PID status               the same, for one process, and the events turned off\n"
+  "  PID output on|off KINDS  output of kinds (\"Pool,Arena\", \"all\", \"all,-Ref\")\n"
+  "  PID record on|off KINDS  recording of kinds\n"
+  "  PID event on|off NAME    one event, by name\n"
+  "  PID flush                every thread's recorded events to the log, now\n"
+  "  PID snapshot FILE        the flight recorder (every thread's buffers, output\n"
+  "                           or not) as a log of its own, in a new FILE\n"
+  "  PID recent [N]           the latest N events (50), as the traceback prints them\n"
+  "  PID filter add 'EVENT FIELD OP VALUE'\n"
+  "                           keep, of EVENT, those whose FIELD passes (OP one of\n"
+  "                           == != < <= > >=), e.g. 'PoolAlloc size>=4096'\n"
+  "  PID filter clear [EVENT] remove EVENT's filters, or all\n"
+  "\n"
+  "Each command returns once the program has done it: a change of output\n"
+  "has taken effect in every thread.  Control files are in TELLTALE_CTL_DIR,\n"
+  "else $XDG_RUNTIME_DIR/telltale, else /tmp/telltale-UID; a stale one (its\n"
+  "process gone) is removed.  Exit 0 done, 1 refused or failed, 2 usage.\n";
+
+static double timeout = 5.0;
+
+static void die(const char *message)
+{
+  fprintf(stderr, "telltale-ctl: %s\n", message);
+  exit(1);
+}
+
+/* CtlStruct -- a process's control file, open */
+typedef struct CtlStruct {
+  int fd;
+  EventCtlPageStruct *page;
+  char path[PATH_MAX];
+} CtlStruct;
+
+/* ctlOpen -- open and map pid's control file: 0, or 1 with why said
+ * into why (stale files are removed) */
+static int ctlOpen(const char *dir, const char *pid, CtlStruct *ctl, char *why, size_t whySize)
+{
+  struct stat st;
+  void *base;
+  (void)snprintf(ctl->path, sizeof ctl->path, "%s/%s%s", dir, pid, EVENT_CTL_SUFFIX);
+  ctl->fd = open(ctl->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (ctl->fd < 0) {
+    (void)snprintf(why, whySize, "no telltale process %s that this user may steer (%s: %s)", pid,
+                   ctl->path, strerror(errno));
+    return 1;
+  }
+  if (PlinthCtlFileCheck(ctl->fd) != 0 || fstat(ctl->fd, &st) != 0
+      || (size_t)st.st_size < sizeof(EventCtlPageStruct)) {
+    (void)snprintf(why, whySize, "%s is not a control file of this user's (mode 0600, %zu bytes)",
+                   ctl->path, sizeof(EventCtlPageStruct));
+    (void)close(ctl->fd);
+    return 1;
+  }
+  if (PlinthCtlStale(ctl->fd)) {
+    (void)unlink(ctl->path);
+    (void)snprintf(why, whySize, "no telltale process %s: its control file was stale (removed)",
+                   pid);
+    (void)close(ctl->fd);
+    return 1;
+  }
+  base = mmap(NULL, sizeof(EventCtlPageStruct), PROT_READ | PROT_WRITE, MAP_SHARED, ctl->fd, 0);
+  if (base == MAP_FAILED) {
+    (void)snprintf(why, whySize, "%s: %s", ctl->path, strerror(errno));
+    (void)close(ctl->fd);
+    return 1;
+  }
+  ctl->page = base;
+  if (memcmp(ctl->page->magic, EVENT_CTL_MAGIC, sizeof ctl->page->magic) != 0
+      || ctl->page->version != EVENT_CTL_VERSION) {
+    (void)snprintf(why, whySize, "%s is not a control file of this telltale's (version %u)",
+                   ctl->path, EVENT_CTL_VERSION);
+    (void)munmap(base, sizeof(EventCtlPageStruct));
+    (void)close(ctl->fd);
+    return 1;
+  }
+  return 0;
+}
+
+static void ctlClose(CtlStruct *ctl)
+{
+  (void)munmap(ctl->page, sizeof(EventCtlPageStruct));
+  (void)close(ctl->fd);
+}
+
+static double now(void)
+{
+  struct timespec ts;
+  (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ask -- one request, answered: the program's result (0 or an errno
+ * code), or -1 if it did not answer within the timeout.  Clients take
+ * turns by an OFD lock on the file's first byte. */
+static int ask(CtlStruct *ctl, unsigned op, unsigned on, unsigned count, const char *arg,
+               double within)
+{
+  EventCtlPageStruct *page = ctl->page;
+  struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+  double until = now() + within;
+  uint32_t request;
+  int res = -1;
+  while (fcntl(ctl->fd, F_OFD_SETLK, &lock) != 0) {
+    if ((errno != EAGAIN && errno != EACCES) || now() > until)
+      return -1;
+    PlinthSleepNs(1000000);
+  }
+  /* A client that gave up left its request: it is answered first. */
+  while (__atomic_load_n(&page->done, __ATOMIC_ACQUIRE)
+         != __atomic_load_n(&page->request, __ATOMIC_ACQUIRE) && now() < until)
+    PlinthSleepNs(1000000);
+  page->op = op;
+  page->on = on;
+  page->count = count;
+  page->result = 0;
+  (void)snprintf(page->arg, sizeof page->arg, "%s", arg != NULL ? arg : "");
+  request = __atomic_load_n(&page->request, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(&page->request, request, __ATOMIC_RELEASE);
+  PlinthFutexWake(&page->request);
+  for (;;) {
+    uint32_t done = __atomic_load_n(&page->done, __ATOMIC_ACQUIRE);
+    double left = until - now();
+    if (done == request) {
+      res = page->result;
+      break;
+    }
+    if (left <= 0)
+      break;
+    (void)PlinthFutexWait(&page->done, done, left < 0.1 ? (uint64_t)(left * 1e9) : 100000000u);
+  }
+  lock.l_type = F_UNLCK;
+  (void)fcntl(ctl->fd, F_OFD_SETLK, &lock);
+  return res;
+}
+
+static void answered(const CtlStruct *ctl, int res, const char *pid)
+{
+  char message[256];
+  if (res < 0) {
+    (void)snprintf(message, sizeof message,
+                   "process %s did not answer within %g s (stopped, or its control thread ended)",
+                   pid, timeout);
+    die(message);
+  }
+  if (ctl->page->answer[0] != '\0')
+    printf("%.*s\n", (int)sizeof ctl->page->answer, ctl->page->answer);
+  if (res != 0)
+    exit(1);
+}
+
+/* list -- a line per live process, the first of its status answer,
+ * then its kinds on one line; stale files removed and said */
+static int list(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int any = 0;
+  if (d == NULL) {
+    if (errno == ENOENT)
+      return 0;
+    fprintf(stderr, "telltale-ctl: %s: %s\n", dir, strerror(errno));
+    return 1;
+  }
+  while ((e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name), s = strlen(EVENT_CTL_SUFFIX);
+    char pid[64], why[PATH_MAX + 200];
+    CtlStruct ctl;
+    int res;
+    if (n <= s || n - s >= sizeof pid || strcmp(e->d_name + n - s, EVENT_CTL_SUFFIX) != 0)
+      continue;
+    memcpy(pid, e->d_name, n - s);
+    pid[n - s] = '\0';
+    if (strspn(pid, "0123456789") != n - s)
+      continue;
+    if (ctlOpen(dir, pid, &ctl, why, sizeof why) != 0) {
+      fprintf(stderr, "telltale-ctl: %s\n", why);
+      continue;
+    }
+    res = ask(&ctl, EventCtlStatus, 0, 0, NULL, timeout < 1 ? timeout : 1);
+    if (res < 0)
+      printf("pid %s (not answering: stopped?)\n", pid);
+    else {
+      /* "pid P program X log L writer W" then "kind K record R output O" lines */
+      const char *p = ctl.page->answer;
+      const char *nl = strchr(p, '\n');
+      printf("%.*s\n ", nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
+      while (nl != NULL && strncmp(nl + 1, "kind ", 5) == 0) {
+        char name[128], rec[8], out[8];
+        if (sscanf(nl + 1, "kind %127s record %7s output %7s", name, rec, out) == 3)
+          printf(" %s=%s%s", name, strcmp(rec, "on") == 0 ? "R" : "-",
+                 strcmp(out, "on") == 0 ? "O" : "-");
+        nl = strchr(nl + 1, '\n');
+      }
+      printf("\n");
+    }
+    any = 1;
+    ctlClose(&ctl);
+  }
+  (void)closedir(d);
+  if (!any)
+    fprintf(stderr, "telltale-ctl: no telltale process of this user's in %s\n", dir);
+  return 0;
+}
+
+/* recent -- the program writes its traceback into a file made here */
+static void recent(CtlStruct *ctl, const char *dir, const char *pid, unsigned count)
+{
+  char path[PATH_MAX + 16], buf[65536];
+  int fd, res;
+  ssize_t got;
+  (void)snprintf(path, sizeof path, "%s/recent.XXXXXX", dir);
+  fd = mkstemp(path);
+  if (fd < 0)
+    die("cannot make a file for the answer in the control directory");
+  res = ask(ctl, EventCtlRecent, 0, count, path, timeout);
+  while (res == 0 && (got = read(fd, buf, sizeof buf)) > 0)
+    fwrite(buf, 1, (size_t)got, stdout);
+  (void)close(fd);
+  (void)unlink(path);
+  answered(ctl, res, pid);
+}
+
+int main(int argc, char **argv)
+{
+  char dir[PATH_MAX], why[PATH_MAX + 200];
+  const char *pid, *cmd;
+  CtlStruct ctl;
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; ++i) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+      (void)setenv("TELLTALE_CTL_DIR", argv[++i], 1);
+    } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+      char *end;
+      timeout = strtod(argv[++i], &end);
+      if (*end != '\0' || !(timeout > 0)) {
+        fprintf(stderr, "telltale-ctl: --timeout takes seconds, more than 0\n%s", usage);
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "telltale-ctl: unknown option %s\n%s", argv[i], usage);
+      return 2;
+    }
+  }
+  if (i >= argc) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  if (PlinthCtlDir(dir, sizeof dir, why, sizeof why) != 0)
+    die(why);
+  if (strcmp(argv[i], "list") == 0 && i + 1 == argc)
+    return list(dir);
+  pid = argv[i];
+  if (strspn(pid, "0123456789") != strlen(pid) || i + 1 >= argc) {
+    fprintf(stderr, "telltale-ctl: expected 'list' or a PID and a command\n%s", usage);
+    return 2;
+  }
+  cmd = argv[i + 1];
+  i += 2;
+  if (ctlOpen(dir, pid, &ctl, why, sizeof why) != 0)
+    die(why);
+  if (strcmp(cmd, "status") == 0 && i == argc)
+    answered(&ctl, ask(&ctl, EventCtlStatus, 0, 0, NULL, timeout), pid);
+  else if ((strcmp(cmd, "output") == 0 || strcmp(cmd, "record") == 0
+            || strcmp(cmd, "event") == 0)
+           && i + 2 == argc && (strcmp(argv[i], "on") == 0 || strcmp(argv[i], "off") == 0)) {
+    unsigned op = cmd[0] == 'o' ? EventCtlOutput : cmd[0] == 'r' ? EventCtlRecord : EventCtlEvent;
+    answered(&ctl, ask(&ctl, op, strcmp(argv[i], "on") == 0, 0, argv[i + 1], timeout), pid);
+  } else if (strcmp(cmd, "filter") == 0 && i + 2 == argc && strcmp(argv[i], "add") == 0)
+    answered(&ctl, ask(&ctl, EventCtlFilter, 1, 0, argv[i + 1], timeout), pid);
+  else if (strcmp(cmd, "filter") == 0 && (i + 1 == argc || i + 2 == argc)
+           && strcmp(argv[i], "clear") == 0)
+    answered(&ctl, ask(&ctl, EventCtlFilter, 0, 0, i + 1 < argc ? argv[i + 1] : "all", timeout),
+             pid);
+  else if (strcmp(cmd, "flush") == 0 && i == argc)
+    answered(&ctl, ask(&ctl, EventCtlFlush, 0, 0, NULL, timeout), pid);
+  else if (strcmp(cmd, "snapshot") == 0 && i + 1 == argc) {
+    char path[PATH_MAX];
+    if (argv[i][0] == '/')
+      (void)snprintf(path, sizeof path, "%s", argv[i]);
+    else if (getcwd(path, sizeof path) == NULL
+             || strlen(path) + 1 + strlen(argv[i]) >= sizeof path)
+      die("cannot name the snapshot's file from here");
+    else {
+      strcat(path, "/");
+      strcat(path, argv[i]);
+    }
+    answered(&ctl, ask(&ctl, EventCtlSnapshot, 0, 0, path, timeout), pid);
+  } else if (strcmp(cmd, "recent") == 0 && i + 1 >= argc) {
+    unsigned long n = 50;
+    if (i < argc) {
+      char *end;
+      n = strtoul(argv[i], &end, 10);
+      if (*end != '\0' || n == 0 || n > 4096) {
+        fprintf(stderr, "telltale-ctl: recent takes a count of 1 to 4096\n");
+        return 2;
+      }
+    }
+    recent(&ctl, dir, pid, (unsigned)n);
+  } else {
+    fprintf(stderr, "telltale-ctl: unknown command or arguments: %s\n%s", cmd, usage);
+    return 2;
+  }
+  ctlClose(&ctl);
+  return 0;
+}
