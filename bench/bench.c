@@ -10,6 +10,9 @@
  *   enabled     telltale, recorded and output to a file
  *   async       the same, with the asynchronous writer (.sol.writer)
  *   compact     enabled, the blocks written in the compact form (.compact)
+ *   dynfilter   enabled, with a dynamic filter on the event that every
+ *               event passes ("TestPAW w>=0"): the writer's whole cost of
+ *               a filter, a decode, test and copy of each event (.sol.filter)
  *   write       the I/O floor: the floor's records, preformatted into a
  *               64 KiB buffer and written to a file of their own by one
  *               write() per 64 KiB
@@ -198,10 +201,11 @@ static int cmpDouble(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-enum { CASE_FLOOR, CASE_WRITE, CASE_ENABLED, CASE_ASYNC, CASE_COMPACT, CASE_RECORDED,
+enum { CASE_FLOOR, CASE_WRITE, CASE_ENABLED, CASE_ASYNC, CASE_COMPACT, CASE_DYNFILTER, CASE_RECORDED,
        CASE_FILTERED, CASE_COMPILED, CASE_FPRINTF, CASE_LTTNG_OFF, CASE_LTTNG_ON, CASES };
 static const char *const caseNames[CASES] = {
-  "floor", "write", "enabled", "async", "compact", "recorded", "filtered", "compiled", "fprintf",
+  "floor", "write", "enabled", "async", "compact", "dynfilter", "recorded", "filtered", "compiled",
+  "fprintf",
   "lttng-off", "lttng-on"
 };
 static const char *const caseDocs[CASES] = {
@@ -210,6 +214,7 @@ static const char *const caseDocs[CASES] = {
   "telltale: recorded, output to a file",
   "telltale: the same, written by the writer thread",
   "telltale: enabled, blocks written compact (TELLTALE_COMPACT)",
+  "telltale: enabled, a dynamic filter every event passes",
   "telltale: recorded into the ring, output off",
   "telltale: kind not recorded",
   "telltale: variety off",
@@ -247,6 +252,16 @@ static void runCase(int c, size_t count)
     runTelltale(count, p);
     EventFlush();
     EventCompact(0);
+    break;
+  case CASE_DYNFILTER:
+    /* The blocks filled in the round are filtered when written, by this
+     * thread: the filter's work is inside the time. */
+    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventControlSet(noisy);
+    (void)EventFilterAdd("TestPAW w>=0", NULL, 0);
+    runTelltale(count, p);
+    EventFlush();
+    (void)EventFilterClear("TestPAW");
     break;
   case CASE_ASYNC:
     /* The round ends when the writer has caught up: EventWriterAsync(0)
@@ -304,7 +319,7 @@ static void usage(FILE *f)
           "  case's records in PATH.write.\n"
           "  --list prints the cases this process can run, one a line.\n"
           "  --lttng-note WHY is printed in the rows of LTTng cases that cannot run.\n"
-          "  cases: floor write enabled async compact recorded filtered compiled\n"
+          "  cases: floor write enabled async compact dynfilter recorded filtered compiled\n"
           "         fprintf\n"
           "         lttng-off lttng-on (built with -DBENCH_LTTNG: bench/lttng.sh)\n");
 }

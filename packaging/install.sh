@@ -66,7 +66,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 if [ "$mode" = install ]; then
   for f in libtelltale.so libtelltale-checking.a libtelltale-optimised.a libtelltale-off.a \
-           eventcnv replay heap libtelltale-malloc.so; do
+           eventcnv ctl replay heap libtelltale-malloc.so; do
     [ -e "$build/$f" ] || { echo "install.sh: $build/$f is not built: run ninja $build/.install" >&2; exit 1; }
   done
 fi
@@ -77,6 +77,7 @@ put gen bin/telltale-gen 755
 put "$build/eventcnv" bin/eventcnv 755
 put "$build/replay" bin/telltale-replay 755
 put "$build/heap" bin/telltale-heap 755
+put "$build/ctl" bin/telltale-ctl 755
 sed -e 's|^top=.*|top=$(cd "$(dirname "$0")/.." \&\& pwd)|' \
     -e "s|\$top/build/libtelltale-malloc.so|\$top/$libdir/telltale/libtelltale-malloc.so|" \
     -e 's|build/replay|telltale-replay|g' tools/replay/record >"$tmp/record"

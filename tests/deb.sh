@@ -79,7 +79,7 @@ for f in ./usr/bin/telltale-gen ./usr/include/telltale/event.h ./usr/lib/$multia
          ./usr/lib/$multiarch/cmake/telltale/telltaleConfig.cmake ./usr/share/telltale/malloc/eventdef.h; do
   dpkg-deb -c "$(deb libtelltale-dev)" | awk '{print $6}' | grep -qxF "$f" || why="$why no $f in libtelltale-dev;"
 done
-for f in ./usr/bin/eventcnv ./usr/bin/telltale-replay ./usr/bin/telltale-record ./usr/bin/telltale-heap \
+for f in ./usr/bin/eventcnv ./usr/bin/telltale-replay ./usr/bin/telltale-record ./usr/bin/telltale-heap ./usr/bin/telltale-ctl \
          ./usr/lib/$multiarch/telltale/libtelltale-malloc.so ./usr/share/telltale/gdb/telltale.py; do
   dpkg-deb -c "$(deb telltale-tools)" | awk '{print $6}' | grep -qxF "$f" || why="$why no $f in telltale-tools;"
 done

@@ -82,7 +82,7 @@ if ! PREFIX=$P ninja install >"$tmp/out" 2>&1; then
   exit 1
 fi
 missing=""
-for f in bin/telltale-gen bin/eventcnv bin/telltale-replay bin/telltale-record bin/telltale-heap \
+for f in bin/telltale-gen bin/eventcnv bin/telltale-replay bin/telltale-record bin/telltale-heap bin/telltale-ctl \
          lib/libtelltale-checking.a lib/libtelltale-optimised.a lib/libtelltale-off.a \
          lib/telltale/libtelltale-malloc.so lib/pkgconfig/telltale.pc \
          lib/cmake/telltale/telltaleConfig.cmake lib/cmake/telltale/telltaleConfigVersion.cmake \
@@ -91,7 +91,8 @@ for f in bin/telltale-gen bin/eventcnv bin/telltale-replay bin/telltale-record b
          share/telltale/eventdef.h share/telltale/malloc/eventdef.h share/telltale/gdb/telltale.py \
          "share/gdb/auto-load$P/lib/libtelltale.so.$version-gdb.py" \
          share/man/man7/telltale.7 share/man/man1/eventcnv.1 share/man/man1/telltale-gen.1 \
-         share/man/man1/telltale-replay.1 share/man/man1/telltale-record.1 share/man/man1/telltale-heap.1; do
+         share/man/man1/telltale-replay.1 share/man/man1/telltale-record.1 share/man/man1/telltale-heap.1 \
+         share/man/man1/telltale-ctl.1; do
   [ -f "$P/$f" ] || missing="$missing $f"
 done
 if [ -n "$missing" ]; then fail install "not installed:$missing"; else ok install; fi

@@ -28,6 +28,7 @@ typedef struct FilterStruct {
   unsigned code;                /* the event's */
   unsigned param;               /* the field's index */
   char letter;                  /* its format letter */
+  size_t offset, size;          /* where it is in the event, as the emitter stores it */
   OpEnum op;
   uint64_t u;                   /* the value: P A W U */
   double d;                     /* D */
@@ -130,6 +131,14 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
     return EINVAL;
   }
   f->letter = desc->format[f->param];
+  f->offset = EVENT_HEADER_LEN;
+  for (unsigned i = 0; i <= f->param; ++i) {
+    char l = desc->format[i];
+    f->size = l == 'P' || l == 'A' ? sizeof(void *) : l == 'W' ? sizeof(EventW) : l == 'U' ? 4
+              : l == 'D' ? 8 : 0;
+    if (i < f->param)
+      f->offset += f->size;
+  }
   if (*value == '\0') {
     errSay(err, errSize, "'", spec, "': no value to compare with");
     return EINVAL;
@@ -155,33 +164,39 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
   return 0;
 }
 
-/* keep -- does the event at p (length bytes, committed) pass every filter
- * on its code in t? */
+/* keep -- does the event at p (length bytes, committed, in this
+ * program's layout) pass every filter on its code in t?  A field is read
+ * where the emitter stored it: no decode. */
 static int keep(const FilterTableStruct *t, const unsigned char *p, size_t length)
 {
-  EventLayoutStruct layout;
-  EventRecordStruct rec;
   unsigned code;
   uint16_t c;
   memcpy(&c, p, sizeof c);
   code = c;
   if ((t->codes[code / 8] & (1u << (code % 8))) == 0)
     return 1;
-  EventLayoutNative(&layout);
-  if (EventDecode(&layout, &EventRegistry, p, length, &rec, NULL) != EventDecodeOK)
-    return 1;                   /* not the filter's to judge */
   for (unsigned i = 0; i < t->count; ++i) {
     const FilterStruct *f = &t->filter[i];
     int cmp;
     if (f->code != code)
       continue;
-    if (f->letter == 'S')
-      cmp = strcmp(rec.values[f->param].s, f->s) != 0;
+    if (f->offset + f->size + (f->letter == 'S') > length)
+      return 1;                 /* not the filter's to judge: the reader will say */
+    if (f->letter == 'S')       /* a committed event's string ends at its NUL */
+      cmp = strcmp((const char *)p + f->offset, f->s) != 0;
     else if (f->letter == 'D') {
-      double d = rec.values[f->param].d;
+      double d;
+      memcpy(&d, p + f->offset, sizeof d);
       cmp = d < f->d ? -1 : d > f->d;
     } else {
-      uint64_t u = rec.values[f->param].u;
+      uint64_t u = 0;
+      if (f->size == 8)
+        memcpy(&u, p + f->offset, 8);
+      else {
+        uint32_t v;
+        memcpy(&v, p + f->offset, 4);
+        u = v;
+      }
       cmp = u < f->u ? -1 : u > f->u;
     }
     switch (f->op) {

@@ -34,7 +34,7 @@
 
 #define WORKERS 4
 
-static volatile sig_atomic_t stop;
+static _Atomic int stop;           /* lock-free: safe to store in a handler */
 static _Atomic unsigned ready;
 static unsigned long perWorker;         /* idle, pexit: requests each; busy: 0 */
 static int idle;                        /* workers wait for the stop when done */
@@ -43,7 +43,7 @@ static _Atomic uint64_t *counts;
 static void onStop(int sig)
 {
   (void)sig;
-  stop = 1;
+  atomic_store(&stop, 1);
 }
 
 static uint64_t sizeOf(uint64_t seq)
@@ -55,7 +55,7 @@ static void *work(void *arg)
 {
   unsigned id = (unsigned)(uintptr_t)arg;
   uint64_t seq = 0;
-  while (!stop && (perWorker == 0 || seq < perWorker)) {
+  while (!atomic_load(&stop) && (perWorker == 0 || seq < perWorker)) {
     uint64_t size = sizeOf(seq);
     EVENT_UWW(Request, id, seq, size);
     if (seq % 8 == 7)
@@ -67,7 +67,7 @@ static void *work(void *arg)
     }
   }
   atomic_fetch_add(&ready, 1);
-  while (!stop && idle) {
+  while (!atomic_load(&stop) && idle) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
   }
   printf("%ld\n", (long)getpid());
   fflush(stdout);
-  while (!stop) {                 /* SIGUSR1 may come to any thread */
+  while (!atomic_load(&stop)) {   /* SIGUSR1 may come to any thread */
     struct timespec ts = {0, 10000000};
     nanosleep(&ts, NULL);
   }
