@@ -178,16 +178,24 @@ static void serve(void)
     status();
     break;
   case EventCtlOutput:
-    if ((res = kinds(&set)) == 0)
-      (void)(page->on ? EventControlSet(set) : EventControlReset(set));
-    break;
   case EventCtlRecord:
-    if ((res = kinds(&set)) == 0)
-      (void)(page->on ? EventRecordSet(set) : EventRecordReset(set));
+    if ((res = kinds(&set)) == 0) {
+      if (page->op == EventCtlOutput)
+        (void)(page->on ? EventControlSet(set) : EventControlReset(set));
+      else
+        (void)(page->on ? EventRecordSet(set) : EventRecordReset(set));
+      say(page->op == EventCtlOutput ? "output " : "recording ");
+      say(page->on ? "on: " : "off: ");
+      say(page->arg);
+    }
     break;
   case EventCtlEvent:
     if ((res = EventRecordByName(page->arg, (int)page->on, err, sizeof err)) != 0)
       say(err);
+    else {
+      say(page->arg);
+      say(page->on ? " on" : " off");
+    }
     break;
   case EventCtlFlush:
     res = flush();

@@ -180,8 +180,12 @@ static void answered(const CtlStruct *ctl, int res, const char *pid)
                    pid, timeout);
     die(message);
   }
-  if (ctl->page->answer[0] != '\0')
-    printf("%.*s\n", (int)sizeof ctl->page->answer, ctl->page->answer);
+  if (ctl->page->answer[0] != '\0') {
+    size_t n = strnlen(ctl->page->answer, sizeof ctl->page->answer);
+    while (n > 0 && ctl->page->answer[n - 1] == '\n')
+      --n;
+    printf("%.*s\n", (int)n, ctl->page->answer);
+  }
   if (res != 0)
     exit(1);
 }
