@@ -8,7 +8,8 @@
  * event, which sets the thread up and opens the log, its header and the
  * live file, and the second, which is the hot path.  Prints the three
  * in microseconds, and the number of threads the process has (telltale
- * starts none).  bench/run runs it several times and takes medians.
+ * starts one, the control thread, unless TELLTALE_CTL=off: .ctl).
+ * bench/run runs it several times and takes medians.
  */
 
 #define _GNU_SOURCE

@@ -223,14 +223,20 @@ out=$(c "$pid" status 2>&1)
 stop
 
 # A main thread's pthread_exit: the control thread does not keep the
-# process alive once the workers end.
-fresh
-env=()
-(cd "$dir" && TELLTALE_CTL_DIR="$dir/ctl" timeout 30 "$client" pexit 3000 counts >/dev/null 2>"$dir/err")
-r=$?
-res=$($check "$dir/telltale.log" "$dir/counts" all 2>&1)
-[ $r = 0 ] && [ $? = 0 ] && ok "pthread_exit from main ends the process" "$res" \
-  || fail "pthread_exit" "exit $r (124: it hung); $res"
+# process alive once the workers end.  (Not under ThreadSanitizer, whose
+# own thread keeps such a process alive, telltale or not.)
+if [[ $cfg == *tsan* ]]; then
+  echo "skip pthread_exit from main: ThreadSanitizer's own thread outlives main (not counted)"
+else
+  fresh
+  env=()
+  (cd "$dir" && TELLTALE_CTL_DIR="$dir/ctl" timeout -s KILL 30 "$client" pexit 3000 counts \
+     >/dev/null 2>"$dir/err")
+  r=$?
+  res=$($check "$dir/telltale.log" "$dir/counts" all 2>&1)
+  [ $r = 0 ] && [ $? = 0 ] && ok "pthread_exit from main ends the process" "$res" \
+    || fail "pthread_exit" "exit $r (137: it hung); $res"
+fi
 
 # Another user is refused, both ways.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then

@@ -220,11 +220,46 @@ static void serve(void)
   page->result = res;
 }
 
-/* run -- the control thread: sleep on the request word; serve each
- * request; end when the program's own threads have all ended (glibc
- * ends a process only with its last thread: .sol.writer.last) */
+static _Atomic int said;        /* a failure to set up is said once */
+
+/* setUp -- on the control thread, so that the program's start pays only
+ * for the thread: the directory, the file, the page, and the file named
+ * into place once the page is ready.  0 if there is to be no page. */
+static int setUp(void)
+{
+  char dir[1024], why[1200];
+  void *base;
+  if (PlinthCtlDir(dir, sizeof dir, why, sizeof why) != 0
+      || PlinthCtlCreate(dir, sizeof(EventCtlPageStruct), &base, why, sizeof why) != 0) {
+    if (!atomic_exchange(&said, 1))
+      eventSay("no control page, so telltale-ctl cannot steer this program: ", why, NULL);
+    return 0;
+  }
+  PlinthLockClaim();
+  if (atomic_load(&stopping)) {         /* stopped meanwhile: no page */
+    PlinthCtlRemove();
+    PlinthLockRelease();
+    return 0;
+  }
+  page = base;
+  memcpy(page->magic, EVENT_CTL_MAGIC, sizeof page->magic);
+  page->version = EVENT_CTL_VERSION;
+  page->pid = (uint32_t)PlinthProcessId();
+  if (PlinthCtlPublish() != 0) {
+    PlinthCtlRemove();
+    page = NULL;
+  }
+  PlinthLockRelease();
+  return page != NULL;
+}
+
+/* run -- the control thread: set the page up; sleep on the request
+ * word; serve each request; end when the program's own threads have all
+ * ended (glibc ends a process only with its last thread: .ctl.thread) */
 static void run(void)
 {
+  if (!setUp())
+    return;
   for (;;) {
     uint32_t request = __atomic_load_n(&page->request, __ATOMIC_ACQUIRE);
     unsigned poked;
@@ -248,15 +283,13 @@ static void run(void)
 /* ctlOff -- EventCtl(0) was called: no page, now or later */
 static int ctlOff;
 
-/* eventCtlStart -- the control page and thread, unless TELLTALE_CTL is
- * off (and not forced, by EventCtl(1)) or EventCtl(0) was called; said
- * once, and carried on without, if it cannot be made.  Lock not held. */
+/* eventCtlStart -- the control thread, which makes the page, unless
+ * TELLTALE_CTL is off (and not forced, by EventCtl(1)) or EventCtl(0)
+ * was called; said once, and carried on without, if it cannot be made.
+ * Lock not held. */
 void eventCtlStart(int force)
 {
-  static _Atomic int said;
   const char *value = PlinthGetEnv("TELLTALE_CTL");
-  char dir[1024], why[1200];
-  void *base;
   int on = EVENT_CTL_DEFAULT;
   if (force)
     on = 1;
@@ -269,33 +302,14 @@ void eventCtlStart(int force)
       eventSay("TELLTALE_CTL='", value, "' must be on or off (or 1 or 0); the default is used", NULL);
   }
   PlinthLockClaim();
-  if (!on || page != NULL || ctlOff) {
+  if (!on || threadRunning || ctlOff) {
     PlinthLockRelease();
     return;
   }
   if (cwd[0] == '\0' && getcwd(cwd, sizeof cwd) == NULL)
     cwd[0] = '\0';
-  if (PlinthCtlDir(dir, sizeof dir, why, sizeof why) != 0
-      || PlinthCtlCreate(dir, sizeof(EventCtlPageStruct), &base, why, sizeof why) != 0) {
-    PlinthLockRelease();
-    if (!atomic_exchange(&said, 1))
-      eventSay("no control page, so telltale-ctl cannot steer this program: ", why, NULL);
-    return;
-  }
-  page = base;
-  memcpy(page->magic, EVENT_CTL_MAGIC, sizeof page->magic);
-  page->version = EVENT_CTL_VERSION;
-  page->pid = (uint32_t)PlinthProcessId();
   atomic_store(&stopping, 0);
   threadRunning = PlinthCtlThreadStart(run) == 0;
-  if (threadRunning && PlinthCtlPublish() != 0) {
-    atomic_store(&stopping, 1);
-    PlinthFutexWake(&page->request);
-    PlinthCtlThreadJoin();
-    threadRunning = 0;
-  }
-  if (!threadRunning)
-    page = NULL;
   PlinthLockRelease();
   if (!threadRunning && !atomic_exchange(&said, 1))
     eventSay("no control thread, so telltale-ctl cannot steer this program", NULL);
@@ -309,9 +323,9 @@ void eventCtlStop(int join)
   PlinthLockClaim();
   running = threadRunning;
   threadRunning = 0;
+  atomic_store(&stopping, 1);
   if (page != NULL) {
     PlinthCtlRemove();
-    atomic_store(&stopping, 1);
     PlinthFutexWake(&page->request);
   }
   PlinthLockRelease();

@@ -87,8 +87,8 @@ int PlinthCtlStale(int fd)
   return 0;
 }
 
-/* staleRemove -- remove the stale control files in dir (at most 256
- * looked at: a program's start is not the place for a long clean-up) */
+/* staleRemove -- remove the stale control files in dir, and files being
+ * made (.new) by processes that died first (at most 256 looked at) */
 static void staleRemove(const char *dir)
 {
   DIR *d = opendir(dir);
@@ -100,7 +100,7 @@ static void staleRemove(const char *dir)
     size_t n = strlen(e->d_name);
     char path[4096];
     int fd;
-    if (n <= 4 || strcmp(e->d_name + n - 4, ".ctl") != 0
+    if (n <= 4 || (strcmp(e->d_name + n - 4, ".ctl") != 0 && strcmp(e->d_name + n - 4, ".new") != 0)
         || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
       continue;
     ++looked;
