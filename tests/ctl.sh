@@ -30,6 +30,7 @@ pids=()
 trap 'kill -9 "${pids[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=detect_leaks=0
 export TSAN_OPTIONS="${TSAN_OPTIONS:-}:report_thread_leaks=0"
+export TELLTALE_CTL=on          # a ThreadSanitizer build's default is off (.ctl.optout)
 
 ok() { passed=$((passed + 1)); echo "ok $1${2:+ ($2)}"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
@@ -216,7 +217,7 @@ kill "$other" 2>/dev/null
 
 # Opting out: no file, and telltale-ctl says there is no such process.
 fresh
-env=(TELLTALE_CTL=off)
+env=(TELLTALE_CTL=off)     # after the exported on
 start idle 10 counts
 out=$(c "$pid" status 2>&1)
 [ $? = 1 ] && [ -z "$(ls "$dir/ctl")" ] && ok "TELLTALE_CTL=off" || fail "TELLTALE_CTL=off" "$out"

@@ -43,7 +43,7 @@ run() {
   case $ending in
     kill-on) kill=kill killed=killed n=$(( toggles / 2 * 2 )) how=kill ;;
     kill-off) kill=kill killed=killed n=$(( toggles / 2 * 2 + 1 )) how=kill ;;
-    ctl) how="ctl $top/$cfg/ctl" ;;
+    ctl) how="ctl $top/$cfg/ctl"; set -- TELLTALE_CTL=on "$@" ;;
   esac
   dir=$(mktemp -d "$tmp/run.XXXXXX")
   mkdir -m 700 "$dir/ctl"

@@ -187,8 +187,9 @@ static inline void EventStringCopy(char *dst, const char *src, size_t length)
 
 /* EventInit -- set telemetry up from the environment.
  * Idempotent; called before main by a constructor, and by the slow
- * path.  Reads TELLTALE_CONTROL, TELLTALE_RECORD, TELLTALE_FILE,
- * TELLTALE_MIRROR and TELLTALE_BUFFER (design/telemetry.txt .sol.env).
+ * path.  Reads the TELLTALE_ variables the README lists (TELLTALE_CONTROL,
+ * TELLTALE_RECORD, TELLTALE_FILE, ...: design/telemetry.txt .sol.env), and
+ * starts the control thread unless TELLTALE_CTL=off (.ctl).
  * A bad setting is said once on stderr, naming the variable and what
  * was expected, and the default is used. */
 extern TELLTALE_API int EventInit(void);
