@@ -17,6 +17,7 @@
 #include "export.h"
 #include "input.h"
 #include "merge.h"
+#include "outpath.h"
 #include "span.h"
 
 #include <errno.h>
@@ -189,26 +190,6 @@ static int OptionFlag(OptionsStruct *opt, const char *arg)
   return 0;
 }
 
-/* OutputIsInput -- does -o name a FILE given, or its live file?  It
- * would be replaced before it is read. */
-static int OutputIsInput(const OptionsStruct *opt)
-{
-  struct stat out, in;
-  char live[4096];
-  if (opt->output == NULL || strcmp(opt->output, "-") == 0 || stat(opt->output, &out) != 0)
-    return 0;
-  for (size_t p = 0; p < opt->pathCount; ++p) {
-    if (strcmp(opt->paths[p], "-") == 0)
-      continue;
-    if (stat(opt->paths[p], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-      return 1;
-    if (snprintf(live, sizeof live, "%s.live", opt->paths[p]) < (int)sizeof live
-        && stat(live, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-      return 1;
-  }
-  return 0;
-}
-
 /* IsArchive -- 1 if the stream is rewritten (--format telltale).
  * design/telemetry.txt .zstd.writer */
 static int IsArchive(const OptionsStruct *opt)
@@ -219,6 +200,7 @@ static int IsArchive(const OptionsStruct *opt)
 /* ArgsCheck -- the combinations of options that cannot be */
 static void ArgsCheck(OptionsStruct *opt)
 {
+  const char *why;
   if (opt->pathCount == 0)
     opt->paths[opt->pathCount++] = "-";
   for (size_t p = 0, stdins = 0; p < opt->pathCount; ++p)
@@ -257,9 +239,15 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
-  if (OutputIsInput(opt))
-    UsageError("-o names a log to read (or its live file), which writing would replace: ",
-               opt->output);
+  /* design/telemetry.txt .tools.output */
+  OutPathInputs(opt->paths, opt->pathCount);
+  if ((why = OutPathRefused(opt->output)) != NULL) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s: %s, which writing would replace",
+             opt->output != NULL && strcmp(opt->output, "-") != 0 ? opt->output
+             : "standard output", why);
+    UsageError(msg, NULL);
+  }
 }
 
 /* ParseArgs -- options before or after the FILEs; "--" ends them */
@@ -1086,7 +1074,8 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     if (ArchiveWrite(logs[0].in.data, logs[0].in.size, info,
                      logs[0].recovered.done, opt->output,
                      opt->zstd == NULL ? ARCHIVE_NO_ZSTD
-                     : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, programName) != 0)
+                     : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, logs[0].name,
+                     programName) != 0)
       status = EXIT_BAD_STREAM;
     else
       ArchiveSay(info, &logs[0].recovered, logs[0].name, opt->output);
@@ -1357,6 +1346,24 @@ static size_t OpenAll(const OptionsStruct *opt, LogStruct *logs)
   return sound;
 }
 
+/* OutputText -- -o for text: standard output goes to path; 0, or 1
+ * after saying why not.  design/telemetry.txt .tools.output */
+static int OutputText(const char *path)
+{
+  int fd;
+  fflush(stdout);
+  fd = OutPathOpen(programName, path, 0);
+  if (fd < 0)
+    return 1;
+  if (dup2(fd, STDOUT_FILENO) < 0) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", programName, path, strerror(errno));
+    (void)close(fd);
+    return 1;
+  }
+  (void)close(fd);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
@@ -1366,10 +1373,8 @@ int main(int argc, char **argv)
 
   ParseArgs(argc, argv, &opt);
   if (opt.follow) {
-    if (opt.output != NULL && strcmp(opt.output, "-") != 0 && freopen(opt.output, "w", stdout) == NULL) {
-      fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
+    if (opt.output != NULL && strcmp(opt.output, "-") != 0 && OutputText(opt.output) != 0)
       return EXIT_BAD_STREAM;
-    }
     status = Follow(&opt);
     free(opt.paths);
     return status;
@@ -1383,9 +1388,8 @@ int main(int argc, char **argv)
   if (sound == 0) {
     status = EXIT_BAD_STREAM;
   } else if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
-             && freopen(opt.output, "w", stdout) == NULL) {
+             && OutputText(opt.output) != 0) {
     /* -o for text: stdout goes to the file, once the streams are open */
-    fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
     status = EXIT_BAD_STREAM;
   } else {
     status = Print(&opt, logs, sound);

@@ -13,6 +13,7 @@
 
 #include "export.h"
 #include "merge.h"
+#include "outpath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -658,11 +659,9 @@ static int OpenOut(ExportStruct *ex)
 {
   ex->out.fd = STDOUT_FILENO;
   if (ex->outPath != NULL) {
-    ex->out.fd = open(ex->outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (ex->out.fd < 0) {
-      fprintf(stderr, "eventcnv: cannot write %s: %s\n", ex->outPath, strerror(errno));
+    ex->out.fd = OutPathOpen("eventcnv", ex->outPath, 0);   /* .tools.output */
+    if (ex->out.fd < 0)
       return 1;
-    }
   }
   ex->out.buf = malloc(OUT_BUFFER_SIZE);
   ex->out.size = ex->out.buf != NULL ? OUT_BUFFER_SIZE : 0;

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE 1          /* pthread_timedjoin_np */
 
 #include "export.h"
+#include "outpath.h"
 #include "span.h"
 
 #include <errno.h>
@@ -963,9 +964,8 @@ static int SqliteBegin(ExportStruct *ex)
       return 1;
     }
   /* Replace OUT, and say clearly if it cannot be written. */
-  fd = open(ex->outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  fd = OutPathOpen("eventcnv", ex->outPath, 1);   /* a file: .tools.output */
   if (fd < 0) {
-    fprintf(stderr, "eventcnv: cannot write %s: %s\n", ex->outPath, strerror(errno));
     state->failed = 1;
     return 1;
   }

@@ -494,8 +494,10 @@ static void finish(ReaderStruct *r)
 }
 
 /* sayEnd -- how the log ended, on stderr: at damage, at an exec, or
- * at a death whose last buffers are lost without a live file */
-static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
+ * at a death whose last buffers are lost without a live file; 1 if
+ * events are lost so, as eventcnv's exit status says too
+ * (design/telemetry.txt .heap.ends) */
+static int sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
                    const InputRecoveredStruct *recovered, int bad)
 {
   const EventStreamInfoStruct *info = EventStreamInfo(stream);
@@ -509,7 +511,7 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
     fprintf(stderr, "heap: %s: the log holds no allocation events: it was not written by "
             "libtelltale-malloc.so, or the program allocated nothing\n", path);
   if (info->streamEnd)
-    return;
+    return 0;
   if (bad)
     fprintf(stderr, "heap: %s: reading stopped at the damage at offset %lu, so how the log "
             "ended is not known: blocks live then are counted as leaked\n", path, offset);
@@ -526,6 +528,7 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
             "events it still held in its buffers (up to the buffer size a thread: 1 MiB unless "
             "TELLTALE_BUFFER said) are lost: %s.live, from which they are recovered, is not "
             "there (the recorder keeps it unless TELLTALE_MAP=off)\n", path, path);
+  return !bad && !info->streamExec && !r->execLast && !recovered->done;
 }
 
 /* sayChanged -- a warning, once a file, for each mapped file changed
@@ -612,7 +615,7 @@ int HeapRead(const char *path, HeapLogStruct *log)
   readerInit(r, log, EventStreamInfo(stream));
   bad = readAll(r, stream);
   finish(r);
-  sayEnd(r, stream, &recovered, bad);
+  bad |= sayEnd(r, stream, &recovered, bad);
   /* The paths of MapExec point into the stream: copied before it goes. */
   for (size_t i = 0; i < log->mapCount; ++i)
     log->maps[i].path = strdup(log->maps[i].path);
