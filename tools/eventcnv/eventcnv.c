@@ -18,6 +18,7 @@
 #include "input.h"
 #include "merge.h"
 #include "outpath.h"
+#include "textsafe.h"
 #include "span.h"
 
 #include <errno.h>
@@ -590,7 +591,10 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
 
   printf("version       %u.%u.%u\n", info->major, info->median, info->minor);
-  printf("program       %s\n", info->program);
+  /* A log's strings are printed escaped: design/telemetry.txt .export.text */
+  printf("program       ");
+  TextPut(stdout, info->program);
+  printf("\n");
   printf("pid           %lu\n", (unsigned long)info->pid);
   printf("start         %s.%09luZ\n", date, (unsigned long)(info->startRealtime % 1000000000u));
   printf("start clock   %llu\n", (unsigned long long)info->startClock);
@@ -606,8 +610,9 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
   printf("pointer size  %u bytes\n", info->layout.pointerSize);
   printf("word size     %u bytes\n", info->layout.wordSize);
   printf("header        %lu bytes\n", (unsigned long)info->headerLength);
-  printf("registry      \"%s\": %u kinds, %u events\n", info->registry->name,
-         info->registry->kindCount, info->registry->eventCount);
+  printf("registry      \"");
+  TextPut(stdout, info->registry->name);
+  printf("\": %u kinds, %u events\n", info->registry->kindCount, info->registry->eventCount);
   if (info->major >= 2)
     printf("session       0x%08lx\n", (unsigned long)info->session);
   /* design/telemetry.txt .stream.check; a block recovered from a live
@@ -681,20 +686,29 @@ static void PrintListSpans(const EventRegistryStruct *registry)
 static void PrintList(const EventRegistryStruct *registry)
 {
   unsigned i, p;
-  printf("registry \"%s\": %u kinds, %u events\n", registry->name, registry->kindCount,
-         registry->eventCount);
+  printf("registry \"");
+  TextPut(stdout, registry->name);   /* .export.text */
+  printf("\": %u kinds, %u events\n", registry->kindCount, registry->eventCount);
   printf("\n");
-  for (i = 0; i < registry->kindCount; ++i)
-    printf("kind %u %s: %s\n", i, registry->kinds[i].name, registry->kinds[i].doc);
+  for (i = 0; i < registry->kindCount; ++i) {
+    printf("kind %u %s: ", i, registry->kinds[i].name);
+    TextPut(stdout, registry->kinds[i].doc);
+    printf("\n");
+  }
   for (i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
     printf("\nevent 0x%04x %s: kind %s, %s, format %s\n", desc->code, desc->name,
            desc->kind < registry->kindCount ? registry->kinds[desc->kind].name : "?",
            desc->retired ? "retired" : desc->always ? "always" : "checking only",
            desc->format[0] != '\0' ? desc->format : "0");
-    printf("  %s\n", desc->doc);
-    for (p = 0; p < desc->paramCount; ++p)
-      printf("  %c %s: %s\n", desc->format[p], desc->paramNames[p], desc->paramDocs[p]);
+    printf("  ");
+    TextPut(stdout, desc->doc);
+    printf("\n");
+    for (p = 0; p < desc->paramCount; ++p) {
+      printf("  %c %s: ", desc->format[p], desc->paramNames[p]);
+      TextPut(stdout, desc->paramDocs[p]);
+      printf("\n");
+    }
   }
   PrintListSpans(registry);
 }
@@ -978,8 +992,9 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
   for (size_t i = 0; i < count; ++i) {
     const EventStreamInfoStruct *info = EventStreamInfo(streams[i]);
     total += info->eventCount;
-    int n = snprintf(process[i], sizeof process[i], "%.60s[%lu]", info->program,
-                     (unsigned long)info->pid);
+    char program[61];
+    int n = snprintf(process[i], sizeof process[i], "%s[%lu]",
+                     TextTo(program, sizeof program, info->program), (unsigned long)info->pid);
     if (n > width)
       width = n < (int)sizeof process[i] ? n : (int)sizeof process[i] - 1;
   }
@@ -1003,8 +1018,8 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
     timesLen = EventFormatTimes(times, sizeof times, rec->clock, ctx);
     if (timesLen >= sizeof times || timesLen > len || strrchr(times, ' ') == NULL)
       timesLen = 0;
-    PutSeconds(elapsed, sizeof elapsed, (int64_t)(ctx->startRealtime - merge.originNs)
-               + MergeClockNs(ctx, rec->clock));
+    PutSeconds(elapsed, sizeof elapsed, MergeAddNs(MergeWallNs(ctx->startRealtime - merge.originNs),
+                                                   MergeClockNs(ctx, rec->clock)));
     printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
            process[source], line + timesLen);
   }
@@ -1132,6 +1147,53 @@ static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStream
   return pos;
 }
 
+/* FollowStruct -- what --follow knows of the log it follows */
+typedef struct FollowStruct {
+  int fd;                       /* the file opened */
+  const char *path;             /* as given */
+  FilterStruct filter;
+  size_t done;                  /* printed up to here */
+  int ended;                    /* 1 StreamEnd, 2 the stream ends at an exec */
+  uint32_t pid;                 /* the header's, once read; 0 before */
+  uint64_t startMonotonic;      /* the header's CLOCK_MONOTONIC start, ns */
+  size_t damageAt;              /* a block all there whose check fails, */
+  uint32_t damageCheck;         /* what its bytes give, */
+  unsigned damageLooks;         /* and in how many looks in a row */
+} FollowStruct;
+
+/* FOLLOW_DAMAGE_LOOKS -- looks (200 ms apart) that a block whose check
+ * fails must stay as it is before --follow takes it for damage rather
+ * than a write under way.  design/telemetry.txt .eventcnv.follow.damage */
+#define FOLLOW_DAMAGE_LOOKS 5
+
+/* FollowDamage -- note the block at whole, the first not whole, if it
+ * is all in the file and fails its check: how many looks in a row it
+ * has been so, its bytes the same */
+static void FollowDamage(FollowStruct *f, const unsigned char *p, size_t size,
+                         const EventStreamInfoStruct *info, size_t whole)
+{
+  EventBlockHeaderStruct h;
+  uint32_t check;
+  if (info->major < 2 || whole > size || size - whole < info->blockHeaderLength) {
+    f->damageLooks = 0;
+    return;
+  }
+  EventBlockDecode(&h, p + whole, info->major, info->layout.bigEndian);
+  if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0 || h.length < info->blockHeaderLength
+      || h.length > size - whole || (h.flags & EVENT_BLOCK_CHECKED) == 0) {
+    f->damageLooks = 0;
+    return;
+  }
+  check = EventBlockCheck(p + whole, h.length);
+  if (f->damageLooks > 0 && f->damageAt == whole && f->damageCheck == check)
+    ++f->damageLooks;
+  else {
+    f->damageAt = whole;
+    f->damageCheck = check;
+    f->damageLooks = 1;
+  }
+}
+
 /* FollowPrint -- the events of stream from offset from, up to (not
  * at) to, that pass filter, in time order; *endedReturn 1 at StreamEnd */
 static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, size_t from,
@@ -1154,16 +1216,6 @@ static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, s
   fflush(stdout);
 }
 
-/* FollowStruct -- what --follow knows of the log it follows */
-typedef struct FollowStruct {
-  int fd;                       /* the file opened */
-  const char *path;             /* as given */
-  FilterStruct filter;
-  size_t done;                  /* printed up to here */
-  int ended;                    /* 1 StreamEnd, 2 the stream ends at an exec */
-  uint32_t pid;                 /* the header's, once read; 0 before */
-  uint64_t startMonotonic;      /* the header's CLOCK_MONOTONIC start, ns */
-} FollowStruct;
 
 /* FollowOnce -- the events of the whole blocks that follow f->done in
  * the stream as it is now, in time order; moves f->done on, and sets
@@ -1200,6 +1252,7 @@ static int FollowOnce(const OptionsStruct *opt, FollowStruct *f)
   if (f->done == 0)
     FilterInit(&f->filter, opt, info->registry);
   whole = WholeBlocks(in.data, in.size, info, f->done);
+  FollowDamage(f, in.data, in.size, info, whole);
   if (info->streamExec)
     f->ended = 2;
   FollowPrint(stream, &f->filter, f->done, whole, &f->ended);
@@ -1312,7 +1365,10 @@ static int Follow(const OptionsStruct *opt)
     f->ended = 0;
     if (FollowOnce(opt, f) != 0)
       break;
-    if (f->ended == 1 || (f->ended == 2 && exec && f->done == was) || gone) {
+    /* A block that fails its check look after look is damage: said,
+     * and the end, as eventcnv without --follow (.eventcnv.follow.damage) */
+    if (f->ended == 1 || (f->ended == 2 && exec && f->done == was) || gone
+        || f->damageLooks >= FOLLOW_DAMAGE_LOOKS) {
       status = FollowEnd(opt, f);   /* exec'd: nothing came after its StreamExec */
       break;
     }
