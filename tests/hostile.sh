@@ -7,7 +7,8 @@
 #
 # Usage: tests/hostile.sh CONFIG     e.g. tests/hostile.sh build/san
 # CONFIG's eventcnv, heap, replay and tests/malloc_events must be built.
-# Inputs are made by tests/mkstream.py and tests/hostile/mk.py.
+# Inputs are made by tests/mkstream.py and tests/hostile/mk.py; peak
+# RSS is measured by tests/hostile/rss.py, which kills a run past 2 GB.
 #
 # Covers:
 #   archive-launder    a 3.0 log whose blocks are flagged zstd (damage in
@@ -59,7 +60,8 @@ replay=$cfg/replay
 # sanitizers (it emits the events itself, with no sanitizer to care).
 events=$top/build/tests/malloc_events
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hostile.XXXXXX") || exit 2
-trap 'rm -rf "$tmp"' EXIT
+running=
+trap '[ -n "$running" ] && kill $running 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
 passed=0
 failed=0
@@ -125,11 +127,7 @@ expect replay-full 1 "error writing the report" sh -c "exec '$replay' -q clean.l
   ok replay-full
 
 # 4. Memory on forged input: replay touches at most --touch-max.
-rss=$(python3 -c '
-import resource, subprocess, sys
-with open("replay-huge.err", "w") as err:
-    r = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=err)
-print(r, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$replay" -q huge.log)
+rss=$(python3 "$here/hostile/rss.py" 2000 replay-huge.err "$replay" -q huge.log)
 if [ "${rss% *}" != 0 ]; then
   bad replay-huge "exit ${rss% *}: $(head -c 600 replay-huge.err)"
 elif [ "${rss#* }" -gt $rssMax ]; then
@@ -143,11 +141,7 @@ fi
 # 4. A zstd bomb: 8 blocks of 64 KiB whose frames expand to 64 MiB of
 # sound events each; --resync holds at most 256 MiB of them, and says so.
 python3 "$here/hostile/mk.py" zstd-bomb bomb.tt "$eventcnv" || exit 2
-rss=$(python3 -c '
-import resource, subprocess, sys
-with open("zstd-bomb.err", "w") as err:
-    r = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=err)
-print(r, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$eventcnv" --resync --count bomb.tt)
+rss=$(python3 "$here/hostile/rss.py" 2000 zstd-bomb.err "$eventcnv" --resync --count bomb.tt)
 if [ "${rss% *}" != 1 ]; then
   bad zstd-bomb "exit ${rss% *}: $(head -c 600 zstd-bomb.err)"
 elif [ "${rss#* }" -gt $bombMax ]; then
@@ -212,7 +206,7 @@ cp /bin/ls prog
 TELLTALE_STACKS=8 TELLTALE_FILE=$PWD/fifo.log LD_PRELOAD="$top/build/libtelltale-malloc.so" ./prog >/dev/null
 rm prog && mkfifo prog
 expect heap-fifo 0 "" "$heap" fifo.log && ok heap-fifo
-sleep 60 &
+sleep 600 &   # outlives the 60 s expect gives --follow
 running=$!
 python3 "$here/hostile/mk.py" follow-damage fd.tt $running || exit 2
 expect follow-damage 1 "offset 2989: block damaged" "$eventcnv" --follow fd.tt && ok follow-damage
