@@ -23,6 +23,7 @@
 #   out-fifo           -o a FIFO no one reads: exit 1 at once, no hang
 #   sqlite-device      --format sqlite -o /dev/null: not a file, exit 1
 #   replay-full        replay LOG >/dev/full: exit 1, said
+#   follow-full        eventcnv --follow LOG >/dev/full: exit 1, said
 #   replay-huge        a recorder log of 4096 mallocs of 4 GiB (tens of
 #                      KB; 2 under ASan, whose allocator takes a second a
 #                      block, and its shadow an eighth): replay's peak RSS
@@ -125,6 +126,8 @@ expect sqlite-device 1 "cannot write /dev/null: not a regular file" \
 # 3. Output errors are reported.
 expect replay-full 1 "error writing the report" sh -c "exec '$replay' -q clean.log >/dev/full" &&
   ok replay-full
+expect follow-full 1 "error writing output: No space left on device" \
+    sh -c "exec '$eventcnv' --follow v3.tt >/dev/full" && ok follow-full
 
 # 4. Memory on forged input: replay touches at most --touch-max.
 rss=$(python3 "$here/hostile/rss.py" 2000 replay-huge.err "$replay" -q huge.log)

@@ -1184,6 +1184,13 @@ static void FollowDamage(FollowStruct *f, const unsigned char *p, size_t size,
     f->damageLooks = 0;
     return;
   }
+  /* A block whose place is taken and whose data are not written yet
+   * (zeros from their start or a page boundary: .sol.writer.at) is a
+   * write under way however long its thread takes, not damage. */
+  if (EventBlockHole(p + whole, h.length, info->blockHeaderLength, whole)) {
+    f->damageLooks = 0;
+    return;
+  }
   check = EventBlockCheck(p + whole, h.length);
   if (f->damageLooks > 0 && f->damageAt == whole && f->damageCheck == check)
     ++f->damageLooks;
@@ -1193,6 +1200,8 @@ static void FollowDamage(FollowStruct *f, const unsigned char *p, size_t size,
     f->damageLooks = 1;
   }
 }
+
+static int followErrno;         /* the first failed write of --follow's output */
 
 /* FollowPrint -- the events of stream from offset from, up to (not
  * at) to, that pass filter, in time order; *endedReturn 1 at StreamEnd */
@@ -1213,7 +1222,8 @@ static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, s
       printf("%s\n", line);
     }
   }
-  fflush(stdout);
+  if (fflush(stdout) != 0 && followErrno == 0)
+    followErrno = errno;        /* said at the end: .tools.output */
 }
 
 
@@ -1432,6 +1442,11 @@ int main(int argc, char **argv)
     if (opt.output != NULL && strcmp(opt.output, "-") != 0 && OutputText(opt.output) != 0)
       return EXIT_BAD_STREAM;
     status = Follow(&opt);
+    if (fflush(stdout) != 0 || ferror(stdout)) {   /* .tools.output */
+      fprintf(stderr, "%s: error writing output: %s\n", programName,
+              strerror(followErrno != 0 ? followErrno : errno));
+      status = EXIT_BAD_STREAM;
+    }
     free(opt.paths);
     return status;
   }
