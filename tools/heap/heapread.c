@@ -19,6 +19,7 @@
 #include "heapint.h"
 #include "input.h"
 #include "skew.h"
+#include "textsafe.h"
 
 #define SAMPLE_LIMIT 2000       /* time slices of the memory chart */
 
@@ -544,9 +545,11 @@ static void sayChanged(const HeapLogStruct *log, uint64_t startRealtime)
     if (j < i || log->maps[i].path == NULL || stat(log->maps[i].path, &st) != 0)
       continue;                 /* said already, or not there: symbols.c names it unknown */
     mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-    if (startRealtime != 0 && mtime > startRealtime)
-      fprintf(stderr, "heap: %s: %s was changed after the log began, so its frames may be "
-              "named wrongly\n", log->path, log->maps[i].path);
+    if (startRealtime != 0 && mtime > startRealtime) {
+      fprintf(stderr, "heap: %s: ", log->path);
+      TextPut(stderr, log->maps[i].path);       /* the log's bytes: .export.text */
+      fprintf(stderr, " was changed after the log began, so its frames may be named wrongly\n");
+    }
   }
 }
 
