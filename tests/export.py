@@ -185,8 +185,8 @@ def check_csv(path, want):
         r = dict(zip(header, row))
         rec = {k: int(r[k]) for k in ("seq", "time_ns", "elapsed_ns", "thread", "pid")}
         rec["tid"] = int(r["tid"]) if r["tid"] else None
-        name = r["thread_name"].encode("utf-8", errors="surrogateescape")
-        rec["thread_name"] = json_string(name) if r["thread_name"] else None
+        # a text cell holds what a JSON string would between its quotes
+        rec["thread_name"] = json.loads('"%s"' % r["thread_name"]) if r["thread_name"] else None
         rec.update(program=r["program"], kind=r["kind"], event=r["event"],
                    fields=json.loads(r["fields"]))
         if r["labels"]:
@@ -224,8 +224,9 @@ def check_sqlite(path, want):
                 return "%s has a row that is not a %s event" % (table, name)
             expect = {}
             for k, v in r["raw"].items():
-                if isinstance(v, bytes):
+                if isinstance(v, bytes):    # valid UTF-8: bad bytes as U+FFFD
                     row[k] = row[k].encode("utf-8", errors="surrogateescape")
+                    v = json_string(v).encode("utf-8")
                 elif isinstance(v, float):
                     v = None if v != v else v    # NaN is NULL in SQLite
                 else:

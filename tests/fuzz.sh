@@ -13,7 +13,8 @@
 #   fuzz     fuzzes from the corpus for SECONDS under AddressSanitizer and
 #            UndefinedBehaviorSanitizer, in libFuzzer's fork mode so that
 #            one finding does not end the run: any crash, sanitizer
-#            report, leak, out-of-memory (2 GiB) or input that runs 5 s
+#            report, leak, out-of-memory (2 GiB of RSS, a malloc above
+#            80 MiB, or a heap above FUZZ_HEAP_MAX) or input that runs 5 s
 #            (a hang) is a finding.  The random seed is printed;
 #            FUZZ_SEED=N repeats a run.
 # Each finding is printed as "FINDING FILE: what, where [entry]", and
@@ -25,7 +26,7 @@ set -u
 cd "$(dirname "$0")/.."
 seconds=${1:-${FUZZ_TIME:-60}}
 fuzzer=build/fuzz/fuzz_stream
-opts=(-timeout=5 -rss_limit_mb=2048)
+opts=(-timeout=5 -rss_limit_mb=2048 -malloc_limit_mb=80)
 
 passed=0
 failed=0

@@ -26,7 +26,8 @@
 # registries are valid C (tests/gen/registry.c); --with takes a shipped
 # registry by name (--with malloc); the golden outputs
 # (tests/gen/expect/) match; telltale's codes are asserted (.gen.assert);
-# /dev/zero and a failed write are clean errors.
+# /dev/zero and a failed write are clean errors; strings longer than a
+# stream header carries are refused.
 #
 # GEN=FILE tests another generator (an older gen, to see a test fail).
 set -u
@@ -108,6 +109,20 @@ check_error gen/missing-file tests/gen/no-such-file.h 0 "cannot read registry" \
   tests/gen/no-such-file.h
 check_error gen/missing-core tests/gen/no-such-core.h 0 "cannot read registry" \
   --core tests/gen/no-such-core.h examples/pool/eventdef.h
+
+# Strings longer than a stream header's 16-bit lengths carry (.gen.limits):
+# a registry name and a doc of 65536 bytes, made here rather than kept.
+$PYTHON -c '
+import sys
+long = "x" * 65536
+text = open("tests/gen/good/small.h").read()
+text = text.replace("EVENT_REGISTRY_NAME \"small\"", "EVENT_REGISTRY_NAME \"%s\"" % long)
+sys.stdout.write(text.replace("DOC(SmallNone, \"no parameters\")", "DOC(SmallNone, \"%s\")" % long))
+' >"$tmp/too-long.h"
+check_errors gen/string-too-long "$tmp/too-long.h" \
+  "$(grep -n '^#define EVENT_REGISTRY_NAME' "$tmp/too-long.h" | cut -d: -f1) string of 65536 bytes is longer than the 65535 a stream header can carry
+$(grep -n 'DOC(SmallNone' "$tmp/too-long.h" | cut -d: -f1) string of 65536 bytes is longer than the 65535" \
+  --core "$CORE" "$tmp/too-long.h"
 
 # Valid registries generate, deterministically: each is generated into
 # NAME.a, then a second later into NAME.b (a timestamp would differ).

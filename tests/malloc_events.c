@@ -17,11 +17,14 @@
  *              other thread stamped 50 ns after its reuse here, and a
  *              free 900 us before an allocation of its address (an
  *              unknown free: no skew is that large)
+ *   huge [N]   N (4096) mallocs of 4 GiB each, none freed: a log of tens
+ *              of KB that asks for 16 TiB (tests/hostile.sh)
  * It prints the operations it emitted, one "NAME COUNT" a line.
  */
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "event.h"
@@ -86,6 +89,13 @@ int main(int argc, char **argv)
   const char *s = argc > 1 ? argv[1] : "clean";
   if (strcmp(s, "skew") == 0)
     return skew();
+  if (strcmp(s, "huge") == 0) {
+    unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 4096;
+    for (unsigned i = 0; i < n; ++i)
+      EVENT_WP(Malloc, (EventW)1 << 32, A(i));
+    printf("malloc %u\n", n);
+    return 0;
+  }
   if (strcmp(s, "pool") == 0) {
     EVENT_PPWS(PoolCreate, A(100), NULL, 32, "nodes");
     EVENT_PPWS(PoolCreate, A(101), NULL, 64, "strings");

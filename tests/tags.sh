@@ -9,7 +9,7 @@
 # Prints "ok tags" or "FAIL tags: ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
-prefixes='sol|req|reg|stream|gen|plinth|eventcnv|export|build|bench|malloc|replay|gdb|test|intro|readership|pack|compact|heap|stacks'
+prefixes='sol|req|reg|stream|gen|plinth|eventcnv|export|build|bench|malloc|replay|gdb|test|intro|readership|pack|compact|heap|stacks|tools'
 tags=$(grep -oE '^\.[a-z0-9]+(\.[a-z0-9]+)*:' design/telemetry.txt | tr -d ':' | sort -u)
 # (The fuzz corpus and findings are binary: grep would print only
 # "binary file matches" for the whole stream.)

@@ -360,10 +360,18 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   return sound;
 }
 
+/* EVENT_EXPAND_HELD_MAX -- the expanded events a mapped stream holds at
+ * most: 256 MiB, or 256 times the stream's bytes if that is more.
+ * design/telemetry.txt .zstd.held */
+#define EVENT_EXPAND_HELD_MAX(size) \
+  ((size) > ((size_t)1 << 20) ? (size) * 256 : ((size_t)256 << 20))
+
 /* rawBuffer -- a buffer of size bytes for a block's events, expanded:
  * its own, kept until the stream is closed, or a scan's one buffer,
- * reused.  NULL if out of memory (said). */
-static unsigned char *rawBuffer(EventStreamStruct *stream, size_t size)
+ * reused.  NULL if out of memory (said), or if it would take what the
+ * stream holds past EVENT_EXPAND_HELD_MAX (said once, as the block's
+ * fault). */
+static unsigned char *rawBuffer(EventStreamStruct *stream, const BlockStruct *block, size_t size)
 {
   unsigned char *raw;
   if (stream->read != NULL) {           /* a scan: one buffer, reused */
@@ -377,6 +385,15 @@ static unsigned char *rawBuffer(EventStreamStruct *stream, size_t size)
       stream->scanRawSize = size;
     }
     return stream->scanRaw;
+  }
+  if (size > EVENT_EXPAND_HELD_MAX(stream->size) - stream->rawHeld
+      || stream->rawHeld > EVENT_EXPAND_HELD_MAX(stream->size)) {
+    if (!stream->expandCapped)
+      eventProblemAdd(stream, "offset %" PRIu64 ": expanding this block (thread %" PRIu64 ", kind %" PRIu64 ") would take the events held past %" PRIu64 " MiB, the most a reader holds of a log this size (256 MiB, or 256 times its bytes): none of its events are shown, nor those of later blocks that would",
+                      (uint64_t)(stream->origin + block->offset), (uint64_t)block->thread,
+                      (uint64_t)block->kind, (uint64_t)(EVENT_EXPAND_HELD_MAX(stream->size) >> 20));
+    stream->expandCapped = 1;
+    return NULL;
   }
   if (stream->rawCount == stream->rawCapacity) {
     size_t capacity = stream->rawCapacity == 0 ? 64 : 2 * stream->rawCapacity;
@@ -393,7 +410,28 @@ static unsigned char *rawBuffer(EventStreamStruct *stream, size_t size)
     return NULL;
   }
   stream->raws[stream->rawCount++] = raw;
+  stream->rawHeld += size;
+  stream->rawLastSize = size;
   return raw;
+}
+
+/* rawTrim -- a block's own expanded buffer cut to the events indexed:
+ * a damaged block's expansion (a zstd bomb's 64 MiB of nothing) is not
+ * held while the rest is read.  design/telemetry.txt .zstd.held */
+static void rawTrim(EventStreamStruct *stream, BlockStruct *block)
+{
+  size_t allocated = stream->rawLastSize;
+  size_t start = block->offset + stream->info.blockHeaderLength;
+  size_t used = block->dataEnd > start ? block->dataEnd - start : 0;
+  unsigned char *smaller;
+  if (stream->read != NULL || block->raw == NULL || stream->rawCount == 0
+      || stream->raws[stream->rawCount - 1] != block->raw || used >= allocated)
+    return;
+  smaller = realloc(stream->raws[stream->rawCount - 1], used > 0 ? used : 1);
+  if (smaller == NULL)
+    return;
+  block->raw = stream->raws[stream->rawCount - 1] = smaller;
+  stream->rawHeld -= allocated - used;
 }
 
 /* blockExpand -- a compact block's events, in[0 .. inSize) (in the
@@ -427,7 +465,7 @@ static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, const u
   } else {
     limit = rawSize;
   }
-  if ((raw = rawBuffer(stream, limit)) == NULL) {
+  if ((raw = rawBuffer(stream, block, limit)) == NULL) {
     *sound = 0;
     return start;
   }
@@ -469,7 +507,7 @@ static const unsigned char *blockUnzstd(EventStreamStruct *stream, BlockStruct *
   else if (stream->zstd == NULL && (stream->zstd = ZSTD_createDCtx()) == NULL)
     why = "out of memory";
   else if (!block->compact)
-    block->raw = out = rawBuffer(stream, (size_t)size);
+    block->raw = out = rawBuffer(stream, block, (size_t)size);
   else {
     if (size > stream->unzstdSize || stream->unzstd == NULL) {
       free(stream->unzstd);
@@ -477,6 +515,10 @@ static const unsigned char *blockUnzstd(EventStreamStruct *stream, BlockStruct *
       stream->unzstd = malloc(size > 0 ? (size_t)size : 1);
     }
     out = stream->unzstd;
+  }
+  if (why == NULL && out == NULL && stream->expandCapped) {
+    block->raw = NULL;
+    return NULL;                /* said by rawBuffer */
   }
   if (why == NULL && out == NULL) {
     stream->outOfMemory = 1;
@@ -522,7 +564,9 @@ static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
     end = blockExpand(stream, block, data, size, &sound);
     ++stream->info.compactBlocks;
   }
-  return indexEvents(stream, index, block, end) && sound;
+  sound = indexEvents(stream, index, block, end) && sound;
+  rawTrim(stream, block);
+  return sound;
 }
 
 static int threadCompare(const void *a, const void *b)

@@ -169,6 +169,9 @@ struct EventStreamStruct {
   EventPackStateStruct *pack;
   unsigned char **raws;
   size_t rawCount, rawCapacity;
+  size_t rawHeld;               /* their bytes, within EVENT_EXPAND_HELD_MAX: .zstd.held */
+  size_t rawLastSize;           /* the bytes of the last one made */
+  int expandCapped;             /* a block passed that cap: said once */
   unsigned char *scanRaw;
   size_t scanRawSize;
   /* zstd blocks (.zstd.reader): the decompressor, and its output when

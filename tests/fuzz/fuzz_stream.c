@@ -32,6 +32,11 @@
  *              words); also EventFormatDouble and EventClockRate on
  *              values taken from the payload.
  *
+ * Memory: the heap an input's reading takes at its peak (ASan's malloc
+ * hooks count it) must be within FUZZ_HEAP_MAX of its size: the most a
+ * reader holds of expanded events (.zstd.held), a block's decompression
+ * and expansion in flight, and the index.
+ *
  * Beside the sanitizers, the harness checks the API's promises
  * (eventread.h): a decoded event's length is within what was given,
  * formatted lines are NUL-terminated within their buffer and as long as
@@ -46,9 +51,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sanitizer/allocator_interface.h>
+
 #include "eventread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* FUZZ_HEAP_MAX -- the heap reading size bytes may take at its peak:
+ * 256 MiB of expanded events held (or 256 a byte past 1 MiB,
+ * .zstd.held), two blocks' 64 MiB in flight (a zstd frame's output and
+ * its expansion), the index and tables (64 MiB, and 64 a byte: the
+ * corpus takes at most 1 MiB and 300 a byte of its small logs).
+ * design/telemetry.txt .test.fuzz */
+#define FUZZ_HEAP_MAX(size) \
+  (((size_t)448 << 20) + ((size) > ((size_t)1 << 20) ? (size) * 256 : 0) + (size) * 64)
+
+static size_t heapNow, heapPeak;
+
+static void mallocHook(const volatile void *p, size_t n)
+{
+  (void)p;
+  heapNow += n;
+  if (heapNow > heapPeak)
+    heapPeak = heapNow;
+}
+
+static void freeHook(const volatile void *p)
+{
+  if (p != NULL && __sanitizer_get_ownership((const void *)p))
+    heapNow -= __sanitizer_get_allocated_size((const void *)p);
+}
 
 enum { ENTRY_OPEN, ENTRY_SCAN, ENTRY_RECOVER, ENTRY_EVENT, ENTRY_COUNT };
 
@@ -480,8 +512,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   unsigned selector, param;
   uint8_t *copy;
+  static int hooked;
+  if (!hooked)
+    hooked = __sanitizer_install_malloc_and_free_hooks(mallocHook, freeHook);
   if (size == 0)
     return 0;
+  heapPeak = heapNow;
+  size_t heapStart = heapNow;
   selector = data[0];
   param = selector / ENTRY_COUNT;
   /* The payload alone in a buffer of exactly its size, so that ASan
@@ -505,5 +542,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     break;
   }
   free(copy);
+  promise(!hooked || heapPeak - heapStart <= FUZZ_HEAP_MAX(size));
   return 0;
 }

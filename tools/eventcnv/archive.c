@@ -15,6 +15,8 @@
  * block cut short) as it was, so that a reader finds the same faults.
  */
 
+#define _POSIX_C_SOURCE 200809L   /* fdopen */
+
 #include "archive.h"
 
 #include <errno.h>
@@ -22,9 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "eventpack.h"
+#include "outpath.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define NATIVE_BIG 1u
@@ -170,13 +174,36 @@ static int headerWrite(ArchiveStruct *a, const unsigned char *base)
   return ok;
 }
 
+/* laundered -- the offset of a block that the log's reader takes as
+ * damage but the archive's would take as sound, or 0: a checked block
+ * marked zstd in a stream older than 4.0, which has no zstd (.zstd.version).
+ * Copied as it is into a 4.0 archive, its frame would read as sound
+ * events, so no archive is made of such a log (.zstd.damage). */
+static size_t laundered(const unsigned char *base, size_t size, const EventStreamInfoStruct *info)
+{
+  size_t pos = info->headerLength;
+  if (info->major >= EVENT_VERSION_ZSTD_MAJOR)
+    return 0;
+  while (pos < size) {
+    EventBlockHeaderStruct h;
+    if (blockSound(info, base + pos, size - pos, &h)) {
+      if ((h.flags & EVENT_BLOCK_ZSTD) != 0)
+        return pos;
+      pos += h.length;
+    } else
+      pos = nextMagic(base, pos, size);
+  }
+  return 0;
+}
+
 /* ArchiveWrite -- archive.h */
 int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoStruct *info,
-                 int recovered, const char *path, int level, const char *programName)
+                 int recovered, const char *path, int level, const char *logName,
+                 const char *programName)
 {
   ArchiveStruct a;
   size_t pos = info->headerLength;
-  int ok;
+  int ok, fd = -1;
 
   memset(&a, 0, sizeof a);
   a.info = info;
@@ -196,8 +223,21 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
     ok = 0;
     goto done;
   }
-  if ((a.out = fopen(path, "wb")) == NULL) {
-    fprintf(stderr, "%s: cannot write %s: %s\n", programName, path, strerror(errno));
+  if ((pos = laundered(base, size, info)) != 0) {
+    fprintf(stderr, "%s: %s: offset %zu: a block marked zstd in a stream of version %u, which "
+            "has none, is damage that an archive (version %u) would read as sound events: no "
+            "archive is made of this log\n", programName, logName, pos, (unsigned)info->major,
+            (unsigned)EVENT_VERSION_ZSTD_MAJOR);
+    ok = 0;
+    goto done;
+  }
+  pos = info->headerLength;
+  /* design/telemetry.txt .tools.output */
+  if ((fd = OutPathOpen(programName, path, 0)) < 0 || (a.out = fdopen(fd, "wb")) == NULL) {
+    if (fd >= 0) {
+      fprintf(stderr, "%s: cannot write %s: %s\n", programName, path, strerror(errno));
+      (void)close(fd);
+    }
     ok = 0;
     goto done;
   }

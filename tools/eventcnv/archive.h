@@ -18,6 +18,7 @@
  * says (.zstd.live).
  * Returns 0, or 1 having said why on stderr. */
 extern int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoStruct *info,
-                        int recovered, const char *path, int level, const char *programName);
+                        int recovered, const char *path, int level, const char *logName,
+                        const char *programName);
 
 #endif /* archive_h */

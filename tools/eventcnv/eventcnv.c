@@ -17,6 +17,8 @@
 #include "export.h"
 #include "input.h"
 #include "merge.h"
+#include "outpath.h"
+#include "textsafe.h"
 #include "span.h"
 
 #include <errno.h>
@@ -189,26 +191,6 @@ static int OptionFlag(OptionsStruct *opt, const char *arg)
   return 0;
 }
 
-/* OutputIsInput -- does -o name a FILE given, or its live file?  It
- * would be replaced before it is read. */
-static int OutputIsInput(const OptionsStruct *opt)
-{
-  struct stat out, in;
-  char live[4096];
-  if (opt->output == NULL || strcmp(opt->output, "-") == 0 || stat(opt->output, &out) != 0)
-    return 0;
-  for (size_t p = 0; p < opt->pathCount; ++p) {
-    if (strcmp(opt->paths[p], "-") == 0)
-      continue;
-    if (stat(opt->paths[p], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-      return 1;
-    if (snprintf(live, sizeof live, "%s.live", opt->paths[p]) < (int)sizeof live
-        && stat(live, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-      return 1;
-  }
-  return 0;
-}
-
 /* IsArchive -- 1 if the stream is rewritten (--format telltale).
  * design/telemetry.txt .zstd.writer */
 static int IsArchive(const OptionsStruct *opt)
@@ -219,6 +201,7 @@ static int IsArchive(const OptionsStruct *opt)
 /* ArgsCheck -- the combinations of options that cannot be */
 static void ArgsCheck(OptionsStruct *opt)
 {
+  const char *why;
   if (opt->pathCount == 0)
     opt->paths[opt->pathCount++] = "-";
   for (size_t p = 0, stdins = 0; p < opt->pathCount; ++p)
@@ -257,9 +240,15 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
-  if (OutputIsInput(opt))
-    UsageError("-o names a log to read (or its live file), which writing would replace: ",
-               opt->output);
+  /* design/telemetry.txt .tools.output */
+  OutPathInputs(opt->paths, opt->pathCount);
+  if ((why = OutPathRefused(opt->output)) != NULL) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s: %s, which writing would replace",
+             opt->output != NULL && strcmp(opt->output, "-") != 0 ? opt->output
+             : "standard output", why);
+    UsageError(msg, NULL);
+  }
 }
 
 /* ParseArgs -- options before or after the FILEs; "--" ends them */
@@ -602,7 +591,10 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
 
   printf("version       %u.%u.%u\n", info->major, info->median, info->minor);
-  printf("program       %s\n", info->program);
+  /* A log's strings are printed escaped: design/telemetry.txt .export.text */
+  printf("program       ");
+  TextPut(stdout, info->program);
+  printf("\n");
   printf("pid           %lu\n", (unsigned long)info->pid);
   printf("start         %s.%09luZ\n", date, (unsigned long)(info->startRealtime % 1000000000u));
   printf("start clock   %llu\n", (unsigned long long)info->startClock);
@@ -618,8 +610,9 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
   printf("pointer size  %u bytes\n", info->layout.pointerSize);
   printf("word size     %u bytes\n", info->layout.wordSize);
   printf("header        %lu bytes\n", (unsigned long)info->headerLength);
-  printf("registry      \"%s\": %u kinds, %u events\n", info->registry->name,
-         info->registry->kindCount, info->registry->eventCount);
+  printf("registry      \"");
+  TextPut(stdout, info->registry->name);
+  printf("\": %u kinds, %u events\n", info->registry->kindCount, info->registry->eventCount);
   if (info->major >= 2)
     printf("session       0x%08lx\n", (unsigned long)info->session);
   /* design/telemetry.txt .stream.check; a block recovered from a live
@@ -693,20 +686,29 @@ static void PrintListSpans(const EventRegistryStruct *registry)
 static void PrintList(const EventRegistryStruct *registry)
 {
   unsigned i, p;
-  printf("registry \"%s\": %u kinds, %u events\n", registry->name, registry->kindCount,
-         registry->eventCount);
+  printf("registry \"");
+  TextPut(stdout, registry->name);   /* .export.text */
+  printf("\": %u kinds, %u events\n", registry->kindCount, registry->eventCount);
   printf("\n");
-  for (i = 0; i < registry->kindCount; ++i)
-    printf("kind %u %s: %s\n", i, registry->kinds[i].name, registry->kinds[i].doc);
+  for (i = 0; i < registry->kindCount; ++i) {
+    printf("kind %u %s: ", i, registry->kinds[i].name);
+    TextPut(stdout, registry->kinds[i].doc);
+    printf("\n");
+  }
   for (i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
     printf("\nevent 0x%04x %s: kind %s, %s, format %s\n", desc->code, desc->name,
            desc->kind < registry->kindCount ? registry->kinds[desc->kind].name : "?",
            desc->retired ? "retired" : desc->always ? "always" : "checking only",
            desc->format[0] != '\0' ? desc->format : "0");
-    printf("  %s\n", desc->doc);
-    for (p = 0; p < desc->paramCount; ++p)
-      printf("  %c %s: %s\n", desc->format[p], desc->paramNames[p], desc->paramDocs[p]);
+    printf("  ");
+    TextPut(stdout, desc->doc);
+    printf("\n");
+    for (p = 0; p < desc->paramCount; ++p) {
+      printf("  %c %s: ", desc->format[p], desc->paramNames[p]);
+      TextPut(stdout, desc->paramDocs[p]);
+      printf("\n");
+    }
   }
   PrintListSpans(registry);
 }
@@ -990,8 +992,9 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
   for (size_t i = 0; i < count; ++i) {
     const EventStreamInfoStruct *info = EventStreamInfo(streams[i]);
     total += info->eventCount;
-    int n = snprintf(process[i], sizeof process[i], "%.60s[%lu]", info->program,
-                     (unsigned long)info->pid);
+    char program[61];
+    int n = snprintf(process[i], sizeof process[i], "%s[%lu]",
+                     TextTo(program, sizeof program, info->program), (unsigned long)info->pid);
     if (n > width)
       width = n < (int)sizeof process[i] ? n : (int)sizeof process[i] - 1;
   }
@@ -1015,8 +1018,8 @@ static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruc
     timesLen = EventFormatTimes(times, sizeof times, rec->clock, ctx);
     if (timesLen >= sizeof times || timesLen > len || strrchr(times, ' ') == NULL)
       timesLen = 0;
-    PutSeconds(elapsed, sizeof elapsed, (int64_t)(ctx->startRealtime - merge.originNs)
-               + MergeClockNs(ctx, rec->clock));
+    PutSeconds(elapsed, sizeof elapsed, MergeAddNs(MergeWallNs(ctx->startRealtime - merge.originNs),
+                                                   MergeClockNs(ctx, rec->clock)));
     printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
            process[source], line + timesLen);
   }
@@ -1086,7 +1089,8 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     if (ArchiveWrite(logs[0].in.data, logs[0].in.size, info,
                      logs[0].recovered.done, opt->output,
                      opt->zstd == NULL ? ARCHIVE_NO_ZSTD
-                     : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, programName) != 0)
+                     : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, logs[0].name,
+                     programName) != 0)
       status = EXIT_BAD_STREAM;
     else
       ArchiveSay(info, &logs[0].recovered, logs[0].name, opt->output);
@@ -1143,6 +1147,62 @@ static size_t WholeBlocks(const unsigned char *p, size_t size, const EventStream
   return pos;
 }
 
+/* FollowStruct -- what --follow knows of the log it follows */
+typedef struct FollowStruct {
+  int fd;                       /* the file opened */
+  const char *path;             /* as given */
+  FilterStruct filter;
+  size_t done;                  /* printed up to here */
+  int ended;                    /* 1 StreamEnd, 2 the stream ends at an exec */
+  uint32_t pid;                 /* the header's, once read; 0 before */
+  uint64_t startMonotonic;      /* the header's CLOCK_MONOTONIC start, ns */
+  size_t damageAt;              /* a block all there whose check fails, */
+  uint32_t damageCheck;         /* what its bytes give, */
+  unsigned damageLooks;         /* and in how many looks in a row */
+} FollowStruct;
+
+/* FOLLOW_DAMAGE_LOOKS -- looks (200 ms apart) that a block whose check
+ * fails must stay as it is before --follow takes it for damage rather
+ * than a write under way.  design/telemetry.txt .eventcnv.follow.damage */
+#define FOLLOW_DAMAGE_LOOKS 5
+
+/* FollowDamage -- note the block at whole, the first not whole, if it
+ * is all in the file and fails its check: how many looks in a row it
+ * has been so, its bytes the same */
+static void FollowDamage(FollowStruct *f, const unsigned char *p, size_t size,
+                         const EventStreamInfoStruct *info, size_t whole)
+{
+  EventBlockHeaderStruct h;
+  uint32_t check;
+  if (info->major < 2 || whole > size || size - whole < info->blockHeaderLength) {
+    f->damageLooks = 0;
+    return;
+  }
+  EventBlockDecode(&h, p + whole, info->major, info->layout.bigEndian);
+  if (memcmp(h.magic, EVENT_BLOCK_MAGIC, 4) != 0 || h.length < info->blockHeaderLength
+      || h.length > size - whole || (h.flags & EVENT_BLOCK_CHECKED) == 0) {
+    f->damageLooks = 0;
+    return;
+  }
+  /* A block whose place is taken and whose data are not written yet
+   * (zeros from their start or a page boundary: .sol.writer.at) is a
+   * write under way however long its thread takes, not damage. */
+  if (EventBlockHole(p + whole, h.length, info->blockHeaderLength, whole)) {
+    f->damageLooks = 0;
+    return;
+  }
+  check = EventBlockCheck(p + whole, h.length);
+  if (f->damageLooks > 0 && f->damageAt == whole && f->damageCheck == check)
+    ++f->damageLooks;
+  else {
+    f->damageAt = whole;
+    f->damageCheck = check;
+    f->damageLooks = 1;
+  }
+}
+
+static int followErrno;         /* the first failed write of --follow's output */
+
 /* FollowPrint -- the events of stream from offset from, up to (not
  * at) to, that pass filter, in time order; *endedReturn 1 at StreamEnd */
 static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, size_t from,
@@ -1162,19 +1222,10 @@ static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, s
       printf("%s\n", line);
     }
   }
-  fflush(stdout);
+  if (fflush(stdout) != 0 && followErrno == 0)
+    followErrno = errno;        /* said at the end: .tools.output */
 }
 
-/* FollowStruct -- what --follow knows of the log it follows */
-typedef struct FollowStruct {
-  int fd;                       /* the file opened */
-  const char *path;             /* as given */
-  FilterStruct filter;
-  size_t done;                  /* printed up to here */
-  int ended;                    /* 1 StreamEnd, 2 the stream ends at an exec */
-  uint32_t pid;                 /* the header's, once read; 0 before */
-  uint64_t startMonotonic;      /* the header's CLOCK_MONOTONIC start, ns */
-} FollowStruct;
 
 /* FollowOnce -- the events of the whole blocks that follow f->done in
  * the stream as it is now, in time order; moves f->done on, and sets
@@ -1211,6 +1262,7 @@ static int FollowOnce(const OptionsStruct *opt, FollowStruct *f)
   if (f->done == 0)
     FilterInit(&f->filter, opt, info->registry);
   whole = WholeBlocks(in.data, in.size, info, f->done);
+  FollowDamage(f, in.data, in.size, info, whole);
   if (info->streamExec)
     f->ended = 2;
   FollowPrint(stream, &f->filter, f->done, whole, &f->ended);
@@ -1323,7 +1375,10 @@ static int Follow(const OptionsStruct *opt)
     f->ended = 0;
     if (FollowOnce(opt, f) != 0)
       break;
-    if (f->ended == 1 || (f->ended == 2 && exec && f->done == was) || gone) {
+    /* A block that fails its check look after look is damage: said,
+     * and the end, as eventcnv without --follow (.eventcnv.follow.damage) */
+    if (f->ended == 1 || (f->ended == 2 && exec && f->done == was) || gone
+        || f->damageLooks >= FOLLOW_DAMAGE_LOOKS) {
       status = FollowEnd(opt, f);   /* exec'd: nothing came after its StreamExec */
       break;
     }
@@ -1357,6 +1412,24 @@ static size_t OpenAll(const OptionsStruct *opt, LogStruct *logs)
   return sound;
 }
 
+/* OutputText -- -o for text: standard output goes to path; 0, or 1
+ * after saying why not.  design/telemetry.txt .tools.output */
+static int OutputText(const char *path)
+{
+  int fd;
+  fflush(stdout);
+  fd = OutPathOpen(programName, path, 0);
+  if (fd < 0)
+    return 1;
+  if (dup2(fd, STDOUT_FILENO) < 0) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", programName, path, strerror(errno));
+    (void)close(fd);
+    return 1;
+  }
+  (void)close(fd);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
@@ -1366,11 +1439,14 @@ int main(int argc, char **argv)
 
   ParseArgs(argc, argv, &opt);
   if (opt.follow) {
-    if (opt.output != NULL && strcmp(opt.output, "-") != 0 && freopen(opt.output, "w", stdout) == NULL) {
-      fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
+    if (opt.output != NULL && strcmp(opt.output, "-") != 0 && OutputText(opt.output) != 0)
       return EXIT_BAD_STREAM;
-    }
     status = Follow(&opt);
+    if (fflush(stdout) != 0 || ferror(stdout)) {   /* .tools.output */
+      fprintf(stderr, "%s: error writing output: %s\n", programName,
+              strerror(followErrno != 0 ? followErrno : errno));
+      status = EXIT_BAD_STREAM;
+    }
     free(opt.paths);
     return status;
   }
@@ -1383,9 +1459,8 @@ int main(int argc, char **argv)
   if (sound == 0) {
     status = EXIT_BAD_STREAM;
   } else if (!IsExport(&opt) && opt.output != NULL && strcmp(opt.output, "-") != 0
-             && freopen(opt.output, "w", stdout) == NULL) {
+             && OutputText(opt.output) != 0) {
     /* -o for text: stdout goes to the file, once the streams are open */
-    fprintf(stderr, "%s: cannot write %s: %s\n", programName, opt.output, strerror(errno));
     status = EXIT_BAD_STREAM;
   } else {
     status = Print(&opt, logs, sound);

@@ -13,6 +13,8 @@
 
 #include "export.h"
 #include "merge.h"
+#include "outpath.h"
+#include "textsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -161,34 +163,6 @@ void ExportPutDouble(ExportOutStruct *out, double d)
   ExportPut(out, buf, n < sizeof buf ? n : sizeof buf - 1);
 }
 
-/* Utf8Length -- the length of the valid UTF-8 sequence at s (of at
- * most avail bytes) whose first byte is >= 0x80, or 0 if it is not one:
- * no overlong forms, surrogates or code points above U+10FFFF */
-static size_t Utf8Length(const unsigned char *s, size_t avail)
-{
-  unsigned c = s[0];
-  size_t n, i;
-  unsigned lo = 0x80, hi = 0xBF;       /* the second byte's range */
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else
-    return 0;
-  if (avail < n || s[1] < lo || s[1] > hi)
-    return 0;
-  for (i = 2; i < n; ++i)
-    if (s[i] < 0x80 || s[i] > 0xBF)
-      return 0;
-  return n;
-}
-
 char *ExportJsonStringTo(char *o, const char *s, size_t len)
 {
   const unsigned char *p = (const unsigned char *)s;
@@ -196,19 +170,27 @@ char *ExportJsonStringTo(char *o, const char *s, size_t len)
   *o++ = '"';
   while (i < len) {
     unsigned c = p[i];
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+    size_t n;
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
       *o++ = (char)c;
       ++i;
       continue;
     }
-    if (c >= 0x80) {
-      size_t n = Utf8Length(p + i, len - i);
-      if (n > 0) {
-        memcpy(o, p + i, n);
-        o += n;
-        i += n;
-        continue;
-      }
+    if (c >= 0x80 && !TextUnsafe(p + i, len - i, &n)) {
+      memcpy(o, p + i, n);
+      o += n;
+      i += n;
+      continue;
+    }
+    if (c == 0xC2 && n == 1 && TextUtf8Length(p + i, len - i) == 2) {
+      /* a C1 control, U+0080 to U+009F: escaped, as a terminal would
+       * act on it (.export.text) */
+      memcpy(o, "\\u00", 4);
+      o[4] = "0123456789abcdef"[p[i + 1] >> 4];
+      o[5] = "0123456789abcdef"[p[i + 1] & 0xF];
+      o += 6;
+      i += 2;
+      continue;
     }
     *o++ = '\\';
     switch (c) {
@@ -218,7 +200,7 @@ char *ExportJsonStringTo(char *o, const char *s, size_t len)
     case '\t': *o++ = 't'; break;
     case '\r': *o++ = 'r'; break;
     default:
-      if (c < 0x20) {
+      if (c < 0x20 || c == 0x7F) {
         memcpy(o, "u00", 3);
         o[3] = "0123456789abcdef"[c >> 4];
         o[4] = "0123456789abcdef"[c & 0xF];
@@ -300,7 +282,7 @@ int64_t ExportClockNs(const EventFormatContextStruct *fmt, EventClock clock)
 
 int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock)
 {
-  return ExportClockNs(&ex->fmt, clock) + ex->offsetNs;
+  return MergeAddNs(ExportClockNs(&ex->fmt, clock), ex->offsetNs);
 }
 
 void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec)
@@ -648,7 +630,7 @@ static int Sources(ExportStruct *ex, EventStreamStruct **streams, size_t count)
       return 1;
   }
   for (size_t i = 0; i < count; ++i)
-    ex->sources[i].offsetNs = (int64_t)(ex->sources[i].info->startRealtime - ex->originNs);
+    ex->sources[i].offsetNs = MergeWallNs(ex->sources[i].info->startRealtime - ex->originNs);
   Load(ex, &ex->sources[0]);
   return 0;
 }
@@ -658,11 +640,9 @@ static int OpenOut(ExportStruct *ex)
 {
   ex->out.fd = STDOUT_FILENO;
   if (ex->outPath != NULL) {
-    ex->out.fd = open(ex->outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (ex->out.fd < 0) {
-      fprintf(stderr, "eventcnv: cannot write %s: %s\n", ex->outPath, strerror(errno));
+    ex->out.fd = OutPathOpen("eventcnv", ex->outPath, 0);   /* .tools.output */
+    if (ex->out.fd < 0)
       return 1;
-    }
   }
   ex->out.buf = malloc(OUT_BUFFER_SIZE);
   ex->out.size = ex->out.buf != NULL ? OUT_BUFFER_SIZE : 0;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "eventread.h"
+#include "merge.h"
 
 /* ExportFilterFunction -- 1 if an event of this kind and code, in the
  * log of index source, is to be written: eventcnv's --kind and --event */
@@ -210,7 +211,7 @@ extern int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock);
 extern int64_t ExportClockNs(const EventFormatContextStruct *fmt, EventClock clock);
 static inline int64_t ExportTimeNs(const ExportStruct *ex, EventClock clock)
 {
-  return (int64_t)ex->originNs + ExportElapsedNs(ex, clock);
+  return MergeAddNs(MergeWallNs(ex->originNs), ExportElapsedNs(ex, clock));
 }
 
 /* ExportPutJsonFields -- rec's fields as a JSON object by parameter

@@ -15,6 +15,7 @@
  */
 
 #include "export.h"
+#include "textsafe.h"
 #include "span.h"
 
 #include <errno.h>
@@ -571,11 +572,19 @@ static int HtmlBegin(ExportStruct *ex)
     }
   }
   ExportPutString(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>telltale: ");
-  for (const char *p = ex->info->program; *p != '\0'; ++p)
-    if (*p == '<' || *p == '&')
-      ExportPutString(out, *p == '<' ? "&lt;" : "&amp;");
-    else
-      ExportPutChar(out, *p);
+  {
+    /* The program's name escaped as the text's (.export.text), then for HTML */
+    char *title = malloc(4 * strlen(ex->info->program) + 1);
+    if (title == NULL)
+      goto fail;
+    TextTo(title, 4 * strlen(ex->info->program) + 1, ex->info->program);
+    for (const char *p = title; *p != '\0'; ++p)
+      if (*p == '<' || *p == '&')
+        ExportPutString(out, *p == '<' ? "&lt;" : "&amp;");
+      else
+        ExportPutChar(out, *p);
+    free(title);
+  }
   ExportPutString(out, "</title>\n<style>\n");
   ExportPutString(out, style);
   ExportPutString(out, "</style></head>\n<body><div id=\"head\"></div><canvas id=\"tl\"></canvas>"

@@ -39,7 +39,7 @@ static void PutTimes(ExportOutStruct *out, const ExportStruct *ex, const EventRe
 {
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   ExportPutString(out, json ? ",\"time_ns\":" : ",");
-  ExportPutSigned(out, (int64_t)ex->originNs + elapsed);
+  ExportPutSigned(out, MergeAddNs(MergeWallNs(ex->originNs), elapsed));
   ExportPutString(out, json ? ",\"elapsed_ns\":" : ",");
   ExportPutSigned(out, elapsed);
 }
@@ -241,7 +241,7 @@ static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t s
   memcpy(o, "{\"seq\":", 7);
   o = JsonlSeq(state, o + 7, seq);
   memcpy(o, ",\"time_ns\":", 11);
-  o = JsonlNs(&state->time, o + 11, (int64_t)ex->originNs + elapsed);
+  o = JsonlNs(&state->time, o + 11, MergeAddNs(MergeWallNs(ex->originNs), elapsed));
   memcpy(o, ",\"elapsed_ns\":", 14);
   o = JsonlNs(&state->elapsed, o + 14, elapsed);
   memcpy(o, state->who.buf, state->who.used);
@@ -315,6 +315,21 @@ static void PutCell(ExportOutStruct *out, const char *s, size_t len)
   ExportPutChar(out, '"');
 }
 
+/* PutTextCell -- s (len bytes) as a cell of text: what a JSON string of
+ * it holds between its quotes, so valid UTF-8 with control bytes
+ * escaped (.export.text), then quoted as a cell; scratch is memory */
+static void PutTextCell(ExportOutStruct *out, ExportOutStruct *scratch, const char *s, size_t len)
+{
+  scratch->used = 0;
+  ExportPutJsonString(scratch, s, len);
+  if (scratch->err != 0 || scratch->used < 2) {
+    if (out->err == 0)
+      out->err = scratch->err;
+    return;
+  }
+  PutCell(out, scratch->buf + 1, scratch->used - 2);
+}
+
 typedef struct CsvStruct {
   ExportOutStruct cell;         /* a cell being made, in memory */
   ExportOutStruct program;      /* the program's cell, made once */
@@ -326,7 +341,7 @@ static CsvStruct csv;
 static int CsvSource(ExportStruct *ex)
 {
   csv.program.used = 0;
-  PutCell(&csv.program, ex->info->program, strlen(ex->info->program));
+  PutTextCell(&csv.program, &csv.cell, ex->info->program, strlen(ex->info->program));
   return 0;
 }
 
@@ -355,7 +370,7 @@ static int CsvEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
     ExportPutUnsigned(out, thread->osid);
   ExportPutChar(out, ',');
   if (thread != NULL && thread->name != NULL)
-    PutCell(out, thread->name, thread->nameLength);
+    PutTextCell(out, &state->cell, thread->name, thread->nameLength);
   ExportPutChar(out, ',');
   ExportPutUnsigned(out, ex->info->pid);
   ExportPutChar(out, ',');

@@ -16,7 +16,9 @@
 #define _GNU_SOURCE 1          /* pthread_timedjoin_np */
 
 #include "export.h"
+#include "outpath.h"
 #include "span.h"
+#include "textsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -270,6 +272,45 @@ static void SqlAdd(SqlStruct *sql, const char *format, ...)
   }
 }
 
+/* BindText -- s (len bytes, or to its NUL if len < 0) bound as TEXT
+ * that is valid UTF-8: each byte of invalid UTF-8 as U+FFFD, as in
+ * jsonl, so that SQLite's JSON of it (event_fields) is JSON.  s is
+ * bound as it is when valid (keep: SQLITE_STATIC or _TRANSIENT), as it
+ * almost always is; else a copy made valid.
+ * design/telemetry.txt .export.text */
+static void BindText(sqlite3_stmt *stmt, int column, const char *s, long len,
+                     sqlite3_destructor_type keep)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = len < 0 ? strlen(s) : (size_t)len, i, bad = 0, step;
+  char *fixed, *o;
+  for (i = 0; i < n; i += step) {
+    step = 1;
+    if (p[i] >= 0x80 && (step = TextUtf8Length(p + i, n - i)) == 0) {
+      step = 1;
+      ++bad;
+    }
+  }
+  if (bad == 0 || (fixed = malloc(n + 2 * bad + 1)) == NULL) {
+    sqlite3_bind_text(stmt, column, s, (int)n, bad == 0 ? keep : SQLITE_TRANSIENT);
+    return;
+  }
+  for (i = 0, o = fixed; i < n; i += step) {
+    step = 1;
+    if (p[i] < 0x80)
+      *o++ = (char)p[i];
+    else if ((step = TextUtf8Length(p + i, n - i)) > 0) {
+      memcpy(o, p + i, step);
+      o += step;
+    } else {
+      step = 1;
+      memcpy(o, "\xef\xbf\xbd", 3);
+      o += 3;
+    }
+  }
+  sqlite3_bind_text(stmt, column, fixed, (int)(o - fixed), free);
+}
+
 static int Registry(ExportStruct *ex, SqliteStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
@@ -283,12 +324,12 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
     info = ex->sources[i].info;
     snprintf(version, sizeof version, "%u.%u.%u", info->major, info->median, info->minor);
     sqlite3_bind_int64(stmt, 1, info->pid);
-    sqlite3_bind_text(stmt, 2, info->program, -1, SQLITE_STATIC);
+    BindText(stmt, 2, info->program, -1, SQLITE_STATIC);
     sqlite3_bind_int64(stmt, 3, (sqlite3_int64)info->startRealtime);
     sqlite3_bind_int64(stmt, 4, (sqlite3_int64)info->clockHz);
     sqlite3_bind_text(stmt, 5, version, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(stmt, 6, info->session);
-    sqlite3_bind_text(stmt, 7, ex->sources[i].registry->name, -1, SQLITE_STATIC);
+    BindText(stmt, 7, ex->sources[i].registry->name, -1, SQLITE_STATIC);
     if (Step(ex, state, stmt) != 0)
       return sqlite3_finalize(stmt), 1;
   }
@@ -299,7 +340,7 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
   for (unsigned i = 0; i < registry->kindCount; ++i) {
     sqlite3_bind_int(stmt, 1, (int)i);
     sqlite3_bind_text(stmt, 2, registry->kinds[i].name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 3, registry->kinds[i].doc, -1, SQLITE_STATIC);
+    BindText(stmt, 3, registry->kinds[i].doc, -1, SQLITE_STATIC);
     if (Step(ex, state, stmt) != 0)
       return sqlite3_finalize(stmt), 1;
   }
@@ -316,7 +357,7 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
     sqlite3_bind_text(stmt, 4, desc->format[0] != '\0' ? desc->format : "0", -1, SQLITE_STATIC);
     sqlite3_bind_int(stmt, 5, (int)desc->always);
     sqlite3_bind_int(stmt, 6, (int)desc->retired);
-    sqlite3_bind_text(stmt, 7, desc->doc, -1, SQLITE_STATIC);
+    BindText(stmt, 7, desc->doc, -1, SQLITE_STATIC);
     sqlite3_bind_text(stmt, 8, state->tables[i], -1, SQLITE_STATIC);
     if (Step(ex, state, stmt) != 0)
       return sqlite3_finalize(stmt), 1;
@@ -334,7 +375,7 @@ static int Registry(ExportStruct *ex, SqliteStruct *state)
       sqlite3_bind_text(stmt, 3, desc->paramNames[p], -1, SQLITE_STATIC);
       sqlite3_bind_text(stmt, 4, letter, 1, SQLITE_TRANSIENT);
       sqlite3_bind_text(stmt, 5, ColumnType(letter[0]), -1, SQLITE_STATIC);
-      sqlite3_bind_text(stmt, 6, desc->paramDocs[p], -1, SQLITE_STATIC);
+      BindText(stmt, 6, desc->paramDocs[p], -1, SQLITE_STATIC);
       if (Step(ex, state, stmt) != 0)
         return sqlite3_finalize(stmt), 1;
     }
@@ -401,12 +442,12 @@ static void SpanInsert(SqliteStruct *state, const OpStruct *op)
   sqlite3_bind_text(stmt, 1, op->u.span.name, -1, SQLITE_STATIC);
   sqlite3_bind_int64(stmt, 2, (sqlite3_int64)span->key);
   sqlite3_bind_int64(stmt, 3, (sqlite3_int64)span->beginSeq);
-  sqlite3_bind_int64(stmt, 5, (sqlite3_int64)(start + (uint64_t)span->beginNs));
+  sqlite3_bind_int64(stmt, 5, MergeAddNs(MergeWallNs(start), span->beginNs));
   sqlite3_bind_int64(stmt, 8, span->beginThread);
   if (what == SpanCLOSED) {
     sqlite3_bind_int64(stmt, 4, (sqlite3_int64)span->endSeq);
-    sqlite3_bind_int64(stmt, 6, (sqlite3_int64)(start + (uint64_t)span->endNs));
-    sqlite3_bind_int64(stmt, 7, span->endNs - span->beginNs);
+    sqlite3_bind_int64(stmt, 6, MergeAddNs(MergeWallNs(start), span->endNs));
+    sqlite3_bind_int64(stmt, 7, MergeSubNs(span->endNs, span->beginNs));
     sqlite3_bind_int64(stmt, 9, span->endThread);
   } else {
     for (int column = 4; column <= 9; ++column)
@@ -627,7 +668,7 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
       sqlite3_bind_double(stmt, base + reals++, v->d);
       break;
     case 'S':                   /* the string is in the mapped log */
-      sqlite3_bind_text(stmt, base + string, v->s, (int)row->stringLength, SQLITE_STATIC);
+      BindText(stmt, base + string, v->s, (long)row->stringLength, SQLITE_STATIC);
       break;
     default:                    /* P A W U: 64 bits, above 2^63 negative */
       sqlite3_bind_int64(stmt, base + ints++, (sqlite3_int64)v->u);
@@ -778,7 +819,7 @@ static int Insert1(ExportStruct *ex, SqliteStruct *state, OpStruct *op)
     stmt = state->insertString;
     sqlite3_bind_int64(stmt, 1, (sqlite3_int64)op->u.string.seq);
     sqlite3_bind_int64(stmt, 2, (sqlite3_int64)op->u.string.id);
-    sqlite3_bind_text(stmt, 3, op->u.string.text, (int)op->u.string.length, SQLITE_STATIC);
+    BindText(stmt, 3, op->u.string.text, (long)op->u.string.length, SQLITE_STATIC);
     sqlite3_bind_int64(stmt, 4, op->pid);
     return Step(ex, state, stmt);
   case OpLABEL:
@@ -787,7 +828,7 @@ static int Insert1(ExportStruct *ex, SqliteStruct *state, OpStruct *op)
     sqlite3_bind_int64(stmt, 2, (sqlite3_int64)op->u.label.address);
     sqlite3_bind_int64(stmt, 3, (sqlite3_int64)op->u.label.id);
     if (op->u.label.text != NULL)
-      sqlite3_bind_text(stmt, 4, op->u.label.text, -1, SQLITE_TRANSIENT);
+      BindText(stmt, 4, op->u.label.text, -1, SQLITE_TRANSIENT);
     else
       sqlite3_bind_null(stmt, 4);
     sqlite3_bind_int64(stmt, 5, op->pid);
@@ -963,9 +1004,8 @@ static int SqliteBegin(ExportStruct *ex)
       return 1;
     }
   /* Replace OUT, and say clearly if it cannot be written. */
-  fd = open(ex->outPath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  fd = OutPathOpen("eventcnv", ex->outPath, 1);   /* a file: .tools.output */
   if (fd < 0) {
-    fprintf(stderr, "eventcnv: cannot write %s: %s\n", ex->outPath, strerror(errno));
     state->failed = 1;
     return 1;
   }
@@ -1040,7 +1080,7 @@ static int Threads(ExportStruct *ex, SqliteStruct *state)
     else
       sqlite3_bind_null(stmt, 2);
     if (thread != NULL && thread->name != NULL)
-      sqlite3_bind_text(stmt, 3, thread->name, (int)thread->nameLength, SQLITE_STATIC);
+      BindText(stmt, 3, thread->name, (long)thread->nameLength, SQLITE_STATIC);
     else
       sqlite3_bind_null(stmt, 3);
     sqlite3_bind_int64(stmt, 4, (sqlite3_int64)events);

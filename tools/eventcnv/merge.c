@@ -23,8 +23,11 @@ int64_t MergeClockNs(const EventFormatContextStruct *fmt, EventClock clock)
     uint64_t part = rest <= UINT64_MAX / NS_PER_SECOND
       ? rest * NS_PER_SECOND / hz
       : (uint64_t)((unsigned __int128)rest * NS_PER_SECOND / hz);
-    ns = delta / hz * NS_PER_SECOND + part;
+    ns = delta / hz > (uint64_t)INT64_MAX / NS_PER_SECOND ? (uint64_t)INT64_MAX
+         : delta / hz * NS_PER_SECOND + part;
   }
+  if (ns > (uint64_t)INT64_MAX)          /* .export.time */
+    ns = (uint64_t)INT64_MAX;
   return negative ? -(int64_t)ns : (int64_t)ns;
 }
 
@@ -33,8 +36,8 @@ static void Advance(MergeStruct *merge, size_t i)
 {
   merge->has[i] = EventStreamNext(merge->streams[i], &merge->next[i]) == EventStreamOK;
   if (merge->has[i] && merge->count > 1)   /* one log needs no wall time to merge by */
-    merge->wallNs[i] = (int64_t)merge->fmt[i].startRealtime
-      + MergeClockNs(&merge->fmt[i], merge->next[i].clock);
+    merge->wallNs[i] = MergeAddNs(MergeWallNs(merge->fmt[i].startRealtime),
+                                  MergeClockNs(&merge->fmt[i], merge->next[i].clock));
 }
 
 int MergeInit(MergeStruct *merge, EventStreamStruct **streams, size_t count)

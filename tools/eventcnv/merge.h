@@ -35,6 +35,31 @@ extern int MergeInit(MergeStruct *merge, EventStreamStruct **streams, size_t cou
  * index) and *recReturn (valid until the next call), or 0 at the end */
 extern int MergeNext(MergeStruct *merge, size_t *sourceReturn, EventRecordStruct **recReturn);
 
+/* Times in ns saturate at the limits of int64_t rather than wrap or
+ * overflow: a forged clock or header wall time near 2^63 shows at the
+ * limit.  design/telemetry.txt .export.time */
+static inline int64_t MergeAddNs(int64_t a, int64_t b)
+{
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return a > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+static inline int64_t MergeSubNs(int64_t a, int64_t b)
+{
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r))
+    return a >= 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/* MergeWallNs -- a header's wall time (u64 ns since the epoch) as int64_t */
+static inline int64_t MergeWallNs(uint64_t ns)
+{
+  return ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ns;
+}
+
 /* MergeClockNs -- ns from the log's start to clock, at its rate */
 extern int64_t MergeClockNs(const EventFormatContextStruct *fmt, EventClock clock);
 

@@ -10,6 +10,7 @@
  */
 
 #include "span.h"
+#include "merge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -223,7 +224,7 @@ static int Close(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct
     tracker->report(tracker->closure, SpanCLOSED, &open->span);
   int err = LaneFree(&tracker->lanes[i], open->span.lane);
   if (err == 0 && tracker->keep)
-    err = Keep(&tracker->durations[i], ns - open->span.beginNs);
+    err = Keep(&tracker->durations[i], MergeSubNs(ns, open->span.beginNs));
   free(open);
   return err;
 }

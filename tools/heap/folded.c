@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "textsafe.h"
 #include "profile.h"
 
 const char *const ProfileValueName[PROFILE_VALUE_LIMIT] = {
@@ -29,8 +30,14 @@ static void putFrame(FILE *out, const ProfileFrameStruct *frame)
     snprintf(hex, sizeof hex, "0x%" PRIx64, frame->address);
     name = hex;
   }
-  for (const char *p = name; *p != '\0'; ++p)
-    putc(*p == ';' || *p == '\n' ? '_' : *p, out);
+  for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; ) {
+    size_t n;                   /* a control or a byte of bad UTF-8 too: .export.text */
+    if (TextUnsafe(p, strlen((const char *)p), &n) || *p == ';')
+      putc('_', out);
+    else
+      fwrite(p, 1, n, out);
+    p += n;
+  }
 }
 
 /* ProfileWriteFolded -- the stacks whose value is not 0 */

@@ -12,12 +12,14 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "heapint.h"
 #include "eventapi.h"
+#include "outpath.h"
 
 #define EXIT_BADLOG 1
 #define EXIT_USAGE 2
@@ -367,28 +369,19 @@ void HeapProfileFree(HeapProfileStruct *hp)
   HeapLogFree(&hp->log);
 }
 
-/* sameFile -- whether path names the file out describes */
-static int sameFile(const char *path, const struct stat *out)
-{
-  struct stat st;
-  return stat(path, &st) == 0 && st.st_dev == out->st_dev && st.st_ino == out->st_ino;
-}
-
 /* outputCheck -- refuse an output that is an input (a log or its live
- * file), which opening it for writing would empty before it is read */
+ * file), which opening it for writing would empty before it is read.
+ * design/telemetry.txt .tools.output */
 static void outputCheck(const OptionsStruct *opt)
 {
-  struct stat out;
-  char live[4096];
-  if (opt->output == NULL || strcmp(opt->output, "-") == 0 || stat(opt->output, &out) != 0)
-    return;
-  for (size_t i = 0; i < opt->pathCount; ++i) {
-    snprintf(live, sizeof live, "%s.live", opt->paths[i]);
-    if (sameFile(opt->paths[i], &out) || sameFile(live, &out)) {
-      fprintf(stderr, "heap: -o %s is the input %s: writing it would destroy the log\n",
-              opt->output, sameFile(opt->paths[i], &out) ? opt->paths[i] : live);
-      exit(EXIT_USAGE);
-    }
+  const char *why;
+  OutPathInputs(opt->paths, opt->pathCount);
+  if ((why = OutPathRefused(opt->output)) != NULL) {
+    fprintf(stderr, "heap: %s%s: %s: writing it would destroy the log\n",
+            opt->output != NULL && strcmp(opt->output, "-") != 0 ? "-o " : "",
+            opt->output != NULL && strcmp(opt->output, "-") != 0 ? opt->output : "standard output",
+            why);
+    exit(EXIT_USAGE);
   }
 }
 
@@ -450,9 +443,13 @@ int main(int argc, char **argv)
     return EXIT_BADLOG;         /* unreadable: said */
   for (size_t i = 0; i < opt.pathCount; ++i)
     HeapSuppress(&profiles[i], &report);
-  if (opt.output != NULL && strcmp(opt.output, "-") != 0 && (out = fopen(opt.output, "w")) == NULL) {
-    fprintf(stderr, "heap: %s: %s\n", opt.output, strerror(errno));
-    return EXIT_BADLOG;
+  if (opt.output != NULL && strcmp(opt.output, "-") != 0) {
+    int fd = OutPathOpen("heap", opt.output, 0);   /* .tools.output */
+    if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
+      if (fd >= 0)
+        fprintf(stderr, "heap: %s: %s\n", opt.output, strerror(errno));
+      return EXIT_BADLOG;
+    }
   }
   bad |= writeOutput(out, &opt, profiles, &report);
   bad |= finishOutput(out, opt.output);

@@ -19,6 +19,7 @@
 #include "heapint.h"
 #include "input.h"
 #include "skew.h"
+#include "textsafe.h"
 
 #define SAMPLE_LIMIT 2000       /* time slices of the memory chart */
 
@@ -494,8 +495,10 @@ static void finish(ReaderStruct *r)
 }
 
 /* sayEnd -- how the log ended, on stderr: at damage, at an exec, or
- * at a death whose last buffers are lost without a live file */
-static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
+ * at a death whose last buffers are lost without a live file; 1 if
+ * events are lost so, as eventcnv's exit status says too
+ * (design/telemetry.txt .heap.ends) */
+static int sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
                    const InputRecoveredStruct *recovered, int bad)
 {
   const EventStreamInfoStruct *info = EventStreamInfo(stream);
@@ -509,7 +512,7 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
     fprintf(stderr, "heap: %s: the log holds no allocation events: it was not written by "
             "libtelltale-malloc.so, or the program allocated nothing\n", path);
   if (info->streamEnd)
-    return;
+    return 0;
   if (bad)
     fprintf(stderr, "heap: %s: reading stopped at the damage at offset %lu, so how the log "
             "ended is not known: blocks live then are counted as leaked\n", path, offset);
@@ -526,6 +529,7 @@ static void sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
             "events it still held in its buffers (up to the buffer size a thread: 1 MiB unless "
             "TELLTALE_BUFFER said) are lost: %s.live, from which they are recovered, is not "
             "there (the recorder keeps it unless TELLTALE_MAP=off)\n", path, path);
+  return !bad && !info->streamExec && !r->execLast && !recovered->done;
 }
 
 /* sayChanged -- a warning, once a file, for each mapped file changed
@@ -541,9 +545,11 @@ static void sayChanged(const HeapLogStruct *log, uint64_t startRealtime)
     if (j < i || log->maps[i].path == NULL || stat(log->maps[i].path, &st) != 0)
       continue;                 /* said already, or not there: symbols.c names it unknown */
     mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-    if (startRealtime != 0 && mtime > startRealtime)
-      fprintf(stderr, "heap: %s: %s was changed after the log began, so its frames may be "
-              "named wrongly\n", log->path, log->maps[i].path);
+    if (startRealtime != 0 && mtime > startRealtime) {
+      fprintf(stderr, "heap: %s: ", log->path);
+      TextPut(stderr, log->maps[i].path);       /* the log's bytes: .export.text */
+      fprintf(stderr, " was changed after the log began, so its frames may be named wrongly\n");
+    }
   }
 }
 
@@ -612,7 +618,7 @@ int HeapRead(const char *path, HeapLogStruct *log)
   readerInit(r, log, EventStreamInfo(stream));
   bad = readAll(r, stream);
   finish(r);
-  sayEnd(r, stream, &recovered, bad);
+  bad |= sayEnd(r, stream, &recovered, bad);
   /* The paths of MapExec point into the stream: copied before it goes. */
   for (size_t i = 0; i < log->mapCount; ++i)
     log->maps[i].path = strdup(log->maps[i].path);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "textsafe.h"
 #include "heapint.h"
 
 /* The allocator's own entry points: a frame in one of them is not a
@@ -178,7 +179,9 @@ static void printStack(FILE *out, const ProfileStackStruct *stack, const char *i
   char name[512];
   for (size_t f = HeapSite(stack) + 1; f < stack->depth; ++f) {
     HeapFrameName(&stack->frames[f], name, sizeof name);
-    fprintf(out, "%s%s\n", indent, name);
+    fprintf(out, "%s", indent);
+    TextPut(out, name);         /* the log's and files' bytes: .export.text */
+    fputc('\n', out);
   }
 }
 
@@ -212,8 +215,10 @@ static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t
     const SiteStruct *site = &sites->sites[i];
     if (site->values[value] == 0)
       break;
-    fprintf(out, "%14" PRIu64 " %5.1f%%  %s\n", site->values[value],
-            total > 0 ? 100.0 * (double)site->values[value] / (double)total : 0.0, site->name);
+    fprintf(out, "%14" PRIu64 " %5.1f%%  ", site->values[value],
+            total > 0 ? 100.0 * (double)site->values[value] / (double)total : 0.0);
+    TextPut(out, site->name);
+    fputc('\n', out);
     if (opt->stacks) {
       printStack(out, heaviest(sites, site, value), "                        ");
       if (site->count > 1)
@@ -311,8 +316,10 @@ static void printLeaks(FILE *out, const HeapProfileStruct *hp, const HeapReportO
     size_t site = HeapSite(s);
     HeapFrameName(&s->frames[site], name, sizeof name);
     uint64_t blocks = hp->log.stacks[hp->logIndex[order[i]]].liveBlocks;
-    fprintf(out, "%14" PRIu64 " bytes in %" PRIu64 " block%s from  %s\n",
-            s->values[ProfileLeaked], blocks, plural(blocks), name);
+    fprintf(out, "%14" PRIu64 " bytes in %" PRIu64 " block%s from  ",
+            s->values[ProfileLeaked], blocks, plural(blocks));
+    TextPut(out, name);
+    fputc('\n', out);
     printStack(out, s, "                        ");
   }
   if (n > shown)
@@ -346,8 +353,9 @@ static double pct(uint64_t part, uint64_t whole)
 static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
 {
   const HeapLogStruct *log = &hp->log;
-  fprintf(out, "heap profile of %s (%s)\n\nSUMMARY\n", log->path,
-          log->program[0] != '\0' ? log->program : "program unknown");
+  fprintf(out, "heap profile of %s (", log->path);
+  TextPut(out, log->program[0] != '\0' ? log->program : "program unknown");
+  fprintf(out, ")\n\nSUMMARY\n");
   fprintf(out, "  allocations  %" PRIu64 " call%s, %" PRIu64 " bytes (%" PRIu64 " failed)\n",
           log->allocations, plural(log->allocations), log->bytes, log->failed);
   fprintf(out, "  frees        %" PRIu64 " (%" PRIu64 " of blocks never seen allocated)\n",

@@ -18,6 +18,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <gelf.h>
 #include <stdlib.h>
@@ -102,12 +103,21 @@ static size_t place(HeapSymbolsStruct *sy, PlacedStruct *placed, size_t i)
 {
   const HeapMapStruct *m = &sy->maps[i];
   PlacedStruct *p = &placed[i];
+  struct stat st;
   size_t layer = 0;
   Elf *elf;
   int ok = 0;
   p->fd = -1;
-  if (m->path == NULL || m->path[0] != '/' || (p->fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0)
+  if (m->path == NULL || m->path[0] != '/'
+      || (p->fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
     return SIZE_MAX;
+  /* Only a regular file is read: a path in a log may name a FIFO or a
+   * device, which would block or never end (.heap.symbols.file) */
+  if (fstat(p->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(p->fd);
+    p->fd = -1;
+    return SIZE_MAX;
+  }
   elf = elf_begin(p->fd, ELF_C_READ_MMAP, NULL);
   ok = elf != NULL && loadBias(elf, m, p);
   if (elf != NULL)

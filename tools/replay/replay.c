@@ -41,6 +41,7 @@
 
 #include "eventapi.h"
 #include "eventread.h"
+#include "outpath.h"
 #include "plinth.h"
 #include "plinthclock.h"
 #include "replayint.h"
@@ -101,7 +102,7 @@ static unsigned char codeParam[65536][4];      /* stream code -> value index per
 
 /* Options ------------------------------------------------------------ */
 
-ReplayOptionsStruct opt = { .fd = -1 };
+ReplayOptionsStruct opt = { .fd = -1, .touchMax = (uint64_t)1 << 30 };
 
 void fail(const char *fmt, ...)
 {
@@ -161,6 +162,11 @@ static void made(const EventRecordStruct *rec, uint64_t address, SlotStruct *slo
   live += slot->size;
   if (live > result.peakLive)
     result.peakLive = live;
+  /* design/telemetry.txt .replay.touch: a block is touched only while
+   * live bytes, it included, are within the cap; then the touched
+   * blocks live at any time sum to at most the cap. */
+  slot->touch = live <= opt.touchMax ? slot->size : 0;
+  result.untouched += slot->touch == 0 && slot->size > 0;
 }
 
 /* unmade -- the block at address goes: its slot, or NULL if not live */
@@ -860,7 +866,7 @@ static int runChild(size_t i, char **argv0)
 {
   int fds[2], status;
   pid_t pid;
-  char fdText[16];
+  char fdText[16], touchText[24];
   const char *lib = allocatorLib(opt.alloc[i]);
   if (pipe(fds) != 0)
     fail("pipe: %s", strerror(errno));
@@ -881,6 +887,9 @@ static int runChild(size_t i, char **argv0)
     if (opt.strict) args[n++] = "--strict";
     if (opt.progress) args[n++] = "--progress";
     if (i == 0 && !opt.quiet) args[n++] = "--report";
+    snprintf(touchText, sizeof touchText, "%llu", (unsigned long long)(opt.touchMax >> 20));
+    args[n++] = "--touch-max";
+    args[n++] = touchText;
     if (opt.pool != NULL) {
       args[n++] = "--pool";
       args[n++] = opt.pool;
@@ -929,16 +938,25 @@ static int logSay(const ResultStruct *r)
             "made before the exec call is in it\n", opt.log);
   if (r->unclean)
     fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
-            "before it could end it%s", opt.log, r->recovered > 0 ? "; " : "\n");
+            "before it could end it%s", opt.log,
+            r->recovered > 0 ? "; "
+            : !r->live ? ", and there is no live file to recover from: the events it still "
+                         "held in its buffers are lost\n" : "\n");
   if (r->unclean && r->recovered > 0)
     fprintf(stderr, "%" PRIu64 " of its events were recovered from %s.live\n", r->recovered,
             opt.log);
+  if (r->untouched > 0)
+    fprintf(stderr, "replay: %s: live bytes reached %" PRIu64 ", past the %" PRIu64 " MiB "
+            "replay touches (--touch-max): %" PRIu64 " blocks made past it were not touched, so "
+            "RSS growth leaves them out\n", opt.log, r->peakLive, opt.touchMax >> 20,
+            r->untouched);
   if (r->damage[0] != '\0') {
     fprintf(stderr, "replay: %s: %s: replayed the %" PRIu64 " events before it\n", opt.log,
             r->damage, r->events);
     return 1;
   }
-  return 0;
+  /* Events lost with no live file: exit 1, as eventcnv's (.replay.log) */
+  return r->unclean && !r->live;
 }
 
 static void usage(FILE *f)
@@ -952,6 +970,8 @@ static void usage(FILE *f)
         "  --strict          an unknown free, double free, duplicate live pointer or\n"
         "                    free(NULL) is an error (exit status 1)\n"
         "  --svg FILE        plot live bytes and RSS over the replay\n"
+        "  --touch-max MIB   touch the pages of live blocks up to MIB in all (1024):\n"
+        "                    past it, blocks are made but not touched, and said\n"
         "  --pool LIB.so     replay pool events against LIB.so (tools/replay/replaypool.h);\n"
         "                    the default is the example allocator (examples/pool)\n"
         "  --no-progress     no progress bar (it is shown only on a terminal)\n"
@@ -1004,6 +1024,17 @@ static int parseArgs(int argc, char **argv, int *noProgress)
     } else if (strcmp(a, "--svg") == 0) {
       NEED();
       opt.svg = argv[++i];
+    } else if (strcmp(a, "--touch-max") == 0) {
+      char *end;
+      unsigned long long mib;
+      NEED();
+      errno = 0;
+      mib = strtoull(argv[++i], &end, 10);
+      if (errno != 0 || *end != '\0' || end == argv[i] || argv[i][0] == '-' || mib > (1ull << 40)) {
+        usage(stderr);
+        return 2;
+      }
+      opt.touchMax = (uint64_t)mib << 20;
     } else if (strcmp(a, "--pool") == 0) {
       NEED();
       opt.pool = argv[++i];
@@ -1049,6 +1080,7 @@ static int parseArgs(int argc, char **argv, int *noProgress)
 int main(int argc, char **argv)
 {
   int noProgress = 0, status = parseArgs(argc, argv, &noProgress);
+  const char *why;
   if (status >= 0)
     return status;
   if (opt.one != NULL) {
@@ -1060,11 +1092,19 @@ int main(int argc, char **argv)
     opt.alloc[opt.allocCount++] = "glibc";
   if (access(opt.log, R_OK) != 0)
     fail("%s: %s", opt.log, strerror(errno));
+  /* Neither the chart nor standard output is the log or its live file
+   * (design/telemetry.txt .tools.output), and the chart's file can be
+   * written: said now, not after the replay. */
+  OutPathInputs(&opt.log, 1);
+  if ((why = OutPathRefused(opt.svg)) != NULL || (why = OutPathRefused(NULL)) != NULL) {
+    fprintf(stderr, "replay: %s: %s, which writing would replace\n",
+            opt.svg != NULL && OutPathRefused(opt.svg) != NULL ? opt.svg : "standard output", why);
+    return 2;
+  }
   if (opt.svg != NULL) {
-    /* Said now, not after the replay: the chart's file can be written. */
-    FILE *f = fopen(opt.svg, "w");
-    if (f == NULL || fclose(f) != 0)
-      fail("%s: %s", opt.svg, strerror(errno));
+    int fd = OutPathOpen("replay", opt.svg, 1);
+    if (fd < 0 || close(fd) != 0)
+      return 1;
   }
   opt.progress = !noProgress && isatty(2);
   for (size_t a = 0; a < opt.allocCount; ++a)
@@ -1073,5 +1113,11 @@ int main(int argc, char **argv)
   report(results);
   if (opt.svg != NULL)
     writeSvg(opt.svg, results, samples);
-  return logSay(&results[0]);
+  status = logSay(&results[0]);
+  /* A report that did not reach its reader is a failure (.tools.output) */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "replay: error writing the report: %s\n", strerror(errno));
+    status = 1;
+  }
+  return status;
 }

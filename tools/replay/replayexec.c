@@ -34,17 +34,13 @@ static WorkerStruct *worker[WORKER_LIMIT];
 static size_t workerCount;
 static size_t pageSize = 4096;
 
-/* touch -- write to every page of a new block, as a program would.
- * Past TOUCH_LIMIT bytes, not: a corrupt size that overcommit granted
- * must not make the replay run out of memory. */
-#define TOUCH_LIMIT ((uint64_t)1 << 30)
+/* touch -- write to every page of a new block, as a program would;
+ * size is the slot's touch, 0 past opt.touchMax (.replay.touch) */
 static void touch(void *p, uint64_t size)
 {
   unsigned char *b = p;
   if (p == NULL || size == 0)
     return;
-  if (size > TOUCH_LIMIT)
-    size = TOUCH_LIMIT;
   for (uint64_t at = 0; at < size; at += pageSize)
     b[at] = 1;
   b[size - 1] = 1;
@@ -80,7 +76,7 @@ static void execute(WorkerStruct *w, const OpStruct *op)
     if (p == NULL)
       ++w->failed;
     else if (op->kind != ExecCalloc)
-      touch(p, op->size);
+      touch(p, op->slot->touch);
     atomic_store_explicit(&op->slot->ptr, (uintptr_t)p, memory_order_release);
   }
 }

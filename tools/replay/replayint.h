@@ -49,6 +49,7 @@ typedef struct ReplayOptionsStruct {
   const char *one;              /* child: the allocator to replay */
   int fd;                       /* child: where to send the figures */
   int report;                   /* child: report anomalies one by one */
+  uint64_t touchMax;            /* bytes of live blocks touched at most: .replay.touch */
 } ReplayOptionsStruct;
 
 extern ReplayOptionsStruct opt;
@@ -70,6 +71,7 @@ typedef struct SlotStruct {
   _Atomic uintptr_t ptr;        /* the replayed block, PENDING or 0 if it failed */
   struct SlotStruct *next;      /* on a free list */
   uint64_t size;                /* requested */
+  uint64_t touch;               /* bytes to touch: size, or 0 past opt.touchMax */
 } SlotStruct;
 
 extern SlotStruct *slotNew(uint64_t size);
@@ -136,6 +138,7 @@ typedef struct ResultStruct {
   uint64_t events;
   uint64_t threads;
   uint64_t peakLive, peakRss, finalRss;
+  uint64_t untouched;           /* blocks not touched, past opt.touchMax: .replay.touch */
   uint32_t sampleCount;
   /* How the log ended: .replay.log */
   int unclean;                  /* no StreamEnd: the program died */

@@ -136,6 +136,7 @@ SlotStruct *slotNew(uint64_t size)
   }
   atomic_store_explicit(&s->ptr, PENDING, memory_order_relaxed);
   s->size = size;
+  s->touch = 0;                 /* made() says: .replay.touch */
   return s;
 }
 

@@ -6,11 +6,14 @@
  * growth over the replay, every allocator on one chart.
  */
 
+#define _POSIX_C_SOURCE 200809L   /* fdopen */
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "outpath.h"
 #include "replayint.h"
 
 static double mb(uint64_t bytes)
@@ -81,9 +84,10 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
   const double W = 800, H = 420, L = 70, R = 170, T = 40, B = 50;
   double pw = W - L - R, ph = H - T - B;
   uint64_t maxY = 1, maxX = 1;
-  FILE *f = fopen(path, "w");
+  int fd = OutPathOpen("replay", path, 1);   /* design/telemetry.txt .tools.output */
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (f == NULL)
-    fail("%s: %s", path, strerror(errno));
+    fail("%s: %s", path, fd >= 0 ? strerror(errno) : "cannot write it");
   for (size_t i = 0; i < opt.allocCount; ++i)
     for (uint32_t s = 0; s < results[i].sampleCount; ++s) {
       if (samples[i][s].rss > maxY) maxY = samples[i][s].rss;
@@ -130,6 +134,6 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
     fprintf(f, "</text>\n");
   }
   fprintf(f, "</svg>\n");
-  if (fclose(f) != 0)
+  if (ferror(f) | fclose(f))
     fail("%s: %s", path, strerror(errno));
 }
