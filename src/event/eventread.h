@@ -273,6 +273,13 @@ typedef struct EventStreamInfoStruct {
   size_t threadStarts, threadExits;  /* ThreadStart and ThreadExit events: the
                                    threads still running when the stream
                                    ended (.sol.finish) */
+  /* Found as the events are read (EventStreamNextHead, or a tool that
+   * copies blocks: EventStreamClockBack) */
+  size_t clockBacks;            /* events stamped before the one before them in
+                                   their sequence, given its time instead
+                                   (.stream.order.back) */
+  uint64_t clockBackOffset;     /* the first one's offset (a compact block's) */
+  uint32_t clockBackThread;     /* and thread */
 } EventStreamInfoStruct;
 
 /* EventStreamOpen -- read the header and index the blocks of a stream
@@ -375,6 +382,9 @@ typedef struct EventStreamBlockStruct {
   size_t events;                /* known events in it */
   int cut;                      /* it runs past the end of the stream */
   int compact;                  /* stored compact: data is its expansion */
+  uint64_t offset;              /* the block's offset in the stream */
+  int expanded;                 /* data is not the stream's but an expansion (compact,
+                                   zstd): its events are said to be at offset */
 } EventStreamBlockStruct;
 
 /* EventStreamBlockCount, EventStreamBlock -- the blocks the index
@@ -385,6 +395,13 @@ typedef struct EventStreamBlockStruct {
 extern size_t EventStreamBlockCount(EventStreamStruct *stream);
 extern void EventStreamBlock(const EventStreamStruct *stream, size_t i,
                              EventStreamBlockStruct *blockReturn);
+
+/* EventStreamClockBack -- a tool that reads a block's events itself
+ * (EventStreamBlock) found one of thread at offset stamped before the
+ * one before it in its sequence, and gave it that one's time: noted in
+ * the info as the merge notes its own.  design/telemetry.txt
+ * .stream.order.back */
+extern void EventStreamClockBack(EventStreamStruct *stream, uint32_t thread, uint64_t offset);
 
 /* EventStreamLabel -- an EventLabelFunction: closure is the stream.
  * The label of address from the Intern and Label events read so far. */

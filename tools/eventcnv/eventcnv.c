@@ -730,6 +730,13 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
   if (info->skippedBytes > 0)
     fprintf(stderr, "%s: %s: warning: skipped %lu corrupt bytes\n", programName, name,
             (unsigned long)info->skippedBytes);
+  if (info->clockBacks > 0)   /* design/telemetry.txt .stream.order.back */
+    fprintf(stderr, "%s: %s: warning: %lu event%s stamped before the event before %s of the "
+            "same thread, kind and signal level (the first at offset %llu, thread %lu): %s "
+            "given that event's time, as a thread's time never goes back\n", programName, name,
+            (unsigned long)info->clockBacks, info->clockBacks == 1 ? " was" : "s were",
+            info->clockBacks == 1 ? "it" : "them", (unsigned long long)info->clockBackOffset,
+            (unsigned long)info->clockBackThread, info->clockBacks == 1 ? "it is" : "each is");
   /* A clean end says nothing: stderr stays empty for a sound stream. */
   if (Ended(info) && !Lossless(info)) {
     char ending[8192];
