@@ -220,9 +220,10 @@ typedef struct EventStreamInfoStruct {
   EventLayoutStruct layout;
   unsigned doubleFormat;        /* 1: IEEE 754 binary64 */
   uint32_t headerLength;
-  uint32_t headerChecks[2];     /* offsets of the header's checks, after the registry
-                                   (2.0 on) and the spans (2.0.1 on), or 0: for a tool
-                                   that rewrites the header (.zstd.writer) */
+  uint32_t headerChecks[3];     /* offsets of the header's checks, after the registry
+                                   (2.0 on) and the spans (2.0.1 on), and of its
+                                   flags (2.0.5 on), or 0: for a tool that rewrites
+                                   the header (.zstd.writer) */
   uint64_t headerHz;            /* clock frequency in the header, 0 if unknown */
   uint64_t clockHz;             /* the frequency used: from ClockSync events if
                                    two are at least 1 ms apart, else headerHz;
@@ -241,6 +242,9 @@ typedef struct EventStreamInfoStruct {
   size_t zstdBlocks;            /* of them zstd (4.0 on; .zstd) */
   int recoveredInto;            /* an archive into which its log's live file was
                                    recovered (4.0 on; .zstd.live) */
+  int recoveredUnchecked;       /* an archive before 4.0.5 whose flags say so, which
+                                   no check covers: not taken as recovered
+                                   (.stream.header.check) */
   size_t unindexedBlocks;       /* blocks of no index: recovered from a live file */
   size_t unindexedEvents;       /* and their events */
   size_t eventCount;            /* events with known codes */

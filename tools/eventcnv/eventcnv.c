@@ -790,6 +790,15 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event): the program "
             "died before it could end it, and the log was recovered after the crash: %s\n",
             programName, name, counts);
+  } else if (!Ended(info) && info->recoveredUnchecked) {   /* .stream.header.check */
+    char counts[4096 + 200];
+    Recovered(counts, sizeof counts, info);
+    fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event); offset %u: "
+            "its flags say its log's live file was recovered into it when it was archived, but "
+            "an archive older than %u.0.%u has no check of its flags, so whether it holds every "
+            "event cannot be known (%s); archiving the log again checks them\n", programName,
+            name, EVENT_STREAM_FLAGS_AT, EVENT_VERSION_ZSTD_MAJOR, EVENT_VERSION_FLAGS_CHECKED,
+            counts);
   } else if (!Ended(info)) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
