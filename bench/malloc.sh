@@ -14,6 +14,9 @@
 #                                      where the recorder's time goes:
 #                                      its cost beside floors that any
 #                                      recorder pays (default 11 runs)
+#        bench/malloc.sh --threads [RUNS]
+#                                      only replay of many recorded
+#                                      threads (default 3 runs)
 #
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
@@ -27,6 +30,11 @@
 #     heaptrack when heaptrack is installed;
 #   - the recorder's log: bytes per event in each of those;
 #   - replay's speed, in events and allocator calls per second;
+#   - replay of logs of 100 to 10,000 threads (tests/malloc_events
+#     threads N: each thread one malloc, no ThreadExit; and "live": each
+#     a malloc, then once all have, a free, so all are live at once):
+#     the median wall time against glibc, and per thread
+#     (.replay.threads.many);
 #   - fidelity: the order of glibc, jemalloc, mimalloc and tcmalloc by
 #     peak RSS growth in the replay, against their order by peak RSS
 #     growth (less a trivial run's start-up RSS under the same allocator)
@@ -46,6 +54,8 @@ instr=0
 [ "$runs" = --instr ] && instr=1 rounds=${2:-1}
 floor=0
 [ "$runs" = --floor ] && floor=1 runs=${2:-11}
+threads=0
+[ "$runs" = --threads ] && threads=1 runs=${2:-3}
 lib=$top/build/libtelltale-malloc.so
 replay=$top/build/replay
 work=$top/bench/malloc-workload.py
@@ -56,6 +66,35 @@ export PYTHONMALLOC=malloc
 # The interpreter itself, not a wrapper script (pyenv's shims are shell
 # scripts that would be recorded and timed too).
 python=$(python3 -c 'import sys; print(sys.executable)')
+
+# Replay of many recorded threads: time against threads, which should
+# be about linear.  .replay.threads.many
+threadRows() {
+  local n kind log TIMEFORMAT='%3R %3U %3S'
+  echo "replay of many recorded threads, against glibc: medians of $runs runs of the"
+  echo "whole command, wall and cpu (user + system) seconds, and cpu us a thread"
+  for n in 100 1000 10000; do
+    for kind in one live; do
+      log=$tmp/threads-$n-$kind.log
+      TELLTALE_MAP=off TELLTALE_COMPACT=1 TELLTALE_FILE=$log "$top/build/tests/malloc_events" \
+        threads "$n" "$([ $kind = live ] && echo free)" >/dev/null
+      : >"$tmp/t.threads"
+      for _ in $(seq "$runs"); do
+        { time "$replay" -q --no-progress -a glibc "$log" >/dev/null 2>&1; } 2>>"$tmp/t.threads"
+      done
+      read -r w c <<<"$(awk '{print $1, $2 + $3}' "$tmp/t.threads" | sort -g -k2 |
+                        sed -n "$(( (runs + 1) / 2 ))p")"
+      printf '  %6s threads, %-38s %6.2f s wall %6.2f s cpu %7.1f us\n' "$n" \
+        "$([ $kind = live ] && echo "a malloc each, then a free (all live)" || echo "a malloc each, no ThreadExit")" \
+        "$w" "$c" "$(echo "$c * 1000000 / $n" | bc -l)"
+    done
+  done
+}
+if [ $threads = 1 ]; then
+  [ -x "$top/build/tests/malloc_events" ] || { echo "bench/malloc.sh: build first (ninja)" >&2; exit 1; }
+  threadRows
+  exit 0
+fi
 
 # The instruction table.  Wall and CPU time on a shared virtual machine
 # move by more than the recorder's choices do; the number of user-space
@@ -271,6 +310,8 @@ printf '%-34s %10s\n' "allocator calls/s (M), per allocator" "$(row 'allocator o
 echo
 echo "replay report:"
 sed 's/^/  /' "$tmp/report.txt"
+echo
+threadRows
 cp "$tmp/replay.svg" "$top/bench/replay-python.svg" 2>/dev/null &&
   echo "chart: bench/replay-python.svg"
 fi

@@ -45,6 +45,15 @@
 #   unwritable            an -o that cannot be written: exit 1, says why
 #   example-*             the example's real log in every format; example-ctf:
 #                         each event's time, thread and name as the text's
+#   clock-back            a log whose thread steps back in time (mkstream.py
+#                         v3-back): CTF copied block by block and with
+#                         --kind, read by babeltrace2, and jsonl, chrome and
+#                         the text never go back on a thread, and each says
+#                         so with the offset (.stream.order.back)
+#   recorder-stacks       sqlite3 inserting 300 rows recorded with
+#                         TELLTALE_STACKS=8 (build/'s recorder): the log's
+#                         threads never go back in time, no warning, and
+#                         babeltrace2 reads both CTF exports whole
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed";
 # exits 1 if any case failed.
 
@@ -365,6 +374,77 @@ if bt != txt:
           (next((a, b) for a, b in zip(bt + [None] * len(txt), txt + [None] * len(bt)) if a != b),))
 ' "$tmp/example.bt" "$tmp/example.txt")
     result example-ctf "${why#; }"
+  fi
+fi
+
+# forward FILE... -- nothing, or where a thread's time goes back: in
+# eventcnv's text (ELAPSED, THREAD), jsonl (time_ns, thread) and chrome
+# (ts, tid)
+forward() {
+  python3 - "$@" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    last = {}
+    if path.endswith(".txt"):
+        rows = ((float(l.split()[0]), l.split()[2]) for l in open(path))
+    elif path.endswith(".jsonl"):
+        rows = ((r["time_ns"], r["thread"]) for r in map(json.loads, open(path)))
+    else:
+        rows = ((e["ts"], e["tid"]) for e in json.load(open(path))["traceEvents"] if e.get("ph") == "i")
+    for n, (t, thread) in enumerate(rows):
+        if t < last.get(thread, t):
+            sys.stdout.write("; %s: thread %s goes back at event %d" % (path.rsplit("/", 1)[-1], thread, n))
+            break
+        last[thread] = t
+PY
+}
+
+# clockBack NAME LOG KIND WARN -- LOG's exports (CTF whole and with
+# --kind KIND) never go back on a thread, and say so (WARN: the stderr
+# wanted, or "" for none)
+clockBack() {
+  local name=$1 in=$2 kind=$3 warn=$4 why="" f
+  "$eventcnv" "$in" >"$tmp/$name.txt" 2>"$tmp/$name.err" || why="text: exit $?"
+  for f in jsonl chrome; do
+    "$eventcnv" --format $f -o "$tmp/$name.$f" "$in" 2>>"$tmp/$name.err" || why="$why; $f: exit $?"
+  done
+  why=$why$(forward "$tmp/$name.txt" "$tmp/$name.jsonl" "$tmp/$name.chrome")
+  if command -v babeltrace2 >/dev/null; then
+    "$eventcnv" --format ctf -o "$tmp/$name.ctf" "$in" 2>>"$tmp/$name.err" || why="$why; ctf: exit $?"
+    "$eventcnv" --format ctf --kind "$kind" -o "$tmp/$name-kind.ctf" "$in" 2>>"$tmp/$name.err" ||
+      why="$why; ctf --kind: exit $?"
+    [ -f "$tmp/$name.ctf/stream_1_0_0" ] || why="$why; ctf not copied block by block"
+    for f in "$name.ctf" "$name-kind.ctf"; do
+      babeltrace2 "$tmp/$f" >"$tmp/$f.bt" 2>"$tmp/$f.bterr" || why="$why; babeltrace2 $f: exit $? $(grep -m1 -o 'timestamp is less[^:]*' "$tmp/$f.bterr")"
+    done
+    [ "$(wc -l <"$tmp/$name.ctf.bt")" = "$(wc -l <"$tmp/$name.txt")" ] ||
+      why="$why; babeltrace2 printed $(wc -l <"$tmp/$name.ctf.bt") events of $(wc -l <"$tmp/$name.txt")"
+  fi
+  sane "$tmp/$name.err" || why="$why; sanitizer report"
+  if [ -n "$warn" ]; then
+    [ "$(grep -cF -- "$warn" "$tmp/$name.err")" -ge 4 ] || why="$why; not said in every format: $(grep -m1 'back' "$tmp/$name.err")"
+  elif grep -q "time never goes back" "$tmp/$name.err"; then
+    why="$why; $(grep -m1 'time never goes back' "$tmp/$name.err")"
+  fi
+  result "$name" "${why#; }"
+}
+python3 "$here/mkstream.py" --variant v3-back "$tmp/back.tt"
+clockBack clock-back "$tmp/back.tt" Object "2 events were stamped before the event before them of the same thread, kind and signal level (the first at offset 2781, thread 2)"
+
+# A real program's log with stacks: the recorder (build/'s, as no
+# sanitizer can be combined with it) stamps a thread's events in order.
+recorder=$here/../build/libtelltale-malloc.so
+if ! command -v sqlite3 >/dev/null || [ ! -e "$recorder" ]; then
+  echo "skip recorder-stacks: sqlite3 or build/libtelltale-malloc.so is missing"
+else
+  { echo "CREATE TABLE t(a, b);"
+    for i in $(seq 300); do echo "INSERT INTO t VALUES($i, printf('%.*c', $i % 50 + 1, 'x'));"; done
+  } >"$tmp/rows.sql"
+  TELLTALE_STACKS=8 TELLTALE_FILE=$tmp/sq.log LD_PRELOAD=$recorder sqlite3 "$tmp/t.db" <"$tmp/rows.sql" >/dev/null 2>&1
+  if ! "$eventcnv" --count "$tmp/sq.log" 2>/dev/null | grep -q StackFrames; then
+    result recorder-stacks "no log with StackFrames from sqlite3"
+  else
+    clockBack recorder-stacks "$tmp/sq.log" Malloc ""
   fi
 fi
 

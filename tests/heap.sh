@@ -68,6 +68,9 @@
 #   unclean-lost       and, with TELLTALE_MAP=off (no LOG.live), that the
 #                      events still in its buffers are lost, exit 1 as
 #                      eventcnv's (tests/hostile.sh cut-agree)
+#   archive-flag       that log's archive with its recovered flag set (byte
+#                      19): refused as damage, not read as recovered
+#                      (.stream.header.check)
 #   no-allocations     logs with no allocation event (true recorded, and
 #                      build/examples/pool's, which is no recorder log):
 #                      said on stderr, exit 0, no "unknown site"
@@ -311,6 +314,13 @@ r=$?
 r=$?
 [ $r = 1 ] && grep -q "held in its buffers .* are lost: killed2.log.live, from which they are recovered, is not there" kl.err &&
   ! grep -q "no allocation events" kl.err && ok unclean-lost || bad unclean-lost "exit $r: $(head -2 kl.err)"
+"$top/$cfg/eventcnv" --format telltale -o killed2.arc killed2.log 2>/dev/null
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[19] |= 2; open(sys.argv[2], "wb").write(b)' \
+  killed2.arc flag.arc
+"$heap" flag.arc >fl.txt 2>fl.err
+r=$?
+[ $r != 0 ] && grep -q "offset 19: header damaged: its flags byte is 0x02" fl.err && ! grep -q recovered fl.txt &&
+  ! grep -q "were recovered" fl.err && ok archive-flag || bad archive-flag "exit $r: $(head -2 fl.err)"
 
 TELLTALE_FILE=$PWD/true.log LD_PRELOAD="$preload" /bin/true
 mkdir pool && (cd pool && "$top/build/examples/pool" >/dev/null 2>&1)

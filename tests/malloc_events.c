@@ -19,6 +19,12 @@
  *              unknown free: no skew is that large)
  *   huge [N]   N (4096) mallocs of 4 GiB each, none freed: a log of tens
  *              of KB that asks for 16 TiB (tests/hostile.sh)
+ *   threads N [free]
+ *              N threads, each one malloc (and with free, once all
+ *              have, a free of it, so that every thread is live at
+ *              once), all still running when the process exits, so the
+ *              log has no ThreadExit: replay's many threads
+ *              (tests/replay.sh many-threads, bench/malloc.sh --threads)
  * It prints the operations it emitted, one "NAME COUNT" a line.
  */
 
@@ -84,9 +90,59 @@ static int skew(void)
   return 0;
 }
 
+/* The threads scenario: each thread mallocs, says so, and waits for
+ * the process to end, so that no thread exits before it. */
+static pthread_mutex_t manyLock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t manyDone = PTHREAD_COND_INITIALIZER;
+static unsigned manyCount, manyFreed, manyThreads;
+static int manyFree;
+
+static __attribute__((noreturn)) void *manyThread(void *arg)
+{
+  EVENT_WP(Malloc, 64, A((uintptr_t)arg));
+  pthread_mutex_lock(&manyLock);
+  ++manyCount;
+  pthread_cond_broadcast(&manyDone);
+  if (manyFree) {
+    while (manyCount < manyThreads)
+      pthread_cond_wait(&manyDone, &manyLock);
+    pthread_mutex_unlock(&manyLock);
+    EVENT_P(Free, A((uintptr_t)arg));
+    pthread_mutex_lock(&manyLock);
+    ++manyFreed;
+    pthread_cond_broadcast(&manyDone);
+  }
+  for (;;)
+    pthread_cond_wait(&manyDone, &manyLock);
+}
+
+static int many(unsigned n, int withFree)
+{
+  pthread_attr_t attr;
+  manyThreads = n;
+  manyFree = withFree;
+  if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 65536) != 0
+      || pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0)
+    return 1;
+  for (unsigned i = 0; i < n; ++i) {
+    pthread_t t;
+    if (pthread_create(&t, &attr, manyThread, (void *)(uintptr_t)(i + 1)) != 0)
+      return 1;
+  }
+  pthread_mutex_lock(&manyLock);
+  while (manyCount < n || (withFree && manyFreed < n))
+    pthread_cond_wait(&manyDone, &manyLock);
+  pthread_mutex_unlock(&manyLock);
+  printf("malloc %u\nfree %u\n", n, withFree ? n : 0);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *s = argc > 1 ? argv[1] : "clean";
+  if (strcmp(s, "threads") == 0)
+    return many(argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 1000,
+                argc > 3 && strcmp(argv[3], "free") == 0);
   if (strcmp(s, "skew") == 0)
     return skew();
   if (strcmp(s, "huge") == 0) {

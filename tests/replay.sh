@@ -117,6 +117,15 @@
 #   not-an-allocator   -a libz.so.1: refused, not measured as glibc
 #   wide-name          an allocator named by a long path: the whole name
 #                      heads its column
+#   many-threads       a log of 1,000 threads, each one malloc and no
+#                      ThreadExit (malloc_events threads): replay ends
+#                      (within 120 s however busy the machine; it stalled
+#                      on one polling replay thread each), 1,000 mallocs,
+#                      1,000 threads
+#   many-threads-live  2,000 threads each a malloc and, once all have, a
+#                      free (all live at once, more than replay's 1,024
+#                      threads): ends, every call made, no anomaly; the
+#                      same counts as --serial (.replay.threads.many)
 #   peak-short         a short log (40 blocks of 1 MiB live at once): the
 #                      peak RSS growth is at least the peak live bytes
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
@@ -773,6 +782,36 @@ if [ -n "$live" ] && awk -v l="$live" -v r="$rss" 'BEGIN { exit !(l >= 40 && r >
 else
   bad peak-short "peak live $live MB, peak RSS $rss MB: $(head -3 peak.txt)"
 fi
+
+# Many threads (.replay.threads.many): the logs are made by build/'s
+# malloc_events (no live file), replayed by CONFIG's replay; timeout
+# only bounds a stall, it measures nothing.
+manyThreads() {   # manyThreads NAME N [free]
+  local name=$1 n=$2 frees=0 r why=""
+  [ -n "${3:-}" ] && frees=$n
+  TELLTALE_MAP=off TELLTALE_COMPACT=1 TELLTALE_FILE=$name.log "$top/$rec/tests/malloc_events" \
+    threads "$n" ${3:-} >/dev/null 2>&1
+  timeout 120 "$replay" -q "$name.log" >"$name.txt" 2>"$name.err"
+  r=$?
+  if [ $r = 124 ]; then
+    why="replay of $n threads had not ended after 120 s"
+  elif [ $r != 0 ]; then
+    why="exit $r: $(head -3 "$name.err")"
+  else
+    grep -q " $n threads\$" "$name.txt" || why="$(head -1 "$name.txt")"
+    [ "$(row "$name.txt" malloc) $(row "$name.txt" free)" = "$n $frees" ] ||
+      why="$why; malloc $(row "$name.txt" malloc), free $(row "$name.txt" free)"
+    [ "$(anom "$name.txt")" = "0 0 0" ] || why="$why; anomalies $(anom "$name.txt")"
+    if [ $frees != 0 ]; then
+      "$replay" -q --serial "$name.log" >"$name.serial" 2>&1
+      [ "$(counts "$name.serial")" = "$(counts "$name.txt")" ] ||
+        why="$why; --serial replays $(counts "$name.serial" | tr '\n' ' ')"
+    fi
+  fi
+  if [ -z "$why" ]; then ok "$name"; else bad "$name" "${why#; }"; fi
+}
+manyThreads many-threads 1000
+manyThreads many-threads-live 2000 free
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

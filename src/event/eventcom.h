@@ -33,14 +33,16 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  4      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  5      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
                                        2: StreamExec, .sol.exec; 3: a live region's
                                        index says where its block starts, or that
                                        its kind's output is off, .sol.control.cut;
                                        4: StreamSnapshot, .ctl.snapshot;
                                        EventsFiltered and filtered blocks,
-                                       .sol.filter) */
+                                       .sol.filter; 5: the header's flags have a
+                                       check of their own, .stream.header.check) */
+#define EVENT_VERSION_FLAGS_CHECKED 5  /* the minor from which they do */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
                                        never writes one */
@@ -186,6 +188,15 @@ extern int EventCrcBy(int how, uint32_t *crc, const void *data, size_t size);
  * 0: stored after the variable part (2.0).  design/telemetry.txt
  * .stream.header.check */
 extern TELLTALE_API uint32_t EventHeaderCheck(const unsigned char *header, size_t length);
+
+/* EventFlagsCheck -- the check of a stream header's flags byte alone,
+ * stored after the spans' check (3.0.5): an archive's flags say whether
+ * its log's live file was recovered into it.  design/telemetry.txt
+ * .stream.header.check */
+static inline uint32_t EventFlagsCheck(const unsigned char *header)
+{
+  return EventCheck(0, header + EVENT_STREAM_FLAGS_AT, 1);
+}
 
 /* EventLiveCheck -- the check of a live region's header: of bytes 4
  * to 32 (not the magic, which a free region clears), stored at 32.  The

@@ -312,6 +312,35 @@ static int parseHeaderCheck(ParseStruct *ps)
   return 1;
 }
 
+/* parseFlagsCheck -- 3.0.5 on: after the spans' check, the check of
+ * the flags byte, which the header's check takes as 0: an archive's
+ * flags say whether its log's live file was recovered into it
+ * (.zstd.live), and a flag no check covered turned "incomplete" into
+ * "recovered".  design/telemetry.txt .stream.header.check */
+static int parseFlagsCheck(ParseStruct *ps)
+{
+  EventStreamInfoStruct *info = &ps->stream->info;
+  uint32_t stored, computed;
+  if (info->major < 2 || info->minor < EVENT_VERSION_FLAGS_CHECKED)
+    return 1;
+  if (ps->end - ps->pos < 4)
+    return parseFail(ps, ps->pos, "the check of the header's flags");
+  stored = (uint32_t)EventLoad(ps->stream->base + ps->pos, 4, 0);
+  computed = EventFlagsCheck(ps->stream->base);
+  if (stored != computed) {
+    eventFormatMessage(ps->msg, ps->msgSize,
+                  "offset %u: header damaged: its flags byte is 0x%02x, whose check is "
+                  "0x%08" PRIx32 " where offset %" PRIu64 " says 0x%08" PRIx32 ", so its flags "
+                  "(whether an archive's live file was recovered into it) cannot be trusted",
+                  EVENT_STREAM_FLAGS_AT, ps->stream->base[EVENT_STREAM_FLAGS_AT], computed,
+                  (uint64_t)ps->pos, stored);
+    return 0;
+  }
+  info->headerChecks[2] = (uint32_t)ps->pos;
+  ps->pos += 4;
+  return 1;
+}
+
 /* parseParam -- a parameter index of the event of code: a key (P, A,
  * W, U), which may be EVENT_COUNTER_NO_KEY if optional, or a counter's
  * value (W, U, D) */
@@ -425,6 +454,7 @@ static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t ms
   EventStreamInfoStruct *info = &stream->info;
   unsigned mark;
   uint32_t headerLength;
+  int flagged;
 
   mark = (unsigned)EventLoad(b + 14, 2, 0);
   if (mark == EVENT_BYTE_ORDER_MARK) {
@@ -470,8 +500,12 @@ static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t ms
   info->startRealtime = EventLoad(b + 40, 8, 0);
   info->startMonotonic = EventLoad(b + 48, 8, 0);
   info->pid = (uint32_t)EventLoad(b + 56, 4, 0);
-  info->recoveredInto = info->major >= EVENT_VERSION_ZSTD_MAJOR
-                        && (b[EVENT_STREAM_FLAGS_AT] & EVENT_ARCHIVE_RECOVERED) != 0;
+  /* An archive's flags have a check from 4.0.5 (parseFlagsCheck):
+   * before, the flag is only said.  design/telemetry.txt .stream.header.check */
+  flagged = info->major >= EVENT_VERSION_ZSTD_MAJOR
+            && (b[EVENT_STREAM_FLAGS_AT] & EVENT_ARCHIVE_RECOVERED) != 0;
+  info->recoveredInto = flagged && info->minor >= EVENT_VERSION_FLAGS_CHECKED;
+  info->recoveredUnchecked = flagged && !info->recoveredInto;
   info->session = info->major >= 2 ? (uint32_t)EventLoad(b + EVENT_STREAM_SESSION_AT, 4, 0) : 0;
   info->blockHeaderLength = info->major >= 2 ? EVENT_BLOCK_HEADER_LEN : EVENT_BLOCK_HEADER_LEN_1;
   return EventStreamOK;
@@ -502,7 +536,7 @@ EventStreamRes eventParseHeader(EventStreamStruct *stream, char *msg, size_t msg
   ps.end = info->headerLength;
   ps.msg = msg;
   ps.msgSize = msgSize;
-  if (!parseRegistry(&ps) || !parseHeaderCheck(&ps) || !parseSpans(&ps))
+  if (!parseRegistry(&ps) || !parseHeaderCheck(&ps) || !parseSpans(&ps) || !parseFlagsCheck(&ps))
     return EventStreamREFUSED;
   /* A newer minor may add fields: skip them.  design/telemetry.txt .stream.header.var */
   info->registry = &stream->registry;

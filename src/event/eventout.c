@@ -159,7 +159,8 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
     }
   }
   /* The header's length, then its check over all before it, flags
-   * byte as 0 (a live file's changes), .stream.header.check; a live
+   * byte as 0 (a live file's changes), the spans and their check, and
+   * the flags' own check, .stream.header.check; a live
    * file's header is padded to a page, its drop counts and regions'
    * count in its last bytes (.sol.dropped, .sol.recover). */
   if (h->failed) {
@@ -167,15 +168,17 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
     return 12; /* ENOMEM */
   }
   {
-    size_t varEnd = h->size, total = varEnd + 4 + spansLength(reg) + 4;
+    size_t varEnd = h->size, total = varEnd + 4 + spansLength(reg) + 4 + 4;
     if (padTo > 0)
       total = eventRoundUp(total + EVENT_LIVE_DROPS_LEN + EVENT_LIVE_REGIONS_LEN, padTo);
     for (size_t i = 0; i < 4; ++i)
       h->base[20 + i] = (unsigned char)(total >> (8 * i));
     putLE(h, EventHeaderCheck(h->base, varEnd), 4);
     putSpans(h, reg);                   /* 2.0.1, .stream.header.span */
-    if (!h->failed)
+    if (!h->failed) {
       putLE(h, EventHeaderCheck(h->base, h->size), 4);
+      putLE(h, EventFlagsCheck(h->base), 4);   /* 3.0.5: flags 0, .stream.header.check */
+    }
     while (h->size < total && !h->failed)
       putLE(h, 0, 1);
   }

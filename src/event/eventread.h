@@ -220,9 +220,10 @@ typedef struct EventStreamInfoStruct {
   EventLayoutStruct layout;
   unsigned doubleFormat;        /* 1: IEEE 754 binary64 */
   uint32_t headerLength;
-  uint32_t headerChecks[2];     /* offsets of the header's checks, after the registry
-                                   (2.0 on) and the spans (2.0.1 on), or 0: for a tool
-                                   that rewrites the header (.zstd.writer) */
+  uint32_t headerChecks[3];     /* offsets of the header's checks, after the registry
+                                   (2.0 on) and the spans (2.0.1 on), and of its
+                                   flags (2.0.5 on), or 0: for a tool that rewrites
+                                   the header (.zstd.writer) */
   uint64_t headerHz;            /* clock frequency in the header, 0 if unknown */
   uint64_t clockHz;             /* the frequency used: from ClockSync events if
                                    two are at least 1 ms apart, else headerHz;
@@ -241,6 +242,9 @@ typedef struct EventStreamInfoStruct {
   size_t zstdBlocks;            /* of them zstd (4.0 on; .zstd) */
   int recoveredInto;            /* an archive into which its log's live file was
                                    recovered (4.0 on; .zstd.live) */
+  int recoveredUnchecked;       /* an archive before 4.0.5 whose flags say so, which
+                                   no check covers: not taken as recovered
+                                   (.stream.header.check) */
   size_t unindexedBlocks;       /* blocks of no index: recovered from a live file */
   size_t unindexedEvents;       /* and their events */
   size_t eventCount;            /* events with known codes */
@@ -273,6 +277,13 @@ typedef struct EventStreamInfoStruct {
   size_t threadStarts, threadExits;  /* ThreadStart and ThreadExit events: the
                                    threads still running when the stream
                                    ended (.sol.finish) */
+  /* Found as the events are read (EventStreamNextHead, or a tool that
+   * copies blocks: EventStreamClockBack) */
+  size_t clockBacks;            /* events stamped before the one before them in
+                                   their sequence, given its time instead
+                                   (.stream.order.back) */
+  uint64_t clockBackOffset;     /* the first one's offset (a compact block's) */
+  uint32_t clockBackThread;     /* and thread */
 } EventStreamInfoStruct;
 
 /* EventStreamOpen -- read the header and index the blocks of a stream
@@ -375,6 +386,9 @@ typedef struct EventStreamBlockStruct {
   size_t events;                /* known events in it */
   int cut;                      /* it runs past the end of the stream */
   int compact;                  /* stored compact: data is its expansion */
+  uint64_t offset;              /* the block's offset in the stream */
+  int expanded;                 /* data is not the stream's but an expansion (compact,
+                                   zstd): its events are said to be at offset */
 } EventStreamBlockStruct;
 
 /* EventStreamBlockCount, EventStreamBlock -- the blocks the index
@@ -385,6 +399,13 @@ typedef struct EventStreamBlockStruct {
 extern size_t EventStreamBlockCount(EventStreamStruct *stream);
 extern void EventStreamBlock(const EventStreamStruct *stream, size_t i,
                              EventStreamBlockStruct *blockReturn);
+
+/* EventStreamClockBack -- a tool that reads a block's events itself
+ * (EventStreamBlock) found one of thread at offset stamped before the
+ * one before it in its sequence, and gave it that one's time: noted in
+ * the info as the merge notes its own.  design/telemetry.txt
+ * .stream.order.back */
+extern void EventStreamClockBack(EventStreamStruct *stream, uint32_t thread, uint64_t offset);
 
 /* EventStreamLabel -- an EventLabelFunction: closure is the stream.
  * The label of address from the Intern and Label events read so far. */

@@ -420,6 +420,27 @@ const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream)
 }
 
 
+/* clockBack -- seq's next event is stamped before its last, at clock:
+ * it is given that time, so that a thread's events never go back and
+ * the merge stays in time order, and it is counted and said.
+ * design/telemetry.txt .stream.order.back */
+static void clockBack(EventStreamStruct *stream, SeqStruct *seq, EventClock clock)
+{
+  const BlockStruct *block = &stream->blocks[seq->block];
+  seq->clock = clock;
+  EventStreamClockBack(stream, block->thread, block->raw != NULL ? block->offset : seq->pos);
+}
+
+void EventStreamClockBack(EventStreamStruct *stream, uint32_t thread, uint64_t offset)
+{
+  EventStreamInfoStruct *info = &stream->info;
+  if (info->clockBacks++ == 0) {
+    info->clockBackOffset = offset;
+    info->clockBackThread = thread;
+  }
+}
+
+
 /* EventStreamNextHead -- the event that comes first of all the
  * sequences': its place and header; its fields are decoded by
  * EventStreamDecode, now or on another thread.  The first call starts
@@ -453,8 +474,11 @@ EventStreamRes EventStreamNextHead(EventStreamStruct *stream, EventStreamHeadStr
   if (!seqSeek(stream, seq)) {
     stream->heap[0] = stream->heap[--stream->heapCount];
     heapTop(stream);
-  } else if (seq->clock >= stream->runnerClock) {   /* ties go by heapDown's order */
-    heapTop(stream);
+  } else {
+    if (seq->clock < headReturn->clock)   /* a sequence never goes back: .stream.order.back */
+      clockBack(stream, seq, headReturn->clock);
+    if (seq->clock >= stream->runnerClock)   /* ties go by heapDown's order */
+      heapTop(stream);
   }
 
   /* design/telemetry.txt .req.intern */
@@ -551,6 +575,8 @@ void EventStreamBlock(const EventStreamStruct *stream, size_t i, EventStreamBloc
   blockReturn->events = block->events;
   blockReturn->cut = block->cut;
   blockReturn->compact = block->compact;
+  blockReturn->offset = block->offset;
+  blockReturn->expanded = block->raw != NULL;
 }
 
 

@@ -37,7 +37,9 @@
  * taken after the real call returns, a free's before the real call, and
  * a realloc's on both sides of it (ReallocMove, Realloc), so that a block passed to another thread is
  * never seen freed before it was allocated, and an address reused by
- * another thread is seen freed before it is allocated again.
+ * another thread is seen freed before it is allocated again.  A
+ * realloc's stack is taken before its first clock (reallocSlow), so a
+ * thread's events are in clock order.
  */
 
 #define _GNU_SOURCE
@@ -435,10 +437,30 @@ static inline void reallocRecord(EventClock before, void *old, void *result, siz
   EVENT_END(Realloc)
 }
 
-SLOW void reallocSlow(EventClock before, void *old, void *p, size_t size, void *frame)
+/* reallocSlow -- realloc, started if need be, with TELLTALE_STACKS its
+ * stack taken first: the StackFrames and MapExec that define it are
+ * emitted before the clock ReallocMove carries is read, so that the
+ * thread's events never go back in time (taken after the call, they
+ * came before a ReallocMove stamped earlier).  design/telemetry.txt
+ * .malloc.order */
+SLOW void *reallocSlow(void *(*realRealloc)(void *, size_t), void *old, size_t size, void *frame)
 {
-  RECORD_SLOW_AT(reallocRecord(before, old, p, size, 0, 0),
-                 reallocRecord(before, old, p, size, 1, stack));
+  EventClock before;
+  EventU stack = 0;
+  void *p;
+  if (RECORD_MODE() == RECORD_OFF)
+    recorderStart();
+  if (stacksDepth != 0) {
+    inside = 1;
+    stack = StackHere(frame);
+    inside = 0;
+  }
+  before = PlinthClockNow();
+  p = realRealloc(old, size);
+  inside = 1;
+  reallocRecord(before, old, p, size, stacksDepth != 0, stack);
+  inside = 0;
+  return p;
 }
 
 /* reallocBoot -- realloc before the real functions are known */
@@ -458,9 +480,14 @@ void *realloc(void *old, size_t size)
     return TelltaleRealRealloc(old, size);
   if (__builtin_expect(realRealloc == NULL, 0))
     return reallocBoot(old, size);
+  if (__builtin_expect(!inside && RECORD_MODE() != RECORD_PLAIN, 0)) {
+    p = reallocSlow(realRealloc, old, size, HERE);
+    __asm__ __volatile__("" : : "r"(p) : "memory");   /* not a tail call: frame stays ours */
+    return p;
+  }
   before = PlinthClockNow();
   p = realRealloc(old, size);
-  RECORD_AT(reallocRecord(before, old, p, size, 0, 0), reallocSlow(before, old, p, size, HERE));
+  RECORD(reallocRecord(before, old, p, size, 0, 0));   /* RECORD_AT's usual case */
   return p;
 }
 

@@ -149,27 +149,52 @@ static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeader
   return fwrite(a->block, 1, h.length, a->out) == h.length;
 }
 
+/* headerInsert -- n zero bytes at at in the header h of *length bytes
+ * (room for them after it), its length field made the new length */
+static void headerInsert(unsigned char *h, uint32_t *length, size_t at, size_t n)
+{
+  memmove(h + at + n, h + at, *length - at);
+  memset(h + at, 0, n);
+  *length += (uint32_t)n;
+  EventStore(h + 20, *length, 4, 0);
+}
+
 /* headerWrite -- the log's header, of major EVENT_VERSION_ZSTD_MAJOR
- * (from 3.0: older blocks are copied as they are), its checks made
- * again, and its flags saying whether the live file was recovered
- * into it.  0 if out of memory or the output fails.
- * design/telemetry.txt .zstd.version .zstd.live */
+ * (from 3.0: older blocks are copied as they are) and at least minor
+ * EVENT_VERSION_FLAGS_CHECKED, its flags saying whether the live file
+ * was recovered into it, and its checks made again: the flags' own,
+ * which that minor added after the spans' (which minor 1 added: two
+ * counts of 0 for a 3.0.0 log), is made for an older log.  0 if out of
+ * memory or the output fails.  design/telemetry.txt .zstd.version
+ * .zstd.live .stream.header.check */
 static int headerWrite(ArchiveStruct *a, const unsigned char *base)
 {
   const EventStreamInfoStruct *info = a->info;
-  unsigned char *h = malloc(info->headerLength);
+  uint32_t length = info->headerLength;
+  uint32_t checks[3] = {info->headerChecks[0], info->headerChecks[1], info->headerChecks[2]};
+  unsigned char *h = malloc((size_t)length + 12);
   int ok;
   if (h == NULL)
     return 0;
-  memcpy(h, base, info->headerLength);
+  memcpy(h, base, length);
   if (info->major >= 3) {
     EventStore(h + 8, EVENT_VERSION_ZSTD_MAJOR, 2, 0);
+    if (info->minor < EVENT_VERSION_FLAGS_CHECKED)
+      EventStore(h + 12, EVENT_VERSION_FLAGS_CHECKED, 2, 0);
+    if (checks[1] == 0) {       /* no spans: none, after the registry's check */
+      headerInsert(h, &length, (size_t)checks[0] + 4, 8);
+      checks[1] = checks[0] + 8;
+    }
+    if (checks[2] == 0) {       /* the flags' check, after the spans' */
+      headerInsert(h, &length, (size_t)checks[1] + 4, 4);
+      checks[2] = checks[1] + 4;
+    }
     h[EVENT_STREAM_FLAGS_AT] = a->recovered ? EVENT_ARCHIVE_RECOVERED : 0;
     for (unsigned i = 0; i < 2; ++i)
-      if (info->headerChecks[i] != 0)
-        EventStore(h + info->headerChecks[i], EventHeaderCheck(h, info->headerChecks[i]), 4, 0);
+      EventStore(h + checks[i], EventHeaderCheck(h, checks[i]), 4, 0);
+    EventStore(h + checks[2], EventFlagsCheck(h), 4, 0);
   }
-  ok = fwrite(h, 1, info->headerLength, a->out) == info->headerLength;
+  ok = fwrite(h, 1, length, a->out) == length;
   free(h);
   return ok;
 }

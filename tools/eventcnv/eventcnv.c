@@ -732,6 +732,13 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
   if (info->skippedBytes > 0)
     fprintf(stderr, "%s: %s: warning: skipped %lu corrupt bytes\n", programName, name,
             (unsigned long)info->skippedBytes);
+  if (info->clockBacks > 0)   /* design/telemetry.txt .stream.order.back */
+    fprintf(stderr, "%s: %s: warning: %lu event%s stamped before the event before %s of the "
+            "same thread, kind and signal level (the first at offset %llu, thread %lu): %s "
+            "given that event's time, as a thread's time never goes back\n", programName, name,
+            (unsigned long)info->clockBacks, info->clockBacks == 1 ? " was" : "s were",
+            info->clockBacks == 1 ? "it" : "them", (unsigned long long)info->clockBackOffset,
+            (unsigned long)info->clockBackThread, info->clockBacks == 1 ? "it is" : "each is");
   /* A clean end says nothing: stderr stays empty for a sound stream. */
   if (Ended(info) && !Lossless(info)) {
     char ending[8192];
@@ -785,6 +792,15 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event): the program "
             "died before it could end it, and the log was recovered after the crash: %s\n",
             programName, name, counts);
+  } else if (!Ended(info) && info->recoveredUnchecked) {   /* .stream.header.check */
+    char counts[4096 + 200];
+    Recovered(counts, sizeof counts, info);
+    fprintf(stderr, "%s: %s: the stream did not end cleanly (no StreamEnd event); offset %u: "
+            "its flags say its log's live file was recovered into it when it was archived, but "
+            "an archive older than %u.0.%u has no check of its flags, so whether it holds every "
+            "event cannot be known (%s); archiving the log again checks them\n", programName,
+            name, EVENT_STREAM_FLAGS_AT, EVENT_VERSION_ZSTD_MAJOR, EVENT_VERSION_FLAGS_CHECKED,
+            counts);
   } else if (!Ended(info)) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);

@@ -395,14 +395,21 @@ static int Whole(ExportStruct *ex)
 /* CopyBlock -- block's events after used bytes of packet (which has
  * room): each event's clock made ns in place, and unknown events
  * (known[code] 0) taken out.  Returns the bytes used after it; *begin
- * is set if *empty, and then *empty cleared; *end is the last time. */
-static size_t CopyBlock(unsigned char *packet, size_t used, const EventStreamBlockStruct *block,
-                        const unsigned char *known, const CtfClockStruct *clock,
-                        int *empty, uint64_t *begin, uint64_t *end)
+ * is set if *empty, and then *empty cleared; *end is the last time.
+ * *latest is the sequence's latest clock: an event stamped before it
+ * is given it, and said (EventStreamClockBack), as the merge does, so
+ * that no stream goes back in time.  design/telemetry.txt
+ * .stream.order.back */
+static size_t CopyBlock(ExportStruct *ex, unsigned char *packet, size_t used,
+                        const EventStreamBlockStruct *block, const unsigned char *known,
+                        const CtfClockStruct *clock, int *empty, uint64_t *begin, uint64_t *end,
+                        EventClock *latest)
 {
   unsigned char *p = packet + used, *limit = p + block->size;
   CtfClockStruct c = *clock;    /* locals, which stores to p cannot change */
   uint64_t first = 0, last = *end;
+  EventClock high = *latest;
+  size_t at = 0;                /* p's event's place in block->data */
   int none = *empty;
   memcpy(p, block->data, block->size);
   while (p < limit) {
@@ -417,9 +424,18 @@ static size_t CopyBlock(unsigned char *packet, size_t used, const EventStreamBlo
     if (!known[code]) {         /* design/telemetry.txt .stream.unknown */
       memmove(p, p + length, (size_t)(limit - p) - length);
       limit -= length;
+      at += length;
       continue;
     }
     memcpy(&value, p + 4, 8);
+    if (value < high) {
+      value = high;
+      EventStreamClockBack(ex->stream, block->thread,
+                           block->expanded ? block->offset
+                                          : block->offset + ex->info->blockHeaderLength + at);
+    }
+    high = value;
+    at += length;
     value = CtfNs(&c, value);
     memcpy(p + 2, &value, 2);
     memcpy(p + 4, &value, 8);
@@ -434,6 +450,7 @@ static size_t CopyBlock(unsigned char *packet, size_t used, const EventStreamBlo
     *begin = first;
   *empty = none;
   *end = last;
+  *latest = high;
   return (size_t)(limit - packet);
 }
 
@@ -472,6 +489,7 @@ int ExportCtfBlocks(ExportStruct *ex)
     EventStreamBlockStruct first, block;
     size_t used = 0;            /* bytes in packet, its header included; 0: none */
     uint64_t begin = 0, end = 0;
+    EventClock latest = 0;
     int empty = 1, fd;
     EventStreamBlock(stream, i, &first);
     snprintf(name, sizeof name, "stream_%lu_%u_%u", (unsigned long)first.thread, first.kind,
@@ -506,7 +524,7 @@ int ExportCtfBlocks(ExportStruct *ex)
         packet = bigger;
         packetSize = size;
       }
-      used = CopyBlock(packet, used, &block, known, &clock, &empty, &begin, &end);
+      used = CopyBlock(ex, packet, used, &block, known, &clock, &empty, &begin, &end, &latest);
       read += block.events;
       ProgressTick(&progress, read);
     }

@@ -523,6 +523,12 @@ static int sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
     fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it, so blocks live at the end are not all leaks; %lu events "
             "were recovered from %s\n", path, (unsigned long)recovered->events, recovered->path);
+  else if (info->recoveredUnchecked)   /* design/telemetry.txt .stream.header.check */
+    fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd), so blocks live at "
+            "the end are not all leaks; offset %u: its flags say its log's live file was "
+            "recovered into it when it was archived, but an archive older than %u.0.%u has no "
+            "check of its flags, so whether it holds every event cannot be known\n", path,
+            EVENT_STREAM_FLAGS_AT, EVENT_VERSION_ZSTD_MAJOR, EVENT_VERSION_FLAGS_CHECKED);
   else
     fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it, so blocks live at the end are not all leaks, and the "

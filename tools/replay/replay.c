@@ -744,10 +744,17 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
   int streamEnd;
   SkewInit(&skew, EventStreamInfo(stream)->clockHz, skewLive, skewApply, NULL,
            mapAnon(SKEW_PENDING_LIMIT * sizeof(SkewEventStruct)));
+  for (size_t i = 0; i < EventStreamThreadCount(stream); ++i) {   /* .replay.threads.many */
+    uint32_t thread;
+    size_t events;
+    EventStreamThread(stream, i, &thread, &events);
+    execThreadEvents(thread, events);
+  }
   while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
     if (skew.count > 0)
       SkewExpire(&skew, rec.clock, 0);
     replayEvent(&rec);
+    execEventRead(rec.thread);
     ++result.events;
     readPeak();
     if (result.events >= sampleNext) {

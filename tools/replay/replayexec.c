@@ -1,10 +1,14 @@
 /* <tools/replay/replayexec.c> -- the replay threads, which make the calls
  *
- * .design: design/telemetry.txt .replay.threads
+ * .design: design/telemetry.txt .replay.threads .replay.threads.many
  *
  * Each recorded thread's calls are made on a replay thread of its own,
  * fed through a ring by the reading thread (or, with --serial, made
- * on the reading thread in recorded order).
+ * on the reading thread in recorded order).  A replay thread with
+ * nothing queued sleeps on its condition variable; a recorded thread
+ * with no events left is retired (execEventRead); and past WORKER_LIMIT
+ * replay threads at once, recorded threads share them.  So a log of
+ * thousands of threads costs time in proportion to its events.
  */
 
 #ifndef _GNU_SOURCE
@@ -21,18 +25,45 @@
 
 
 typedef struct WorkerStruct {
-  uint32_t serial;
-  int running, exiting;
   pthread_t thread;
   OpStruct *ring;
   _Atomic uint64_t head, tail;
+  _Atomic int sleeping;         /* waiting on wake for its ring to fill */
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
   uint64_t cycles, calls, failed;
+  /* The reading thread's own: */
+  unsigned serials;             /* recorded threads it replays now */
+  int running;                  /* its thread started and not yet joined */
+  int exiting;                  /* ExecExit queued */
+  struct WorkerStruct *next;    /* on the exiting queue */
 } WorkerStruct;
 
+/* ThreadEntryStruct -- a recorded thread: its replay thread, if it has
+ * one now, and how many of its events are still to be read */
+typedef struct ThreadEntryStruct {
+  uint32_t serial;
+  int used;
+  WorkerStruct *worker;
+  size_t left;                  /* events still to read; SIZE_MAX: not known */
+  int replayed;                 /* it has had a replay thread */
+} ThreadEntryStruct;
+
 static WorkerStruct serialWorker;
-static WorkerStruct *worker[WORKER_LIMIT];
+static WorkerStruct *worker;    /* WORKER_LIMIT of them, workerCount made */
+static OpStruct *rings;         /* theirs, one mapping: a mapping a thread
+                                   made rssAnon count them all again */
 static size_t workerCount;
+static WorkerStruct *exitingFirst, *exitingLast;   /* ExecExit queued, not joined */
+static size_t activeCount;      /* workers replaying at least one thread */
+static size_t shareNext;        /* where sharing looks next */
+static _Atomic unsigned spinLimit = 256;
+static unsigned processors = 1;
 static size_t pageSize = 4096;
+
+static ThreadEntryStruct *table;
+static size_t tableCapacity, tableCount;
+static uint64_t threadsReplayed;
 
 /* touch -- write to every page of a new block, as a program would;
  * size is the slot's touch, 0 past opt.touchMax (.replay.touch) */
@@ -81,6 +112,20 @@ static void execute(WorkerStruct *w, const OpStruct *op)
   }
 }
 
+/* workerSleep -- wait until the ring holds more than head.  sleeping
+ * and tail are each stored, then the other loaded, in one total order
+ * (seq_cst) here and in submit, so that either this sees the op or
+ * submit sees sleeping and signals, under the lock: no wake-up is lost. */
+static void workerSleep(WorkerStruct *w, uint64_t head)
+{
+  pthread_mutex_lock(&w->lock);
+  atomic_store(&w->sleeping, 1);
+  while (atomic_load(&w->tail) == head)
+    pthread_cond_wait(&w->wake, &w->lock);
+  atomic_store(&w->sleeping, 0);
+  pthread_mutex_unlock(&w->lock);
+}
+
 static void *workerRun(void *arg)
 {
   WorkerStruct *w = arg;
@@ -89,11 +134,14 @@ static void *workerRun(void *arg)
   for (;;) {
     uint64_t tail = atomic_load_explicit(&w->tail, memory_order_acquire);
     if (head == tail) {
-      if (++idle < 256)
+      /* Some yields first while there are few replay threads
+       * (spinUpdate): the next op is then likely here before the
+       * cost of a wake-up. */
+      if (++idle < atomic_load_explicit(&spinLimit, memory_order_relaxed))
         sched_yield();
       else {
-        struct timespec ts = {0, 20000};
-        nanosleep(&ts, NULL);
+        workerSleep(w, head);
+        idle = 0;
       }
       continue;
     }
@@ -111,94 +159,231 @@ static void *workerRun(void *arg)
   }
 }
 
-/* workerFor -- the replay thread of a recorded thread, started if need be */
-static WorkerStruct *workerFor(uint32_t serial)
+/* push -- queue op on w's ring, waking it if it sleeps */
+static void push(WorkerStruct *w, const OpStruct *op)
+{
+  uint64_t tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
+  while (tail - atomic_load_explicit(&w->head, memory_order_acquire) >= RING_SIZE)
+    sched_yield();
+  w->ring[tail & (RING_SIZE - 1)] = *op;
+  atomic_store(&w->tail, tail + 1);
+  if (atomic_load(&w->sleeping)) {
+    pthread_mutex_lock(&w->lock);
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+  }
+}
+
+/* spinUpdate -- how long an idle replay thread yields before it sleeps:
+ * while at most 4 a processor are replaying, 256 yields (a handoff
+ * between two threads then costs no wake-up, as polling did); past
+ * that, none, as each of them polling took the processors from the
+ * ones with calls to make. */
+static void spinUpdate(void)
+{
+  atomic_store_explicit(&spinLimit, activeCount <= 4 * processors ? 256u : 0u, memory_order_relaxed);
+}
+
+
+/* The recorded threads, by serial: open addressing, grown at half full */
+
+static size_t threadHash(uint32_t serial)
+{
+  return (size_t)(((uint64_t)serial * 0x9E3779B97F4A7C15u) >> 20);
+}
+
+static ThreadEntryStruct *threadFind(uint32_t serial)
+{
+  size_t mask = tableCapacity - 1, i;
+  if (tableCount + 1 > tableCapacity / 2) {
+    ThreadEntryStruct *old = table;
+    size_t oldCapacity = tableCapacity;
+    tableCapacity = oldCapacity == 0 ? 1024 : 2 * oldCapacity;
+    table = mapAnon(tableCapacity * sizeof *table);
+    mask = tableCapacity - 1;
+    for (size_t j = 0; j < oldCapacity; ++j)
+      if (old[j].used) {
+        for (i = threadHash(old[j].serial) & mask; table[i].used; i = (i + 1) & mask)
+          ;
+        table[i] = old[j];
+      }
+    if (old != NULL)
+      unmapAnon(old);
+  }
+  for (i = threadHash(serial) & mask; table[i].used; i = (i + 1) & mask)
+    if (table[i].serial == serial)
+      return &table[i];
+  table[i].used = 1;
+  table[i].serial = serial;
+  table[i].worker = NULL;
+  table[i].left = SIZE_MAX;
+  table[i].replayed = 0;
+  ++tableCount;
+  return &table[i];
+}
+
+
+/* Replay threads: made, retired, shared */
+
+/* workerJoin -- w's thread, which has ExecExit queued, once it is done */
+static void workerJoin(WorkerStruct *w)
+{
+  pthread_join(w->thread, NULL);
+  w->running = 0;
+}
+
+/* workerNew -- a replay thread: the earliest exiting one once it is
+ * done (waited for if WORKER_LIMIT are made), or a new one; NULL if
+ * WORKER_LIMIT are replaying threads. */
+static WorkerStruct *workerNew(void)
 {
   WorkerStruct *w = NULL;
-  for (size_t i = 0; i < workerCount; ++i)
-    if (worker[i]->serial == serial && !worker[i]->exiting)
-      return worker[i];
-  for (size_t i = 0; i < workerCount; ++i)
-    if (worker[i]->exiting && atomic_load(&worker[i]->head) == atomic_load(&worker[i]->tail)) {
-      pthread_join(worker[i]->thread, NULL);
-      w = worker[i];
-      break;
-    }
-  if (w == NULL) {
-    if (workerCount == WORKER_LIMIT)
-      fail("more than %d threads alive at once", WORKER_LIMIT);
-    w = worker[workerCount++] = mapAnon(sizeof *w);
-    w->ring = mapAnon(RING_SIZE * sizeof(OpStruct));
+  if (exitingFirst != NULL
+             && (atomic_load(&exitingFirst->head) == atomic_load(&exitingFirst->tail)
+                 || workerCount == WORKER_LIMIT)) {
+    w = exitingFirst;
+    exitingFirst = w->next;
+    workerJoin(w);
+  } else if (workerCount < WORKER_LIMIT) {
+    w = &worker[workerCount];
+    w->ring = rings + workerCount++ * RING_SIZE;
+    if (pthread_mutex_init(&w->lock, NULL) != 0 || pthread_cond_init(&w->wake, NULL) != 0)
+      fail("cannot make a replay thread's lock");
+  } else {
+    return NULL;
   }
-  w->serial = serial;
   w->exiting = 0;
+  w->serials = 0;
   w->running = 1;
   if (pthread_create(&w->thread, NULL, workerRun, w) != 0)
     fail("cannot start a replay thread");
+  ++activeCount;
+  spinUpdate();
   return w;
+}
+
+/* workerFor -- the replay thread of a recorded thread: its own, started
+ * if need be, or, when WORKER_LIMIT replay threads are replaying, one
+ * of theirs.  Shared, a replay thread makes the calls of its recorded
+ * threads in the order read, so the earliest queued call still depends
+ * only on calls made.  .replay.threads.many */
+static WorkerStruct *workerFor(ThreadEntryStruct *t)
+{
+  WorkerStruct *w;
+  if (t->worker != NULL)
+    return t->worker;
+  w = workerNew();
+  if (w == NULL) {
+    do
+      w = &worker[shareNext++ % workerCount];
+    while (w->exiting);
+  }
+  ++w->serials;
+  if (!t->replayed)
+    ++threadsReplayed;
+  t->replayed = 1;
+  t->worker = w;
+  return w;
+}
+
+/* retire -- the recorded thread t has no more calls: its replay thread
+ * ends once it has made them, unless it replays others too */
+static void retire(ThreadEntryStruct *t)
+{
+  WorkerStruct *w = t->worker;
+  if (w == NULL)
+    return;
+  t->worker = NULL;
+  if (--w->serials > 0)
+    return;
+  {
+    OpStruct op = {ExecExit, 0, 0, NULL, NULL};
+    push(w, &op);
+  }
+  w->exiting = 1;
+  w->next = NULL;
+  if (exitingLast != NULL && exitingFirst != NULL)
+    exitingLast->next = w;
+  else
+    exitingFirst = w;
+  exitingLast = w;
+  --activeCount;
+  spinUpdate();
 }
 
 /* submit -- run op on the replay thread of a recorded thread, or here */
 void submit(uint32_t thread, const OpStruct *op)
 {
-  WorkerStruct *w;
-  uint64_t tail;
   if (opt.serial) {
     execute(&serialWorker, op);
     return;
   }
-  w = workerFor(thread);
-  tail = atomic_load_explicit(&w->tail, memory_order_relaxed);
-  while (tail - atomic_load_explicit(&w->head, memory_order_acquire) >= RING_SIZE)
-    sched_yield();
-  w->ring[tail & (RING_SIZE - 1)] = *op;
-  atomic_store_explicit(&w->tail, tail + 1, memory_order_release);
-  if (op->kind == ExecExit)
-    w->exiting = 1;
+  push(workerFor(threadFind(thread)), op);
 }
 
 
 void execDrain(void)
 {
   for (size_t i = 0; i < workerCount; ++i)
-    while (atomic_load_explicit(&worker[i]->head, memory_order_acquire)
-           != atomic_load_explicit(&worker[i]->tail, memory_order_acquire))
+    while (atomic_load_explicit(&worker[i].head, memory_order_acquire)
+           != atomic_load_explicit(&worker[i].tail, memory_order_acquire))
       sched_yield();
 }
 
 void execThreadExit(uint32_t thread)
 {
-  for (size_t i = 0; i < workerCount; ++i)
-    if (worker[i]->serial == thread && !worker[i]->exiting) {
-      OpStruct op = {ExecExit, 0, 0, NULL, NULL};
-      submit(thread, &op);
-    }
+  if (!opt.serial)
+    retire(threadFind(thread));
+}
+
+void execThreadEvents(uint32_t thread, size_t events)
+{
+  if (!opt.serial)
+    threadFind(thread)->left = events;
+}
+
+/* execEventRead -- an event of thread was read and replayed: if it was
+ * the thread's last, the thread is retired, as if it had exited (a
+ * call skew holds back until later gets a replay thread again).  A
+ * program's threads often end without a ThreadExit (still running at
+ * exit, or killed), and each would otherwise keep a replay thread to
+ * the end.  .replay.threads.many */
+void execEventRead(uint32_t thread)
+{
+  ThreadEntryStruct *t;
+  if (opt.serial)
+    return;
+  t = threadFind(thread);
+  if (t->left != SIZE_MAX && t->left > 0 && --t->left == 0)
+    retire(t);
 }
 
 /* execInit -- before the first call */
 void execInit(void)
 {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
   pageSize = (size_t)sysconf(_SC_PAGESIZE);
+  processors = n > 0 ? (unsigned)n : 1;
+  worker = mapAnon(WORKER_LIMIT * sizeof *worker);
+  rings = mapAnon((size_t)WORKER_LIMIT * RING_SIZE * sizeof *rings);
 }
 
 void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedReturn,
                 uint64_t *threadsReturn)
 {
   uint64_t calls = serialWorker.calls, cycles = serialWorker.cycles, failed = serialWorker.failed;
-  for (size_t i = 0; i < workerCount; ++i)
-    if (!worker[i]->exiting) {
-      OpStruct op = {ExecExit, 0, 0, NULL, NULL};
-      submit(worker[i]->serial, &op);
-    }
+  for (size_t i = 0; i < tableCapacity; ++i)
+    if (table[i].used && table[i].worker != NULL)
+      retire(&table[i]);
   for (size_t i = 0; i < workerCount; ++i) {
-    if (worker[i]->running)
-      pthread_join(worker[i]->thread, NULL);
-    cycles += worker[i]->cycles;
-    calls += worker[i]->calls;
-    failed += worker[i]->failed;
+    if (worker[i].running)
+      workerJoin(&worker[i]);
+    cycles += worker[i].cycles;
+    calls += worker[i].calls;
+    failed += worker[i].failed;
   }
   *callsReturn = calls;
   *cyclesReturn = cycles;
   *failedReturn = failed;
-  *threadsReturn = opt.serial || workerCount == 0 ? 1 : workerCount;
+  *threadsReturn = opt.serial || threadsReplayed == 0 ? 1 : threadsReplayed;
 }

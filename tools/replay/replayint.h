@@ -19,7 +19,8 @@
 #define ALLOC_LIMIT 8           /* allocators in one run */
 #define SAMPLE_LIMIT 2048       /* points per allocator on the plot */
 #define RING_SIZE 4096          /* ops queued per replay thread, a power of two */
-#define WORKER_LIMIT 4096       /* replay threads alive at once */
+#define WORKER_LIMIT 1024       /* replay threads at once; past it recorded
+                                   threads share them (.replay.threads.many) */
 
 /* Operations and anomalies */
 
@@ -116,6 +117,11 @@ extern void submit(uint32_t thread, const OpStruct *op);
 extern void execDrain(void);
 /* execThreadExit -- the recorded thread exited: so does its replay thread */
 extern void execThreadExit(uint32_t thread);
+/* execThreadEvents -- the recorded thread has events in the log (the
+ * index's count), before the first is read; execEventRead -- one of
+ * them was read and replayed: after its last, its replay thread ends */
+extern void execThreadEvents(uint32_t thread, size_t events);
+extern void execEventRead(uint32_t thread);
 /* execFinish -- end every replay thread; their calls, cycles and failures */
 extern void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedReturn,
                        uint64_t *threadsReturn);
