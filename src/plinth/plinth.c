@@ -650,19 +650,28 @@ int PlinthAtFork(void (*child)(void))
 
 /* The writer's thread and queue lock.  design/telemetry.txt .sol.writer */
 
-static void *writerRun(void *arg)
+/* PlinthOwnThreadRun -- plinthint.h: signals are the program's
+ * threads' business, not telltale's own threads' (the faults excepted,
+ * which no thread may block); they have names, and PlinthLastThread
+ * does not count them. */
+void PlinthOwnThreadRun(const char *name, void (*run)(void))
 {
-  void (*run)(void) = (void (*)(void))(uintptr_t)arg;
   sigset_t all;
-  /* Signals are the program's threads' business, not the writer's. */
   PlinthAllButFaults(&all);
   (void)pthread_sigmask(SIG_SETMASK, &all, NULL);
 #ifdef __GLIBC__
-  (void)pthread_setname_np(pthread_self(), "telltale-write");
+  (void)pthread_setname_np(pthread_self(), name);
+#else
+  (void)name;
 #endif
   PlinthThreadOwn();
   run();
   PlinthThreadOwnEnd();
+}
+
+static void *writerRun(void *arg)
+{
+  PlinthOwnThreadRun("telltale-write", (void (*)(void))(uintptr_t)arg);
   return NULL;
 }
 

@@ -244,21 +244,13 @@ void PlinthFutexWake(uint32_t *word)
   (void)syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-/* PlinthCtlThreadStart -- plinth.h.  Signals but the faults blocked in
- * it, as in the writer: they are the program's threads' business. */
+/* PlinthCtlThreadStart -- plinth.h: a thread of telltale's own, as the
+ * writer is (PlinthOwnThreadRun) */
 static pthread_t ctlThread;
 
 static void *ctlRun(void *arg)
 {
-  sigset_t all;
-  PlinthAllButFaults(&all);
-  (void)pthread_sigmask(SIG_SETMASK, &all, NULL);
-#ifdef __GLIBC__
-  (void)pthread_setname_np(pthread_self(), "telltale-ctl");
-#endif
-  PlinthThreadOwn();
-  ((void (*)(void))(uintptr_t)arg)();
-  PlinthThreadOwnEnd();
+  PlinthOwnThreadRun("telltale-ctl", (void (*)(void))(uintptr_t)arg);
   return NULL;
 }
 

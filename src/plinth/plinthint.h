@@ -26,6 +26,11 @@ extern _Atomic int PlinthWrapActive;
  * a thread must never block: one raised while blocked kills outright */
 extern void PlinthAllButFaults(sigset_t *set);
 
+/* PlinthOwnThreadRun -- run() on a thread of telltale's own (the writer,
+ * the control thread): every signal but the faults blocked, named,
+ * and not counted by PlinthLastThread */
+extern void PlinthOwnThreadRun(const char *name, void (*run)(void));
+
 /* PlinthFdWrite -- write size bytes to fd, at most most in one write(),
  * retrying short writes and EINTR; 0 or an errno code.  Async-signal-safe. */
 extern int PlinthFdWrite(int fd, const unsigned char *p, size_t size, size_t most);
