@@ -103,6 +103,9 @@ idle() {
   out=$(c "$pid" recent 10 2>&1)
   n=$(grep -c ' Work  *Request \| Note  *Remark ' <<<"$out")
   [ "$n" = 10 ] && ok "$name: recent" || fail "$name: recent" "$n event lines, not 10: $out"
+  out=$(c "$pid" recent 10 2>&1 >/dev/full)
+  [ $? = 1 ] && grep -q "writing to standard output" <<<"$out" && ok "$name: a failed write is said" \
+    || fail "$name: recent >/dev/full" "$out"
   out=$(c "$pid" output off Note 2>&1; c "$pid" status 2>&1)
   grep -q "^kind Note record on output off" <<<"$out" && ok "$name: output off" \
     || fail "$name: output off" "$out"

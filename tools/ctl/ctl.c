@@ -171,6 +171,17 @@ static int ask(CtlStruct *ctl, unsigned op, unsigned on, unsigned count, const c
   return res;
 }
 
+/* outputDone -- every write to standard output checked: a failed one
+ * is exit 1, said */
+static int outputDone(int status)
+{
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "telltale-ctl: writing to standard output: %s\n", strerror(errno));
+    return 1;
+  }
+  return status;
+}
+
 static void answered(const CtlStruct *ctl, int res, const char *pid)
 {
   char message[256];
@@ -187,7 +198,7 @@ static void answered(const CtlStruct *ctl, int res, const char *pid)
     printf("%.*s\n", (int)n, ctl->page->answer);
   }
   if (res != 0)
-    exit(1);
+    exit(outputDone(1));
 }
 
 /* list -- a line per live process, the first of its status answer,
@@ -256,7 +267,8 @@ static void recent(CtlStruct *ctl, const char *dir, const char *pid, unsigned co
     die("cannot make a file for the answer in the control directory");
   res = ask(ctl, EventCtlRecent, 0, count, path, timeout);
   while (res == 0 && (got = read(fd, buf, sizeof buf)) > 0)
-    fwrite(buf, 1, (size_t)got, stdout);
+    if (fwrite(buf, 1, (size_t)got, stdout) != (size_t)got)
+      break;                    /* said at the end: outputDone */
   (void)close(fd);
   (void)unlink(path);
   answered(ctl, res, pid);
@@ -293,7 +305,7 @@ int main(int argc, char **argv)
   if (PlinthCtlDir(dir, sizeof dir, why, sizeof why) != 0)
     die(why);
   if (strcmp(argv[i], "list") == 0 && i + 1 == argc)
-    return list(dir);
+    return outputDone(list(dir));
   pid = argv[i];
   if (strspn(pid, "0123456789") != strlen(pid) || i + 1 >= argc) {
     fprintf(stderr, "telltale-ctl: expected 'list' or a PID and a command\n%s", usage);
@@ -346,5 +358,5 @@ int main(int argc, char **argv)
     return 2;
   }
   ctlClose(&ctl);
-  return 0;
+  return outputDone(0);
 }
