@@ -113,6 +113,24 @@ idle() {
   out=$(c "$pid" event off Remark 2>&1; c "$pid" status 2>&1)
   grep -q "^events off Remark" <<<"$out" && ok "$name: event off" || fail "$name: event off" "$out"
   c "$pid" event on Remark >/dev/null 2>&1
+  # Commands at once: each gets its own answer.
+  for i in $(seq 12); do c "$pid" output on "Bad$i" >"$dir/par.$i" 2>&1 & done
+  wait_all=$(jobs -p | grep -v "^$pid\$")
+  for j in $wait_all; do wait "$j" 2>/dev/null; done
+  n=0
+  for i in $(seq 12); do grep -q "unknown kind 'Bad$i'" "$dir/par.$i" && n=$((n + 1)); done
+  [ $n = 12 ] && ok "$name: 12 commands at once, each its own answer" \
+    || fail "$name: commands at once" "$n of 12 right: $(cat "$dir"/par.* | head -3)"
+  # A stopped program: the request is taken back, never done later.
+  kill -STOP "$pid"
+  out=$(c --timeout 0.5 "$pid" output off Work 2>&1)
+  r=$?
+  kill -CONT "$pid"
+  sleep 0.2
+  if [ $r != 1 ] || ! grep -q "taken back: nothing was changed" <<<"$out" \
+     || ! c "$pid" status 2>&1 | grep -q "^kind Work record on output on"; then
+    fail "$name: stopped" "exit $r: $out; $(c "$pid" status 2>&1 | grep 'kind Work')"
+  else ok "$name: a stopped program's request is taken back"; fi
   out=$(c "$pid" output on Nowhere 2>&1)
   [ $? = 1 ] && grep -q "unknown kind 'Nowhere'" <<<"$out" && ok "$name: a bad kind is refused" \
     || fail "$name: a bad kind" "$out"

@@ -458,9 +458,9 @@ static void envFilters(void)
       memcpy(spec, p, n);
       spec[n] = '\0';
       if (EventFilterAdd(spec, err, sizeof err) != 0)
-        envBad("TELLTALE_FILTER", err, "that filter is left out");
+        envBad("TELLTALE_FILTER", err, "the others");
     } else if (n > 0)
-      envBad("TELLTALE_FILTER", "a filter is at most 127 characters", "that filter is left out");
+      envBad("TELLTALE_FILTER", "a filter is at most 127 characters", "the others");
     p += n;
     if (*p == ';')
       ++p;

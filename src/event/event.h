@@ -314,14 +314,15 @@ extern TELLTALE_API int EventBufferSizeSet(size_t size);
 extern TELLTALE_API int EventCompact(int on);
 
 /* EventFilterAdd -- keep, of one event, only those whose field passes a
- * test: "EVENT FIELD OP VALUE", OP one of == != < <= > >= (a string
- * field: == or !=), e.g. "PoolAlloc size>=4096".  Filters on one event
+ * test: "EVENT FIELD OP VALUE", OP one of == (or =) != < <= > >= (a
+ * string field: == or !=, its value quoted or not), e.g.
+ * "PoolAlloc size>=4096".  Filters on one event
  * must all pass; other events are untouched; at most 16 at once.  Applied
  * where a block is written, so the emitter pays nothing: to blocks
  * written after the call (events still in a buffer then included), and
  * not to the flight recorder.  EventFilterClear removes an event's
  * filters by name, or every filter (NULL, "" or "all"); ENOENT if it had
- * none.  TELLTALE_FILTER="A;B" adds filters at start.  Not
+ * none, EINVAL if there is no such event.  TELLTALE_FILTER="A;B" adds filters at start.  Not
  * async-signal-safe.  design/telemetry.txt .sol.filter */
 extern TELLTALE_API int EventFilterAdd(const char *spec, char *err, size_t errSize);
 extern TELLTALE_API int EventFilterClear(const char *name);

@@ -4,7 +4,7 @@
  *
  * The program's side of telltale-ctl (tools/ctl).  EventInit makes the
  * control page (src/event/eventctl.h) and starts the control thread,
- * which sleeps on the page's request word and, when telltale-ctl wakes
+ * which sleeps on the page's state word and, when telltale-ctl wakes
  * it, does what was asked through the runtime's own interface, so a
  * change made from outside takes effect as the program's own does
  * (.sol.control.cut), and the emitter reads nothing new.
@@ -91,8 +91,7 @@ static void status(void)
       say(EventRegistry.events[i].name);
       any = 1;
     }
-  if (any)
-    say("\n");
+  say(any ? "\n" : "events off (none)\n");
   eventFilterSay(page->answer, sizeof page->answer);
 }
 
@@ -149,7 +148,7 @@ static int snapshot(void)
     return res;
   }
   sayNumber(events);
-  say(" events in ");
+  say(" events, then StreamSnapshot, in ");
   say(page->arg);
   return 0;
 }
@@ -214,7 +213,7 @@ static void serve(void)
     if (page->on)
       res = EventFilterAdd(page->arg, err, sizeof err);
     else if ((res = EventFilterClear(page->arg)) != 0)
-      eventCopyString(err, sizeof err, "no filter on that event");
+      eventCopyString(err, sizeof err, res == EINVAL ? "no such event" : "no filter on that event");
     say(res != 0 ? err : page->on ? "filter added" : "filters cleared");
     break;
   default:
@@ -257,7 +256,7 @@ static int setUp(void)
   return page != NULL;
 }
 
-/* run -- the control thread: set the page up; sleep on the request
+/* run -- the control thread: set the page up; sleep on the state
  * word; serve each request; end when the program's own threads have all
  * ended (glibc ends a process only with its last thread: .ctl.thread) */
 static void run(void)
@@ -265,18 +264,31 @@ static void run(void)
   if (!setUp())
     return;
   for (;;) {
-    uint32_t request = __atomic_load_n(&page->request, __ATOMIC_ACQUIRE);
+    uint32_t word = __atomic_load_n(&page->state, __ATOMIC_ACQUIRE);
+    uint32_t number = EVENT_CTL_NUMBER(word);
     unsigned poked;
     if (atomic_load(&stopping))
       return;
-    if (request != __atomic_load_n(&page->done, __ATOMIC_RELAXED)) {
+    if (EVENT_CTL_STATE(word) == EventCtlAsked
+        && __atomic_compare_exchange_n(&page->state, &word,
+                                       EVENT_CTL_WORD(number, EventCtlServing), 0,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       serve();
-      __atomic_store_n(&page->done, request, __ATOMIC_RELEASE);
+      __atomic_store_n(&page->state, EVENT_CTL_WORD(number, EventCtlIdle), __ATOMIC_RELEASE);
+    } else if (EVENT_CTL_STATE(word) != EventCtlWithdrawn
+               || !__atomic_compare_exchange_n(&page->state, &word,
+                                               EVENT_CTL_WORD(number, EventCtlIdle), 0,
+                                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      number = UINT32_MAX;      /* nothing to answer */
+    if (number != UINT32_MAX) {
+      __atomic_store_n(&page->done, number, __ATOMIC_RELEASE);
       PlinthFutexWake(&page->done);
       continue;
     }
+    if (EVENT_CTL_STATE(word) == EventCtlAsked || EVENT_CTL_STATE(word) == EventCtlWithdrawn)
+      continue;                 /* the word changed under the swap: look again */
     poked = atomic_load(&pokes);
-    (void)PlinthFutexWait(&page->request, request, poked > 0 ? CTL_POKED_NS : CTL_LOOK_NS);
+    (void)PlinthFutexWait(&page->state, word, poked > 0 ? CTL_POKED_NS : CTL_LOOK_NS);
     if (poked > 0)
       atomic_fetch_sub(&pokes, 1);
     if (PlinthLastThread())
@@ -333,7 +345,7 @@ void eventCtlStop(int join)
   atomic_store(&stopping, 1);
   if (page != NULL) {
     PlinthCtlRemove();
-    PlinthFutexWake(&page->request);
+    PlinthFutexWake(&page->state);
   }
   PlinthLockRelease();
   if (running && join)
@@ -347,7 +359,7 @@ void eventCtlPoke(void)
   if (page == NULL)
     return;
   atomic_store(&pokes, CTL_POKED_LOOKS);
-  PlinthFutexWake(&page->request);
+  PlinthFutexWake(&page->state);
 }
 
 /* eventCtlAfterFork -- the child lets go of the parent's page; its own

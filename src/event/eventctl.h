@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define EVENT_CTL_MAGIC "TTCTL\0\0"     /* 8 bytes, with its NUL */
-#define EVENT_CTL_VERSION 1u
+#define EVENT_CTL_VERSION 2u
 #define EVENT_CTL_SUFFIX ".ctl"
 #define EVENT_CTL_TEXT_MAX 2048         /* bytes of an argument */
 #define EVENT_CTL_ANSWER_MAX 8192       /* bytes of an answer */
@@ -40,17 +40,34 @@ typedef enum EventCtlOp {
   EventCtlOpLimit
 } EventCtlOp;
 
-/* EventCtlPageStruct -- the page.  request and done are futex words:
- * telltale-ctl stores the next request's number in request and wakes
- * it; the program's control thread answers, stores that number in done
- * and wakes it.  Clients take turns by an OFD lock on the file's first
- * byte; the program's flock on the whole file says it is alive. */
+/* EventCtlState -- where the request on the page is, in the low two
+ * bits of the page's state word, whose other bits number the request.
+ * A client fills a request in (the page Idle or Withdrawn) and sets
+ * the word to its number and Asked; the program takes it (Asked to
+ * Serving), does it, sets it Idle and stores its number in done; a
+ * client that gives up takes it back (Asked to Withdrawn).  Every
+ * change from Asked is a compare-and-swap of the whole word, so a
+ * request is done before its client's answer, or never, and the client
+ * says which. */
+typedef enum EventCtlState {
+  EventCtlIdle = 0, EventCtlAsked, EventCtlServing, EventCtlWithdrawn
+} EventCtlState;
+
+#define EVENT_CTL_STATE(word) ((word) & 3u)
+#define EVENT_CTL_NUMBER(word) ((word) >> 2)
+#define EVENT_CTL_WORD(number, state) ((uint32_t)((number) << 2) | (uint32_t)(state))
+
+/* EventCtlPageStruct -- the page.  state and done are futex words: the
+ * program's control thread sleeps on state, a client on done.  Clients
+ * take turns by an OFD lock on the file's first byte, held until they
+ * have read the answer; the program's flock on the whole file says it
+ * is alive. */
 typedef struct EventCtlPageStruct {
   char magic[8];
   uint32_t version;
   uint32_t pid;
-  uint32_t request;             /* atomic: the latest request's number */
-  uint32_t done;                /* atomic: the latest request answered */
+  uint32_t state;               /* atomic: a request's number and EventCtlState */
+  uint32_t done;                /* atomic: the number of the latest request done */
   uint32_t op;                  /* EventCtlOp */
   uint32_t on;
   uint32_t count;

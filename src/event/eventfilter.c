@@ -110,6 +110,9 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
   while (*p == ' ')
     ++p;
   value = p;
+  n = strlen(value);
+  while (n > 0 && value[n - 1] == ' ')   /* "size>=4096 " as "size>=4096" */
+    --n;
   for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
     if (strcmp(EventRegistry.events[i].name, name) == 0)
       desc = &EventRegistry.events[i];
@@ -139,7 +142,7 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
     if (i < f->param)
       f->offset += f->size;
   }
-  if (*value == '\0') {
+  if (n == 0) {
     errSay(err, errSize, "'", spec, "': no value to compare with");
     return EINVAL;
   }
@@ -148,15 +151,26 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
       errSay(err, errSize, "'", spec, "': a string compares only with == or !=");
       return EINVAL;
     }
-    eventCopyString(f->s, sizeof f->s, value);
+    if (n >= 2 && value[0] == '"' && value[n - 1] == '"')   /* as eventcnv prints it */
+      ++value, n -= 2;
+    memcpy(f->s, value, n);
+    f->s[n] = '\0';
     return 0;
   }
   errno = 0;
-  if (f->letter == 'D')
-    f->d = strtod(value, &end);
-  else
-    f->u = strtoull(value, &end, 0);
-  if (errno != 0 || end == value || *end != '\0' || (f->letter != 'D' && *value == '-')) {
+  {
+    char number[FILTER_TEXT_MAX + 1];
+    memcpy(number, value, n);
+    number[n] = '\0';
+    if (f->letter == 'D')
+      f->d = strtod(number, &end);
+    else
+      f->u = strtoull(number, &end, 0);
+    if (errno == 0 && end != number && *end == '\0' && f->letter == 'U' && f->u > UINT32_MAX)
+      errno = ERANGE;           /* a U field holds 32 bits */
+    value = *end == '\0' && end != number ? value : "";
+  }
+  if (errno != 0 || *value == '\0' || (f->letter != 'D' && *value == '-')) {
     errSay(err, errSize, "'", spec, f->letter == 'D' ? "': the value is not a number"
                                                      : "': the value is not an unsigned number");
     return EINVAL;
@@ -341,6 +355,14 @@ int EventFilterAdd(const char *spec, char *err, size_t errSize)
 /* EventFilterClear -- event.h */
 int EventFilterClear(const char *name)
 {
+  if (name != NULL && name[0] != '\0' && strcmp(name, "all") != 0) {
+    int known = 0;
+    for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
+      known |= strcmp(EventRegistry.events[i].name, name) == 0;
+    if (!known)
+      return EINVAL;            /* no such event */
+  }
+  {
   FilterTableStruct *t = NULL, *now;
   int all = name == NULL || name[0] == '\0' || strcmp(name, "all") == 0, found = 0;
   PlinthLockClaim();
@@ -369,6 +391,7 @@ int EventFilterClear(const char *name)
     PlinthPagesFree(t, sizeof *t);
   PlinthLockRelease();
   return found || all ? 0 : ENOENT;
+  }
 }
 
 /* eventFilterSay -- "filters: A; B" and a newline, into buf, if any */
@@ -381,7 +404,6 @@ void eventFilterSay(char *buf, size_t size)
     eventAppend(buf, size, i == 0 ? "filters " : "; ");
     eventAppend(buf, size, t->filter[i].text);
   }
-  if (t != NULL && t->count > 0)
-    eventAppend(buf, size, "\n");
+  eventAppend(buf, size, t != NULL && t->count > 0 ? "\n" : "filters (none)\n");
   PlinthLockRelease();
 }

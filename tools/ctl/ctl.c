@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,9 +78,21 @@ static int ctlOpen(const char *dir, const char *pid, CtlStruct *ctl, char *why, 
   void *base;
   (void)snprintf(ctl->path, sizeof ctl->path, "%s/%s%s", dir, pid, EVENT_CTL_SUFFIX);
   ctl->fd = open(ctl->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  /* A process makes its file on its control thread, just after it
+   * starts: a live one is given a second.  .ctl.thread */
+  for (int looks = 0; ctl->fd < 0 && errno == ENOENT && looks < 100
+                      && (kill((pid_t)atol(pid), 0) == 0 || errno == EPERM); ++looks) {
+    PlinthSleepNs(10000000);
+    ctl->fd = open(ctl->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  }
   if (ctl->fd < 0) {
-    (void)snprintf(why, whySize, "no telltale process %s that this user may steer (%s: %s)", pid,
-                   ctl->path, strerror(errno));
+    int e = errno;
+    if (e == ENOENT && (kill((pid_t)atol(pid), 0) == 0 || errno == EPERM))
+      (void)snprintf(why, whySize, "process %s has no control file in %s: it is not a telltale "
+                     "program of this user's, or it runs with TELLTALE_CTL=off", pid, dir);
+    else
+      (void)snprintf(why, whySize, "no telltale process %s that this user may steer (%s: %s)",
+                     pid, ctl->path, strerror(e));
     return 1;
   }
   if (PlinthCtlFileCheck(ctl->fd) != 0 || fstat(ctl->fd, &st) != 0
@@ -127,45 +140,87 @@ static double now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The answer to the last request, copied while its client's turn lasts,
+ * and why there was none (ask's result AskNone). */
+static char answer[EVENT_CTL_ANSWER_MAX];
+static const char *noAnswer = "";
+
+enum { AskNone = -1 };
+
+/* waitDone -- wait until the page's done word is number, at most until
+ * the monotonic time until: 1 if it is */
+static int waitDone(EventCtlPageStruct *page, uint32_t number, double until)
+{
+  for (;;) {
+    uint32_t done = __atomic_load_n(&page->done, __ATOMIC_ACQUIRE);
+    double left = until - now();
+    if (done == number)
+      return 1;
+    if (left <= 0)
+      return 0;
+    (void)PlinthFutexWait(&page->done, done, left < 0.1 ? (uint64_t)(left * 1e9) + 1 : 100000000u);
+  }
+}
+
 /* ask -- one request, answered: the program's result (0 or an errno
- * code), or -1 if it did not answer within the timeout.  Clients take
- * turns by an OFD lock on the file's first byte. */
+ * code), with its answer in answer[]; or AskNone, with why in noAnswer.
+ * Clients take turns by an OFD lock on the file's first byte, held
+ * until the answer is copied.  A request not taken within the time is
+ * taken back, so that it is never done later; one being done when the
+ * time runs out is waited for as long again.  .ctl */
 static int ask(CtlStruct *ctl, unsigned op, unsigned on, unsigned count, const char *arg,
                double within)
 {
   EventCtlPageStruct *page = ctl->page;
   struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
   double until = now() + within;
-  uint32_t request;
-  int res = -1;
+  uint32_t word, number;
+  int res = AskNone;
+  answer[0] = '\0';
   while (fcntl(ctl->fd, F_OFD_SETLK, &lock) != 0) {
-    if ((errno != EAGAIN && errno != EACCES) || now() > until)
-      return -1;
+    if ((errno != EAGAIN && errno != EACCES) || now() > until) {
+      noAnswer = "other telltale-ctl commands held the process's turn all that time";
+      return AskNone;
+    }
     PlinthSleepNs(1000000);
   }
-  /* A client that gave up left its request: it is answered first. */
-  while (__atomic_load_n(&page->done, __ATOMIC_ACQUIRE)
-         != __atomic_load_n(&page->request, __ATOMIC_ACQUIRE) && now() < until)
-    PlinthSleepNs(1000000);
+  word = __atomic_load_n(&page->state, __ATOMIC_ACQUIRE);
+  /* A request a client left (it died, or gave up while it was being
+   * done): one not taken is taken back; one being done is waited for. */
+  if (EVENT_CTL_STATE(word) == EventCtlAsked)
+    (void)__atomic_compare_exchange_n(&page->state, &word,
+                                      EVENT_CTL_WORD(EVENT_CTL_NUMBER(word), EventCtlWithdrawn),
+                                      0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  if (EVENT_CTL_STATE(word) == EventCtlServing && !waitDone(page, EVENT_CTL_NUMBER(word), until)) {
+    noAnswer = "it was still doing an earlier request, which another command left";
+    goto out;
+  }
   page->op = op;
   page->on = on;
   page->count = count;
   page->result = 0;
   (void)snprintf(page->arg, sizeof page->arg, "%s", arg != NULL ? arg : "");
-  request = __atomic_load_n(&page->request, __ATOMIC_RELAXED) + 1;
-  __atomic_store_n(&page->request, request, __ATOMIC_RELEASE);
-  PlinthFutexWake(&page->request);
-  for (;;) {
-    uint32_t done = __atomic_load_n(&page->done, __ATOMIC_ACQUIRE);
-    double left = until - now();
-    if (done == request) {
-      res = page->result;
-      break;
+  number = (EVENT_CTL_NUMBER(__atomic_load_n(&page->state, __ATOMIC_ACQUIRE)) + 1) & 0x3FFFFFFFu;
+  __atomic_store_n(&page->state, EVENT_CTL_WORD(number, EventCtlAsked), __ATOMIC_RELEASE);
+  PlinthFutexWake(&page->state);
+  if (!waitDone(page, number, until)) {
+    word = EVENT_CTL_WORD(number, EventCtlAsked);
+    if (__atomic_compare_exchange_n(&page->state, &word,
+                                    EVENT_CTL_WORD(number, EventCtlWithdrawn), 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      noAnswer = "the request was taken back: nothing was changed (is the process stopped?)";
+      goto out;
     }
-    if (left <= 0)
-      break;
-    (void)PlinthFutexWait(&page->done, done, left < 0.1 ? (uint64_t)(left * 1e9) : 100000000u);
+    if (!waitDone(page, number, now() + within)) {
+      noAnswer = "it was doing the request when the time ran out, and had not finished after as "
+                 "long again: it may yet take effect";
+      goto out;
+    }
   }
+  res = page->result;
+  memcpy(answer, page->answer, sizeof answer);
+  answer[sizeof answer - 1] = '\0';
+out:
   lock.l_type = F_UNLCK;
   (void)fcntl(ctl->fd, F_OFD_SETLK, &lock);
   return res;
@@ -182,23 +237,25 @@ static int outputDone(int status)
   return status;
 }
 
+/* answered -- print the answer: on standard output if the program did
+ * the request, else on standard error as telltale-ctl's, and exit 1 */
 static void answered(const CtlStruct *ctl, int res, const char *pid)
 {
-  char message[256];
-  if (res < 0) {
-    (void)snprintf(message, sizeof message,
-                   "process %s did not answer within %g s (stopped, or its control thread ended)",
-                   pid, timeout);
-    die(message);
-  }
-  if (ctl->page->answer[0] != '\0') {
-    size_t n = strnlen(ctl->page->answer, sizeof ctl->page->answer);
-    while (n > 0 && ctl->page->answer[n - 1] == '\n')
-      --n;
-    printf("%.*s\n", (int)n, ctl->page->answer);
-  }
-  if (res != 0)
+  size_t n = strlen(answer);
+  (void)ctl;
+  if (res == AskNone) {
+    fprintf(stderr, "telltale-ctl: process %s did not answer within %g s: %s\n", pid, timeout,
+            noAnswer);
     exit(outputDone(1));
+  }
+  while (n > 0 && answer[n - 1] == '\n')
+    --n;
+  if (res != 0) {
+    fprintf(stderr, "telltale-ctl: process %s: %.*s\n", pid, (int)n, answer);
+    exit(outputDone(1));
+  }
+  if (n > 0)
+    printf("%.*s\n", (int)n, answer);
 }
 
 /* list -- a line per live process, the first of its status answer,
@@ -230,11 +287,11 @@ static int list(const char *dir)
       continue;
     }
     res = ask(&ctl, EventCtlStatus, 0, 0, NULL, timeout < 1 ? timeout : 1);
-    if (res < 0)
+    if (res == AskNone)
       printf("pid %s (not answering: stopped?)\n", pid);
     else {
       /* "pid P program X log L writer W" then "kind K record R output O" lines */
-      const char *p = ctl.page->answer;
+      const char *p = answer;
       const char *nl = strchr(p, '\n');
       printf("%.*s\n ", nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
       while (nl != NULL && strncmp(nl + 1, "kind ", 5) == 0) {
@@ -284,9 +341,14 @@ int main(int argc, char **argv)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage, stdout);
       return 0;
-    } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+    } else if ((strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--timeout") == 0)
+               && i + 1 == argc) {
+      fprintf(stderr, "telltale-ctl: %s needs %s\n", argv[i],
+              argv[i][2] == 'd' ? "a directory" : "a number of seconds");
+      return 2;
+    } else if (strcmp(argv[i], "--dir") == 0) {
       (void)setenv("TELLTALE_CTL_DIR", argv[++i], 1);
-    } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+    } else if (strcmp(argv[i], "--timeout") == 0) {
       char *end;
       timeout = strtod(argv[++i], &end);
       if (*end != '\0' || !(timeout > 0)) {
