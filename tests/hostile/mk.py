@@ -65,14 +65,22 @@ def v3_zstd_sound(eventcnv):
                        check=True, stderr=subprocess.DEVNULL)
         data = bytearray(open(archive, "rb").read())
     assert any(flags & ZSTD for _, _, flags in blocks(data))
-    struct.pack_into("<H", data, 8, 3)
-    return reseal_header(data)
+    return reseal_header(data, lambda d: struct.pack_into("<H", d, 8, 3))
 
 
-def reseal_header(data):
-    """the header's check made again (no spans): .stream.header.check"""
-    end = struct.unpack_from("<I", data, 20)[0] - 4
-    struct.pack_into("<I", data, end, crc32c(bytes(data[:19]) + b"\0" + bytes(data[20:end])))
+def reseal_header(data, change):
+    """data changed by change(data), the header's checks made again: each
+    place in the header that holds the check of all before it, byte 19 as
+    0 (the registry's and the spans': .stream.header.check), is found
+    before the change and made again after it"""
+    length = struct.unpack_from("<I", data, 20)[0]
+    def whole(d, at):
+        return crc32c(bytes(d[:19]) + b"\0" + bytes(d[20:at]))
+    places = [at for at in range(64, length - 3)
+              if struct.unpack_from("<I", data, at)[0] == whole(data, at)]
+    change(data)
+    for at in places:
+        struct.pack_into("<I", data, at, whole(data, at))
     return data
 
 
@@ -80,8 +88,7 @@ def clock_limits(eventcnv):
     """mkstream's v2, its header's wall time 1 us short of 2^63 ns, so
     that its events' times are past it"""
     data = mkstream("v2")
-    struct.pack_into("<Q", data, 40, (1 << 63) - 1000)   # startRealtime
-    return reseal_header(data)
+    return reseal_header(data, lambda d: struct.pack_into("<Q", d, 40, (1 << 63) - 1000))
 
 
 def reseal_blocks(data):
@@ -100,20 +107,21 @@ HOSTILE_STRING = b"\xed\xa0\x80\x1b[1m\xc2\x9b\x7f"[:9]  # for "main pool"
 def hostile_strings(eventcnv):
     """mkstream's v2, its program name and a string field holding
     control bytes and invalid UTF-8, every check made again"""
-    data = bytes(mkstream("v2"))
+    data = mkstream("v2")
     assert len(HOSTILE_PROGRAM) == len(b"mkstream") and len(HOSTILE_STRING) == len(b"main pool")
-    data = bytearray(data.replace(b"mkstream", HOSTILE_PROGRAM).replace(b"main pool", HOSTILE_STRING))
-    return reseal_blocks(reseal_header(data))
+    def change(d):
+        d[:] = d.replace(b"mkstream", HOSTILE_PROGRAM).replace(b"main pool", HOSTILE_STRING)
+    return reseal_blocks(reseal_header(data, change))
 
 
 def follow_damage(pid):
     """mkstream's v2-flip (a block damaged, StreamEnd after it), its
     header's pid PID and its CLOCK_MONOTONIC start now: a log of a
     program still running, for --follow"""
-    data = mkstream("v2-flip")
-    struct.pack_into("<Q", data, 48, time.monotonic_ns())
-    struct.pack_into("<I", data, 56, int(pid))
-    return reseal_header(data)
+    def change(d):
+        struct.pack_into("<Q", d, 48, time.monotonic_ns())
+        struct.pack_into("<I", d, 56, int(pid))
+    return reseal_header(mkstream("v2-flip"), change)
 
 
 def rle_frame(byte, size):
@@ -143,7 +151,7 @@ def zstd_bomb(eventcnv, blocks_added=8):
     pos, length, flags = list(blocks(data))[-1]
     head = bytearray(data[pos:pos + 36])
     seq, index = struct.unpack_from("<Q", head, 16)[0], struct.unpack_from("<I", head, 28)[0]
-    frame = rle_frame(0x0C, 64 << 20)
+    frame = rle_frame(0x0C, (64 << 20) // 3084 * 3084)   # whole events
     pad = (64 << 10) - len(frame) - 8
     frame += struct.pack("<II", 0x184D2A50, pad) + bytes(pad)
     for i in range(1, blocks_added + 1):
