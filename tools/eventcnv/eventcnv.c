@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -541,6 +542,21 @@ static int Lossless(const EventStreamInfoStruct *info)
   return Ended(info) && (Running(info) == 0 || recovered.done);
 }
 
+/* LogInUse -- does a running process hold the log's lock, writing it?
+ * (.plinth.stream.lock) */
+static int LogInUse(const char *path)
+{
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), busy = 0;
+  struct stat st;
+  if (fd < 0)
+    return 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_SH | LOCK_NB) != 0
+      && errno == EWOULDBLOCK)
+    busy = 1;
+  (void)close(fd);
+  return busy;
+}
+
 /* Ending -- how the stream ended, after "end  " in --header */
 static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
 {
@@ -786,6 +802,12 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
     fprintf(stderr, "%s: %s: the stream has no StreamEnd event, as the program's writes to its "
             "log failed (said above): whether it then ended or died is not known; the log holds "
             "%s\n", programName, name, counts);
+  } else if (!Ended(info) && recovered.done && LogInUse(name)) {
+    char counts[4096 + 200];
+    Recovered(counts, sizeof counts, info);
+    fprintf(stderr, "%s: %s: the stream has no StreamEnd yet: a running process holds its lock "
+            "and is writing it; what the log did not yet hold was read from its live file: %s\n",
+            programName, name, counts);
   } else if (!Ended(info) && recovered.done) {
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
