@@ -10,7 +10,6 @@
 #include "plinth.h"
 #include "plinthint.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -88,30 +87,40 @@ int PlinthCtlStale(int fd)
 }
 
 /* staleRemove -- remove the stale control files in dir, and files being
- * made (.new) by processes that died first (at most 256 looked at) */
+ * made (.new) by processes that died first (at most 256 looked at).  No
+ * malloc (getdents64, not opendir): on the control thread, a first
+ * malloc makes a malloc arena, 64 MiB of address space a program under
+ * RLIMIT_AS did not plan for (tests/test_control 5.1). */
 static void staleRemove(const char *dir)
 {
-  DIR *d = opendir(dir);
-  struct dirent *e;
+  char buf[4096];
   unsigned looked = 0;
-  if (d == NULL)
+  long n;
+  int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0)
     return;
-  while ((e = readdir(d)) != NULL && looked < 256) {
-    size_t n = strlen(e->d_name);
-    char path[4096];
-    int fd;
-    if (n <= 4 || (strcmp(e->d_name + n - 4, ".ctl") != 0 && strcmp(e->d_name + n - 4, ".new") != 0)
-        || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
-      continue;
-    ++looked;
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-      continue;
-    if (PlinthCtlFileCheck(fd) == 0 && PlinthCtlStale(fd))
-      (void)unlink(path);
-    (void)close(fd);
-  }
-  (void)closedir(d);
+  while (looked < 256 && (n = syscall(SYS_getdents64, d, buf, sizeof buf)) > 0)
+    for (long at = 0; at < n && looked < 256; ) {
+      /* struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name */
+      unsigned short reclen;
+      const char *name = buf + at + 19;
+      size_t len = strlen(name);
+      char path[4096];
+      int fd;
+      memcpy(&reclen, buf + at + 16, sizeof reclen);
+      at += reclen;
+      if (len <= 4 || (strcmp(name + len - 4, ".ctl") != 0 && strcmp(name + len - 4, ".new") != 0)
+          || snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        continue;
+      ++looked;
+      fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      if (PlinthCtlFileCheck(fd) == 0 && PlinthCtlStale(fd))
+        (void)unlink(path);
+      (void)close(fd);
+    }
+  (void)close(d);
 }
 
 /* The program's own control file, while it has one. */
@@ -256,7 +265,16 @@ static void *ctlRun(void *arg)
 
 int PlinthCtlThreadStart(void (*run)(void))
 {
-  return pthread_create(&ctlThread, NULL, ctlRun, (void *)(uintptr_t)run);
+  pthread_attr_t attr;
+  int res = pthread_attr_init(&attr);
+  if (res != 0)
+    return res;
+  /* It needs little stack: not the 8 MiB of address space a default
+   * thread takes from a program that may count it (RLIMIT_AS). */
+  (void)pthread_attr_setstacksize(&attr, (size_t)512 << 10);
+  res = pthread_create(&ctlThread, &attr, ctlRun, (void *)(uintptr_t)run);
+  (void)pthread_attr_destroy(&attr);
+  return res;
 }
 
 void PlinthCtlThreadJoin(void)
