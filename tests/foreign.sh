@@ -95,10 +95,11 @@ build() {
   local src objs=("$o/client.o" "$o/eventgen.o")
   runtime() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
-               src/event/eventdump.c src/event/eventdecode.c src/event/eventformat.c \
+               src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
+               src/event/eventdecode.c src/event/eventformat.c \
                src/event/eventcheck.c src/event/eventpack.c src/event/eventcompact.c \
                src/plinth/plinth.c src/plinth/plinthio.c \
-               src/plinth/plinthsig.c; do
+               src/plinth/plinthsig.c src/plinth/plinthctl.c; do
       objs+=("$o/$(basename "$src" .c).o")
       "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \
         -c "$src" -o "${objs[-1]}" || return 1
