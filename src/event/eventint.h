@@ -143,8 +143,9 @@ extern _Thread_local EventThreadStruct *eventThreadState
 typedef struct EventStreamEntryStruct {
   PlinthStream stream;
   int binary;                   /* 1: the binary log; 0: a text mirror */
-  int owned;                    /* 1: telltale opened it and closes it; -1: a
-                                   snapshot's, which no filter applies to */
+  int owned;                    /* 1: telltale opened it and closes it */
+  int snapshot;                 /* 1: a snapshot's, which holds what the
+                                   buffers hold, unfiltered (.ctl.snapshot) */
   EventKindSet kinds;           /* text mirror: kinds to show */
   int failed;                   /* a write failed; reported once */
   uint32_t *index;              /* the next block's index (.stream.check) */

@@ -296,12 +296,7 @@ static void keepFailed(const char *path, const char *older, int code)
 /* streamHeader -- write the header to a binary stream */
 static void streamHeader(EventStreamEntryStruct *entry)
 {
-  HeaderBufStruct h;
-  int res = headerBuild(&h, 0);
-  if (res == 0) {
-    res = PlinthStreamWrite(entry->stream, h.base, h.size);
-    PlinthFree(h.base);
-  }
+  int res = eventStreamWriteHeader(entry->stream);
   if (res != 0)
     streamFailed(entry, res);
 }
@@ -796,7 +791,7 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
   }
   if (entry->failed)
     return 0;
-  if (entry->owned >= 0)                                     /* not a snapshot's */
+  if (!entry->snapshot)
     data = eventFilterBlock(kind, data, &size, &filtered);   /* .sol.filter */
   kept = data;
   data = EventCompactBlock(&EventRegistry, data, &size, &compact);   /* .compact.writer */
@@ -856,7 +851,7 @@ int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial,
   memset(&entry, 0, sizeof entry);
   entry.stream = stream;
   entry.binary = 1;
-  entry.owned = -1;             /* a snapshot holds what the buffers hold: no filter */
+  entry.snapshot = 1;
   entry.index = index;
   (void)blockWrite(&entry, serial, kind, level, data, size, seq, NULL, &failed);
   return failed;
