@@ -56,8 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event.h"
-#include "plinth.h"
+#include <telltale/event.h>
+#include <telltale/plinth.h>
 
 #ifdef BENCH_LTTNG
 #include "lttng_tp.h"

@@ -6,7 +6,7 @@
  * this is the cost of the loop alone.
  */
 
-#include "event.h"
+#include <telltale/event.h>
 
 extern void benchCompiledOut(size_t count, void *p);
 

@@ -56,7 +56,7 @@ build() {
   flags=$(sed -n 's/^base_cflags = //p' build.ninja)
   flags="${flags/\$warnings/$warnings} -O2"
   # shellcheck disable=SC2046,SC2086   # the flags are words
-  $cc $flags -DBENCH_LTTNG -Ibench -Isrc/event -Isrc/plinth -Ibuild/gen/test \
+  $cc $flags -DBENCH_LTTNG -Ibench -Ibuild/include -Isrc/event -Isrc/plinth -Ibuild/gen/test \
     $(pkg-config --cflags lttng-ust) -o "$out/bench/bench-lttng" \
     bench/bench.c bench/lttng_tp.c "$out/obj/bench/bench_off.o" "$out/obj/test/eventgen.o" \
     "$out/libtelltale-checking.a" $(pkg-config --libs lttng-ust) -lpthread

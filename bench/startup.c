@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "event.h"
+#include <telltale/event.h>
 
 static double nowUs(void)
 {

@@ -94,9 +94,9 @@ for v in checking optimised off; do
 done
 put "$build/libtelltale-malloc.so" "$libdir/telltale/libtelltale-malloc.so" 644
 
-# Headers, under include/telltale.
-for h in src/event/eventapi.h src/event/event.h src/event/eventcom.h \
-         src/plinth/plinth.h src/plinth/plinthclock.h tools/replay/replaypool.h; do
+# Headers, under include/telltale, as build.ninja lists them (its
+# headers target): a client writes <telltale/event.h>.  .pack.headers
+for h in "$build"/include/telltale/*.h; do
   put "$h" "include/telltale/$(basename "$h")" 644
 done
 

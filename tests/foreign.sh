@@ -101,14 +101,14 @@ build() {
                src/plinth/plinth.c src/plinth/plinthio.c \
                src/plinth/plinthsig.c src/plinth/plinthctl.c; do
       objs+=("$o/$(basename "$src" .c).o")
-      "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \
+      "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \
         -c "$src" -o "${objs[-1]}" || return 1
     done
   }
   if ! { runtime &&
-         "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/test" \
+         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/test" \
            -c "$out/gen/test/eventgen.c" -o "$o/eventgen.o" &&
-         "$cc" "${cflags[@]}" -Isrc/event -Isrc/plinth -I"$out/gen/test" \
+         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/test" \
            -c tests/foreign/client.c -o "$o/client.o"; } >"$dir/build.err" 2>&1; then
     bad "$arch-build" "$(head -5 "$dir/build.err")"
     return 1

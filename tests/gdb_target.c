@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "event.h"
+#include <telltale/event.h>
 
 #define NOISY_EVENTS 5000
 

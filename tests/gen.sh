@@ -235,7 +235,7 @@ usage usage/with-no-arg 2 --out "$tmp/u" --core eventdef.h tests/eventdef.h --wi
 # The generated header compiles, and a wrong format does not, naming
 # the event.  The pool example's registry: PoolAlloc is PAW.
 emit() {   # emit FILE CALL
-  printf '#include "event.h"\nvoid f(void *p);\nvoid f(void *p) { %s; }\n' "$2" >"$1"
+  printf '#include <telltale/event.h>\nvoid f(void *p);\nvoid f(void *p) { %s; }\n' "$2" >"$1"
 }
 emit "$tmp/right.c" 'EVENT_PAW(PoolAlloc, p, 1, 2)'
 emit "$tmp/wrong.c" 'EVENT_PW(PoolAlloc, p, 1)'
@@ -247,7 +247,7 @@ for cc in gcc clang; do
   fi
   for variety in 0 1 2; do
     flags=(-std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-           -fsyntax-only -DEVENT_VARIETY=$variety -Isrc/event -Isrc/plinth -I"$tmp/pool.a")
+           -fsyntax-only -DEVENT_VARIETY=$variety -Ibuild/include -Isrc/event -Isrc/plinth -I"$tmp/pool.a")
     if "$cc" "${flags[@]}" "$tmp/right.c" >"$tmp/cc" 2>&1; then
       ok "compile/$cc/variety$variety/right"
     else
@@ -279,7 +279,7 @@ mkdir -p "$tmp/comment"
 printf '\377garbage\n' >"$tmp/comment/eventgen.h"
 if ! generate comment-text "$tmp/comment" "$tmp/comment.h" --core "$CORE" --with src/malloc/eventdef.h; then
   :
-elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Ibuild/include -Isrc/event -Isrc/plinth \
        -I"$tmp/comment" "$tmp/right.c" >"$tmp/cc" 2>&1; then
   fail valid/comment-text "$(grep -m 1 error "$tmp/cc")"
 else
@@ -294,7 +294,7 @@ compiles() {
   local dir=$1 name=$2 cc
   for cc in gcc clang; do
     command -v "$cc" >/dev/null || continue
-    if ! "$cc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+    if ! "$cc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -Ibuild/include -Isrc/event -Isrc/plinth \
          -I"$dir" "$dir/eventgen.c" "$tmp/right.c" >"$tmp/cc" 2>&1; then
       fail "$name" "$cc: $(grep -m 1 error "$tmp/cc")"
       return 1
@@ -345,7 +345,7 @@ if generate golden "$tmp/golden" tests/gen/good/small.h --core "$CORE"; then
   done
   if [ -s "$tmp/diff" ]; then
     fail golden "output differs from tests/gen/expect/: $(grep -m 1 '^[-+][^-+]' "$tmp/diff")"
-  elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth \
+  elif ! gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Ibuild/include -Isrc/event -Isrc/plinth \
          -I"$tmp/golden" "$tmp/golden/eventgen.c" >"$tmp/cc" 2>&1; then
     fail golden "$(grep -m 1 error "$tmp/cc")"
   else
@@ -359,7 +359,7 @@ sed 's/StreamEnd    , 0x0002,/StreamEnd    , 0x00F0,/' eventdef.h >"$tmp/moved.h
 if ! grep -q 0x00F0 "$tmp/moved.h"; then
   fail compile/core-codes "eventdef.h's StreamEnd row has changed"
 elif generate core-codes "$tmp/moved" "$tmp/moved.h"; then
-  if gcc -std=c11 -fsyntax-only -Isrc/event -Isrc/plinth -I"$tmp/moved" "$tmp/moved/eventgen.c" \
+  if gcc -std=c11 -fsyntax-only -Ibuild/include -Isrc/event -Isrc/plinth -I"$tmp/moved" "$tmp/moved/eventgen.c" \
        >"$tmp/cc" 2>&1; then
     fail compile/core-codes "a moved StreamEnd compiled"
   elif ! grep -q "StreamEnd is EVENT_CODE_STREAM_END" "$tmp/cc"; then
@@ -370,9 +370,9 @@ elif generate core-codes "$tmp/moved" "$tmp/moved.h"; then
 fi
 
 # Events named like telltale's own types compile beside eventread.h.
-printf '#include "event.h"\n#include "eventread.h"\nvoid f(void);\nvoid f(void) { EVENT_W(Layout, 1); EVENT_WS(Registry, 2, "s"); }\n' >"$tmp/names.c"
+printf '#include <telltale/event.h>\n#include "eventread.h"\nvoid f(void);\nvoid f(void) { EVENT_W(Layout, 1); EVENT_WS(Registry, 2, "s"); }\n' >"$tmp/names.c"
 if generate reader-names "$tmp/names" tests/gen/good/reader-names.h --core "$CORE"; then
-  if gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isrc/event -Isrc/plinth -I"$tmp/names" \
+  if gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Ibuild/include -Isrc/event -Isrc/plinth -I"$tmp/names" \
        "$tmp/names/eventgen.c" "$tmp/names.c" >"$tmp/cc" 2>&1; then
     ok valid/reader-names
   else

@@ -123,7 +123,7 @@ fi
 # version
 cnv=$("$P/bin/eventcnv" --version | head -n 1)
 pc=$(pkg-config --modversion telltale 2>&1)
-hdr=$(printf '#include "eventapi.h"\nTELLTALE_VERSION_STRING\n' | gcc -E -P -I"$P/include/telltale" - | tail -n 1)
+hdr=$(printf '#include <telltale/eventapi.h>\nTELLTALE_VERSION_STRING\n' | gcc -E -P -I"$P/include" - | tail -n 1)
 if [ "$cnv" != "eventcnv (telltale) $version" ] || [ "$pc" != "$version" ] || [ "$hdr" != "\"$version\"" ]; then
   fail version "packaging/version $version; eventcnv '$cnv', pkg-config '$pc', header $hdr"
 else
@@ -139,11 +139,11 @@ else
   for lang in c c++; do
     why=""
     for h in eventapi.h event.h eventcom.h plinth.h plinthclock.h replaypool.h; do
-      printf '#include "%s"\ntypedef int notEmpty;  /* ISO C: a declaration */\n' "$h" >"$tmp/cxx/one.$lang"
+      printf '#include <telltale/%s>\ntypedef int notEmpty;  /* ISO C: a declaration */\n' "$h" >"$tmp/cxx/one.$lang"
       if [ $lang = c ]; then set -- gcc clang; std=-std=c11; else set -- g++ clang++; std=-std=c++17; fi
       for cc in "$@"; do
         have "$cc" || { why="$why $cc missing;"; continue; }
-        "$cc" $std -x "$lang" -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$P/include/telltale" \
+        "$cc" $std -x "$lang" -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$P/include" \
           -I"$tmp/cxx/gen" "$tmp/cxx/one.$lang" >"$tmp/out" 2>&1 ||
           why="$why $h under $cc: $(grep -m 1 -E 'error|warning' "$tmp/out");"
       done
@@ -152,14 +152,25 @@ else
   done
 fi
 
+# no-paths: the generated files name no machine path, so they can be
+# kept, shipped or compared; include/ holds telltale/ alone, so no
+# generic header name is on the global include path.  .pack.headers
+if grep -n -e "$P" -e "$tmp" "$tmp/cxx/gen/eventgen.h" "$tmp/cxx/gen/eventgen.c" >"$tmp/out"; then
+  fail no-paths "a generated file names a path: $(head -n 1 "$tmp/out")"
+elif [ "$(ls -A "$P/include")" != telltale ]; then
+  fail no-paths "include/ holds more than telltale/: $(ls -A "$P/include" | tr '\n' ' ')"
+else
+  ok no-paths
+fi
+
 # c++-client
 (
   cd "$tmp/cxx" &&
-  gcc -std=c11 -Wall -Wextra -Werror -I"$P/include/telltale" -Igen -c gen/eventgen.c -o eventgen.o &&
-  g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$P/include/telltale" -Igen client.cpp eventgen.o \
+  gcc -std=c11 -Wall -Wextra -Werror -I"$P/include" -Igen -c gen/eventgen.c -o eventgen.o &&
+  g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$P/include" -Igen client.cpp eventgen.o \
     $(pkg-config --libs telltale) -lpthread -o client-shared &&
   if have clang++; then
-    clang++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$P/include/telltale" -Igen client.cpp eventgen.o \
+    clang++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$P/include" -Igen client.cpp eventgen.o \
       "$P/lib/libtelltale-checking.a" -lpthread -o client-static
   fi
 ) >"$tmp/out" 2>&1

@@ -50,7 +50,7 @@ if [ ! -f build/gen/test/eventgen.h ]; then
   exit 1
 fi
 cflags=(-std=c11 -O2 -Wall -Wextra -Werror -ffunction-sections
-        -Isrc/event -Isrc/plinth -Ibuild/gen/test)
+        -Ibuild/include -Isrc/event -Isrc/plinth -Ibuild/gen/test)
 
 # compileFn VARIETY NAME BODY -- compile "void NAME(void *p, EventA a,
 # EventW w, int *n) { BODY }" to $tmp/NAME.o; the compiler's messages go
@@ -58,7 +58,7 @@ cflags=(-std=c11 -O2 -Wall -Wextra -Werror -ffunction-sections
 compileFn() {
   local variety=$1 name=$2 body=$3
   cat >"$tmp/$name.c" <<EOF
-#include "event.h"
+#include <telltale/event.h>
 struct NotAnAddress { int x; };
 void $name(void *p, EventA a, EventW w, int *n);
 void $name(void *p, EventA a, EventW w, int *n)

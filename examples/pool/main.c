@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
+#include <telltale/event.h>
 #include "pool.h"
 
 typedef struct Node {

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "event.h"
+#include <telltale/event.h>
 #include "pool.h"
 
 #define CHUNK_SIZE ((size_t)16 * 1024)

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event.h"
+#include <telltale/event.h>
 
 #define WORKERS 4
 

@@ -62,8 +62,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event.h"
-#include "plinth.h"
+#include <telltale/event.h>
+#include <telltale/plinth.h>
 
 #define WORKERS 4
 #define STEPS 100000u           /* steps per worker in the bounded modes */

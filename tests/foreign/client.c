@@ -35,8 +35,8 @@
 
 #include <unistd.h>
 
-#include "event.h"
-#include "plinth.h"
+#include <telltale/event.h>
+#include <telltale/plinth.h>
 
 #define THREADS 3
 #define STEPS 2000u

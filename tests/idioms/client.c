@@ -58,7 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event.h"
+#include <telltale/event.h>
 #define IDIOMS_PAGE_FUNCTIONS
 #include "page.h"
 

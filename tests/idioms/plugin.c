@@ -10,7 +10,7 @@
  */
 
 #define _GNU_SOURCE
-#include "event.h"
+#include <telltale/event.h>
 #include "page.h"
 
 int idiomsPluginEmit(IdiomsPage *page, unsigned slot, unsigned n, const char *name);

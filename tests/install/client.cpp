@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "event.h"
+#include <telltale/event.h>
 
 namespace {
 

@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event.h"
+#include <telltale/event.h>
 
 #define WORKERS 4
 #define STEPS_MAX ((size_t)4 << 20)     /* events a worker records, at most */

@@ -56,7 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event.h"
+#include <telltale/event.h>
 
 #define WORKERS 4
 #define STEPS 50000u            /* steps per worker in the bounded modes */
