@@ -70,7 +70,7 @@
     PARAM(A, address, "the address") \
     PARAM(W, id,      "the id of the interned label") \
   DOC(EventsDropped, "events of a kind were dropped, not recorded") \
-    PARAM(U, kind,  "the kind's index") \
+    PARAM(U, kind,  "the kind as blocks carry it: its registry's number above its index") \
     PARAM(W, count, "how many events were dropped") \
   DOC(ThreadStart, "a thread emitted its first event") \
     PARAM(U, thread, "telltale's serial number for the thread") \
@@ -87,7 +87,7 @@
     PARAM(W, blocks,  "blocks written before the one holding this event") \
     PARAM(W, events,  "events in those blocks") \
   DOC(EventsFiltered, "ends a block a dynamic filter wrote: events of the kind it left out, and how much of the buffer the block covers") \
-    PARAM(U, kind,    "the block's kind") \
+    PARAM(U, kind,    "the block's kind, as its header carries it") \
     PARAM(W, count,   "events the filters left out of the block") \
     PARAM(W, covered, "bytes of the thread's buffer the block stands for, for recovery")
 

@@ -236,7 +236,7 @@ static void runCase(int c, size_t count)
     runFloor(count, p);
     break;
   case CASE_ENABLED:
-    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
     EventControlSet(noisy);
     runTelltale(count, p);
     break;
@@ -246,7 +246,7 @@ static void runCase(int c, size_t count)
   case CASE_COMPACT:
     /* The blocks filled in the round are compacted when written, by
      * this thread: the encoder's work is inside the time. */
-    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
     EventControlSet(noisy);
     EventCompact(1);
     runTelltale(count, p);
@@ -256,7 +256,7 @@ static void runCase(int c, size_t count)
   case CASE_DYNFILTER:
     /* The blocks filled in the round are filtered when written, by this
      * thread: the filter's work is inside the time. */
-    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
     EventControlSet(noisy);
     (void)EventFilterAdd("TestPAW w>=0", NULL, 0);
     runTelltale(count, p);
@@ -266,14 +266,14 @@ static void runCase(int c, size_t count)
   case CASE_ASYNC:
     /* The round ends when the writer has caught up: EventWriterAsync(0)
      * waits for it, so the writer's work is inside the time. */
-    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
     EventControlSet(noisy);
     EventWriterAsync(1, 0);
     runTelltale(count, p);
     EventWriterAsync(0, 0);
     break;
   case CASE_RECORDED:
-    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
     EventControlReset(noisy);
     runTelltale(count, p);
     break;
@@ -424,7 +424,7 @@ static void runScaling(size_t rounds, size_t count)
     EventKindSet noisy = EVENT_KIND_BIT(EventKindNoisy);
     size_t r, n = rounds / 2 + 1;
     double one[64], two[64], sleeps[64], ignored;
-    EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
     if (output)
       EventControlSet(noisy);
     else

@@ -92,10 +92,11 @@ build() {
   mkdir -p "$o"
   rm -f "$dir/client"
   # The runtime: every source of the runtime library (ninja/targets.ninja).
-  local src objs=("$o/client.o" "$o/eventgen.o")
+  local src objs=("$o/client.o" "$o/eventgen.o" "$o/core-eventgen.o")
   runtime() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
                src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
+               src/event/eventsource.c \
                src/event/eventdecode.c src/event/eventformat.c \
                src/event/eventcheck.c src/event/eventpack.c src/event/eventcompact.c \
                src/plinth/plinth.c src/plinth/plinthio.c \
@@ -106,6 +107,8 @@ build() {
     done
   }
   if ! { runtime &&
+         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/core" \
+           -c "$out/gen/core/eventgen.c" -o "$o/core-eventgen.o" &&
          "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/test" \
            -c "$out/gen/test/eventgen.c" -o "$o/eventgen.o" &&
          "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/test" \

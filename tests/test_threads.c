@@ -393,7 +393,7 @@ static void threads_1_3_control_and_intern_race(void **state)
       (void)EventInternString("shared 0");
   }
   (void)EventControlSet(noisy);
-  (void)EventRecord(0, noisy & ~atomic_load(&EventKindRecord));
+  (void)EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
   (void)pthread_barrier_wait(&doneFlipping);
   for (unsigned t = 0; t < THREAD_COUNT; ++t)
     assert_int_equal(pthread_join(threads[t], NULL), 0);

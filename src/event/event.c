@@ -24,13 +24,6 @@
 
 #include "eventint.h"
 
-/* The hot path's globals.  design/telemetry.txt .sol.control */
-_Thread_local EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
-  __attribute__((tls_model("initial-exec")));
-_Atomic EventKindSet EventKindRecord = (EventKindSet)-1;
-_Atomic EventKindSet EventKindControl = (EventKindSet)-1;
-_Atomic unsigned char EventOff[EVENT_CODE_LIMIT];
-
 #define KIND_OWN EVENT_KIND_BIT(EventKindTelltale)  /* always on: .sol.control.own */
 #define BUFFER_SIZE_DEFAULT ((size_t)64 * 1024)
 #define BUFFER_SIZE_MIN ((size_t)4096)
@@ -108,21 +101,6 @@ size_t eventFormatUnsigned(char *buf, uint64_t value)
   return n;
 }
 
-/* formatHex -- value in hexadecimal, without 0x */
-static size_t formatHex(char *buf, uint64_t value)
-{
-  char digits[24];
-  size_t d = 0, n = 0;
-  do {
-    digits[d++] = "0123456789abcdef"[value & 0xf];
-    value >>= 4;
-  } while (value != 0);
-  while (d > 0)
-    buf[n++] = digits[--d];
-  buf[n] = '\0';
-  return n;
-}
-
 /* eventCopyString -- src into dst, cut to fit size */
 void eventCopyString(char *dst, size_t size, const char *src)
 {
@@ -135,232 +113,6 @@ void eventCopyString(char *dst, size_t size, const char *src)
   dst[len] = '\0';
 }
 
-
-/* Kind control ----------------------------------------------------- */
-
-/* EventKindIndex -- a kind's index by name, or -1 */
-int EventKindIndex(const char *name)
-{
-  for (unsigned i = 0; i < EventRegistry.kindCount; ++i)
-    if (strcmp(EventRegistry.kinds[i].name, name) == 0)
-      return (int)i;
-  return -1;
-}
-
-static EventKindSet allKinds(void)
-{
-  unsigned n = EventRegistry.kindCount;
-  return n >= 32 ? (EventKindSet)-1 : EVENT_KIND_BIT(n) - 1;
-}
-
-/* parseNumber -- a whole decimal number, or hexadecimal after 0x; 0,
- * or 34 (ERANGE) past UINT64_MAX, or 22 (EINVAL).  Never octal: a
- * leading 0 is decimal.  *endReturn gets where the digits stop. */
-static int parseNumber(const char *p, uint64_t *valueReturn, const char **endReturn)
-{
-  uint64_t value = 0;
-  unsigned base = 10, digits = 0;
-  int res = 0;
-  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-    base = 16, p += 2;
-  for (;; ++p, ++digits) {
-    unsigned d;
-    if (*p >= '0' && *p <= '9')
-      d = (unsigned)(*p - '0');
-    else if (base == 16 && *p >= 'a' && *p <= 'f')
-      d = (unsigned)(*p - 'a' + 10);
-    else if (base == 16 && *p >= 'A' && *p <= 'F')
-      d = (unsigned)(*p - 'A' + 10);
-    else
-      break;
-    if (value > (UINT64_MAX - d) / base)
-      res = 34; /* ERANGE */
-    value = value * base + d;
-  }
-  *valueReturn = value;
-  *endReturn = p;
-  return digits == 0 ? 22 : res;
-}
-
-/* kindMask -- the mask p[0 .. len-1] as a kind set in *setReturn; 0,
- * or 22 (EINVAL), saying why in err unless it is NULL */
-static int kindMask(const char *p, size_t len, EventKindSet *setReturn, char *err, size_t errSize)
-{
-  uint64_t mask;
-  const char *end;
-  int res = parseNumber(p, &mask, &end);
-  char token[EVENT_NAME_MAX + 1], all[24] = "0x";
-  size_t shown = len < sizeof token - 1 ? len : sizeof token - 1;
-  if (res == 0 && end == p + len && mask <= allKinds()) {
-    *setReturn = (EventKindSet)mask;
-    return 0;
-  }
-  if (err == NULL)
-    return 22;
-  memcpy(token, p, shown);
-  token[shown] = '\0';
-  formatHex(all + 2, allKinds());
-  eventCopyString(err, errSize, "'");
-  eventAppend(err, errSize, token);
-  if (res != 0 || end != p + len)
-    eventAppend(err, errSize, "' is not a mask (decimal, or hexadecimal after 0x)");
-  else {
-    eventAppend(err, errSize, "' has bits for kinds the registry lacks: all is ");
-    eventAppend(err, errSize, all);
-  }
-  return 22;
-}
-
-/* kindNamed -- the kind name p[0 .. len-1] as a kind set in
- * *setReturn: "all", "none" (all, with *removeReturn flipped), or a
- * kind of the registry; 0, or 22 (EINVAL), saying why in err unless it
- * is NULL */
-static int kindNamed(const char *p, size_t len, EventKindSet *setReturn, int *removeReturn,
-                     char *err, size_t errSize)
-{
-  char name[EVENT_NAME_MAX + 2];
-  int index;
-  if (len == 0 || len > EVENT_NAME_MAX) {
-    if (err != NULL)
-      eventCopyString(err, errSize, len == 0 ? "empty kind name" : "kind name too long");
-    return 22;
-  }
-  memcpy(name, p, len);
-  name[len] = '\0';
-  if (strcmp(name, "all") == 0 || strcmp(name, "none") == 0) {
-    *setReturn = allKinds();
-    if (name[0] == 'n')         /* none: all of them, the other way */
-      *removeReturn = !*removeReturn;
-    return 0;
-  }
-  index = EventKindIndex(name);
-  if (index >= 0) {
-    *setReturn = EVENT_KIND_BIT(index);
-    return 0;
-  }
-  if (err != NULL) {
-    eventCopyString(err, errSize, "unknown kind '");
-    eventAppend(err, errSize, name);
-    eventAppend(err, errSize, "'; the kinds are all, none, ");
-    for (unsigned i = 0; i < EventRegistry.kindCount; ++i) {
-      eventAppend(err, errSize, EventRegistry.kinds[i].name);
-      if (i + 1 < EventRegistry.kindCount)
-        eventAppend(err, errSize, ", ");
-    }
-  }
-  return 22;
-}
-
-/* EventKindParse -- parse a kind set: "all", "none", "Arena,Pool",
- * "all,-Ref", or MPS-style masks ("0x3f", "all,-0x40").
- * design/telemetry.txt .sol.env */
-int EventKindParse(const char *spec, EventKindSet *kindsReturn, char *err, size_t errSize)
-{
-  EventKindSet kinds = 0;
-  const char *p = spec;
-  if (spec == NULL || kindsReturn == NULL)
-    return 22; /* EINVAL */
-  /* No room for a message: write none.  (Messages append with
-   * strlen(err), which needs a terminated err.) */
-  if (errSize == 0)
-    err = NULL;
-  while (*p == ' ' || *p == '\t')
-    ++p;
-  if (*p == '\0') {
-    if (err != NULL)
-      eventCopyString(err, errSize, "no kinds given; say 'none' for no kinds");
-    return 22;
-  }
-  while (*p != '\0') {
-    EventKindSet these;
-    size_t len = 0;
-    int remove = 0, res;
-    while (*p == ' ' || *p == '\t')
-      ++p;
-    if (*p == '-' || *p == '+') {
-      remove = *p == '-';
-      ++p;
-    }
-    while (p[len] != '\0' && p[len] != ',' && p[len] != ' ' && p[len] != '\t')
-      ++len;
-    if (*p >= '0' && *p <= '9')   /* a mask: kind names never start with a digit */
-      res = kindMask(p, len, &these, err, errSize);
-    else
-      res = kindNamed(p, len, &these, &remove, err, errSize);
-    if (res != 0)
-      return res;
-    p += len;
-    while (*p == ' ' || *p == '\t')
-      ++p;
-    if (*p == ',')
-      ++p;
-    kinds = remove ? kinds & ~these : kinds | these;
-  }
-  *kindsReturn = kinds;
-  return 0;
-}
-
-static EventKindSet control(_Atomic EventKindSet *set, EventKindSet reset, EventKindSet flip)
-{
-  EventKindSet old = atomic_load(set), new;
-  do {
-    new = (((old & ~reset) ^ flip) | KIND_OWN) & allKinds();
-  } while (!atomic_compare_exchange_weak(set, &old, new));
-  return old;
-}
-
-/* EventControl -- change output control: new = (old & ~reset) ^ flip,
- * in effect for every thread when it returns (.sol.control.cut) */
-EventKindSet EventControl(EventKindSet reset, EventKindSet flip)
-{
-  return eventOutputControl(reset & allKinds(), flip & allKinds(), KIND_OWN);
-}
-
-EventKindSet EventControlSet(EventKindSet kinds)
-{
-  return EventControl(kinds, kinds);
-}
-
-EventKindSet EventControlReset(EventKindSet kinds)
-{
-  return EventControl(kinds, 0);
-}
-
-EventKindSet EventControlFlip(EventKindSet kinds)
-{
-  return EventControl(0, kinds);
-}
-
-/* EventRecordByName -- turn one event off or on by name.
- * design/telemetry.txt .sol.control.event */
-int EventRecordByName(const char *name, int on, char *err, size_t errSize)
-{
-  if (errSize == 0)
-    err = NULL;
-  if (name == NULL)
-    return 22; /* EINVAL */
-  for (unsigned i = 0; i < EventRegistry.eventCount; ++i) {
-    const EventDescStruct *e = &EventRegistry.events[i];
-    if (strcmp(e->name, name) != 0)
-      continue;
-    if (e->code < EVENT_CODE_RESERVED_LIMIT) {
-      if (err != NULL)
-        eventCopyString(err, errSize, "telltale's own events cannot be turned off");
-      return 1; /* EPERM */
-    }
-    atomic_store(&EventOff[e->code], on ? 0 : 1);
-    return 0;
-  }
-  if (err != NULL) {
-    size_t n;
-    eventCopyString(err, errSize, "unknown event '");
-    n = strlen(err);
-    eventCopyString(err + n, errSize - n, name);
-    n = strlen(err);
-    eventCopyString(err + n, errSize - n, "'; eventcnv --list shows a log's events");
-  }
-  return 2; /* ENOENT */
-}
 
 /* envBad -- a setting that cannot be used: say so, naming the variable,
  * what was wrong or expected, and what is used instead, and carry on.
@@ -382,17 +134,24 @@ static void envBadValue(const char *variable, const char *value, const char *exp
   envBad(variable, why, instead);
 }
 
-/* envEvents -- TELLTALE_EVENTS: "-Name,+Name,...".  On a mistake no
- * event is turned off (the default), and it is said. */
-static void envEvents(void)
+/* Settings by registry.  design/telemetry.txt .sol.env, .reg.many
+ * The environment's kinds and events are names ("Pool", "alloc:Pool"),
+ * applied to each registry when it joins, so that a library loaded
+ * later has them too; a mistake is said once, by the first registry. */
+
+/* envEvents -- TELLTALE_EVENTS: "-Name,+Name,..." for a source.  On a
+ * mistake no event is turned off (the default), and it is said. */
+static void envEvents(EventSourceStruct *source, int sayIt)
 {
   const char *p = PlinthGetEnv("TELLTALE_EVENTS");
+  const EventRegistryStruct *reg = source->registry;
   char err[256];
   if (p == NULL)
     return;
   err[0] = '\0';
   while (*p != '\0' && err[0] == '\0') {
-    char name[EVENT_NAME_MAX + 2];
+    char name[2 * EVENT_NAME_MAX + 4];
+    const char *colon, *event;
     size_t len = 0;
     int on = 0;
     while (*p == ' ' || *p == ',')
@@ -410,76 +169,158 @@ static void envEvents(void)
     }
     while (p[len] != '\0' && p[len] != ',' && p[len] != ' ')
       ++len;
-    if (len == 0 || len > EVENT_NAME_MAX) {
+    if (len == 0 || len >= sizeof name) {
       eventCopyString(err, sizeof err, "an event name is empty or too long");
       break;
     }
     memcpy(name, p, len);
     name[len] = '\0';
     p += len;
-    (void)EventRecordByName(name, on, err, sizeof err);
+    colon = strchr(name, ':');
+    event = colon != NULL ? colon + 1 : name;
+    if (colon != NULL && (strncmp(reg->name, name, (size_t)(colon - name)) != 0
+                          || reg->name[colon - name] != '\0'))
+      continue;
+    for (unsigned i = 0; i < reg->eventCount; ++i)
+      if (strcmp(reg->events[i].name, event) == 0 && reg->events[i].code >= EVENT_CODE_RESERVED_LIMIT
+          && reg->events[i].code < source->offLimit)
+        atomic_store(&source->off[reg->events[i].code], on ? 0 : 1);
   }
   if (err[0] != '\0') {
-    for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
-      atomic_store(&EventOff[EventRegistry.events[i].code], 0);
-    envBad("TELLTALE_EVENTS", err, "the default, every event on");
+    for (unsigned i = 0; i < reg->eventCount; ++i)
+      if (reg->events[i].code < source->offLimit)
+        atomic_store(&source->off[reg->events[i].code], 0);
+    if (sayIt)
+      envBad("TELLTALE_EVENTS", err, "the default, every event on");
   }
 }
 
-/* EventRecord -- change recording control: kinds not recorded are not
- * even buffered.   design/telemetry.txt .sol.control */
-EventKindSet EventRecord(EventKindSet reset, EventKindSet flip)
-{
-  return control(&EventKindRecord, reset, flip);
-}
-
-EventKindSet EventRecordSet(EventKindSet kinds)
-{
-  return EventRecord(kinds, kinds);
-}
-
-EventKindSet EventRecordReset(EventKindSet kinds)
-{
-  return EventRecord(kinds, 0);
-}
-
-
-/* Initialization --------------------------------------------------- */
-
-/* envKinds -- a kind-set variable, or otherwise (named by otherName) */
-/* envFilters -- TELLTALE_FILTER: filters separated by ';'.  .sol.filter */
-static void envFilters(void)
-{
-  const char *value = PlinthGetEnv("TELLTALE_FILTER"), *p = value;
-  while (p != NULL && *p != '\0') {
-    char spec[256], err[256];
-    size_t n = strcspn(p, ";");
-    if (n > 0 && n < sizeof spec) {
-      memcpy(spec, p, n);
-      spec[n] = '\0';
-      if (EventFilterAdd(spec, err, sizeof err) != 0)
-        envBad("TELLTALE_FILTER", err, "the others");
-    } else if (n > 0)
-      envBad("TELLTALE_FILTER", "a filter is at most 127 characters", "the others");
-    p += n;
-    if (*p == ';')
-      ++p;
-  }
-}
-
-static EventKindSet envKinds(const char *variable, EventKindSet otherwise, const char *otherName)
+/* envKinds -- a kind-set variable for a source, or otherwise (named by
+ * otherName) */
+static EventKindSet envKinds(EventSourceStruct *source, const char *variable,
+                             EventKindSet otherwise, const char *otherName, int sayIt)
 {
   const char *value = PlinthGetEnv(variable);
   EventKindSet kinds;
   char err[512], instead[64] = "the default, ";
   if (value == NULL)
     return otherwise;
-  if (EventKindParse(value, &kinds, err, sizeof err) != 0) {
+  if (eventKindSpec(source, value, 0, &kinds, err, sizeof err) != 0) {
     eventAppend(instead, sizeof instead, otherName);
-    envBad(variable, err, instead);
+    if (sayIt)
+      envBad(variable, err, instead);
     return otherwise;
   }
   return kinds;
+}
+
+/* The variables found bad when the session started (eventEnvCheck):
+ * their defaults are used, for registries that join later too. */
+static int envBadControl, envBadRecord, envBadMirror, envBadEvents;
+
+/* eventEnvApply -- the environment's kinds and events for a source that
+ * joins (control: its output set), or again after eventEnvCheck found a
+ * variable bad (NULL).  Lock held. */
+void eventEnvApply(EventSourceStruct *source, _Atomic EventKindSet *control)
+{
+  static int said;
+  static _Atomic EventKindSet *controls[SOURCE_LIMIT];   /* each source's, for again */
+  EventKindSet all = (EventKindSet)-1;
+  const EventRegistryStruct *reg = source->registry;
+  int sayIt = !said;
+  unsigned at = 0;
+  said = 1;
+  while (at < SOURCE_LIMIT && eventSources[at] != source)
+    ++at;
+  if (control != NULL && at < SOURCE_LIMIT)
+    controls[at] = control;
+  else if (at < SOURCE_LIMIT)
+    control = controls[at];
+  if (control == NULL)
+    return;
+  atomic_store(control, (envBadControl ? all : envKinds(source, "TELLTALE_CONTROL", all, "all", sayIt))
+                        | KIND_OWN);
+  atomic_store(source->record, (envBadRecord ? all : envKinds(source, "TELLTALE_RECORD", all, "all",
+                                                               sayIt)) | KIND_OWN);
+  if (!envBadMirror)
+    eventSession.mirrorKinds |= eventSlotsOf(source, envKinds(source, "TELLTALE_MIRROR", 0, "none",
+                                                              sayIt));
+  else
+    eventSession.mirrorKinds = 0;
+  if (!envBadEvents)
+    envEvents(source, sayIt);
+  else
+    for (unsigned i = 0; i < reg->eventCount; ++i)
+      if (reg->events[i].code < source->offLimit)
+        atomic_store(&source->off[reg->events[i].code], 0);
+  eventFilterEnv(0);
+}
+
+/* envEventsKnown -- is every name in TELLTALE_EVENTS an event of some
+ * registry now in the process?  Lock held. */
+static int envEventsKnown(const char *value, char *err, size_t errSize)
+{
+  const char *p = value;
+  while (*p != '\0') {
+    char name[2 * EVENT_NAME_MAX + 4];
+    size_t len = 0;
+    EventSourceStruct *source;
+    while (*p == ' ' || *p == ',' || *p == '-' || *p == '+')
+      ++p;
+    while (p[len] != '\0' && p[len] != ',' && p[len] != ' ')
+      ++len;
+    if (len == 0)
+      break;
+    if (len < sizeof name) {
+      memcpy(name, p, len);
+      name[len] = '\0';
+    }
+    if (len >= sizeof name || eventFind(name, &source, NULL, 0) == NULL) {
+      eventCopyString(err, errSize, "unknown event '");
+      eventAppend(err, errSize, len < sizeof name ? name : "?");
+      eventAppend(err, errSize, "'; eventcnv --list shows a log's events");
+      return 0;
+    }
+    p += len;
+  }
+  return 1;
+}
+
+/* eventEnvCheck -- the environment's names that no registry in the
+ * process has, said once, when the session starts (a registry that
+ * joins before may have them), and the variable's default used
+ * instead, as for any bad setting.  Lock held. */
+void eventEnvCheck(void)
+{
+  static int said;
+  const char *value;
+  char err[1024];
+  if (said)
+    return;
+  said = 1;
+  eventFilterEnv(1);
+  if ((value = PlinthGetEnv("TELLTALE_CONTROL")) != NULL && !eventKindsKnown(value, err, sizeof err)) {
+    envBad("TELLTALE_CONTROL", err, "the default, all");
+    envBadControl = 1;
+  }
+  if ((value = PlinthGetEnv("TELLTALE_RECORD")) != NULL && !eventKindsKnown(value, err, sizeof err)) {
+    envBad("TELLTALE_RECORD", err, "the default, all");
+    envBadRecord = 1;
+  }
+  if ((value = PlinthGetEnv("TELLTALE_MIRROR")) != NULL && !eventKindsKnown(value, err, sizeof err)) {
+    envBad("TELLTALE_MIRROR", err, "the default, none");
+    envBadMirror = 1;
+  }
+  if ((value = PlinthGetEnv("TELLTALE_EVENTS")) != NULL && !envEventsKnown(value, err, sizeof err)) {
+    envBad("TELLTALE_EVENTS", err, "the default, every event on");
+    envBadEvents = 1;
+  }
+  if (envBadControl || envBadRecord || envBadMirror || envBadEvents) {
+    for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
+      if (eventSources[i] != NULL)
+        eventEnvApply(eventSources[i], NULL);
+    eventOutputCut();
+  }
 }
 
 /* envSwitch -- an on/off variable, or otherwise */
@@ -508,7 +349,7 @@ static unsigned long envNumber(const char *variable, unsigned long otherwise, un
   int res;
   if (value == NULL || value[0] == '\0')
     return otherwise;
-  res = value[0] >= '0' && value[0] <= '9' ? parseNumber(value, &n, &end) : 22;
+  res = value[0] >= '0' && value[0] <= '9' ? eventParseNumber(value, &n, &end) : 22;
   if (res == 22 || *end != '\0' ) {
     eventFormatUnsigned(expected + strlen(expected), limit);
     eventCopyString(instead, sizeof instead, "the default, ");
@@ -541,7 +382,7 @@ static size_t envBuffer(void)
   int res;
   if (value == NULL || value[0] == '\0')
     return BUFFER_SIZE_DEFAULT;
-  res = value[0] >= '0' && value[0] <= '9' ? parseNumber(value, &size, &end) : 22;
+  res = value[0] >= '0' && value[0] <= '9' ? eventParseNumber(value, &size, &end) : 22;
   if (res != 22 && (*end == 'k' || *end == 'K'))
     shift = 10, ++end;
   else if (res != 22 && (*end == 'm' || *end == 'M'))
@@ -705,12 +546,7 @@ int EventInit(void)
   eventSession.initialized = 1;
   eventSession.bufferSize = BUFFER_SIZE_DEFAULT;
   eventSession.bufferSize = envBuffer();
-  atomic_store(&EventKindControl, envKinds("TELLTALE_CONTROL", allKinds(), "all") | KIND_OWN);
-  eventOutputApplied = atomic_load(&EventKindControl);   /* no buffer yet to cut */
-  atomic_store(&EventKindRecord, envKinds("TELLTALE_RECORD", allKinds(), "all") | KIND_OWN);
-  eventSession.mirrorKinds = envKinds("TELLTALE_MIRROR", 0, "none");
-  envEvents();
-  envFilters();
+  eventSourcesJoin();           /* telltale's registry's kinds, first: .reg.many */
   envFile();
   eventSession.mapAllowed = envSwitch("TELLTALE_MAP", 1);
   (void)EventCompact(envSwitch("TELLTALE_COMPACT", 0));   /* .compact.choice */

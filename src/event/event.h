@@ -61,36 +61,61 @@ typedef struct EventBufStruct {
   uintptr_t limit;
 } EventBufStruct;
 
-extern TELLTALE_API EVENT_THREAD_LOCAL EventBufStruct EventThreadBuf[EVENT_KIND_LIMIT]
-  __attribute__((tls_model("initial-exec")));
+/* EventSourceStruct -- a registry in a process: its tables and its
+ * emitters' state.  gen defines one per registry, in its eventgen.c,
+ * with the state beside it, hidden in the object that holds it, so that
+ * a program, its static libraries and its shared ones each bring their
+ * own registry, and the hot path reaches its state by addresses fixed at
+ * link or load time, as with one.  The runtime numbers a source when it
+ * is registered (by eventgen.c's constructor, or by its first event) and
+ * fills in the fields after "runtime".  design/telemetry.txt .reg.many
+ *
+ *   record   kinds whose events are recorded into buffers;
+ *   control  kinds whose recorded events are output to the streams; the
+ *            others stay in a ring of two buffers, the flight recorder;
+ *   off      events turned off one by one, by code, below offLimit:
+ *            nonzero means the event is not recorded even when its kind is
+ *            (QNX's per-event bitmap);
+ *   bufs     the calling thread's buffers, one per kind.
+ * record and control are bit sets indexed by the registry's EventKind.
+ * design/telemetry.txt .sol.control, .sol.control.event */
+typedef struct EventSourceStruct {
+  unsigned size;                        /* sizeof(EventSourceStruct) as compiled */
+  const EventRegistryStruct *registry;
+  EVENT_ATOMIC(EventKindSet) *record;
+  EVENT_ATOMIC(unsigned char) *off;
+  unsigned offLimit;                    /* codes below it have an off entry */
+  EventBufStruct *(*bufs)(void);
+  /* the runtime's: */
+  EVENT_ATOMIC(EventKindSet) control;
+  unsigned number;                      /* the registry's number in the streams (.reg.many) */
+  unsigned base;                        /* its kinds' first slot in the runtime's buffers */
+  int state;                            /* 0 not joined (or left), 1 joined, 2 refused */
+  struct EventSourceStruct *next;
+} EventSourceStruct;
 
-/* EventKindRecord -- kinds whose events are recorded into buffers.
- * EventKindControl -- kinds whose recorded events are output to the
- * streams; the others stay in a ring of two buffers, the flight recorder.
- * Both are bit sets indexed by EventKind, which a debugger can print and
- * set: "print/x EventKindControl", "set var EventKindControl &= ~(1<<5)".
- * design/telemetry.txt .sol.control */
-extern TELLTALE_API EVENT_ATOMIC(EventKindSet) EventKindRecord;
-extern TELLTALE_API EVENT_ATOMIC(EventKindSet) EventKindControl;
+/* EventSourceRegister -- a registry joins the process: its kinds get
+ * buffers, its tables go into every stream, and the environment's
+ * settings apply to its kinds.  Refused, with a message on stderr, if
+ * another registry has its name or there is no room: its events are
+ * then not recorded.  EventSourceUnregister -- it leaves (its library is
+ * unloaded with dlclose): its buffers are sent and freed; what it emitted
+ * stays decodable.  eventgen.c calls both; both are idempotent. */
+extern TELLTALE_API int EventSourceRegister(EventSourceStruct *source);
+extern TELLTALE_API void EventSourceUnregister(EventSourceStruct *source);
 
-/* EventOff -- events turned off one by one, by code: nonzero means
- * the event is not recorded even when its kind is.  For a single noisy
- * event in a kind you want (QNX's per-event bitmap).  A debugger can set
- * it: "set var EventOff[0x212] = 1".  design/telemetry.txt
- * .sol.control.event */
-extern TELLTALE_API EVENT_ATOMIC(unsigned char) EventOff[EVENT_CODE_LIMIT];
-
-extern TELLTALE_API void *EventReserveSlow(unsigned kind, size_t size);
+extern TELLTALE_API void *EventReserveIn(EventSourceStruct *source, unsigned kind, size_t size);
 
 #define EVENT_END_SLACK 4   /* bytes past limit that EVENT_END may zero */
 
-/* EventReserve -- room for size bytes in the calling thread's buffer */
-static inline void *EventReserve(unsigned kind, size_t size)
+/* EventReserve -- room for size bytes in the calling thread's buffer
+ * buf, of its source's kind */
+static inline void *EventReserve(EventBufStruct *buf, EventSourceStruct *source, unsigned kind,
+                                 size_t size)
 {
-  EventBufStruct *buf = &EventThreadBuf[kind];
   uintptr_t next = buf->next;
   if (__builtin_expect(buf->limit - next < size, 0))
-    return EventReserveSlow(kind, size);
+    return EventReserveIn(source, kind, size);
   buf->next = next + size;
   return (void *)next;
 }
@@ -104,9 +129,11 @@ static inline void *EventReserve(unsigned kind, size_t size)
  * bracket the stores of event Name, as MPS's do, and take its kind, code,
  * struct and size from the name: the size is stated once, by gen, as
  * EVENT_SIZE_OF_<Name> (an event with a string reads the caller's local
- * _length, the string's length).
+ * _length, the string's length).  The source's state is the registry's
+ * own (EVENT_SOURCE_RECORD, EVENT_SOURCE_OFF, EVENT_SOURCE_BUFS, which
+ * eventgen.h names).
  * One load and branch when the kind is not recorded; one more when the
- * event itself is turned off (EventOff).  Otherwise reserve
+ * event itself is turned off.  Otherwise reserve
  * by bumping a pointer, store the clock and the fields, store a zero
  * code after the event (so that the data always end at a zero code, even
  * in a reused buffer), and commit by storing code and length together
@@ -118,16 +145,22 @@ static inline void *EventReserve(unsigned kind, size_t size)
  * EVENT_BEGIN opens a block and declares in it _event, a pointer to the
  * event's struct, for the stores; EVENT_END closes it. */
 #define EVENT_BEGIN(name) \
-  if ((EVENT_LOAD_RELAXED(EventKindRecord) \
+  if ((EVENT_LOAD_RELAXED(EVENT_SOURCE_RECORD) \
        & EVENT_KIND_BIT(EVENT_KIND_OF_##name)) && \
-      !EVENT_LOAD_RELAXED(EventOff[EventCode##name])) { \
-    EventStruct##name *_event = (EventStruct##name *)EventReserve(EVENT_KIND_OF_##name, EVENT_SIZE_OF_##name); \
+      !EVENT_LOAD_RELAXED(EVENT_SOURCE_OFF[EventCode##name])) { \
+    EventStruct##name *_event = (EventStruct##name *)EventReserve( \
+      &EVENT_SOURCE_BUFS[EVENT_KIND_OF_##name], &EVENT_SOURCE, EVENT_KIND_OF_##name, \
+      EVENT_SIZE_OF_##name); \
     PlinthClockStore(&_event->header.clock);
 
 #define EVENT_END(name) \
     ((EventHeaderStruct *)((char *)_event + EVENT_SIZE_OF_##name))->codeLength = 0; \
     EVENT_COMMIT(&_event->header, EVENT_CODE_LENGTH(EventCode##name, EVENT_SIZE_OF_##name)); \
   }
+
+/* EVENT_HIDDEN -- the source's state is its object's own: a program's
+ * and a shared library's registries never bind to each other's. */
+#define EVENT_HIDDEN __attribute__((visibility("hidden")))
 
 /* EVENT_COMMIT -- store an event's code and length, after a release
  * fence.  ThreadSanitizer does not model fences, so there it is a
@@ -220,10 +253,20 @@ extern TELLTALE_API void EventExecFailed(int before, int error);
  * after EventFinish. */
 struct PlinthStreamStruct;
 extern TELLTALE_API int EventStreamAddBinary(struct PlinthStreamStruct *stream);
-extern TELLTALE_API int EventStreamAddText(struct PlinthStreamStruct *stream, EventKindSet kinds);
+/* EventStreamAddText -- mirror kinds of the calling code's registry to
+ * a stream as text */
+extern TELLTALE_API int EventSourceStreamAddText(EventSourceStruct *source,
+                                                 struct PlinthStreamStruct *stream, EventKindSet kinds);
+#define EventStreamAddText(stream, kinds) EventSourceStreamAddText(&EVENT_SOURCE, (stream), (kinds))
 
-/* Kind control.  design/telemetry.txt .sol.control
+/* Kind control.  design/telemetry.txt .sol.control, .reg.many
  * Each returns the previous set; new = (old & ~reset) ^ flip, as in MPS.
+ * The kinds are the calling code's registry's (EventKind in its
+ * eventgen.h): a library's call changes its own kinds, a program's its
+ * own.  (Each is a macro that passes its registry's source to an
+ * EventSource function; the functions of the same names, which objects
+ * built against telltale 0.1 call, change the registry that names
+ * EventRegistry, if any.)
  * Output (EventControl...): in effect for every thread when the call
  * returns: what any thread committed before it follows the old setting,
  * what it emits after, the new; it takes the lock and walks the
@@ -231,26 +274,44 @@ extern TELLTALE_API int EventStreamAddText(struct PlinthStreamStruct *stream, Ev
  * (EventRecord...): one atomic store, seen by each thread's next event.
  * Both are async-signal-safe in a handler installed through sigaction
  * or signal (the lock blocks signals: .sol.signal.level). */
-extern TELLTALE_API EventKindSet EventControl(EventKindSet reset, EventKindSet flip);
-extern TELLTALE_API EventKindSet EventControlSet(EventKindSet kinds);     /* output on */
-extern TELLTALE_API EventKindSet EventControlReset(EventKindSet kinds);   /* output off */
-extern TELLTALE_API EventKindSet EventControlFlip(EventKindSet kinds);
-extern TELLTALE_API EventKindSet EventRecord(EventKindSet reset, EventKindSet flip);
-extern TELLTALE_API EventKindSet EventRecordSet(EventKindSet kinds);      /* recorded */
-extern TELLTALE_API EventKindSet EventRecordReset(EventKindSet kinds);    /* not recorded */
+extern TELLTALE_API EventKindSet EventSourceControl(EventSourceStruct *source,
+                                                    EventKindSet reset, EventKindSet flip);
+extern TELLTALE_API EventKindSet EventSourceRecord(EventSourceStruct *source,
+                                                   EventKindSet reset, EventKindSet flip);
+#define EventControl(reset, flip) EventSourceControl(&EVENT_SOURCE, (reset), (flip))
+#define EventControlSet(kinds) EventControl((kinds), (kinds))      /* output on */
+#define EventControlReset(kinds) EventControl((kinds), 0)          /* output off */
+#define EventControlFlip(kinds) EventControl(0, (kinds))
+#define EventRecord(reset, flip) EventSourceRecord(&EVENT_SOURCE, (reset), (flip))
+#define EventRecordSet(kinds) EventRecord((kinds), (kinds))        /* recorded */
+#define EventRecordReset(kinds) EventRecord((kinds), 0)            /* not recorded */
 
-/* EventRecordByName -- turn one event off (on = 0) or back on, by name.
+/* EventKindsSwitch -- output (output 1) or recording (0) on or off for
+ * kinds named as the environment names them: "Pool" is every
+ * registry's kind Pool, "alloc:Pool" registry alloc's alone, "all" every
+ * kind, "alloc:all" every kind of alloc.  For telltale-ctl and the gdb
+ * extension, which know names, not bits.  0, or an errno-style code with
+ * a message in err.  Not async-signal-safe. */
+extern TELLTALE_API int EventKindsSwitch(const char *names, int output, int on,
+                                         char *err, size_t errSize);
+
+/* EventRecordByName -- turn one event off (on = 0) or back on, by name:
+ * "PoolAlloc" in every registry that has it, "alloc:PoolAlloc" in one.
  * Its kind's control still applies.  telltale's own events (codes below
  * 0x0100) cannot be turned off.  Returns 0, or an errno-style code with
  * a message in err.  design/telemetry.txt .sol.control.event */
 extern TELLTALE_API int EventRecordByName(const char *name, int on, char *err, size_t errSize);
 
 /* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref", or
- * MPS-style masks of kind bits, "0x3f", "all,-0x40" (decimal or 0x hex) */
-extern TELLTALE_API int EventKindParse(const char *spec, EventKindSet *kindsReturn,
-                          char *err, size_t errSize);
-/* EventKindIndex -- a kind's index by name, or -1 */
-extern TELLTALE_API int EventKindIndex(const char *name);
+ * MPS-style masks of kind bits, "0x3f", "all,-0x40" (decimal or 0x hex),
+ * as kinds of the calling code's registry */
+extern TELLTALE_API int EventSourceKindParse(EventSourceStruct *source, const char *spec,
+                                             EventKindSet *kindsReturn, char *err, size_t errSize);
+#define EventKindParse(spec, kindsReturn, err, errSize) \
+  EventSourceKindParse(&EVENT_SOURCE, (spec), (kindsReturn), (err), (errSize))
+/* EventKindIndex -- a kind's index by name in the calling code's registry, or -1 */
+extern TELLTALE_API int EventSourceKindIndex(EventSourceStruct *source, const char *name);
+#define EventKindIndex(name) EventSourceKindIndex(&EVENT_SOURCE, (name))
 
 /* Strings and labels.  design/telemetry.txt .sol.intern */
 extern TELLTALE_API EventW EventInternString(const char *string);

@@ -31,12 +31,53 @@ _Thread_local EventThreadStruct *eventThreadState
  * run, for its late events (.sol.thread.late); 0 before */
 static _Thread_local uint32_t exitedSerial __attribute__((tls_model("initial-exec")));
 
-/* hotBuf -- a level's next and limit: in EventThreadBuf if it is running */
-static EventBufStruct *hotBuf(EventThreadStruct *thread, unsigned level, unsigned kind)
+/* SLOT_OWN -- the slot of telltale's own kind: its registry is the first */
+#define SLOT_OWN (EVENT_SOURCE.base + EventKindTelltale)
+
+/* hotBuf -- a level's next and limit: in its source's thread-local
+ * buffers if it is running (only the calling thread's run), else kept */
+static EventBufStruct *hotBuf(EventThreadStruct *thread, unsigned level, unsigned slot)
 {
-  if (level == thread->level && thread->deeper == 0)
-    return &thread->bufs[kind];
-  return &thread->saved[level][kind];
+  if (level == thread->level && thread->deeper == 0) {
+    if (thread->hot[slot] == NULL)
+      thread->hot[slot] = eventSlotHot(slot);
+    return thread->hot[slot];
+  }
+  return &thread->saved[level][slot];
+}
+
+/* hotSave, hotLoad, hotClear -- the running level's next and limit of
+ * every slot the thread has used, put aside, brought back, or zeroed
+ * (the slow path then runs).  Signal-safe. */
+static void hotSave(EventThreadStruct *thread, unsigned level)
+{
+  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot)
+    if (thread->hot[slot] != NULL)
+      thread->saved[level][slot] = *thread->hot[slot];
+}
+
+static void hotLoad(EventThreadStruct *thread, unsigned level)
+{
+  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot)
+    if (thread->hot[slot] != NULL)
+      *thread->hot[slot] = thread->saved[level][slot];
+}
+
+static void hotClear(EventThreadStruct *thread)
+{
+  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot)
+    if (thread->hot[slot] != NULL)
+      memset(thread->hot[slot], 0, sizeof *thread->hot[slot]);
+}
+
+/* tlsClear -- every source's next and limit, zero on the calling
+ * thread: it has no buffers (it exits, or is a fork's child) */
+static void tlsClear(void)
+{
+  for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
+    if (eventSources[i] != NULL)
+      memset(eventSources[i]->bufs(), 0,
+             eventSources[i]->registry->kindCount * sizeof(EventBufStruct));
 }
 
 static void threadExit(void *arg);
@@ -49,7 +90,6 @@ static EventThreadStruct *threadCreate(int *createdReturn)
   *createdReturn = 0;
   if (thread == NULL)
     return NULL;
-  thread->bufs = EventThreadBuf;
   PlinthLockClaim();
   if (eventThreadState != NULL) {    /* a handler's event, since our first look */
     PlinthLockRelease();
@@ -124,7 +164,7 @@ static void slotRelease(EventKindBufStruct *kb, unsigned s)
 static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s)
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
-  int output = (eventOutputApplied & EVENT_KIND_BIT(kind)) != 0;
+  int output = (eventOutputApplied & SLOT_BIT(kind)) != 0;
   /* The writer may still be writing what the slot held: hand a live
    * region over to it (.sol.writer.detach), else wait for it, or, when
    * dropping rather than waiting, say so (.sol.writer). */
@@ -231,7 +271,8 @@ static size_t descFixedSize(const EventDescStruct *desc, int *stringReturn)
  * size, or a string's NUL at the end), so that a commit store seen half
  * done, where it straddles a cache line, is taken for what it is: not
  * yet an event.  design/telemetry.txt .sol.flush */
-int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn)
+int eventCommitted(const EventRegistryStruct *registry, const unsigned char *p, uintptr_t limit,
+                   size_t *lengthReturn)
 {
   uint32_t codeLength;
   size_t length, fixed;
@@ -250,7 +291,7 @@ int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn
   length = EVENT_LENGTH_OF(codeLength);
   if (code == 0 || length < EVENT_HEADER_LEN || (uintptr_t)p + length > limit)
     return 0;
-  desc = EventRegistryLookup(&EventRegistry, code);
+  desc = EventRegistryLookup(registry, code);
   if (desc == NULL)
     return 0;
   fixed = descFixedSize(desc, &string);
@@ -262,10 +303,11 @@ int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn
 
 /* committedEnd -- the end of the committed events from p on, in a slot
  * that ends at limit */
-static uintptr_t committedEnd(uintptr_t p, uintptr_t limit)
+static uintptr_t committedEnd(unsigned slot, uintptr_t p, uintptr_t limit)
 {
   size_t length;
-  while (eventCommitted((const unsigned char *)p, limit, &length))
+  const EventRegistryStruct *registry = eventSlotRegistry(slot);
+  while (eventCommitted(registry, (const unsigned char *)p, limit, &length))
     p += length;
   return p;
 }
@@ -292,7 +334,7 @@ static void kindFlushAs(EventThreadStruct *thread, unsigned level, unsigned kind
   if (own)
     end = hotBuf(thread, level, kind)->next;
   else
-    end = committedEnd(kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
+    end = committedEnd(kind, kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
   if (end <= kb->sent)
     return;
   if (!output) {
@@ -309,11 +351,11 @@ static void kindFlushAs(EventThreadStruct *thread, unsigned level, unsigned kind
 /* eventOutputApplied -- the output set the buffers were last cut for
  * (lock): a debugger that writes EventKindControl directly is seen at
  * the next slow path or flush (outputSeen).  .sol.control.cut */
-EventKindSet eventOutputApplied = (EventKindSet)-1;
+EventSlotSet eventOutputApplied;
 
 static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, int own)
 {
-  kindFlushAs(thread, level, kind, own, (eventOutputApplied & EVENT_KIND_BIT(kind)) != 0);
+  kindFlushAs(thread, level, kind, own, (eventOutputApplied & SLOT_BIT(kind)) != 0);
 }
 
 static void *dropped(unsigned kind, void *sink);
@@ -350,61 +392,50 @@ static void liveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, 
  * live region.  A region whose output goes off is retagged only once
  * the writer has written what was sent of it: recovery takes nothing
  * from it after.  Lock held. */
-static void outputCut(EventKindSet was, EventKindSet now)
+static void outputCut(EventSlotSet was, EventSlotSet now)
 {
   EventThreadStruct *self = eventThreadState;
-  EventKindSet changed = was ^ now;
+  EventSlotSet changed = was ^ now;
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1 && (changed & was) != 0)
       eventWriterIdle();
     for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
       for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
-        for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+        for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
           EventKindBufStruct *kb = &t->levels[level][kind];
           unsigned s = kb->current;
           uintptr_t data;
-          if ((changed & EVENT_KIND_BIT(kind)) == 0 || kb->slot[s] == NULL)
+          if ((changed & SLOT_BIT(kind)) == 0 || kb->slot[s] == NULL)
             continue;
           if (pass == 0) {      /* sent, or passed over, up to the committed events */
             kindFlushAs(t, level, kind, t == self && level == t->level && t->deeper == 0,
-                        (was & EVENT_KIND_BIT(kind)) != 0);
+                        (was & SLOT_BIT(kind)) != 0);
             continue;
           }
           if (!eventLiveSlot(kb, s))
             continue;
           data = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
-          liveRetag(t, level, kind, s, (now & EVENT_KIND_BIT(kind)) != 0
+          liveRetag(t, level, kind, s, (now & SLOT_BIT(kind)) != 0
                                        ? (uint32_t)(kb->sent - data) : EVENT_LIVE_OUTPUT_OFF);
         }
   }
 }
 
-/* eventOutputControl -- EventControl: new = (old & ~reset) ^ flip, the
- * own kind kept on, in effect when it returns.  .sol.control.cut */
-EventKindSet eventOutputControl(EventKindSet reset, EventKindSet flip, EventKindSet keep)
+/* eventOutputCut -- the sources' output control, as EventSourceControl
+ * or a debugger wrote it, takes effect now: the buffers of the slots
+ * whose output changed are cut.  Lock held.  .sol.control.cut */
+void eventOutputCut(void)
 {
-  EventKindSet old, new;
-  PlinthLockClaim();
-  old = atomic_load(&EventKindControl);
-  new = (((old & ~reset) ^ flip) | keep);
-  if (eventOutputApplied != old)
-    outputCut(eventOutputApplied, old);  /* a debugger's change, first */
-  outputCut(old, new);
-  atomic_store(&EventKindControl, new);
-  eventOutputApplied = new;
-  PlinthLockRelease();
-  return old;
-}
-
-/* outputSeen -- a change a debugger made by writing EventKindControl
- * takes effect now.  Lock held. */
-static void outputSeen(void)
-{
-  EventKindSet now = atomic_load_explicit(&EventKindControl, memory_order_relaxed);
+  EventSlotSet now = eventOutputNow();
   if (now != eventOutputApplied) {
     outputCut(eventOutputApplied, now);
     eventOutputApplied = now;
   }
+}
+
+static void outputSeen(void)
+{
+  eventOutputCut();
 }
 
 /* While a traceback is taken, a thread whose buffer fills waits before
@@ -448,8 +479,8 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
    * file to recover from has them wherever it has the thread's data,
    * even if the program is killed between the two writes.
    * .sol.death.limits */
-  if (kind != EventKindTelltale)
-    kindFlush(thread, level, EventKindTelltale, 1);
+  if (kind != SLOT_OWN)
+    kindFlush(thread, level, SLOT_OWN, 1);
   kindFlush(thread, level, kind, 1);
   thread->writesDefer = 0;
   kb->previousEnd = hotBuf(thread, level, kind)->next;
@@ -473,14 +504,14 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
  * next flush, and on stderr.  design/telemetry.txt .sol.dropped */
 /* uintptr_t: a word is lock-free everywhere (an 8-byte atomic on a
  * 32-bit platform may take a lock, and this is reached from handlers) */
-static _Atomic uintptr_t dropCount[EVENT_KIND_LIMIT];
+static _Atomic uintptr_t dropCount[SLOT_LIMIT];
 
 static void *dropped(unsigned kind, void *sink)
 {
   static _Atomic int said;
   eventLiveDropped(kind);       /* first: the live file never counts fewer */
   if (atomic_fetch_add(&dropCount[kind], 1) == 0 && !atomic_exchange(&said, 1))
-    eventSay("no buffer for kind ", EventRegistry.kinds[kind].name,
+    eventSay("no buffer for kind ", eventSlotName(kind),
              " (memory ran out, the writer is behind with TELLTALE_WRITER=async,drop,",
              " signal handlers nested too deep, an event abandoned by a longjmp out of a",
              " handler, or a handler allocated while the",
@@ -510,15 +541,15 @@ static void dropsReport(int last)
   EventKindBufStruct *kb;
   if (thread == NULL)
     return;
-  kb = &thread->levels[thread->level][EventKindTelltale];
+  kb = &thread->levels[thread->level][SLOT_OWN];
   if (thread->deeper > 0 || (kb->slot[kb->current] == NULL && !last))
     return;
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+  for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
     uintptr_t n = atomic_load_explicit(&dropCount[kind], memory_order_relaxed) != 0
                   ? atomic_exchange(&dropCount[kind], 0) : 0;
     if (n != 0) {
       unsigned long drops = kb->drops;
-      EVENT_UW(EventsDropped, kind, (EventW)n);
+      EVENT_UW(EventsDropped, eventSlotWire(kind), (EventW)n);
       /* The report itself dropped (its buffer full, the writer behind):
        * the count goes back for the next report, or it would be lost. */
       if (kb->drops != drops)
@@ -532,15 +563,15 @@ static void dropsReport(int last)
 static void levelSwitch(EventThreadStruct *thread, unsigned level)
 {
   if (thread->deeper == 0)
-    memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+    hotSave(thread, thread->level);
   if (level == LEVEL_NONE) {
     ++thread->deeper;
-    memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+    hotClear(thread);
     return;
   }
   thread->deeper = 0;
   thread->level = level;
-  memcpy(EventThreadBuf, thread->saved[level], sizeof EventThreadBuf);
+  hotLoad(thread, level);
 }
 
 /* levelFree -- a level no running code uses, or LEVEL_NONE */
@@ -570,13 +601,13 @@ static void levelAbandon(EventThreadStruct *thread, unsigned level)
    * that was to write them never will.  (Code still in its own writes
    * writes the same bytes again.) */
   eventWritesDo(thread);
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+  for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
     EventKindBufStruct *kb = &thread->levels[level][kind];
     EventBufStruct *buf = &thread->saved[level][kind];
     uintptr_t end;
     if (kb->slot[kb->current] == NULL || buf->next <= kb->sent)
       continue;
-    end = committedEnd(kb->sent, buf->next);
+    end = committedEnd(kind, kb->sent, buf->next);
     if (end < buf->next) {
       memset((void *)end, 0, 4);              /* the data end here */
       buf->next = end;
@@ -690,14 +721,14 @@ void eventSignalLeave(int token)
     else
       level = thread->frames[d].level;
   if (thread->deeper == 0)
-    memcpy(thread->saved[thread->level], EventThreadBuf, sizeof EventThreadBuf);
+    hotSave(thread, thread->level);
   thread->depth = to;
   thread->level = level;
   thread->deeper = deeper;
   if (deeper == 0)
-    memcpy(EventThreadBuf, thread->saved[level], sizeof EventThreadBuf);
+    hotLoad(thread, level);
   else
-    memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+    hotClear(thread);
 }
 
 /* eventThreadEnsure -- the calling thread, set up and announced on its first
@@ -720,7 +751,7 @@ EventThreadStruct *eventThreadEnsure(void)
  * Sets the thread up on its first event, makes the kind's buffer on its
  * first event of that kind, and makes room when the buffer is full.
  * Own events emitted here (ThreadStart) re-enter; the loop re-checks. */
-static void *reserveSlow(unsigned kind, size_t size)
+static void *reserveSlow(unsigned kind, size_t size)   /* kind: the slot */
 {
   /* A dropped event is written into the thread's own sink, so that
    * threads that drop share no cache line and race on nothing; only
@@ -728,7 +759,7 @@ static void *reserveSlow(unsigned kind, size_t size)
   static unsigned char orphanSink[EVENT_SIZE_MAX + EVENT_END_SLACK];
   EventThreadStruct *thread;
   unsigned level;
-  EVENT_ASSERT(kind < EVENT_KIND_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
+  EVENT_ASSERT(kind < SLOT_LIMIT && size >= EVENT_HEADER_LEN && size <= EVENT_SIZE_MAX);
   thread = eventThreadEnsure();
   if (thread == NULL)
     return dropped(kind, orphanSink);
@@ -742,7 +773,7 @@ static void *reserveSlow(unsigned kind, size_t size)
   level = thread->level;
   for (;;) {
     EventKindBufStruct *kb = &thread->levels[level][kind];
-    EventBufStruct *buf = &thread->bufs[kind];
+    EventBufStruct *buf = hotBuf(thread, level, kind);
     if (kb->slot[kb->current] == NULL) {
       int res;
       PlinthLockClaim();
@@ -774,11 +805,16 @@ static void *reserveSlow(unsigned kind, size_t size)
 /* An asynchronous cancel waits until the slow path is done: one inside
  * it, between the lock and the writes after it, left a block's place
  * in the log unwritten.  .sol.cancel */
-void *EventReserveSlow(unsigned kind, size_t size)
+void *EventReserveIn(EventSourceStruct *source, unsigned kind, size_t size)
 {
+  /* A registry refused (said so when it was) records nothing: an
+   * event already past its check goes here. */
+  static unsigned char refusedSink[EVENT_SIZE_MAX + EVENT_END_SLACK];
   void *p;
+  if (eventSourceReady(source) != 0 || kind >= source->registry->kindCount)
+    return refusedSink;
   PlinthCancelHold();
-  p = reserveSlow(kind, size);
+  p = reserveSlow(source->base + kind, size);
   PlinthCancelRelease();
   return p;
 }
@@ -793,7 +829,7 @@ void *EventReserveSlow(unsigned kind, size_t size)
 void eventThreadFlush(EventThreadStruct *thread, int own)
 {
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
-    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+    for (unsigned kind = 0; kind < eventSlotsEnd; ++kind)
       kindFlush(thread, level, kind,
                 own && level == thread->level && thread->deeper == 0);
 }
@@ -802,7 +838,7 @@ void eventThreadFlush(EventThreadStruct *thread, int own)
 static void threadRelease(EventThreadStruct *thread)
 {
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
-    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
       EventKindBufStruct *kb = &thread->levels[level][kind];
       slotRelease(kb, 0);
       slotRelease(kb, 1);
@@ -830,10 +866,13 @@ static void threadFree(EventThreadStruct *thread)
 static void exitAbandoned(EventThreadStruct *thread)
 {
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
-    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
       EventKindBufStruct *kb = &thread->levels[level][kind];
-      uintptr_t next = hotBuf(thread, level, kind)->next;
-      if (kb->slot[kb->current] != NULL && next > kb->sent && committedEnd(kb->sent, next) < next) {
+      uintptr_t next;
+      if (kb->slot[kb->current] == NULL)
+        continue;
+      next = hotBuf(thread, level, kind)->next;
+      if (kb->slot[kb->current] != NULL && next > kb->sent && committedEnd(kind, kb->sent, next) < next) {
         (void)dropped(kind, NULL);
         ++kb->drops;
       }
@@ -866,7 +905,7 @@ static void threadExit(void *arg)
   altStack = thread->altStack;
   threadFree(thread);
   eventThreadState = NULL;           /* before a handler can run again */
-  memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  tlsClear();
   eventWriterPoke();            /* was it the last thread but the writer? */
   eventCtlPoke();
   PlinthLockRelease();
@@ -978,7 +1017,7 @@ static void finish(int atExit)
   EVENT_W(StreamEnd, (EventW)eventSession.blocks);
   if (eventThreadState != NULL) {
     self = eventThreadState;
-    kindFlush(self, self->level, EventKindTelltale, 1);
+    kindFlush(self, self->level, SLOT_OWN, 1);
   }
   if (atExit && running > 0) {
     eventWriterIdle();
@@ -993,7 +1032,7 @@ static void finish(int atExit)
     self = eventThreadState;
     /* The next session starts this thread's buffers afresh. */
     threadRelease(self);
-    memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+    tlsClear();
   }
   eventWriterIdle();                 /* every block written before the streams close */
   eventSlotsReturned();
@@ -1038,7 +1077,7 @@ int EventExecBefore(void)
   EVENT_WU(StreamExec, (EventW)eventSession.blocks, 0);
   if (eventThreadState != NULL) {
     self = eventThreadState;
-    kindFlush(self, self->level, EventKindTelltale, 1);
+    kindFlush(self, self->level, SLOT_OWN, 1);
   }
   eventWriterIdle();            /* the deferred writes (.sol.writer.at) */
   for (size_t i = 0; i < eventSession.streamCount; ++i)
@@ -1057,7 +1096,7 @@ void EventExecFailed(int before, int error)
   EVENT_WU(StreamExec, (EventW)eventSession.blocks, error > 0 ? (EventU)error : 1);
   if (eventThreadState != NULL) {
     self = eventThreadState;
-    kindFlush(self, self->level, EventKindTelltale, 1);
+    kindFlush(self, self->level, SLOT_OWN, 1);
   }
   eventWriterIdle();
   eventSession.async = before == 2;
@@ -1118,13 +1157,51 @@ void eventAfterFork(void)
     threadFree(t);
   }
   eventThreadState = NULL;
-  memset(EventThreadBuf, 0, sizeof EventThreadBuf);
+  tlsClear();
   eventSession.threadSerial = 0;
   /* The parent's drops are the parent's to report: counted again in
    * the child's log they would be reported twice.  .sol.dropped */
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+  for (unsigned kind = 0; kind < SLOT_LIMIT; ++kind)
     atomic_store(&dropCount[kind], 0);
   sessionClose(0);
   eventFileAfterFork();
 }
 
+
+/* eventSlotsLeave -- a registry leaves (dlclose): every thread's
+ * buffers of its slots are sent, up to their committed events, and
+ * freed, so that the slots can be another's.  Its drops not yet
+ * reported are said here: no EventsDropped can name it after.  Lock
+ * held.  design/telemetry.txt .reg.many */
+void eventSlotsLeave(unsigned base, unsigned count)
+{
+  EventThreadStruct *self = eventThreadState;
+  eventOutputCut();
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+    for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+      for (unsigned slot = base; slot < base + count; ++slot) {
+        EventKindBufStruct *kb = &t->levels[level][slot];
+        if (kb->slot[kb->current] != NULL)
+          kindFlush(t, level, slot, t == self && level == t->level && t->deeper == 0);
+      }
+  eventWriterIdle();
+  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
+    for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
+      for (unsigned slot = base; slot < base + count; ++slot) {
+        EventKindBufStruct *kb = &t->levels[level][slot];
+        slotRelease(kb, 0);
+        slotRelease(kb, 1);
+        memset(kb, 0, sizeof *kb);
+        memset(&t->saved[level][slot], 0, sizeof t->saved[level][slot]);
+        t->hot[slot] = NULL;
+      }
+  for (unsigned slot = base; slot < base + count; ++slot) {
+    uintptr_t n = atomic_exchange(&dropCount[slot], 0);
+    if (n != 0) {
+      char digits[DECIMAL_MAX + 1];
+      eventFormatUnsigned(digits, n);
+      eventSay(digits, " events of kind ", eventSlotName(slot),
+               " were dropped before its registry was unloaded", NULL);
+    }
+  }
+}

@@ -33,7 +33,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  5      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  6      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
                                        2: StreamExec, .sol.exec; 3: a live region's
                                        index says where its block starts, or that
@@ -41,8 +41,10 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                        4: StreamSnapshot, .ctl.snapshot;
                                        EventsFiltered and filtered blocks,
                                        .sol.filter; 5: the header's flags have a
-                                       check of their own, .stream.header.check) */
+                                       check of their own, .stream.header.check;
+                                       6: several registries, .stream.header.registries) */
 #define EVENT_VERSION_FLAGS_CHECKED 5  /* the minor from which they do */
+#define EVENT_VERSION_REGISTRIES 6  /* the minor from which a stream has several registries */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
                                        never writes one */
@@ -60,8 +62,12 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_LIVE_DROPS        0x04u        /* flags of a live file: its header counts drops (3.0.1,
                                                 .sol.dropped) */
 #define EVENT_LIVE_REGIONS_LEN  8            /* a live file's header ends with its region count */
-#define EVENT_LIVE_DROPS_LEN    (8 * EVENT_KIND_LIMIT)  /* ... after its drop counts: per kind a
-                                                word, first in 8 bytes */
+#define EVENT_LIVE_SLOTS        64           /* the runtime's slots: a kind of a registry */
+#define EVENT_LIVE_DROPS_LEN    (8 * EVENT_LIVE_SLOTS)  /* ... after its drop counts: per slot a
+                                                word, first in 8 bytes (3.0.6; .sol.dropped) */
+#define EVENT_LIVE_SLOTS_LEN    (2 * EVENT_LIVE_SLOTS)  /* ... after each slot's kind, as blocks
+                                                carry it, a u16 (3.0.6; .reg.many) */
+#define EVENT_LIVE_DROPS_LEN_5  (8 * 32)     /* before 3.0.6: per kind a word, no slots */
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 #define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */
@@ -73,6 +79,11 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                                 .sol.filter) */
 #define EVENT_ZSTD_RATIO_MAX    1024         /* bytes a zstd block's data expand to, per byte */
 #define EVENT_BLOCK_INDEX_NONE  0xFFFFFFFFu  /* index of a block not written to a log (2.0) */
+#define EVENT_BLOCK_KIND_REGISTRY 0xFFFFu    /* kind of a block that carries a registry that
+                                                joined after the header (3.0.6,
+                                                .stream.block.registry) */
+#define EVENT_BLOCK_REGISTRY_SHIFT 8         /* a block's kind: its registry's number above
+                                                its kind index (3.0.6) */
 #define EVENT_LIVE_OUTPUT_OFF   0xFFFFFFFEu  /* index of a live region whose events from here
                                                 on are of a kind with output off: none to
                                                 recover (3.0.3, .sol.control.cut) */

@@ -57,7 +57,6 @@ static void sayNumber(uint64_t n)
 static void status(void)
 {
   char program[256];
-  EventKindSet record = atomic_load(&EventKindRecord), output = atomic_load(&EventKindControl);
   int any = 0;
   if (PlinthProgramName(program, sizeof program) != 0)
     eventCopyString(program, sizeof program, "?");
@@ -79,31 +78,40 @@ static void status(void)
   say(eventSession.async ? " writer async" : " writer sync");
   PlinthLockRelease();
   say("\n");
-  for (unsigned k = 0; k < EventRegistry.kindCount; ++k) {
+  /* Each registry's kinds, by the names the environment takes
+   * (eventKindName): .reg.many */
+  PlinthLockClaim();
+  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot) {
+    EventSourceStruct *source = eventSlots[slot].source;
+    char name[2 * EVENT_NAME_MAX + 2];
+    EventKindSet bit;
+    if (source == NULL)
+      continue;
+    bit = EVENT_KIND_BIT(eventSlots[slot].kind);
+    eventKindName(name, sizeof name, slot);
     say("kind ");
-    say(EventRegistry.kinds[k].name);
-    say((record & EVENT_KIND_BIT(k)) ? " record on" : " record off");
-    say((output & EVENT_KIND_BIT(k)) ? " output on\n" : " output off\n");
+    say(name);
+    say((atomic_load(source->record) & bit) ? " record on" : " record off");
+    say((eventOutputApplied & SLOT_BIT(slot)) ? " output on\n" : " output off\n");
   }
-  for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
-    if (atomic_load(&EventOff[EventRegistry.events[i].code])) {
-      say(any ? ", " : "events off ");
-      say(EventRegistry.events[i].name);
-      any = 1;
+  for (unsigned s = 0; s < SOURCE_LIMIT; ++s) {
+    EventSourceStruct *source = eventSources[s];
+    if (source == NULL)
+      continue;
+    for (unsigned i = 0; i < source->registry->eventCount; ++i) {
+      unsigned code = source->registry->events[i].code;
+      if (code < source->offLimit && atomic_load(&source->off[code])) {
+        say(any ? ", " : "events off ");
+        say(source->registry->events[i].name);
+        any = 1;
+      }
     }
+  }
+  PlinthLockRelease();
   say(any ? "\n" : "events off (none)\n");
   eventFilterSay(page->answer, sizeof page->answer);
 }
 
-/* kinds -- the request's kind set, or EINVAL said in the answer */
-static int kinds(EventKindSet *kindsReturn)
-{
-  char err[256];
-  int res = EventKindParse(page->arg, kindsReturn, err, sizeof err);
-  if (res != 0)
-    say(err);
-  return res;
-}
 
 /* flush -- every thread's committed events, written (by the writer too)
  * before the answer.  .ctl.flush */
@@ -171,7 +179,6 @@ static int recent(void)
 /* serve -- do the request on the page and write its answer */
 static void serve(void)
 {
-  EventKindSet set;
   char err[256];
   int res = 0;
   page->arg[sizeof page->arg - 1] = '\0';
@@ -182,11 +189,10 @@ static void serve(void)
     break;
   case EventCtlOutput:
   case EventCtlRecord:
-    if ((res = kinds(&set)) == 0) {
-      if (page->op == EventCtlOutput)
-        (void)(page->on ? EventControlSet(set) : EventControlReset(set));
-      else
-        (void)(page->on ? EventRecordSet(set) : EventRecordReset(set));
+    if ((res = EventKindsSwitch(page->arg, page->op == EventCtlOutput, (int)page->on,
+                                err, sizeof err)) != 0)
+      say(err);
+    else {
       say(page->op == EventCtlOutput ? "output " : "recording ");
       say(page->on ? "on: " : "off: ");
       say(page->arg);

@@ -101,8 +101,9 @@ static void dumpRange(DumpHeapStruct *h, DumpEntryStruct *entry, const unsigned 
                       uintptr_t limit, EventClock bound)
 {
   size_t length;
+  const EventRegistryStruct *registry = eventSlotRegistry(entry->kind);
   entry->limit = limit;
-  while (eventCommitted(p, limit, &length)) {
+  while (eventCommitted(registry, p, limit, &length)) {
     memcpy(&entry->clock, p + 4, sizeof entry->clock);
     if (entry->clock <= bound) {
       entry->event = p;
@@ -119,10 +120,12 @@ static void dumpRange(DumpHeapStruct *h, DumpEntryStruct *entry, const unsigned 
 static void dumpScan(DumpHeapStruct *h, EventThreadStruct *t, EventClock bound)
 {
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
-    for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+    for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {   /* kind: a slot */
       EventKindBufStruct *kb = &t->levels[level][kind];
       unsigned s = kb->current, o = 1 - s;
       DumpEntryStruct entry;
+      if (eventSlots[kind].source == NULL)
+        continue;
       entry.thread = t;
       entry.kb = kb;
       entry.kind = kind;
@@ -143,7 +146,8 @@ static int dumpCopy(const DumpEntryStruct *entry, unsigned char *copy, size_t si
 {
   size_t length;
   uintptr_t limit = (uintptr_t)entry->event + size;
-  if (!eventCommitted(entry->event, limit < entry->limit ? limit : entry->limit, &length))
+  if (!eventCommitted(eventSlotRegistry(entry->kind), entry->event,
+                      limit < entry->limit ? limit : entry->limit, &length))
     return 0;
   memcpy(copy, entry->event, length);
   atomic_thread_fence(memory_order_acquire);
@@ -269,7 +273,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   }
   n = dumpSelect(count, self, bound, &mine, &rest);
   EventLayoutNative(&layout);
-  EventFormatContextInit(&context, &EventRegistry);
+  EventFormatContextInit(&context, EVENT_SOURCE.registry);
   context.label = eventLabelLookup;
   context.clockHz = EventClockRate(PlinthClockFrequency(), eventSession.startClock,
                                    eventSession.startMonotonic, eventSession.syncClock,
@@ -283,12 +287,14 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
     EventRecordStruct rec;
     size_t len;
     if (!dumpCopy(e, copy, sizeof copy)
-        || EventDecode(&layout, &EventRegistry, copy, sizeof copy, &rec, NULL) != EventDecodeOK) {
+        || EventDecode(&layout, eventSlotRegistry(e->kind), copy, sizeof copy, &rec, NULL)
+           != EventDecodeOK) {
       ++unreadable;
       continue;
     }
     rec.thread = e->thread->serial;
-    rec.kind = e->kind;
+    rec.kind = eventSlots[e->kind].kind;
+    context.registry = eventSlotRegistry(e->kind);   /* each event its own registry's: .reg.many */
     len = EventFormat(line, sizeof line - 1, &rec, &context);
     if (len > sizeof line - 2)
       len = sizeof line - 2;
@@ -343,7 +349,7 @@ static int snapshotRange(PlinthStream stream, uint32_t *index, uint64_t *seq, ui
   const unsigned char *end = p;
   size_t length;
   uint64_t n = 0;
-  while (eventCommitted(end, limit, &length)) {
+  while (eventCommitted(eventSlotRegistry(kind), end, limit, &length)) {
     end += length;
     ++n;
   }
@@ -369,8 +375,10 @@ int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn)
   for (EventThreadStruct *t = eventSession.threads; t != NULL && res == 0; t = t->next) {
     serial = t->serial;
     for (unsigned level = 0; level < LEVEL_LIMIT && res == 0; ++level)
-      for (unsigned kind = 0; kind < EVENT_KIND_LIMIT && res == 0; ++kind) {
+      for (unsigned kind = 0; kind < eventSlotsEnd && res == 0; ++kind) {
         const EventKindBufStruct *kb = &t->levels[level][kind];
+        if (eventSlots[kind].source == NULL)
+          continue;
         unsigned s = kb->current, o = 1 - s;
         if (kb->slot[o] != NULL && kb->previousEnd != 0)
           res = snapshotRange(stream, &index, &seq, &events, t, level, kind,

@@ -27,6 +27,7 @@ typedef enum { OpEQ, OpNE, OpLT, OpLE, OpGT, OpGE } OpEnum;
 typedef struct FilterStruct {
   unsigned code;                /* the event's */
   unsigned param;               /* the field's index */
+  EventSourceStruct *source;    /* the event's registry (.reg.many) */
   char letter;                  /* its format letter */
   size_t offset, size;          /* where it is in the event, as the emitter stores it */
   OpEnum op;
@@ -40,13 +41,15 @@ typedef struct FilterStruct {
  * change makes a new table, and the old is freed only once the writer,
  * which reads it without the lock, is idle */
 typedef struct FilterTableStruct {
-  EventKindSet kinds;           /* kinds with a filter */
+  EventSlotSet kinds;           /* slots with a filter */
   unsigned count;
   FilterStruct filter[FILTER_LIMIT];
   unsigned char codes[EVENT_CODE_LIMIT / 8];  /* a bit per code with a filter */
 } FilterTableStruct;
 
 static FilterTableStruct *_Atomic filterTable;
+
+static void publish(FilterTableStruct *t);
 
 /* Scratch areas, as the compact encoder's (eventcompact.c): the lock's
  * holder, a handler that interrupted it, and the writer. */
@@ -65,6 +68,62 @@ static void errSay(char *err, size_t errSize, const char *a, const char *b, cons
   eventCopyString(err, errSize, a);
   eventAppend(err, errSize, b);
   eventAppend(err, errSize, c);
+}
+
+/* eventFind -- an event by name, "Name" or "REGISTRY:Name", in the
+ * registries in the process, and its source; NULL, saying why in err,
+ * if none has it or, unqualified, more than one does.  Lock held. */
+const EventDescStruct *eventFind(const char *name, EventSourceStruct **sourceReturn,
+                                 char *err, size_t errSize)
+{
+  const char *colon = strchr(name, ':'), *event = colon != NULL ? colon + 1 : name;
+  const EventDescStruct *found = NULL;
+  unsigned count = 0;
+  for (unsigned s = 0; s < SOURCE_LIMIT; ++s) {
+    EventSourceStruct *source = eventSources[s];
+    const EventRegistryStruct *reg;
+    if (source == NULL)
+      continue;
+    reg = source->registry;
+    if (colon != NULL && (strncmp(reg->name, name, (size_t)(colon - name)) != 0
+                          || reg->name[colon - name] != '\0'))
+      continue;
+    for (unsigned i = 0; i < reg->eventCount; ++i)
+      if (strcmp(reg->events[i].name, event) == 0 && !reg->events[i].retired) {
+        if (found == NULL || found->code >= EVENT_CODE_RESERVED_LIMIT)
+          ++count;              /* telltale's own are in more than one: the same */
+        found = &reg->events[i];
+        *sourceReturn = source;
+        break;
+      }
+  }
+  if (found == NULL)
+    errSay(err, errSize, "unknown event '", name, "'");
+  else if (count > 1 && found->code >= EVENT_CODE_RESERVED_LIMIT) {
+    errSay(err, errSize, "event '", name, "' is in more than one registry: name it REGISTRY:");
+    eventAppend(err, errSize, name);
+    return NULL;
+  }
+  return found;
+}
+
+/* eventFilterForget -- a registry leaves: its filters go.  Lock held. */
+void eventFilterForget(EventSourceStruct *source)
+{
+  FilterTableStruct *now = atomic_load(&filterTable), *t;
+  unsigned kept = 0;
+  if (now == NULL)
+    return;
+  for (unsigned i = 0; i < now->count; ++i)
+    kept += now->filter[i].source != source;
+  if (kept == now->count)
+    return;
+  t = kept > 0 ? PlinthPagesAlloc(sizeof *t) : NULL;
+  if (t != NULL)
+    for (unsigned i = 0; i < now->count; ++i)
+      if (now->filter[i].source != source)
+        t->filter[t->count++] = now->filter[i];
+  publish(t);
 }
 
 /* parse -- "Name field OP value" into *f; 0 or EINVAL with err */
@@ -113,13 +172,9 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
   n = strlen(value);
   while (n > 0 && value[n - 1] == ' ')   /* "size>=4096 " as "size>=4096" */
     --n;
-  for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
-    if (strcmp(EventRegistry.events[i].name, name) == 0)
-      desc = &EventRegistry.events[i];
-  if (desc == NULL) {
-    errSay(err, errSize, "unknown event '", name, "'");
+  desc = eventFind(name, &f->source, err, errSize);
+  if (desc == NULL)
     return EINVAL;
-  }
   if (desc->code < EVENT_CODE_RESERVED_LIMIT) {
     errSay(err, errSize, "telltale's own events cannot be filtered: ", name, "");
     return EINVAL;
@@ -179,9 +234,9 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
 }
 
 /* keep -- does the event at p (length bytes, committed, in this
- * program's layout) pass every filter on its code in t?  A field is read
- * where the emitter stored it: no decode. */
-static int keep(const FilterTableStruct *t, const unsigned char *p, size_t length)
+ * program's layout), of slot's registry, pass every filter on its code
+ * in t?  A field is read where the emitter stored it: no decode. */
+static int keep(const FilterTableStruct *t, unsigned slot, const unsigned char *p, size_t length)
 {
   unsigned code;
   uint16_t c;
@@ -192,7 +247,7 @@ static int keep(const FilterTableStruct *t, const unsigned char *p, size_t lengt
   for (unsigned i = 0; i < t->count; ++i) {
     const FilterStruct *f = &t->filter[i];
     int cmp;
-    if (f->code != code)
+    if (f->code != code || f->source != eventSlots[slot].source)
       continue;
     if (f->offset + f->size + (f->letter == 'S') > length)
       return 1;                 /* not the filter's to judge: the reader will say */
@@ -229,7 +284,7 @@ static int keep(const FilterTableStruct *t, const unsigned char *p, size_t lengt
 int eventFilterKeep(unsigned kind, const unsigned char *p, size_t length)
 {
   const FilterTableStruct *t = atomic_load_explicit(&filterTable, memory_order_acquire);
-  return t == NULL || (t->kinds & EVENT_KIND_BIT(kind)) == 0 || keep(t, p, length);
+  return t == NULL || (t->kinds & SLOT_BIT(kind)) == 0 || keep(t, kind, p, length);
 }
 
 /* eventFilterBlock -- eventint.h */
@@ -243,7 +298,7 @@ const unsigned char *eventFilterBlock(unsigned kind, const unsigned char *data, 
   EventStructEventsFiltered end;
   unsigned char *base;
   *filteredReturn = 0;
-  if (t == NULL || (t->kinds & EVENT_KIND_BIT(kind)) == 0 || size == 0)
+  if (t == NULL || (t->kinds & SLOT_BIT(kind)) == 0 || size == 0)
     return data;
   for (unsigned i = 0; ; ++i) {
     if (i == SCRATCH_LIMIT)
@@ -273,7 +328,7 @@ const unsigned char *eventFilterBlock(unsigned kind, const unsigned char *data, 
     if (EVENT_CODE_OF(codeLength) == 0 || length < EVENT_HEADER_LEN || length > size - at)
       break;
     memcpy(&last, data + at + 4, sizeof last);
-    if (keep(t, data + at, length)) {
+    if (keep(t, kind, data + at, length)) {
       memcpy(base + out, data + at, length);
       out += length;
     } else
@@ -283,7 +338,7 @@ const unsigned char *eventFilterBlock(unsigned kind, const unsigned char *data, 
   memset(&end, 0, sizeof end);
   end.header.codeLength = EVENT_CODE_LENGTH(EventCodeEventsFiltered, sizeof end);
   end.header.clock = last;      /* no earlier than any event before it */
-  end.kind = kind;
+  end.kind = eventSlotWire(kind);   /* as its block's header says it */
   end.count = (EventW)count;
   end.covered = (EventW)at;
   memcpy(base + out, &end, sizeof end);
@@ -311,7 +366,8 @@ static void publish(FilterTableStruct *t)
     for (unsigned i = 0; i < t->count; ++i) {
       unsigned code = t->filter[i].code;
       t->codes[code / 8] = (unsigned char)(t->codes[code / 8] | (1u << (code % 8)));
-      t->kinds |= EVENT_KIND_BIT(EventRegistryLookup(&EventRegistry, code)->kind);
+      t->kinds |= eventSlotsOf(t->filter[i].source, EVENT_KIND_BIT(
+        EventRegistryLookup(t->filter[i].source->registry, code)->kind));
     }
   }
   old = atomic_exchange_explicit(&filterTable, t, memory_order_acq_rel);
@@ -321,45 +377,86 @@ static void publish(FilterTableStruct *t)
   }
 }
 
-/* EventFilterAdd -- event.h */
-int EventFilterAdd(const char *spec, char *err, size_t errSize)
+/* filterAdd -- EventFilterAdd with the lock held */
+static int filterAdd(const char *spec, char *err, size_t errSize)
 {
   FilterStruct f;
   FilterTableStruct *t, *now;
-  int res;
-  if (errSize == 0)
-    err = NULL;
-  if (spec == NULL)
-    return EINVAL;
-  res = parse(spec, &f, err, errSize);
+  int res = parse(spec, &f, err, errSize);
   if (res != 0)
     return res;
   if ((t = PlinthPagesAlloc(sizeof *t)) == NULL)
     return ENOMEM;
-  PlinthLockClaim();
   now = atomic_load(&filterTable);
   if (now != NULL)
     memcpy(t, now, sizeof *t);
   if (t->count == FILTER_LIMIT) {
-    PlinthLockRelease();
     PlinthPagesFree(t, sizeof *t);
     errSay(err, errSize, "at most 16 filters at once", "", "");
     return ENOSPC;
   }
   t->filter[t->count++] = f;
   publish(t);
-  PlinthLockRelease();
   return 0;
+}
+
+/* EventFilterAdd -- event.h */
+int EventFilterAdd(const char *spec, char *err, size_t errSize)
+{
+  int res;
+  if (errSize == 0)
+    err = NULL;
+  if (spec == NULL)
+    return EINVAL;
+  (void)EventInit();
+  PlinthLockClaim();
+  res = filterAdd(spec, err, errSize);
+  PlinthLockRelease();
+  return res;
+}
+
+/* eventFilterEnv -- TELLTALE_FILTER: filters separated by ';', each
+ * added once a registry with its event has joined; with final (the
+ * session starts), one that none has yet is said.  Lock held.
+ * design/telemetry.txt .sol.filter, .reg.many */
+void eventFilterEnv(int final)
+{
+  static uint32_t done;         /* a bit per filter added, or said */
+  const char *value = PlinthGetEnv("TELLTALE_FILTER"), *p = value;
+  for (unsigned i = 0; p != NULL && *p != '\0'; ++i) {
+    char spec[256], err[256];
+    size_t n = strcspn(p, ";");
+    if (i < 32 && (done & (UINT32_C(1) << i)) == 0 && n > 0) {
+      int res = EINVAL;
+      err[0] = '\0';
+      if (n < sizeof spec) {
+        memcpy(spec, p, n);
+        spec[n] = '\0';
+        res = filterAdd(spec, err, sizeof err);
+      } else
+        eventCopyString(err, sizeof err, "a filter is at most 127 characters");
+      if (res == 0 || final || strncmp(err, "unknown event", 13) != 0) {
+        done |= UINT32_C(1) << i;
+        if (res != 0)
+          eventSay("TELLTALE_FILTER: ", err, "; using the others", NULL);
+      }
+    }
+    p += n;
+    if (*p == ';')
+      ++p;
+  }
 }
 
 /* EventFilterClear -- event.h */
 int EventFilterClear(const char *name)
 {
+  EventSourceStruct *source = NULL;
+  const EventDescStruct *named = NULL;
   if (name != NULL && name[0] != '\0' && strcmp(name, "all") != 0) {
-    int known = 0;
-    for (unsigned i = 0; i < EventRegistry.eventCount; ++i)
-      known |= strcmp(EventRegistry.events[i].name, name) == 0;
-    if (!known)
+    PlinthLockClaim();
+    named = eventFind(name, &source, NULL, 0);
+    PlinthLockRelease();
+    if (named == NULL)
       return EINVAL;            /* no such event */
   }
   {
@@ -373,8 +470,7 @@ int EventFilterClear(const char *name)
       return ENOMEM;
     }
     for (unsigned i = 0; i < now->count; ++i) {
-      const EventDescStruct *desc = EventRegistryLookup(&EventRegistry, now->filter[i].code);
-      if (strcmp(desc->name, name) == 0)
+      if (now->filter[i].source == source && now->filter[i].code == named->code)
         found = 1;
       else
         t->filter[t->count++] = now->filter[i];

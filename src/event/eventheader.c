@@ -12,6 +12,7 @@
 #include "eventstreamint.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,9 +163,9 @@ static int parseKinds(ParseStruct *ps)
   unsigned kindCount;
   if (!parseU16(ps, &kindCount, "the kind count"))
     return 0;
-  if (kindCount > EVENT_KIND_LIMIT) {
+  if (kindCount > EVENT_KIND_LIMIT || kindCount == 0) {
     eventFormatMessage(ps->msg, ps->msgSize,
-                  "offset %" PRIu64 ": kind count %" PRIu64 " is more than EVENT_KIND_LIMIT (32)",
+                  "offset %" PRIu64 ": kind count %" PRIu64 " is not from 1 to EVENT_KIND_LIMIT (32)",
                   (uint64_t)(ps->pos - 2), (uint64_t)kindCount);
     return 0;
   }
@@ -255,7 +256,7 @@ static int sortEvents(ParseStruct *ps, SortDescStruct *sorted, unsigned eventCou
 
 /* parseRegistry -- the names, the kinds and the events of the header's
  * variable part.  design/telemetry.txt .stream.header.var */
-static int parseRegistry(ParseStruct *ps)
+static int parseRegistryBody(ParseStruct *ps)
 {
   EventStreamStruct *stream = ps->stream;
   SortDescStruct *sorted;
@@ -263,8 +264,7 @@ static int parseRegistry(ParseStruct *ps)
   size_t paramSlots, paramUsed = 0;
   int ok;
 
-  if (!parseStr(ps, &stream->info.program, NULL, "the program name")
-      || !parseStr(ps, &stream->registry.name, NULL, "the registry name") || !parseKinds(ps)
+  if (!parseStr(ps, &stream->registry.name, NULL, "the registry name") || !parseKinds(ps)
       || !parseU16(ps, &eventCount, "the event count"))
     return 0;
   /* Each event entry takes at least 10 bytes: check before allocating. */
@@ -287,7 +287,12 @@ static int parseRegistry(ParseStruct *ps)
   return ok;
 }
 
-/* eventParseHeader -- the fixed part, then the registry.  design/telemetry.txt .stream.header */
+static int parseRegistry(ParseStruct *ps)
+{
+  return parseStr(ps, &ps->stream->info.program, NULL, "the program name")
+         && parseRegistryBody(ps);
+}
+
 /* parseHeaderCheck -- 2.0 on: the header's check, after the registry,
  * over every byte before it.  A damaged header would misname every
  * event, so it is refused.  design/telemetry.txt .stream.header.check */
@@ -366,13 +371,11 @@ static int parseParam(ParseStruct *ps, unsigned code, unsigned *indexReturn, int
 
 /* parseSpans -- 2.0.1 on: the spans and counters after the header's
  * check, then their own check.  design/telemetry.txt .stream.header.span */
-static int parseSpans(ParseStruct *ps)
+static int parseSpansBody(ParseStruct *ps)
 {
   EventStreamStruct *stream = ps->stream;
   EventRegistryStruct *reg = &stream->registry;
   unsigned count, code, key;
-  if (stream->info.major < 2 || stream->info.minor < 1)
-    return 1;
   if (!parseU16(ps, &count, "the span count"))
     return 0;
   stream->spans = calloc((size_t)count + 1, sizeof *stream->spans);
@@ -402,7 +405,461 @@ static int parseSpans(ParseStruct *ps)
     counter->code = code;
     counter->key = key;
   }
-  return parseHeaderCheck(ps);
+  return 1;
+}
+
+static int parseSpans(ParseStruct *ps)
+{
+  if (ps->stream->info.major < 2 || ps->stream->info.minor < 1)
+    return 1;
+  return parseSpansBody(ps) && parseHeaderCheck(ps);
+}
+
+
+/* Several registries.  design/telemetry.txt .stream.header.registries
+ *
+ * A stream of 3.0.6 carries, after the first registry, the others in
+ * the process when it began, and a registry block for each that joined
+ * after.  Each is parsed as the first is, into the stream's fields, then
+ * taken into a RegStruct of its own; the stream's registry becomes their
+ * merge: kinds and events one after another, in number order, each
+ * event's code its registry's number above its own code, and each kind
+ * named "registry:Kind" when more than one registry besides the first
+ * (telltale's own) has kinds.  A stream with one registry is read as
+ * before: no merge. */
+
+/* FieldsStruct -- what the parse functions fill in the stream */
+typedef struct FieldsStruct {
+  EventRegistryStruct registry;
+  EventKindDescStruct *kinds;
+  EventDescStruct *events;
+  const char **paramStrings;
+  EventSpanDescStruct *spans;
+  EventCounterDescStruct *counters;
+} FieldsStruct;
+
+static void fieldsTake(EventStreamStruct *stream, FieldsStruct *f)
+{
+  f->registry = stream->registry;
+  f->kinds = stream->kinds;
+  f->events = stream->events;
+  f->paramStrings = stream->paramStrings;
+  f->spans = stream->spans;
+  f->counters = stream->counters;
+  memset(&stream->registry, 0, sizeof stream->registry);
+  stream->kinds = NULL;
+  stream->events = NULL;
+  stream->paramStrings = NULL;
+  stream->spans = NULL;
+  stream->counters = NULL;
+}
+
+static void fieldsPut(EventStreamStruct *stream, const FieldsStruct *f)
+{
+  stream->registry = f->registry;
+  stream->kinds = f->kinds;
+  stream->events = f->events;
+  stream->paramStrings = f->paramStrings;
+  stream->spans = f->spans;
+  stream->counters = f->counters;
+}
+
+static void fieldsFree(FieldsStruct *f)
+{
+  free(f->kinds);
+  free(f->events);
+  free((void *)f->paramStrings);
+  free(f->spans);
+  free(f->counters);
+}
+
+/* regAppend -- a registry of number, parsed into f, joins the stream's;
+ * 0, saying why in msg, if its number is another's or there is no room */
+static int regAppend(EventStreamStruct *stream, unsigned number, FieldsStruct *f, size_t at,
+                     char *msg, size_t msgSize)
+{
+  RegStruct *r;
+  if (number > 0xFF || stream->regOf[number] != 0) {
+    eventFormatMessage(msg, msgSize, "offset %" PRIu64 ": registry number %" PRIu64
+                       " is %s", (uint64_t)at, (uint64_t)number,
+                       number > 0xFF ? "more than 255" : "another registry's already");
+    return 0;
+  }
+  if (stream->regCount == stream->regCapacity) {
+    unsigned capacity = stream->regCapacity == 0 ? 4 : 2 * stream->regCapacity;
+    RegStruct *more = realloc(stream->regs, capacity * sizeof *more);
+    if (more == NULL) {
+      eventFormatMessage(msg, msgSize, "offset %" PRIu64 ": out of memory reading a registry",
+                         (uint64_t)at);
+      return 0;
+    }
+    stream->regs = more;
+    stream->regCapacity = capacity;
+  }
+  r = &stream->regs[stream->regCount];
+  memset(r, 0, sizeof *r);
+  r->number = number;
+  r->reg = f->registry;
+  r->owned[0] = f->kinds;
+  r->owned[1] = f->events;
+  r->owned[2] = (void *)f->paramStrings;
+  r->owned[3] = f->spans;
+  r->owned[4] = f->counters;
+  stream->regOf[number] = (unsigned char)++stream->regCount;
+  return 1;
+}
+
+/* kindWires -- each kind of the stream's registry as blocks carry it
+ * (a kind several registries share, telltale's own, as the first's) */
+static void kindWires(EventStreamStruct *stream)
+{
+  for (unsigned i = stream->regCount; i-- > 0;)
+    for (unsigned k = 0; k < stream->regs[i].reg.kindCount; ++k)
+      stream->info.kindWire[stream->regs[i].kindMap[k]] =
+        (uint16_t)(stream->regs[i].number << EVENT_BLOCK_REGISTRY_SHIFT | k);
+}
+
+/* MergeEventStruct -- an event of the merge, and whose it is */
+typedef struct MergeEventStruct {
+  EventDescStruct desc;
+  unsigned reg, own;            /* its registry's index, and its own index there */
+  int same;                     /* telltale's own, which the first registry has: its */
+} MergeEventStruct;
+
+static int mergeEventCompare(const void *a, const void *b)
+{
+  const MergeEventStruct *x = a, *y = b;
+  if (x->desc.code != y->desc.code)
+    return x->desc.code < y->desc.code ? -1 : 1;
+  return x->same - y->same;
+}
+
+/* taken -- is name the name of one of the first n kinds or events? */
+static int kindTaken(const EventKindDescStruct *kinds, unsigned n, const char *name)
+{
+  for (unsigned i = 0; i < n; ++i)
+    if (strcmp(kinds[i].name, name) == 0)
+      return 1;
+  return 0;
+}
+
+static int eventTaken(const MergeEventStruct *events, unsigned n, const char *name)
+{
+  for (unsigned i = 0; i < n; ++i)
+    if (!events[i].same && strcmp(events[i].desc.name, name) == 0)
+      return 1;
+  return 0;
+}
+
+/* mergedCode -- the code in the merge of registry i's event of code */
+static unsigned mergedCode(const MergeEventStruct *events, unsigned n, unsigned i, unsigned code)
+{
+  for (unsigned e = 0; e < n; ++e)
+    if (events[e].reg == i && (events[e].desc.code & 0xFFFF) == code)
+      return events[e].desc.code;
+  return code;
+}
+
+/* qualify -- "registry:name" in names, at *atIO */
+static const char *qualify(char *names, size_t *atIO, const char *reg, const char *name)
+{
+  char *q = names + *atIO;
+  size_t a = strlen(reg), b = strlen(name);
+  memcpy(q, reg, a);
+  q[a] = ':';
+  memcpy(q + a + 1, name, b + 1);
+  *atIO += a + b + 2;
+  return q;
+}
+
+/* mergeBuild -- the stream's registry, the merge of its registries, by
+ * the rule .stream.header.registries gives: the first registry's as it
+ * is; then each other registry's kinds and events, in number order,
+ * telltale's own kind and events taken as the first's; an event keeps
+ * its code unless an earlier registry has that code, when its number
+ * goes above it, and its name unless an earlier one has it, when
+ * "registry:" goes before it; kinds are "registry:Kind" when more than
+ * one registry besides the first has kinds.  A merge it replaces is
+ * kept, as tools may hold its descriptors.  0 if memory ran out, or
+ * there are more kinds than a stream may have. */
+static int mergeBuild(EventStreamStruct *stream, char *msg, size_t msgSize)
+{
+  unsigned kinds = 0, events = 0, spans = 0, counters = 0, clients = 0, k = 0, n = 0;
+  unsigned sp = 0, c = 0;
+  size_t nameSize = 2, nameAt = 0;
+  EventKindDescStruct *mk;
+  MergeEventStruct *me;
+  EventDescStruct *md;
+  EventSpanDescStruct *ms;
+  EventCounterDescStruct *mc;
+  unsigned char *used;
+  char *names;
+  void **retired;
+  const RegStruct *first = &stream->regs[0];
+  for (unsigned i = 0; i < stream->regCount; ++i) {
+    const RegStruct *r = &stream->regs[i];
+    size_t q = strlen(r->reg.name) + 2;
+    kinds += r->reg.kindCount;
+    events += r->reg.eventCount;
+    spans += r->reg.spanCount;
+    counters += r->reg.counterCount;
+    clients += r->number != 0;
+    nameSize += q;
+    for (unsigned j = 0; j < r->reg.kindCount; ++j)
+      nameSize += q + strlen(r->reg.kinds[j].name);
+    for (unsigned j = 0; j < r->reg.eventCount; ++j)
+      nameSize += q + strlen(r->reg.events[j].name);
+  }
+  if (kinds > EVENT_STREAM_KIND_LIMIT) {
+    eventFormatMessage(msg, msgSize, "the stream's registries have %" PRIu64 " kinds, more than a "
+                       "reader takes (%" PRIu64 ")", (uint64_t)kinds, (uint64_t)EVENT_STREAM_KIND_LIMIT);
+    return 0;
+  }
+  mk = calloc(kinds + 1, sizeof *mk);
+  me = calloc(events + 1, sizeof *me);
+  md = calloc(events + 1, sizeof *md);
+  ms = calloc(spans + 1, sizeof *ms);
+  mc = calloc(counters + 1, sizeof *mc);
+  used = calloc(EVENT_CODE_LIMIT / 8, 1);
+  names = malloc(nameSize);
+  retired = realloc(stream->retired, (stream->retiredCount + 6) * sizeof *retired);
+  if (retired != NULL)
+    stream->retired = retired;
+  for (unsigned i = 0; i < stream->regCount && retired != NULL; ++i) {
+    unsigned *map = realloc(stream->regs[i].eventMap,
+                            (stream->regs[i].reg.eventCount + 1) * sizeof *map);
+    if (map == NULL)
+      retired = NULL;
+    else
+      stream->regs[i].eventMap = map;
+  }
+  if (mk == NULL || me == NULL || md == NULL || ms == NULL || mc == NULL || used == NULL
+      || names == NULL || retired == NULL) {
+    free(mk), free(me), free(md), free(ms), free(mc), free(used), free(names);
+    eventFormatMessage(msg, msgSize, "out of memory merging the stream's registries");
+    return 0;
+  }
+  names[0] = '\0';
+  for (unsigned i = 0; i < stream->regCount; ++i) {
+    RegStruct *r = &stream->regs[i];
+    const EventRegistryStruct *reg = &r->reg;
+    if (r->number != 0 || clients == 0) {   /* the merge's name: the clients' */
+      if (nameAt > 0) {
+        memcpy(names + nameAt, ", ", 2);
+        nameAt += 2;
+      }
+      memcpy(names + nameAt, reg->name, strlen(reg->name) + 1);
+      nameAt += strlen(reg->name);
+    }
+  }
+  ++nameAt;
+  for (unsigned i = 0; i < stream->regCount; ++i) {
+    RegStruct *r = &stream->regs[i];
+    const EventRegistryStruct *reg = &r->reg;
+    unsigned mine = n;
+    for (unsigned j = 0; j < reg->kindCount; ++j) {
+      const char *name = reg->kinds[j].name;
+      int shared = -1;
+      if (i > 0 && first->number == 0)
+        for (unsigned f = 0; f < first->reg.kindCount; ++f)
+          if (strcmp(first->reg.kinds[f].name, name) == 0)
+            shared = (int)first->kindMap[f];
+      if (shared >= 0) {
+        r->kindMap[j] = (unsigned)shared;
+        continue;
+      }
+      mk[k] = reg->kinds[j];
+      if (i > 0 && (clients > 1 || kindTaken(mk, k, name)))   /* .reg.many.names */
+        mk[k].name = qualify(names, &nameAt, reg->name, name);
+      r->kindMap[j] = k++;
+    }
+    for (unsigned j = 0; j < reg->eventCount; ++j) {
+      const EventDescStruct *e = &reg->events[j];
+      unsigned code = e->code & 0xFFFF;
+      MergeEventStruct *m = &me[n++];
+      m->desc = *e;
+      m->reg = i;
+      m->own = j;
+      if (i > 0 && code < EVENT_CODE_RESERVED_LIMIT && first->number == 0) {
+        const EventDescStruct *f = EventRegistryLookup(&first->reg, code);
+        if (f != NULL && strcmp(f->name, e->name) == 0) {
+          m->same = 1;          /* telltale's own: the first registry's */
+          continue;
+        }
+      }
+      if (used[code / 8] & (1u << (code % 8)))
+        m->desc.code = r->number << 16 | code;
+      used[code / 8] = (unsigned char)(used[code / 8] | (1u << (code % 8)));
+      m->desc.kind = r->kindMap[e->kind];
+      if (eventTaken(me, mine, e->name))
+        m->desc.name = qualify(names, &nameAt, reg->name, e->name);
+    }
+    for (unsigned j = 0; j < reg->spanCount; ++j, ++sp) {
+      ms[sp] = reg->spans[j];
+      ms[sp].begin = mergedCode(me, n, i, reg->spans[j].begin);
+      ms[sp].end = mergedCode(me, n, i, reg->spans[j].end);
+    }
+    for (unsigned j = 0; j < reg->counterCount; ++j, ++c) {
+      mc[c] = reg->counters[j];
+      mc[c].code = mergedCode(me, n, i, reg->counters[j].code);
+    }
+  }
+  /* In code order, for EventRegistryLookup; each registry's events
+   * found in it by their own index. */
+  qsort(me, n, sizeof *me, mergeEventCompare);
+  events = 0;
+  for (unsigned i = 0; i < n; ++i)
+    if (!me[i].same) {
+      stream->regs[me[i].reg].eventMap[me[i].own] = events;
+      md[events++] = me[i].desc;
+    }
+  for (unsigned i = 0; i < n; ++i)
+    if (me[i].same) {
+      const EventDescStruct *f = EventRegistryLookup(&first->reg, me[i].desc.code);
+      stream->regs[me[i].reg].eventMap[me[i].own] = first->eventMap[f - first->reg.events];
+    }
+  free(me);
+  free(used);
+  /* The old merge is kept; the first registry's arrays are its own. */
+  retired = stream->retired + stream->retiredCount;
+  if (stream->regs[0].owned[0] == NULL) {
+    stream->regs[0].owned[0] = stream->kinds;
+    stream->regs[0].owned[1] = stream->events;
+    stream->regs[0].owned[2] = (void *)stream->paramStrings;
+    stream->regs[0].owned[3] = stream->spans;
+    stream->regs[0].owned[4] = stream->counters;
+    stream->paramStrings = NULL;
+  } else {
+    retired[0] = stream->kinds;
+    retired[1] = stream->events;
+    retired[2] = stream->spans;
+    retired[3] = stream->counters;
+    retired[4] = (void *)stream->registry.name;
+    stream->retiredCount += 5;
+  }
+  stream->kinds = mk;
+  stream->events = md;
+  stream->spans = ms;
+  stream->counters = mc;
+  stream->registry.name = names;
+  stream->registry.kindCount = k;
+  stream->registry.kinds = mk;
+  stream->registry.eventCount = events;
+  stream->registry.events = md;
+  stream->registry.spanCount = sp;
+  stream->registry.spans = ms;
+  stream->registry.counterCount = c;
+  stream->registry.counters = mc;
+  kindWires(stream);
+  return 1;
+}
+
+/* parseMore -- one more registry at ps: its number, its registry and
+ * its spans, taken into regs */
+static int parseMore(ParseStruct *ps)
+{
+  EventStreamStruct *stream = ps->stream;
+  FieldsStruct was, more;
+  unsigned number;
+  size_t at = ps->pos;
+  int ok;
+  if (!parseU16(ps, &number, "a registry's number"))
+    return 0;
+  fieldsTake(stream, &was);
+  ok = parseRegistryBody(ps) && parseSpansBody(ps);
+  fieldsTake(stream, &more);
+  fieldsPut(stream, &was);
+  if (!ok || !regAppend(stream, number, &more, at, ps->msg, ps->msgSize)) {
+    fieldsFree(&more);
+    return 0;
+  }
+  return 1;
+}
+
+/* parseRegistries -- 3.0.6 on: the other registries in the process
+ * when the stream began, and their check */
+static int parseRegistries(ParseStruct *ps)
+{
+  EventStreamStruct *stream = ps->stream;
+  unsigned count;
+  FieldsStruct first;
+  /* The first registry, number 0, is the stream's fields: its own. */
+  fieldsTake(stream, &first);
+  fieldsPut(stream, &first);
+  if (!regAppend(stream, 0, &first, EVENT_STREAM_FIXED_LEN, ps->msg, ps->msgSize))
+    return 0;
+  memset(stream->regs[0].owned, 0, sizeof stream->regs[0].owned);
+  for (unsigned k = 0; k < stream->registry.kindCount; ++k)
+    stream->regs[0].kindMap[k] = k;
+  kindWires(stream);
+  if (stream->info.major < 3 || stream->info.minor < EVENT_VERSION_REGISTRIES)
+    return 1;
+  if (!parseU16(ps, &count, "the count of the other registries"))
+    return 0;
+  for (unsigned i = 0; i < count; ++i)
+    if (!parseMore(ps))
+      return 0;
+  {
+    uint32_t spans = stream->info.headerChecks[1];
+    if (!parseHeaderCheck(ps))
+      return 0;
+    stream->info.headerChecks[3] = stream->info.headerChecks[1];
+    stream->info.headerChecks[1] = spans;
+  }
+  return count == 0 || mergeBuild(stream, ps->msg, ps->msgSize);
+}
+
+/* eventRegistryBlock -- a registry block's data, pos to end in the
+ * stream: its registry joins the stream's.  0 with msg if it cannot.
+ * design/telemetry.txt .stream.block.registry */
+int eventRegistryBlock(EventStreamStruct *stream, size_t pos, size_t end, char *msg,
+                       size_t msgSize)
+{
+  ParseStruct ps;
+  char *strings = malloc(2 * (end - pos) + 16), *wasStrings = stream->strings;
+  size_t wasSize = stream->stringsSize, wasUsed = stream->stringsUsed;
+  int ok;
+  if (strings == NULL) {
+    eventFormatMessage(msg, msgSize, "offset %" PRIu64 ": out of memory reading a registry block",
+                       (uint64_t)(stream->origin + pos));
+    return 0;
+  }
+  stream->strings = strings;
+  stream->stringsSize = 2 * (end - pos) + 16;
+  stream->stringsUsed = 0;
+  ps.stream = stream;
+  ps.pos = pos;
+  ps.end = end;
+  ps.msg = msg;
+  ps.msgSize = msgSize;
+  ok = parseMore(&ps) && mergeBuild(stream, msg, msgSize);
+  stream->strings = wasStrings;
+  stream->stringsSize = wasSize;
+  stream->stringsUsed = wasUsed;
+  if (ok)
+    stream->regs[stream->regCount - 1].owned[5] = strings;
+  else
+    free(strings);
+  return ok;
+}
+
+/* eventRegistriesFree -- the registries' own arrays, and old merges */
+void eventRegistriesFree(EventStreamStruct *stream)
+{
+  int merged = stream->regs != NULL && stream->regs[0].owned[0] != NULL;
+  if (merged)
+    free((void *)stream->registry.name);
+  for (unsigned i = 0; i < stream->regCount; ++i) {
+    for (unsigned j = 0; j < REG_OWNED; ++j)
+      free(stream->regs[i].owned[j]);
+    if (i > 0)
+      free(stream->regs[i].codes);
+    free(stream->regs[i].eventMap);
+  }
+  free(stream->regs);
+  for (size_t i = 0; i < stream->retiredCount; ++i)
+    free(stream->retired[i]);
+  free(stream->retired);
 }
 
 /* parseVersion -- the magic and the version: another major may have
@@ -536,7 +993,8 @@ EventStreamRes eventParseHeader(EventStreamStruct *stream, char *msg, size_t msg
   ps.end = info->headerLength;
   ps.msg = msg;
   ps.msgSize = msgSize;
-  if (!parseRegistry(&ps) || !parseHeaderCheck(&ps) || !parseSpans(&ps) || !parseFlagsCheck(&ps))
+  if (!parseRegistry(&ps) || !parseHeaderCheck(&ps) || !parseSpans(&ps) || !parseFlagsCheck(&ps)
+      || !parseRegistries(&ps))
     return EventStreamREFUSED;
   /* A newer minor may add fields: skip them.  design/telemetry.txt .stream.header.var */
   info->registry = &stream->registry;

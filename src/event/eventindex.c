@@ -138,40 +138,79 @@ static unsigned fixedLength(const EventDescStruct *desc, const EventLayoutStruct
   return length;
 }
 
-/* eventCodesInit -- the direct table of codes, and the counts.  An event of
- * a fixed length and not one of telltale's own (which the index reads)
- * is sound if its length is that length: its fields need no look. */
+/* eventCodesInit -- the direct table of codes of each registry, and
+ * the counts.  An event of a fixed length and not one of telltale's own
+ * (which the index reads) is sound if its length is that length: its
+ * fields need no look.  Run again when a registry block adds a registry:
+ * the counts so far are kept (a registry's events come after those of
+ * every registry before it, .stream.header.registries). */
 int eventCodesInit(EventStreamStruct *stream)
 {
   const EventRegistryStruct *registry = &stream->registry;
+  size_t kinds = registry->kindCount, events = registry->eventCount;
+  size_t *counts = calloc(kinds * events + 1, sizeof *counts);
+  unsigned char *plans = calloc(events + 1, EVENT_PARAM_MAX);
   EventLayoutStruct native;
-  unsigned i;
   EventLayoutNative(&native);
   stream->swap = native.bigEndian != stream->info.layout.bigEndian;
-  stream->codes = calloc(EVENT_CODE_LIMIT, sizeof *stream->codes);
-  stream->counts = calloc((size_t)registry->kindCount * registry->eventCount + 1,
-                          sizeof *stream->counts);
-  stream->plans = calloc((size_t)registry->eventCount + 1, EVENT_PARAM_MAX);
-  if (stream->codes == NULL || stream->counts == NULL || stream->plans == NULL)
+  if (stream->codes == NULL)
+    stream->codes = calloc(EVENT_CODE_LIMIT, sizeof *stream->codes);
+  if (counts == NULL || plans == NULL || stream->codes == NULL) {
+    free(counts);
+    free(plans);
     return 0;
-  /* A head of 0 is no event's but code 0's, whose head is all ones. */
-  stream->codes[0].head = 0xFFFFFFFFu;
+  }
+  if (stream->counts != NULL) {  /* by code: a merge is in code order */
+    for (size_t e = 0; e < stream->countsEvents; ++e) {
+      const EventDescStruct *now = EventRegistryLookup(registry, stream->countsCodes[e]);
+      for (size_t k = 0; k < stream->countsKinds && now != NULL; ++k)
+        counts[k * events + (size_t)(now - registry->events)] =
+          stream->counts[k * stream->countsEvents + e];
+    }
+    free(stream->counts);
+  }
+  free(stream->countsCodes);
+  stream->countsCodes = malloc((events + 1) * sizeof *stream->countsCodes);
+  if (stream->countsCodes == NULL) {
+    free(counts);
+    free(plans);
+    stream->counts = NULL;
+    return 0;
+  }
+  for (size_t e = 0; e < events; ++e)
+    stream->countsCodes[e] = registry->events[e].code;
+  free(stream->plans);
+  stream->counts = counts;
+  stream->countsKinds = kinds;
+  stream->countsEvents = events;
+  stream->plans = plans;
   stream->fixedMax = 0;
-  for (i = 0; i < registry->eventCount; ++i) {
-    const EventDescStruct *desc = &registry->events[i];
-    CodeStruct *c = &stream->codes[desc->code & 0xFFFF];
-    unsigned char head[4];
-    c->event = (uint16_t)(i + 1);
-    c->length = desc->code < EVENT_CODE_RESERVED_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
-    c->head = (desc->code & 0xFFFF) == 0 ? 0xFFFFFFFFu : 0;
-    if (c->length != 0) {
-      unsigned char *plan = stream->plans + (size_t)i * EVENT_PARAM_MAX;
-      for (unsigned f = 0; f < EVENT_PARAM_MAX && desc->format[f] != '\0'; ++f)
-        plan[f] = (unsigned char)fieldSize(desc->format[f], &stream->info.layout);
-      EventStore(head, desc->code & 0xFFFF, 2, stream->info.layout.bigEndian);
-      EventStore(head + 2, c->length, 2, stream->info.layout.bigEndian);
-      memcpy(&c->head, head, sizeof head);
-      stream->fixedMax = c->length > stream->fixedMax ? c->length : stream->fixedMax;
+  for (unsigned r = 0; r < stream->regCount; ++r) {
+    RegStruct *reg = &stream->regs[r];
+    CodeStruct *codes = r == 0 ? stream->codes : reg->codes;
+    if (codes == NULL && (codes = reg->codes = calloc(EVENT_CODE_LIMIT, sizeof *codes)) == NULL)
+      return 0;
+    reg->codes = codes;
+    /* A head of 0 is no event's but code 0's, whose head is all ones. */
+    codes[0].head = 0xFFFFFFFFu;
+    for (unsigned i = 0; i < reg->reg.eventCount; ++i) {
+      unsigned m = reg->eventMap != NULL ? reg->eventMap[i] : i;
+      unsigned code = reg->reg.events[i].code & 0xFFFF;
+      const EventDescStruct *desc = &registry->events[m];
+      CodeStruct *c = &codes[code];
+      unsigned char head[4];
+      c->event = (uint16_t)(m + 1);
+      c->length = code < EVENT_CODE_RESERVED_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
+      c->head = code == 0 ? 0xFFFFFFFFu : 0;
+      if (c->length != 0) {
+        unsigned char *plan = stream->plans + (size_t)m * EVENT_PARAM_MAX;
+        for (unsigned f = 0; f < EVENT_PARAM_MAX && desc->format[f] != '\0'; ++f)
+          plan[f] = (unsigned char)fieldSize(desc->format[f], &stream->info.layout);
+        EventStore(head, code, 2, stream->info.layout.bigEndian);
+        EventStore(head + 2, c->length, 2, stream->info.layout.bigEndian);
+        memcpy(&c->head, head, sizeof head);
+        stream->fixedMax = c->length > stream->fixedMax ? c->length : stream->fixedMax;
+      }
     }
   }
   return 1;
@@ -187,11 +226,11 @@ int eventCodesInit(EventStreamStruct *stream)
  * it stopped.  Inlined twice, so that swap is a constant in each.
  * design/telemetry.txt .eventcnv.reader.run */
 static inline __attribute__((always_inline))
-size_t walkFixed(const EventStreamStruct *stream, const unsigned char *data, size_t pos,
+size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
+                 const unsigned char *data, size_t pos,
                  size_t size, size_t *counts, size_t *eventsIO, EventClock *firstIO,
                  EventClock *lastIO, const unsigned swap)
 {
-  const CodeStruct *codes = stream->codes;
   size_t fixedMax = stream->fixedMax, limit, run = 0, length, event;
   EventClock first = *firstIO, last = *lastIO;
   uint32_t expect;
@@ -239,8 +278,10 @@ size_t walkFixed(const EventStreamStruct *stream, const unsigned char *data, siz
 /* noteOwn -- what the index notes of telltale's own events: StreamEnd,
  * StreamExec, the ClockSyncs with the lowest and highest clock, the drops, threads
  * started and ended.  design/telemetry.txt .stream.own */
-static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const EventRecordStruct *rec)
+static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info, IndexStruct *index,
+                    const EventRecordStruct *rec)
 {
+  unsigned reg;
   if (rec->code == EVENT_CODE_STREAM_END && eventIsFormat(rec->desc, "W")) {
     info->streamEnd = 1;
   } else if (rec->code == EVENT_CODE_STREAM_SNAPSHOT && eventIsFormat(rec->desc, "WW")) {
@@ -257,8 +298,10 @@ static void noteOwn(EventStreamInfoStruct *info, IndexStruct *index, const Event
       index->last = sync;
     ++info->clockSyncCount;
   } else if (rec->code == EVENT_CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
-             && rec->values[0].u < EVENT_KIND_LIMIT) {   /* design/telemetry.txt .sol.dropped */
-    info->dropped[rec->values[0].u] += rec->values[1].u;
+             && rec->values[0].u <= 0xFFFF
+             && eventKindOf(stream, (unsigned)rec->values[0].u, &reg) >= 0) {
+    /* its kind as blocks carry it: design/telemetry.txt .sol.dropped, .reg.many */
+    info->dropped[eventKindOf(stream, (unsigned)rec->values[0].u, &reg)] += rec->values[1].u;
   } else if (rec->code == EVENT_CODE_THREAD_START) {
     ++info->threadStarts;
   } else if (rec->code == EVENT_CODE_THREAD_EXIT) {
@@ -278,7 +321,8 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   EventStreamInfoStruct *info = &stream->info;
   size_t start = block->offset + info->blockHeaderLength;
   const unsigned char *data = block->raw != NULL ? block->raw : stream->base + start;
-  const CodeStruct *codes = stream->codes;
+  const RegStruct *reg = &stream->regs[block->reg];
+  const CodeStruct *codes = reg->codes;
   size_t *counts = stream->counts + (size_t)block->kind * stream->registry.eventCount;
   unsigned swap = stream->swap;
   size_t pos = 0, size = end - start;
@@ -291,8 +335,8 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
     EventRecordStruct rec;
     const char *why = "?";
     EventDecodeRes res;
-    pos = swap ? walkFixed(stream, data, pos, size, counts, &events, &first, &last, 1)
-               : walkFixed(stream, data, pos, size, counts, &events, &first, &last, 0);
+    pos = swap ? walkFixed(stream, codes, data, pos, size, counts, &events, &first, &last, 1)
+               : walkFixed(stream, codes, data, pos, size, counts, &events, &first, &last, 0);
     if (pos >= size)
       break;
     if (size - pos >= EVENT_HEADER_LEN) {   /* the last events of a block */
@@ -309,7 +353,11 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
         continue;
       }
     }
-    res = EventDecode(&info->layout, &stream->registry, data + pos, size - pos, &rec, &why);
+    res = EventDecode(&info->layout, &reg->reg, data + pos, size - pos, &rec, &why);
+    if (res == EventDecodeOK && stream->regCount > 1) {   /* the merge's: .stream.header.registries */
+      rec.desc = stream->registry.events + reg->eventMap[rec.desc - reg->reg.events];
+      rec.code = rec.desc->code;
+    }
     if (res == EventDecodeEND && info->major < 2) {
       block->dataEnd = start + pos;   /* 1.0: code 0 ends the data early */
       break;
@@ -332,7 +380,7 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       ++events;
       first = rec.clock < first ? rec.clock : first;
       last = rec.clock > last ? rec.clock : last;
-      noteOwn(info, index, &rec);
+      noteOwn(stream, info, index, &rec);
       pos += rec.length;
       continue;
     }
@@ -614,6 +662,7 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   size_t left = stream->size - pos;
   unsigned headerLength = info->blockHeaderLength;
   EventBlockHeaderStruct h;
+  int kind;
 
   memset(block, 0, sizeof *block);
   block->offset = pos;
@@ -631,8 +680,11 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
     return 0;
   }
   EventBlockDecode(&h, p, info->major, info->layout.bigEndian);
+  kind = h.kind == EVENT_BLOCK_KIND_REGISTRY && info->major >= 3
+         && info->minor >= EVENT_VERSION_REGISTRIES ? 0 : eventKindOf(stream, h.kind, &block->reg);
   block->thread = h.thread;
-  block->kind = h.kind;
+  block->kind = kind >= 0 ? (unsigned)kind : 0;
+  block->registry = h.kind == EVENT_BLOCK_KIND_REGISTRY && kind == 0;
   block->level = h.flags & EVENT_BLOCK_LEVEL_MASK;
   block->seq = h.seq;
   block->index = h.index;
@@ -646,9 +698,11 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   else if (h.length > EVENT_BLOCK_LENGTH_MAX)
     eventFormatMessage(what, whatSize, "block length %" PRIu64 " is more than any block's (%" PRIu64 ")",
                   (uint64_t)h.length, (uint64_t)EVENT_BLOCK_LENGTH_MAX);
-  else if (h.kind >= stream->registry.kindCount)
-    eventFormatMessage(what, whatSize, "block kind %" PRIu64 " is not in the registry (%" PRIu64 " kinds)",
-                  (uint64_t)h.kind, (uint64_t)stream->registry.kindCount);
+  else if (kind < 0)
+    eventFormatMessage(what, whatSize, "block kind %" PRIu64 " (registry %" PRIu64 ", kind %" PRIu64
+                       ") is in no registry of the stream", (uint64_t)h.kind,
+                       (uint64_t)(h.kind >> EVENT_BLOCK_REGISTRY_SHIFT),
+                       (uint64_t)(h.kind & ((1u << EVENT_BLOCK_REGISTRY_SHIFT) - 1)));
   else if (info->major >= 2 && h.session != info->session)
     eventFormatMessage(what, whatSize, "block of another session: id 0x%04" PRIx64 ", the stream's is 0x%04" PRIx64 "",
                   (uint64_t)h.session, (uint64_t)info->session);
@@ -675,7 +729,7 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   else
     return 1;
   block->cut = block->cut && h.length >= headerLength && h.length <= EVENT_BLOCK_LENGTH_MAX
-               && h.kind < stream->registry.kindCount
+               && kind >= 0
                && (info->major < 2 || h.session == info->session)
                && (info->major >= 3 || !block->compact)
                && (info->major >= EVENT_VERSION_ZSTD_MAJOR || !block->zstd);
@@ -1041,6 +1095,17 @@ void eventIndexBlocks(EventStreamStruct *stream)
       continue;
     }
     ++info->blockCount;
+    if (block.registry) {       /* .stream.block.registry */
+      char msg[400];
+      if (!eventRegistryBlock(stream, pos + headerLength, pos + block.length, msg, sizeof msg)
+          || !eventCodesInit(stream)) {
+        eventProblemAdd(stream, "offset %" PRIu64 ": registry block: %s",
+                        (uint64_t)(stream->origin + pos), msg);
+        ++info->badBlocks;
+      }
+      pos += block.length;
+      continue;
+    }
     if (!blockEvents(stream, &index, &block, pos + block.length)) {
       ++info->badBlocks;
       if (!resync) {

@@ -13,6 +13,8 @@
  *                a death
  *   eventctl.c   the control page and thread, for telltale-ctl
  *   eventfilter.c  dynamic filters, applied where a block is written
+ *   eventsource.c  the registries in the process, their slots, and
+ *                kind and event control by registry
  * The hot path is inline in event.h.  This header holds the session and
  * thread structures and the names that cross between the four files.
  * Only those files include it.
@@ -28,7 +30,7 @@
  * by name, out of memory, with no call into the program (.gdb): the
  * variable eventSession, and in it threads, liveName, startClock,
  * startRealtime, startMonotonic, interns and internSize (an entry's
- * string and id); in EventThreadStruct serial, bufs, level, deeper,
+ * string and id); in EventThreadStruct serial, hot, level, deeper,
  * saved, levels and next; in EventKindBufStruct slot, slotSize, current
  * and previousEnd.  (And event.c's static labels: address and id.)
  * Rename one of them and the extension must change with it;
@@ -51,6 +53,45 @@
 #define MESSAGE_MAX 1023        /* characters in a line that say writes */
 #define DECIMAL_MAX 20          /* digits of a uint64_t in decimal */
 #define DUMP_LIMIT 4096         /* events in a traceback */
+
+
+/* Registries and slots (eventsource.c).  design/telemetry.txt .reg.many
+ * A slot is the runtime's index for one kind of one registry: a
+ * thread's buffers, drop counts and output control are by slot. */
+
+#define SLOT_LIMIT 64           /* kinds of all the registries in the process */
+#define SOURCE_LIMIT 16         /* registries in the process at once */
+#define REGISTRY_NUMBER_MAX 254 /* numbers in a process's life (0xFF: .stream.block.registry) */
+
+typedef uint64_t EventSlotSet;
+#define SLOT_BIT(slot) ((EventSlotSet)1 << (slot))
+
+typedef struct EventSlotStruct {
+  EventSourceStruct *source;    /* NULL: free */
+  unsigned kind;                /* its kind in the source's registry */
+} EventSlotStruct;
+
+extern EventSlotStruct eventSlots[SLOT_LIMIT];
+extern unsigned eventSlotsEnd;  /* no slot at or past it has been used */
+extern EventSourceStruct *eventSources[SOURCE_LIMIT];  /* in the process now */
+extern void eventSourcesJoin(void);
+extern int eventSourceReady(EventSourceStruct *source);
+extern EventSlotSet eventSlotsOf(const EventSourceStruct *source, EventKindSet kinds);
+extern EventSlotSet eventOutputNow(void);
+extern EventBufStruct *eventSlotHot(unsigned slot);
+extern unsigned eventSlotWire(unsigned slot);
+extern const char *eventSlotName(unsigned slot);
+extern void eventKindName(char *buf, size_t size, unsigned slot);
+extern int eventParseNumber(const char *p, uint64_t *valueReturn, const char **endReturn);
+extern int eventKindSpec(const EventSourceStruct *source, const char *spec, int strict,
+                         EventKindSet *kindsReturn, char *err, size_t errSize);
+extern int eventKindsKnown(const char *spec, char *err, size_t errSize);
+
+/* slotRegistry -- the registry of a slot in use */
+static inline const EventRegistryStruct *eventSlotRegistry(unsigned slot)
+{
+  return eventSlots[slot].source->registry;
+}
 
 
 /* Threads and their buffers (eventbuf.c) */
@@ -114,7 +155,9 @@ typedef struct EventThreadStruct {
   int exitSaid;                 /* its ThreadExit is in the log: set up again after
                                    its exit (.sol.thread.late), or found gone */
   uint64_t osid;                /* the kernel's id of the thread */
-  EventBufStruct *bufs;         /* the thread's EventThreadBuf: the running level's */
+  EventBufStruct *hot[SLOT_LIMIT];  /* the running level's next and limit, in its
+                                   source's thread-local buffers (eventSlotHot),
+                                   for each slot the thread has used */
   size_t bufferSize;            /* size of each of its buffers */
   void *altStack;               /* its alternate signal stack, or NULL */
   unsigned level;               /* the running level */
@@ -123,8 +166,8 @@ typedef struct EventThreadStruct {
   unsigned unseen;              /* handlers nested past DEPTH_LIMIT */
   EventHandlerFrameStruct frames[DEPTH_LIMIT + 1];  /* frames[0]: the thread's own code */
   char name[THREAD_NAME_MAX + 1];  /* its name, for the traceback */
-  EventBufStruct saved[LEVEL_LIMIT][EVENT_KIND_LIMIT];  /* levels not running: next, limit */
-  EventKindBufStruct levels[LEVEL_LIMIT][EVENT_KIND_LIMIT];
+  EventBufStruct saved[LEVEL_LIMIT][SLOT_LIMIT];  /* levels not running: next, limit */
+  EventKindBufStruct levels[LEVEL_LIMIT][SLOT_LIMIT];
   unsigned char sink[EVENT_SIZE_MAX + EVENT_END_SLACK];  /* its dropped events: .sol.dropped */
   int writesDefer;              /* its blocks now are written after the lock */
   _Atomic unsigned writesCount; /* writes[0 .. writesCount) not yet done */
@@ -146,7 +189,7 @@ typedef struct EventStreamEntryStruct {
   int owned;                    /* 1: telltale opened it and closes it */
   int snapshot;                 /* 1: a snapshot's, which holds what the
                                    buffers hold, unfiltered (.ctl.snapshot) */
-  EventKindSet kinds;           /* text mirror: kinds to show */
+  EventSlotSet kinds;           /* text mirror: kinds to show */
   int failed;                   /* a write failed; reported once */
   uint32_t *index;              /* the next block's index (.stream.check) */
 } EventStreamEntryStruct;
@@ -178,7 +221,7 @@ typedef struct EventSessionStruct {
   int signals;                  /* the fatal-signal handlers are installed */
   volatile int dumped;          /* the traceback has been written */
   unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
-  EventKindSet mirrorKinds;     /* TELLTALE_MIRROR */
+  EventSlotSet mirrorKinds;     /* TELLTALE_MIRROR, as the registries so far have it */
   char filePattern[FILE_NAME_MAX + 1];  /* TELLTALE_FILE, or "telltale.log": %p, %t, %% */
   char fileName[FILE_NAME_MAX + 1];  /* the log: filePattern expanded */
   int noDefault;                /* TELLTALE_FILE=none */
@@ -211,6 +254,8 @@ extern void eventCopyString(char *dst, size_t size, const char *src);
 /* eventFormatUnsigned -- value in decimal; its length.  Async-signal-safe. */
 extern size_t eventFormatUnsigned(char *buf, uint64_t value);
 extern void eventFileAfterFork(void);
+extern void eventEnvApply(EventSourceStruct *source, _Atomic EventKindSet *control);
+extern void eventEnvCheck(void);
 extern void eventInternSessionEnd(void);
 extern const char *eventLabelLookup(void *closure, uint64_t address);
 
@@ -236,11 +281,13 @@ static inline int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
 /* eventbuf.c: threads, buffers, signal levels, flush, finish, fork */
 
 extern EventThreadStruct *eventThreadEnsure(void);
-extern int eventCommitted(const unsigned char *p, uintptr_t limit, size_t *lengthReturn);
+extern int eventCommitted(const EventRegistryStruct *registry, const unsigned char *p,
+                          uintptr_t limit, size_t *lengthReturn);
 extern void eventThreadFlush(EventThreadStruct *thread, int own);
 extern void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp);
-extern EventKindSet eventOutputApplied;
-extern EventKindSet eventOutputControl(EventKindSet reset, EventKindSet flip, EventKindSet keep);
+extern EventSlotSet eventOutputApplied;
+extern void eventOutputCut(void);
+extern void eventSlotsLeave(unsigned base, unsigned count);
 extern int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp);
 extern void eventSignalLeave(int token);
 extern void eventSignalJump(uintptr_t sp);
@@ -265,6 +312,7 @@ extern int eventLiveRegion(size_t size, unsigned char **baseReturn);
 extern void eventLiveRegionRelease(unsigned char *base, size_t size);
 extern void eventLiveRegionsSay(void);
 extern void eventLiveDropped(unsigned kind);
+extern void eventLiveSlotsLeft(unsigned base, unsigned count);
 extern void eventLiveEnd(void);
 extern void eventWriterIdle(void);
 extern int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn);
@@ -281,6 +329,7 @@ extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
 extern int eventSlotDetach(EventKindBufStruct *kb, unsigned s);
 extern void eventSlotsReturned(void);
 extern void eventOutAfterFork(void);
+extern void eventRegistryAnnounce(EventSourceStruct *source);
 
 
 /* eventfilter.c: dynamic filters (.sol.filter) */
@@ -290,6 +339,10 @@ extern const unsigned char *eventFilterBlock(unsigned kind, const unsigned char 
 extern void eventFilterDone(const unsigned char *written);
 extern int eventFilterKeep(unsigned kind, const unsigned char *p, size_t length);
 extern void eventFilterSay(char *buf, size_t size);
+extern const EventDescStruct *eventFind(const char *name, EventSourceStruct **sourceReturn,
+                                        char *err, size_t errSize);
+extern void eventFilterForget(EventSourceStruct *source);
+extern void eventFilterEnv(int final);
 
 
 /* eventctl.c: the control page and thread (.ctl) */

@@ -112,32 +112,10 @@ static void putSpans(HeaderBufStruct *h, const EventRegistryStruct *reg)
   }
 }
 
-/* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
-static int headerBuild(HeaderBufStruct *h, size_t padTo)
+/* putRegistry -- a registry's name, kinds and events, as the header's
+ * variable part has them.  .stream.header.var */
+static void putRegistry(HeaderBufStruct *h, const EventRegistryStruct *reg)
 {
-  uint16_t bom = EVENT_BYTE_ORDER_MARK;
-  char program[256];
-  const EventRegistryStruct *reg = &EventRegistry;
-  memset(h, 0, sizeof *h);
-  put(h, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
-  putLE(h, EVENT_VERSION_MAJOR, 2);
-  putLE(h, EVENT_VERSION_MEDIAN, 2);
-  putLE(h, EVENT_VERSION_MINOR, 2);
-  put(h, &bom, 2);                      /* data byte order, .stream.header */
-  putLE(h, sizeof(EventP), 1);
-  putLE(h, sizeof(EventW), 1);
-  putLE(h, 1, 1);                       /* IEEE 754 binary64 */
-  putLE(h, 0, 1);
-  putLE(h, 0, 4);                       /* header length, filled in below */
-  putLE(h, PlinthClockFrequency(), 8);
-  putLE(h, eventSession.startClock, 8);
-  putLE(h, eventSession.startRealtime, 8);
-  putLE(h, eventSession.startMonotonic, 8);
-  putLE(h, PlinthProcessId(), 4);
-  putLE(h, eventSession.id, 4);              /* .stream.check */
-  if (PlinthProgramName(program, sizeof program) != 0)
-    program[0] = '\0';
-  putStr(h, program);
   putStr(h, reg->name);
   putLE(h, reg->kindCount, 2);
   for (unsigned i = 0; i < reg->kindCount; ++i) {
@@ -158,6 +136,52 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
       putStr(h, e->paramDocs[j]);
     }
   }
+}
+
+/* putSources -- the registries after the first (3.0.6): a count, then
+ * each one's number, registry and spans; each as a registry block
+ * carries it too.  Lock held.  .stream.header.registries */
+static void putSources(HeaderBufStruct *h)
+{
+  unsigned n = 0;
+  for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
+    n += eventSources[i] != NULL && eventSources[i]->number != 0;
+  putLE(h, n, 2);
+  for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
+    if (eventSources[i] != NULL && eventSources[i]->number != 0) {
+      putLE(h, eventSources[i]->number, 2);
+      putRegistry(h, eventSources[i]->registry);
+      putSpans(h, eventSources[i]->registry);
+    }
+}
+
+/* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
+static int headerBuild(HeaderBufStruct *h, size_t padTo)
+{
+  uint16_t bom = EVENT_BYTE_ORDER_MARK;
+  char program[256];
+  const EventRegistryStruct *reg = EVENT_SOURCE.registry;   /* number 0: .reg.many */
+  memset(h, 0, sizeof *h);
+  put(h, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
+  putLE(h, EVENT_VERSION_MAJOR, 2);
+  putLE(h, EVENT_VERSION_MEDIAN, 2);
+  putLE(h, EVENT_VERSION_MINOR, 2);
+  put(h, &bom, 2);                      /* data byte order, .stream.header */
+  putLE(h, sizeof(EventP), 1);
+  putLE(h, sizeof(EventW), 1);
+  putLE(h, 1, 1);                       /* IEEE 754 binary64 */
+  putLE(h, 0, 1);
+  putLE(h, 0, 4);                       /* header length, filled in below */
+  putLE(h, PlinthClockFrequency(), 8);
+  putLE(h, eventSession.startClock, 8);
+  putLE(h, eventSession.startRealtime, 8);
+  putLE(h, eventSession.startMonotonic, 8);
+  putLE(h, PlinthProcessId(), 4);
+  putLE(h, eventSession.id, 4);              /* .stream.check */
+  if (PlinthProgramName(program, sizeof program) != 0)
+    program[0] = '\0';
+  putStr(h, program);
+  putRegistry(h, reg);
   /* The header's length, then its check over all before it, flags
    * byte as 0 (a live file's changes), the spans and their check, and
    * the flags' own check, .stream.header.check; a live
@@ -168,9 +192,14 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
     return 12; /* ENOMEM */
   }
   {
-    size_t varEnd = h->size, total = varEnd + 4 + spansLength(reg) + 4 + 4;
+    size_t varEnd = h->size, total;
+    HeaderBufStruct more;               /* the other registries (3.0.6) */
+    memset(&more, 0, sizeof more);
+    putSources(&more);
+    total = varEnd + 4 + spansLength(reg) + 4 + 4 + more.size + 4;
     if (padTo > 0)
-      total = eventRoundUp(total + EVENT_LIVE_DROPS_LEN + EVENT_LIVE_REGIONS_LEN, padTo);
+      total = eventRoundUp(total + EVENT_LIVE_SLOTS_LEN + EVENT_LIVE_DROPS_LEN
+                           + EVENT_LIVE_REGIONS_LEN, padTo);
     for (size_t i = 0; i < 4; ++i)
       h->base[20 + i] = (unsigned char)(total >> (8 * i));
     putLE(h, EventHeaderCheck(h->base, varEnd), 4);
@@ -179,6 +208,12 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
       putLE(h, EventHeaderCheck(h->base, h->size), 4);
       putLE(h, EventFlagsCheck(h->base), 4);   /* 3.0.5: flags 0, .stream.header.check */
     }
+    h->failed |= more.failed;
+    if (!h->failed && more.size > 0)
+      put(h, more.base, more.size);
+    PlinthFree(more.base);
+    if (!h->failed)
+      putLE(h, EventHeaderCheck(h->base, h->size), 4);  /* 3.0.6: .stream.header.registries */
     while (h->size < total && !h->failed)
       putLE(h, 0, 1);
   }
@@ -310,6 +345,7 @@ static void streamHeader(EventStreamEntryStruct *entry)
  * faults.  design/telemetry.txt .sol.dropped */
 static void *liveDropsPage;                 /* the address, once mapped */
 static _Atomic uintptr_t *_Atomic liveDrops;  /* the counts, while mapped */
+static void liveSlotsSay(void);
 static unsigned char liveFlags;             /* the live file's flags byte */
 
 static void liveDropsMap(void)
@@ -323,6 +359,7 @@ static void liveDropsMap(void)
   liveDropsPage = base;
   atomic_store(&liveDrops, (_Atomic uintptr_t *)((unsigned char *)base + page
                                                  - EVENT_LIVE_REGIONS_LEN - EVENT_LIVE_DROPS_LEN));
+  liveSlotsSay();
   liveFlags = EVENT_LIVE_DROPS;
   (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &liveFlags, 1);
 }
@@ -333,6 +370,36 @@ static void liveDropsUnmap(void)
 {
   atomic_store(&liveDrops, NULL);
   PlinthMemoryCover(liveDropsPage, PlinthPageSize());
+}
+
+/* liveSlotsSay -- each slot's kind, as blocks carry it, before the
+ * drop counts, so that recovery knows whose they are; written again
+ * when a registry joins or leaves.  Lock held.  .reg.many */
+static void liveSlotsSay(void)
+{
+  unsigned char *map;
+  if (atomic_load(&liveDrops) == NULL)
+    return;
+  map = (unsigned char *)atomic_load(&liveDrops) - EVENT_LIVE_SLOTS_LEN;
+  _Static_assert(EVENT_LIVE_SLOTS == SLOT_LIMIT, "the live file has a word for every slot");
+  for (unsigned slot = 0; slot < SLOT_LIMIT; ++slot) {
+    unsigned wire = eventSlots[slot].source != NULL ? eventSlotWire(slot) : 0xFFFFu;
+    map[2 * slot] = (unsigned char)wire;              /* little-endian, as the header */
+    map[2 * slot + 1] = (unsigned char)(wire >> 8);
+  }
+}
+
+/* eventLiveSlotsLeft -- slots a registry gave up: their counts go,
+ * and the map says they are free.  Lock held. */
+void eventLiveSlotsLeft(unsigned base, unsigned count)
+{
+  _Atomic uintptr_t *counts = atomic_load(&liveDrops);
+  if (counts == NULL)
+    return;
+  for (unsigned slot = base; slot < base + count; ++slot)
+    for (unsigned w = 0; w < 8 / sizeof(uintptr_t); ++w)
+      atomic_store(&counts[slot * (8 / sizeof(uintptr_t)) + w], 0);
+  liveSlotsSay();
 }
 
 /* eventLiveDropped -- an event of the kind was dropped: counted in the
@@ -432,7 +499,7 @@ void eventLiveEnd(void)
   eventSession.liveKeep = 0;
 }
 
-static int streamAdd(PlinthStream stream, int binary, int owned, EventKindSet kinds)
+static int streamAdd(PlinthStream stream, int binary, int owned, EventSlotSet kinds)
 {
   EventStreamEntryStruct *entry;
   if (stream == NULL)
@@ -467,10 +534,12 @@ int EventStreamAddBinary(PlinthStream stream)
   return streamAdd(stream, 1, 0, 0);
 }
 
-/* EventStreamAddText -- mirror kinds to a stream as text */
-int EventStreamAddText(PlinthStream stream, EventKindSet kinds)
+/* EventSourceStreamAddText -- mirror a registry's kinds to a stream as text */
+int EventSourceStreamAddText(EventSourceStruct *source, PlinthStream stream, EventKindSet kinds)
 {
-  return streamAdd(stream, 0, 0, kinds);
+  if (eventSourceReady(source) != 0)
+    return 22; /* EINVAL */
+  return streamAdd(stream, 0, 0, eventSlotsOf(source, kinds));
 }
 
 static int hasBinaryStream(void)
@@ -630,6 +699,7 @@ void eventSessionStart(void)
 {
   if (eventSession.started)
     return;
+  eventEnvCheck();              /* names no registry had: .reg.many */
   eventSessionClock();
   if (!hasBinaryStream() && !eventSession.noDefault && !eventSession.finished) {
     /* The last run's log is kept as LOG.1, and a file that is not a
@@ -670,21 +740,21 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
   size_t offset = 0;
   char line[TEXT_LINE_MAX];
   EventFormatContextStruct context;
-  if ((entry->kinds & EVENT_KIND_BIT(kind)) == 0)
+  if (((entry->owned ? eventSession.mirrorKinds : entry->kinds) & SLOT_BIT(kind)) == 0)
     return;
   EventLayoutNative(&layout);
-  EventFormatContextInit(&context, &EventRegistry);
+  EventFormatContextInit(&context, eventSlotRegistry(kind));
   context.clockHz = PlinthClockFrequency();
   context.startClock = eventSession.startClock;
   context.startRealtime = eventSession.startRealtime;
   while (offset + EVENT_HEADER_LEN <= size) {
     EventRecordStruct rec;
     size_t n;
-    if (EventDecode(&layout, &EventRegistry, data + offset, size - offset, &rec, NULL)
+    if (EventDecode(&layout, eventSlotRegistry(kind), data + offset, size - offset, &rec, NULL)
         != EventDecodeOK)
       break;
     rec.thread = thread;
-    rec.kind = kind;
+    rec.kind = eventSlots[kind].kind;
     if (!eventFilterKeep(kind, data + offset, rec.length)) {   /* .sol.filter */
       offset += rec.length;
       continue;
@@ -709,7 +779,8 @@ void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsig
   memcpy(h.magic, EVENT_BLOCK_MAGIC, 4);
   h.length = (uint32_t)length;
   h.thread = serial;
-  h.kind = (uint16_t)kind;
+  /* kind is a slot: its registry's number and kind.  .stream.block.registry */
+  h.kind = (uint16_t)(kind == EVENT_BLOCK_KIND_REGISTRY ? kind : eventSlotWire(kind));
   h.flags = (uint16_t)(level & EVENT_BLOCK_LEVEL_MASK);
   h.seq = seq;
   h.session = eventSession.id;
@@ -794,7 +865,7 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
   if (!entry->snapshot)
     data = eventFilterBlock(kind, data, &size, &filtered);   /* .sol.filter */
   kept = data;
-  data = EventCompactBlock(&EventRegistry, data, &size, &compact);   /* .compact.writer */
+  data = EventCompactBlock(eventSlotRegistry(kind), data, &size, &compact);   /* .compact.writer */
   eventBlockHeader(header, EVENT_BLOCK_HEADER_LEN + size, serial, kind, level, seq);
   h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED | compact
                         | (filtered ? EVENT_BLOCK_FILTERED : 0));
@@ -827,6 +898,48 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
     eventFilterDone(kept);
   *failed = res;
   return 0;
+}
+
+/* eventRegistryAnnounce -- a registry joined after the streams had
+ * their headers: a registry block carries it to each binary stream, to
+ * be read before any block of its events (which come later).  Lock held.
+ * design/telemetry.txt .stream.block.registry */
+void eventRegistryAnnounce(EventSourceStruct *source)
+{
+  HeaderBufStruct h;
+  liveSlotsSay();
+  if (source == NULL || !eventSession.started)
+    return;                     /* the headers will have it */
+  memset(&h, 0, sizeof h);
+  putLE(&h, source->number, 2);
+  putRegistry(&h, source->registry);
+  putSpans(&h, source->registry);
+  if (h.failed) {
+    eventSay("registry '", source->registry->name, "' joined, but memory ran out to write it ",
+             "into the log: its events there cannot be decoded", NULL);
+    PlinthFree(h.base);
+    return;
+  }
+  for (size_t i = 0; i < eventSession.streamCount; ++i) {
+    EventStreamEntryStruct *entry = &eventSession.streams[i];
+    unsigned char header[EVENT_BLOCK_HEADER_LEN];
+    EventBlockHeaderStruct *bh = (EventBlockHeaderStruct *)header;
+    int res;
+    if (!entry->binary || entry->failed)
+      continue;
+    eventBlockHeader(header, EVENT_BLOCK_HEADER_LEN + h.size, source->number,
+                     EVENT_BLOCK_KIND_REGISTRY, 0, 0);
+    bh->kind = EVENT_BLOCK_KIND_REGISTRY;
+    bh->flags = (uint16_t)(bh->flags | EVENT_BLOCK_CHECKED);
+    bh->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
+    bh->check = EventCheck(EventCheck(0, header, sizeof header), h.base, h.size);
+    res = PlinthStreamWrite(entry->stream, header, sizeof header);
+    if (res == 0)
+      res = PlinthStreamWrite(entry->stream, h.base, h.size);
+    if (res != 0)
+      streamFailed(entry, res);
+  }
+  PlinthFree(h.base);
 }
 
 /* eventStreamWriteHeader, eventStreamWriteBlock -- a header, and a block

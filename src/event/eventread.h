@@ -28,6 +28,11 @@
 #include <stdint.h>
 #include "eventcom.h"
 
+/* EVENT_STREAM_KIND_LIMIT -- kinds in a stream's registry: the merge of
+ * every registry the stream carries (design/telemetry.txt
+ * .stream.header.registries), each of at most EVENT_KIND_LIMIT */
+#define EVENT_STREAM_KIND_LIMIT 256
+
 
 /* THE EVENT LAYER */
 
@@ -220,10 +225,11 @@ typedef struct EventStreamInfoStruct {
   EventLayoutStruct layout;
   unsigned doubleFormat;        /* 1: IEEE 754 binary64 */
   uint32_t headerLength;
-  uint32_t headerChecks[3];     /* offsets of the header's checks, after the registry
-                                   (2.0 on) and the spans (2.0.1 on), and of its
-                                   flags (2.0.5 on), or 0: for a tool that rewrites
-                                   the header (.zstd.writer) */
+  uint32_t headerChecks[4];     /* offsets of the header's checks, after the registry
+                                   (2.0 on) and the spans (2.0.1 on), of its flags
+                                   (2.0.5 on), and after the other registries (3.0.6
+                                   on), or 0: for a tool that rewrites the header
+                                   (.zstd.writer) */
   uint64_t headerHz;            /* clock frequency in the header, 0 if unknown */
   uint64_t clockHz;             /* the frequency used: from ClockSync events if
                                    two are at least 1 ms apart, else headerHz;
@@ -272,7 +278,9 @@ typedef struct EventStreamInfoStruct {
                                    .sol.exec) */
   EventClock firstClock, lastClock;  /* the lowest and highest clock of the
                                    known events; 0 if there are none */
-  uint64_t dropped[EVENT_KIND_LIMIT];  /* events the program dropped, by kind:
+  uint16_t kindWire[EVENT_STREAM_KIND_LIMIT];  /* each kind as blocks carry it: its registry's
+                                   number above its own index (.stream.block.registry) */
+  uint64_t dropped[EVENT_STREAM_KIND_LIMIT];  /* events the program dropped, by kind:
                                    the sum of the EventsDropped events */
   size_t threadStarts, threadExits;  /* ThreadStart and ThreadExit events: the
                                    threads still running when the stream
@@ -439,7 +447,9 @@ typedef struct EventRecoverStruct {
   int logFailed;                /* the program could not write all of its log */
   size_t missing;               /* regions the program made that are not there */
   int dropsCounted;             /* the live file counts the program's drops (3.0.1): */
-  uint64_t dropped[EVENT_KIND_LIMIT];  /* events dropped, by kind, reported or not */
+  uint64_t dropped[EVENT_LIVE_SLOTS];  /* events dropped, by slot, reported or not, */
+  uint16_t wire[EVENT_LIVE_SLOTS];     /* of each slot's kind as blocks carry it (3.0.6; before,
+                                          a slot is a kind) */
 } EventRecoverStruct;
 
 extern int EventRecover(const unsigned char *log, size_t logSize,

@@ -43,7 +43,7 @@ typedef struct FileStruct {
   const unsigned char *base;
   size_t size;
   uint32_t headerLength;        /* of the stream header */
-  unsigned major, big;
+  unsigned major, minor, big;
   unsigned blockHeaderLength;   /* 36, or 24 in a 1.0 stream */
   uint32_t session;             /* 2.0 on */
 } FileStruct;
@@ -76,6 +76,7 @@ static int headerRead(FileStruct *f, const unsigned char *buf, size_t size)
   if (size < EVENT_STREAM_FIXED_LEN || memcmp(buf, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN) != 0)
     return 0;
   f->major = (unsigned)EventLoad(buf + 8, 2, 0);
+  f->minor = (unsigned)EventLoad(buf + 12, 2, 0);
   if (f->major < 1 || f->major > EVENT_VERSION_MAJOR)
     return 0;
   f->headerLength = (uint32_t)EventLoad(buf + 20, 4, 0);
@@ -576,23 +577,34 @@ static void liveDropsRead(const FileStruct *live, EventRecoverStruct *result)
 {
   unsigned word = live->base[17];
   const unsigned char *counts;
+  /* 3.0.6 on: a word per slot, after each slot's kind (a u16, all ones
+   * for a free slot); before, a word per kind.  .reg.many */
+  int slots = live->major > 3 || (live->major == 3 && live->minor >= EVENT_VERSION_REGISTRIES);
+  size_t length = slots ? EVENT_LIVE_SLOTS_LEN + EVENT_LIVE_DROPS_LEN : EVENT_LIVE_DROPS_LEN_5;
+  unsigned n = slots ? EVENT_LIVE_SLOTS : 32;
   if ((live->base[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_DROPS) == 0 || (word != 4 && word != 8)
-      || live->headerLength
-         < EVENT_STREAM_FIXED_LEN + EVENT_LIVE_DROPS_LEN + EVENT_LIVE_REGIONS_LEN)
+      || live->headerLength < EVENT_STREAM_FIXED_LEN + length + EVENT_LIVE_REGIONS_LEN)
     return;
-  counts = live->base + live->headerLength - EVENT_LIVE_REGIONS_LEN - EVENT_LIVE_DROPS_LEN;
+  counts = live->base + live->headerLength - EVENT_LIVE_REGIONS_LEN - (length - (slots ? EVENT_LIVE_SLOTS_LEN : 0));
   result->dropsCounted = 1;
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
-    result->dropped[kind] = EventLoad(counts + 8 * kind, word, live->big);
+  for (unsigned slot = 0; slot < EVENT_LIVE_SLOTS; ++slot) {
+    result->dropped[slot] = slot < n ? EventLoad(counts + 8 * slot, word, live->big) : 0;
+    result->wire[slot] = (uint16_t)(!slots ? slot
+                                    : EventLoad(counts - EVENT_LIVE_SLOTS_LEN + 2 * slot, 2, 0));
+  }
 }
 
 uint64_t EventDropsUnreported(const EventRecoverStruct *result,
                               const EventStreamInfoStruct *info, unsigned kind)
 {
-  if (!result->dropsCounted || kind >= EVENT_KIND_LIMIT
-      || result->dropped[kind] <= info->dropped[kind])
+  uint64_t counted = 0;
+  if (!result->dropsCounted || kind >= EVENT_STREAM_KIND_LIMIT
+      || kind >= info->registry->kindCount)
     return 0;
-  return result->dropped[kind] - info->dropped[kind];
+  for (unsigned slot = 0; slot < EVENT_LIVE_SLOTS; ++slot)
+    if (result->wire[slot] == info->kindWire[kind])
+      counted += result->dropped[slot];
+  return counted <= info->dropped[kind] ? 0 : counted - info->dropped[kind];
 }
 
 /* EventRecover -- the log with the live file's unsent events appended.

@@ -174,7 +174,7 @@ static int seqSeek(EventStreamStruct *stream, SeqStruct *seq)
     const BlockStruct *block = &stream->blocks[seq->block];
     if (seq->pos < block->dataEnd) {
       const unsigned char *p = eventBytes(stream, block, seq->pos);
-      unsigned event = stream->codes[eventLoad16(p, stream->swap)].event;
+      unsigned event = stream->regs[block->reg].codes[eventLoad16(p, stream->swap)].event;
       unsigned length = eventLoad16(p + 2, stream->swap);
       if (event != 0) {
         seq->clock = eventLoad64(p + 4, stream->swap);
@@ -395,8 +395,10 @@ void EventStreamClose(EventStreamStruct *stream)
   free(stream->window);
   free(stream->threads);
   free(stream->counts);
+  free(stream->countsCodes);
   free(stream->codes);
   free(stream->plans);
+  eventRegistriesFree(stream);
   free(stream->strings);
   free(stream->paramStrings);
   free(stream->spans);
@@ -467,7 +469,7 @@ EventStreamRes EventStreamNextHead(EventStreamStruct *stream, EventStreamHeadStr
   headReturn->offset = block->raw != NULL ? block->offset : seq->pos;  /* compact: the block's */
   headReturn->thread = block->thread;
   headReturn->kind = block->kind;
-  headReturn->code = (uint16_t)code;
+  headReturn->code = (uint16_t)code;   /* its own registry's: desc has the merge's */
   headReturn->length = eventLoad16(p + 2, stream->swap);
 
   seq->pos += headReturn->length;
@@ -505,11 +507,12 @@ void EventStreamDecode(const EventStreamStruct *stream, const EventStreamHeadStr
 {
   const char *why;
   recReturn->desc = head->desc;
-  recReturn->code = head->code;
+  recReturn->code = head->desc != NULL ? head->desc->code : head->code;
   recReturn->length = head->length;
   recReturn->clock = head->clock;
   recReturn->stringLength = 0;
-  if (!stream->swap && stream->codes[head->code].length != 0) {
+  if (!stream->swap && head->desc != NULL
+      && stream->plans[(size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX] != 0) {
     /* Of a fixed length, which the index checked: by its plan.
      * design/telemetry.txt .eventcnv.reader.plan */
     const unsigned char *plan = stream->plans + (size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX;
@@ -607,10 +610,11 @@ void EventStreamFormatContext(EventStreamStruct *stream, EventFormatContextStruc
 
 size_t EventStreamCount(const EventStreamStruct *stream, unsigned kind, unsigned code)
 {
-  const CodeStruct *c = &stream->codes[code & 0xFFFF];
-  if (kind >= stream->registry.kindCount || c->event == 0 || code > 0xFFFF)
+  const EventDescStruct *desc = EventRegistryLookup(&stream->registry, code);
+  if (desc == NULL || kind >= stream->registry.kindCount)
     return 0;
-  return stream->counts[(size_t)kind * stream->registry.eventCount + c->event - 1];
+  return stream->counts[(size_t)kind * stream->registry.eventCount
+                        + (size_t)(desc - stream->registry.events)];
 }
 
 

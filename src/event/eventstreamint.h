@@ -48,6 +48,8 @@ typedef struct IndexEntryStruct {
 
 typedef struct BlockStruct {
   size_t offset;                /* of the block header */
+  unsigned reg;                 /* its registry: an index in regs */
+  int registry;                 /* it carries a registry (.stream.block.registry) */
   size_t dataEnd;               /* end of its sound events: code 0, end, or a fault */
   uint32_t thread;
   unsigned kind;
@@ -101,6 +103,20 @@ typedef struct CodeStruct {
 
 /* ThreadStruct -- a thread with events, for EventStreamThread */
 
+/* RegStruct -- one of the registries a stream carries (3.0.6): its
+ * events by their own codes, and where they are in the merge that is
+ * the stream's registry, whose codes are the number above the code.
+ * design/telemetry.txt .stream.header.registries */
+#define REG_OWNED 6
+typedef struct RegStruct {
+  unsigned number;              /* as its blocks' kinds say */
+  EventRegistryStruct reg;      /* by its own codes */
+  unsigned kindMap[EVENT_KIND_LIMIT];  /* each of its kinds' index in the merge */
+  unsigned *eventMap;           /* each of its events' index in the merge */
+  CodeStruct *codes;            /* by its own codes (registry 0's: the stream's codes) */
+  void *owned[REG_OWNED];       /* its arrays, freed at close */
+} RegStruct;
+
 typedef struct ThreadStruct {
   uint32_t thread;
   size_t events;
@@ -133,12 +149,19 @@ struct EventStreamStruct {
   char *strings;                /* NUL-terminated copies of the header's strs */
   size_t stringsSize, stringsUsed;
 
-  CodeStruct *codes;            /* 65536 of them, by code */
+  CodeStruct *codes;            /* 65536 of them, by code: registry 0's */
+  RegStruct *regs;              /* the registries, in number order (3.0.6) */
+  unsigned regCount, regCapacity;
+  unsigned char regOf[256];     /* a number's 1 + its index in regs; 0: none */
+  void **retired;               /* merges a registry block replaced: kept, as */
+  size_t retiredCount;          /* their descriptors may be held */
   unsigned swap;                /* the data's byte order is not the machine's */
   size_t fixedMax;              /* the longest length of a CodeStruct, or 0 */
   unsigned char *plans;         /* by event index, EVENT_PARAM_MAX field sizes (4 or 8,
                                    then 0) of an event with a CodeStruct length */
   size_t *counts;               /* known events by kind and event: [kind * eventCount + i] */
+  size_t countsKinds, countsEvents;  /* the registry's, when counts was made, */
+  unsigned *countsCodes;        /* and its events' codes */
   ThreadStruct *threads;        /* sorted by serial */
   size_t threadCount;
 
@@ -197,6 +220,21 @@ extern void eventProblemAdd(EventStreamStruct *stream, const char *format, ...)
 /* eventheader.c */
 
 extern EventStreamRes eventParseHeader(EventStreamStruct *stream, char *msg, size_t msgSize);
+extern int eventRegistryBlock(EventStreamStruct *stream, size_t pos, size_t end, char *msg,
+                              size_t msgSize);
+extern void eventRegistriesFree(EventStreamStruct *stream);
+
+/* eventKindOf -- the merged kind of a block's wire kind (its registry's
+ * number above its kind), or -1; *regReturn gets the registry's index */
+static inline int eventKindOf(const EventStreamStruct *stream, unsigned wire, unsigned *regReturn)
+{
+  unsigned r = stream->regOf[wire >> EVENT_BLOCK_REGISTRY_SHIFT];
+  unsigned kind = wire & ((1u << EVENT_BLOCK_REGISTRY_SHIFT) - 1);
+  if (r == 0 || kind >= stream->regs[r - 1].reg.kindCount)
+    return -1;
+  *regReturn = r - 1;
+  return (int)stream->regs[r - 1].kindMap[kind];
+}
 
 /* eventindex.c */
 

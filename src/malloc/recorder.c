@@ -59,10 +59,10 @@
 #include <sched.h>
 
 /* The emitters' slow path (a full buffer sent, a thread's first event)
- * is taken inside: recorderReserveSlow below.  .malloc.reentry */
-#define EventReserveSlow recorderReserveSlow
+ * is taken inside: recorderReserveIn below.  .malloc.reentry */
+#define EventReserveIn recorderReserveIn
 #include "event.h"
-#undef EventReserveSlow
+#undef EventReserveIn
 #include "eventint.h"           /* eventAtExit */
 #include "plinth.h"
 #include "stacks.h"
@@ -236,22 +236,23 @@ static _Atomic int recordMode;
 
 #define RECORD_MODE() atomic_load_explicit(&recordMode, memory_order_relaxed)
 
-/* recorderReserveSlow -- the emitters' slow path, inside, as it may
+/* recorderReserveIn -- the emitters' slow path, inside, as it may
  * write a block, start the writer thread or make a thread's state.  The
  * usual event is emitted without setting inside: its fast path calls
  * nothing, and an event of a signal handler that interrupts it is the
  * handler's own (.sol.hot).  A thread's first event always comes here
  * (it has no buffer yet), so the recorder is started here if it has not
  * been (RECORD). */
-extern void *EventReserveSlow(unsigned kind, size_t size);
-__attribute__((noinline)) void *recorderReserveSlow(unsigned kind, size_t size)
+extern void *EventReserveIn(EventSourceStruct *source, unsigned kind, size_t size);
+__attribute__((noinline)) void *recorderReserveIn(EventSourceStruct *source, unsigned kind,
+                                                  size_t size)
 {
   int was = inside;
   void *p;
   if (RECORD_MODE() == RECORD_OFF)
     recorderStart();
   inside = 1;
-  p = EventReserveSlow(kind, size);
+  p = EventReserveIn(source, kind, size);
   inside = was;
   return p;
 }
@@ -302,7 +303,7 @@ static void recorderSignalLeave(int token)
  * first, and its event would make the runtime open TELLTALE_FILE itself,
  * truncating it, before the recorder claims it (.malloc.file).  Before
  * the start no thread has a buffer, so the emitter's slow path starts it
- * (recorderReserveSlow). */
+ * (recorderReserveIn). */
 #define RECORD(emit) \
   do { \
     if (!inside || inside == INSIDE_HANDLER) \

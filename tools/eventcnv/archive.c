@@ -171,7 +171,8 @@ static int headerWrite(ArchiveStruct *a, const unsigned char *base)
 {
   const EventStreamInfoStruct *info = a->info;
   uint32_t length = info->headerLength;
-  uint32_t checks[3] = {info->headerChecks[0], info->headerChecks[1], info->headerChecks[2]};
+  uint32_t checks[4] = {info->headerChecks[0], info->headerChecks[1], info->headerChecks[2],
+                        info->headerChecks[3]};
   unsigned char *h = malloc((size_t)length + 12);
   int ok;
   if (h == NULL)
@@ -193,6 +194,8 @@ static int headerWrite(ArchiveStruct *a, const unsigned char *base)
     for (unsigned i = 0; i < 2; ++i)
       EventStore(h + checks[i], EventHeaderCheck(h, checks[i]), 4, 0);
     EventStore(h + checks[2], EventFlagsCheck(h), 4, 0);
+    if (checks[3] != 0)         /* the other registries' (3.0.6) */
+      EventStore(h + checks[3], EventHeaderCheck(h, checks[3]), 4, 0);
   }
   ok = fwrite(h, 1, length, a->out) == length;
   free(h);

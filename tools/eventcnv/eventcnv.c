@@ -316,8 +316,9 @@ static InputRecoveredStruct recovered;
 
 typedef struct FilterStruct {
   int byKind, byEvent;
-  EventKindSet kinds;
-  unsigned char codes[EVENT_CODE_LIMIT];  /* 1 for a code that --event named */
+  unsigned char kinds[EVENT_STREAM_KIND_LIMIT];  /* 1 for a kind that --kind named */
+  const EventRegistryStruct *registry;
+  unsigned char *events;        /* 1 for an event that --event named, by index */
 } FilterStruct;
 
 static void ListValid(const char *what, const EventRegistryStruct *registry, int kinds)
@@ -359,12 +360,19 @@ static const char *ForEachName(const char *list, char *buf, size_t size,
 static int MatchKind(const EventRegistryStruct *registry, const char *name, FilterStruct *filter)
 {
   unsigned i;
+  int found = 0;
+  /* "Pool" is every registry's kind Pool; "alloc:Pool" names one */
+  for (i = 0; i < registry->kindCount; ++i) {
+    const char *colon = strchr(registry->kinds[i].name, ':');
+    if (colon != NULL && strchr(name, ':') == NULL && strcmp(colon + 1, name) == 0)
+      found = filter->kinds[i] = 1;
+  }
   for (i = 0; i < registry->kindCount; ++i)
     if (strcmp(registry->kinds[i].name, name) == 0) {
-      filter->kinds |= EVENT_KIND_BIT(i);
+      filter->kinds[i] = 1;
       return 1;
     }
-  return 0;
+  return found;
 }
 
 static int MatchEvent(const EventRegistryStruct *registry, const char *name, FilterStruct *filter)
@@ -373,7 +381,7 @@ static int MatchEvent(const EventRegistryStruct *registry, const char *name, Fil
   int found = 0;
   for (i = 0; i < registry->eventCount; ++i)
     if (strcmp(registry->events[i].name, name) == 0) {
-      filter->codes[registry->events[i].code & 0xFFFF] = 1;
+      filter->events[i] = 1;
       found = 1;
     }
   return found;
@@ -384,6 +392,12 @@ static void FilterInit(FilterStruct *filter, const OptionsStruct *opt, const Eve
   char name[256];
   const char *bad;
   memset(filter, 0, sizeof *filter);
+  filter->registry = registry;
+  filter->events = calloc(registry->eventCount + 1, 1);
+  if (filter->events == NULL) {
+    fprintf(stderr, "%s: out of memory\n", programName);
+    exit(EXIT_FAILURE);
+  }
   if (opt->kinds != NULL) {
     filter->byKind = 1;
     bad = ForEachName(opt->kinds, name, sizeof name, MatchKind, registry, filter);
@@ -406,9 +420,11 @@ static void FilterInit(FilterStruct *filter, const OptionsStruct *opt, const Eve
 
 static int FilterPasses(const FilterStruct *filter, unsigned kind, unsigned code)
 {
-  if (filter->byKind && (kind >= EVENT_KIND_LIMIT || !(filter->kinds & EVENT_KIND_BIT(kind))))
+  const EventDescStruct *desc;
+  if (filter->byKind && (kind >= EVENT_STREAM_KIND_LIMIT || !filter->kinds[kind]))
     return 0;
-  if (filter->byEvent && !filter->codes[code & 0xFFFF])
+  if (filter->byEvent && ((desc = EventRegistryLookup(filter->registry, code)) == NULL
+                          || !filter->events[desc - filter->registry->events]))
     return 0;
   return 1;
 }
@@ -469,10 +485,10 @@ static void PrintSummary(EventStreamStruct *stream, const FilterStruct *filter)
     (void)EventFormatTimes(times, sizeof times, info->lastClock, &ctx);
     printf("last        %s\n", times);
   }
-  for (i = 0; i < EVENT_KIND_LIMIT; ++i)
+  for (i = 0; i < EVENT_STREAM_KIND_LIMIT; ++i)
     dropped += Dropped(info, (unsigned)i);
   printf("dropped     %llu\n", (unsigned long long)dropped);
-  for (i = 0; i < EVENT_KIND_LIMIT; ++i)
+  for (i = 0; i < EVENT_STREAM_KIND_LIMIT; ++i)
     if (Dropped(info, (unsigned)i) != 0)
       printf("%10llu %s\n", (unsigned long long)Dropped(info, (unsigned)i),
              i < registry->kindCount ? registry->kinds[i].name : "?");
@@ -850,7 +866,7 @@ static int Complete(const EventStreamInfoStruct *info)
  * so that no loss goes unnoticed.  design/telemetry.txt .sol.dropped */
 static void ReportDropped(const EventStreamInfoStruct *info, const char *name)
 {
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind) {
+  for (unsigned kind = 0; kind < EVENT_STREAM_KIND_LIMIT; ++kind) {
     uint64_t unreported = EventDropsUnreported(&recovered.live, info, kind);
     const char *kindName = kind < info->registry->kindCount ? info->registry->kinds[kind].name
                            : "?";
@@ -1083,7 +1099,7 @@ static void ArchiveSay(const EventStreamInfoStruct *info, const InputRecoveredSt
                        const char *name, const char *output)
 {
   uint64_t unreported = 0;
-  for (unsigned kind = 0; kind < EVENT_KIND_LIMIT; ++kind)
+  for (unsigned kind = 0; kind < EVENT_STREAM_KIND_LIMIT; ++kind)
     unreported += EventDropsUnreported(&rec->live, info, kind);
   if (unreported != 0)
     fprintf(stderr, "%s: %s: the archive %s does not count the %llu dropped events that only "

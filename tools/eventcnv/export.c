@@ -527,7 +527,7 @@ static int MakeNames(ExportSourceStruct *ex)
         return 1;
     }
   }
-  for (unsigned k = 0; k < EVENT_KIND_LIMIT; ++k) {
+  for (unsigned k = 0; k < EVENT_STREAM_KIND_LIMIT; ++k) {
     ex->kindNames[k] = JsonDup(k < registry->kindCount ? registry->kinds[k].name : "?", "",
                                &ex->kindNameLengths[k]);
     if (ex->kindNames[k] == NULL)
@@ -545,7 +545,7 @@ static void FreeNames(ExportSourceStruct *ex)
         free(ex->names[i].keys[p]);
     }
   free(ex->names);
-  for (unsigned k = 0; k < EVENT_KIND_LIMIT; ++k)
+  for (unsigned k = 0; k < EVENT_STREAM_KIND_LIMIT; ++k)
     free(ex->kindNames[k]);
 }
 

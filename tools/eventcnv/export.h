@@ -164,8 +164,8 @@ typedef struct ExportSourceStruct {
   size_t threadLimit, threadCount;
   const EventDescStruct *threadStart, *threadName, *intern, *label;
   ExportNamesStruct *names;
-  char *kindNames[EVENT_KIND_LIMIT];
-  size_t kindNameLengths[EVENT_KIND_LIMIT];
+  char *kindNames[EVENT_STREAM_KIND_LIMIT];
+  size_t kindNameLengths[EVENT_STREAM_KIND_LIMIT];
   int64_t offsetNs;             /* its start, after the earliest log's */
 } ExportSourceStruct;
 
@@ -184,8 +184,8 @@ typedef struct ExportStruct {
   size_t threadLimit, threadCount;
   const EventDescStruct *threadStart, *threadName, *intern, *label;
   ExportNamesStruct *names;     /* by index in the registry */
-  char *kindNames[EVENT_KIND_LIMIT];  /* each kind's name, quoted */
-  size_t kindNameLengths[EVENT_KIND_LIMIT];
+  char *kindNames[EVENT_STREAM_KIND_LIMIT];  /* each kind's name, quoted */
+  size_t kindNameLengths[EVENT_STREAM_KIND_LIMIT];
   int64_t offsetNs;             /* this log's start after originNs */
   size_t source, sourceCount;   /* this log's index; how many logs */
   ExportSourceStruct *sources;

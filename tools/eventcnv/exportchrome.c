@@ -299,7 +299,7 @@ static int ChromeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
 {
   ExportOutStruct *out = &ex->out;
   ChromeStruct *state = ex->state;
-  unsigned kind = rec->kind < EVENT_KIND_LIMIT ? rec->kind : EVENT_KIND_LIMIT - 1;
+  unsigned kind = rec->kind < EVENT_STREAM_KIND_LIMIT ? rec->kind : EVENT_STREAM_KIND_LIMIT - 1;
   const ExportNamesStruct *names = &ex->names[rec->desc - ex->registry->events];
   ExportThreadStruct *thread = ExportThread(ex, rec->thread);
   (void)seq;

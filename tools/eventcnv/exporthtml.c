@@ -41,7 +41,7 @@ typedef struct HtmlStruct {
   NameListStruct events, kinds, spanNames;
   NameListStruct counterNames;  /* "name" or "name[key]": owned */
   int **eventIndex;             /* by log, by registry index: index in events, or -1 */
-  int (*kindIndex)[EVENT_KIND_LIMIT];
+  int (*kindIndex)[EVENT_STREAM_KIND_LIMIT];
   SpanTrackerStruct **trackers; /* by log */
   TrackStruct *tracks;
   size_t trackCount, trackLimit;
@@ -563,7 +563,7 @@ static int HtmlBegin(ExportStruct *ex)
       goto fail;
     for (unsigned e = 0; e < registry->eventCount; ++e)
       html.eventIndex[i][e] = -1;
-    for (unsigned k = 0; k < EVENT_KIND_LIMIT; ++k)
+    for (unsigned k = 0; k < EVENT_STREAM_KIND_LIMIT; ++k)
       html.kindIndex[i][k] = -1;
     if (registry->spanCount > 0) {
       html.trackers[i] = SpanTrackerCreate(registry, 0, SpanBar, &html);
@@ -623,7 +623,7 @@ static int HtmlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t se
   HtmlStruct *state = ex->state;
   ExportOutStruct *out = &ex->out;
   unsigned e = (unsigned)(rec->desc - ex->registry->events);
-  unsigned kind = rec->kind < EVENT_KIND_LIMIT ? rec->kind : EVENT_KIND_LIMIT - 1;
+  unsigned kind = rec->kind < EVENT_STREAM_KIND_LIMIT ? rec->kind : EVENT_STREAM_KIND_LIMIT - 1;
   int *name = &state->eventIndex[ex->source][e], *kindIndex = &state->kindIndex[ex->source][kind];
   long track = Track(ex, state, rec->thread);
   (void)seq;

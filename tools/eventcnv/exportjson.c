@@ -114,8 +114,8 @@ static int JsonlHeads(ExportStruct *ex, JsonlStruct *state)
     if (state->heads[s] == NULL)
       return 1;
     for (unsigned i = 0; i < registry->eventCount; ++i) {
-      unsigned kind = registry->events[i].kind < EVENT_KIND_LIMIT ? registry->events[i].kind
-        : EVENT_KIND_LIMIT - 1;
+      unsigned kind = registry->events[i].kind < EVENT_STREAM_KIND_LIMIT ? registry->events[i].kind
+        : EVENT_STREAM_KIND_LIMIT - 1;
       ExportOutStruct head = {NULL, 0, 0, -1, 0};
       ExportPutString(&head, ",\"kind\":");
       ExportPut(&head, src->kindNames[kind], src->kindNameLengths[kind]);
@@ -250,7 +250,7 @@ static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t s
     memcpy(o, head->text, head->length);
     o += head->length;
   } else {                      /* the block's kind is not the event's */
-    unsigned kind = rec->kind < EVENT_KIND_LIMIT ? rec->kind : EVENT_KIND_LIMIT - 1;
+    unsigned kind = rec->kind < EVENT_STREAM_KIND_LIMIT ? rec->kind : EVENT_STREAM_KIND_LIMIT - 1;
     memcpy(o, ",\"kind\":", 8);
     memcpy(o + 8, ex->kindNames[kind], ex->kindNameLengths[kind]);
     o += 8 + ex->kindNameLengths[kind];

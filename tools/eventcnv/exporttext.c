@@ -179,7 +179,7 @@ static int batchFill(BatchStruct *b, EventStreamStruct *stream, ExportFilterFunc
     if (EventStreamNextHead(stream, &e->head) != EventStreamOK)
       return 0;
     ProgressTick(progress, ++*read);
-    if (!filter(closure, 0, e->head.kind, e->head.code))
+    if (!filter(closure, 0, e->head.kind, e->head.desc != NULL ? e->head.desc->code : e->head.code))
       continue;
     if (labelNote(b, e, stream) != 0) {
       *failed = 1;
