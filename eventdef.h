@@ -70,7 +70,7 @@
     PARAM(A, address, "the address") \
     PARAM(W, id,      "the id of the interned label") \
   DOC(EventsDropped, "events of a kind were dropped, not recorded") \
-    PARAM(U, kind,  "the kind as blocks carry it: its registry's number above its index") \
+    PARAM(U, kind,  "the kind: in the stream its registry's number above its index, which readers show as the stream's kind") \
     PARAM(W, count, "how many events were dropped") \
   DOC(ThreadStart, "a thread emitted its first event") \
     PARAM(U, thread, "telltale's serial number for the thread") \

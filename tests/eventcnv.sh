@@ -211,7 +211,7 @@ check bad-block-magic  bad-block-magic    1 "offset 2593: bad block magic \"TTBX
 check event-overrun    event-overrun      1 "offset 2997: event code 0x0104 length 4095: event runs past the end"
 check short-event      short-event        1 "offset 2729: event code 0x0102 length 4: event length is less than the 12-byte event header"
 check bad-string       bad-string         1 "offset 2641: event code 0x0008 length 32: string does not end with a NUL"
-check block-kind       block-kind         1 "offset 2789: block kind 9 is not in the registry (4 kinds)"
+check block-kind       block-kind         1 "offset 2789: block kind 9 (registry 0, kind 9) is in no registry of the stream"
 check bad-header-only  bad-block-magic    1 "offset 2593: bad block magic" --header
 check count-overrun    event-overrun      1 "offset 2997: event code 0x0104 length 4095: event runs past the end" --count
 check count-trunc-block trunc-block       1 "offset 4575: block cut short: its length is 72" --count

@@ -10,7 +10,7 @@
 #                 every other check fails: this test never skips
 #   gdb-kinds     "telltale kinds" shows Noisy's output off, and Test's
 #                 output on, then off after "telltale off Test"
-#   gdb-control   the change is in the process: EventKindControl is 0xff,
+#   gdb-control   the change is in the process: the registry's control is 0xff,
 #                 read back by gdb and again by a second gdb session
 #   gdb-refuse    an unknown kind is an error listing the kinds; Telltale
 #                 cannot be turned off
@@ -113,24 +113,26 @@ fi
 
 # (a) live
 gdb -p "$pid" -batch -nx -x "$py" -ex 'telltale kinds' -ex 'telltale off Test' \
-    -ex 'telltale kinds' -ex 'print/x EventKindControl' -ex 'telltale dump 5' \
+    -ex 'telltale kinds' -ex 'print/x EventSource_telltale_tests.control' -ex 'telltale dump 5' \
     -ex 'telltale on Bogus' -ex 'telltale off Telltale' >"$tmp/live" 2>&1
 if grep -q -i -e 'ptrace' -e 'could not attach' -e 'Operation not permitted' "$tmp/live" ||
-   ! grep -q 'registry "telltale tests"' "$tmp/live"; then
+   ! grep -q 'registries "telltale tests"' "$tmp/live"; then
   fail gdb-attach "gdb cannot attach to process $pid (ptrace forbidden here?): $(head -5 "$tmp/live")"
   finish
 fi
 ok gdb-attach
 
-if [ "$(grep -c -E '^ +9 +Noisy +on +off ' "$tmp/live")" = 2 ] &&
-   [ "$(grep -c -E '^ +8 +Test +on +on ' "$tmp/live")" = 1 ] &&
-   [ "$(grep -c -E '^ +8 +Test +on +off ' "$tmp/live")" = 1 ] &&
-   grep -q -F 'output off: Test (EventKindControl 0x1ff -> 0xff)' "$tmp/live" &&
-   [ "$(grep -n -E '^ +8 +Test +on +on ' "$tmp/live" | cut -d: -f1)" -lt \
-     "$(grep -n -E '^ +8 +Test +on +off ' "$tmp/live" | cut -d: -f1)" ]; then
+# Slot 0 is telltale's own registry's, kind Telltale; the program's
+# kinds follow, from slot 1 (.reg.many).
+if [ "$(grep -c -E '^ +10 +Noisy +on +off ' "$tmp/live")" = 2 ] &&
+   [ "$(grep -c -E '^ +9 +Test +on +on ' "$tmp/live")" = 1 ] &&
+   [ "$(grep -c -E '^ +9 +Test +on +off ' "$tmp/live")" = 1 ] &&
+   grep -q -F 'output off: Test (1 of 1 were on, now 0)' "$tmp/live" &&
+   [ "$(grep -n -E '^ +9 +Test +on +on ' "$tmp/live" | cut -d: -f1)" -lt \
+     "$(grep -n -E '^ +9 +Test +on +off ' "$tmp/live" | cut -d: -f1)" ]; then
   ok gdb-kinds
 else
-  fail gdb-kinds "kinds listings wrong: $(grep -E '^ +[89] ' "$tmp/live")"
+  fail gdb-kinds "kinds listings wrong: $(grep -E '^ +(9|10) ' "$tmp/live")"
 fi
 
 cat >"$tmp/expect5" <<'EOF'
@@ -157,12 +159,12 @@ fi
 
 # EventDump through the process, against the extension, in a second session.
 : >"$tmp/err"
-gdb -p "$pid" -batch -nx -x "$py" -ex 'print/x EventKindControl' -ex 'call EventDump(4096)' \
+gdb -p "$pid" -batch -nx -x "$py" -ex 'print/x EventSource_telltale_tests.control' -ex 'call EventDump(4096)' \
     -ex 'telltale dump 4096' >"$tmp/both" 2>&1
 if grep -q -E '^\$1 = 0xff$' "$tmp/live" && grep -q -E '^\$1 = 0xff$' "$tmp/both"; then
   ok gdb-control
 else
-  fail gdb-control "EventKindControl is not 0xff in the process: $(grep '^\$1' "$tmp/live" "$tmp/both")"
+  fail gdb-control "the program's registry's control is not 0xff in the process: $(grep '^\$1' "$tmp/live" "$tmp/both")"
 fi
 events "$tmp/err" >"$tmp/eventdump"
 events "$tmp/both" >"$tmp/ours"
@@ -199,7 +201,7 @@ gdb -p "$pid" -batch -nx -x "$py" \
 t = gdb.parse_and_eval("eventSession.threads")
 while int(t["serial"]) != 1:
     t = t["next"]
-end = int(t["bufs"][8]["next"])
+end = int(t["hot"][int(gdb.parse_and_eval("EventSource_telltale_tests.base")) + 8].dereference()["next"])
 gdb.selected_inferior().write_memory(end - 40 + 2, b"\x05\x00")
 end' -ex 'telltale dump 5' >"$tmp/corrupt" 2>&1
 gdb -p "$pid" -batch -nx -x "$py" -ex "set var 'plinth.c'::clockFrequency = 0" \
@@ -243,8 +245,8 @@ else
       -ex 'telltale on Noisy' >"$tmp/core.out" 2>&1
   events "$tmp/core.out" >"$tmp/core5"
   if cmp -s "$tmp/expect5" "$tmp/core5" && grep -q -F 'telltale: the last 5 of ' "$tmp/core.out" &&
-     grep -q -E '^ +8 +Test +on +off ' "$tmp/core.out" &&
-     grep -q -F 'telltale: cannot change EventKindControl' "$tmp/core.out" &&
+     grep -q -E '^ +9 +Test +on +off ' "$tmp/core.out" &&
+     grep -q -F 'telltale: cannot change output' "$tmp/core.out" &&
      ! grep -q 'cannot read the buffer' "$tmp/core.out" && notraceback "$tmp/core.out"; then
     ok gdb-core
   else
@@ -285,7 +287,7 @@ gdb -p "$other" -batch -nx -x "$py" -ex 'telltale dump' -ex 'telltale kinds' >"$
 kill "$other"
 wait "$other" 2>/dev/null
 other=
-if [ "$(grep -c -F 'telltale: this program has no telltale registry: EventRegistry is not found' "$tmp/none")" = 2 ] &&
+if [ "$(grep -c -F 'telltale: this program has no telltale runtime: eventSlots is not found' "$tmp/none")" = 2 ] &&
    notraceback "$tmp/none"; then
   ok gdb-notelltale
 else

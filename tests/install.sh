@@ -285,7 +285,7 @@ else
   out=$(TELLTALE_FILE=none gdb -batch -nx -iex "set auto-load scripts-directory $P/share/gdb/auto-load" \
         -iex 'set auto-load safe-path /' -ex 'break EventFinish' -ex run -ex 'telltale dump 4' \
         -ex 'telltale kinds' "$prog" 2>&1)
-  if echo "$out" | grep -qE 'ShapeCount +count=2' && echo "$out" | grep -qE '^ +8 +Shape +on +on'; then
+  if echo "$out" | grep -qE 'ShapeCount +count=2' && echo "$out" | grep -qE '^ +9 +Shape +on +on'; then
     ok gdb-auto-load
   else
     fail gdb-auto-load "$(echo "$out" | grep -iv '^\[' | tail -n 3)"

@@ -25,7 +25,7 @@
 #ifdef __cplusplus
 #include <atomic>
 #define EVENT_ATOMIC(type) std::atomic<type>
-#define EVENT_THREAD_LOCAL thread_local
+#define EVENT_THREAD_LOCAL __thread   /* no thread_local wrapper: the variable is C's, trivial */
 #define EVENT_LOAD_RELAXED(object) (object).load(std::memory_order_relaxed)
 #define EVENT_FENCE_RELEASE() std::atomic_thread_fence(std::memory_order_release)
 #else

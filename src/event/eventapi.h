@@ -15,9 +15,9 @@
  * grows, patch for fixes.  The stream format has a version of its own,
  * EVENT_VERSION_* in eventcom.h.  design/telemetry.txt .pack.version */
 #define TELLTALE_VERSION_MAJOR  0
-#define TELLTALE_VERSION_MINOR  1
+#define TELLTALE_VERSION_MINOR  2
 #define TELLTALE_VERSION_PATCH  0
-#define TELLTALE_VERSION_STRING "0.1.0"
+#define TELLTALE_VERSION_STRING "0.2.0"
 #define TELLTALE_VERSION_NUMBER \
   (TELLTALE_VERSION_MAJOR * 10000 + TELLTALE_VERSION_MINOR * 100 + TELLTALE_VERSION_PATCH)
 

@@ -513,6 +513,8 @@ static int regAppend(EventStreamStruct *stream, unsigned number, FieldsStruct *f
  * (a kind several registries share, telltale's own, as the first's) */
 static void kindWires(EventStreamStruct *stream)
 {
+  for (unsigned i = 0; i < stream->regCount; ++i)
+    stream->info.registryOf[stream->regs[i].number] = &stream->regs[i].reg;
   for (unsigned i = stream->regCount; i-- > 0;)
     for (unsigned k = 0; k < stream->regs[i].reg.kindCount; ++k)
       stream->info.kindWire[stream->regs[i].kindMap[k]] =

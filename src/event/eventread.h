@@ -278,6 +278,9 @@ typedef struct EventStreamInfoStruct {
                                    .sol.exec) */
   EventClock firstClock, lastClock;  /* the lowest and highest clock of the
                                    known events; 0 if there are none */
+  const EventRegistryStruct *registryOf[256];  /* each registry the stream carries, by its
+                                   number, with its own codes (.stream.header.registries);
+                                   NULL for a number it has not */
   uint16_t kindWire[EVENT_STREAM_KIND_LIMIT];  /* each kind as blocks carry it: its registry's
                                    number above its own index (.stream.block.registry) */
   uint64_t dropped[EVENT_STREAM_KIND_LIMIT];  /* events the program dropped, by kind:

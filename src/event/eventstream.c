@@ -534,6 +534,17 @@ void EventStreamDecode(const EventStreamStruct *stream, const EventStreamHeadStr
   recReturn->thread = head->thread;
   recReturn->kind = head->kind;
   recReturn->offset = head->offset;
+  /* The kind that EventsDropped and EventsFiltered carry is, from 3.0.6,
+   * as blocks carry it: shown as the stream's registry's kind, as the
+   * block's is.  .stream.block.registry */
+  if (stream->regCount > 1 && head->desc != NULL && recReturn->desc->paramCount >= 1
+      && (recReturn->code == EVENT_CODE_EVENTS_DROPPED || recReturn->code == EVENT_CODE_EVENTS_FILTERED)
+      && recReturn->values[0].u <= 0xFFFF) {
+    unsigned reg;
+    int kind = eventKindOf(stream, (unsigned)recReturn->values[0].u, &reg);
+    if (kind >= 0)
+      recReturn->values[0].u = (uint64_t)kind;
+  }
 }
 
 

@@ -93,6 +93,9 @@ static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeader
   const unsigned char *data = p + EVENT_BLOCK_HEADER_LEN;
   size_t size = h.length - EVENT_BLOCK_HEADER_LEN;
   unsigned big = a->info->layout.bigEndian;
+  const EventRegistryStruct *registry = a->info->registryOf[(h.kind >> EVENT_BLOCK_REGISTRY_SHIFT) & 0xFF];
+  if (a->info->major < 3 || a->info->minor < EVENT_VERSION_REGISTRIES)
+    registry = a->info->registryOf[0];   /* before 3.0.6, a kind is the registry's */
 
   /* An archive's zstd block is made again: its data decompressed, then
    * zstd at this run's level, or none (.zstd.again).  A frame the
@@ -113,18 +116,26 @@ static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeader
       }
     }
   }
-  if ((h.flags & (EVENT_BLOCK_COMPACT | EVENT_BLOCK_ZSTD)) == 0 && a->native && size > 0) {
+  /* A registry block is copied as it is: the reader reads it raw
+   * (.stream.block.registry).  Events are packed by their own
+   * registry's codes (.stream.header.registries). */
+  if (h.kind == EVENT_BLOCK_KIND_REGISTRY && a->info->major >= 3
+      && a->info->minor >= EVENT_VERSION_REGISTRIES)
+    registry = NULL;
+  if (registry != NULL && (h.flags & (EVENT_BLOCK_COMPACT | EVENT_BLOCK_ZSTD)) == 0 && a->native
+      && size > 0) {
     size_t packed;
     if (!grow(&a->packed, &a->packedSize, size))
       return 0;
-    packed = EventPackEncode(a->pack, a->info->registry, data, size, a->packed, size);
+    packed = EventPackEncode(a->pack, registry, data, size, a->packed, size);
     if (packed > 0) {           /* else not shorter, or not the registry's: raw */
       data = a->packed;
       size = packed;
       h.flags = (uint16_t)(h.flags | EVENT_BLOCK_COMPACT);
     }
   }
-  if (a->level != ARCHIVE_NO_ZSTD && (h.flags & EVENT_BLOCK_ZSTD) == 0 && size > 0) {
+  if (registry != NULL && a->level != ARCHIVE_NO_ZSTD && (h.flags & EVENT_BLOCK_ZSTD) == 0
+      && size > 0) {
     size_t zipped;
     if (!grow(&a->zipped, &a->zippedSize, ZSTD_compressBound(size)))
       return 0;

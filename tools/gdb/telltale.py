@@ -5,12 +5,13 @@
 # Load it into gdb with "source tools/gdb/telltale.py" (or gdb -x), then
 # "help telltale".  The commands read the program's telltale runtime
 # (src/event/eventint.h names what they read) out of memory and decode its events themselves, in
-# Python, with the registry read from the program (EventRegistry).  They
-# make no calls into the inferior, so they work on a core file as on a
-# live process; only "on", "off" and "record" change it: "on" and "off"
-# call EventControl in a live process, so that the change takes effect
-# at once in every thread (.sol.control.cut), and otherwise write the
-# globals EventKindControl and EventKindRecord.
+# Python, with the registries read from the program (eventSlots, each a
+# kind of one registry: .reg.many).  They make no calls into the
+# inferior, so they work on a core file as on a live process; only
+# "on", "off" and "record" change it: they call EventKindsSwitch in a
+# live process, so that the change takes effect at once in every thread
+# (.sol.control.cut), and otherwise write each registry's control and
+# record sets.
 
 import re
 import struct
@@ -222,7 +223,7 @@ class Limits(object):
     core is read with its own program's: the event header
     (EventHeaderStruct), the parameter limit (EventRecordStruct's
     values), the string limit (Intern's string), the kind limit
-    (EventThreadBuf) and the code limit (EventOff)."""
+    (EventThreadBuf) and the slot limit (eventSlots)."""
 
     def __init__(self):
         header = _type("EventHeaderStruct")
@@ -231,90 +232,148 @@ class Limits(object):
         self.param_max = _length(_field(_type("EventRecordStruct"), "values").type)
         self.string_max = _length(_field(_type("EventStructIntern"), "string").type) - 1
         self.kind_limit = _length(_global_type("EventThreadBuf"))
-        self.code_limit = _length(_global_type("EventOff"))
+        self.slot_limit = _length(_global_type("eventSlots"))
+
+
+def _read_registry(reg, limits, where):
+    """an EventRegistryStruct in the inferior: (name, [(kind, doc)],
+    {code: (name, format, parameter names)})"""
+    try:
+        name = _cstr(reg["name"])
+        kind_count = int(reg["kindCount"])
+        event_count = int(reg["eventCount"])
+        if kind_count > limits.kind_limit or event_count > 0x10000:
+            _fail("%s is corrupt: %d kinds, %d events" % (where, kind_count, event_count))
+        kinds = []
+        for i in range(kind_count):
+            k = reg["kinds"][i]
+            kinds.append((_cstr(k["name"]) or "K%d" % i, _cstr(k["doc"]) or ""))
+        events = {}
+        for i in range(event_count):
+            e = reg["events"][i]
+            fmt = _cstr(e["format"]) or ""
+            if fmt == "0":
+                fmt = ""
+            names = []
+            pn = int(e["paramNames"])
+            for j in range(min(len(fmt), limits.param_max)):
+                names.append(_cstr(e["paramNames"][j]) if pn != 0 else None)
+            events[int(e["code"])] = (_cstr(e["name"]) or "?", fmt, names)
+    except gdb.MemoryError as err:
+        _fail("cannot read %s: %s" % (where, err))
+    except gdb.error as err:
+        _fail("%s is not what telltale expects: %s" % (where, err))
+    return name, kinds, events
+
+
+class Source(object):
+    """a registry in the process (EventSourceStruct): its tables, its
+    number, and where its record and control sets are"""
+
+    def __init__(self, value, limits):
+        self.name, self.kinds, self.events = _read_registry(
+            value["registry"].dereference(), limits, "a registry of the process")
+        self.number = int(value["number"])
+        self.record = int(value["record"])
+        self.control = int(value["control"].address)
 
 
 class Registry(object):
-    """EventRegistry, read out of the inferior's memory (eventcom.h)"""
+    """The registries in the process, as the runtime keeps them
+    (.reg.many): its slots (eventSlots), each a kind of one registry, read
+    out of the inferior's memory.  kinds[slot] is (name, doc) or None for
+    a free slot, named as the runtime names it (eventKindName): the
+    registry's name before it when there is more than one besides
+    telltale's."""
 
     def __init__(self):
         _inferior()
-        reg = _global("EventRegistry")
-        if reg is None:
-            _fail("this program has no telltale registry: EventRegistry is not found "
+        slots = _global("eventSlots")
+        if slots is None:
+            _fail("this program has no telltale runtime: eventSlots is not found "
                   "(is it linked with libtelltale and built with -g?)")
         self.limits = Limits()
+        self.sources = {}
+        self.slots = []
         try:
-            self.name = _cstr(reg["name"])
-            kind_count = int(reg["kindCount"])
-            event_count = int(reg["eventCount"])
-            if kind_count > self.limits.kind_limit or event_count > self.limits.code_limit:
-                _fail("EventRegistry is corrupt: %d kinds, %d events" % (kind_count, event_count))
-            self.kinds = []
-            for i in range(kind_count):
-                k = reg["kinds"][i]
-                self.kinds.append((_cstr(k["name"]) or "K%d" % i, _cstr(k["doc"]) or ""))
-            self.events = {}
-            for i in range(event_count):
-                e = reg["events"][i]
-                fmt = _cstr(e["format"]) or ""
-                if fmt == "0":
-                    fmt = ""
-                names = []
-                pn = int(e["paramNames"])
-                for j in range(min(len(fmt), self.limits.param_max)):
-                    names.append(_cstr(e["paramNames"][j]) if pn != 0 else None)
-                self.events[int(e["code"])] = (_cstr(e["name"]) or "?", fmt, names)
+            for g in range(self.limits.slot_limit):
+                src = int(slots[g]["source"])
+                if src == 0:
+                    self.slots.append(None)
+                    continue
+                if src not in self.sources:
+                    self.sources[src] = Source(slots[g]["source"].dereference(), self.limits)
+                self.slots.append((self.sources[src], int(slots[g]["kind"])))
         except gdb.MemoryError as err:
-            _fail("cannot read EventRegistry: %s" % err)
-        except gdb.error as err:
-            _fail("EventRegistry is not what telltale expects: %s" % err)
-        self.kind_width = max([len(n) for n, _ in self.kinds if len(n) <= EVENT_NAME_MAX] or [0])
-        self.name_width = max([len(n) for n, _, _ in self.events.values()
+            _fail("cannot read the runtime's slots: %s" % err)
+        clients = len([s for s in self.sources.values() if s.number != 0])
+        self.kinds = []
+        for entry in self.slots:
+            if entry is None:
+                self.kinds.append(None)
+                continue
+            source, kind = entry
+            if kind >= len(source.kinds):
+                self.kinds.append(("K%d" % kind, ""))
+                continue
+            name, doc = source.kinds[kind]
+            if source.number != 0 and clients > 1:
+                name = "%s:%s" % (source.name, name)
+            self.kinds.append((name, doc))
+        self.name = ", ".join(s.name for s in self.sources.values() if s.number != 0 or clients == 0)
+        self.kind_width = max([len(k[0]) for k in self.kinds if k is not None
+                               and len(k[0]) <= 2 * EVENT_NAME_MAX + 1] or [0])
+        self.name_width = max([len(n) for s in self.sources.values() for n, _, _ in s.events.values()
                                if len(n) <= EVENT_NAME_MAX] or [0])
 
-    def kind_index(self, name):
-        for i, (n, _) in enumerate(self.kinds):
-            if n == name:
-                return i
-        return -1
+    def events_of(self, slot):
+        """the events of a slot's registry, by code"""
+        entry = self.slots[slot] if slot < len(self.slots) else None
+        return entry[0].events if entry is not None else {}
 
-    def all_kinds(self):
-        n = len(self.kinds)
-        return 0xFFFFFFFF if n >= 32 else (1 << n) - 1
+    def own(self, slot):
+        """is the slot telltale's own kind, which stays on?"""
+        entry = self.slots[slot]
+        return entry is not None and entry[1] == OWN_KIND
+
+    def slots_named(self, name):
+        """the slots a kind name reaches, as the environment names them:
+        all, Kind (every registry's), REGISTRY:Kind, REGISTRY:all"""
+        reg, _, kind = name.rpartition(":")
+        found = []
+        for g, entry in enumerate(self.slots):
+            if entry is None:
+                continue
+            source, k = entry
+            if reg and source.name != reg:
+                continue
+            if kind == "all" or (k < len(source.kinds) and source.kinds[k][0] == kind):
+                found.append(g)
+        return found
 
     def kind_list(self):
-        return ", ".join(["all"] + [n for n, _ in self.kinds])
+        return ", ".join(["all"] + [k[0] for g, k in enumerate(self.kinds)
+                                    if k is not None and not (self.own(g) and self.slots[g][0].number != 0)])
 
 
-class KindSet(object):
-    """EventKindRecord or EventKindControl: read and written as 4 bytes"""
+def _word(addr, what):
+    """a 4-byte kind set in the inferior"""
+    try:
+        data = _read(addr, 4)
+    except gdb.MemoryError:
+        _fail("cannot read %s at 0x%x" % (what, addr))
+    return int.from_bytes(data, "big" if _byte_order() == ">" else "little")
 
-    def __init__(self, name):
-        value = _global(name)
-        if value is None or value.address is None:
-            _fail("%s is not found: is this a telltale program built with -g?" % name)
-        self.name = name
-        self.addr = int(value.address)
-        self.size = value.type.sizeof
-        self.order = _byte_order()
 
-    def get(self):
-        try:
-            data = _read(self.addr, self.size)
-        except gdb.MemoryError:
-            _fail("cannot read %s at 0x%x" % (self.name, self.addr))
-        return int.from_bytes(data, "big" if self.order == ">" else "little")
-
-    def set(self, bits):
-        data = (bits & 0xFFFFFFFF).to_bytes(self.size, "big" if self.order == ">" else "little")
-        try:
-            gdb.selected_inferior().write_memory(self.addr, data)
-        except (gdb.MemoryError, gdb.error) as err:
-            _fail("cannot change %s (%s): only a live process can be changed, "
-                  "not a core file" % (self.name, err))
-        if self.get() != bits & 0xFFFFFFFF:
-            _fail("%s did not change: is this a live process?" % self.name)
+def _word_set(addr, bits, what):
+    data = (bits & 0xFFFFFFFF).to_bytes(4, "big" if _byte_order() == ">" else "little")
+    try:
+        gdb.selected_inferior().write_memory(addr, data)
+    except (gdb.MemoryError, gdb.error) as err:
+        _fail("cannot change %s (%s): only a live process can be changed, "
+              "not a core file" % (what, err))
+    if _word(addr, what) != bits & 0xFFFFFFFF:
+        _fail("%s did not change: is this a live process?" % what)
 
 
 # Decoding events: the same rules as EventDecode (src/event/eventdecode.c)
@@ -333,12 +392,12 @@ class Layout(object):
             self.word = self.pointer
 
 
-def _decode(layout, registry, data, off):
-    """decode the event at data[off:]: (code, length, clock, desc, values),
-    None at the end of the data (code 0 or too little room for a header),
-    or Corrupt with a sentence saying what is wrong"""
+def _decode(layout, limits, events, data, off):
+    """decode the event at data[off:], of a registry's events: (code,
+    length, clock, desc, values), None at the end of the data (code 0 or
+    too little room for a header), or Corrupt with a sentence saying what
+    is wrong"""
     o = layout.order
-    limits = registry.limits
     header_len = limits.header_len
     if len(data) - off < 2:
         return None
@@ -353,7 +412,7 @@ def _decode(layout, registry, data, off):
         raise Corrupt("event length %d is less than the %d-byte event header" % (length, header_len))
     if length > len(data) - off:
         raise Corrupt("event (length %d) runs past the end of the data" % length)
-    desc = registry.events.get(code)
+    desc = events.get(code)
     if desc is None:
         return code, length, clock, None, []
     fmt = desc[1]
@@ -451,7 +510,7 @@ class Clock(object):
 def _format(registry, clock, labels, ev):
     clk, thread, kind, _, code, length, desc, values = ev
     line = [clock.columns(clk), " ", ("T%d" % thread).ljust(THREAD_WIDTH), " "]
-    if kind < len(registry.kinds):
+    if kind < len(registry.kinds) and registry.kinds[kind] is not None:
         line.append(registry.kinds[kind][0].ljust(registry.kind_width))
     else:
         line.append(("K%d" % kind).ljust(registry.kind_width))
@@ -488,8 +547,8 @@ def _format(registry, clock, labels, ev):
 def _session():
     session = _global("eventSession")
     if session is None:
-        if _global("EventRegistry") is None:
-            _fail("this program has no telltale runtime: neither EventRegistry nor "
+        if _global("eventSlots") is None:
+            _fail("this program has no telltale runtime: neither eventSlots nor "
                   "the runtime's eventSession is found")
         _fail("the runtime's eventSession is not found: the runtime was built without -g")
     return session
@@ -523,7 +582,8 @@ class _BufferWalk(object):
         """a kind's two slots at a level: the older one up to where it
         ended, then the current one up to next.  Each signal level has
         its own buffers (.sol.signal.level): the running level's next is
-        in EventThreadBuf, the others' in saved."""
+        in its registry's thread-local buffers, found by hot, the others'
+        in saved."""
         serial = th["serial"]
         try:
             kb = th["levels"][level][kind]
@@ -534,13 +594,17 @@ class _BufferWalk(object):
             if slots == [0, 0]:
                 return
             running = level == th["running"] and th["deeper"] == 0
-            hot = th["bufs"][kind] if running else th["saved"][level][kind]
-            nxt_event = int(hot["next"])
+            if running and int(th["hot"][kind]) == 0:
+                nxt_event = 0
+            else:
+                hot = th["hot"][kind].dereference() if running else th["saved"][level][kind]
+                nxt_event = int(hot["next"])
         except (gdb.MemoryError, gdb.error) as err:
             _warn("T%d kind %d: cannot read its buffer state (%s): skipped" % (serial, kind, err))
             return
         kinds = self.registry.kinds
-        where = "T%d %s" % (serial, kinds[kind][0] if kind < len(kinds) else "K%d" % kind)
+        where = "T%d %s" % (serial, kinds[kind][0] if kind < len(kinds) and kinds[kind] is not None
+                            else "K%d" % kind)
         if current not in (0, 1):
             _warn("%s: corrupt buffer state (current slot %d): skipped" % (where, current))
             return
@@ -548,7 +612,7 @@ class _BufferWalk(object):
         ranges = []
         if slots[other] != 0 and previous_end != 0:
             ranges.append((slots[other], sizes[other], previous_end))
-        if slots[current] != 0:
+        if slots[current] != 0 and nxt_event != 0:
             ranges.append((slots[current], sizes[current], nxt_event))
         for base, size, end in ranges:
             start = base + _block_header_len()
@@ -589,7 +653,8 @@ class _BufferWalk(object):
         off = 0
         while True:
             try:
-                ev = _decode(self.layout, self.registry, data, off)
+                ev = _decode(self.layout, self.registry.limits, self.registry.events_of(kind),
+                             data, off)
             except Corrupt as why:
                 _warn("%s: corrupt event at 0x%x: %s: stopped reading this buffer"
                       % (where, start + off, why))
@@ -605,7 +670,7 @@ def _thread_state(t):
     """what the walk reads of the EventThreadStruct at t"""
     thread = t.dereference()
     levels = thread["levels"]
-    th = {"serial": int(thread["serial"]), "bufs": thread["bufs"], "levels": levels,
+    th = {"serial": int(thread["serial"]), "hot": thread["hot"], "levels": levels,
           "saved": thread["saved"], "running": int(thread["level"]),
           "deeper": int(thread["deeper"]), "level_limit": levels.type.range()[1] + 1,
           "kind_limit": levels[0].type.range()[1] + 1, "next": thread["next"]}
@@ -788,25 +853,27 @@ class TelltaleCommand(gdb.Command):
     """Examine and control telltale telemetry in a live process or a core file.
 
 telltale kinds
-    List the kinds of the program's registry (EventRegistry): index, name,
-    whether it is recorded (EventKindRecord), whether its output is on
-    (EventKindControl), and its doc.
+    List the kinds of every registry in the process (the program's and
+    each library's, .reg.many): slot, name, whether it is recorded,
+    whether its output is on, and its doc.  A kind is "registry:Kind"
+    when the process has more than one registry besides telltale's.
 
 telltale on KIND...
 telltale off KIND...
-    Turn the output of kinds on or off: set or clear their bits in
-    EventKindControl.  A kind whose output is off is still recorded, into
-    its ring of two buffers (the flight recorder), and is not written to
-    the log.  The change takes effect when a buffer fills or is flushed.
-    KIND is a kind's name or "all"; names may be separated by spaces or
-    commas.  The Telltale kind can't be turned off: the runtime keeps it
+    Turn the output of kinds on or off, at once in a live process
+    (EventKindsSwitch), else by writing their registries' control sets,
+    which takes effect when a buffer fills or is flushed.  A kind whose
+    output is off is still recorded, into its ring of two buffers (the
+    flight recorder), and is not written to the log.  KIND is a kind's
+    name (every registry's kind of that name), "registry:Kind" (one
+    registry's), "registry:all" or "all"; names may be separated by
+    spaces or commas.  The Telltale kind can't be turned off: the runtime keeps it
     on, because its Intern, Label, ClockSync and thread events are needed
     to read the rest ("off all" leaves it on).
 
 telltale record on KIND...
 telltale record off KIND...
-    The same for recording (EventKindRecord): a kind not recorded is not
-    even buffered.
+    The same for recording: a kind not recorded is not even buffered.
 
 telltale dump [N]
     Print the latest N events (default 20) in every thread's buffers,
@@ -853,32 +920,31 @@ def _on_off(word):
     _fail("say on or off, not '%s'" % word)
 
 
-def _kind_bits(registry, args, off):
-    """the bits of the kinds named in args, and whether Telltale was asked off"""
+def _kind_slots(registry, args, off):
+    """the slots of the kinds named in args (as the environment names
+    them), and the names; telltale's own kind cannot be asked off"""
     names = [n for n in args.replace(",", " ").split() if n]
     if not names:
         _fail("name at least one kind; the kinds are %s" % registry.kind_list())
-    bits = 0
+    slots = []
     for name in names:
-        if name == "all":
-            bits |= registry.all_kinds()
-            continue
-        i = registry.kind_index(name)
-        if i < 0:
+        found = registry.slots_named(name)
+        if not found:
             _fail("unknown kind '%s'; the kinds are %s" % (name, registry.kind_list()))
-        if off and i == OWN_KIND:
+        if off and name != "all" and not name.endswith(":all") and all(registry.own(g) for g in found):
             _fail("the %s kind can't be turned off: the runtime keeps it on, because "
                   "its Intern, Label, ClockSync and thread events are needed to read "
                   "the rest (design/telemetry.txt .sol.control.own)" % name)
-        bits |= 1 << i
-    return bits
+        slots.extend(g for g in found if g not in slots)
+    return slots, names
 
 
-def _control_call(reset, flip):
-    """Output changed by a call of EventControl in the live process, so
-    that it takes effect at once in every thread (.sol.control.cut):
-    True if it was.  Not on a core file, nor where the selected thread
-    is inside telltale's lock (the call would re-enter it)."""
+def _switch_call(names, output, on):
+    """Output or recording changed by a call of EventKindsSwitch in the
+    live process, so that it takes effect at once in every thread
+    (.sol.control.cut): True if it was.  Not on a core file, nor where
+    the selected thread is inside telltale's lock (the call would
+    re-enter it)."""
     inf = gdb.selected_inferior()
     if inf is None or inf.pid == 0:
         return False
@@ -887,40 +953,49 @@ def _control_call(reset, flip):
             return False
     except gdb.error:
         pass
+    spec = ",".join(names).replace("\\", "").replace('"', "")
     try:
-        gdb.parse_and_eval("(unsigned int)EventControl(%d, %d)" % (reset, flip))
-        return True
+        res = int(gdb.parse_and_eval('(int)EventKindsSwitch("%s", %d, %d, (char *)0, 0)'
+                                     % (spec, 1 if output else 0, 1 if on else 0)))
+        return res == 0
     except gdb.error:
         return False
 
 
-def _change(set_name, args, on):
+def _change(output, args, on):
     registry = Registry()
-    kinds = KindSet(set_name)
-    bits = _kind_bits(registry, args, not on)
-    old = kinds.get()
-    if on:
-        new = old | bits
-    else:
-        new = old & ~(bits & ~(1 << OWN_KIND))
-    if set_name != "EventKindControl" or not _control_call(old ^ new, (old ^ new) & new):
-        kinds.set(new)
-        if set_name == "EventKindControl":
+    slots, names = _kind_slots(registry, args, not on)
+    what = "output" if output else "recording"
+
+    def bits():
+        return dict((g, _word(registry.slots[g][0].control if output else registry.slots[g][0].record,
+                              what) >> registry.slots[g][1] & 1) for g in slots)
+    old = bits()
+    if not _switch_call(names, output, on):
+        for g in slots:
+            source, kind = registry.slots[g]
+            addr = source.control if output else source.record
+            word = _word(addr, what)
+            if on:
+                word |= 1 << kind
+            elif kind != OWN_KIND:
+                word &= ~(1 << kind)
+            _word_set(addr, word, what)
+        if output:
             gdb.write("telltale: written to memory: it takes effect at each thread's next "
                       "full buffer or flush (.sol.control.cut)\n")
-    what = "output" if set_name == "EventKindControl" else "recording"
-    changed = [registry.kinds[i][0] for i in range(len(registry.kinds))
-               if bits >> i & 1 and (on or i != OWN_KIND)]
-    gdb.write("%s %s: %s (%s 0x%x -> 0x%x)\n" % (what, "on" if on else "off",
-                                                 ", ".join(changed), set_name, old, new))
-    if not on and bits >> OWN_KIND & 1:
-        gdb.write("telltale: %s stays on: the runtime keeps it on (.sol.control.own)\n"
-                  % registry.kinds[OWN_KIND][0])
+    new = bits()
+    changed = [registry.kinds[g][0] for g in slots if on or not registry.own(g)]
+    gdb.write("%s %s: %s (%d of %d were on, now %d)\n"
+              % (what, "on" if on else "off", ", ".join(changed), sum(old.values()), len(slots),
+                 sum(new.values())))
+    if not on and any(registry.own(g) for g in slots):
+        gdb.write("telltale: Telltale stays on: the runtime keeps it on (.sol.control.own)\n")
 
 
 class TelltaleKinds(gdb.Command):
-    """List the registry's kinds: index, name, recorded, output, doc.
-Recorded is EventKindRecord's bit for the kind, output EventKindControl's."""
+    """List the kinds of every registry in the process: slot, name, recorded, output, doc.
+A kind is "registry:Kind" when the process has more than one registry besides telltale's."""
 
     def __init__(self):
         super(TelltaleKinds, self).__init__("telltale kinds", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
@@ -928,31 +1003,35 @@ Recorded is EventKindRecord's bit for the kind, output EventKindControl's."""
     @_guarded
     def invoke(self, arg, from_tty):
         registry = Registry()
-        record = KindSet("EventKindRecord").get()
-        control = KindSet("EventKindControl").get()
         width = max(registry.kind_width, 4)
-        gdb.write("registry \"%s\": %d kinds (EventKindRecord 0x%x, EventKindControl 0x%x)\n"
-                  % (registry.name or "", len(registry.kinds), record, control))
+        gdb.write("registries \"%s\": %d kinds\n"
+                  % (registry.name or "", len([k for k in registry.kinds if k is not None])))
         gdb.write("%3s  %-*s  %-6s  %-6s  %s\n" % ("#", width, "kind", "record", "output", "doc"))
-        for i, (name, doc) in enumerate(registry.kinds):
+        for g, entry in enumerate(registry.slots):
+            if entry is None:
+                continue
+            source, kind = entry
+            name, doc = registry.kinds[g]
+            record = _word(source.record, "recording")
+            control = _word(source.control, "output")
             gdb.write("%3d  %-*s  %-6s  %-6s  %s\n" % (
-                i, width, name, "on" if record >> i & 1 else "off",
-                "on" if control >> i & 1 else "off", doc))
+                g, width, name, "on" if record >> kind & 1 else "off",
+                "on" if control >> kind & 1 else "off", doc))
 
 
 class TelltaleOn(gdb.Command):
-    """Turn output on for kinds: telltale on KIND... (or all).  Sets their bits in EventKindControl."""
+    """Turn output on for kinds: telltale on KIND... (or all; alloc:Pool for one registry's)."""
 
     def __init__(self):
         super(TelltaleOn, self).__init__("telltale on", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
 
     @_guarded
     def invoke(self, arg, from_tty):
-        _change("EventKindControl", arg, True)
+        _change(True, arg, True)
 
 
 class TelltaleOff(gdb.Command):
-    """Turn output off for kinds: telltale off KIND... (or all).  Clears their bits in EventKindControl.
+    """Turn output off for kinds: telltale off KIND... (or all; alloc:Pool for one registry's).
 Their events are still recorded, into the flight recorder.  Telltale cannot be turned off."""
 
     def __init__(self):
@@ -960,12 +1039,12 @@ Their events are still recorded, into the flight recorder.  Telltale cannot be t
 
     @_guarded
     def invoke(self, arg, from_tty):
-        _change("EventKindControl", arg, False)
+        _change(True, arg, False)
 
 
 class TelltaleRecord(gdb.Command):
     """Turn recording on or off for kinds: telltale record on|off KIND... (or all).
-Sets or clears their bits in EventKindRecord.  Telltale cannot be turned off."""
+Telltale cannot be turned off."""
 
     def __init__(self):
         super(TelltaleRecord, self).__init__("telltale record", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
@@ -975,7 +1054,7 @@ Sets or clears their bits in EventKindRecord.  Telltale cannot be turned off."""
         words = arg.split(None, 1)
         if not words:
             _fail("usage: telltale record on|off KIND...")
-        _change("EventKindRecord", words[1] if len(words) > 1 else "", _on_off(words[0]))
+        _change(False, words[1] if len(words) > 1 else "", _on_off(words[0]))
 
 
 class TelltaleDump(gdb.Command):
