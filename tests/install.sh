@@ -11,7 +11,8 @@
 #   symbols          the shared library exports exactly the names of
 #                    debian/libtelltale0.symbols (.pack.export)
 #   version          eventcnv --version, pkg-config and eventapi.h agree
-#                    with packaging/version
+#                    with packaging/version, and every installed tool's
+#                    --version names it and that version
 #   headers-c        each public header compiles alone as C11, gcc and clang,
 #                    -Wall -Wextra -Wpedantic -Werror
 #   headers-c++      ... and as C++17, g++ and clang++ (.pack.cxx)
@@ -124,8 +125,15 @@ fi
 cnv=$("$P/bin/eventcnv" --version | head -n 1)
 pc=$(pkg-config --modversion telltale 2>&1)
 hdr=$(printf '#include "eventapi.h"\nTELLTALE_VERSION_STRING\n' | gcc -E -P -I"$P/include/telltale" - | tail -n 1)
-if [ "$cnv" != "eventcnv (telltale) $version" ] || [ "$pc" != "$version" ] || [ "$hdr" != "\"$version\"" ]; then
-  fail version "packaging/version $version; eventcnv '$cnv', pkg-config '$pc', header $hdr"
+# the installed tools, gen and record (scripts) too, by their own names
+tools=""
+for t in telltale-gen telltale-replay telltale-record telltale-heap telltale-ctl; do
+  v=$("$P/bin/$t" --version 2>&1 | head -n 1)
+  [ "$v" = "$t (telltale) $version" ] || tools="$tools $t '$v'"
+done
+if [ "$cnv" != "eventcnv (telltale) $version" ] || [ "$pc" != "$version" ] || [ "$hdr" != "\"$version\"" ] ||
+   [ -n "$tools" ]; then
+  fail version "packaging/version $version; eventcnv '$cnv', pkg-config '$pc', header $hdr;$tools"
 else
   ok version
 fi
