@@ -15,6 +15,9 @@
 #   off-wrong-type-fails   a struct where an address belongs still fails to
 #                          compile in variety 0: arguments are type-checked
 #   wrong-format-fails     EVENT_W(TestPAW, ...) fails, naming TestPAW
+#   retired-fails          EVENT_W(TestRetired, ...), a retired event of
+#                          format W, fails in every variety, saying that
+#                          TestRetired is retired
 #   optimised-drops-checking  an always=FALSE event is a bare ret at
 #                          variety 1, and an always=TRUE one is not
 #   checking-keeps-checking   the always=FALSE event emits at variety 2
@@ -122,6 +125,16 @@ elif ! grep -q TestPAW "$tmp/wrong_format.err"; then
 else
   ok wrong-format-fails
 fi
+
+why=""
+for v in 0 1 2; do
+  if compileFn $v retired_$v 'EVENT_W(TestRetired, w);'; then
+    why="$why variety $v compiled it;"
+  elif ! grep -q "TestRetired is retired" "$tmp/retired_$v.err"; then
+    why="$why variety $v: $(grep -m1 error "$tmp/retired_$v.err");"
+  fi
+done
+[ -z "$why" ] && ok retired-fails || fail retired-fails "$why"
 
 if ! compileFn 1 opt_checking 'EVENT_W(TestChecking, w);' ||
    ! compileFn 1 opt_always 'EVENT_W(TestW, w);'; then
