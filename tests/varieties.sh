@@ -24,6 +24,13 @@
 #   example-checking       the checking example logs PoolVerify and PoolAlloc
 #   example-optimised      the optimised one logs PoolAlloc but no PoolVerify
 #   example-off            the off one writes no log file at all
+#   off-no-runtime         nm: the off example defines no name of the
+#                          runtime but the public functions' stubs
+#                          (event.h's, plinth.h's) and its registry, and
+#                          no sigaction or signal (the wrappers)
+#   off-no-handler-no-file strace: the off example installs no
+#                          fatal-signal handler, opens no file but the
+#                          shared libraries, and leaves none
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
 set -u
@@ -199,6 +206,49 @@ elif [ -n "$(ls -A "$tmp/off")" ]; then
   fail example-off "files were written: $(ls -A "$tmp/off" | tr '\n' ' ')"
 else
   ok example-off
+fi
+
+# The off variety: nothing of telltale's runtime is left in the program
+# (design/telemetry.txt .sol.variety.off).  The names it may define: the
+# public functions, each a stub, and the program's own registry.
+header=$(find src include -name event.h 2>/dev/null | head -1)
+plinth=$(find src include -name plinth.h 2>/dev/null | head -1)
+allowed=$(grep -ohE 'TELLTALE_API [^(;]*[ *](Event|Plinth)[A-Za-z]+\(' "$header" "$plinth" |
+          grep -oE '[A-Za-z]+\($' | tr -d '(' | sort -u)
+allowed="$allowed EventRegistry"
+extra=$(nm --defined-only "$cfg/examples/pool-off" | awk '{print $3}' |
+        grep -E '^((Event|Plinth|event|plinth)[A-Z]|sigaction$|signal$)' | sort -u |
+        while read -r n; do case " $(echo $allowed) " in *" $n "*) ;; *) echo "$n" ;; esac; done)
+if [ -z "$header" ] || [ -z "$plinth" ]; then
+  fail off-no-runtime "event.h or plinth.h not found"
+elif [ -n "$extra" ]; then
+  fail off-no-runtime "$(echo "$extra" | wc -l) names of the runtime: $(echo $extra | cut -c1-200)"
+else
+  ok off-no-runtime
+fi
+
+if ! command -v strace >/dev/null 2>&1; then
+  fail off-no-handler-no-file "strace is needed (.ci/install --quick installs it)"
+else
+  mkdir -p "$tmp/offstrace"
+  (cd "$tmp/offstrace" && strace -f -qq -o "$tmp/off.strace" -e trace=rt_sigaction,open,openat,creat \
+     "$OLDPWD/$cfg/examples/pool-off" >/dev/null 2>"$tmp/offstrace.err")
+  r=$?
+  handlers=$(grep -E 'rt_sigaction\(SIG(SEGV|BUS|ILL|FPE|ABRT|USR1|USR2|CHLD),' "$tmp/off.strace" | grep -v ', NULL, ' | head -3)
+  files=$(grep -E 'open(at)?\(|creat\(' "$tmp/off.strace" | grep -vE '"[^"]*/(ld\.so\.cache|lib[^"/]*\.so[^"/]*)"' | head -3)
+  if [ $r != 0 ]; then
+    fail off-no-handler-no-file "strace or the example failed ($r): $(head -2 "$tmp/offstrace.err")"
+  elif ! grep -q 'rt_sigaction\|open' "$tmp/off.strace"; then
+    fail off-no-handler-no-file "strace saw no system call: $(head -2 "$tmp/off.strace")"
+  elif [ -n "$handlers" ]; then
+    fail off-no-handler-no-file "handlers: $handlers"
+  elif [ -n "$files" ]; then
+    fail off-no-handler-no-file "files opened: $files"
+  elif [ -n "$(ls -A "$tmp/offstrace")" ]; then
+    fail off-no-handler-no-file "files left: $(ls -A "$tmp/offstrace" | tr '\n' ' ')"
+  else
+    ok off-no-handler-no-file
+  fi
 fi
 
 if [ -s "$tmp/eventcnv.err" ]; then
