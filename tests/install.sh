@@ -25,6 +25,8 @@
 #   make-static-off  the same at VARIETY=off, which links libtelltale-off.a:
 #                    no log at all
 #   cmake            examples/pool with CMake's find_package(telltale)
+#   cmake-off        the same with -DTELLTALE_VARIETY=off: telltale::off,
+#                    not libtelltale.so, and no log
 #   meson            examples/pool with Meson and pkg-config
 #   record           telltale-record records sort's allocations, and
 #                    telltale-replay replays them
@@ -237,6 +239,19 @@ else
     fail cmake "$(grep -m 3 -E 'rror|warning|CMake' "$tmp/out")"
   else
     pool cmake "$tmp/cmake" out/pool
+  fi
+  # -DTELLTALE_VARIETY=off links telltale::off, not libtelltale.so (a
+  # CMake if() would take "off" for false): no runtime, no log
+  rm -rf "$tmp/cmake/off"
+  if ! (cd "$tmp/cmake" && cmake -S . -B off -DCMAKE_PREFIX_PATH="$P" -DTELLTALE_VARIETY=off &&
+        cmake --build off) >"$tmp/out" 2>&1; then
+    fail cmake-off "$(grep -m 3 -E 'rror|warning|CMake' "$tmp/out")"
+  elif ldd "$tmp/cmake/off/pool" | grep -q libtelltale; then
+    fail cmake-off "linked with libtelltale.so"
+  elif ! (cd "$tmp/cmake/off" && ./pool >/dev/null 2>&1) || [ -e "$tmp/cmake/off/telltale.log" ]; then
+    fail cmake-off "the off example failed or wrote telltale.log"
+  else
+    ok cmake-off
   fi
 fi
 
