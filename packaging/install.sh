@@ -73,14 +73,15 @@ fi
 
 # Programs.  gen finds the registries in PREFIX/share/telltale (.pack.gen);
 # record finds the recorder in PREFIX/LIBDIR/telltale.
-put gen bin/telltale-gen 755
+sed "s|^VERSION = None\$|VERSION = \"$version\"|" gen >"$tmp/gen"
+put "$tmp/gen" bin/telltale-gen 755
 put "$build/eventcnv" bin/eventcnv 755
 put "$build/replay" bin/telltale-replay 755
 put "$build/heap" bin/telltale-heap 755
 put "$build/ctl" bin/telltale-ctl 755
 sed -e 's|^top=.*|top=$(cd "$(dirname "$0")/.." \&\& pwd)|' \
     -e "s|\$top/build/libtelltale-malloc.so|\$top/$libdir/telltale/libtelltale-malloc.so|" \
-    -e 's|build/replay|telltale-replay|g' tools/replay/record >"$tmp/record"
+    -e 's|build/replay|telltale-replay|g' -e "s|^version=.*|version=$version|" tools/replay/record >"$tmp/record"
 put "$tmp/record" bin/telltale-record 755
 
 # Libraries: the shared library with its soname and links, the static

@@ -213,9 +213,9 @@ usage() {   # usage NAME STATUS ARGS...
     fail "$name" "Python traceback"
   elif [ "$rc" -ne "$status" ]; then
     fail "$name" "exit status $rc, not $status"
-  elif [ "$status" -eq 0 ] && ! grep -q "usage: gen" "$tmp/out"; then
+  elif [ "$status" -eq 0 ] && ! grep -q "usage: telltale-gen" "$tmp/out"; then
     fail "$name" "no usage on stdout"
-  elif [ "$status" -eq 2 ] && ! grep -q "usage: gen" "$tmp/err"; then
+  elif [ "$status" -eq 2 ] && ! grep -q "usage: telltale-gen" "$tmp/err"; then
     fail "$name" "no usage on stderr"
   else
     ok "$name"

@@ -11,7 +11,8 @@
 #   symbols          the shared library exports exactly the names of
 #                    debian/libtelltale0.symbols (.pack.export)
 #   version          eventcnv --version, pkg-config and eventapi.h agree
-#                    with packaging/version
+#                    with packaging/version, and every installed tool's
+#                    --version names it and that version
 #   headers-c        each public header compiles alone as C11, gcc and clang,
 #                    -Wall -Wextra -Wpedantic -Werror
 #   headers-c++      ... and as C++17, g++ and clang++ (.pack.cxx)
@@ -24,6 +25,8 @@
 #   make-static-off  the same at VARIETY=off, which links libtelltale-off.a:
 #                    no log at all
 #   cmake            examples/pool with CMake's find_package(telltale)
+#   cmake-off        the same with -DTELLTALE_VARIETY=off: telltale::off,
+#                    not libtelltale.so, and no log
 #   meson            examples/pool with Meson and pkg-config
 #   record           telltale-record records sort's allocations, and
 #                    telltale-replay replays them
@@ -124,8 +127,15 @@ fi
 cnv=$("$P/bin/eventcnv" --version | head -n 1)
 pc=$(pkg-config --modversion telltale 2>&1)
 hdr=$(printf '#include <telltale/eventapi.h>\nTELLTALE_VERSION_STRING\n' | gcc -E -P -I"$P/include" - | tail -n 1)
-if [ "$cnv" != "eventcnv (telltale) $version" ] || [ "$pc" != "$version" ] || [ "$hdr" != "\"$version\"" ]; then
-  fail version "packaging/version $version; eventcnv '$cnv', pkg-config '$pc', header $hdr"
+# the installed tools, gen and record (scripts) too, by their own names
+tools=""
+for t in telltale-gen telltale-replay telltale-record telltale-heap telltale-ctl; do
+  v=$("$P/bin/$t" --version 2>&1 | head -n 1)
+  [ "$v" = "$t (telltale) $version" ] || tools="$tools $t '$v'"
+done
+if [ "$cnv" != "eventcnv (telltale) $version" ] || [ "$pc" != "$version" ] || [ "$hdr" != "\"$version\"" ] ||
+   [ -n "$tools" ]; then
+  fail version "packaging/version $version; eventcnv '$cnv', pkg-config '$pc', header $hdr;$tools"
 else
   ok version
 fi
@@ -240,6 +250,19 @@ else
     fail cmake "$(grep -m 3 -E 'rror|warning|CMake' "$tmp/out")"
   else
     pool cmake "$tmp/cmake" out/pool
+  fi
+  # -DTELLTALE_VARIETY=off links telltale::off, not libtelltale.so (a
+  # CMake if() would take "off" for false): no runtime, no log
+  rm -rf "$tmp/cmake/off"
+  if ! (cd "$tmp/cmake" && cmake -S . -B off -DCMAKE_PREFIX_PATH="$P" -DTELLTALE_VARIETY=off &&
+        cmake --build off) >"$tmp/out" 2>&1; then
+    fail cmake-off "$(grep -m 3 -E 'rror|warning|CMake' "$tmp/out")"
+  elif ldd "$tmp/cmake/off/pool" | grep -q libtelltale; then
+    fail cmake-off "linked with libtelltale.so"
+  elif ! (cd "$tmp/cmake/off" && ./pool >/dev/null 2>&1) || [ -e "$tmp/cmake/off/telltale.log" ]; then
+    fail cmake-off "the off example failed or wrote telltale.log"
+  else
+    ok cmake-off
   fi
 fi
 

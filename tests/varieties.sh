@@ -15,12 +15,22 @@
 #   off-wrong-type-fails   a struct where an address belongs still fails to
 #                          compile in variety 0: arguments are type-checked
 #   wrong-format-fails     EVENT_W(TestPAW, ...) fails, naming TestPAW
+#   retired-fails          EVENT_W(TestRetired, ...), a retired event of
+#                          format W, fails in every variety, saying that
+#                          TestRetired is retired
 #   optimised-drops-checking  an always=FALSE event is a bare ret at
 #                          variety 1, and an always=TRUE one is not
 #   checking-keeps-checking   the always=FALSE event emits at variety 2
 #   example-checking       the checking example logs PoolVerify and PoolAlloc
 #   example-optimised      the optimised one logs PoolAlloc but no PoolVerify
 #   example-off            the off one writes no log file at all
+#   off-no-runtime         nm: the off example defines no name of the
+#                          runtime but the public functions' stubs
+#                          (event.h's, plinth.h's) and its registry, and
+#                          no sigaction or signal (the wrappers)
+#   off-no-handler-no-file strace: the off example installs no
+#                          fatal-signal handler, opens no file but the
+#                          shared libraries, and leaves none
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
 set -u
@@ -123,6 +133,16 @@ else
   ok wrong-format-fails
 fi
 
+why=""
+for v in 0 1 2; do
+  if compileFn $v retired_$v 'EVENT_W(TestRetired, w);'; then
+    why="$why variety $v compiled it;"
+  elif ! grep -q "TestRetired is retired" "$tmp/retired_$v.err"; then
+    why="$why variety $v: $(grep -m1 error "$tmp/retired_$v.err");"
+  fi
+done
+[ -z "$why" ] && ok retired-fails || fail retired-fails "$why"
+
 if ! compileFn 1 opt_checking 'EVENT_W(TestChecking, w);' ||
    ! compileFn 1 opt_always 'EVENT_W(TestW, w);'; then
   fail optimised-drops-checking "does not compile: $(cat "$tmp"/opt_*.err | head -3)"
@@ -186,6 +206,50 @@ elif [ -n "$(ls -A "$tmp/off")" ]; then
   fail example-off "files were written: $(ls -A "$tmp/off" | tr '\n' ' ')"
 else
   ok example-off
+fi
+
+# The off variety: nothing of telltale's runtime is left in the program
+# (design/telemetry.txt .sol.variety.off).  The names it may define: the
+# public functions, each a stub, and the program's own registry's tables
+# (EventRegistry_NAME: its eventgen.c has no source, .reg.many).
+header=$(find src include -name event.h 2>/dev/null | head -1)
+plinth=$(find src include -name plinth.h 2>/dev/null | head -1)
+allowed=$(grep -ohE 'TELLTALE_API [^(;]*[ *](Event|Plinth)[A-Za-z]+\(' "$header" "$plinth" |
+          grep -oE '[A-Za-z]+\($' | tr -d '(' | sort -u)
+allowed="$allowed EventRegistry"
+extra=$(nm --defined-only "$cfg/examples/pool-off" | awk '{print $3}' |
+        grep -E '^((Event|Plinth|event|plinth)[A-Z]|sigaction$|signal$)' | sort -u |
+        while read -r n; do case " $(echo $allowed) " in *" $n "* | *" ${n%%_*} "*) ;; *) echo "$n" ;; esac; done)
+if [ -z "$header" ] || [ -z "$plinth" ]; then
+  fail off-no-runtime "event.h or plinth.h not found"
+elif [ -n "$extra" ]; then
+  fail off-no-runtime "$(echo "$extra" | wc -l) names of the runtime: $(echo $extra | cut -c1-200)"
+else
+  ok off-no-runtime
+fi
+
+if ! command -v strace >/dev/null 2>&1; then
+  fail off-no-handler-no-file "strace is needed (.ci/install --quick installs it)"
+else
+  mkdir -p "$tmp/offstrace"
+  (cd "$tmp/offstrace" && strace -f -qq -o "$tmp/off.strace" -e trace=rt_sigaction,open,openat,creat \
+     "$OLDPWD/$cfg/examples/pool-off" >/dev/null 2>"$tmp/offstrace.err")
+  r=$?
+  handlers=$(grep -E 'rt_sigaction\(SIG(SEGV|BUS|ILL|FPE|ABRT|USR1|USR2|CHLD),' "$tmp/off.strace" | grep -v ', NULL, ' | head -3)
+  files=$(grep -E 'open(at)?\(|creat\(' "$tmp/off.strace" | grep -vE '"[^"]*/(ld\.so\.cache|lib[^"/]*\.so[^"/]*)"' | head -3)
+  if [ $r != 0 ]; then
+    fail off-no-handler-no-file "strace or the example failed ($r): $(head -2 "$tmp/offstrace.err")"
+  elif ! grep -q 'rt_sigaction\|open' "$tmp/off.strace"; then
+    fail off-no-handler-no-file "strace saw no system call: $(head -2 "$tmp/off.strace")"
+  elif [ -n "$handlers" ]; then
+    fail off-no-handler-no-file "handlers: $handlers"
+  elif [ -n "$files" ]; then
+    fail off-no-handler-no-file "files opened: $files"
+  elif [ -n "$(ls -A "$tmp/offstrace")" ]; then
+    fail off-no-handler-no-file "files left: $(ls -A "$tmp/offstrace" | tr '\n' ' ')"
+  else
+    ok off-no-handler-no-file
+  fi
 fi
 
 if [ -s "$tmp/eventcnv.err" ]; then

@@ -257,7 +257,7 @@ extern TELLTALE_API int EventStreamAddBinary(struct PlinthStreamStruct *stream);
  * a stream as text */
 extern TELLTALE_API int EventSourceStreamAddText(EventSourceStruct *source,
                                                  struct PlinthStreamStruct *stream, EventKindSet kinds);
-#define EventStreamAddText(stream, kinds) EventSourceStreamAddText(&EVENT_SOURCE, (stream), (kinds))
+#define EventStreamAddText(stream, kinds) EventSourceStreamAddText(EVENT_API_SOURCE, (stream), (kinds))
 
 /* Kind control.  design/telemetry.txt .sol.control, .reg.many
  * Each returns the previous set; new = (old & ~reset) ^ flip, as in MPS.
@@ -278,11 +278,18 @@ extern TELLTALE_API EventKindSet EventSourceControl(EventSourceStruct *source,
                                                     EventKindSet reset, EventKindSet flip);
 extern TELLTALE_API EventKindSet EventSourceRecord(EventSourceStruct *source,
                                                    EventKindSet reset, EventKindSet flip);
-#define EventControl(reset, flip) EventSourceControl(&EVENT_SOURCE, (reset), (flip))
+/* EVENT_API_SOURCE -- the calling code's registry's source: none in the
+ * off variety, whose eventgen.c has none (.sol.variety.off) */
+#if EVENT_VARIETY == EVENT_VARIETY_OFF
+#define EVENT_API_SOURCE ((EventSourceStruct *)0)
+#else
+#define EVENT_API_SOURCE (&EVENT_SOURCE)
+#endif
+#define EventControl(reset, flip) EventSourceControl(EVENT_API_SOURCE, (reset), (flip))
 #define EventControlSet(kinds) EventControl((kinds), (kinds))      /* output on */
 #define EventControlReset(kinds) EventControl((kinds), 0)          /* output off */
 #define EventControlFlip(kinds) EventControl(0, (kinds))
-#define EventRecord(reset, flip) EventSourceRecord(&EVENT_SOURCE, (reset), (flip))
+#define EventRecord(reset, flip) EventSourceRecord(EVENT_API_SOURCE, (reset), (flip))
 #define EventRecordSet(kinds) EventRecord((kinds), (kinds))        /* recorded */
 #define EventRecordReset(kinds) EventRecord((kinds), 0)            /* not recorded */
 
@@ -308,10 +315,10 @@ extern TELLTALE_API int EventRecordByName(const char *name, int on, char *err, s
 extern TELLTALE_API int EventSourceKindParse(EventSourceStruct *source, const char *spec,
                                              EventKindSet *kindsReturn, char *err, size_t errSize);
 #define EventKindParse(spec, kindsReturn, err, errSize) \
-  EventSourceKindParse(&EVENT_SOURCE, (spec), (kindsReturn), (err), (errSize))
+  EventSourceKindParse(EVENT_API_SOURCE, (spec), (kindsReturn), (err), (errSize))
 /* EventKindIndex -- a kind's index by name in the calling code's registry, or -1 */
 extern TELLTALE_API int EventSourceKindIndex(EventSourceStruct *source, const char *name);
-#define EventKindIndex(name) EventSourceKindIndex(&EVENT_SOURCE, (name))
+#define EventKindIndex(name) EventSourceKindIndex(EVENT_API_SOURCE, (name))
 
 /* Strings and labels.  design/telemetry.txt .sol.intern */
 extern TELLTALE_API EventW EventInternString(const char *string);

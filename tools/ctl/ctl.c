@@ -30,6 +30,7 @@
 
 static const char usage[] =
   "usage: telltale-ctl [--dir DIR] [--timeout SECONDS] COMMAND\n"
+  "       telltale-ctl --help | --version\n"
   "\n"
   "Steers a running program that uses telltale, through its control file\n"
   "(no ptrace; the program is not stopped).  Only the program's own user may.\n"
@@ -340,6 +341,9 @@ int main(int argc, char **argv)
   for (; i < argc && argv[i][0] == '-'; ++i) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--version") == 0) {
+      printf("telltale-ctl (telltale) %s\n", TELLTALE_VERSION_STRING);
       return 0;
     } else if ((strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--timeout") == 0)
                && i + 1 == argc) {

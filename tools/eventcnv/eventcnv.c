@@ -115,18 +115,18 @@ static const char usageText[] =
   "cannot be read or written; 2 a usage error.\n"
   "\n"
   "Examples:\n"
-  "  eventcnv telemetry.tt                  every event, in time order\n"
-  "  eventcnv --kind Pool,Object telemetry.tt | less\n"
-  "  eventcnv --event Label,Intern - < telemetry.tt\n"
-  "  eventcnv --header --list telemetry.tt  what the stream is and what it holds\n"
-  "  eventcnv --count telemetry.tt          how many of each event\n"
-  "  eventcnv --summary telemetry.tt        what is in it, at a glance\n"
-  "  eventcnv --spans telemetry.tt          how long the spans took\n"
-  "  eventcnv --format jsonl telemetry.tt | jq .fields\n"
-  "  eventcnv --format sqlite -o telemetry.db telemetry.tt\n"
-  "  eventcnv --format chrome -o trace.json telemetry.tt   open in ui.perfetto.dev\n"
-  "  eventcnv --format html -o timeline.html a.tt b.tt     one timeline, in a browser\n"
-  "  eventcnv --format telltale --zstd -o archive.tt telemetry.tt   for keeping\n";
+  "  eventcnv telltale.log                  every event, in time order\n"
+  "  eventcnv --kind Pool,Object telltale.log | less\n"
+  "  eventcnv --event Label,Intern - < telltale.log\n"
+  "  eventcnv --header --list telltale.log  what the stream is and what it holds\n"
+  "  eventcnv --count telltale.log          how many of each event\n"
+  "  eventcnv --summary telltale.log        what is in it, at a glance\n"
+  "  eventcnv --spans telltale.log          how long the spans took\n"
+  "  eventcnv --format jsonl telltale.log | jq .fields\n"
+  "  eventcnv --format sqlite -o telltale.db telltale.log\n"
+  "  eventcnv --format chrome -o trace.json telltale.log   open in ui.perfetto.dev\n"
+  "  eventcnv --format html -o timeline.html a.log b.log   one timeline, in a browser\n"
+  "  eventcnv --format telltale --zstd -o archive.tt telltale.log   for keeping\n";
 
 
 /* OptionsStruct -- what the command line asked for */

@@ -189,7 +189,7 @@ def _type(name):
     try:
         return gdb.lookup_type(name).strip_typedefs()
     except gdb.error:
-        _fail("the type %s is not found: is this a telltale program built with -g?" % name)
+        _fail("the type %s is not found: is this a telltale program built with -g? (linked with the packaged libtelltale.so: install libtelltale0-dbgsym)" % name)
 
 
 def _field(value_type, name):
@@ -213,7 +213,7 @@ def _global_type(name):
     except gdb.error:
         sym = None
     if sym is None:
-        _fail("%s is not found: is this a telltale program built with -g?" % name)
+        _fail("%s is not found: is this a telltale program built with -g? (linked with the packaged libtelltale.so: install libtelltale0-dbgsym)" % name)
     return sym.type.strip_typedefs()
 
 

@@ -26,8 +26,8 @@
 #define SUPPRESS_LIMIT 1024
 
 static const char usageText[] =
-  "usage: heap [options] LOG\n"
-  "       heap --diff [options] OLD NEW\n"
+  "usage: telltale-heap [options] LOG\n"
+  "       telltale-heap --diff [options] OLD NEW\n"
   "Reports who allocates in LOG, a log written by libtelltale-malloc.so\n"
   "(telltale-record LOG -- PROGRAM; TELLTALE_STACKS=N records call stacks of\n"
   "up to N frames, TELLTALE_STACKS=N:dwarf through code without frame pointers).\n"
@@ -239,7 +239,7 @@ static void parseArgs(int argc, char **argv, OptionsStruct *opt)
       fputs(usageText, stdout);
       exit(EXIT_SUCCESS);
     } else if (strcmp(arg, "--version") == 0) {
-      printf("heap (telltale) %s\n", TELLTALE_VERSION_STRING);
+      printf("telltale-heap (telltale) %s\n", TELLTALE_VERSION_STRING);
       exit(EXIT_SUCCESS);
     } else if (isWeighted(arg) != NULL) {
       const char *name = isWeighted(arg);

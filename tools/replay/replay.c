@@ -968,7 +968,7 @@ static int logSay(const ResultStruct *r)
 
 static void usage(FILE *f)
 {
-  fputs("usage: replay [options] LOG\n"
+  fputs("usage: telltale-replay [options] LOG\n"
         "Replays the allocations recorded in LOG (by libtelltale-malloc.so) against\n"
         "allocators and prints their figures side by side.\n"
         "  -a, --alloc NAME  glibc (the default), jemalloc, mimalloc, tcmalloc, or a\n"
@@ -1067,7 +1067,7 @@ static int parseArgs(int argc, char **argv, int *noProgress)
       usage(stdout);
       return 0;
     } else if (strcmp(a, "--version") == 0) {
-      printf("replay (telltale) %s\n", TELLTALE_VERSION_STRING);
+      printf("telltale-replay (telltale) %s\n", TELLTALE_VERSION_STRING);
       return 0;
     } else {
       usage(stderr);
