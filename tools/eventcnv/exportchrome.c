@@ -32,6 +32,7 @@
 typedef struct ChromeSourceStruct {
   int announced;                /* its process_name is written */
   SpanTrackerStruct *spans;     /* NULL if its registry has none */
+  int64_t lastNs;               /* its latest event's time: its open spans' end */
 } ChromeSourceStruct;
 
 typedef struct ChromeStruct {
@@ -40,7 +41,6 @@ typedef struct ChromeStruct {
   ExportStruct *ex;
   ChromeSourceStruct *sources;  /* by log */
   ChromeSourceStruct *source;   /* the log at hand's */
-  int64_t lastNs;               /* the latest event's time */
   uint64_t asyncIds;            /* async slices' ids given so far */
 } ChromeStruct;
 
@@ -150,7 +150,7 @@ static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
 {
   ChromeStruct *state = closure;
   ExportOutStruct *out = &state->ex->out;
-  int64_t endNs = what == SpanCLOSED ? span->endNs : state->lastNs;
+  int64_t endNs = what == SpanCLOSED ? span->endNs : state->source->lastNs;
   if (what == SpanOPENED)
     return;
   if (span->onThread) {
@@ -309,8 +309,8 @@ static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
 {
   ChromeStruct *state = ex->state;
   int64_t ns = ExportElapsedNs(ex, rec->clock);
-  if (ns > state->lastNs)
-    state->lastNs = ns;
+  if (ns > state->source->lastNs)
+    state->source->lastNs = ns;
   if (rec->desc == ex->threadName) {
     uint32_t serial = (uint32_t)rec->values[0].u;
     ThreadName(ex, ex->state, serial, ExportThread(ex, serial));   /* Track made it */
