@@ -19,7 +19,13 @@
 #   html-zoom          a narrow #view draws too, with no error
 #   html-counters      the counters' points are the Chrome export's (name
 #                      and key, time, value), and each draws a line
-#   html-merge         two logs: a track per thread of each process
+#   html-merge         two logs: a track per thread of each process,
+#                      grouped by process; counters and spans per
+#                      process; the title names both programs
+#   html-spans         each span as the Chrome export has it: on its
+#                      thread or async, its times and its key's form
+#   html-800x600       at 800x600 with a scroll bar nothing is cut off on
+#                      the right
 #   html-1m            a million events: no error, and all of them drawn
 #                      (thinned to a mark a pixel) in under a second
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
@@ -38,18 +44,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import result, summary  # noqa: E402
 
 
-def chromium(*args):
+def chromium(*args, size="1100,520"):
     """Headless Chromium's output, with its console on stderr."""
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           "--enable-logging=stderr", "--v=0", "--window-size=1100,520"] + list(args)
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+           "--enable-logging=stderr", "--v=0", "--window-size=" + size] + list(args)
+    if size != "800,600":   # at 800x600, with its scroll bar, as a reader sees it
+        cmd.insert(4, "--hide-scrollbars")
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
 
 
-def body(page, view=None):
+def body(page, view=None, size="1100,520"):
     """The body's data-* attributes after the page ran, and the console's
     errors."""
     url = "file://" + page + ("#view=%d,%d" % view if view else "")
-    r = chromium("--dump-dom", url)
+    r = chromium("--dump-dom", url, size=size)
     m = re.search(r"<body([^>]*)>", r.stdout.decode("utf-8", "replace"))
     attrs = dict(re.findall(r'data-(\w+)="([^"]*)"', m.group(1))) if m else {}
     console = [line for line in r.stderr.decode("utf-8", "replace").splitlines()
@@ -161,6 +169,35 @@ def check_counters(eventcnv, log, page, attrs):
     return None
 
 
+def check_spans(eventcnv, log, page, attrs):
+    """Each span as the Chrome export has it: on its thread (ph X) or
+    async (ph b), the same times, and its key in its parameter's form;
+    the page drew bars.  design/telemetry.txt .export.span.thread"""
+    d, _ = page_data(page)
+    sp = d["sp"]
+    got = sorted((d["spans"][sp[i]], sp[i + 3], sp[i + 4], sp[i + 2] >= 0, sp[i + 6])
+                 for i in range(0, len(sp), 9))
+    trace = json.loads(subprocess.run([eventcnv, "--format", "chrome", log],
+                                      stdout=subprocess.PIPE).stdout.decode())
+    ev, want = trace["traceEvents"], []
+    ends = {e["id"]: e for e in ev if e.get("ph") == "e"}
+    for e in ev:
+        key = e.get("args", {}).get("key")
+        key = key if isinstance(key, str) else str(key)
+        if e.get("ph") == "X" and e.get("cat") == "span" and "bind_id" not in e:
+            want.append((e["name"], round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000), True, key))
+        elif e.get("ph") == "b":
+            want.append((e["name"], round(e["ts"] * 1000), round(ends[e["id"]]["ts"] * 1000), False, key))
+    want.sort()
+    if not want or got != want:
+        return "spans %r, want the Chrome export's %r" % (got[:3], want[:3])
+    if not any(w[3] for w in want):
+        return "no span of the example is on its thread"
+    if int(attrs.get("bars", "0")) <= 0:
+        return "no span drawn: %r" % attrs
+    return None
+
+
 def check_offline(page):
     text = open(page, encoding="utf-8").read()
     for pattern in (r"\bhttps?:", r"\b(src|href)\s*=", r"\bfetch\(", r"XMLHttpRequest", r"@import"):
@@ -231,6 +268,7 @@ def cases(config, eventcnv, tmp):
     attrs, console = body(page)
     result("html-example", why or drew(attrs, console))
     result("html-counters", why or check_counters(eventcnv, logs[0], page, attrs))
+    result("html-spans", why or check_spans(eventcnv, logs[0], page, attrs))
     png = os.path.join(tmp, "pool.png")
     chromium("--screenshot=" + png, "file://" + page)
     result("html-pixels", check_pixels(png) if os.path.exists(png) else "no screenshot")
@@ -244,12 +282,23 @@ def cases(config, eventcnv, tmp):
     why = make_html(eventcnv, both, *logs)
     if not why:
         d, _ = page_data(both)
-        pids = set(re.findall(r"^pool\[(\d+)\] T\d", "\n".join(d["tracks"]), re.M))
-        if len(pids) != 2 or len(d["tracks"]) != 4:
-            why = "tracks %r" % d["tracks"]
+        pids = set(re.findall(r"^pool\[(\d+)\]$", "\n".join(d["procs"]), re.M))
+        if len(pids) != 2 or len(d["tracks"]) != 4 or sorted(d["tproc"]) != [0, 0, 1, 1]:
+            why = "processes %r, tracks %r of %r" % (d["procs"], d["tracks"], d["tproc"])
+        elif sorted(set(d["cproc"])) != [0, 1] or len(d["counters"]) != 2 * len(page_data(page)[0]["counters"]):
+            why = "counters %r of processes %r: want each process's apart" % (d["counters"], d["cproc"])
+        elif sorted(set(d["sp"][1::9])) != [0, 1]:
+            why = "spans of processes %r" % sorted(set(d["sp"][1::9]))
+        elif "<title>telltale: pool, pool</title>" not in open(both).read():
+            why = "the title does not name both programs"
         else:
             why = drew(*body(both))
     result("html-merge", why)
+
+    attrs, console = body(page, size="800,600")
+    why = drew(attrs, console)
+    result("html-800x600", why or (attrs.get("overflow") != "0" and "the page is %s pixels wider than the window"
+                                   % attrs.get("overflow")))
 
     bench = os.path.join(config, "bench", "bench")
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

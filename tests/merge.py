@@ -142,21 +142,17 @@ def check_chrome(eventcnv, logs, spans=False):
         if e["ph"] == "C":
             continue
         track = (e["pid"], e["tid"])
-        if track in last and e["ts"] < last[track]:
-            return "element %d: ts goes back on %r" % (n, track)
-        last[track] = e["ts"]
         if e["ph"] == "i":
+            if track in last and e["ts"] < last[track]:
+                return "element %d: ts goes back on %r" % (n, track)
+            last[track] = e["ts"]
             instants[e["pid"]] = instants.get(e["pid"], 0) + 1
-        elif e["ph"] == "B":
-            if track in opened:
-                return "element %d: B in a B on %r" % (n, track)
-            opened[track] = e
-        elif e["ph"] == "E":
-            if opened.pop(track, None) is None:
-                return "element %d: E without B on %r" % (n, track)
+        elif (e["ph"] == "X" and "bind_id" not in e) or e["ph"] == "b":
             slices[(e["pid"], e["name"])] = slices.get((e["pid"], e["name"]), 0) + 1
-    if opened:
-        return "unclosed B on %r" % list(opened)
+        elif e["ph"] == "e":
+            opened[(e["pid"], e["id"])] = opened.get((e["pid"], e["id"]), 0) + 1
+    if any(v != 1 for v in opened.values()):
+        return "an async slice's id ends twice: %r" % [k for k, v in opened.items() if v != 1][:3]
     want = {}
     for log in images(logs):            # a pid's last image names it
         rc, events = jsonl(eventcnv, log)

@@ -111,11 +111,13 @@ def build(spans=True):
 def pair(order):
     """The spans, paired by the rule: per (span, key) a stack; an event
     that ends a span closes the innermost first, then may begin one.
-    Returns {name: [(begin_ns, end_ns or None, begin_thread, key)]} and
-    {name: unopened}."""
+    Returns {name: [(begin_ns, end_ns or None, begin_thread, key,
+    end_thread, on_thread)]} and {name: unopened}.  on_thread: it ended
+    on its begin thread while the latest-begun of the spans open that
+    began there, or was left open (.export.span.thread)."""
     out = {s[0]: [] for s in SPANS}
     unopened = {s[0]: 0 for s in SPANS}
-    stacks = {}
+    stacks, threads, ids = {}, {}, [0]
     for seq, (e, thread) in enumerate(order):
         ns = (e["clock"] - mkstream.START_CLOCK) // 2
         for name, begin, end, bkey, ekey in SPANS:
@@ -123,15 +125,21 @@ def pair(order):
                 stack = stacks.get((name, e["values"][ekey]), [])
                 if stack:
                     b = stack.pop()
-                    out[name].append((b[0], ns, b[1], b[2], thread))
+                    on_stack = threads[b[1]]
+                    on = thread == b[1] and on_stack[-1] == b[3]
+                    on_stack.remove(b[3])
+                    out[name].append((b[0], ns, b[1], b[2], thread, on))
                 else:
                     unopened[name] += 1
         for name, begin, end, bkey, ekey in SPANS:
             if e["code"] == begin:
-                stacks.setdefault((name, e["values"][bkey]), []).append((ns, thread, e["values"][bkey]))
+                ids[0] += 1
+                threads.setdefault(thread, []).append(ids[0])
+                stacks.setdefault((name, e["values"][bkey]), []).append((ns, thread, e["values"][bkey],
+                                                                         ids[0]))
     for (name, key), stack in stacks.items():
         for b in stack:
-            out[name].append((b[0], None, b[1], b[2], None))
+            out[name].append((b[0], None, b[1], b[2], None, True))
     return out, unopened
 
 
@@ -166,9 +174,13 @@ def run(eventcnv, *args):
 
 
 def check_chrome_rules(doc):
-    """Every B is closed by the next E on its track, no E lacks a B, and
-    ts does not go back on a track.  Returns (why, slices, counters)."""
-    open_, last, slices, counters = {}, {}, [], []
+    """The Trace Event Format's rules as readers apply them: the complete
+    slices (ph X) of a thread nest; each async slice (ph b) has one end
+    (ph e) of its id and name, not before it; each flow (bind_id) has
+    one mark out and one in; instants are on threads.  Returns (why,
+    slices, counters); slices: (name, begin, end, args, on_thread,
+    begin tid, end tid)."""
+    slices, counters, by_track, async_, flows = [], [], {}, {}, {}
     for n, e in enumerate(doc["traceEvents"]):
         ph = e.get("ph")
         if ph == "M":
@@ -179,24 +191,40 @@ def check_chrome_rules(doc):
             if not isinstance(e.get("args"), dict) or len(e["args"]) != 1:
                 return "element %d: a counter without one value" % n, None, None
             counters.append(e)
-            continue
-        track = (e["pid"], e["tid"])
-        if track in last and e["ts"] < last[track]:
-            return "element %d: ts goes back on track %r" % (n, track), None, None
-        last[track] = e["ts"]
-        if ph == "B":
-            if track in open_:
-                return "element %d: a B inside another on track %r" % (n, track), None, None
-            open_[track] = e
-        elif ph == "E":
-            b = open_.pop(track, None)
-            if b is None or b["name"] != e["name"]:
-                return "element %d: an E with no B of its name on track %r" % (n, track), None, None
-            slices.append((b, e))
+        elif ph == "X":
+            if "bind_id" in e:
+                if e["dur"] != 0 or not (e.get("flow_in") or e.get("flow_out")):
+                    return "element %d: a flow mark %r" % (n, e), None, None
+                flows.setdefault(e["bind_id"], []).append(e)
+                continue
+            by_track.setdefault((e["pid"], e["tid"]), []).append(e)
+            slices.append((e["name"], e["ts"], e["ts"] + e["dur"], e["args"], True, e["tid"], e["tid"]))
+        elif ph in ("b", "e"):
+            async_.setdefault((e["pid"], e["id"]), []).append(e)
         elif ph != "i":
             return "element %d: ph %r" % (n, ph), None, None
-    if open_:
-        return "B events never closed: %r" % list(open_), None, None
+    for track, xs in by_track.items():
+        xs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        ends = []
+        for e in xs:
+            while ends and ends[-1] <= e["ts"]:
+                ends.pop()
+            if ends and e["ts"] + e["dur"] > ends[-1]:
+                return "slices overlap without nesting on track %r at %s" % (track, e["ts"]), None, None
+            ends.append(e["ts"] + e["dur"])
+    for key, pair_ in async_.items():
+        if len(pair_) != 2 or pair_[0]["ph"] != "b" or pair_[1]["ph"] != "e" \
+           or pair_[0]["name"] != pair_[1]["name"] or pair_[1]["ts"] < pair_[0]["ts"]:
+            return "async id %r: %r" % (key, pair_), None, None
+        b, e = pair_
+        slices.append((b["name"], b["ts"], e["ts"], dict(b["args"], **e["args"]), False, b["tid"], e["tid"]))
+        if b["tid"] != e["tid"]:
+            marks = flows.pop(b["id"], [])
+            if sorted((m.get("flow_out", False), m["tid"], m["ts"]) for m in marks) != \
+               sorted([(True, b["tid"], b["ts"]), (False, e["tid"], e["ts"])]):
+                return "async id %r: flow marks %r" % (key, marks), None, None
+    if flows:
+        return "flows of no async slice: %r" % list(flows)[:3], None, None
     return None, slices, counters
 
 
@@ -207,13 +235,22 @@ def check_chrome(path, spans, order):
     if why:
         return why
     last_ns = (max(e["clock"] for e, _ in order) - mkstream.START_CLOCK) // 2
-    got = sorted((b["name"], int(b["ts"] * 1000), int(e["ts"] * 1000),
-                  e["args"].get("unfinished", False)) for b, e in slices)
-    want = sorted((name, s[0], s[1] if s[1] is not None else last_ns, s[1] is None)
+    got = sorted((name, int(b * 1000), int(e * 1000), args.get("unfinished", False), on, bt,
+                  bt if args.get("unfinished") else et) for name, b, e, args, on, bt, et in slices)
+    want = sorted((name, s[0], s[1] if s[1] is not None else last_ns, s[1] is None, s[5], s[2],
+                   s[4] if s[4] is not None else s[2])
                   for name in spans for s in spans[name])
     if got != want:
         diff = [x for x in got if x not in want][:3] + ["/"] + [x for x in want if x not in got][:3]
         return "%d slices, want %d: %r" % (len(got), len(want), diff)
+    if not any(s[4] for s in slices) or all(s[4] for s in slices):
+        return "want spans both on threads and async"
+    keys = [args["key"] for name, b, e, args, on, bt, et in slices if name == "Step"]
+    if not keys or not all(isinstance(k, int) for k in keys):
+        return "Step's keys (U) are not numbers: %r" % keys[:3]
+    keys = [args["key"] for name, b, e, args, on, bt, et in slices if name == "ObjectLife"]
+    if not all(isinstance(k, str) and k.startswith("0x") for k in keys):
+        return "ObjectLife's keys (A) are not hex: %r" % keys[:3]
     want_c = []
     for e, _ in order:
         for name, code, value, key in COUNTERS:
@@ -303,7 +340,7 @@ def cases(eventcnv, config, tmp):
     if r.returncode != 0 or r.stdout != b"no spans: the stream's registry declares none\n":
         why = "--spans: exit %d: %r" % (r.returncode, r.stdout[:200])
     r = run(eventcnv, "--format", "chrome", log + ".old")
-    if not why and (r.returncode != 0 or b'"ph":"B"' in r.stdout or b'"ph":"C"' in r.stdout):
+    if not why and (r.returncode != 0 or b'"cat":"span"' in r.stdout or b'"ph":"C"' in r.stdout):
         why = "chrome: exit %d, or slices or counters without spans" % r.returncode
     r1, r2 = run(eventcnv, log + ".old"), run(eventcnv, log)
     if not why and (r1.returncode != 0 or r1.stdout.replace(b"major=2 median=0 minor=0", b"")

@@ -79,7 +79,10 @@ static const char usageText[] =
   "                    (Chrome trace-event JSON, for Perfetto UI), sqlite\n"
   "                    (a database file: needs -o), ctf (a CTF 1.8 trace\n"
   "                    directory for babeltrace2: needs -o, new or empty),\n"
-  "                    html (a timeline to open in a browser, offline) or\n"
+  "                    html (a timeline to open in a browser, offline),\n"
+  "                    clickhouse (TabSeparated rows for clickhouse-client's\n"
+  "                    INSERT INTO telltale.event; the host is TELLTALE_HOST\n"
+  "                    or this machine's name), clickhouse-ddl (that table) or\n"
   "                    telltale (an archive: the stream again, its live file\n"
   "                    recovered into it and its raw blocks made compact,\n"
   "                    in stream format 4, which the tools read as they read\n"
@@ -215,7 +218,7 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--jobs wants a number from 1 to 999: ", opt->jobs);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !IsArchive(opt)
       && !ExportFormatKnown(opt->format))
-    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf, html or telltale): ",
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf, html, clickhouse, clickhouse-ddl or telltale): ",
                opt->format);
   if (opt->zstd != NULL && !IsArchive(opt))
     UsageError("--zstd compresses the blocks of --format telltale, and nothing else", NULL);

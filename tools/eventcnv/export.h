@@ -247,7 +247,7 @@ struct ExportWriterStruct {
 };
 
 extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf,
-  ExportHtml;
+  ExportHtml, ExportClickhouse, ExportClickhouseDdl;
 
 /* ExportCtfBlocks -- ExportCtf's events of a single log with no filter,
  * block by block rather than each through event: returns -1 if it

@@ -10,10 +10,12 @@
  * telltale's thread serial, ts is microseconds since the stream's start
  * with three decimals (nanoseconds).
  *
- * Spans (.reg.span) are B/E slices on tracks of their own, one per lane
- * (span.h: spans of a lane never overlap, so every B is closed by the
- * next E of its track); a span still open at the end is closed at the
- * last event's time with "unfinished":true.  Counters are counter
+ * Spans (.reg.span) are written when they close: one that nests on its
+ * thread as a complete slice (ph X) there, one that overlaps others or
+ * crosses threads as an async slice (ph b/e) named after its span, with
+ * a flow from its begin thread to its end thread (.export.span.thread);
+ * a span still open at the end is closed at the last event's time with
+ * "unfinished":true.  Counters are counter
  * events (ph "C"), one track per counter and key.  Both come from every
  * event, whatever the filter.  design/telemetry.txt .export.chrome
  */
@@ -26,17 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A span's lane L is the track SPAN_TID + span * SPAN_LANE_LIMIT + L:
- * above any thread serial a log holds.  The lanes past the limit share
- * its last. */
-#define SPAN_TID        0x40000000u
-#define SPAN_LANE_LIMIT 0x400000u
-
 /* ChromeSourceStruct -- what chrome keeps per log (process) */
 typedef struct ChromeSourceStruct {
   int announced;                /* its process_name is written */
   SpanTrackerStruct *spans;     /* NULL if its registry has none */
-  unsigned *lanesNamed;         /* by span: its lanes named so far */
+  int64_t lastNs;               /* its latest event's time: its open spans' end */
 } ChromeSourceStruct;
 
 typedef struct ChromeStruct {
@@ -45,7 +41,7 @@ typedef struct ChromeStruct {
   ExportStruct *ex;
   ChromeSourceStruct *sources;  /* by log */
   ChromeSourceStruct *source;   /* the log at hand's */
-  int64_t lastNs;               /* the latest event's time */
+  uint64_t asyncIds;            /* async slices' ids given so far */
 } ChromeStruct;
 
 static ChromeStruct chrome;
@@ -101,73 +97,108 @@ static void ThreadName(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
   thread->announced = 1;
 }
 
-/* SpanTid -- the track of a span's lane, named when first used */
-static uint64_t SpanTid(ChromeStruct *state, const SpanStruct *span)
+/* PutKey -- a span's key in its parameter's own form: P and A as
+ * "0x...", U and W as numbers (W above 2^53 as a decimal string, as
+ * .export.json) */
+static void PutKey(ExportOutStruct *out, const SpanStruct *span)
 {
-  ExportOutStruct *out = &state->ex->out;
-  unsigned lane = span->lane < SPAN_LANE_LIMIT ? span->lane : SPAN_LANE_LIMIT - 1;
-  uint64_t tid = SPAN_TID + (uint64_t)span->span * SPAN_LANE_LIMIT + lane;
-  const char *name = state->ex->registry->spans[span->span].name;
-  unsigned *lanesNamed = state->source->lanesNamed;
-  while (lanesNamed[span->span] <= lane) {
-    uint64_t t = tid - lane + lanesNamed[span->span];
-    Element(out, state);
-    ExportPutString(out, "\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0");
-    ExportPut(out, state->process.buf, state->process.used);
-    ExportPutString(out, ",\"tid\":");
-    ExportPutUnsigned(out, t);
-    ExportPutString(out, ",\"args\":{\"name\":\"");
-    ExportPutString(out, name);        /* a C identifier: no escapes */
-    if (lanesNamed[span->span] > 0) {
-      ExportPutChar(out, ' ');
-      ExportPutUnsigned(out, lanesNamed[span->span] + 1);
-    }
-    ExportPutString(out, "\"}}");
-    Element(out, state);
-    ExportPutString(out, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0");
-    ExportPut(out, state->process.buf, state->process.used);
-    ExportPutString(out, ",\"tid\":");
-    ExportPutUnsigned(out, t);
-    ExportPutString(out, ",\"args\":{\"sort_index\":");
-    ExportPutUnsigned(out, t);
-    ExportPutString(out, "}}");
-    ++lanesNamed[span->span];
+  if (span->keyLetter == 'P' || span->keyLetter == 'A') {
+    ExportPutChar(out, '"');
+    ExportPutHex(out, span->key);
+    ExportPutChar(out, '"');
+  } else if (span->key > (UINT64_C(1) << 53)) {
+    ExportPutChar(out, '"');
+    ExportPutUnsigned(out, span->key);
+    ExportPutChar(out, '"');
+  } else {
+    ExportPutUnsigned(out, span->key);
   }
-  return tid;
 }
 
-/* SpanSlice -- a span's B when it opens, its E when it closes or at the
- * end.  design/telemetry.txt .export.chrome */
+/* SpanHead -- an element's name, cat, ph and ts, pid and tid */
+static void SpanHead(ChromeStruct *state, const SpanStruct *span, const char *ph, int64_t ns,
+                     uint32_t thread)
+{
+  ExportStruct *ex = state->ex;
+  ExportOutStruct *out = &ex->out;
+  ExportThreadStruct *t = ExportThread(ex, thread);
+  if (t == NULL) {
+    out->err = out->err != 0 ? out->err : ENOMEM;
+    return;
+  }
+  if (!t->announced)
+    ThreadName(ex, state, thread, t);
+  Element(out, state);
+  ExportPutString(out, "\"name\":\"");
+  ExportPutString(out, ex->registry->spans[span->span].name);   /* a C identifier */
+  ExportPutString(out, "\",\"cat\":\"span\",\"ph\":\"");
+  ExportPutString(out, ph);
+  ExportPutString(out, "\",\"ts\":");
+  PutTs(out, ns);
+  ExportPut(out, state->process.buf, state->process.used);
+  ExportPutString(out, ",\"tid\":");
+  ExportPutUnsigned(out, thread);
+}
+
+/* SpanSlice -- a span when it closes or at the end: on its thread, a
+ * complete slice (ph X) that nests among the thread's others; else an
+ * async slice (ph b and e, by id, named after the span, so that a
+ * reader groups them by name), with a flow from a mark on the begin
+ * thread to one on the end thread when they differ.
+ * design/telemetry.txt .export.span.thread */
 static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
 {
   ChromeStruct *state = closure;
   ExportOutStruct *out = &state->ex->out;
-  uint64_t tid = SpanTid(state, span);
-  Element(out, state);
-  ExportPutString(out, "\"name\":\"");
-  ExportPutString(out, state->ex->registry->spans[span->span].name);
-  ExportPutString(out, what == SpanOPENED ? "\",\"cat\":\"span\",\"ph\":\"B\",\"ts\":"
-                                          : "\",\"cat\":\"span\",\"ph\":\"E\",\"ts\":");
-  PutTs(out, what == SpanOPENED ? span->beginNs : what == SpanCLOSED ? span->endNs : state->lastNs);
-  ExportPut(out, state->process.buf, state->process.used);
-  ExportPutString(out, ",\"tid\":");
-  ExportPutUnsigned(out, tid);
-  if (what == SpanOPENED) {
-    ExportPutString(out, ",\"args\":{\"key\":\"");
-    ExportPutHex(out, span->key);
-    ExportPutString(out, "\",\"thread\":");
-    ExportPutUnsigned(out, span->beginThread);
+  int64_t endNs = what == SpanCLOSED ? span->endNs : state->source->lastNs;
+  if (what == SpanOPENED)
+    return;
+  if (span->onThread) {
+    SpanHead(state, span, "X", span->beginNs, span->beginThread);
+    ExportPutString(out, ",\"dur\":");
+    PutTs(out, MergeSubNs(endNs, span->beginNs));
+    ExportPutString(out, ",\"args\":{\"key\":");
+    PutKey(out, span);
     ExportPutString(out, ",\"seq\":");
     ExportPutUnsigned(out, span->beginSeq);
-  } else if (what == SpanCLOSED) {
-    ExportPutString(out, ",\"args\":{\"end_thread\":");
-    ExportPutUnsigned(out, span->endThread);
-    ExportPutString(out, ",\"end_seq\":");
-    ExportPutUnsigned(out, span->endSeq);
-  } else {
-    ExportPutString(out, ",\"args\":{\"unfinished\":true");
+    if (what == SpanCLOSED) {
+      ExportPutString(out, ",\"end_seq\":");
+      ExportPutUnsigned(out, span->endSeq);
+    } else {
+      ExportPutString(out, ",\"unfinished\":true");
+    }
+    ExportPutString(out, "}}");
+    return;
   }
+  uint64_t id = ++state->asyncIds;
+  SpanHead(state, span, "b", span->beginNs, span->beginThread);
+  ExportPutString(out, ",\"id\":\"");
+  ExportPutHex(out, id);
+  ExportPutString(out, "\",\"args\":{\"key\":");
+  PutKey(out, span);
+  ExportPutString(out, ",\"thread\":");
+  ExportPutUnsigned(out, span->beginThread);
+  ExportPutString(out, ",\"seq\":");
+  ExportPutUnsigned(out, span->beginSeq);
   ExportPutString(out, "}}");
+  SpanHead(state, span, "e", span->endNs, span->endThread);
+  ExportPutString(out, ",\"id\":\"");
+  ExportPutHex(out, id);
+  ExportPutString(out, "\",\"args\":{\"end_thread\":");
+  ExportPutUnsigned(out, span->endThread);
+  ExportPutString(out, ",\"end_seq\":");
+  ExportPutUnsigned(out, span->endSeq);
+  ExportPutString(out, "}}");
+  if (span->endThread != span->beginThread) {   /* the flow: flow events v2 */
+    SpanHead(state, span, "X", span->beginNs, span->beginThread);
+    ExportPutString(out, ",\"dur\":0,\"bind_id\":\"");
+    ExportPutHex(out, id);
+    ExportPutString(out, "\",\"flow_out\":true,\"args\":{\"flow\":\"begin\"}}");
+    SpanHead(state, span, "X", span->endNs, span->endThread);
+    ExportPutString(out, ",\"dur\":0,\"bind_id\":\"");
+    ExportPutHex(out, id);
+    ExportPutString(out, "\",\"flow_in\":true,\"args\":{\"flow\":\"end\"}}");
+  }
 }
 
 /* Counter -- counter i's new value from rec: a counter event on the
@@ -234,9 +265,8 @@ static int ChromeSource(ExportStruct *ex)
   ExportPutJsonString(out, ex->info->program, strlen(ex->info->program));
   ExportPutString(out, "}}");
   if (ex->registry->spanCount > 0) {
-    state->source->lanesNamed = calloc(ex->registry->spanCount, sizeof *state->source->lanesNamed);
     state->source->spans = SpanTrackerCreate(ex->registry, 0, SpanSlice, state);
-    if (state->source->lanesNamed == NULL || state->source->spans == NULL) {
+    if (state->source->spans == NULL) {
       fprintf(stderr, "eventcnv: out of memory\n");
       return 1;
     }
@@ -279,8 +309,8 @@ static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
 {
   ChromeStruct *state = ex->state;
   int64_t ns = ExportElapsedNs(ex, rec->clock);
-  if (ns > state->lastNs)
-    state->lastNs = ns;
+  if (ns > state->source->lastNs)
+    state->source->lastNs = ns;
   if (rec->desc == ex->threadName) {
     uint32_t serial = (uint32_t)rec->values[0].u;
     ThreadName(ex, ex->state, serial, ExportThread(ex, serial));   /* Track made it */
@@ -337,7 +367,6 @@ static int ChromeEnd(ExportStruct *ex)
   ExportPutString(&ex->out, "\n]}\n");
   for (size_t i = 0; state->sources != NULL && i < ex->sourceCount; ++i) {
     SpanTrackerDestroy(state->sources[i].spans);
-    free(state->sources[i].lanesNamed);
   }
   free(state->sources);
   free(state->process.buf);

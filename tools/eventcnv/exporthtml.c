@@ -46,7 +46,7 @@ typedef struct HtmlStruct {
   TrackStruct *tracks;
   size_t trackCount, trackLimit;
   int firstSpan, firstCounter;
-  int64_t lastNs;
+  int64_t *lastNs;              /* by log: its latest event's time */
   ExportStruct *ex;
 } HtmlStruct;
 
@@ -144,36 +144,50 @@ static void PutFields(ExportStruct *ex, ExportOutStruct *f, const EventRecordStr
     case 'P': case 'A':
       ExportPutHex(f, v->u);
       label = ex->fmt.label != NULL ? ex->fmt.label(ex->fmt.labelClosure, v->u) : NULL;
-      if (label != NULL) {
+      if (label != NULL) {   /* escaped as the text's (.export.text) */
+        char safe[256];
         ExportPutChar(f, '[');
-        ExportPutString(f, label);
+        ExportPutString(f, TextTo(safe, sizeof safe, label));
         ExportPutChar(f, ']');
       }
       break;
     case 'D':
       ExportPutDouble(f, v->d);
       break;
-    case 'S':
-      ExportPutChar(f, '"');
-      ExportPut(f, v->s, rec->stringLength);
-      ExportPutChar(f, '"');
+    case 'S': {                 /* escaped as eventcnv's text (.export.text) */
+      size_t need = EventEscape(NULL, 0, v->s, rec->stringLength) + 1;
+      char *at = ExportReserve(f, need + 2);
+      if (at == NULL)
+        break;
+      at[0] = '"';
+      EventEscape(at + 1, need, v->s, rec->stringLength);
+      at[need] = '"';
+      f->used += need + 1;
       break;
+    }
     default:
       ExportPutUnsigned(f, v->u);
     }
   }
 }
 
-/* SpanBar -- a span closed, or still open at the end: a bar */
+/* SpanBar -- a span closed, or still open at the end: name, process,
+ * its thread's track if it nests there (else -1: async), begin, end,
+ * unfinished, key (in its parameter's form), begin and end tracks.
+ * design/telemetry.txt .export.span.thread */
 static void SpanBar(void *closure, SpanWhat what, const SpanStruct *span)
 {
   HtmlStruct *state = closure;
   ExportOutStruct *out = &state->spans;
+  long begin, end = -1;
   int name;
   if (what == SpanOPENED)
     return;
   name = NameIndex(&state->spanNames, state->ex->registry->spans[span->span].name);
-  if (name < 0) {
+  begin = Track(state->ex, state, span->beginThread);
+  if (what == SpanCLOSED)
+    end = Track(state->ex, state, span->endThread);
+  if (name < 0 || begin < 0 || (what == SpanCLOSED && end < 0)) {
     out->err = ENOMEM;
     return;
   }
@@ -182,14 +196,22 @@ static void SpanBar(void *closure, SpanWhat what, const SpanStruct *span)
   state->firstSpan = 0;
   ExportPutUnsigned(out, (unsigned)name);
   ExportPutChar(out, ',');
-  ExportPutUnsigned(out, span->lane);
+  ExportPutUnsigned(out, state->ex->source);
+  ExportPutChar(out, ',');
+  ExportPutSigned(out, span->onThread ? begin : -1);
   ExportPutChar(out, ',');
   ExportPutSigned(out, span->beginNs);
   ExportPutChar(out, ',');
-  ExportPutSigned(out, what == SpanCLOSED ? span->endNs : state->lastNs);
+  ExportPutSigned(out, what == SpanCLOSED ? span->endNs : state->lastNs[state->ex->source]);
   ExportPutString(out, what == SpanCLOSED ? ",0,\"" : ",1,\"");
-  ExportPutHex(out, span->key);
-  ExportPutChar(out, '"');
+  if (span->keyLetter == 'P' || span->keyLetter == 'A')
+    ExportPutHex(out, span->key);
+  else
+    ExportPutUnsigned(out, span->key);
+  ExportPutString(out, "\",");
+  ExportPutSigned(out, begin);
+  ExportPutChar(out, ',');
+  ExportPutSigned(out, end);
 }
 
 /* CounterPoint -- counter i's new value from rec: a point on the line of
@@ -205,14 +227,19 @@ static int CounterPoint(ExportStruct *ex, HtmlStruct *state, const EventRecordSt
   if (letter == 'D' && !(value->d - value->d == 0))   /* JSON has no NaN or infinity */
     return 0;
   name->used = 0;
+  if (ex->sourceCount > 1) {   /* each process's counters apart */
+    ExportPutUnsigned(name, ex->source);
+    ExportPutChar(name, ' ');
+  }
   ExportPutString(name, counter->name);
   if (counter->key != EVENT_COUNTER_NO_KEY) {
     uint64_t key = rec->values[counter->key].u;
     const char *label = ex->fmt.label != NULL ? ex->fmt.label(ex->fmt.labelClosure, key) : NULL;
     ExportPutChar(name, '[');
-    if (label != NULL)
-      ExportPutString(name, label);
-    else
+    if (label != NULL) {
+      char safe[256];
+      ExportPutString(name, TextTo(safe, sizeof safe, label));
+    } else
       ExportPutHex(name, key);
     ExportPutChar(name, ']');
   }
@@ -256,6 +283,7 @@ static int CounterPoint(ExportStruct *ex, HtmlStruct *state, const EventRecordSt
  * #view=FROM,TO (ns since the start) in the address shows that span.
  * design/telemetry.txt .export.html */
 static const char style[] =
+  "html { overflow-y: scroll; }\n"   /* the width is the same with the scroll bar */
   "body { margin: 0; font: 12px sans-serif; }\n"
   "#head { padding: 4px 8px; background: #eee; }\n"
   "#tip { position: absolute; display: none; background: #ffffe8; border: 1px solid #999; padding: 3px 6px;\n"
@@ -270,27 +298,65 @@ static const char script[] =
   "window.addEventListener(\"error\", function () { document.body.dataset.errors = ++errors; });\n"
   "document.body.dataset.errors = 0;\n"
   "var D = JSON.parse(document.getElementById(\"data\").textContent);\n"
-  "var W = 5, n = D.ev.length / W, i, j;\n"
+  "var W = 5, n = D.ev.length / W, i, j, k;\n"
   "var T = new Float64Array(n), TR = new Int32Array(n), NM = new Int32Array(n), KD = new Int32Array(n);\n"
   "var F = new Array(n);\n"
   "for (i = 0, j = 0; i < n; i++, j += W) {\n"
   "  T[i] = D.ev[j]; TR[i] = D.ev[j + 1]; NM[i] = D.ev[j + 2]; KD[i] = D.ev[j + 3]; F[i] = D.ev[j + 4];\n"
   "}\n"
   "D.ev = null;\n"
-  "var nt = D.tracks.length, nk = D.kinds.length;\n"
+  "var nt = D.tracks.length, nk = D.kinds.length, np = D.procs.length;\n"
   "function group(key, count) {   /* the indexes of each key's events, in time order */\n"
-  "  var c = new Int32Array(count), out = [], k;\n"
+  "  var c = new Int32Array(count), out = [];\n"
   "  for (i = 0; i < n; i++) c[key[i]]++;\n"
   "  for (k = 0; k < count; k++) { out.push(new Int32Array(c[k])); c[k] = 0; }\n"
   "  for (i = 0; i < n; i++) out[key[i]][c[key[i]]++] = i;\n"
   "  return out;\n"
   "}\n"
   "var byTrack = group(TR, nt), byKind = group(KD, nk);\n"
-  "var S = D.sp, ns = S.length / 6, spanRows = [], sn;\n"
-  "for (sn = 0; sn < D.spans.length; sn++) spanRows.push(1);\n"
-  "var LANES = 24;   /* span lanes drawn apart; above, they share the last */\n"
-  "function laneOf(o) { return Math.min(S[o + 1], LANES - 1); }\n"
-  "for (i = 0; i < ns; i++) spanRows[S[i * 6]] = Math.max(spanRows[S[i * 6]], laneOf(i * 6) + 1);\n"
+  "/* spans: 9 values each: name, process, thread track (-1: async), begin,\n"
+  " * end, unfinished, key, begin and end thread tracks (-1: unfinished).  design/telemetry.txt\n"
+  " * .export.span.thread: those on a thread nest there, drawn below its\n"
+  " * marks at their depth; the others go on a track per process and span\n"
+  " * name, each in the lowest lane free, LANES at most (the rest folded\n"
+  " * into the last lane, and the header says how many) */\n"
+  "var SW = 9, S = D.sp, ns = S.length / SW, LANES = 64, folded = 0;\n"
+  "var depthOf = new Int32Array(ns), laneOf = new Int32Array(ns);\n"
+  "var threadSpans = [], trackDepth = new Int32Array(nt), asyncRows = {}, asyncList = [];\n"
+  "for (k = 0; k < nt; k++) threadSpans.push([]);\n"
+  "for (i = 0; i < ns; i++) {\n"
+  "  var o = i * SW;\n"
+  "  if (S[o + 2] >= 0) threadSpans[S[o + 2]].push(i);\n"
+  "  else {\n"
+  "    var key = S[o + 1] + \"/\" + S[o];\n"
+  "    if (!(key in asyncRows)) { asyncRows[key] = {proc: S[o + 1], name: S[o], list: [], lanes: 1}; asyncList.push(key); }\n"
+  "    asyncRows[key].list.push(i);\n"
+  "  }\n"
+  "}\n"
+  "function byBegin(a, b) { return S[a * SW + 3] - S[b * SW + 3] || S[b * SW + 4] - S[a * SW + 4]; }\n"
+  "for (k = 0; k < nt; k++) {   /* depth: how many of the thread's spans enclose it */\n"
+  "  var list = threadSpans[k], ends = [];\n"
+  "  list.sort(byBegin);\n"
+  "  for (j = 0; j < list.length; j++) {\n"
+  "    var b = S[list[j] * SW + 3];\n"
+  "    while (ends.length > 0 && ends[ends.length - 1] <= b) ends.pop();\n"
+  "    depthOf[list[j]] = ends.length;\n"
+  "    if (ends.length + 1 > trackDepth[k]) trackDepth[k] = ends.length + 1;\n"
+  "    ends.push(S[list[j] * SW + 4]);\n"
+  "  }\n"
+  "}\n"
+  "asyncList.forEach(function (key) {\n"
+  "  var row = asyncRows[key], laneEnd = [];\n"
+  "  row.list.sort(byBegin);\n"
+  "  for (j = 0; j < row.list.length; j++) {\n"
+  "    var s = row.list[j], lane = 0;\n"
+  "    while (lane < laneEnd.length && laneEnd[lane] > S[s * SW + 3]) lane++;\n"
+  "    if (lane >= LANES) { lane = LANES - 1; folded++; }\n"
+  "    laneOf[s] = lane;\n"
+  "    laneEnd[lane] = Math.max(laneEnd[lane] || -Infinity, S[s * SW + 4]);\n"
+  "  }\n"
+  "  row.lanes = Math.max(1, laneEnd.length);\n"
+  "});\n"
   "var C = D.ct, nc = C.length / 3, byCounter = [], cmin = [], cmax = [];   /* counters: [times, values] */\n"
   "for (i = 0; i < D.counters.length; i++) { byCounter.push([[], []]); cmin.push(Infinity); cmax.push(-Infinity); }\n"
   "for (i = 0; i < nc; i++) {\n"
@@ -302,22 +368,36 @@ static const char script[] =
   "var colours = [];\n"
   "for (i = 0; i < nk; i++) colours.push(\"hsl(\" + Math.round(i * 360 / Math.max(nk, 1) + 200) % 360 + \",70%,45%)\");\n"
   "var spanColours = [];\n"
-  "for (i = 0; i < D.spans.length; i++) spanColours.push(\"hsl(\" + Math.round(i * 137 + 20) % 360 + \",60%,55%)\");\n"
+  "for (i = 0; i < Math.max(D.spans.length, 1); i++) spanColours.push(\"hsl(\" + Math.round(i * 137 + 20) % 360 + \",60%,55%)\");\n"
   "\n"
   "var canvas = document.getElementById(\"tl\"), ctx = canvas.getContext(\"2d\");\n"
   "var tip = document.getElementById(\"tip\"), info = document.getElementById(\"info\");\n"
-  "var LABEL = 190, AXIS = 22, ROW = 18, SPANROW = 7, RATE = 26, COUNTER = 30;\n"
-  "var rows = [];   /* {kind: \"track\"|\"span\"|\"rate\", index, y, h, label} */\n"
-  "function layout() {\n"
-  "  var y = AXIS, k;\n"
+  "var LABEL = 190, AXIS = 22, ROW = 18, SPANROW = 7, RATE = 26, COUNTER = 30, PROC = 16;\n"
+  "function cname(k) { return np > 1 ? D.counters[k].replace(/^[0-9]+ /, \"\") : D.counters[k]; }\n"
+  "var rows = [];   /* {kind: \"proc\"|\"track\"|\"async\"|\"counter\"|\"rate\", index, y, h, label} */\n"
+  "function layout() {   /* per process: its threads, its async spans, its counters */\n"
+  "  var y = AXIS, p, order = [];\n"
   "  rows = [];\n"
-  "  for (k = 0; k < nt; k++) { rows.push({kind: \"track\", index: k, y: y, h: ROW, label: D.tracks[k]}); y += ROW; }\n"
-  "  for (k = 0; k < D.spans.length; k++) {\n"
-  "    var h = Math.max(ROW, spanRows[k] * SPANROW + 4);\n"
-  "    rows.push({kind: \"span\", index: k, y: y, h: h, label: D.spans[k]}); y += h;\n"
-  "  }\n"
-  "  for (k = 0; k < D.counters.length; k++) {\n"
-  "    rows.push({kind: \"counter\", index: k, y: y, h: COUNTER, label: D.counters[k]}); y += COUNTER;\n"
+  "  for (k = 0; k < nt; k++) order.push(k);\n"
+  "  order.sort(function (a, b) { return D.tproc[a] - D.tproc[b] || D.tserial[a] - D.tserial[b]; });\n"
+  "  for (p = 0; p < np; p++) {\n"
+  "    if (np > 1) { rows.push({kind: \"proc\", index: p, y: y, h: PROC, label: D.procs[p]}); y += PROC; }\n"
+  "    for (j = 0; j < nt; j++) {\n"
+  "      k = order[j];\n"
+  "      if (D.tproc[k] !== p) continue;\n"
+  "      var h = ROW + (trackDepth[k] > 0 ? trackDepth[k] * SPANROW + 3 : 0);\n"
+  "      rows.push({kind: \"track\", index: k, y: y, h: h, label: D.tracks[k]}); y += h;\n"
+  "    }\n"
+  "    asyncList.forEach(function (key) {\n"
+  "      var row = asyncRows[key];\n"
+  "      if (row.proc !== p) return;\n"
+  "      var h = Math.max(ROW, row.lanes * SPANROW + 4);\n"
+  "      rows.push({kind: \"async\", index: key, y: y, h: h, label: D.spans[row.name] + \" (async)\"}); y += h;\n"
+  "    });\n"
+  "    for (k = 0; k < D.counters.length; k++) {\n"
+  "      if (D.cproc[k] !== p) continue;\n"
+  "      rows.push({kind: \"counter\", index: k, y: y, h: COUNTER, label: cname(k)}); y += COUNTER;\n"
+  "    }\n"
   "  }\n"
   "  y += 6;\n"
   "  for (k = 0; k < nk; k++) {\n"
@@ -328,7 +408,7 @@ static const char script[] =
   "}\n"
   "var height = layout();\n"
   "var tmin = n > 0 ? T[0] : 0, tmax = n > 0 ? T[n - 1] : 1;\n"
-  "for (i = 0; i < ns; i++) { tmin = Math.min(tmin, S[i * 6 + 2]); tmax = Math.max(tmax, S[i * 6 + 3]); }\n"
+  "for (i = 0; i < ns; i++) { tmin = Math.min(tmin, S[i * SW + 3]); tmax = Math.max(tmax, S[i * SW + 4]); }\n"
   "for (i = 0; i < byCounter.length; i++) {\n"
   "  var ts = byCounter[i][0]; tmin = Math.min(tmin, ts[0]); tmax = Math.max(tmax, ts[ts.length - 1]);\n"
   "}\n"
@@ -364,39 +444,41 @@ static const char script[] =
   "  }\n"
   "}\n"
   "\n"
-  "/* drawTrack -- a track's events as marks; zoomed out, one mark a pixel\n"
+  "/* drawMarks -- a track's events as marks; zoomed out, one mark a pixel\n"
   " * (the first event in it), found by binary search: thinning */\n"
-  "function drawTrack(row) {\n"
+  "function drawMarks(row) {\n"
   "  var list = byTrack[row.index], a = lower(list, v0), b = lower(list, v1 + 1), drawn = 0, x;\n"
   "  if (b - a <= (width - LABEL) * 2) {\n"
   "    for (j = a; j < b; j++) {\n"
   "      ctx.fillStyle = colours[KD[list[j]]];\n"
-  "      ctx.fillRect(Math.floor(xOf(T[list[j]])), row.y + 3, 2, row.h - 6);\n"
+  "      ctx.fillRect(Math.floor(xOf(T[list[j]])), row.y + 3, 2, ROW - 6);\n"
   "      drawn++;\n"
   "    }\n"
   "    return drawn;\n"
   "  }\n"
   "  var per = (v1 - v0) / (width - LABEL);\n"
   "  for (x = LABEL; x < width; x++) {\n"
-  "    var t = v0 + (x - LABEL) * per, k = lower(list, t);\n"
-  "    if (k < list.length && T[list[k]] < t + per) {\n"
-  "      ctx.fillStyle = colours[KD[list[k]]];\n"
-  "      ctx.fillRect(x, row.y + 3, 1, row.h - 6);\n"
+  "    var t = v0 + (x - LABEL) * per, k2 = lower(list, t);\n"
+  "    if (k2 < list.length && T[list[k2]] < t + per) {\n"
+  "      ctx.fillStyle = colours[KD[list[k2]]];\n"
+  "      ctx.fillRect(x, row.y + 3, 1, ROW - 6);\n"
   "      drawn++;\n"
   "    }\n"
   "  }\n"
   "  return drawn;\n"
   "}\n"
   "\n"
-  "function drawSpans(row) {\n"
+  "/* drawBars -- spans of list at y0 + their depth (or lane) */\n"
+  "function drawBars(list, y0, slot) {\n"
   "  var drawn = 0;\n"
-  "  for (j = 0; j < ns; j++) {\n"
-  "    var o = j * 6;\n"
-  "    if (S[o] !== row.index || S[o + 3] < v0 || S[o + 2] > v1) continue;\n"
-  "    var x0 = Math.max(LABEL, xOf(S[o + 2])), x1 = Math.min(width, xOf(S[o + 3]));\n"
-  "    ctx.fillStyle = spanColours[row.index];\n"
-  "    ctx.globalAlpha = S[o + 4] ? 0.4 : 0.85;\n"
-  "    ctx.fillRect(x0, row.y + 2 + laneOf(o) * SPANROW, Math.max(1, x1 - x0), SPANROW - 1);\n"
+  "  for (j = 0; j < list.length; j++) {\n"
+  "    var s = list[j], o = s * SW;\n"
+  "    if (S[o + 3] > v1) break;   /* sorted by begin */\n"
+  "    if (S[o + 4] < v0) continue;\n"
+  "    var x0 = Math.max(LABEL, xOf(S[o + 3])), x1 = Math.min(width, xOf(S[o + 4]));\n"
+  "    ctx.fillStyle = spanColours[S[o]];\n"
+  "    ctx.globalAlpha = S[o + 5] ? 0.4 : 0.85;\n"
+  "    ctx.fillRect(x0, y0 + slot[s] * SPANROW, Math.max(1, x1 - x0), SPANROW - 1);\n"
   "    drawn++;\n"
   "  }\n"
   "  ctx.globalAlpha = 1;\n"
@@ -416,7 +498,7 @@ static const char script[] =
   "  var a = Math.max(0, counterAt(k, v0)), b = counterAt(k, v1) + 1, x, p;\n"
   "  function yOf(v) { return row.y + row.h - 3 - (hi > lo ? (v - lo) / (hi - lo) : 0.5) * (row.h - 8); }\n"
   "  if (b <= a) return 0;\n"
-  "  ctx.strokeStyle = spanColours[k % Math.max(spanColours.length, 1)] || \"#36c\"; ctx.lineWidth = 1.5;\n"
+  "  ctx.strokeStyle = spanColours[k % spanColours.length]; ctx.lineWidth = 1.5;\n"
   "  ctx.beginPath();\n"
   "  if (b - a <= (width - LABEL) * 2) {\n"
   "    ctx.moveTo(Math.max(LABEL, xOf(ts[a])), yOf(vs[a]));\n"
@@ -459,19 +541,29 @@ static const char script[] =
   "  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);\n"
   "  ctx.fillStyle = \"#fff\"; ctx.fillRect(0, 0, width, height);\n"
   "  drawAxis();\n"
-  "  var drawn = 0, lines = 0, r;\n"
+  "  var drawn = 0, lines = 0, bars = 0, r;\n"
   "  for (r = 0; r < rows.length; r++) {\n"
   "    var row = rows[r];\n"
-  "    ctx.fillStyle = r % 2 ? \"#f6f6f6\" : \"#fff\";\n"
+  "    ctx.fillStyle = row.kind === \"proc\" ? \"#dde\" : r % 2 ? \"#f6f6f6\" : \"#fff\";\n"
   "    if (row.kind !== \"rate\") ctx.fillRect(0, row.y, width, row.h);\n"
   "    ctx.save(); ctx.beginPath(); ctx.rect(LABEL, row.y, width - LABEL, row.h); ctx.clip();\n"
-  "    drawn += row.kind === \"track\" ? drawTrack(row) : row.kind === \"span\" ? drawSpans(row)\n"
-  "      : row.kind === \"counter\" ? (lines += drawCounter(row)) : drawRate(row);\n"
+  "    if (row.kind === \"track\") {\n"
+  "      drawn += drawMarks(row);\n"
+  "      bars += drawBars(threadSpans[row.index], row.y + ROW, depthOf);\n"
+  "    } else if (row.kind === \"async\") {\n"
+  "      bars += drawBars(asyncRows[row.index].list, row.y + 2, laneOf);\n"
+  "    } else if (row.kind === \"counter\") {\n"
+  "      lines += drawCounter(row);\n"
+  "    } else if (row.kind === \"rate\") {\n"
+  "      drawn += drawRate(row);\n"
+  "    }\n"
   "    ctx.restore();\n"
-  "    ctx.fillStyle = \"#222\"; ctx.font = \"12px sans-serif\";\n"
-  "    ctx.fillText(row.label.length > 28 ? row.label.slice(0, 27) + \"\\u2026\" : row.label, 4, row.y + 13);\n"
+  "    ctx.fillStyle = \"#222\"; ctx.font = row.kind === \"proc\" ? \"bold 12px sans-serif\" : \"12px sans-serif\";\n"
+  "    ctx.fillText(row.label.length > 28 && row.kind !== \"proc\" ? row.label.slice(0, 27) + \"\\u2026\" : row.label,\n"
+  "                 4, row.y + 13);\n"
   "  }\n"
-  "  document.body.dataset.drawn = drawn;\n"
+  "  document.body.dataset.drawn = drawn + bars;\n"
+  "  document.body.dataset.bars = bars;\n"
   "  document.body.dataset.counters = lines;\n"
   "  document.body.dataset.drawms = Math.round(performance.now() - started);\n"
   "}\n"
@@ -480,32 +572,46 @@ static const char script[] =
   "  for (var r = 0; r < rows.length; r++) if (y >= rows[r].y && y < rows[r].y + rows[r].h) return rows[r];\n"
   "  return null;\n"
   "}\n"
+  "function spanText(s) {\n"
+  "  var o = s * SW;\n"
+  "  return D.spans[S[o]] + \" key=\" + S[o + 6] + (S[o + 5] ? \" (unfinished)\" : \"\")\n"
+  "    + \"\\n\" + fmt(S[o + 3]) + \" .. \" + fmt(S[o + 4]) + \": \" + fmt(S[o + 4] - S[o + 3])\n"
+  "    + (S[o + 2] < 0 ? \"\\nbegan on \" + D.tracks[S[o + 7]] + (S[o + 8] >= 0 ? \", ended on \" + D.tracks[S[o + 8]] : \"\") : \"\");\n"
+  "}\n"
+  "function spanAt(list, slot, n0, tt) {\n"
+  "  for (var q = 0; q < list.length; q++) {\n"
+  "    var o = list[q] * SW;\n"
+  "    if (S[o + 3] > tt) break;\n"
+  "    if (slot[list[q]] === n0 && tt <= S[o + 4]) return list[q];\n"
+  "  }\n"
+  "  return -1;\n"
+  "}\n"
   "/* pick -- the event or span under the pointer, within 4 pixels */\n"
   "function pick(x, y) {\n"
-  "  var row = rowAt(y), best = null, bestD = 4, k;\n"
+  "  var row = rowAt(y), best = null, bestD = 4, q, s;\n"
   "  if (row === null || x < LABEL) return null;\n"
+  "  if (row.kind === \"track\" && y >= row.y + ROW) {\n"
+  "    s = spanAt(threadSpans[row.index], depthOf, Math.floor((y - row.y - ROW) / SPANROW), tOf(x));\n"
+  "    return s < 0 ? null : spanText(s) + \"\\non \" + D.tracks[row.index];\n"
+  "  }\n"
   "  if (row.kind === \"track\") {\n"
   "    var list = byTrack[row.index], t = tOf(x), a = lower(list, t);\n"
-  "    for (k = Math.max(0, a - 2); k < Math.min(list.length, a + 2); k++) {\n"
-  "      var d = Math.abs(xOf(T[list[k]]) - x);\n"
-  "      if (d <= bestD) { bestD = d; best = list[k]; }\n"
+  "    for (q = Math.max(0, a - 2); q < Math.min(list.length, a + 2); q++) {\n"
+  "      var d = Math.abs(xOf(T[list[q]]) - x);\n"
+  "      if (d <= bestD) { bestD = d; best = list[q]; }\n"
   "    }\n"
   "    if (best === null) return null;\n"
   "    return fmt(T[best]) + \"  \" + D.tracks[TR[best]] + \"  \" + D.kinds[KD[best]] + \"  \" + D.names[NM[best]]\n"
   "      + \"\\n\" + F[best];\n"
   "  }\n"
-  "  if (row.kind === \"span\") {\n"
-  "    var tt = tOf(x), lane = Math.floor((y - row.y - 2) / SPANROW);\n"
-  "    for (k = 0; k < ns; k++) {\n"
-  "      var o = k * 6;\n"
-  "      if (S[o] === row.index && laneOf(o) === lane && S[o + 2] <= tt && tt <= S[o + 3])\n"
-  "        return D.spans[row.index] + \" key=\" + S[o + 5] + (S[o + 4] ? \" (unfinished)\" : \"\")\n"
-  "          + \"\\n\" + fmt(S[o + 2]) + \" .. \" + fmt(S[o + 3]) + \": \" + fmt(S[o + 3] - S[o + 2]);\n"
-  "    }\n"
+  "  if (row.kind === \"async\") {\n"
+  "    s = spanAt(asyncRows[row.index].list, laneOf, Math.floor((y - row.y - 2) / SPANROW), tOf(x));\n"
+  "    if (s < 0) return null;\n"
+  "    return spanText(s);\n"
   "  }\n"
   "  if (row.kind === \"counter\") {\n"
   "    var at = counterAt(row.index, tOf(x));\n"
-  "    if (at >= 0) return D.counters[row.index] + \" = \" + byCounter[row.index][1][at]\n"
+  "    if (at >= 0) return cname(row.index) + \" = \" + byCounter[row.index][1][at]\n"
   "      + \"\\nsince \" + fmt(byCounter[row.index][0][at]);\n"
   "  }\n"
   "  return null;\n"
@@ -521,7 +627,7 @@ static const char script[] =
   "  }\n"
   "  var text = pick(e.offsetX, e.offsetY);\n"
   "  tip.style.display = text ? \"block\" : \"none\";\n"
-  "  if (text) { tip.textContent = text; tip.style.left = (e.pageX + 12) + \"px\"; tip.style.top = (e.pageY + 12) + \"px\"; }\n"
+  "  if (text) { tip.textContent = text; tip.style.left = Math.min(e.pageX + 12, width - 300) + \"px\"; tip.style.top = (e.pageY + 12) + \"px\"; }\n"
   "});\n"
   "canvas.addEventListener(\"click\", function (e) {\n"
   "  var text = pick(e.offsetX, e.offsetY);\n"
@@ -536,11 +642,14 @@ static const char script[] =
   "}, {passive: false});\n"
   "canvas.addEventListener(\"dblclick\", function () { v0 = tmin - pad; v1 = tmax + pad; draw(); });\n"
   "window.addEventListener(\"resize\", draw);\n"
-  "document.getElementById(\"head\").textContent = D.title + \": \" + n + \" events, \" + nt + \" threads, \"\n"
-  "  + ns + \" spans; \" + fmt(tmax - tmin) + \". Drag to pan, wheel to zoom, double-click to see all;\"\n"
-  "  + \" point at an event for its fields, click to keep them below.\";\n"
+  "document.getElementById(\"head\").textContent = D.procs.join(\", \") + \": \" + n + \" events, \" + nt + \" threads, \"\n"
+  "  + ns + \" spans\" + (folded > 0 ? \" (\" + folded + \" async spans past \" + LANES + \" lanes folded into the last)\" : \"\")\n"
+  "  + \"; \" + fmt(tmax - tmin) + \". Drag to pan, wheel to zoom, double-click to see all;\"\n"
+  "  + \" point at an event or span for its fields, click to keep them below.\";\n"
+  "document.body.dataset.folded = folded;\n"
   "draw();\n"
   "document.body.dataset.loadms = Math.round(performance.now());\n"
+  "document.body.dataset.overflow = document.documentElement.scrollWidth - document.documentElement.clientWidth;\n"
   "})();\n";
 
 static int HtmlBegin(ExportStruct *ex)
@@ -554,7 +663,8 @@ static int HtmlBegin(ExportStruct *ex)
   html.eventIndex = calloc(ex->sourceCount, sizeof *html.eventIndex);
   html.kindIndex = calloc(ex->sourceCount, sizeof *html.kindIndex);
   html.trackers = calloc(ex->sourceCount, sizeof *html.trackers);
-  if (html.eventIndex == NULL || html.kindIndex == NULL || html.trackers == NULL)
+  html.lastNs = calloc(ex->sourceCount, sizeof *html.lastNs);
+  if (html.eventIndex == NULL || html.kindIndex == NULL || html.trackers == NULL || html.lastNs == NULL)
     goto fail;
   for (size_t i = 0; i < ex->sourceCount; ++i) {
     const EventRegistryStruct *registry = ex->sources[i].registry;
@@ -572,12 +682,15 @@ static int HtmlBegin(ExportStruct *ex)
     }
   }
   ExportPutString(out, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>telltale: ");
-  {
-    /* The program's name escaped as the text's (.export.text), then for HTML */
-    char *title = malloc(4 * strlen(ex->info->program) + 1);
+  for (size_t i = 0; i < ex->sourceCount; ++i) {
+    /* Each program's name escaped as the text's (.export.text), then for HTML */
+    const char *program = ex->sources[i].info->program;
+    char *title = malloc(4 * strlen(program) + 1);
     if (title == NULL)
       goto fail;
-    TextTo(title, 4 * strlen(ex->info->program) + 1, ex->info->program);
+    TextTo(title, 4 * strlen(program) + 1, program);
+    if (i > 0)
+      ExportPutString(out, ", ");
     for (const char *p = title; *p != '\0'; ++p)
       if (*p == '<' || *p == '&')
         ExportPutString(out, *p == '<' ? "&lt;" : "&amp;");
@@ -601,8 +714,8 @@ static int HtmlEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t se
 {
   HtmlStruct *state = ex->state;
   int64_t ns = ExportElapsedNs(ex, rec->clock);
-  if (ns > state->lastNs)
-    state->lastNs = ns;
+  if (ns > state->lastNs[ex->source])
+    state->lastNs[ex->source] = ns;
   if (state->trackers[ex->source] != NULL
       && SpanTrackerEvent(state->trackers[ex->source], rec, ns, seq) != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
@@ -652,33 +765,62 @@ static int HtmlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t se
   return 0;
 }
 
-/* PutTracks -- each track's name: its thread's, with its process's when
- * there are several logs */
+/* PutTracks -- each track's name (its thread's: serial and name,
+ * escaped as the text's), process and serial, by which the page groups
+ * them; each process's name; each counter's process; the title, every
+ * program's name */
 static void PutTracks(ExportStruct *ex, HtmlStruct *state)
 {
   ExportOutStruct *out = &ex->out, *name = &state->fields;
-  char serial[16];
+  char text[256];
   ExportPutString(out, "],\"tracks\":[");
   for (size_t i = 0; i < state->trackCount; ++i) {
     const ExportThreadStruct *thread;
     (void)ExportUse(ex, state->tracks[i].source);
     thread = ExportThreadFind(ex, state->tracks[i].serial);
     name->used = 0;
-    if (ex->sourceCount > 1) {
-      ExportPutString(name, ex->info->program);
-      ExportPutChar(name, '[');
-      ExportPutUnsigned(name, ex->info->pid);
-      ExportPutString(name, "] ");
-    }
-    snprintf(serial, sizeof serial, "T%lu", (unsigned long)state->tracks[i].serial);
-    ExportPutString(name, serial);
+    snprintf(text, sizeof text, "T%lu", (unsigned long)state->tracks[i].serial);
+    ExportPutString(name, text);
     if (thread != NULL && thread->name != NULL) {
+      size_t n = thread->nameLength < 200 ? thread->nameLength : 200;
+      char raw[201];
+      memcpy(raw, thread->name, n);
+      raw[n] = '\0';
       ExportPutChar(name, ' ');
-      ExportPut(name, thread->name, thread->nameLength);
+      ExportPutString(name, TextTo(text, sizeof text, raw));
     }
     if (i > 0)
       ExportPutChar(out, ',');
     PutSafe(out, state, name->buf, name->used);
+  }
+  ExportPutString(out, "],\"tproc\":[");
+  for (size_t i = 0; i < state->trackCount; ++i) {
+    if (i > 0)
+      ExportPutChar(out, ',');
+    ExportPutUnsigned(out, state->tracks[i].source);
+  }
+  ExportPutString(out, "],\"tserial\":[");
+  for (size_t i = 0; i < state->trackCount; ++i) {
+    if (i > 0)
+      ExportPutChar(out, ',');
+    ExportPutUnsigned(out, state->tracks[i].serial);
+  }
+  ExportPutString(out, "],\"procs\":[");
+  for (size_t i = 0; i < ex->sourceCount; ++i) {
+    name->used = 0;
+    ExportPutString(name, TextTo(text, sizeof text, ex->sources[i].info->program));
+    ExportPutChar(name, '[');
+    ExportPutUnsigned(name, ex->sources[i].info->pid);
+    ExportPutChar(name, ']');
+    if (i > 0)
+      ExportPutChar(out, ',');
+    PutSafe(out, state, name->buf, name->used);
+  }
+  ExportPutString(out, "],\"cproc\":[");
+  for (size_t i = 0; i < state->counterNames.count; ++i) {
+    if (i > 0)
+      ExportPutChar(out, ',');
+    ExportPutUnsigned(out, ex->sourceCount > 1 ? strtoul(state->counterNames.names[i], NULL, 10) : 0);
   }
   ExportPutChar(out, ']');
 }
@@ -703,8 +845,6 @@ static int HtmlEnd(ExportStruct *ex)
   PutNames(out, state, ",\"kinds\":[", &state->kinds);
   PutNames(out, state, ",\"spans\":[", &state->spanNames);
   PutNames(out, state, ",\"counters\":[", &state->counterNames);
-  ExportPutString(out, ",\"title\":");
-  PutSafe(out, state, ex->sources[0].info->program, strlen(ex->sources[0].info->program));
   ExportPutString(out, "}</script>\n<script>\n");
   ExportPutString(out, script);
   ExportPutString(out, "</script></body></html>\n");
@@ -721,6 +861,7 @@ static int HtmlEnd(ExportStruct *ex)
   free(state->eventIndex);
   free(state->kindIndex);
   free(state->trackers);
+  free(state->lastNs);
   free(state->tracks);
   free(state->events.names);
   free(state->kinds.names);

@@ -6,7 +6,10 @@
  * a stack: a begin whose key is open already opens a span inside it,
  * and an end closes the innermost (.export.span.pair).  Each span has a
  * min-heap of free lanes, so that a span takes the lowest lane free when
- * it opens (.export.span.lane).
+ * it opens (.export.span.lane).  Each thread has a stack of the spans
+ * that began on it and are open, in the order they began: a span that
+ * ends on its begin thread while on top of that stack nests there
+ * (.export.span.thread).
  */
 
 #include "span.h"
@@ -19,7 +22,18 @@ typedef struct OpenStruct {
   SpanStruct span;
   struct OpenStruct *below;     /* the span of the same key it opened inside */
   struct OpenStruct *chain;     /* the next entry in the hash bucket */
+  size_t at;                    /* its place in its begin thread's stack */
 } OpenStruct;
+
+/* StackStruct -- a thread's open spans in the order they began; a span
+ * that closed off the top leaves NULL, dropped when the top reaches it
+ * or when the NULLs are most of the stack */
+typedef struct StackStruct {
+  uint32_t serial;
+  int used;
+  OpenStruct **items;
+  size_t count, limit, live;
+} StackStruct;
 
 typedef struct LanesStruct {
   unsigned *free;               /* a min-heap of freed lanes */
@@ -40,6 +54,8 @@ struct SpanTrackerStruct {
   size_t bucketCount, openCount;
   LanesStruct *lanes;           /* by span */
   DurationsStruct *durations;   /* by span, if kept */
+  StackStruct *stacks;          /* a hash table by thread serial */
+  size_t stackLimit, stackCount;
   int keep;
   SpanReportFunction report;
   void *closure;
@@ -160,6 +176,78 @@ static int Keep(DurationsStruct *d, int64_t ns)
   return 0;
 }
 
+/* StackOf -- thread serial's stack (made empty), or NULL if out of memory */
+static StackStruct *StackOf(SpanTrackerStruct *tracker, uint32_t serial)
+{
+  size_t i;
+  if (2 * (tracker->stackCount + 1) > tracker->stackLimit) {
+    size_t limit = tracker->stackLimit > 0 ? 2 * tracker->stackLimit : 64;
+    StackStruct *old = tracker->stacks, *bigger = calloc(limit, sizeof *bigger);
+    if (bigger == NULL)
+      return NULL;
+    for (size_t o = 0; o < tracker->stackLimit; ++o)
+      if (old[o].used) {
+        for (i = (old[o].serial * 0x9E3779B9u) & (limit - 1); bigger[i].used; i = (i + 1) & (limit - 1))
+          ;
+        bigger[i] = old[o];
+      }
+    free(old);
+    tracker->stacks = bigger;
+    tracker->stackLimit = limit;
+  }
+  for (i = (serial * 0x9E3779B9u) & (tracker->stackLimit - 1); tracker->stacks[i].used;
+       i = (i + 1) & (tracker->stackLimit - 1))
+    if (tracker->stacks[i].serial == serial)
+      return &tracker->stacks[i];
+  tracker->stacks[i].used = 1;
+  tracker->stacks[i].serial = serial;
+  ++tracker->stackCount;
+  return &tracker->stacks[i];
+}
+
+/* StackPush -- open on its begin thread's stack; 1 if out of memory */
+static int StackPush(SpanTrackerStruct *tracker, OpenStruct *open)
+{
+  StackStruct *stack = StackOf(tracker, open->span.beginThread);
+  if (stack == NULL)
+    return 1;
+  if (stack->count == stack->limit) {
+    if (stack->live < stack->count / 2) {   /* mostly NULLs: close up */
+      size_t n = 0;
+      for (size_t k = 0; k < stack->count; ++k)
+        if (stack->items[k] != NULL) {
+          stack->items[k]->at = n;
+          stack->items[n++] = stack->items[k];
+        }
+      stack->count = n;
+    } else {
+      size_t limit = stack->limit > 0 ? 2 * stack->limit : 16;
+      OpenStruct **bigger = realloc(stack->items, limit * sizeof *bigger);
+      if (bigger == NULL)
+        return 1;
+      stack->items = bigger;
+      stack->limit = limit;
+    }
+  }
+  open->at = stack->count;
+  stack->items[stack->count++] = open;
+  ++stack->live;
+  return 0;
+}
+
+/* StackTake -- take open off its begin thread's stack; returns 1 if it
+ * was on top, so that it nests there when it ends on that thread */
+static int StackTake(SpanTrackerStruct *tracker, OpenStruct *open)
+{
+  StackStruct *stack = StackOf(tracker, open->span.beginThread);   /* made at its push */
+  int top = open->at + 1 == stack->count;
+  stack->items[open->at] = NULL;
+  --stack->live;
+  while (stack->count > 0 && stack->items[stack->count - 1] == NULL)
+    --stack->count;
+  return top;
+}
+
 /* Open -- a begin event of span i */
 static int Open(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct *rec, int64_t ns,
                 uint64_t seq)
@@ -177,6 +265,11 @@ static int Open(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct 
   open->span.endNs = -1;
   open->span.beginThread = rec->thread;
   open->span.beginSeq = seq;
+  open->span.keyLetter = rec->desc->format[desc->beginKey];
+  if (StackPush(tracker, open) != 0) {
+    free(open);
+    return 1;
+  }
   open->span.lane = LaneTake(&tracker->lanes[i]);
   top = &tracker->buckets[Bucket(tracker, i, open->span.key)];
   for (OpenStruct **p = top; *p != NULL; p = &(*p)->chain)
@@ -220,6 +313,8 @@ static int Close(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct
   open->span.endNs = ns;
   open->span.endThread = rec->thread;
   open->span.endSeq = seq;
+  /* design/telemetry.txt .export.span.thread */
+  open->span.onThread = StackTake(tracker, open) && rec->thread == open->span.beginThread;
   if (tracker->report != NULL)
     tracker->report(tracker->closure, SpanCLOSED, &open->span);
   int err = LaneFree(&tracker->lanes[i], open->span.lane);
@@ -263,6 +358,7 @@ void SpanTrackerFinish(SpanTrackerStruct *tracker)
     for (OpenStruct *open = tracker->buckets[b]; open != NULL; open = open->chain)
       for (OpenStruct *o = open; o != NULL; o = o->below) {
         ++tracker->durations[o->span.span].unfinished;
+        o->span.onThread = 1;   /* all end at the last event: they nest in stack order */
         if (all != NULL)
           all[n++] = o;
       }
@@ -315,6 +411,9 @@ void SpanTrackerDestroy(SpanTrackerStruct *tracker)
   if (tracker->durations != NULL)
     for (unsigned i = 0; i < tracker->registry->spanCount; ++i)
       free(tracker->durations[i].ns);
+  for (size_t i = 0; i < tracker->stackLimit; ++i)
+    free(tracker->stacks[i].items);
+  free(tracker->stacks);
   free(tracker->lanes);
   free(tracker->durations);
   free(tracker->buckets);

@@ -26,6 +26,10 @@ typedef struct SpanStruct {
   uint64_t beginSeq, endSeq;    /* the events' places in time order */
   unsigned lane;                /* 0, 1, ...: lowest lane free when it opened, so that
                                    the spans of a lane never overlap */
+  char keyLetter;               /* the key parameter's letter (P, A, W, U) at its begin */
+  int onThread;                 /* when closed or unfinished: 1 if it nests on its
+                                   begin thread (.export.span.thread), 0 if it goes on
+                                   an async track; 0 while open */
 } SpanStruct;
 
 /* SpanReportFunction -- a span opened (endNs is -1 and the span is not
