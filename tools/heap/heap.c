@@ -70,8 +70,10 @@ static const char usageText[] =
   "  --chart            the heap in use over time with its peak marked, an SVG\n"
   "  -o, --output FILE  write to FILE, not the standard output (never a LOG)\n"
   "  --help, --version\n"
-  "A temporary allocation is one its thread frees before it allocates or\n"
-  "frees anything else, as heaptrack counts them.\n"
+  "A free is of a temporary allocation when the event before it (of any\n"
+  "thread) allocated a block of the same stack and size, as heaptrack_print\n"
+  "counts them (not heaptrack's figure at the end of recording, which\n"
+  "counts by address).\n"
   "How the log ended is said on stderr: a program that died (no StreamEnd)\n"
   "leaves blocks live that are not all leaks, and without LOG.live the events\n"
   "still in its buffers are lost (the recorder keeps LOG.live unless\n"
@@ -328,6 +330,18 @@ static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t 
   return depth;
 }
 
+/* allocatorStrip -- take the allocator's frames (malloc, operator new,
+ * strdup...) off the inner end of a stack's depth frames, so that its
+ * call site is its innermost frame in every report and writer, as in
+ * the text report (.heap.site); the count taken */
+static size_t allocatorStrip(ProfileFrameStruct *frames, size_t depth)
+{
+  ProfileStackStruct stack = {frames, depth, {0}};
+  size_t site = HeapSite(&stack);
+  memmove(frames, frames + site, (depth - site) * sizeof *frames);
+  return site;
+}
+
 /* HeapProfile -- the log's used stacks, symbolised */
 int HeapProfile(const char *path, HeapProfileStruct *hp)
 {
@@ -350,6 +364,7 @@ int HeapProfile(const char *path, HeapProfileStruct *hp)
     hp->logIndex[n++] = i;
     memcpy(p->values, log->stacks[i].values, sizeof p->values);
     p->depth = symbolise(hp, &log->stacks[i], frames, &capacity);
+    p->depth -= allocatorStrip(&hp->frames[frames], p->depth);
     frames += p->depth;
   }
   for (size_t i = 0; i < n; ++i)

@@ -73,10 +73,9 @@ typedef struct BlockStruct {
   uint32_t stack;
 } BlockStruct;
 
-/* A thread's state: its last allocation (.heap.temporary) and a realloc
- * in transit (ReallocMove, design/telemetry.txt .malloc.order) */
+/* A thread's state: a realloc in transit (ReallocMove,
+ * design/telemetry.txt .malloc.order) */
 typedef struct ThreadStruct {
-  uint64_t last;                /* address of its latest allocation, if nothing since */
   uint64_t movingOld;
   int moving;
 } ThreadStruct;
@@ -89,6 +88,9 @@ typedef struct ReaderStruct {
   ThreadStruct *threads;
   size_t threadLimit;
   uint64_t live, peakEpoch;
+  uint64_t lastSize;            /* the latest allocation's size and stack, */
+  uint32_t lastStack;           /* if no free came since: .heap.temporary */
+  int lastValid;
   SkewStruct skew;
   SkewEventStruct held[SKEW_PENDING_LIMIT];
   EventClock startClock;
@@ -292,7 +294,7 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
     log->peakNs = nsOf(r, rec->clock);
     ++r->peakEpoch;
   }
-  threadOf(r, rec->thread)->last = address;
+  r->lastValid = 1, r->lastSize = size, r->lastStack = (uint32_t)(s - log->stacks);
   sample(r, rec->clock);
   return 1;
 }
@@ -301,16 +303,17 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
 static int release(ReaderStruct *r, const EventRecordStruct *rec, uint64_t address)
 {
   HeapLogStruct *log = r->log;
-  ThreadStruct *t = threadOf(r, rec->thread);
   size_t i = slotOf(r, address);
   HeapStackStruct *s;
-  int temporary = t->last == address;
-  t->last = 0;
+  int temporary;
   ++log->frees;
   if (r->blocks[i].address != address) {
     ++log->unknownFrees;
     return 0;
   }
+  temporary = r->lastValid && r->blocks[i].stack == r->lastStack
+              && r->blocks[i].size == r->lastSize;
+  r->lastValid = 0;
   s = &log->stacks[r->blocks[i].stack];
   if (temporary)                /* .heap.temporary */
     ++s->values[ProfileTemporary], ++log->temporary;

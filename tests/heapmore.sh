@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# tests/heapmore.sh -- the recorder and telltale-heap on what an outside
+# tester found: threads under libunwind, frames without line
+# information, the allocator's frames in the writers, the live files
+# an exec leaves, and process trees
+#
+# .design: design/telemetry.txt .heap .malloc.reentry.stack .malloc.exec.live
+#          .heap.symbols.cu .heap.site .heap.tree
+#
+# Usage: tests/heapmore.sh CONFIG     e.g. tests/heapmore.sh build/san
+# CONFIG's heap, replay and eventcnv must be built; the logs are recorded
+# with build/'s recorder (it cannot be combined with a sanitizer).
+#
+# Covers:
+#   dwarf-threads      TELLTALE_STACKS=32:dwarf, 4 threads one after the
+#                      other, each a malloc(10) that main frees: 4 frees,
+#                      none of a block never seen (glibc's frees of
+#                      libunwind's thread-local blocks, allocated inside the
+#                      recorder, were), and replay counts no unknown free
+#   no-line            a g++ -O2 -g program whose main is just before
+#                      _start: _start has no file and line, as addr2line
+#                      says ??:? (libdwfl gave it main's last line)
+#   no-allocator       its --folded, --flame and --pprof have no frame of
+#                      operator new, as the report has none, and its
+#                      folded stacks end in the function that calls new
+#   exec-lone          a single-threaded image that execs another (bash
+#                      -c 'exec bash -c "exec true"'): no LOG.execN.live
+#                      is left, each LOG.execN ends at its exec, and no
+#                      LOG.live.done either
+#   exec-threads       an image with a second thread of its own that execs:
+#                      its LOG.exec1.live is kept
+#   tree-dir           heap DIR of a shell that forks children and execs:
+#                      one report a process (its pid, its logs' program)
+#                      and a report of the tree, whose allocations are the
+#                      sum of the processes'
+#   tree-logs          heap LOG LOG...: the same as heap of their directory
+#   fork-inherited     a child forked with 3 blocks of its parent's live,
+#                      which it frees: no free of a block never seen in the
+#                      tree's report, the child's own report says it freed
+#                      3 inherited blocks
+# Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
+
+set -u
+cd "$(dirname "$0")/.."
+
+cfg=${1:?usage: tests/heapmore.sh CONFIG}
+cfg=${cfg%/}
+top=$PWD
+heap="$top/$cfg/heap"
+replay="$top/$cfg/replay"
+preload="$top/build/libtelltale-malloc.so"
+unwind=/usr/lib/x86_64-linux-gnu/libunwind.so.8
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+# dwarf-threads
+cat >threads.c <<'EOF'
+#include <pthread.h>
+#include <stdlib.h>
+void *volatile sink;
+static void *run(void *arg) { (void)arg; sink = malloc(10); return NULL; }
+int main(void)
+{
+  for (int i = 0; i < 4; ++i) {
+    pthread_t t;
+    pthread_create(&t, NULL, run, NULL);
+    pthread_join(t, NULL);
+    free(sink);
+  }
+  return 0;
+}
+EOF
+if [ -e "$unwind" ] && cc -O0 -g -pthread threads.c -o threads 2>cc.err; then
+  TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$PWD/th.log LD_PRELOAD="$preload" ./threads
+  "$heap" th.log >th.txt 2>th.err
+  r=$?
+  "$replay" th.log >th.replay 2>/dev/null
+  unknown=$(awk '$1 == "unknown" && $2 == "frees" { print $3 }' th.replay)
+  if [ $r = 0 ] && grep -q "frees        4 (0 of blocks never seen allocated)" th.txt &&
+     [ "$unknown" = 0 ]; then
+    ok dwarf-threads
+  else
+    bad dwarf-threads "exit $r: $(grep frees th.txt) replay unknown frees '$unknown' $(head -1 th.err)"
+  fi
+else
+  echo "skip dwarf-threads: no libunwind.so.8 (Debian libunwind8), or no C compiler"
+fi
+
+# no-line, no-allocator
+cat >late.cc <<'EOF'
+#include <thread>
+#include <cstdio>
+__attribute__((noinline)) void work(int n, int **out) { for (int i = 0; i < n; ++i) out[i] = new int(i); }
+int main()
+{
+  int *a[100], *b[50];
+  std::thread t(work, 100, a);
+  t.join();
+  work(50, b);
+  std::printf("%d %d\n", *a[99], *b[49]);
+  return 0;
+}
+EOF
+if [ -e "$unwind" ] && command -v g++ >/dev/null && g++ -O2 -g -pthread late.cc -o late 2>cc.err; then
+  TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$PWD/late.log LD_PRELOAD="$preload" ./late >/dev/null
+  "$heap" --stacks late.log >late.txt 2>late.err
+  start=$(grep -E "^ +_start  " late.txt | sort -u)
+  said=$(addr2line -e late "0x$(nm late | awk '$3 == "_start" { print $1 }')")
+  if [ -n "$start" ] && [ "$start" = "$(printf '%24s_start  in late' '')" ] && [ "$said" = "??:?" ]; then
+    ok no-line
+  else
+    bad no-line "the _start frames: $(echo $start); addr2line says $said"
+  fi
+  "$heap" --folded late.log >late.folded 2>/dev/null
+  "$heap" --flame -o late.svg late.log 2>/dev/null
+  "$heap" --pprof -o late.pb.gz late.log 2>/dev/null
+  why=""
+  grep -q "operator new" late.folded && why="$why folded;"
+  grep -q "operator new" late.svg && why="$why flame;"
+  gzip -dc late.pb.gz | grep -aq "operator new" && why="$why pprof;"
+  [ "$(grep -c ';work(int, int\*\*) [0-9]*$' late.folded)" = 2 ] || why="$why the work stacks: $(grep -c work late.folded);"
+  [ -s late.svg ] && [ -s late.pb.gz ] && [ -z "$why" ] && ok no-allocator ||
+    bad no-allocator "operator new in:$why"
+else
+  echo "skip no-line, no-allocator: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
+fi
+
+# exec-lone
+TELLTALE_FILE=$PWD/ex.log LD_PRELOAD="$preload" bash -c ': >/dev/null; exec bash -c "exec true"'
+ends=$(for f in ex.log.exec1 ex.log.exec2; do "$top/$cfg/eventcnv" --summary $f 2>/dev/null | grep -c StreamExec; done)
+if [ -e ex.log ] && [ -e ex.log.exec2 ] && [ "$(echo $ends)" = "1 1" ] &&
+   [ -z "$(ls ex.log*.live* 2>/dev/null)" ]; then
+  ok exec-lone
+else
+  bad exec-lone "$(ls ex.log* | tr '\n' ' ') ends: $(echo $ends)"
+fi
+
+# exec-threads
+cat >execthread.c <<'EOF'
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+static void *run(void *arg) { (void)arg; for (;;) pause(); return NULL; }
+int main(void)
+{
+  pthread_t t;
+  pthread_create(&t, NULL, run, NULL);
+  free(malloc(5));
+  execl("/bin/true", "true", (char *)NULL);
+  return 1;
+}
+EOF
+if cc -O0 -pthread execthread.c -o execthread 2>cc.err; then
+  TELLTALE_FILE=$PWD/et.log LD_PRELOAD="$preload" ./execthread
+  [ -e et.log.exec1 ] && [ -e et.log.exec1.live ] && [ ! -e et.log.live.done ] && ok exec-threads ||
+    bad exec-threads "$(ls et.log* | tr '\n' ' ')"
+else
+  bad exec-threads "cannot compile: $(head -1 cc.err)"
+fi
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
