@@ -166,5 +166,63 @@ else
   bad exec-threads "cannot compile: $(head -1 cc.err)"
 fi
 
+# tree-dir, tree-logs
+mkdir tree
+TELLTALE_FILE=$PWD/tree/sh.log LD_PRELOAD="$preload" bash -c 'ls / >/dev/null; (echo x | cat >/dev/null); exec true'
+"$heap" tree >tree.txt 2>tree.err
+r=$?
+logs=$(ls tree | grep -vc '\.live')
+procs=$(grep -c '^PROCESS ' tree.txt)
+# the allocations of each report, the tree's last
+calls=$(awk '$1 == "allocations" { print $2 }' tree.txt)
+sum=$(( $(echo "$calls" | head -n -1 | paste -sd+) ))
+if [ $r = 0 ] && [ "$logs" -ge 5 ] && [ "$procs" = "$logs" ] && grep -q "^TREE: $logs logs" tree.txt &&
+   [ "$sum" = "$(echo "$calls" | tail -1)" ] &&
+   [ "$(grep -c '(0 of blocks never seen allocated)' tree.txt)" = $((logs + 1)) ]; then
+  ok tree-dir
+else
+  bad tree-dir "exit $r, $logs logs, $procs reports, sum $sum, tree $(echo "$calls" | tail -1): $(grep 'never seen' tree.txt | grep -v '(0 of' | head -2)"
+fi
+"$heap" tree/* >trees.txt 2>/dev/null
+cmp -s tree.txt trees.txt && ok tree-logs || bad tree-logs "$(diff tree.txt trees.txt | head -3)"
+
+# fork-inherited
+cat >fork.c <<'EOF'
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+void *volatile keep[3];
+int main(void)
+{
+  pid_t child;
+  for (int i = 0; i < 3; ++i)
+    keep[i] = malloc(100 + i);
+  if ((child = fork()) == 0) {
+    for (int i = 0; i < 3; ++i)
+      free(keep[i]);
+    return 0;
+  }
+  waitpid(child, NULL, 0);
+  for (int i = 0; i < 3; ++i)
+    free(keep[i]);
+  return 0;
+}
+EOF
+if cc -O0 fork.c -o fork 2>cc.err; then
+  mkdir fk
+  TELLTALE_FILE=$PWD/fk/f.log LD_PRELOAD="$preload" ./fork
+  "$heap" fk >fk.txt 2>/dev/null
+  "$heap" fk/f.log.* >fkalone.txt 2>/dev/null
+  if grep -q "inherited    3 blocks, 303 bytes, live in its parent at the fork; 3 of the frees were of them" fk.txt &&
+     [ "$(grep -c '(0 of blocks never seen allocated)' fk.txt)" = 3 ] &&
+     grep -q "(3 of blocks never seen allocated)" fkalone.txt && grep -q "^  forked       by pid" fkalone.txt; then
+    ok fork-inherited
+  else
+    bad fork-inherited "$(grep -E 'frees|inherited' fk.txt | tr '\n' ' ')"
+  fi
+else
+  bad fork-inherited "cannot compile: $(head -1 cc.err)"
+fi
+
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

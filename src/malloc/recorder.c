@@ -804,6 +804,7 @@ static void openLog(const char *path)
  * child of vfork (or a raw clone), which shares this memory and must
  * not touch the session (.malloc.ends) */
 static pid_t recordPid;
+static EventClock forkClock;
 
 /* afterFork -- in a child that did not exec: after the runtime has
  * dropped the parent's streams (.sol.fork), write LOG.PID.  Registered
@@ -816,8 +817,17 @@ static void afterFork(void)
     (void)snprintf(logPath, sizeof logPath, "%s.%ld", basePath, (long)getpid());
     openLog(logPath);
   }
+  EVENT_UW(Forked, (EventU)getppid(), forkClock);      /* .heap.tree */
   StacksAfterFork();
   inside = 0;
+}
+
+/* beforeFork -- the parent's clock just before a fork: the child's
+ * Forked says it, so the tools take the parent's blocks live then as
+ * the child's inheritance.  design/telemetry.txt .heap.tree */
+static void beforeFork(void)
+{
+  forkClock = PlinthClockNow();
 }
 
 /* recorderStart -- before the runtime's own constructor: find the real
@@ -853,7 +863,7 @@ __attribute__((constructor(101))) static void recorderStart(void)
   if (unset("TELLTALE_WRITER") && cpusAvailable() > 1)
     (void)EventWriterAsync(1, 0);       /* .malloc.writer */
   StacksStart();
-  (void)pthread_atfork(NULL, NULL, afterFork);
+  (void)pthread_atfork(beforeFork, NULL, afterFork);
   atomic_store(&recordMode, stacksDepth == 0 ? RECORD_PLAIN : RECORD_STACKS);
   inside = was;
 }

@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 
 static const char usageText[] =
   "usage: heap [options] LOG\n"
+  "       heap [options] LOG LOG... | DIR\n"
   "       heap --diff [options] OLD NEW\n"
   "Reports who allocates in LOG, a log written by libtelltale-malloc.so\n"
   "(telltale-record LOG -- PROGRAM; TELLTALE_STACKS=N records call stacks of\n"
@@ -42,6 +44,11 @@ static const char usageText[] =
   "A frame-pointer walk (TELLTALE_STACKS=N) loses the caller of a library\n"
   "function built without frame pointers (libstdc++'s operator new, the C\n"
   "library's strdup): record C++ with N:dwarf.\n"
+  "Several logs, or a directory of them, are a process tree (LOG, LOG.PID of\n"
+  "a child, LOG.execN of an image that exec'd): a report a process, then the\n"
+  "tree's (the sums, but the peak: the largest process's); a forked child's\n"
+  "frees of the blocks it inherited are counted as such, not as frees of\n"
+  "blocks never seen.  --folded, --flame and --pprof write the tree's stacks.\n"
   "LOG.live, if there, adds what a program that died left only in it.  LOG\n"
   "may be an archive of a log (eventcnv --format telltale).\n"
   "Options:\n"
@@ -101,7 +108,7 @@ typedef struct OptionsStruct {
   const char *flame;            /* --flame's value, or NULL */
   const char *suppressFiles[16];
   size_t suppressFileCount;
-  const char *paths[2];
+  const char **paths;           /* argv's */
   size_t pathCount;
 } OptionsStruct;
 
@@ -213,8 +220,8 @@ static const char *isWeighted(const char *arg)
 
 static void argsCheck(const OptionsStruct *opt)
 {
-  if (opt->pathCount != (opt->diff ? 2u : 1u))
-    usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give one LOG", NULL);
+  if (opt->diff ? opt->pathCount != 2 : opt->pathCount == 0)
+    usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give a LOG", NULL);
   if ((opt->folded != NULL) + (opt->flame != NULL) + opt->pprof + opt->chart + opt->diff > 1)
     usageError("--folded, --flame, --pprof, --chart and --diff each write instead of the "
                "report: give one", NULL);
@@ -228,12 +235,12 @@ static void parseArgs(int argc, char **argv, OptionsStruct *opt)
 {
   int endOfOptions = 0;
   memset(opt, 0, sizeof *opt);
+  if ((opt->paths = calloc((size_t)argc, sizeof *opt->paths)) == NULL)
+    exit(EXIT_BADLOG);
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char **valueReturn = NULL;
     if (endOfOptions || arg[0] != '-' || arg[1] == '\0') {
-      if (opt->pathCount == 2)
-        usageError("too many logs: ", arg);
       opt->paths[opt->pathCount++] = arg;
     } else if (strcmp(arg, "--") == 0) {
       endOfOptions = 1;
@@ -343,11 +350,11 @@ static size_t allocatorStrip(ProfileFrameStruct *frames, size_t depth)
 }
 
 /* HeapProfile -- the log's used stacks, symbolised */
-int HeapProfile(const char *path, HeapProfileStruct *hp)
+int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsStruct *opt)
 {
   HeapLogStruct *log = &hp->log;
   size_t frames = 0, capacity = 0, n = 0, used = 0, *first;
-  int bad = HeapRead(path, log);
+  int bad = HeapRead(path, log, opt);
   for (size_t i = 0; i < log->stackCount; ++i)
     used += log->stacks[i].used != 0;
   hp->stacks = calloc(used + 1, sizeof *hp->stacks);
@@ -387,10 +394,10 @@ void HeapProfileFree(HeapProfileStruct *hp)
 /* outputCheck -- refuse an output that is an input (a log or its live
  * file), which opening it for writing would empty before it is read.
  * design/telemetry.txt .tools.output */
-static void outputCheck(const OptionsStruct *opt)
+static void outputCheck(const OptionsStruct *opt, char *const *logs, size_t logCount)
 {
   const char *why;
-  OutPathInputs(opt->paths, opt->pathCount);
+  OutPathInputs((const char *const *)logs, logCount);
   if ((why = OutPathRefused(opt->output)) != NULL) {
     fprintf(stderr, "heap: %s%s: %s: writing it would destroy the log\n",
             opt->output != NULL && strcmp(opt->output, "-") != 0 ? "-o " : "",
@@ -411,9 +418,10 @@ static int finishOutput(FILE *out, const char *path)
   return failed;
 }
 
-/* writeOutput -- what was asked for, to out; 1 if a writer failed */
+/* writeOutput -- what was asked for, to out; 1 if a writer failed.
+ * profiles[0] is the profile written, but for the report and --diff. */
 static int writeOutput(FILE *out, const OptionsStruct *opt, const HeapProfileStruct *profiles,
-                 const HeapReportOptionsStruct *report)
+                       const HeapReportOptionsStruct *report)
 {
   const ProfileStruct *profile = &profiles[0].profile;
   char title[512];
@@ -435,29 +443,74 @@ static int writeOutput(FILE *out, const OptionsStruct *opt, const HeapProfileStr
   return res != 0;
 }
 
+/* treeReport -- a report a process (each image's log), parents before
+ * their children, then the tree's.  .heap.tree */
+static void treeReport(FILE *out, const HeapProfileStruct *profiles, size_t count,
+                       const HeapProfileStruct *tree, const HeapReportOptionsStruct *report)
+{
+  for (size_t i = 0; i < count; ++i) {
+    const HeapLogStruct *log = &profiles[i].log;
+    fprintf(out, "PROCESS %" PRIu32, log->pid);
+    if (log->forked)
+      fprintf(out, ", forked by %" PRIu32, log->parentPid);
+    fprintf(out, "\n");
+    HeapReport(out, &profiles[i], report);
+    fprintf(out, "\n");
+  }
+  fprintf(out, "TREE: %zu log%s; the sums of the processes' figures, but the peak, which is "
+          "the largest process's\n", count, count == 1 ? "" : "s");
+  HeapReport(out, tree, report);
+}
+
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
   HeapReportOptionsStruct report = {10, 0, NULL, 0, 1};
   static char *patterns[SUPPRESS_LIMIT];
-  HeapProfileStruct profiles[2];
+  HeapProfileStruct *profiles, tree;
   FILE *out = stdout;
-  int bad = 0;
+  char **logs;
+  size_t logCount;
+  struct stat st;
+  int bad = 0, treeMode;
   parseArgs(argc, argv, &opt);
-  outputCheck(&opt);
+  treeMode = !opt.diff && (opt.pathCount > 1
+                           || (stat(opt.paths[0], &st) == 0 && S_ISDIR(st.st_mode)));
+  if (treeMode && opt.chart)
+    usageError("--chart draws one log's heap: give one LOG", NULL);
+  if (treeMode)
+    logCount = HeapTreeLogs(opt.paths, opt.pathCount, &logs);
+  else {
+    logs = calloc(opt.pathCount, sizeof *logs);
+    for (size_t i = 0; logs != NULL && i < opt.pathCount; ++i)
+      logs[i] = (char *)opt.paths[i];
+    logCount = opt.pathCount;
+  }
+  if (logCount == 0) {
+    fprintf(stderr, "heap: %s: no log there\n", opt.paths[0]);
+    return EXIT_BADLOG;
+  }
+  if (logs == NULL || (profiles = calloc(logCount, sizeof *profiles)) == NULL)
+    outOfMemory();
+  outputCheck(&opt, logs, logCount);
   report.top = opt.top != NULL ? (size_t)atoi(opt.top) : 10;
   report.stacks = opt.stacks;
   report.defaults = !opt.noDefaults;
   for (size_t i = 0; i < opt.suppressFileCount; ++i)
     report.suppressCount = readSuppressions(opt.suppressFiles[i], patterns, report.suppressCount);
   report.suppress = (const char *const *)patterns;
-  memset(profiles, 0, sizeof profiles);
-  for (size_t i = 0; i < opt.pathCount; ++i)
-    bad |= HeapProfile(opt.paths[i], &profiles[i]);
-  if (profiles[0].log.program == NULL || (opt.diff && profiles[1].log.program == NULL))
-    return EXIT_BADLOG;         /* unreadable: said */
-  for (size_t i = 0; i < opt.pathCount; ++i)
+  if (treeMode)
+    bad |= HeapTreeProfile(logs, logCount, profiles);
+  else
+    for (size_t i = 0; i < logCount; ++i)
+      bad |= HeapProfile(logs[i], &profiles[i], NULL);
+  for (size_t i = 0; i < logCount; ++i)
+    if (profiles[i].log.program == NULL)
+      return EXIT_BADLOG;       /* unreadable: said */
+  for (size_t i = 0; i < logCount; ++i)
     HeapSuppress(&profiles[i], &report);
+  if (treeMode)
+    HeapTreeMerge(profiles, logCount, &tree);
   if (opt.output != NULL && strcmp(opt.output, "-") != 0) {
     int fd = OutPathOpen("heap", opt.output, 0);   /* .tools.output */
     if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
@@ -466,10 +519,20 @@ int main(int argc, char **argv)
       return EXIT_BADLOG;
     }
   }
-  bad |= writeOutput(out, &opt, profiles, &report);
+  if (treeMode && opt.folded == NULL && opt.flame == NULL && !opt.pprof)
+    treeReport(out, profiles, logCount, &tree, &report);
+  else
+    bad |= writeOutput(out, &opt, treeMode ? &tree : profiles, &report);
   bad |= finishOutput(out, opt.output);
-  for (size_t i = 0; i < opt.pathCount; ++i)
+  if (treeMode)
+    HeapTreeMergeFree(&tree);
+  for (size_t i = 0; i < logCount; ++i)
     HeapProfileFree(&profiles[i]);
+  for (size_t i = 0; treeMode && i < logCount; ++i)
+    free(logs[i]);
+  free(logs);
+  free(profiles);
+  free(opt.paths);
   for (size_t i = 0; i < report.suppressCount; ++i)
     free(patterns[i]);
   return bad ? EXIT_BADLOG : EXIT_SUCCESS;

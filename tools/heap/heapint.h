@@ -42,6 +42,32 @@ typedef struct HeapMapStruct {
   uint64_t born, died;
 } HeapMapStruct;
 
+/* HeapBlockStruct -- a live block, as a forked child inherits it
+ * (.heap.tree) */
+typedef struct HeapBlockStruct {
+  uint64_t address, size;
+} HeapBlockStruct;
+
+/* HeapSnapStruct -- a request to copy the blocks live at clock (a
+ * child's Forked clock) into blocks (count of them, malloc'd), taken
+ * when reading passes it */
+typedef struct HeapSnapStruct {
+  uint64_t clock;
+  HeapBlockStruct *blocks;
+  size_t count;
+  int taken;
+} HeapSnapStruct;
+
+/* HeapReadOptionsStruct -- what reading a log of a process tree adds:
+ * the blocks it inherited from its parent, live at its start, and the
+ * snapshots its children want, by clock */
+typedef struct HeapReadOptionsStruct {
+  const HeapBlockStruct *inherit;
+  size_t inheritCount;
+  HeapSnapStruct *snaps;
+  size_t snapCount;
+} HeapReadOptionsStruct;
+
 /* HeapLogStruct -- what reading a log found */
 typedef struct HeapLogStruct {
   const char *path;
@@ -54,6 +80,12 @@ typedef struct HeapLogStruct {
   uint64_t allocations, bytes, frees, failed, temporary;
   uint64_t peakBytes, peakNs, leakedBytes, leakedBlocks;
   uint64_t unknownFrees;        /* frees of blocks never seen live */
+  uint64_t inheritedBlocks, inheritedBytes;   /* its parent's, live at its fork */
+  uint64_t inheritedFrees;      /* frees of them */
+  uint32_t pid, parentPid;      /* parentPid if forked: its Forked event */
+  uint64_t forkClock;           /* the parent's clock at the fork, if forked */
+  uint64_t startClock, endClock;        /* the stream's, raw */
+  int forked;
   uint64_t durationNs;
   uint64_t histogram[HEAP_HISTOGRAM_LIMIT][2];  /* allocations and bytes by size class */
   ProfileSampleStruct *samples;
@@ -64,7 +96,10 @@ typedef struct HeapLogStruct {
 /* HeapRead -- read the log at path (with path.live if the program died)
  * into log; says on stderr how it ended.  0, or 1 if the log is bad
  * (said on stderr, naming the file and the offset). */
-extern int HeapRead(const char *path, HeapLogStruct *log);
+extern int HeapRead(const char *path, HeapLogStruct *log, const HeapReadOptionsStruct *opt);
+/* HeapPeek -- the pid, and whether forked (by whom, when), of the log at
+ * path, from its header and first events: 0, or 1 if it is no log */
+extern int HeapPeek(const char *path, HeapLogStruct *log);
 extern void HeapLogFree(HeapLogStruct *log);
 
 /* Symbols (symbols.c).  .heap.symbols */
@@ -104,7 +139,21 @@ typedef struct HeapProfileStruct {
 } HeapProfileStruct;
 
 /* HeapProfile -- read and symbolise the log at path.  0 or 1 as HeapRead. */
-extern int HeapProfile(const char *path, HeapProfileStruct *hp);
+extern int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsStruct *opt);
+
+/* Process trees (heaptree.c).  .heap.tree */
+/* HeapTreeLogs -- the logs of paths, a directory standing for its
+ * logs (files that begin as a telltale stream, not live files), into
+ * *logsReturn (malloc'd strings); their count */
+extern size_t HeapTreeLogs(const char *const *paths, size_t pathCount, char ***logsReturn);
+/* HeapTreeProfile -- read and symbolise every log, parents before the
+ * children they forked, each child given its parent's blocks live at
+ * the fork: profiles[count]; 1 if a log was bad (said) */
+extern int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles);
+/* HeapTreeMerge -- one profile of them all: their stacks, their sums;
+ * the peak is the largest process's.  Free with HeapTreeMergeFree. */
+extern void HeapTreeMerge(const HeapProfileStruct *profiles, size_t count, HeapProfileStruct *tree);
+extern void HeapTreeMergeFree(HeapProfileStruct *tree);
 extern void HeapProfileFree(HeapProfileStruct *hp);
 
 /* The text reports (heapreport.c) */

@@ -28,7 +28,7 @@
  * in the order used below. */
 typedef enum HeapEv {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvMemalign, EvReallocMove, EvExec,
-  EvStackFrames, EvMapExec, EvMapUnmap, EV_LIMIT
+  EvStackFrames, EvMapExec, EvMapUnmap, EvForked, EV_LIMIT
 } HeapEv;
 
 typedef struct EvNameStruct {
@@ -58,6 +58,7 @@ static const EvNameStruct evNames[] = {
   {"StackFrames",     EvStackFrames, {"id", "depth", "index", "f0"}},
   {"MapExec",         EvMapExec,     {"start", "end", "offset", "path"}},
   {"MapUnmap",        EvMapUnmap,    {"start", "end"}},
+  {"Forked",          EvForked,      {"parent", "clock"}},
 };
 
 typedef struct CodeStruct {
@@ -70,8 +71,10 @@ typedef struct CodeStruct {
 typedef struct BlockStruct {
   uint64_t address;             /* 0: empty */
   uint64_t size;
-  uint32_t stack;
+  uint32_t stack;               /* INHERITED: its parent's (.heap.tree) */
 } BlockStruct;
+
+#define INHERITED UINT32_MAX
 
 /* A thread's state: a realloc in transit (ReallocMove,
  * design/telemetry.txt .malloc.order) */
@@ -99,6 +102,8 @@ typedef struct ReaderStruct {
   int execLast;                 /* the log ends at an exec */
   uint32_t execThread;
   size_t stacksCapacity;
+  const HeapReadOptionsStruct *opt;
+  size_t snapNext;              /* the next snapshot to take */
 } ReaderStruct;
 
 static void outOfMemory(void)
@@ -273,7 +278,9 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
   if ((r->count + 1) * 4 > r->capacity * 3)
     blocksGrow(r);
   i = slotOf(r, address);
-  if (r->blocks[i].address == address) {      /* still live: the program lost it */
+  if (r->blocks[i].address == address && r->blocks[i].stack == INHERITED)
+    --r->count;                 /* its parent's, lost */
+  else if (r->blocks[i].address == address) {      /* still live: the program lost it */
     HeapStackStruct *lost = &log->stacks[r->blocks[i].stack];
     peakSave(r, lost);
     lost->live -= r->blocks[i].size, --lost->liveBlocks;
@@ -310,6 +317,11 @@ static int release(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addre
   if (r->blocks[i].address != address) {
     ++log->unknownFrees;
     return 0;
+  }
+  if (r->blocks[i].stack == INHERITED) {      /* .heap.tree */
+    ++log->inheritedFrees;
+    blockRemove(r, i);
+    return 1;
   }
   temporary = r->lastValid && r->blocks[i].stack == r->lastStack
               && r->blocks[i].size == r->lastSize;
@@ -469,6 +481,11 @@ static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
   case EvMapUnmap:
     (void)mapsEnd(r->log, v[0], v[1]);
     break;
+  case EvForked:
+    r->log->forked = 1;
+    r->log->parentPid = (uint32_t)v[0];
+    r->log->forkClock = v[1];
+    break;
   case EvNone:
   case EV_LIMIT:
     break;
@@ -562,6 +579,23 @@ static void sayChanged(const HeapLogStruct *log, uint64_t startRealtime)
   }
 }
 
+/* snapTake -- the snapshots asked for before clock (all if end): the
+ * blocks live then, as a child forked then inherits them.  .heap.tree */
+static void snapTake(ReaderStruct *r, EventClock clock, int end)
+{
+  while (r->opt != NULL && r->snapNext < r->opt->snapCount
+         && (end || r->opt->snaps[r->snapNext].clock < clock)) {
+    HeapSnapStruct *snap = &r->opt->snaps[r->snapNext++];
+    size_t n = 0;
+    snap->blocks = xrealloc(NULL, (r->count + 1) * sizeof *snap->blocks);
+    for (size_t i = 0; i < r->capacity; ++i)
+      if (r->blocks[i].address != 0)
+        snap->blocks[n++] = (HeapBlockStruct){r->blocks[i].address, r->blocks[i].size};
+    snap->count = n;
+    snap->taken = 1;
+  }
+}
+
 /* readAll -- every event; 1 if the stream is damaged (said) */
 static int readAll(ReaderStruct *r, EventStreamStruct *stream)
 {
@@ -570,9 +604,12 @@ static int readAll(ReaderStruct *r, EventStreamStruct *stream)
   while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
     if (r->skew.count > 0)
       SkewExpire(&r->skew, rec.clock, 0);
+    if (r->opt != NULL && r->snapNext < r->opt->snapCount)
+      snapTake(r, rec.clock, 0);
     readEvent(r, &rec);
   }
   SkewExpire(&r->skew, 0, 1);
+  snapTake(r, 0, 1);
   if (res == EventStreamERROR || EventStreamProblemCount(stream) > 0) {
     size_t n = EventStreamProblemCount(stream);
     fprintf(stderr, "heap: %s: %s: the report is of the events before it\n", r->log->path,
@@ -582,10 +619,15 @@ static int readAll(ReaderStruct *r, EventStreamStruct *stream)
   return 0;
 }
 
-static void readerInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInfoStruct *info)
+static void readerInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInfoStruct *info,
+                       const HeapReadOptionsStruct *opt)
 {
   memset(r, 0, sizeof *r);
   r->log = log;
+  r->opt = opt;
+  log->pid = info->pid;
+  log->startClock = info->startClock;
+  log->endClock = info->lastClock;
   r->startClock = info->startClock;
   r->clockHz = info->clockHz;
   log->durationNs = nsOf(r, info->lastClock);
@@ -596,12 +638,23 @@ static void readerInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInf
   memset(log->stacks, 0, r->stacksCapacity * sizeof *log->stacks);
   log->stackCount = 1;
   blocksGrow(r);
+  for (size_t k = 0; opt != NULL && k < opt->inheritCount; ++k) {
+    size_t i;
+    if (opt->inherit[k].address == 0)
+      continue;
+    if ((r->count + 1) * 4 > r->capacity * 3)
+      blocksGrow(r);
+    i = slotOf(r, opt->inherit[k].address);
+    if (r->blocks[i].address == 0)
+      ++r->count, ++log->inheritedBlocks, log->inheritedBytes += opt->inherit[k].size;
+    r->blocks[i] = (BlockStruct){opt->inherit[k].address, opt->inherit[k].size, INHERITED};
+  }
   findEvents(r, info->registry);
   SkewInit(&r->skew, info->clockHz, liveAt, applyHeld, r, r->held);
   log->program = strdup(info->program != NULL ? info->program : "");
 }
 
-int HeapRead(const char *path, HeapLogStruct *log)
+int HeapRead(const char *path, HeapLogStruct *log, const HeapReadOptionsStruct *opt)
 {
   InputStruct in;
   InputRecoveredStruct recovered;
@@ -624,7 +677,7 @@ int HeapRead(const char *path, HeapLogStruct *log)
   }
   InputArchiveRecovered(EventStreamInfo(stream), &recovered);
   r = xrealloc(NULL, sizeof *r);
-  readerInit(r, log, EventStreamInfo(stream));
+  readerInit(r, log, EventStreamInfo(stream), opt);
   bad = readAll(r, stream);
   finish(r);
   bad |= sayEnd(r, stream, &recovered, bad);
@@ -638,6 +691,46 @@ int HeapRead(const char *path, HeapLogStruct *log)
   EventStreamClose(stream);
   InputFree(&in);
   return bad;
+}
+
+int HeapPeek(const char *path, HeapLogStruct *log)
+{
+  InputStruct in;
+  EventStreamStruct *stream;
+  EventRecordStruct rec;
+  ReaderStruct *r;
+  char msg[512];
+  memset(log, 0, sizeof *log);
+  log->path = path;
+  if (InputRead(path, &in) != 0)
+    return 1;
+  if (EventStreamOpen(&stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
+    InputFree(&in);
+    return 1;
+  }
+  r = xrealloc(NULL, sizeof *r);
+  memset(r, 0, sizeof *r);
+  r->log = log;
+  findEvents(r, EventStreamInfo(stream)->registry);
+  log->pid = EventStreamInfo(stream)->pid;
+  log->startClock = EventStreamInfo(stream)->startClock;
+  log->endClock = EventStreamInfo(stream)->lastClock;
+  /* Forked is the child's first event of its own, after the runtime's */
+  for (unsigned n = 0; n < 64 && EventStreamNext(stream, &rec) == EventStreamOK; ++n) {
+    const CodeStruct *c = &r->codes[rec.code < EVENT_CODE_LIMIT ? rec.code : 0];
+    if (c->ev == EvForked) {
+      log->forked = 1;
+      log->parentPid = (uint32_t)rec.values[c->param[0]].u;
+      log->forkClock = rec.values[c->param[1]].u;
+      break;
+    }
+    if (c->ev != EvNone && c->ev != EvMapExec && c->ev != EvStackFrames)
+      break;
+  }
+  free(r);
+  EventStreamClose(stream);
+  InputFree(&in);
+  return 0;
 }
 
 void HeapLogFree(HeapLogStruct *log)

@@ -360,6 +360,15 @@ static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
           log->allocations, plural(log->allocations), log->bytes, log->failed);
   fprintf(out, "  frees        %" PRIu64 " (%" PRIu64 " of blocks never seen allocated)\n",
           log->frees, log->unknownFrees);
+  if (log->inheritedBlocks > 0 || log->inheritedFrees > 0)      /* .heap.tree */
+    fprintf(out, "  inherited    %" PRIu64 " block%s, %" PRIu64 " bytes, live in its parent at "
+            "the fork; %" PRIu64 " of the frees were of them\n",
+            log->inheritedBlocks, plural(log->inheritedBlocks), log->inheritedBytes,
+            log->inheritedFrees);
+  else if (log->forked)
+    fprintf(out, "  forked       by pid %" PRIu32 ": its frees of blocks its parent allocated "
+            "are among those never seen, unless its parent's log is read with it\n",
+            log->parentPid);
   fprintf(out, "  peak heap    %" PRIu64 " bytes live at %.6f s of %.6f s\n", log->peakBytes,
           (double)log->peakNs / 1e9, (double)log->durationNs / 1e9);
   fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " block%s", log->leakedBytes,
