@@ -34,6 +34,10 @@
 #                      and a report of the tree, whose allocations are the
 #                      sum of the processes'
 #   tree-logs          heap LOG LOG...: the same as heap of their directory
+#   bounded            the report of a log of 3 M events takes no more
+#                      memory (peak RSS within 8 MiB) than of 0.3 M events
+#                      of the same program, and is the whole-log reader's
+#                      (on its zstd archive, which it reads as before)
 #   fork-inherited     a child forked with 3 blocks of its parent's live,
 #                      which it frees: no free of a block never seen in the
 #                      tree's report, the child's own report says it freed
@@ -222,6 +226,48 @@ if cc -O0 fork.c -o fork 2>cc.err; then
   fi
 else
   bad fork-inherited "cannot compile: $(head -1 cc.err)"
+fi
+
+# bounded: the report of a log of 3 M events takes no more memory than
+# that of a log of 0.3 M events of the same program (a heap of 4,096
+# blocks), and says what the whole-log reader says (its zstd archive,
+# which the bounded reader leaves to it)
+cat >many.c <<'EOF'
+#include <stdlib.h>
+void *volatile slot[4096];
+int main(int argc, char **argv)
+{
+  long n = atol(argv[1]);
+  for (long i = 0; i < n; ++i) {
+    unsigned k = (unsigned)(i * 2654435761u) % 4096;
+    free(slot[k]);
+    slot[k] = malloc(16 + (i & 255));
+  }
+  return 0;
+}
+EOF
+# rss CMD... -- the peak RSS of CMD in KiB
+rss() {
+  python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+if cc -O1 -g -fno-omit-frame-pointer many.c -o many 2>cc.err; then
+  TELLTALE_STACKS=8 TELLTALE_FILE=$PWD/small.log LD_PRELOAD="$preload" ./many 150000
+  TELLTALE_STACKS=8 TELLTALE_FILE=$PWD/large.log LD_PRELOAD="$preload" ./many 1500000
+  small=$(rss "$heap" small.log)
+  large=$(rss "$heap" large.log)
+  "$top/$cfg/eventcnv" --format telltale --zstd -o large.tt large.log 2>/dev/null
+  "$heap" large.log 2>&1 | sed 1d >large.txt
+  "$heap" large.tt 2>&1 | sed 1d >whole.txt
+  if [ $((large - small)) -lt 8192 ] && [ -s large.txt ] && cmp -s large.txt whole.txt &&
+     grep -q "allocations  1500... calls" large.txt; then
+    ok bounded
+  else
+    bad bounded "peak RSS $small KiB for 0.3 M events, $large KiB for 3 M; $(diff large.txt whole.txt | head -3)"
+  fi
+else
+  bad bounded "cannot compile: $(head -1 cc.err)"
 fi
 
 echo "$passed passed, $failed failed"

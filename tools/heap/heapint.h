@@ -21,15 +21,16 @@
 
 /* HeapStackStruct -- a stack as the log gives it, before symbols */
 typedef struct HeapStackStruct {
-  uint64_t *addresses;          /* innermost first */
-  size_t depth;
-  size_t defined;               /* frames defined so far by StackFrames */
+  uint32_t *addresses;          /* innermost first, as indexes of the log's
+                                   addresses: a stack costs 4 bytes a frame */
+  uint32_t depth;
+  uint32_t defined;             /* frames defined so far by StackFrames */
   uint64_t values[PROFILE_VALUE_LIMIT];
   uint64_t live;                /* requested bytes live now */
   uint64_t liveBlocks;          /* blocks live now: at the end, leaked */
   uint64_t peakEpoch;           /* the peak whose figure peak holds (.heap.peak) */
-  uint64_t mapVersion;          /* the mappings in force when it was defined */
-  int used;                     /* an allocation named it */
+  uint32_t mapVersion;          /* the mappings in force when it was defined */
+  uint32_t used;                /* an allocation named it */
 } HeapStackStruct;
 
 /* HeapMapStruct -- an executable mapping (MapExec), in force from map
@@ -74,6 +75,8 @@ typedef struct HeapLogStruct {
   char *program;
   HeapStackStruct *stacks;      /* by id; [0] is the unknown stack */
   size_t stackCount;
+  uint64_t *addresses;          /* the return addresses of the stacks, once each */
+  size_t addressCount;
   HeapMapStruct *maps;          /* in the order given */
   size_t mapCount;
   uint64_t mapVersion;          /* one more at each change of the mappings */
@@ -136,10 +139,20 @@ typedef struct HeapProfileStruct {
   HeapSymbolsStruct *symbols;
   uint64_t suppressedBytes, suppressedBlocks;   /* leaks left out by HeapSuppress */
   size_t suppressedStacks;
+  int sitesOnly;                /* each stack holds its call site's frame alone;
+                                   HeapStackFull gives the rest (.heap.bounded) */
+  const struct HeapProfileStruct **origin;      /* a tree's: each stack's process */
+  size_t *originIndex;          /* and its index there */
 } HeapProfileStruct;
 
+/* HeapStackFull -- stack i of hp with all its frames: hp's own, or,
+ * for a profile made sitesOnly, named again into a buffer good until
+ * the next call */
+extern ProfileStackStruct HeapStackFull(const HeapProfileStruct *hp, size_t i);
+
 /* HeapProfile -- read and symbolise the log at path.  0 or 1 as HeapRead. */
-extern int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsStruct *opt);
+extern int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsStruct *opt,
+                       int sitesOnly);
 
 /* Process trees (heaptree.c).  .heap.tree */
 /* HeapTreeLogs -- the logs of paths, a directory standing for its
@@ -149,7 +162,8 @@ extern size_t HeapTreeLogs(const char *const *paths, size_t pathCount, char ***l
 /* HeapTreeProfile -- read and symbolise every log, parents before the
  * children they forked, each child given its parent's blocks live at
  * the fork: profiles[count]; 1 if a log was bad (said) */
-extern int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles);
+extern int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles,
+                           int sitesOnly);
 /* HeapTreeMerge -- one profile of them all: their stacks, their sums;
  * the peak is the largest process's.  Free with HeapTreeMergeFree. */
 extern void HeapTreeMerge(const HeapProfileStruct *profiles, size_t count, HeapProfileStruct *tree);

@@ -93,41 +93,89 @@ typedef struct SitesStruct {
   const ProfileStruct *profile;
 } SitesStruct;
 
-static const ProfileStruct *sortProfile;
+static char **sortNames;         /* each stack's site's name, while sorting */
 
 static int bySiteName(const void *a, const void *b)
 {
-  char na[512], nb[512];
-  const ProfileStackStruct *sa = &sortProfile->stacks[*(const size_t *)a];
-  const ProfileStackStruct *sb = &sortProfile->stacks[*(const size_t *)b];
-  HeapFrameName(&sa->frames[HeapSite(sa)], na, sizeof na);
-  HeapFrameName(&sb->frames[HeapSite(sb)], nb, sizeof nb);
-  return strcmp(na, nb);
+  return strcmp(sortNames[*(const size_t *)a], sortNames[*(const size_t *)b]);
+}
+
+static void *reportAlloc(void *p, size_t size)
+{
+  if ((p = realloc(p, size > 0 ? size : 1)) == NULL) {
+    fprintf(stderr, "heap: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+/* NameSlotStruct -- a site frame's name, shared by the stacks whose
+ * site frame is the same (most are: 266,000 stacks of cppcheck have a
+ * few thousand) */
+typedef struct NameSlotStruct {
+  const ProfileFrameStruct *frame;
+  char *name;
+} NameSlotStruct;
+
+static int frameSame(const ProfileFrameStruct *a, const ProfileFrameStruct *b)
+{
+  return a->address == b->address && a->function == b->function && a->file == b->file
+         && a->line == b->line && a->module == b->module;
 }
 
 /* sitesOf -- the profile's stacks grouped by call site */
 static void sitesOf(const ProfileStruct *profile, SitesStruct *sites)
 {
-  size_t n = profile->stackCount;
+  size_t n = profile->stackCount, slotCount = 64, named = 0, capacity = 16;
+  NameSlotStruct *slots = reportAlloc(NULL, slotCount * sizeof *slots);
   sites->profile = profile;
-  sites->order = calloc(n + 1, sizeof *sites->order);
-  sites->sites = calloc(n + 1, sizeof *sites->sites);
+  sites->order = reportAlloc(NULL, (n + 1) * sizeof *sites->order);
+  sites->sites = reportAlloc(NULL, capacity * sizeof *sites->sites);
   sites->count = 0;
-  if (sites->order == NULL || sites->sites == NULL) {
-    fprintf(stderr, "heap: out of memory\n");
-    exit(1);
-  }
-  for (size_t i = 0; i < n; ++i)
+  sortNames = reportAlloc(NULL, (n + 1) * sizeof *sortNames);
+  memset(slots, 0, slotCount * sizeof *slots);
+  for (size_t i = 0; i < n; ++i) {
+    const ProfileFrameStruct *f = &profile->stacks[i].frames[HeapSite(&profile->stacks[i])];
+    size_t k;
+    if ((named + 1) * 2 > slotCount) {        /* twice the slots */
+      NameSlotStruct *old = slots;
+      size_t oldCount = slotCount;
+      slotCount *= 2;
+      slots = reportAlloc(NULL, slotCount * sizeof *slots);
+      memset(slots, 0, slotCount * sizeof *slots);
+      for (size_t j = 0; j < oldCount; ++j)
+        if (old[j].frame != NULL) {
+          k = (size_t)(old[j].frame->address * 0x9E3779B97F4A7C15u >> 20) & (slotCount - 1);
+          while (slots[k].frame != NULL)
+            k = (k + 1) & (slotCount - 1);
+          slots[k] = old[j];
+        }
+      free(old);
+    }
+    k = (size_t)(f->address * 0x9E3779B97F4A7C15u >> 20) & (slotCount - 1);
+    while (slots[k].frame != NULL && !frameSame(slots[k].frame, f))
+      k = (k + 1) & (slotCount - 1);
+    if (slots[k].frame == NULL) {
+      char name[512];
+      HeapFrameName(f, name, sizeof name);
+      slots[k].frame = f;
+      slots[k].name = reportAlloc(NULL, strlen(name) + 1);
+      memcpy(slots[k].name, name, strlen(name) + 1);
+      ++named;
+    }
     sites->order[i] = i;
-  sortProfile = profile;
+    sortNames[i] = slots[k].name;
+  }
   qsort(sites->order, n, sizeof *sites->order, bySiteName);
   for (size_t i = 0; i < n; ++i) {
     const ProfileStackStruct *s = &profile->stacks[sites->order[i]];
-    char name[512];
+    const char *name = sortNames[sites->order[i]];
     SiteStruct *site = sites->count > 0 ? &sites->sites[sites->count - 1] : NULL;
-    HeapFrameName(&s->frames[HeapSite(s)], name, sizeof name);
     if (site == NULL || strcmp(site->name, name) != 0) {
+      if (sites->count == capacity)
+        sites->sites = reportAlloc(sites->sites, (capacity *= 2) * sizeof *sites->sites);
       site = &sites->sites[sites->count++];
+      memset(site, 0, sizeof *site);
       snprintf(site->name, sizeof site->name, "%s", name);
       site->frame = &s->frames[HeapSite(s)];
       site->first = i;
@@ -136,6 +184,11 @@ static void sitesOf(const ProfileStruct *profile, SitesStruct *sites)
     for (unsigned v = 0; v < PROFILE_VALUE_LIMIT; ++v)
       site->values[v] += s->values[v];
   }
+  for (size_t k = 0; k < slotCount; ++k)
+    free(slots[k].name);
+  free(slots);
+  free(sortNames);
+  sortNames = NULL;
 }
 
 static void sitesFree(SitesStruct *sites)
@@ -173,10 +226,12 @@ static int bySiteValue(const void *a, const void *b)
   return va != vb ? (va < vb ? 1 : -1) : byPlace(sa->frame, sa->name, sb->frame, sb->name);
 }
 
-/* printStack -- the frames of stack from its call site outwards */
-static void printStack(FILE *out, const ProfileStackStruct *stack, const char *indent)
+/* printStack -- the frames of stack i of hp from its call site outwards */
+static void printStack(FILE *out, const HeapProfileStruct *hp, size_t i, const char *indent)
 {
   char name[512];
+  ProfileStackStruct full = HeapStackFull(hp, i);
+  const ProfileStackStruct *stack = &full;
   for (size_t f = HeapSite(stack) + 1; f < stack->depth; ++f) {
     HeapFrameName(&stack->frames[f], name, sizeof name);
     fprintf(out, "%s", indent);
@@ -185,15 +240,14 @@ static void printStack(FILE *out, const ProfileStackStruct *stack, const char *i
   }
 }
 
-/* heaviest -- a site's stack with the most of value */
-static const ProfileStackStruct *heaviest(const SitesStruct *sites, const SiteStruct *site,
-                                          ProfileValue value)
+/* heaviest -- the index of a site's stack with the most of value */
+static size_t heaviest(const SitesStruct *sites, const SiteStruct *site, ProfileValue value)
 {
-  const ProfileStackStruct *best = NULL;
+  size_t best = sites->order[site->first];
   for (size_t i = site->first; i < site->first + site->count; ++i) {
     const ProfileStackStruct *s = &sites->profile->stacks[sites->order[i]];
-    if (best == NULL || s->values[value] > best->values[value])
-      best = s;
+    if (s->values[value] > sites->profile->stacks[best].values[value])
+      best = sites->order[i];
   }
   return best;
 }
@@ -204,8 +258,8 @@ static const char *const topTitle[PROFILE_VALUE_LIMIT] = {
 };
 
 /* printTop -- the top call sites by value */
-static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t total,
-                     const HeapReportOptionsStruct *opt)
+static void printTop(FILE *out, const HeapProfileStruct *hp, SitesStruct *sites, ProfileValue value,
+                     uint64_t total, const HeapReportOptionsStruct *opt)
 {
   sortValue = value;
   qsort(sites->sites, sites->count, sizeof *sites->sites, bySiteValue);
@@ -220,7 +274,7 @@ static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t
     TextPut(out, site->name);
     fputc('\n', out);
     if (opt->stacks) {
-      printStack(out, heaviest(sites, site, value), "                        ");
+      printStack(out, hp, heaviest(sites, site, value), "                        ");
       if (site->count > 1)
         fprintf(out, "                        (and %zu other stack%s)\n", site->count - 1,
                 plural(site->count - 1));
@@ -283,9 +337,12 @@ void HeapSuppress(HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
 {
   HeapLogStruct *log = &hp->log;
   for (size_t i = 0; i < hp->profile.stackCount; ++i) {
-    ProfileStackStruct *s = &hp->stacks[i];
+    ProfileStackStruct *s = &hp->stacks[i], full;
     HeapStackStruct *ls = &log->stacks[hp->logIndex[i]];
-    if (s->values[ProfileLeaked] == 0 || !suppressed(s, opt))
+    if (s->values[ProfileLeaked] == 0)
+      continue;
+    full = HeapStackFull(hp, i);
+    if (!suppressed(&full, opt))
       continue;
     hp->suppressedBytes += s->values[ProfileLeaked];
     hp->suppressedBlocks += ls->liveBlocks;
@@ -320,7 +377,7 @@ static void printLeaks(FILE *out, const HeapProfileStruct *hp, const HeapReportO
             s->values[ProfileLeaked], blocks, plural(blocks));
     TextPut(out, name);
     fputc('\n', out);
-    printStack(out, s, "                        ");
+    printStack(out, hp, order[i], "                        ");
   }
   if (n > shown)
     fprintf(out, "  (%zu more stack%s: --top)\n", n - shown, plural(n - shown));
@@ -394,10 +451,10 @@ void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsS
   SitesStruct sites;
   printSummary(out, hp, hp->profile.stackCount);
   sitesOf(&hp->profile, &sites);
-  printTop(out, &sites, ProfileAllocations, log->allocations, opt);
-  printTop(out, &sites, ProfileBytes, log->bytes, opt);
-  printTop(out, &sites, ProfilePeak, log->peakBytes, opt);
-  printTop(out, &sites, ProfileTemporary, log->temporary, opt);
+  printTop(out, hp, &sites, ProfileAllocations, log->allocations, opt);
+  printTop(out, hp, &sites, ProfileBytes, log->bytes, opt);
+  printTop(out, hp, &sites, ProfilePeak, log->peakBytes, opt);
+  printTop(out, hp, &sites, ProfileTemporary, log->temporary, opt);
   sitesFree(&sites);
   printLeaks(out, hp, opt);
   printHistogram(out, log);

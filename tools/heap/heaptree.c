@@ -96,7 +96,8 @@ size_t HeapTreeLogs(const char *const *paths, size_t pathCount, char ***logsRetu
       logs[count++] = path;
     }
     (void)closedir(dir);
-    qsort(logs + first, count - first, sizeof *logs, byName);
+    if (count - first > 1)
+      qsort(logs + first, count - first, sizeof *logs, byName);
   }
   *logsReturn = logs;
   return count;
@@ -137,7 +138,7 @@ static size_t parentOf(const TreeLogStruct *t, size_t i)
   return found;
 }
 
-int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles)
+int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles, int sitesOnly)
 {
   TreeLogStruct *t = xrealloc(NULL, count * sizeof *t);
   int bad = 0;
@@ -158,7 +159,8 @@ int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles
     t[p].snaps[t[p].snapCount++] = (HeapSnapStruct){t[i].peek.forkClock, NULL, 0, 0};
   }
   for (size_t i = 0; i < count; ++i)
-    qsort(t[i].snaps, t[i].snapCount, sizeof *t[i].snaps, bySnapClock);
+    if (t[i].snapCount > 1)
+      qsort(t[i].snaps, t[i].snapCount, sizeof *t[i].snaps, bySnapClock);
   for (size_t i = 0; i < count; ++i) {
     HeapReadOptionsStruct opt = {NULL, 0, t[i].snaps, t[i].snapCount};
     if (t[i].parent != SIZE_MAX) {
@@ -170,7 +172,7 @@ int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles
           break;
         }
     }
-    bad |= HeapProfile(logs[t[i].index], &profiles[i], &opt);
+    bad |= HeapProfile(logs[t[i].index], &profiles[i], &opt, sitesOnly);
   }
   for (size_t i = 0; i < count; ++i) {
     for (size_t k = 0; k < t[i].snapCount; ++k)
@@ -191,6 +193,9 @@ void HeapTreeMerge(const HeapProfileStruct *profiles, size_t count, HeapProfileS
     stacks += profiles[i].profile.stackCount;
   tree->stacks = xrealloc(NULL, stacks * sizeof *tree->stacks);
   tree->logIndex = xrealloc(NULL, stacks * sizeof *tree->logIndex);
+  tree->origin = xrealloc(NULL, stacks * sizeof *tree->origin);
+  tree->originIndex = xrealloc(NULL, stacks * sizeof *tree->originIndex);
+  tree->sitesOnly = count > 0 && profiles[0].sitesOnly;
   log->stacks = xrealloc(NULL, stacks * sizeof *log->stacks);
   snprintf(path, sizeof path, "the tree of %zu log%s", count, count == 1 ? "" : "s");
   log->path = NULL;
@@ -203,6 +208,8 @@ void HeapTreeMerge(const HeapProfileStruct *profiles, size_t count, HeapProfileS
       log->stacks[n] = l->stacks[hp->logIndex[s]];
       log->stacks[n].addresses = NULL;
       tree->logIndex[n] = n;
+      tree->origin[n] = hp;
+      tree->originIndex[n] = s;
     }
     log->allocations += l->allocations, log->bytes += l->bytes, log->frees += l->frees;
     log->failed += l->failed, log->temporary += l->temporary;
@@ -228,6 +235,8 @@ void HeapTreeMergeFree(HeapProfileStruct *tree)
 {
   free(tree->stacks);
   free(tree->logIndex);
+  free(tree->origin);
+  free(tree->originIndex);
   free(tree->log.stacks);
   free(tree->log.program);
   free((char *)tree->log.path);
