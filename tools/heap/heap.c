@@ -75,6 +75,11 @@ static const char usageText[] =
   "  --flame [VALUE]    a flame graph of VALUE, one SVG to open in a browser\n"
   "  --pprof            pprof's profile.proto, gzipped: pprof -top FILE\n"
   "  --chart            the heap in use over time with its peak marked, an SVG\n"
+  "  --html             one page that draws it all, as heaptrack_gui does: the\n"
+  "                     summary, bottom-up and top-down trees (allocations\n"
+  "                     inclusive and exclusive, bytes, peak, leaked,\n"
+  "                     temporary), the heap over time with the top sites\n"
+  "                     stacked, the flame graph and the sizes; reads LOG twice\n"
   "  -o, --output FILE  write to FILE, not the standard output (never a LOG)\n"
   "  --help, --version\n"
   "A free is of a temporary allocation when the event before it (of any\n"
@@ -101,7 +106,7 @@ static const char usageText[] =
 
 /* OptionsStruct -- what the command line asked for */
 typedef struct OptionsStruct {
-  int stacks, diff, pprof, chart, noDefaults;
+  int stacks, diff, pprof, chart, noDefaults, html;
   const char *top;              /* --top argument, or NULL */
   const char *output;           /* -o argument, or NULL: stdout */
   const char *folded;           /* --folded's value, or NULL */
@@ -129,6 +134,7 @@ typedef struct OptionStruct {
 static const OptionStruct flagOptions[] = {
   {"--stacks", offsetof(OptionsStruct, stacks)}, {"--diff", offsetof(OptionsStruct, diff)},
   {"--pprof", offsetof(OptionsStruct, pprof)}, {"--chart", offsetof(OptionsStruct, chart)},
+  {"--html", offsetof(OptionsStruct, html)},
   {"--no-default-suppressions", offsetof(OptionsStruct, noDefaults)},
 };
 
@@ -222,9 +228,10 @@ static void argsCheck(const OptionsStruct *opt)
 {
   if (opt->diff ? opt->pathCount != 2 : opt->pathCount == 0)
     usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give a LOG", NULL);
-  if ((opt->folded != NULL) + (opt->flame != NULL) + opt->pprof + opt->chart + opt->diff > 1)
-    usageError("--folded, --flame, --pprof, --chart and --diff each write instead of the "
-               "report: give one", NULL);
+  if ((opt->folded != NULL) + (opt->flame != NULL) + opt->pprof + opt->chart + opt->diff
+      + opt->html > 1)
+    usageError("--folded, --flame, --pprof, --chart, --html and --diff each write instead of "
+               "the report: give one", NULL);
   if (opt->top != NULL && (strspn(opt->top, "0123456789") != strlen(opt->top)
                            || strlen(opt->top) > 6 || atoi(opt->top) < 1))
     usageError("--top wants a number from 1 to 999999: ", opt->top);
@@ -471,6 +478,37 @@ static int writeOutput(FILE *out, const OptionsStruct *opt, const HeapProfileStr
   return res != 0;
 }
 
+#define HTML_SERIES 6           /* call sites drawn over time */
+#define HTML_ROWS 400           /* time slices */
+
+/* writeHtml -- --html: the log read again for the top sites' bytes live
+ * over time, then the page.  .heap.html */
+static int writeHtml(FILE *out, const OptionsStruct *opt, const HeapProfileStruct *hp)
+{
+  HeapSeriesStruct series;
+  HeapReadOptionsStruct readOpt = {NULL, 0, NULL, 0, &series, 1};
+  HeapLogStruct again;
+  char *names[HTML_SERIES], title[512];
+  int32_t *seriesOf = calloc(hp->log.stackCount + 1, sizeof *seriesOf);
+  int res;
+  if (seriesOf == NULL)
+    outOfMemory();
+  memset(&series, 0, sizeof series);
+  series.seriesOf = seriesOf;
+  series.count = HeapTopSites(hp, ProfilePeak, HTML_SERIES, seriesOf, names);
+  series.sliceClock = (hp->log.endClock - hp->log.startClock) / HTML_ROWS + 1;
+  (void)HeapRead(opt->paths[0], &again, &readOpt);    /* said the first time */
+  HeapLogFree(&again);
+  snprintf(title, sizeof title, "%s (%s)", hp->log.program[0] != '\0' ? hp->log.program : "?",
+           opt->paths[0]);
+  res = HeapWriteHtml(out, hp, &series, names, title);
+  for (size_t k = 0; k < series.count; ++k)
+    free(names[k]);
+  free(series.rows);
+  free(seriesOf);
+  return res != 0;
+}
+
 /* treeReport -- a report a process (each image's log), parents before
  * their children, then the tree's.  .heap.tree */
 static void treeReport(FILE *out, const HeapProfileStruct *profiles, size_t count,
@@ -502,11 +540,11 @@ int main(int argc, char **argv)
   struct stat st;
   int bad = 0, treeMode, sitesOnly;
   parseArgs(argc, argv, &opt);
-  sitesOnly = opt.folded == NULL && opt.flame == NULL && !opt.pprof && !opt.chart;
+  sitesOnly = opt.folded == NULL && opt.flame == NULL && !opt.pprof && !opt.chart && !opt.html;
   treeMode = !opt.diff && (opt.pathCount > 1
                            || (stat(opt.paths[0], &st) == 0 && S_ISDIR(st.st_mode)));
-  if (treeMode && opt.chart)
-    usageError("--chart draws one log's heap: give one LOG", NULL);
+  if (treeMode && (opt.chart || opt.html))
+    usageError("--chart and --html draw one log's heap: give one LOG", NULL);
   if (treeMode)
     logCount = HeapTreeLogs(opt.paths, opt.pathCount, &logs);
   else {
@@ -550,6 +588,8 @@ int main(int argc, char **argv)
   }
   if (treeMode && opt.folded == NULL && opt.flame == NULL && !opt.pprof)
     treeReport(out, profiles, logCount, &tree, &report);
+  else if (opt.html)
+    bad |= writeHtml(out, &opt, &profiles[0]);
   else
     bad |= writeOutput(out, &opt, treeMode ? &tree : profiles, &report);
   bad |= finishOutput(out, opt.output);

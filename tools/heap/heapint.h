@@ -59,14 +59,29 @@ typedef struct HeapSnapStruct {
   int taken;
 } HeapSnapStruct;
 
+/* HeapSeriesStruct -- bytes live over time of some stacks, summed by
+ * series (a call site's stacks), for the HTML page: rows of count + 1
+ * values (the series', then the whole heap's), one a time slice of
+ * sliceNs, the last at the end.  .heap.html */
+typedef struct HeapSeriesStruct {
+  const int32_t *seriesOf;      /* by log stack: its series, or -1 */
+  size_t count;                 /* series */
+  uint64_t sliceClock;          /* a row's time, in clock ticks */
+  uint64_t *rows;               /* made by the read: (count + 1) a row */
+  size_t rowCount;
+  uint64_t sliceNs;
+} HeapSeriesStruct;
+
 /* HeapReadOptionsStruct -- what reading a log of a process tree adds:
  * the blocks it inherited from its parent, live at its start, and the
- * snapshots its children want, by clock */
+ * snapshots its children want, by clock; and series to keep */
 typedef struct HeapReadOptionsStruct {
   const HeapBlockStruct *inherit;
   size_t inheritCount;
   HeapSnapStruct *snaps;
   size_t snapCount;
+  HeapSeriesStruct *series;
+  int quiet;                    /* read before: how it ended is not said again */
 } HeapReadOptionsStruct;
 
 /* HeapLogStruct -- what reading a log found */
@@ -190,6 +205,16 @@ extern void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t siz
 extern void HeapSuppress(HeapProfileStruct *hp, const HeapReportOptionsStruct *opt);
 
 extern void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt);
+
+/* HeapTopSites -- the top call sites by value: seriesOf (by log stack)
+ * gets each stack's site's rank, or -1 past top; names (top of them)
+ * each site's name, malloc'd; the count.  .heap.html */
+extern size_t HeapTopSites(const HeapProfileStruct *hp, ProfileValue value, size_t top,
+                           int32_t *seriesOf, char **names);
+
+/* HeapWriteHtml -- the page (html.c); 0, or -1 with errno set */
+extern int HeapWriteHtml(FILE *out, const HeapProfileStruct *hp, const HeapSeriesStruct *series,
+                         char *const *seriesNames, const char *title);
 extern void HeapDiff(FILE *out, const HeapProfileStruct *old, const HeapProfileStruct *new,
                      const HeapReportOptionsStruct *opt);
 

@@ -106,6 +106,8 @@ typedef struct ReaderStruct {
   size_t stacksCapacity;
   const HeapReadOptionsStruct *opt;
   size_t snapNext;              /* the next snapshot to take */
+  uint64_t *seriesLive;         /* each series' bytes live now */
+  size_t seriesNext;            /* the next row's slice */
   uint32_t *addressSlots;       /* the log's addresses by hash: index + 1, 0 empty */
   size_t addressSlotCount, addressCapacity;
 } ReaderStruct;
@@ -293,6 +295,33 @@ static void sample(ReaderStruct *r, EventClock clock)
   last->bytes = r->live;
 }
 
+/* seriesAdd -- a block of size bytes of log stack i made (or freed:
+ * sign -1), for its series if it has one.  .heap.html */
+static inline void seriesAdd(ReaderStruct *r, size_t i, uint64_t size, int sign)
+{
+  int32_t k;
+  if (r->seriesLive == NULL || (k = r->opt->series->seriesOf[i]) < 0)
+    return;
+  r->seriesLive[k] += sign > 0 ? size : (uint64_t)0 - size;
+}
+
+/* seriesRow -- the rows of the slices before clock (all: the last) */
+static void seriesRow(ReaderStruct *r, EventClock clock, int end)
+{
+  HeapSeriesStruct *sr = r->opt->series;
+  uint64_t t = clock > r->startClock ? clock - r->startClock : 0;
+  while (end || r->seriesNext * sr->sliceClock < t) {
+    uint64_t *row;
+    sr->rows = xrealloc(sr->rows, (sr->rowCount + 1) * (sr->count + 1) * sizeof *sr->rows);
+    row = &sr->rows[sr->rowCount++ * (sr->count + 1)];
+    memcpy(row, r->seriesLive, sr->count * sizeof *row);
+    row[sr->count] = r->live;
+    ++r->seriesNext;
+    if (end)
+      break;
+  }
+}
+
 /* allocate -- a block made at address for stack */
 static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t address,
                     uint64_t size, uint64_t stack)
@@ -308,6 +337,7 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
     --r->count;                 /* its parent's, lost */
   else if (r->blocks[i].address == address) {      /* still live: the program lost it */
     HeapStackStruct *lost = &log->stacks[r->blocks[i].stack];
+    seriesAdd(r, r->blocks[i].stack, r->blocks[i].size, -1);
     peakSave(r, lost);
     lost->live -= r->blocks[i].size, --lost->liveBlocks;
     r->live -= r->blocks[i].size;
@@ -320,6 +350,7 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
   s->used = 1;
   ++log->histogram[cls][0], log->histogram[cls][1] += size;
   peakSave(r, s);
+  seriesAdd(r, (size_t)(s - log->stacks), size, 1);
   s->live += size, ++s->liveBlocks;
   r->live += size;
   if (r->live > log->peakBytes) {
@@ -353,6 +384,7 @@ static int release(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addre
               && r->blocks[i].size == r->lastSize;
   r->lastValid = 0;
   s = &log->stacks[r->blocks[i].stack];
+  seriesAdd(r, r->blocks[i].stack, r->blocks[i].size, -1);
   if (temporary)                /* .heap.temporary */
     ++s->values[ProfileTemporary], ++log->temporary;
   peakSave(r, s);
@@ -702,6 +734,8 @@ static int readAll(ReaderStruct *r, const SourceStruct *src)
         SkewExpire(&r->skew, rec.clock, 0);
       if (r->opt != NULL && r->snapNext < r->opt->snapCount)
         snapTake(r, rec.clock, 0);
+      if (r->seriesLive != NULL)
+        seriesRow(r, rec.clock, 0);
       readEvent(r, &rec);
     }
     SkewExpire(&r->skew, 0, 1);
@@ -718,6 +752,8 @@ static int readAll(ReaderStruct *r, const SourceStruct *src)
       SkewExpire(&r->skew, rec.clock, 0);
     if (r->opt != NULL && r->snapNext < r->opt->snapCount)
       snapTake(r, rec.clock, 0);
+    if (r->seriesLive != NULL)
+      seriesRow(r, rec.clock, 0);
     readEvent(r, &rec);
   }
   SkewExpire(&r->skew, 0, 1);
@@ -774,10 +810,22 @@ static int readWith(HeapLogStruct *log, const SourceStruct *src,
   ReaderStruct *r = xrealloc(NULL, sizeof *r);
   int bad;
   readerInit(r, log, sourceInfo(src), opt);
+  if (opt != NULL && opt->series != NULL) {
+    r->seriesLive = xrealloc(NULL, (opt->series->count + 1) * sizeof *r->seriesLive);
+    memset(r->seriesLive, 0, (opt->series->count + 1) * sizeof *r->seriesLive);
+    opt->series->rowCount = 0;
+  }
   bad = readAll(r, src);
+  if (r->seriesLive != NULL) {
+    seriesRow(r, 0, 1);
+    opt->series->sliceNs = nsOf(r, r->startClock + opt->series->sliceClock);
+    free(r->seriesLive);
+  }
   finish(r, sourceInfo(src));
-  bad |= sayEnd(r, sourceInfo(src), bad ? sourceProblem(src) : NULL, recovered, bad);
-  sayChanged(log, sourceInfo(src)->startRealtime);
+  if (opt == NULL || !opt->quiet) {
+    bad |= sayEnd(r, sourceInfo(src), bad ? sourceProblem(src) : NULL, recovered, bad);
+    sayChanged(log, sourceInfo(src)->startRealtime);
+  }
   free(r->blocks);
   free(r->threads);
   free(r->addressSlots);

@@ -445,6 +445,27 @@ static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
             "site\n");
 }
 
+size_t HeapTopSites(const HeapProfileStruct *hp, ProfileValue value, size_t top,
+                    int32_t *seriesOf, char **names)
+{
+  SitesStruct sites;
+  size_t n = 0;
+  sitesOf(&hp->profile, &sites);
+  sortValue = value;
+  qsort(sites.sites, sites.count, sizeof *sites.sites, bySiteValue);
+  for (size_t i = 0; i < hp->log.stackCount; ++i)
+    seriesOf[i] = -1;
+  for (size_t i = 0; i < sites.count && n < top && sites.sites[i].values[value] > 0; ++i, ++n) {
+    const SiteStruct *site = &sites.sites[i];
+    names[n] = reportAlloc(NULL, strlen(site->name) + 1);
+    memcpy(names[n], site->name, strlen(site->name) + 1);
+    for (size_t k = site->first; k < site->first + site->count; ++k)
+      seriesOf[hp->logIndex[sites.order[k]]] = (int32_t)n;
+  }
+  sitesFree(&sites);
+  return n;
+}
+
 void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
 {
   const HeapLogStruct *log = &hp->log;

@@ -162,7 +162,7 @@ int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles
     if (t[i].snapCount > 1)
       qsort(t[i].snaps, t[i].snapCount, sizeof *t[i].snaps, bySnapClock);
   for (size_t i = 0; i < count; ++i) {
-    HeapReadOptionsStruct opt = {NULL, 0, t[i].snaps, t[i].snapCount};
+    HeapReadOptionsStruct opt = {NULL, 0, t[i].snaps, t[i].snapCount, NULL, 0};
     if (t[i].parent != SIZE_MAX) {
       const TreeLogStruct *p = &t[t[i].parent];
       for (size_t k = 0; k < p->snapCount; ++k)
