@@ -34,6 +34,11 @@
 #                      and a report of the tree, whose allocations are the
 #                      sum of the processes'
 #   tree-logs          heap LOG LOG...: the same as heap of their directory
+#   attach-late        instead of attaching: a process started with
+#                      TELLTALE_RECORD=none TELLTALE_CTL=on, recording turned
+#                      on by telltale-ctl: its allocations after are in the
+#                      log, and no more frees of blocks never seen than
+#                      the 16 live then
 #   bounded            the report of a log of 3 M events takes no more
 #                      memory (peak RSS within 8 MiB) than of 0.3 M events
 #                      of the same program, and is the whole-log reader's
@@ -268,6 +273,50 @@ if cc -O1 -g -fno-omit-frame-pointer many.c -o many 2>cc.err; then
   fi
 else
   bad bounded "cannot compile: $(head -1 cc.err)"
+fi
+
+# attach-late: a process started with recording off and its control
+# file on (the README's answer to attaching): telltale-ctl turns
+# recording on; what it allocates after is in the log, what it freed of
+# the blocks made before is counted as never seen, and no more than the
+# 16 live then
+cat >late.c <<'EOF'
+#include <stdlib.h>
+#include <unistd.h>
+void *volatile keep[16];
+int main(int argc, char **argv)
+{
+  (void)argc;
+  for (int round = 0; round < 400 && access(argv[1], F_OK) != 0; ++round) {
+    for (int i = 0; i < 16; ++i) {
+      free(keep[i]);
+      keep[i] = malloc(32 + i);
+    }
+    usleep(20000);
+  }
+  return 0;
+}
+EOF
+if cc -O0 late.c -o late-run 2>cc.err; then
+  TELLTALE_CTL=on TELLTALE_CTL_DIR=$PWD/ctl TELLTALE_RECORD=none TELLTALE_FILE=$PWD/late.log \
+    LD_PRELOAD="$preload" ./late-run "$PWD/stop" &
+  pid=$!
+  sleep 0.3
+  "$top/$cfg/ctl" --dir "$PWD/ctl" $pid record on Malloc >ctl.out 2>&1
+  r=$?
+  sleep 0.3
+  : >stop
+  wait $pid
+  "$heap" late.log >late.txt 2>late.err
+  calls=$(awk '$1 == "allocations" { print $2 }' late.txt)
+  unknown=$(sed -n 's/^  frees .*(\([0-9]*\) of blocks never seen allocated)/\1/p' late.txt)
+  if [ $r = 0 ] && [ "${calls:-0}" -ge 16 ] && [ "${unknown:-99}" -le 16 ]; then
+    ok attach-late
+  else
+    bad attach-late "ctl exit $r ($(head -1 ctl.out)), $calls allocations, $unknown frees never seen"
+  fi
+else
+  bad attach-late "cannot compile: $(head -1 cc.err)"
 fi
 
 echo "$passed passed, $failed failed"
