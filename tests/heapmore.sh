@@ -23,6 +23,12 @@
 #   no-allocator       its --folded, --flame and --pprof have no frame of
 #                      operator new, as the report has none, and its
 #                      folded stacks end in the function that calls new
+#   short-templates    --short-templates: its stacks' template argument
+#                      lists are <> (std::unique_ptr<>), not without it
+#   lsan-suppress      --suppress with LeakSanitizer's leak:TEXT lines:
+#                      heap_target's leak suppressed by its function, its
+#                      file and its module (^target$), not by a text that
+#                      matches nothing
 #   exec-lone          a single-threaded image that execs another (bash
 #                      -c 'exec bash -c "exec true"'): no LOG.execN.live
 #                      is left, each LOG.execN ends at its exec, and no
@@ -138,8 +144,27 @@ if [ -e "$unwind" ] && command -v g++ >/dev/null && g++ -O2 -g -pthread late.cc 
   [ "$(grep -c ';work(int, int\*\*) [0-9]*$' late.folded)" = 2 ] || why="$why the work stacks: $(grep -c work late.folded);"
   [ -s late.svg ] && [ -s late.pb.gz ] && [ -z "$why" ] && ok no-allocator ||
     bad no-allocator "operator new in:$why"
+  # short-templates
+  "$heap" --short-templates --stacks late.log >short.txt 2>/dev/null
+  want='std::thread::_M_start_thread(std::unique_ptr<>, void (*)())'
+  grep -qF "$want" short.txt && ! grep -qF "$want" late.txt && ! grep -q 'unique_ptr<std' short.txt &&
+    ok short-templates || bad short-templates "$(grep -m1 _M_start_thread short.txt)"
 else
-  echo "skip no-line, no-allocator: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
+  echo "skip no-line, no-allocator, short-templates: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
+fi
+
+# lsan-suppress: LeakSanitizer's leak:TEXT lines, by function, file and
+# module (anchored), and one that matches nothing
+if cc -O0 -g -fno-omit-frame-pointer "$top/tests/heap_target.c" -o target 2>cc.err; then
+  TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/t.log LD_PRELOAD="$preload" ./target 1
+  got=""
+  for text in plantedLeak heap_target.c '^target$' nomatch; do
+    printf '# LeakSanitizer\nleak:%s\n' "$text" >lsan.supp
+    got="$got $("$heap" --suppress lsan.supp t.log 2>/dev/null | sed -n 's/^  leaked  *\([0-9]*\) bytes.*/\1/p')"
+  done
+  [ "$got" = " 0 0 0 231" ] && ok lsan-suppress || bad lsan-suppress "leaked with each: $got"
+else
+  bad lsan-suppress "cannot compile: $(head -1 cc.err)"
 fi
 
 # exec-lone
@@ -298,7 +323,7 @@ int main(int argc, char **argv)
 }
 EOF
 if cc -O0 late.c -o late-run 2>cc.err; then
-  TELLTALE_CTL=on TELLTALE_CTL_DIR=$PWD/ctl TELLTALE_RECORD=none TELLTALE_FILE=$PWD/late.log \
+  TELLTALE_CTL=on TELLTALE_CTL_DIR=$PWD/ctl TELLTALE_RECORD=none TELLTALE_FILE=$PWD/attach.log \
     LD_PRELOAD="$preload" ./late-run "$PWD/stop" &
   pid=$!
   sleep 0.3
@@ -307,9 +332,9 @@ if cc -O0 late.c -o late-run 2>cc.err; then
   sleep 0.3
   : >stop
   wait $pid
-  "$heap" late.log >late.txt 2>late.err
-  calls=$(awk '$1 == "allocations" { print $2 }' late.txt)
-  unknown=$(sed -n 's/^  frees .*(\([0-9]*\) of blocks never seen allocated)/\1/p' late.txt)
+  "$heap" attach.log >attach.txt 2>attach.err
+  calls=$(awk '$1 == "allocations" { print $2 }' attach.txt)
+  unknown=$(sed -n 's/^  frees .*(\([0-9]*\) of blocks never seen allocated)/\1/p' attach.txt)
   if [ $r = 0 ] && [ "${calls:-0}" -ge 16 ] && [ "${unknown:-99}" -le 16 ]; then
     ok attach-late
   else

@@ -54,12 +54,17 @@ static const char usageText[] =
   "Options:\n"
   "  --top N            call sites in each list, stacks in the leaks (default 10)\n"
   "  --stacks           show the stack below each call site\n"
+  "  --short-templates  C++ template arguments shown as <> (std::vector<>::push_back),\n"
+  "                     in the report, --diff and --html\n"
   "  --suppress FILE    the stacks with a frame whose function matches a pattern\n"
   "                     of FILE (fnmatch, one a line, # begins a comment) leak\n"
   "                     nothing: left out of the leaks, the summary's leaked\n"
   "                     (which says how much was suppressed), --diff's, and the\n"
   "                     leaked value of --folded, --flame and --pprof; may be\n"
-  "                     repeated\n"
+  "                     repeated.  LeakSanitizer's files work too: a line\n"
+  "                     leak:TEXT suppresses the stacks with a frame whose\n"
+  "                     function, file or module holds TEXT (* any characters;\n"
+  "                     ^ and $ anchor it)\n"
   "  --no-default-suppressions\n"
   "                     show the leak the built-in suppression hides: libstdc++'s\n"
   "                     emergency exception pool (72,704 bytes with GCC 12's),\n"
@@ -106,7 +111,7 @@ static const char usageText[] =
 
 /* OptionsStruct -- what the command line asked for */
 typedef struct OptionsStruct {
-  int stacks, diff, pprof, chart, noDefaults, html;
+  int stacks, diff, pprof, chart, noDefaults, html, shortTemplates;
   const char *top;              /* --top argument, or NULL */
   const char *output;           /* -o argument, or NULL: stdout */
   const char *folded;           /* --folded's value, or NULL */
@@ -135,6 +140,7 @@ static const OptionStruct flagOptions[] = {
   {"--stacks", offsetof(OptionsStruct, stacks)}, {"--diff", offsetof(OptionsStruct, diff)},
   {"--pprof", offsetof(OptionsStruct, pprof)}, {"--chart", offsetof(OptionsStruct, chart)},
   {"--html", offsetof(OptionsStruct, html)},
+  {"--short-templates", offsetof(OptionsStruct, shortTemplates)},
   {"--no-default-suppressions", offsetof(OptionsStruct, noDefaults)},
 };
 
@@ -278,6 +284,33 @@ static void parseArgs(int argc, char **argv, OptionsStruct *opt)
   argsCheck(opt);
 }
 
+/* lsanPattern -- a pattern of a suppressions file, malloc'd: a line
+ * "leak:TEXT" of LeakSanitizer's format becomes "\001" then an fnmatch
+ * pattern matched against a frame's function, file and module, TEXT
+ * anywhere in them unless anchored by ^ or $ (.heap.suppress.lsan); any
+ * other line is a function pattern as it is */
+static char *lsanPattern(const char *line)
+{
+  size_t n = strlen(line);
+  char *p;
+  if (strncmp(line, "leak:", 5) != 0)
+    return strdup(line);
+  line += 5, n -= 5;
+  if ((p = malloc(n + 4)) == NULL)
+    return NULL;
+  p[0] = '\001';
+  if (line[0] == '^')
+    ++line, --n, p[1] = '\0';
+  else
+    p[1] = '*', p[2] = '\0';
+  strncat(p, line, n);
+  if (n > 0 && line[n - 1] == '$')
+    p[strlen(p) - 1] = '\0';
+  else
+    strcat(p, "*");
+  return p;
+}
+
 /* readSuppressions -- the patterns of path into patterns; the count.
  * A file that cannot be read is a usage error. */
 static size_t readSuppressions(const char *path, char **patterns, size_t count)
@@ -309,7 +342,7 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
       fprintf(stderr, "heap: %s:%u: more than %d patterns\n", path, lineNumber, SUPPRESS_LIMIT);
       exit(EXIT_USAGE);
     }
-    patterns[count++] = strdup(p);
+    patterns[count++] = lsanPattern(p);
   }
   fclose(f);
   return count;
@@ -563,6 +596,7 @@ int main(int argc, char **argv)
   report.top = opt.top != NULL ? (size_t)atoi(opt.top) : 10;
   report.stacks = opt.stacks;
   report.defaults = !opt.noDefaults;
+  HeapShortTemplates = opt.shortTemplates;
   for (size_t i = 0; i < opt.suppressFileCount; ++i)
     report.suppressCount = readSuppressions(opt.suppressFiles[i], patterns, report.suppressCount);
   report.suppress = (const char *const *)patterns;

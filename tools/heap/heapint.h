@@ -198,6 +198,9 @@ typedef struct HeapReportOptionsStruct {
  * frame outside the allocator and the recorder (.heap) */
 extern size_t HeapSite(const ProfileStackStruct *stack);
 extern void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size);
+/* HeapShortTemplates -- HeapFrameName makes each template argument list
+ * "<>" (--short-templates) */
+extern int HeapShortTemplates;
 
 /* HeapSuppress -- the leaks of the stacks opt suppresses are no leaks:
  * taken out of their stacks' leaked figure and the log's, and counted

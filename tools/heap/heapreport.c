@@ -53,6 +53,34 @@ size_t HeapSite(const ProfileStackStruct *stack)
   return 0;
 }
 
+int HeapShortTemplates;
+
+/* shorten -- s with each outermost template argument list made "<>"
+ * ("std::vector<int, std::allocator<int> >::push_back" to
+ * "std::vector<>::push_back"), as heaptrack_gui shows them; an
+ * operator's own < and > ("operator<", "operator<<", "operator->") are
+ * kept.  .heap.short */
+static void shorten(char *s)
+{
+  char *out = s;
+  unsigned depth = 0;
+  for (const char *p = s; *p != '\0'; ++p) {
+    int isOperator = (p - s >= 8 && strncmp(p - 8, "operator", 8) == 0)
+                     || (p - s >= 9 && strncmp(p - 9, "operator<", 9) == 0)
+                     || (p - s >= 9 && strncmp(p - 9, "operator-", 9) == 0)
+                     || (p - s >= 9 && strncmp(p - 9, "operator>", 9) == 0);
+    if (*p == '<' && !isOperator) {
+      if (depth++ == 0)
+        *out++ = '<';
+    } else if (*p == '>' && depth > 0 && !isOperator) {
+      if (--depth == 0)
+        *out++ = '>';
+    } else if (depth == 0)
+      *out++ = *p;
+  }
+  *out = '\0';
+}
+
 /* HeapFrameName -- "function  file:line", or what of it is known: a
  * frame without a symbol is named by its file and offset there
  * ("libfoo.so.1+0x1a504"), which are the same in every run */
@@ -61,8 +89,13 @@ void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size)
   const char *module = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
   int n;
   module = module != NULL ? module + 1 : frame->module;
-  if (frame->function != NULL)
+  if (frame->function != NULL) {
     n = snprintf(buf, size, "%s", frame->function);
+    if (HeapShortTemplates && n >= 0 && (size_t)n < size) {
+      shorten(buf);
+      n = (int)strlen(buf);
+    }
+  }
   else if (module != NULL)
     n = snprintf(buf, size, "%s+0x%" PRIx64, module, frame->moduleOffset);
   else
@@ -312,9 +345,19 @@ static int suppressed(const ProfileStackStruct *stack, const HeapReportOptionsSt
   if (opt->defaults && defaultSuppressed(stack))
     return 1;
   for (size_t f = 0; f < stack->depth; ++f)
-    for (size_t p = 0; p < opt->suppressCount && stack->frames[f].function != NULL; ++p)
-      if (fnmatch(opt->suppress[p], stack->frames[f].function, 0) == 0)
+    for (size_t p = 0; p < opt->suppressCount; ++p) {
+      const ProfileFrameStruct *fr = &stack->frames[f];
+      const char *pattern = opt->suppress[p];
+      if (pattern[0] == '\001') {      /* LeakSanitizer's leak:TEXT: .heap.suppress.lsan */
+        if ((fr->function != NULL && fnmatch(pattern + 1, fr->function, 0) == 0)
+            || (fr->file != NULL && fnmatch(pattern + 1, fr->file, 0) == 0)
+            || (fr->module != NULL && (fnmatch(pattern + 1, fr->module, 0) == 0
+                                       || (strrchr(fr->module, '/') != NULL
+                                           && fnmatch(pattern + 1, strrchr(fr->module, '/') + 1, 0) == 0))))
+          return 1;
+      } else if (fr->function != NULL && fnmatch(pattern, fr->function, 0) == 0)
         return 1;
+    }
   return 0;
 }
 
