@@ -29,6 +29,8 @@
 #                      heap_target's leak suppressed by its function, its
 #                      file and its module (^target$), not by a text that
 #                      matches nothing
+#   peak-rss           a program that touches 64 MiB: the summary's max RSS
+#                      (PeakRss, at its exit) is at least that
 #   exec-lone          a single-threaded image that execs another (bash
 #                      -c 'exec bash -c "exec true"'): no LOG.execN.live
 #                      is left, each LOG.execN ends at its exec, and no
@@ -342,6 +344,28 @@ if cc -O0 late.c -o late-run 2>cc.err; then
   fi
 else
   bad attach-late "cannot compile: $(head -1 cc.err)"
+fi
+
+# peak-rss: a program that touches 64 MiB: its max RSS, from PeakRss at
+# its exit, is at least that
+cat >rss.c <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+int main(void)
+{
+  char *p = malloc(64 << 20);
+  memset(p, 1, 64 << 20);
+  free(p);
+  return 0;
+}
+EOF
+if cc -O0 rss.c -o rss 2>cc.err; then
+  TELLTALE_FILE=$PWD/rss.log LD_PRELOAD="$preload" ./rss
+  rss=$("$heap" rss.log 2>/dev/null | sed -n 's/^  max RSS  *\([0-9]*\) bytes.*/\1/p')
+  [ "${rss:-0}" -ge $((64 << 20)) ] && [ "$rss" -lt $((512 << 20)) ] && ok peak-rss ||
+    bad peak-rss "max RSS '$rss'"
+else
+  bad peak-rss "cannot compile: $(head -1 cc.err)"
 fi
 
 echo "$passed passed, $failed failed"

@@ -79,7 +79,8 @@
   RELATION( StackFrames    , 0x0226, TRUE  , Malloc, UUUPPPPPPPP) \
   RELATION( MapExec        , 0x0227, TRUE  , Malloc, PPWS       ) \
   RELATION( MapUnmap       , 0x0228, TRUE  , Malloc, PP         ) \
-  RELATION( Forked         , 0x0229, TRUE  , Malloc, UW         )
+  RELATION( Forked         , 0x0229, TRUE  , Malloc, UW         ) \
+  RELATION( PeakRss        , 0x022A, TRUE  , Malloc, W          )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Malloc, "malloc returned a block (or null)") \
@@ -150,6 +151,8 @@
   DOC(Forked, "this process is a child that parent forked: the blocks the parent had live at clock are live here too, not allocated here") \
     PARAM(U, parent, "the parent's pid") \
     PARAM(W, clock,  "the parent's clock just before the fork") \
+  DOC(PeakRss, "the process's peak resident set so far (getrusage), at its exit or exec") \
+    PARAM(W, kib, "in KiB, the recorder's own buffers included") \
   DOC(Free, "free released a block; null is recorded as it was passed") \
     PARAM(P, pointer, "the block") \
   DOC(FreeSized, "a sized free (free_sized, free_aligned_sized) released a block") \

@@ -59,6 +59,7 @@
 #include <sched.h>
 #include <dirent.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 
 /* The emitters' slow path (a full buffer sent, a thread's first event)
  * is taken inside: recorderReserveSlow below.  .malloc.reentry */
@@ -836,6 +837,8 @@ static void beforeFork(void)
  * The log has a live file (.sol.live), as every telltale log, unless
  * TELLTALE_MAP=off: then it is written through the claimed descriptor.
  * design/telemetry.txt .malloc.file */
+static void atExit(void);
+
 __attribute__((constructor(101))) static void recorderStart(void)
 {
   const char *file;
@@ -864,6 +867,7 @@ __attribute__((constructor(101))) static void recorderStart(void)
     (void)EventWriterAsync(1, 0);       /* .malloc.writer */
   StacksStart();
   (void)pthread_atfork(beforeFork, NULL, afterFork);
+  (void)atexit(atExit);         /* after EventInit's: runs before it */
   atomic_store(&recordMode, stacksDepth == 0 ? RECORD_PLAIN : RECORD_STACKS);
   inside = was;
 }
@@ -911,6 +915,26 @@ static int ours(void)
   return atomic_load(&started) && recordPid == getpid() && !inside;
 }
 
+/* peakRss -- PeakRss, the process's peak resident set: at its exit or
+ * exec, for telltale-heap's summary.  Inside.  design/telemetry.txt .heap.rss */
+static void peakRss(void)
+{
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) == 0)
+    EVENT_W(PeakRss, (EventW)ru.ru_maxrss);
+}
+
+/* atExit -- exit()'s: PeakRss, before the runtime's own handler ends
+ * the session (registered after it, so run before it) */
+static void atExit(void)
+{
+  if (ours()) {
+    inside = 1;
+    peakRss();
+    inside = 0;
+  }
+}
+
 /* beforeExit -- the session's end as exit() makes it (eventAtExit, not
  * EventFinish): threads still running keep the live file, where their
  * events until the process is gone are found */
@@ -918,6 +942,7 @@ static void beforeExit(void)
 {
   if (ours()) {
     inside = INSIDE_ENDING;     /* and stays so: the process is ending */
+    peakRss();
     eventAtExit();
   }
 }
@@ -977,6 +1002,7 @@ static int beforeExec(const char *path)
   int before = 0;
   if (ours()) {
     inside = 1;
+    peakRss();
     EVENT_S(Exec, path);
     before = EventExecBefore();
     if (logPath[0] != '\0' && loneThread())

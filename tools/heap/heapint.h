@@ -103,6 +103,7 @@ typedef struct HeapLogStruct {
   uint32_t pid, parentPid;      /* parentPid if forked: its Forked event */
   uint64_t forkClock;           /* the parent's clock at the fork, if forked */
   uint64_t startClock, endClock;        /* the stream's, raw */
+  uint64_t peakRss;             /* bytes: PeakRss, the process's, 0 if not said */
   int forked;
   uint64_t durationNs;
   uint64_t histogram[HEAP_HISTOGRAM_LIMIT][2];  /* allocations and bytes by size class */

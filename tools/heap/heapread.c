@@ -29,7 +29,7 @@
  * in the order used below. */
 typedef enum HeapEv {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvMemalign, EvReallocMove, EvExec,
-  EvStackFrames, EvMapExec, EvMapUnmap, EvForked, EV_LIMIT
+  EvStackFrames, EvMapExec, EvMapUnmap, EvForked, EvPeakRss, EV_LIMIT
 } HeapEv;
 
 typedef struct EvNameStruct {
@@ -60,6 +60,7 @@ static const EvNameStruct evNames[] = {
   {"MapExec",         EvMapExec,     {"start", "end", "offset", "path"}},
   {"MapUnmap",        EvMapUnmap,    {"start", "end"}},
   {"Forked",          EvForked,      {"parent", "clock"}},
+  {"PeakRss",         EvPeakRss,     {"kib"}},
 };
 
 typedef struct CodeStruct {
@@ -578,6 +579,10 @@ static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
     break;
   case EvMapUnmap:
     (void)mapsEnd(r->log, v[0], v[1]);
+    break;
+  case EvPeakRss:               /* .heap.rss */
+    if (v[0] * 1024 > r->log->peakRss)
+      r->log->peakRss = v[0] * 1024;
     break;
   case EvForked:
     r->log->forked = 1;

@@ -471,6 +471,9 @@ static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
             log->parentPid);
   fprintf(out, "  peak heap    %" PRIu64 " bytes live at %.6f s of %.6f s\n", log->peakBytes,
           (double)log->peakNs / 1e9, (double)log->durationNs / 1e9);
+  if (log->peakRss > 0)         /* .heap.rss */
+    fprintf(out, "  max RSS      %" PRIu64 " bytes, the process's (the recorder's buffers "
+            "included)\n", log->peakRss);
   fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " block%s", log->leakedBytes,
           log->leakedBlocks, plural(log->leakedBlocks));
   if (hp->suppressedStacks > 0)

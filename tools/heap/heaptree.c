@@ -219,6 +219,8 @@ void HeapTreeMerge(const HeapProfileStruct *profiles, size_t count, HeapProfileS
     log->stacked |= l->stacked;
     if (l->peakBytes > log->peakBytes)
       log->peakBytes = l->peakBytes, log->peakNs = l->peakNs;
+    if (l->peakRss > log->peakRss)
+      log->peakRss = l->peakRss;
     if (l->durationNs > log->durationNs)
       log->durationNs = l->durationNs;
     for (size_t c = 0; c < HEAP_HISTOGRAM_LIMIT; ++c)

@@ -174,6 +174,7 @@ static const char htmlScript[] =
   "  [['allocations', fmt(s.allocations) + ' calls, ' + fmt(s.bytes) + ' bytes'],\n"
   "   ['frees', fmt(s.frees) + ' (' + fmt(s.unknownFrees) + ' of blocks never seen allocated)'],\n"
   "   ['peak heap', fmt(s.peak) + ' bytes live at ' + s.peakS.toFixed(6) + ' s of ' + s.durationS.toFixed(6) + ' s'],\n"
+  "   ...(s.maxRss ? [['max RSS', fmt(s.maxRss) + ' bytes, the process\\'s']] : []),\n"
   "   ['leaked', fmt(s.leaked) + ' bytes in ' + fmt(s.leakedBlocks) + ' blocks'],\n"
   "   ['temporary', fmt(s.temporary) + ' allocations'],\n"
   "   ['stacks', fmt(D.stacks.length)]].forEach(([k, v]) => {\n"
@@ -271,9 +272,10 @@ int HeapWriteHtml(FILE *out, const HeapProfileStruct *hp, const HeapSeriesStruct
   fprintf(out, ",\n\"summary\": {\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"frees\": %"
           PRIu64 ", \"unknownFrees\": %" PRIu64 ", \"peak\": %" PRIu64 ", \"peakS\": %.6f, "
           "\"durationS\": %.6f, \"leaked\": %" PRIu64 ", \"leakedBlocks\": %" PRIu64 ", "
-          "\"temporary\": %" PRIu64 "},\n\"stacks\": [", log->allocations, log->bytes, log->frees,
-          log->unknownFrees, log->peakBytes, (double)log->peakNs / 1e9,
-          (double)log->durationNs / 1e9, log->leakedBytes, log->leakedBlocks, log->temporary);
+          "\"temporary\": %" PRIu64 ", \"maxRss\": %" PRIu64 "},\n\"stacks\": [", log->allocations,
+          log->bytes, log->frees, log->unknownFrees, log->peakBytes, (double)log->peakNs / 1e9,
+          (double)log->durationNs / 1e9, log->leakedBytes, log->leakedBlocks, log->temporary,
+          log->peakRss);
   for (size_t i = 0; i < p->stackCount; ++i) {
     const ProfileStackStruct *s = &p->stacks[i];
     fprintf(out, "%s\n[", i > 0 ? "," : "");
