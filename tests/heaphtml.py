@@ -19,14 +19,16 @@
 #                      allocations adding up to the site's
 #   html-top-down      the top-down tree's roots hold every allocation, and
 #                      the leak's site is below main with its 231 bytes
-#   html-chart         the memory chart stacks the top sites by peak, as
-#                      the text report's list (bigBlocks, plantedLeak),
-#                      then the rest
+#   html-chart         the memory chart and the allocations chart stack the
+#                      top sites by peak, as the text report's list
+#                      (bigBlocks, plantedLeak), then the rest; each site's
+#                      allocations over time add up to the report's
 #   html-sizes         the sizes are the text report's SIZES rows
 #   html-flame         the flame graph is there, as a data: URL of flame.c's
 #                      SVG
 # Without chromium the suite prints "skip" and exits 77: never a pass.
 
+import json
 import os
 import re
 import shutil
@@ -77,6 +79,11 @@ def sites(text, title):
         if m:
             got[m.group(2)] = int(m.group(1))
     return got
+
+
+def total_calls(text):
+    """The summary's allocations."""
+    return int(re.search(r"^  allocations  (\d+) call", text, re.M).group(1))
 
 
 def nodes(dom, box):
@@ -195,10 +202,22 @@ def cases(top, heap, exe, tmp):
 
     # html-chart
     peaks = list(sites(text, "MOST BYTES LIVE AT THE PEAK"))
-    legend = re.findall(r'<text[^>]*class="legend"[^>]*>([^<]*)<', dom)
-    polys = dom.count('class="series"')
-    result("html-chart", None if legend == peaks + ["everything else"] and polys == len(legend)
-           else "legend %r (%d areas), report %r" % (legend, polys, peaks))
+    why = None
+    for box in ("chart", "chart-allocations"):
+        part = dom[dom.find('id="%s"' % box):]
+        part = part[:part.find("</svg>")]
+        legend = [unescape(x) for x in re.findall(r'<text[^>]*class="legend"[^>]*>([^<]*)<', part)]
+        polys = part.count('class="series"')
+        if legend != peaks + ["everything else"] or polys != len(legend):
+            why = "%s: legend %r (%d areas), report %r" % (box, legend, polys, peaks)
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>',
+                                source, re.S).group(1))
+    m = len(data["series"]["names"])
+    counts = [sum(r[m + 1 + k] for r in data["series"]["rows"]) for k in range(m + 1)]
+    want_counts = [allocs[n] for n in data["series"]["names"]] + [total_calls(text)]
+    if counts != want_counts:
+        why = "allocations over time by series %r, report %r" % (counts, want_counts)
+    result("html-chart", why)
 
     # html-sizes
     want_sizes = [l.split() for l in section(text, "SIZES")[1:]]

@@ -60,9 +60,10 @@ typedef struct HeapSnapStruct {
 } HeapSnapStruct;
 
 /* HeapSeriesStruct -- bytes live over time of some stacks, summed by
- * series (a call site's stacks), for the HTML page: rows of count + 1
- * values (the series', then the whole heap's), one a time slice of
- * sliceNs, the last at the end.  .heap.html */
+ * series (a call site's stacks), for the HTML page: rows of 2 (count +
+ * 1) values (the series' bytes live, then the whole heap's; then the
+ * series' allocations in the slice, then everyone's), one a time slice
+ * of sliceNs, the last at the end.  .heap.html */
 typedef struct HeapSeriesStruct {
   const int32_t *seriesOf;      /* by log stack: its series, or -1 */
   size_t count;                 /* series */

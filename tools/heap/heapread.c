@@ -107,7 +107,8 @@ typedef struct ReaderStruct {
   size_t stacksCapacity;
   const HeapReadOptionsStruct *opt;
   size_t snapNext;              /* the next snapshot to take */
-  uint64_t *seriesLive;         /* each series' bytes live now */
+  uint64_t *seriesLive;         /* each series' bytes live now, then (count + 1 on)
+                                   its allocations in this slice, then all's */
   size_t seriesNext;            /* the next row's slice */
   uint32_t *addressSlots;       /* the log's addresses by hash: index + 1, 0 empty */
   size_t addressSlotCount, addressCapacity;
@@ -300,10 +301,16 @@ static void sample(ReaderStruct *r, EventClock clock)
  * sign -1), for its series if it has one.  .heap.html */
 static inline void seriesAdd(ReaderStruct *r, size_t i, uint64_t size, int sign)
 {
+  size_t n;
   int32_t k;
-  if (r->seriesLive == NULL || (k = r->opt->series->seriesOf[i]) < 0)
+  if (r->seriesLive == NULL)
+    return;
+  n = r->opt->series->count;
+  r->seriesLive[2 * n + 1] += sign > 0;
+  if ((k = r->opt->series->seriesOf[i]) < 0)
     return;
   r->seriesLive[k] += sign > 0 ? size : (uint64_t)0 - size;
+  r->seriesLive[n + 1 + (size_t)k] += sign > 0;
 }
 
 /* seriesRow -- the rows of the slices before clock (all: the last) */
@@ -313,10 +320,13 @@ static void seriesRow(ReaderStruct *r, EventClock clock, int end)
   uint64_t t = clock > r->startClock ? clock - r->startClock : 0;
   while (end || r->seriesNext * sr->sliceClock < t) {
     uint64_t *row;
-    sr->rows = xrealloc(sr->rows, (sr->rowCount + 1) * (sr->count + 1) * sizeof *sr->rows);
-    row = &sr->rows[sr->rowCount++ * (sr->count + 1)];
-    memcpy(row, r->seriesLive, sr->count * sizeof *row);
-    row[sr->count] = r->live;
+    size_t n = sr->count;
+    sr->rows = xrealloc(sr->rows, (sr->rowCount + 1) * 2 * (n + 1) * sizeof *sr->rows);
+    row = &sr->rows[sr->rowCount++ * 2 * (n + 1)];
+    memcpy(row, r->seriesLive, n * sizeof *row);
+    row[n] = r->live;
+    memcpy(row + n + 1, r->seriesLive + n + 1, (n + 1) * sizeof *row);
+    memset(r->seriesLive + n + 1, 0, (n + 1) * sizeof *row);     /* a slice's own */
     ++r->seriesNext;
     if (end)
       break;
@@ -816,8 +826,8 @@ static int readWith(HeapLogStruct *log, const SourceStruct *src,
   int bad;
   readerInit(r, log, sourceInfo(src), opt);
   if (opt != NULL && opt->series != NULL) {
-    r->seriesLive = xrealloc(NULL, (opt->series->count + 1) * sizeof *r->seriesLive);
-    memset(r->seriesLive, 0, (opt->series->count + 1) * sizeof *r->seriesLive);
+    r->seriesLive = xrealloc(NULL, 2 * (opt->series->count + 1) * sizeof *r->seriesLive);
+    memset(r->seriesLive, 0, 2 * (opt->series->count + 1) * sizeof *r->seriesLive);
     opt->series->rowCount = 0;
   }
   bad = readAll(r, src);

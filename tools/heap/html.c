@@ -184,15 +184,17 @@ static const char htmlScript[] =
   "function svgEl(tag, attrs) { const e = document.createElementNS(NS, tag);\n"
   "  for (const k in attrs) e.setAttribute(k, attrs[k]); return e; }\n"
   "const COLOURS = ['#e6550d', '#3182bd', '#31a354', '#756bb1', '#636363', '#fd8d3c', '#6baed6', '#74c476'];\n"
-  "/* the heap over time: the top sites stacked, the rest above, the whole a line */\n"
-  "function chart() {\n"
-  "  const box = document.getElementById('chart'), S = D.series, W = 1000, H = 300;\n"
-  "  const svg = svgEl('svg', {width: W + 300, height: H + 40, id: 'chart-svg'});\n"
-  "  const n = S.rows.length, top = Math.max(1, ...S.rows.map(r => r[r.length - 1]));\n"
+  "/* over time: the top sites stacked, the rest above; at = 0 their bytes\n"
+  "   live, at = the series' count + 1 their allocations in each slice */\n"
+  "function chart(id, at, what) {\n"
+  "  const box = document.getElementById(id), S = D.series, W = 1000, H = 300, m = S.names.length;\n"
+  "  const rows = S.rows.map(r => r.slice(at, at + m + 1));\n"
+  "  const svg = svgEl('svg', {width: W + 300, height: H + 40, 'class': 'chart-svg'});\n"
+  "  const n = rows.length, top = Math.max(1, ...rows.map(r => r[r.length - 1]));\n"
   "  const x = i => 40 + (n > 1 ? i * W / (n - 1) : 0), y = b => 10 + H - b * H / top;\n"
   "  const base = new Array(n).fill(0);\n"
   "  S.names.concat(['everything else']).forEach((name, k) => {\n"
-  "    const up = S.rows.map((r, i) => base[i] + (k < S.names.length ? r[k]\n"
+  "    const up = rows.map((r, i) => base[i] + (k < S.names.length ? r[k]\n"
   "      : Math.max(0, r[r.length - 1] - r.slice(0, S.names.length).reduce((a, b) => a + b, 0))));\n"
   "    let pts = up.map((b, i) => x(i) + ',' + y(b));\n"
   "    pts = pts.concat(base.map((b, i) => x(i) + ',' + y(b)).reverse());\n"
@@ -205,7 +207,7 @@ static const char htmlScript[] =
   "    up.forEach((b, i) => base[i] = b);\n"
   "  });\n"
   "  const t = svgEl('text', {x: 40, y: H + 32, 'font-size': 12});\n"
-  "  t.textContent = 'heap in use over ' + (S.sliceS * Math.max(0, n - 1)).toFixed(3) + ' s, at most ' + fmt(top) + ' bytes';\n"
+  "  t.textContent = what + ' over ' + (S.sliceS * Math.max(0, n - 1)).toFixed(3) + ' s, at most ' + fmt(top);\n"
   "  svg.appendChild(t);\n"
   "  box.appendChild(svg);\n"
   "}\n"
@@ -217,7 +219,9 @@ static const char htmlScript[] =
   "    const bar = el('div', 'bar'); bar.style.width = (300 * h[1] / most) + 'px'; r.insertCell().appendChild(bar);\n"
   "  });\n"
   "}\n"
-  "summary(); tree('bottom-up', false); tree('top-down', true); chart(); histogram();\n"
+  "summary(); tree('bottom-up', false); tree('top-down', true);\n"
+  "chart('chart', 0, 'bytes live'); chart('chart-allocations', D.series.names.length + 1, 'allocations a slice');\n"
+  "histogram();\n"
   "document.body.dataset.ready = '1';\n";
 
 static const char htmlStyle[] =
@@ -251,6 +255,7 @@ int HeapWriteHtml(FILE *out, const HeapProfileStruct *hp, const HeapSeriesStruct
         "<h2>Bottom-up: call sites, then their callers</h2>\n<div id=\"bottom-up\"></div>\n"
         "<h2>Top-down: from the outermost frames in</h2>\n<div id=\"top-down\"></div>\n"
         "<h2>Memory over time, the top sites by peak stacked</h2>\n<div id=\"chart\"></div>\n"
+        "<h2>Allocations over time, the same sites stacked</h2>\n<div id=\"chart-allocations\"></div>\n"
         "<h2>Flame graph (allocations)</h2>\n<div id=\"flame\">", out);
   if ((mem = open_memstream(&flame, &flameSize)) != NULL) {
     res = ProfileWriteFlame(mem, p, ProfileAllocations, title);
@@ -305,8 +310,8 @@ int HeapWriteHtml(FILE *out, const HeapProfileStruct *hp, const HeapSeriesStruct
   fputs("], \"rows\": [", out);
   for (size_t r = 0; series != NULL && r < series->rowCount; ++r) {
     fprintf(out, "%s[", r > 0 ? ",\n" : "\n");
-    for (size_t k = 0; k <= series->count; ++k)
-      fprintf(out, "%s%" PRIu64, k > 0 ? "," : "", series->rows[r * (series->count + 1) + k]);
+    for (size_t k = 0; k < 2 * (series->count + 1); ++k)
+      fprintf(out, "%s%" PRIu64, k > 0 ? "," : "", series->rows[r * 2 * (series->count + 1) + k]);
     putc(']', out);
   }
   fputs("]},\n\"histogram\": [", out);
