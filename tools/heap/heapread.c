@@ -101,6 +101,7 @@ typedef struct ReaderStruct {
   EventClock startClock;
   uint64_t clockHz;
   uint64_t sliceClock;          /* the chart's time slice, in clock ticks */
+  uint64_t sliceFrom;           /* where the slice of the last sample() begins */
   EventClock peakClock;         /* when the peak was */
   int execLast;                 /* the log ends at an exec */
   uint32_t execThread;
@@ -279,8 +280,13 @@ static void samplesHalve(ReaderStruct *r)
 static void sample(ReaderStruct *r, EventClock clock)
 {
   HeapLogStruct *log = r->log;
-  uint64_t t = clock > r->startClock ? clock - r->startClock : 0, slice = t / r->sliceClock;
+  uint64_t t = clock > r->startClock ? clock - r->startClock : 0, slice;
   ProfileSampleStruct *last = log->sampleCount > 0 ? &log->samples[log->sampleCount - 1] : NULL;
+  if (last != NULL && t >= r->sliceFrom && t < r->sliceFrom + r->sliceClock
+      && last->ns >= r->sliceFrom && r->live <= last->bytes)
+    return;                     /* the last slice's, and not higher: the usual case */
+  slice = t / r->sliceClock;
+  r->sliceFrom = slice * r->sliceClock;
   if (last != NULL && last->ns / r->sliceClock > slice)
     t = last->ns, slice = t / r->sliceClock;    /* held, then applied (skew.h) */
   if (last == NULL || last->ns / r->sliceClock != slice) {

@@ -64,6 +64,7 @@ struct HeapStreamStruct {
   size_t packedCapacity;
   EventPackStateStruct pack;
   int owed;                     /* the top sequence is owed a step (advance) */
+  const EventDescStruct *descs[EVENT_CODE_LIMIT];       /* by code; NULL unknown */
   EventClock syncClock;         /* the ClockSync of the highest clock */
   uint64_t syncMonotonic;
   int synced;
@@ -301,6 +302,9 @@ int HeapStreamOpen(const char *path, HeapStreamStruct **streamReturn)
     goto decline;
   hs->info.blockCount = hs->blockCount;
   hs->info.clockHz = hs->info.headerHz;
+  for (unsigned i = 0; i < hs->info.registry->eventCount; ++i)
+    if (hs->info.registry->events[i].code < EVENT_CODE_LIMIT)
+      hs->descs[hs->info.registry->events[i].code] = &hs->info.registry->events[i];
   *streamReturn = hs;
   return 0;
 decline:
@@ -360,21 +364,27 @@ int HeapStreamNext(HeapStreamStruct *hs, EventRecordStruct *rec)
   for (;;) {
     HsSeqStruct *seq;
     const HsBlockStruct *b;
+    const EventDescStruct *desc;
+    const unsigned char *p;
     const char *why = NULL;
-    EventDecodeRes res;
+    unsigned code, length, big = hs->info.layout.bigEndian;
     if (advance(hs) < 0)
       return -1;
     if (hs->heapCount == 0)
       return 0;
     seq = &hs->seqs[hs->heap[0]];
     b = &hs->blocks[seq->block];
-    res = EventDecode(&hs->info.layout, hs->info.registry, seq->data + seq->pos,
-                      seq->size - seq->pos, rec, &why);
-    seq->pos += rec->length;
+    p = seq->data + seq->pos;   /* seqSeek found its header sound */
+    code = (unsigned)EventLoad(p, 2, big);
+    length = (unsigned)EventLoad(p + 2, 2, big);
+    seq->pos += length;
     hs->owed = 1;
-    if (res == EventDecodeUNKNOWN)
-      continue;
-    if (res != EventDecodeOK)
+    if ((desc = code < EVENT_CODE_LIMIT ? hs->descs[code] : NULL) == NULL)
+      continue;                 /* unknown: .stream.unknown */
+    rec->code = code;
+    rec->length = length;
+    rec->stringLength = 0;
+    if (EventDecodeFields(&hs->info.layout, desc, p, length, rec, &why) != EventDecodeOK)
       return -1;                /* its block's check held: cannot be */
     rec->thread = b->thread;
     rec->offset = b->offset;
