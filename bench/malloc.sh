@@ -17,6 +17,9 @@
 #        bench/malloc.sh --threads [RUNS]
 #                                      only replay of many recorded
 #                                      threads (default 3 runs)
+#        bench/malloc.sh --analysis    telltale-heap against heaptrack_print
+#                                      on perl, jq and cppcheck: time,
+#                                      memory, log bytes an event
 #
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
@@ -90,6 +93,57 @@ threadRows() {
     done
   done
 }
+# The analysis, against heaptrack's: for perl, jq and cppcheck, each
+# recorded by the recorder (TELLTALE_STACKS=32:dwarf, as heaptrack
+# unwinds every stack) and by heaptrack; then telltale-heap's report
+# against heaptrack_print's, wall and cpu time and peak RSS (the
+# analysers' own, by getrusage of their children), and each log's bytes
+# an event (telltale's events, eventcnv --count: the same allocation
+# calls for both).  .heap.bounded
+analysisRows() {
+  local name log ht events tb hb
+  command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null ||
+    { echo "bench/malloc.sh --analysis: needs heaptrack" >&2; exit 1; }
+  # usage NAME CMD... -- "wall cpu maxrss-MB" of CMD, output dropped
+  usage() {
+    python3 - "$@" <<'PYEOF'
+import resource, subprocess, sys, time
+t = time.time()
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.2f %.2f %.1f" % (time.time() - t, r.ru_utime + r.ru_stime, r.ru_maxrss / 1024))
+PYEOF
+  }
+  seq 1 60000 | awk '{ printf "{\"id\":%d,\"name\":\"n%d\",\"tags\":[\"a\",\"b\",%d]}\n", $1, $1, $1 % 7 }' >"$tmp/in.json"
+  echo "analysis: telltale-heap against heaptrack_print, each on its own recorder's log of the"
+  echo "same run (TELLTALE_STACKS=32:dwarf); wall s, cpu s (user + system), peak RSS MB; log"
+  echo "bytes per event (telltale's event count for both)"
+  printf '\n%-10s %10s  %-22s %-22s %9s %9s\n' program events "telltale-heap" "heaptrack_print" \
+    "telltale" "heaptrack"
+  for name in perl jq cppcheck; do
+    command -v $name >/dev/null || { echo "$name: not installed"; continue; }
+    log=$tmp/$name.log ht=$tmp/$name.ht
+    case $name in
+      perl) set -- perl -e 'my %h; for my $i (1..300000) { $h{"k$i"} = "v" x ($i % 50); } my @k = sort keys %h; print scalar(@k), "\n";' ;;
+      jq) set -- jq -c '[.id, .name, (.tags | length)]' "$tmp/in.json" ;;
+      cppcheck) set -- cppcheck --quiet --enable=all "$top/src/event/eventindex.c" "$top/tools/replay/replay.c" ;;
+    esac
+    TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$log LD_PRELOAD=$lib "$@" >/dev/null 2>&1
+    heaptrack -o "$ht" "$@" >/dev/null 2>&1
+    ht=$(ls "$ht".* | head -1)
+    events=$("$top/build/eventcnv" --summary "$log" 2>/dev/null | awk '$1 == "events" { print $2; exit }')
+    tb=$(usage heap "$top/build/heap" "$log")
+    hb=$(usage heaptrack_print heaptrack_print -f "$ht")
+    printf '%-10s %10s  %-22s %-22s %9.2f %9.2f\n' "$name" "$events" \
+      "$(awk '{ printf "%s s %s s %s MB", $1, $2, $3 }' <<<"$tb")" \
+      "$(awk '{ printf "%s s %s s %s MB", $1, $2, $3 }' <<<"$hb")" \
+      "$(echo "$(stat -c %s "$log") / $events" | bc -l)" "$(echo "$(stat -c %s "$ht") / $events" | bc -l)"
+  done
+}
+if [ "$runs" = --analysis ]; then
+  analysisRows
+  exit 0
+fi
 if [ $threads = 1 ]; then
   [ -x "$top/build/tests/malloc_events" ] || { echo "bench/malloc.sh: build first (ninja)" >&2; exit 1; }
   threadRows

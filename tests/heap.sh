@@ -15,9 +15,12 @@
 #   sites-bytes        and by bytes, each with its bytes exactly
 #   sites-peak         by bytes live at the peak: bigBlocks 50000 and
 #                      plantedLeak 231, and the summary's peak is their sum
-#   sites-temporary    by temporary allocations: temporaries 50 (each
-#                      freed at once), growRealloc 10 (each realloc frees
-#                      the block just made), no other
+#   sites-temporary    by temporary allocations, as heaptrack_print counts
+#                      them: temporaries 50 (each freed at once),
+#                      growRealloc 10 (each realloc frees the block just
+#                      made), manySmall 1 and bigBlocks 1 (the first free
+#                      after the last malloc is of a block of the same
+#                      stack and size), no other
 #   summary            allocations, bytes, leaks and temporaries of the
 #                      summary are the sums of the sites'
 #   leak-named         the leak report names plantedLeak with its file and
@@ -134,6 +137,8 @@
 #   heaptrack-agree    heaptrack_print on the same target names the same
 #                      top call sites by allocations, in the same order,
 #                      with the same counts (skipped without heaptrack)
+#   heaptrack-temporary  and the same sites by temporary allocations, with
+#                      the same counts
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
 set -u
@@ -195,10 +200,10 @@ got=$(sites a.txt "MOST BYTES LIVE AT THE PEAK")
 [ "$got" = "$(printf 'bigBlocks 50000\nplantedLeak 231')" ] && [ "$(summary a.txt peak)" = "heap 50231" ] &&
   ok sites-peak || bad sites-peak "$(echo $got); summary $(summary a.txt peak)"
 got=$(sites a.txt "MOST TEMPORARY ALLOCATIONS")
-[ "$got" = "$(printf 'temporaries 50\ngrowRealloc 10')" ] && ok sites-temporary ||
+[ "$got" = "$(printf 'temporaries 50\ngrowRealloc 10\nmanySmall 1\nbigBlocks 1')" ] && ok sites-temporary ||
   bad sites-temporary "$(echo $got)"
 got="$(summary a.txt allocations) $(summary a.txt temporary) $(summary a.txt leaked)"
-[ "$got" = "168 60 231" ] && grep -q "61151 bytes" a.txt && grep -q "231 bytes in 3 blocks" a.txt &&
+[ "$got" = "168 62 231" ] && grep -q "61151 bytes" a.txt && grep -q "231 bytes in 3 blocks" a.txt &&
   ok summary || bad summary "allocations temporary leaked: $got"
 
 leak=$(section a.txt "LEAKS")
@@ -231,7 +236,7 @@ changed=$(section d.txt "CALL SITES THAT CHANGED" | awk '{ print $7, $1, $2, $3 
 fsum() { "$heap" --folded "$1" a.log | awk '{ s += $NF } END { print s + 0 }'; }
 got="$(fsum allocations) $(fsum bytes) $(fsum leaked) $(fsum temporary) $(fsum peak)"
 "$heap" --folded leaked a.log >f.txt
-[ "$got" = "168 61151 231 60 50231" ] && grep -q "main;plantedLeak 3\$" <("$heap" --folded a.log) &&
+[ "$got" = "168 61151 231 62 50231" ] && grep -q "main;plantedLeak 3\$" <("$heap" --folded a.log) &&
   [ "$(wc -l <f.txt)" = 1 ] && ok folded || bad folded "sums $got; $(head -2 f.txt)"
 
 "$heap" --flame leaked -o flame.svg a.log && "$heap" --chart a.log >chart.svg &&
@@ -276,7 +281,7 @@ fi
 
 "$heap" n.log >n.txt 2>n.err
 got="$(summary n.txt allocations) $(summary n.txt temporary) $(summary n.txt leaked)"
-[ "$got" = "168 60 231" ] && [ "$(sites n.txt "MOST ALLOCATIONS")" = "[unknown] 168" ] &&
+[ "$got" = "168 62 231" ] && [ "$(sites n.txt "MOST ALLOCATIONS")" = "[unknown] 168" ] &&
   grep -q "none recorded" n.txt && ok no-stacks || bad no-stacks "$got: $(sites n.txt "MOST ALLOCATIONS")"
 
 threads="$top/build/tests/malloc_threads"
@@ -657,6 +662,15 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
   mine=$(sites a.txt "MOST ALLOCATIONS" | head -5)
   [ -n "$theirs" ] && [ "$theirs" = "$mine" ] && ok heaptrack-agree ||
     bad heaptrack-agree "heaptrack: $(echo $theirs); heap: $(echo $mine)"
+  # "function count" of its MOST TEMPORARY list, sorted (ties in any order)
+  theirs=$(heaptrack_print -f ht.* 2>/dev/null | awk '
+    /^MOST TEMPORARY ALLOCATIONS/ { on = 1; next }
+    /^MOST / { on = 0 }
+    on && / temporary allocations of .* from$/ { n = $1; getline; print $1, n }' |
+    grep -v '^0x' | sort)
+  mine=$(sites a.txt "MOST TEMPORARY ALLOCATIONS" | sort)
+  [ -n "$theirs" ] && [ "$theirs" = "$mine" ] && ok heaptrack-temporary ||
+    bad heaptrack-temporary "heaptrack: $(echo $theirs); heap: $(echo $mine)"
 else
   echo "skip heaptrack-agree: heaptrack is not installed (Debian heaptrack)"
 fi

@@ -2,7 +2,8 @@
  * tests/heap.sh (design/telemetry.txt .heap)
  *
  * heap_target [K] makes, from named functions (the lines marked SITE):
- *   manySmall    100K mallocs of 24 bytes, all freed later (none temporary)
+ *   manySmall    100K mallocs of 24 bytes, all freed later (one temporary,
+ *                as heaptrack_print counts: the first free, after the last malloc)
  *   temporaries  50K mallocs of 100 bytes, each freed at once (all temporary)
  *   bigBlocks    5 callocs of 10 x 1000 bytes, live together at the peak
  *   growRealloc  10 reallocs of one block, 64 to 640 bytes, then freed

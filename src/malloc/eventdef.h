@@ -36,6 +36,10 @@
  * gives the executable mappings the return addresses fall in, and MapUnmap
  * says one went away (design/telemetry.txt .stacks.unmap).
  *
+ * Processes: a forked child's log begins with Forked(parent, clock), so
+ * that its frees of the blocks it inherited are known for what they are
+ * (design/telemetry.txt .heap.tree).
+ *
  * Sizes: an event is its 12-byte header and its fields, so Malloc is 28
  * bytes and Free 20 on a 64-bit platform (design/telemetry.txt
  * .stream.event).  A failed allocation records a null result.
@@ -74,7 +78,9 @@
   RELATION( PosixMemalignAt, 0x0225, TRUE  , Malloc, WWPUU      ) \
   RELATION( StackFrames    , 0x0226, TRUE  , Malloc, UUUPPPPPPPP) \
   RELATION( MapExec        , 0x0227, TRUE  , Malloc, PPWS       ) \
-  RELATION( MapUnmap       , 0x0228, TRUE  , Malloc, PP         )
+  RELATION( MapUnmap       , 0x0228, TRUE  , Malloc, PP         ) \
+  RELATION( Forked         , 0x0229, TRUE  , Malloc, UW         ) \
+  RELATION( PeakRss        , 0x022A, TRUE  , Malloc, W          )
 
 #define EVENT_DOC_LIST(DOC, PARAM) \
   DOC(Malloc, "malloc returned a block (or null)") \
@@ -142,6 +148,11 @@
   DOC(MapUnmap, "an executable mapping given by MapExec went away (dlclose): stacks defined after it are not symbolised with it") \
     PARAM(P, start,  "its first address") \
     PARAM(P, end,    "the address past its last") \
+  DOC(Forked, "this process is a child that parent forked: the blocks the parent had live at clock are live here too, not allocated here") \
+    PARAM(U, parent, "the parent's pid") \
+    PARAM(W, clock,  "the parent's clock just before the fork") \
+  DOC(PeakRss, "the process's peak resident set so far (getrusage), at its exit or exec") \
+    PARAM(W, kib, "in KiB, the recorder's own buffers included") \
   DOC(Free, "free released a block; null is recorded as it was passed") \
     PARAM(P, pointer, "the block") \
   DOC(FreeSized, "a sized free (free_sized, free_aligned_sized) released a block") \

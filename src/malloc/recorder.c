@@ -57,6 +57,9 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <dirent.h>
+#include <sys/syscall.h>
+#include <sys/resource.h>
 
 /* The emitters' slow path (a full buffer sent, a thread's first event)
  * is taken inside: recorderReserveIn below.  .malloc.reentry */
@@ -88,7 +91,72 @@ static struct {
  * INSIDE_LOST, nothing can be recorded, and its allocations are counted
  * as dropped. */
 static _Thread_local int inside __attribute__((tls_model("initial-exec")));
-enum { INSIDE = 1, INSIDE_ENDING, INSIDE_HANDLER, INSIDE_LOST };
+enum { INSIDE = 1, INSIDE_ENDING, INSIDE_HANDLER, INSIDE_LOST, INSIDE_STACK };
+
+
+/* Blocks allocated while a stack is taken ---------------------------- */
+
+/* INSIDE_STACK is inside while the wrapper takes a call stack.  What is
+ * allocated then is passed through, unrecorded, and kept here: in the
+ * libunwind mode, each thread's first unwind makes glibc allocate
+ * libunwind's thread-local block, which glibc frees at the thread's
+ * exit, outside the recorder; recorded, that free was of a block never
+ * seen.  A free of a block kept here is passed through and forgotten.
+ * A lock-free open-addressed set, probed only while it holds anything.
+ * design/telemetry.txt .malloc.reentry.stack */
+#define PASSED_SIZE 4096
+#define PASSED_PROBES 64
+#define PASSED_GONE ((uintptr_t)1)     /* a slot whose block was freed */
+static _Atomic uintptr_t passed[PASSED_SIZE];
+static _Atomic size_t passedCount;
+
+static size_t passedHome(uintptr_t p)
+{
+  return (size_t)((p * 0x9E3779B97F4A7C15u) >> 40);
+}
+
+/* passedAdd -- keep p, a block allocated while a stack was taken; if
+ * the set is full, it is not kept, and its free will be recorded */
+static __attribute__((noinline, cold)) void passedAdd(void *p)
+{
+  uintptr_t a = (uintptr_t)p;
+  if (p == NULL)
+    return;
+  for (size_t probe = 0; probe < PASSED_PROBES; ++probe) {
+    _Atomic uintptr_t *slot = &passed[(passedHome(a) + probe) & (PASSED_SIZE - 1)];
+    uintptr_t v = atomic_load_explicit(slot, memory_order_relaxed);
+    if ((v == 0 || v == PASSED_GONE)
+        && atomic_compare_exchange_strong(slot, &v, a)) {
+      atomic_fetch_add(&passedCount, 1);
+      return;
+    }
+  }
+}
+
+/* passedTake -- whether p is kept; if so, forgotten */
+static __attribute__((noinline, cold)) int passedTake(void *p)
+{
+  uintptr_t a = (uintptr_t)p;
+  if (a <= PASSED_GONE)
+    return 0;
+  for (size_t probe = 0; probe < PASSED_PROBES; ++probe) {
+    _Atomic uintptr_t *slot = &passed[(passedHome(a) + probe) & (PASSED_SIZE - 1)];
+    uintptr_t v = atomic_load_explicit(slot, memory_order_relaxed);
+    if (v == 0)
+      return 0;
+    if (v == a && atomic_compare_exchange_strong(slot, &v, PASSED_GONE)) {
+      atomic_fetch_sub(&passedCount, 1);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* PASSED -- whether p is a block kept, forgotten now: one load while
+ * the set is empty */
+#define PASSED(p) \
+  (__builtin_expect(atomic_load_explicit(&passedCount, memory_order_relaxed) != 0, 0) \
+   && passedTake(p))
 
 
 /* The bootstrap arena ----------------------------------------------- */
@@ -284,7 +352,7 @@ static __attribute__((noinline, cold)) void recorderLost(void)
 static int recorderSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp)
 {
   int token = eventSignalEnter(low, high, sp) | inside << 8;
-  if (inside == INSIDE && RECORD_MODE() != RECORD_OFF)
+  if ((inside == INSIDE || inside == INSIDE_STACK) && RECORD_MODE() != RECORD_OFF)
     inside = INSIDE_HANDLER;
   else if (inside != 0 && inside != INSIDE_HANDLER)
     inside = INSIDE_LOST;
@@ -315,7 +383,7 @@ static void recorderSignalLeave(int token)
 /* RECORD_AT -- RECORD(emit) in the usual case, else slow: a call to a
  * function made of RECORD_SLOW_AT, kept out of line so that the usual
  * case keeps no registers for it */
-#define RECORD_AT(emit, slow) \
+#define RECORD_AT(p, emit, slow) \
   do { \
     if (!inside) { \
       if (__builtin_expect(RECORD_MODE() == RECORD_PLAIN, 1)) { \
@@ -327,6 +395,8 @@ static void recorderSignalLeave(int token)
       emit; \
     } else if (inside == INSIDE_LOST) \
       recorderLost(); \
+    else if (inside == INSIDE_STACK) \
+      passedAdd(p); \
   } while (0)
 
 /* RECORD_SLOW_AT -- start if need be, then emit, or with TELLTALE_STACKS
@@ -341,7 +411,10 @@ static void recorderSignalLeave(int token)
     if (stacksDepth == 0) { \
       emit; \
     } else { \
-      EventU stack = StackHere(frame); \
+      EventU stack; \
+      inside = INSIDE_STACK; \
+      stack = StackHere(frame); \
+      inside = 1; \
       emitAt; \
     } \
     inside = 0; \
@@ -391,7 +464,7 @@ void *malloc(size_t size)
   if (__builtin_expect(realMalloc == NULL, 0))
     return mallocBoot(size);
   p = realMalloc(size);
-  RECORD_AT(EVENT_WP(Malloc, size, p), mallocSlow(size, p, HERE));    /* clock after the call: .malloc.order */
+  RECORD_AT(p, EVENT_WP(Malloc, size, p), mallocSlow(size, p, HERE));    /* clock after the call: .malloc.order */
   return p;
 }
 
@@ -401,7 +474,7 @@ void *calloc(size_t count, size_t size)
   if (!ready())
     return TelltaleRealCalloc(count, size);
   p = real.calloc(count, size);
-  RECORD_AT(EVENT_WWP(Calloc, count, size, p), callocSlow(count, size, p, HERE));
+  RECORD_AT(p, EVENT_WWP(Calloc, count, size, p), callocSlow(count, size, p, HERE));
   return p;
 }
 
@@ -452,7 +525,7 @@ SLOW void *reallocSlow(void *(*realRealloc)(void *, size_t), void *old, size_t s
   if (RECORD_MODE() == RECORD_OFF)
     recorderStart();
   if (stacksDepth != 0) {
-    inside = 1;
+    inside = INSIDE_STACK;
     stack = StackHere(frame);
     inside = 0;
   }
@@ -488,6 +561,12 @@ void *realloc(void *old, size_t size)
   }
   before = PlinthClockNow();
   p = realRealloc(old, size);
+  if (__builtin_expect(inside == INSIDE_STACK, 0)) {
+    if (old != NULL && PASSED(old) && p == NULL && size != 0)
+      passedAdd(old);           /* it failed: the old block stays */
+    passedAdd(p);
+    return p;
+  }
   RECORD(reallocRecord(before, old, p, size, 0, 0));   /* RECORD_AT's usual case */
   return p;
 }
@@ -507,6 +586,10 @@ void free(void *p)
     return;
   if (!ready())
     return;
+  if (PASSED(p)) {
+    real.free(p);
+    return;
+  }
   RECORD(EVENT_P(Free, p));             /* clock before the call: .malloc.order */
   real.free(p);
 }
@@ -520,6 +603,10 @@ void free_sized(void *p, size_t size)
     return;
   if (!ready())
     return;
+  if (PASSED(p)) {
+    real.free(p);
+    return;
+  }
   RECORD(EVENT_PW(FreeSized, p, size));
   real.free(p);
 }
@@ -536,7 +623,7 @@ void *memalign(size_t alignment, size_t size)
   if (!ready() || real.memalign == NULL)
     return NULL;
   p = real.memalign(alignment, size);
-  RECORD_AT(EVENT_WWP(Memalign, alignment, size, p), memalignSlow(alignment, size, p, HERE));
+  RECORD_AT(p, EVENT_WWP(Memalign, alignment, size, p), memalignSlow(alignment, size, p, HERE));
   return p;
 }
 
@@ -546,7 +633,7 @@ void *valloc(size_t size)
   if (!ready() || real.valloc == NULL)
     return NULL;
   p = real.valloc(size);
-  RECORD_AT(EVENT_WWP(Memalign, (EventW)sysconf(_SC_PAGESIZE), size, p),
+  RECORD_AT(p, EVENT_WWP(Memalign, (EventW)sysconf(_SC_PAGESIZE), size, p),
             memalignSlow((size_t)sysconf(_SC_PAGESIZE), size, p, HERE));
   return p;
 }
@@ -558,7 +645,7 @@ void *pvalloc(size_t size)
   if (!ready() || real.pvalloc == NULL)
     return NULL;
   p = real.pvalloc(size);
-  RECORD_AT(EVENT_WWP(Memalign, page, (size + page - 1) / page * page, p),
+  RECORD_AT(p, EVENT_WWP(Memalign, page, (size + page - 1) / page * page, p),
             memalignSlow(page, (size + page - 1) / page * page, p, HERE));
   return p;
 }
@@ -569,7 +656,7 @@ void *aligned_alloc(size_t alignment, size_t size)
   if (!ready() || real.aligned_alloc == NULL)
     return NULL;
   p = real.aligned_alloc(alignment, size);
-  RECORD_AT(EVENT_WWP(AlignedAlloc, alignment, size, p), alignedAllocSlow(alignment, size, p, HERE));
+  RECORD_AT(p, EVENT_WWP(AlignedAlloc, alignment, size, p), alignedAllocSlow(alignment, size, p, HERE));
   return p;
 }
 
@@ -579,7 +666,7 @@ int posix_memalign(void **result, size_t alignment, size_t size)
   if (!ready() || real.posix_memalign == NULL)
     return ENOMEM;
   res = real.posix_memalign(result, alignment, size);
-  RECORD_AT(EVENT_WWPU(PosixMemalign, alignment, size, res == 0 ? *result : NULL, (EventU)res),
+  RECORD_AT(res == 0 ? *result : NULL, EVENT_WWPU(PosixMemalign, alignment, size, res == 0 ? *result : NULL, (EventU)res),
             posixMemalignSlow(alignment, size, res == 0 ? *result : NULL, res, HERE));
   return res;
 }
@@ -615,6 +702,8 @@ static int keepPrevious(const char *path)
       if (rename(path, aside) != 0)
         return -1;
       (void)rename(live, liveAside);
+      (void)snprintf(live, sizeof live, "%s.live.done", path);
+      (void)unlink(live);       /* a lone thread's: nothing in it (.malloc.exec.live) */
       return 0;
     }
   }
@@ -717,6 +806,7 @@ static void openLog(const char *path)
  * child of vfork (or a raw clone), which shares this memory and must
  * not touch the session (.malloc.ends) */
 static pid_t recordPid;
+static EventClock forkClock;
 
 /* afterFork -- in a child that did not exec: after the runtime has
  * dropped the parent's streams (.sol.fork), write LOG.PID.  Registered
@@ -729,8 +819,17 @@ static void afterFork(void)
     (void)snprintf(logPath, sizeof logPath, "%s.%ld", basePath, (long)getpid());
     openLog(logPath);
   }
+  EVENT_UW(Forked, (EventU)getppid(), forkClock);      /* .heap.tree */
   StacksAfterFork();
   inside = 0;
+}
+
+/* beforeFork -- the parent's clock just before a fork: the child's
+ * Forked says it, so the tools take the parent's blocks live then as
+ * the child's inheritance.  design/telemetry.txt .heap.tree */
+static void beforeFork(void)
+{
+  forkClock = PlinthClockNow();
 }
 
 /* recorderStart -- before the runtime's own constructor: find the real
@@ -739,6 +838,8 @@ static void afterFork(void)
  * The log has a live file (.sol.live), as every telltale log, unless
  * TELLTALE_MAP=off: then it is written through the claimed descriptor.
  * design/telemetry.txt .malloc.file */
+static void atExit(void);
+
 __attribute__((constructor(101))) static void recorderStart(void)
 {
   const char *file;
@@ -766,7 +867,8 @@ __attribute__((constructor(101))) static void recorderStart(void)
   if (unset("TELLTALE_WRITER") && cpusAvailable() > 1)
     (void)EventWriterAsync(1, 0);       /* .malloc.writer */
   StacksStart();
-  (void)pthread_atfork(NULL, NULL, afterFork);
+  (void)pthread_atfork(beforeFork, NULL, afterFork);
+  (void)atexit(atExit);         /* after EventInit's: runs before it */
   atomic_store(&recordMode, stacksDepth == 0 ? RECORD_PLAIN : RECORD_STACKS);
   inside = was;
 }
@@ -814,6 +916,26 @@ static int ours(void)
   return atomic_load(&started) && recordPid == getpid() && !inside;
 }
 
+/* peakRss -- PeakRss, the process's peak resident set: at its exit or
+ * exec, for telltale-heap's summary.  Inside.  design/telemetry.txt .heap.rss */
+static void peakRss(void)
+{
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) == 0)
+    EVENT_W(PeakRss, (EventW)ru.ru_maxrss);
+}
+
+/* atExit -- exit()'s: PeakRss, before the runtime's own handler ends
+ * the session (registered after it, so run before it) */
+static void atExit(void)
+{
+  if (ours()) {
+    inside = 1;
+    peakRss();
+    inside = 0;
+  }
+}
+
 /* beforeExit -- the session's end as exit() makes it (eventAtExit, not
  * EventFinish): threads still running keep the live file, where their
  * events until the process is gone are found */
@@ -821,32 +943,85 @@ static void beforeExit(void)
 {
   if (ours()) {
     inside = INSIDE_ENDING;     /* and stays so: the process is ending */
+    peakRss();
     eventAtExit();
   }
 }
 
+/* loneThread -- whether the calling thread is the program's only one:
+ * every other of /proc/self/task is telltale's own (telltale-write,
+ * telltale-ctl).  Read with getdents64 into the stack: nothing allocated. */
+static int loneThread(void)
+{
+  char buf[4096];
+  long self = syscall(SYS_gettid), n;
+  int lone = 1, fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  while (lone && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+    for (long at = 0; lone && at < n; ) {
+      struct dirent64 *d = (struct dirent64 *)(void *)(buf + at);
+      char comm[64], path[320];
+      int c;
+      ssize_t got = 0;
+      at += d->d_reclen;
+      if (d->d_name[0] == '.' || atol(d->d_name) == self)
+        continue;
+      (void)snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
+      if ((c = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        got = read(c, comm, sizeof comm - 1);
+        (void)close(c);
+      }
+      lone = got > 9 && strncmp(comm, "telltale-", 9) == 0;
+    }
+  (void)close(fd);
+  return lone;
+}
+
+/* liveAtExec -- rename the live file at an exec (from LOG.live to
+ * LOG.live.done) or back (after it failed), when there is one */
+static int liveMoved;
+
+static void liveAtExec(int back)
+{
+  char live[sizeof logPath + 8], done[sizeof logPath + 16];
+  (void)snprintf(live, sizeof live, "%s.live", logPath);
+  (void)snprintf(done, sizeof done, "%s.live.done", logPath);
+  liveMoved = back ? 0 : rename(live, done) == 0;
+  if (back)
+    (void)rename(done, live);
+}
+
 /* beforeExec -- Exec(path), then every buffer sent and StreamExec
- * (EventExecBefore): the log the exec leaves ends there, whole.
- * design/telemetry.txt .sol.exec */
+ * (EventExecBefore): the log the exec leaves ends there, whole.  If
+ * this thread is the program's only one, nothing else can be emitted
+ * after that, so the live file holds nothing the log does not: it is
+ * renamed LOG.live.done, which the next image removes rather than
+ * keep it as LOG.execN.live.  design/telemetry.txt .sol.exec .malloc.exec.live */
 static int beforeExec(const char *path)
 {
   int before = 0;
   if (ours()) {
     inside = 1;
+    peakRss();
     EVENT_S(Exec, path);
     before = EventExecBefore();
+    if (logPath[0] != '\0' && loneThread())
+      liveAtExec(0);
     inside = 0;
   }
   return before;
 }
 
 /* afterExec -- an exec failed and returned: the session goes on, as it
- * was (EventExecFailed) */
+ * was (EventExecFailed), with its live file */
 static int afterExec(int before, int res)
 {
   if (before != 0) {
     int saved = errno;
     inside = 1;
+    if (liveMoved)
+      liveAtExec(1);
     EventExecFailed(before, saved);
     inside = 0;
     errno = saved;

@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 
 static const char usageText[] =
   "usage: telltale-heap [options] LOG\n"
+  "       telltale-heap [options] LOG LOG... | DIR\n"
   "       telltale-heap --diff [options] OLD NEW\n"
   "Reports who allocates in LOG, a log written by libtelltale-malloc.so\n"
   "(telltale-record LOG -- PROGRAM; TELLTALE_STACKS=N records call stacks of\n"
@@ -42,17 +44,27 @@ static const char usageText[] =
   "A frame-pointer walk (TELLTALE_STACKS=N) loses the caller of a library\n"
   "function built without frame pointers (libstdc++'s operator new, the C\n"
   "library's strdup): record C++ with N:dwarf.\n"
+  "Several logs, or a directory of them, are a process tree (LOG, LOG.PID of\n"
+  "a child, LOG.execN of an image that exec'd): a report a process, then the\n"
+  "tree's (the sums, but the peak: the largest process's); a forked child's\n"
+  "frees of the blocks it inherited are counted as such, not as frees of\n"
+  "blocks never seen.  --folded, --flame and --pprof write the tree's stacks.\n"
   "LOG.live, if there, adds what a program that died left only in it.  LOG\n"
   "may be an archive of a log (eventcnv --format telltale).\n"
   "Options:\n"
   "  --top N            call sites in each list, stacks in the leaks (default 10)\n"
   "  --stacks           show the stack below each call site\n"
+  "  --short-templates  C++ template arguments shown as <> (std::vector<>::push_back),\n"
+  "                     in the report, --diff and --html\n"
   "  --suppress FILE    the stacks with a frame whose function matches a pattern\n"
   "                     of FILE (fnmatch, one a line, # begins a comment) leak\n"
   "                     nothing: left out of the leaks, the summary's leaked\n"
   "                     (which says how much was suppressed), --diff's, and the\n"
   "                     leaked value of --folded, --flame and --pprof; may be\n"
-  "                     repeated\n"
+  "                     repeated.  LeakSanitizer's files work too: a line\n"
+  "                     leak:TEXT suppresses the stacks with a frame whose\n"
+  "                     function, file or module holds TEXT (* any characters;\n"
+  "                     ^ and $ anchor it)\n"
   "  --no-default-suppressions\n"
   "                     show the leak the built-in suppression hides: libstdc++'s\n"
   "                     emergency exception pool (72,704 bytes with GCC 12's),\n"
@@ -68,10 +80,17 @@ static const char usageText[] =
   "  --flame [VALUE]    a flame graph of VALUE, one SVG to open in a browser\n"
   "  --pprof            pprof's profile.proto, gzipped: pprof -top FILE\n"
   "  --chart            the heap in use over time with its peak marked, an SVG\n"
+  "  --html             one page that draws it all, as heaptrack_gui does: the\n"
+  "                     summary, bottom-up and top-down trees (allocations\n"
+  "                     inclusive and exclusive, bytes, peak, leaked,\n"
+  "                     temporary), the heap over time with the top sites\n"
+  "                     stacked, the flame graph and the sizes; reads LOG twice\n"
   "  -o, --output FILE  write to FILE, not the standard output (never a LOG)\n"
   "  --help, --version\n"
-  "A temporary allocation is one its thread frees before it allocates or\n"
-  "frees anything else, as heaptrack counts them.\n"
+  "A free is of a temporary allocation when the event before it (of any\n"
+  "thread) allocated a block of the same stack and size, as heaptrack_print\n"
+  "counts them (not heaptrack's figure at the end of recording, which\n"
+  "counts by address).\n"
   "How the log ended is said on stderr: a program that died (no StreamEnd)\n"
   "leaves blocks live that are not all leaks, and without LOG.live the events\n"
   "still in its buffers are lost (the recorder keeps LOG.live unless\n"
@@ -92,14 +111,14 @@ static const char usageText[] =
 
 /* OptionsStruct -- what the command line asked for */
 typedef struct OptionsStruct {
-  int stacks, diff, pprof, chart, noDefaults;
+  int stacks, diff, pprof, chart, noDefaults, html, shortTemplates;
   const char *top;              /* --top argument, or NULL */
   const char *output;           /* -o argument, or NULL: stdout */
   const char *folded;           /* --folded's value, or NULL */
   const char *flame;            /* --flame's value, or NULL */
   const char *suppressFiles[16];
   size_t suppressFileCount;
-  const char *paths[2];
+  const char **paths;           /* argv's */
   size_t pathCount;
 } OptionsStruct;
 
@@ -120,6 +139,8 @@ typedef struct OptionStruct {
 static const OptionStruct flagOptions[] = {
   {"--stacks", offsetof(OptionsStruct, stacks)}, {"--diff", offsetof(OptionsStruct, diff)},
   {"--pprof", offsetof(OptionsStruct, pprof)}, {"--chart", offsetof(OptionsStruct, chart)},
+  {"--html", offsetof(OptionsStruct, html)},
+  {"--short-templates", offsetof(OptionsStruct, shortTemplates)},
   {"--no-default-suppressions", offsetof(OptionsStruct, noDefaults)},
 };
 
@@ -211,11 +232,12 @@ static const char *isWeighted(const char *arg)
 
 static void argsCheck(const OptionsStruct *opt)
 {
-  if (opt->pathCount != (opt->diff ? 2u : 1u))
-    usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give one LOG", NULL);
-  if ((opt->folded != NULL) + (opt->flame != NULL) + opt->pprof + opt->chart + opt->diff > 1)
-    usageError("--folded, --flame, --pprof, --chart and --diff each write instead of the "
-               "report: give one", NULL);
+  if (opt->diff ? opt->pathCount != 2 : opt->pathCount == 0)
+    usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give a LOG", NULL);
+  if ((opt->folded != NULL) + (opt->flame != NULL) + opt->pprof + opt->chart + opt->diff
+      + opt->html > 1)
+    usageError("--folded, --flame, --pprof, --chart, --html and --diff each write instead of "
+               "the report: give one", NULL);
   if (opt->top != NULL && (strspn(opt->top, "0123456789") != strlen(opt->top)
                            || strlen(opt->top) > 6 || atoi(opt->top) < 1))
     usageError("--top wants a number from 1 to 999999: ", opt->top);
@@ -226,12 +248,12 @@ static void parseArgs(int argc, char **argv, OptionsStruct *opt)
 {
   int endOfOptions = 0;
   memset(opt, 0, sizeof *opt);
+  if ((opt->paths = calloc((size_t)argc, sizeof *opt->paths)) == NULL)
+    exit(EXIT_BADLOG);
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     const char **valueReturn = NULL;
     if (endOfOptions || arg[0] != '-' || arg[1] == '\0') {
-      if (opt->pathCount == 2)
-        usageError("too many logs: ", arg);
       opt->paths[opt->pathCount++] = arg;
     } else if (strcmp(arg, "--") == 0) {
       endOfOptions = 1;
@@ -260,6 +282,33 @@ static void parseArgs(int argc, char **argv, OptionsStruct *opt)
     }
   }
   argsCheck(opt);
+}
+
+/* lsanPattern -- a pattern of a suppressions file, malloc'd: a line
+ * "leak:TEXT" of LeakSanitizer's format becomes "\001" then an fnmatch
+ * pattern matched against a frame's function, file and module, TEXT
+ * anywhere in them unless anchored by ^ or $ (.heap.suppress.lsan); any
+ * other line is a function pattern as it is */
+static char *lsanPattern(const char *line)
+{
+  size_t n = strlen(line);
+  char *p;
+  if (strncmp(line, "leak:", 5) != 0)
+    return strdup(line);
+  line += 5, n -= 5;
+  if ((p = malloc(n + 4)) == NULL)
+    return NULL;
+  p[0] = '\001';
+  if (line[0] == '^')
+    ++line, --n, p[1] = '\0';
+  else
+    p[1] = '*', p[2] = '\0';
+  strncat(p, line, n);
+  if (n > 0 && line[n - 1] == '$')
+    p[strlen(p) - 1] = '\0';
+  else
+    strcat(p, "*");
+  return p;
 }
 
 /* readSuppressions -- the patterns of path into patterns; the count.
@@ -293,7 +342,7 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
       fprintf(stderr, "heap: %s:%u: more than %d patterns\n", path, lineNumber, SUPPRESS_LIMIT);
       exit(EXIT_USAGE);
     }
-    patterns[count++] = strdup(p);
+    patterns[count++] = lsanPattern(p);
   }
   fclose(f);
   return count;
@@ -314,7 +363,8 @@ static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t 
   size_t depth = 0;
   for (size_t a = 0; a < s->depth || (a == 0 && depth == 0); ++a) {
     const ProfileFrameStruct *frames = &unknown;  /* no stack recorded */
-    size_t n = s->depth > 0 ? HeapSymbolise(hp->symbols, s->addresses[a], s->mapVersion, &frames) : 1;
+    size_t n = s->depth > 0 ? HeapSymbolise(hp->symbols, hp->log.addresses[s->addresses[a]],
+                                            s->mapVersion, &frames) : 1;
     if (n == 0)
       outOfMemory();
     if (count + depth + n > *capacityReturn) {
@@ -328,12 +378,30 @@ static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t 
   return depth;
 }
 
-/* HeapProfile -- the log's used stacks, symbolised */
-int HeapProfile(const char *path, HeapProfileStruct *hp)
+/* allocatorStrip -- take the allocator's frames (malloc, operator new,
+ * strdup...) off the inner end of a stack's depth frames, so that its
+ * call site is its innermost frame in every report and writer, as in
+ * the text report (.heap.site); the count taken */
+static size_t allocatorStrip(ProfileFrameStruct *frames, size_t depth)
+{
+  ProfileStackStruct stack = {frames, depth, {0}};
+  size_t site = HeapSite(&stack);
+  memmove(frames, frames + site, (depth - site) * sizeof *frames);
+  return site;
+}
+
+/* HeapProfile -- the log's used stacks, symbolised; sitesOnly, each
+ * keeps its call site's frame alone (the text reports need no more but
+ * for the few stacks they print, which HeapStackFull names again):
+ * 48 bytes a stack, not 48 a frame, for a log of 266,000 stacks of 35
+ * frames.  .heap.bounded */
+int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsStruct *opt,
+                int sitesOnly)
 {
   HeapLogStruct *log = &hp->log;
   size_t frames = 0, capacity = 0, n = 0, used = 0, *first;
-  int bad = HeapRead(path, log);
+  int bad = HeapRead(path, log, opt);
+  hp->sitesOnly = sitesOnly;
   for (size_t i = 0; i < log->stackCount; ++i)
     used += log->stacks[i].used != 0;
   hp->stacks = calloc(used + 1, sizeof *hp->stacks);
@@ -350,6 +418,9 @@ int HeapProfile(const char *path, HeapProfileStruct *hp)
     hp->logIndex[n++] = i;
     memcpy(p->values, log->stacks[i].values, sizeof p->values);
     p->depth = symbolise(hp, &log->stacks[i], frames, &capacity);
+    p->depth -= allocatorStrip(&hp->frames[frames], p->depth);
+    if (sitesOnly && p->depth > 1)
+      p->depth = 1;
     frames += p->depth;
   }
   for (size_t i = 0; i < n; ++i)
@@ -358,6 +429,25 @@ int HeapProfile(const char *path, HeapProfileStruct *hp)
   hp->profile = (ProfileStruct){log->program, hp->stacks, n, log->samples, log->sampleCount,
                                 log->peakSample, log->durationNs};
   return bad;
+}
+
+ProfileStackStruct HeapStackFull(const HeapProfileStruct *hp, size_t i)
+{
+  static HeapProfileStruct scratch;     /* its frames: the buffer */
+  static size_t capacity;
+  ProfileStackStruct full = hp->stacks[i];
+  const HeapStackStruct *s;
+  if (hp->origin != NULL)
+    return HeapStackFull(hp->origin[i], hp->originIndex[i]);
+  if (!hp->sitesOnly)
+    return full;
+  s = &hp->log.stacks[hp->logIndex[i]];
+  scratch.symbols = hp->symbols;
+  scratch.log.addresses = hp->log.addresses;
+  full.depth = symbolise(&scratch, s, 0, &capacity);
+  full.depth -= allocatorStrip(scratch.frames, full.depth);
+  full.frames = scratch.frames;
+  return full;
 }
 
 void HeapProfileFree(HeapProfileStruct *hp)
@@ -372,10 +462,10 @@ void HeapProfileFree(HeapProfileStruct *hp)
 /* outputCheck -- refuse an output that is an input (a log or its live
  * file), which opening it for writing would empty before it is read.
  * design/telemetry.txt .tools.output */
-static void outputCheck(const OptionsStruct *opt)
+static void outputCheck(const OptionsStruct *opt, char *const *logs, size_t logCount)
 {
   const char *why;
-  OutPathInputs(opt->paths, opt->pathCount);
+  OutPathInputs((const char *const *)logs, logCount);
   if ((why = OutPathRefused(opt->output)) != NULL) {
     fprintf(stderr, "heap: %s%s: %s: writing it would destroy the log\n",
             opt->output != NULL && strcmp(opt->output, "-") != 0 ? "-o " : "",
@@ -396,9 +486,10 @@ static int finishOutput(FILE *out, const char *path)
   return failed;
 }
 
-/* writeOutput -- what was asked for, to out; 1 if a writer failed */
+/* writeOutput -- what was asked for, to out; 1 if a writer failed.
+ * profiles[0] is the profile written, but for the report and --diff. */
 static int writeOutput(FILE *out, const OptionsStruct *opt, const HeapProfileStruct *profiles,
-                 const HeapReportOptionsStruct *report)
+                       const HeapReportOptionsStruct *report)
 {
   const ProfileStruct *profile = &profiles[0].profile;
   char title[512];
@@ -420,29 +511,107 @@ static int writeOutput(FILE *out, const OptionsStruct *opt, const HeapProfileStr
   return res != 0;
 }
 
+#define HTML_SERIES 6           /* call sites drawn over time */
+#define HTML_ROWS 400           /* time slices */
+
+/* writeHtml -- --html: the log read again for the top sites' bytes live
+ * over time, then the page.  .heap.html */
+static int writeHtml(FILE *out, const OptionsStruct *opt, const HeapProfileStruct *hp)
+{
+  HeapSeriesStruct series;
+  HeapReadOptionsStruct readOpt = {NULL, 0, NULL, 0, &series, 1};
+  HeapLogStruct again;
+  char *names[HTML_SERIES], title[512];
+  int32_t *seriesOf = calloc(hp->log.stackCount + 1, sizeof *seriesOf);
+  int res;
+  if (seriesOf == NULL)
+    outOfMemory();
+  memset(&series, 0, sizeof series);
+  series.seriesOf = seriesOf;
+  series.count = HeapTopSites(hp, ProfilePeak, HTML_SERIES, seriesOf, names);
+  series.sliceClock = (hp->log.endClock - hp->log.startClock) / HTML_ROWS + 1;
+  (void)HeapRead(opt->paths[0], &again, &readOpt);    /* said the first time */
+  HeapLogFree(&again);
+  snprintf(title, sizeof title, "%s (%s)", hp->log.program[0] != '\0' ? hp->log.program : "?",
+           opt->paths[0]);
+  res = HeapWriteHtml(out, hp, &series, names, title);
+  for (size_t k = 0; k < series.count; ++k)
+    free(names[k]);
+  free(series.rows);
+  free(seriesOf);
+  return res != 0;
+}
+
+/* treeReport -- a report a process (each image's log), parents before
+ * their children, then the tree's.  .heap.tree */
+static void treeReport(FILE *out, const HeapProfileStruct *profiles, size_t count,
+                       const HeapProfileStruct *tree, const HeapReportOptionsStruct *report)
+{
+  for (size_t i = 0; i < count; ++i) {
+    const HeapLogStruct *log = &profiles[i].log;
+    fprintf(out, "PROCESS %" PRIu32, log->pid);
+    if (log->forked)
+      fprintf(out, ", forked by %" PRIu32, log->parentPid);
+    fprintf(out, "\n");
+    HeapReport(out, &profiles[i], report);
+    fprintf(out, "\n");
+  }
+  fprintf(out, "TREE: %zu log%s; the sums of the processes' figures, but the peak, which is "
+          "the largest process's\n", count, count == 1 ? "" : "s");
+  HeapReport(out, tree, report);
+}
+
 int main(int argc, char **argv)
 {
   OptionsStruct opt;
   HeapReportOptionsStruct report = {10, 0, NULL, 0, 1};
   static char *patterns[SUPPRESS_LIMIT];
-  HeapProfileStruct profiles[2];
+  HeapProfileStruct *profiles, tree;
   FILE *out = stdout;
-  int bad = 0;
+  char **logs;
+  size_t logCount;
+  struct stat st;
+  int bad = 0, treeMode, sitesOnly;
   parseArgs(argc, argv, &opt);
-  outputCheck(&opt);
+  sitesOnly = opt.folded == NULL && opt.flame == NULL && !opt.pprof && !opt.chart && !opt.html;
+  treeMode = !opt.diff && (opt.pathCount > 1
+                           || (stat(opt.paths[0], &st) == 0 && S_ISDIR(st.st_mode)));
+  if (treeMode && (opt.chart || opt.html))
+    usageError("--chart and --html draw one log's heap: give one LOG", NULL);
+  if (treeMode)
+    logCount = HeapTreeLogs(opt.paths, opt.pathCount, &logs);
+  else {
+    logs = calloc(opt.pathCount, sizeof *logs);
+    for (size_t i = 0; logs != NULL && i < opt.pathCount; ++i)
+      logs[i] = (char *)opt.paths[i];
+    logCount = opt.pathCount;
+  }
+  if (logCount == 0) {
+    fprintf(stderr, "heap: %s: no log there\n", opt.paths[0]);
+    return EXIT_BADLOG;
+  }
+  if (logs == NULL || (profiles = calloc(logCount, sizeof *profiles)) == NULL)
+    outOfMemory();
+  outputCheck(&opt, logs, logCount);
   report.top = opt.top != NULL ? (size_t)atoi(opt.top) : 10;
   report.stacks = opt.stacks;
   report.defaults = !opt.noDefaults;
+  HeapShortTemplates = opt.shortTemplates;
   for (size_t i = 0; i < opt.suppressFileCount; ++i)
     report.suppressCount = readSuppressions(opt.suppressFiles[i], patterns, report.suppressCount);
   report.suppress = (const char *const *)patterns;
-  memset(profiles, 0, sizeof profiles);
-  for (size_t i = 0; i < opt.pathCount; ++i)
-    bad |= HeapProfile(opt.paths[i], &profiles[i]);
-  if (profiles[0].log.program == NULL || (opt.diff && profiles[1].log.program == NULL))
-    return EXIT_BADLOG;         /* unreadable: said */
-  for (size_t i = 0; i < opt.pathCount; ++i)
+  if (treeMode)
+    bad |= HeapTreeProfile(logs, logCount, profiles, sitesOnly);
+  else
+    for (size_t i = 0; i < logCount; ++i)
+      bad |= HeapProfile(logs[i], &profiles[i], NULL, sitesOnly);
+  for (size_t i = 0; i < logCount; ++i)
+    if (profiles[i].log.program == NULL)
+      return EXIT_BADLOG;       /* unreadable: said */
+  for (size_t i = 0; i < logCount; ++i)
     HeapSuppress(&profiles[i], &report);
+  if (treeMode)
+    HeapTreeMerge(profiles, logCount, &tree);
   if (opt.output != NULL && strcmp(opt.output, "-") != 0) {
     int fd = OutPathOpen("heap", opt.output, 0);   /* .tools.output */
     if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
@@ -451,10 +620,22 @@ int main(int argc, char **argv)
       return EXIT_BADLOG;
     }
   }
-  bad |= writeOutput(out, &opt, profiles, &report);
+  if (treeMode && opt.folded == NULL && opt.flame == NULL && !opt.pprof)
+    treeReport(out, profiles, logCount, &tree, &report);
+  else if (opt.html)
+    bad |= writeHtml(out, &opt, &profiles[0]);
+  else
+    bad |= writeOutput(out, &opt, treeMode ? &tree : profiles, &report);
   bad |= finishOutput(out, opt.output);
-  for (size_t i = 0; i < opt.pathCount; ++i)
+  if (treeMode)
+    HeapTreeMergeFree(&tree);
+  for (size_t i = 0; i < logCount; ++i)
     HeapProfileFree(&profiles[i]);
+  for (size_t i = 0; treeMode && i < logCount; ++i)
+    free(logs[i]);
+  free(logs);
+  free(profiles);
+  free(opt.paths);
   for (size_t i = 0; i < report.suppressCount; ++i)
     free(patterns[i]);
   return bad ? EXIT_BADLOG : EXIT_SUCCESS;

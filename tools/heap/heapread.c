@@ -19,6 +19,7 @@
 #include "heapint.h"
 #include "input.h"
 #include "skew.h"
+#include "heapstream.h"
 #include "textsafe.h"
 
 #define SAMPLE_LIMIT 2000       /* time slices of the memory chart */
@@ -28,7 +29,7 @@
  * in the order used below. */
 typedef enum HeapEv {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvMemalign, EvReallocMove, EvExec,
-  EvStackFrames, EvMapExec, EvMapUnmap, EV_LIMIT
+  EvStackFrames, EvMapExec, EvMapUnmap, EvForked, EvPeakRss, EV_LIMIT
 } HeapEv;
 
 typedef struct EvNameStruct {
@@ -58,6 +59,8 @@ static const EvNameStruct evNames[] = {
   {"StackFrames",     EvStackFrames, {"id", "depth", "index", "f0"}},
   {"MapExec",         EvMapExec,     {"start", "end", "offset", "path"}},
   {"MapUnmap",        EvMapUnmap,    {"start", "end"}},
+  {"Forked",          EvForked,      {"parent", "clock"}},
+  {"PeakRss",         EvPeakRss,     {"kib"}},
 };
 
 typedef struct CodeStruct {
@@ -70,13 +73,14 @@ typedef struct CodeStruct {
 typedef struct BlockStruct {
   uint64_t address;             /* 0: empty */
   uint64_t size;
-  uint32_t stack;
+  uint32_t stack;               /* INHERITED: its parent's (.heap.tree) */
 } BlockStruct;
 
-/* A thread's state: its last allocation (.heap.temporary) and a realloc
- * in transit (ReallocMove, design/telemetry.txt .malloc.order) */
+#define INHERITED UINT32_MAX
+
+/* A thread's state: a realloc in transit (ReallocMove,
+ * design/telemetry.txt .malloc.order) */
 typedef struct ThreadStruct {
-  uint64_t last;                /* address of its latest allocation, if nothing since */
   uint64_t movingOld;
   int moving;
 } ThreadStruct;
@@ -89,14 +93,26 @@ typedef struct ReaderStruct {
   ThreadStruct *threads;
   size_t threadLimit;
   uint64_t live, peakEpoch;
+  uint64_t lastSize;            /* the latest allocation's size and stack, */
+  uint32_t lastStack;           /* if no free came since: .heap.temporary */
+  int lastValid;
   SkewStruct skew;
   SkewEventStruct held[SKEW_PENDING_LIMIT];
   EventClock startClock;
   uint64_t clockHz;
-  uint64_t sliceNs;             /* the chart's time slice */
+  uint64_t sliceClock;          /* the chart's time slice, in clock ticks */
+  uint64_t sliceFrom;           /* where the slice of the last sample() begins */
+  EventClock peakClock;         /* when the peak was */
   int execLast;                 /* the log ends at an exec */
   uint32_t execThread;
   size_t stacksCapacity;
+  const HeapReadOptionsStruct *opt;
+  size_t snapNext;              /* the next snapshot to take */
+  uint64_t *seriesLive;         /* each series' bytes live now, then (count + 1 on)
+                                   its allocations in this slice, then all's */
+  size_t seriesNext;            /* the next row's slice */
+  uint32_t *addressSlots;       /* the log's addresses by hash: index + 1, 0 empty */
+  size_t addressSlotCount, addressCapacity;
 } ReaderStruct;
 
 static void outOfMemory(void)
@@ -240,24 +256,87 @@ static uint64_t nsOf(const ReaderStruct *r, EventClock clock)
   return t / r->clockHz * 1000000000u + t % r->clockHz * 1000000000u / r->clockHz;
 }
 
+/* samplesHalve -- slices twice as long, each keeping its highest figure */
+static void samplesHalve(ReaderStruct *r)
+{
+  HeapLogStruct *log = r->log;
+  size_t n = 0;
+  r->sliceClock *= 2;
+  for (size_t i = 0; i < log->sampleCount; ++i) {
+    ProfileSampleStruct *s = &log->samples[i];
+    if (n > 0 && log->samples[n - 1].ns / r->sliceClock == s->ns / r->sliceClock) {
+      if (s->bytes > log->samples[n - 1].bytes)
+        log->samples[n - 1] = *s;
+    } else
+      log->samples[n++] = *s;
+  }
+  log->sampleCount = n;
+}
+
 /* sample -- the chart's slice of now keeps its highest figure, and when
- * (SAMPLE_LIMIT slices of the log's time, and the end: finish) */
+ * (at most SAMPLE_LIMIT slices, made twice as long when they would be
+ * more, so the log's length need not be known; and the end: finish).
+ * Kept in clock ticks from the start until finish makes them ns. */
 static void sample(ReaderStruct *r, EventClock clock)
 {
   HeapLogStruct *log = r->log;
-  uint64_t ns = nsOf(r, clock), slice = ns / r->sliceNs;
+  uint64_t t = clock > r->startClock ? clock - r->startClock : 0, slice;
   ProfileSampleStruct *last = log->sampleCount > 0 ? &log->samples[log->sampleCount - 1] : NULL;
-  if (last != NULL && last->ns / r->sliceNs > slice)
-    ns = last->ns, slice = ns / r->sliceNs;   /* held, then applied (skew.h) */
-  if (last == NULL || last->ns / r->sliceNs != slice) {
-    if (log->sampleCount == SAMPLE_LIMIT + 2)
-      return;                   /* beyond the log's last clock: cannot be */
+  if (last != NULL && t >= r->sliceFrom && t < r->sliceFrom + r->sliceClock
+      && last->ns >= r->sliceFrom && r->live <= last->bytes)
+    return;                     /* the last slice's, and not higher: the usual case */
+  slice = t / r->sliceClock;
+  r->sliceFrom = slice * r->sliceClock;
+  if (last != NULL && last->ns / r->sliceClock > slice)
+    t = last->ns, slice = t / r->sliceClock;    /* held, then applied (skew.h) */
+  if (last == NULL || last->ns / r->sliceClock != slice) {
+    if (log->sampleCount == SAMPLE_LIMIT) {
+      samplesHalve(r);
+      sample(r, clock);
+      return;
+    }
     last = &log->samples[log->sampleCount++];
     last->bytes = 0;
   } else if (r->live <= last->bytes)
     return;
-  last->ns = ns;
+  last->ns = t;
   last->bytes = r->live;
+}
+
+/* seriesAdd -- a block of size bytes of log stack i made (or freed:
+ * sign -1), for its series if it has one.  .heap.html */
+static inline void seriesAdd(ReaderStruct *r, size_t i, uint64_t size, int sign)
+{
+  size_t n;
+  int32_t k;
+  if (r->seriesLive == NULL)
+    return;
+  n = r->opt->series->count;
+  r->seriesLive[2 * n + 1] += sign > 0;
+  if ((k = r->opt->series->seriesOf[i]) < 0)
+    return;
+  r->seriesLive[k] += sign > 0 ? size : (uint64_t)0 - size;
+  r->seriesLive[n + 1 + (size_t)k] += sign > 0;
+}
+
+/* seriesRow -- the rows of the slices before clock (all: the last) */
+static void seriesRow(ReaderStruct *r, EventClock clock, int end)
+{
+  HeapSeriesStruct *sr = r->opt->series;
+  uint64_t t = clock > r->startClock ? clock - r->startClock : 0;
+  while (end || r->seriesNext * sr->sliceClock < t) {
+    uint64_t *row;
+    size_t n = sr->count;
+    sr->rows = xrealloc(sr->rows, (sr->rowCount + 1) * 2 * (n + 1) * sizeof *sr->rows);
+    row = &sr->rows[sr->rowCount++ * 2 * (n + 1)];
+    memcpy(row, r->seriesLive, n * sizeof *row);
+    row[n] = r->live;
+    memcpy(row + n + 1, r->seriesLive + n + 1, (n + 1) * sizeof *row);
+    memset(r->seriesLive + n + 1, 0, (n + 1) * sizeof *row);     /* a slice's own */
+    ++r->seriesNext;
+    if (end)
+      break;
+  }
 }
 
 /* allocate -- a block made at address for stack */
@@ -271,8 +350,11 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
   if ((r->count + 1) * 4 > r->capacity * 3)
     blocksGrow(r);
   i = slotOf(r, address);
-  if (r->blocks[i].address == address) {      /* still live: the program lost it */
+  if (r->blocks[i].address == address && r->blocks[i].stack == INHERITED)
+    --r->count;                 /* its parent's, lost */
+  else if (r->blocks[i].address == address) {      /* still live: the program lost it */
     HeapStackStruct *lost = &log->stacks[r->blocks[i].stack];
+    seriesAdd(r, r->blocks[i].stack, r->blocks[i].size, -1);
     peakSave(r, lost);
     lost->live -= r->blocks[i].size, --lost->liveBlocks;
     r->live -= r->blocks[i].size;
@@ -285,14 +367,15 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
   s->used = 1;
   ++log->histogram[cls][0], log->histogram[cls][1] += size;
   peakSave(r, s);
+  seriesAdd(r, (size_t)(s - log->stacks), size, 1);
   s->live += size, ++s->liveBlocks;
   r->live += size;
   if (r->live > log->peakBytes) {
     log->peakBytes = r->live;
-    log->peakNs = nsOf(r, rec->clock);
+    r->peakClock = rec->clock;
     ++r->peakEpoch;
   }
-  threadOf(r, rec->thread)->last = address;
+  r->lastValid = 1, r->lastSize = size, r->lastStack = (uint32_t)(s - log->stacks);
   sample(r, rec->clock);
   return 1;
 }
@@ -301,17 +384,24 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
 static int release(ReaderStruct *r, const EventRecordStruct *rec, uint64_t address)
 {
   HeapLogStruct *log = r->log;
-  ThreadStruct *t = threadOf(r, rec->thread);
   size_t i = slotOf(r, address);
   HeapStackStruct *s;
-  int temporary = t->last == address;
-  t->last = 0;
+  int temporary;
   ++log->frees;
   if (r->blocks[i].address != address) {
     ++log->unknownFrees;
     return 0;
   }
+  if (r->blocks[i].stack == INHERITED) {      /* .heap.tree */
+    ++log->inheritedFrees;
+    blockRemove(r, i);
+    return 1;
+  }
+  temporary = r->lastValid && r->blocks[i].stack == r->lastStack
+              && r->blocks[i].size == r->lastSize;
+  r->lastValid = 0;
   s = &log->stacks[r->blocks[i].stack];
+  seriesAdd(r, r->blocks[i].stack, r->blocks[i].size, -1);
   if (temporary)                /* .heap.temporary */
     ++s->values[ProfileTemporary], ++log->temporary;
   peakSave(r, s);
@@ -355,6 +445,44 @@ static void reallocEvent(ReaderStruct *r, const EventRecordStruct *rec, const ui
   allocate(r, rec, v[1], v[2], stack);
 }
 
+/* addressSlot -- where address's index is in the table, or would go */
+static size_t addressSlot(const ReaderStruct *r, uint64_t address)
+{
+  size_t mask = r->addressSlotCount - 1, i = (size_t)((address * 0x9E3779B97F4A7C15u) >> 17) & mask;
+  while (r->addressSlots[i] != 0 && r->log->addresses[r->addressSlots[i] - 1] != address)
+    i = (i + 1) & mask;
+  return i;
+}
+
+/* addressIndex -- the index of address in the log's addresses, added
+ * if new */
+static uint32_t addressIndex(ReaderStruct *r, uint64_t address)
+{
+  HeapLogStruct *log = r->log;
+  size_t i;
+  if ((log->addressCount + 1) * 2 > r->addressSlotCount) {
+    uint32_t *old = r->addressSlots;
+    size_t oldCount = r->addressSlotCount;
+    r->addressSlotCount = oldCount == 0 ? 4096 : oldCount * 2;
+    if ((r->addressSlots = calloc(r->addressSlotCount, sizeof *r->addressSlots)) == NULL)
+      outOfMemory();
+    for (size_t k = 0; k < oldCount; ++k)
+      if (old[k] != 0)
+        r->addressSlots[addressSlot(r, log->addresses[old[k] - 1])] = old[k];
+    free(old);
+  }
+  i = addressSlot(r, address);
+  if (r->addressSlots[i] == 0) {
+    if (log->addressCount == r->addressCapacity) {
+      r->addressCapacity = r->addressCapacity == 0 ? 4096 : r->addressCapacity * 2;
+      log->addresses = xrealloc(log->addresses, r->addressCapacity * sizeof *log->addresses);
+    }
+    log->addresses[log->addressCount++] = address;
+    r->addressSlots[i] = (uint32_t)log->addressCount;
+  }
+  return r->addressSlots[i] - 1;
+}
+
 /* stackFrames -- id, depth, index, f0...f7 (f1 to f7 follow f0) */
 static void stackFrames(ReaderStruct *r, const EventRecordStruct *rec, const CodeStruct *c)
 {
@@ -366,13 +494,13 @@ static void stackFrames(ReaderStruct *r, const EventRecordStruct *rec, const Cod
   s = stackOf(r, id);
   if (s->addresses == NULL) {
     s->addresses = calloc((size_t)depth, sizeof *s->addresses);
-    s->depth = (size_t)depth;
-    s->mapVersion = r->log->mapVersion;       /* .heap.symbols.time */
+    s->depth = (uint32_t)depth;
+    s->mapVersion = (uint32_t)r->log->mapVersion;     /* .heap.symbols.time */
   }
   if (s->addresses == NULL || s->depth != depth)
     return;
   for (unsigned k = 0; k < 8 && index + k < depth; ++k, ++s->defined)
-    s->addresses[index + k] = rec->values[c->param[3] + k].u;
+    s->addresses[index + k] = addressIndex(r, rec->values[c->param[3] + k].u);
   r->log->stacked = 1;
 }
 
@@ -408,6 +536,8 @@ static void mapExec(ReaderStruct *r, const EventRecordStruct *rec, const CodeStr
   if (!mapsEnd(log, m.start, m.end))
     ++log->mapVersion;
   m.born = log->mapVersion;
+  if (m.path != NULL && (m.path = strdup(m.path)) == NULL)
+    outOfMemory();              /* it points into the events, which go */
   log->maps = xrealloc(log->maps, (log->mapCount + 1) * sizeof *log->maps);
   log->maps[log->mapCount++] = m;
 }
@@ -466,16 +596,33 @@ static void readEvent(ReaderStruct *r, const EventRecordStruct *rec)
   case EvMapUnmap:
     (void)mapsEnd(r->log, v[0], v[1]);
     break;
+  case EvPeakRss:               /* .heap.rss */
+    if (v[0] * 1024 > r->log->peakRss)
+      r->log->peakRss = v[0] * 1024;
+    break;
+  case EvForked:
+    r->log->forked = 1;
+    r->log->parentPid = (uint32_t)v[0];
+    r->log->forkClock = v[1];
+    break;
   case EvNone:
   case EV_LIMIT:
     break;
   }
 }
 
-/* finish -- the figures at the end: leaks, each stack's peak */
-static void finish(ReaderStruct *r)
+/* finish -- the figures at the end: leaks, each stack's peak, the
+ * times in ns (the clock's rate known now: it may come from the last
+ * ClockSync) */
+static void finish(ReaderStruct *r, const EventStreamInfoStruct *info)
 {
   HeapLogStruct *log = r->log;
+  r->clockHz = info->clockHz;
+  log->durationNs = nsOf(r, info->lastClock);
+  log->peakNs = nsOf(r, r->peakClock);
+  log->endClock = info->lastClock;
+  for (size_t i = 0; i < log->sampleCount; ++i)
+    log->samples[i].ns = nsOf(r, r->startClock + log->samples[i].ns);
   for (size_t i = 0; i < log->stackCount; ++i) {
     HeapStackStruct *s = &log->stacks[i];
     peakSave(r, s);
@@ -498,15 +645,14 @@ static void finish(ReaderStruct *r)
  * at a death whose last buffers are lost without a live file; 1 if
  * events are lost so, as eventcnv's exit status says too
  * (design/telemetry.txt .heap.ends) */
-static int sayEnd(const ReaderStruct *r, EventStreamStruct *stream,
-                   const InputRecoveredStruct *recovered, int bad)
+static int sayEnd(const ReaderStruct *r, const EventStreamInfoStruct *info, const char *problem,
+                  const InputRecoveredStruct *recovered, int bad)
 {
-  const EventStreamInfoStruct *info = EventStreamInfo(stream);
   const char *path = r->log->path;
   const HeapLogStruct *log = r->log;
   unsigned long offset = 0;
-  if (bad && EventStreamProblemCount(stream) > 0)
-    (void)sscanf(EventStreamProblem(stream, 0), "offset %lu", &offset);
+  if (bad && problem != NULL)
+    (void)sscanf(problem, "offset %lu", &offset);
   if (log->allocations + log->frees + log->failed == 0 && !bad
       && (info->streamEnd || info->streamExec || r->execLast || recovered->done))   /* else lost: said below */
     fprintf(stderr, "heap: %s: the log holds no allocation events: it was not written by "
@@ -559,88 +705,241 @@ static void sayChanged(const HeapLogStruct *log, uint64_t startRealtime)
   }
 }
 
+/* snapTake -- the snapshots asked for before clock (all if end): the
+ * blocks live then, as a child forked then inherits them.  .heap.tree */
+static void snapTake(ReaderStruct *r, EventClock clock, int end)
+{
+  while (r->opt != NULL && r->snapNext < r->opt->snapCount
+         && (end || r->opt->snaps[r->snapNext].clock < clock)) {
+    HeapSnapStruct *snap = &r->opt->snaps[r->snapNext++];
+    size_t n = 0;
+    snap->blocks = xrealloc(NULL, (r->count + 1) * sizeof *snap->blocks);
+    for (size_t i = 0; i < r->capacity; ++i)
+      if (r->blocks[i].address != 0)
+        snap->blocks[n++] = (HeapBlockStruct){r->blocks[i].address, r->blocks[i].size};
+    snap->count = n;
+    snap->taken = 1;
+  }
+}
+
+/* SourceStruct -- where the events come from: the stream layer, which
+ * holds the whole log, or HeapStream, which reads a sound one as it
+ * goes (.heap.bounded) */
+typedef struct SourceStruct {
+  EventStreamStruct *stream;
+  HeapStreamStruct *hs;
+} SourceStruct;
+
+static const EventStreamInfoStruct *sourceInfo(const SourceStruct *src)
+{
+  return src->hs != NULL ? HeapStreamInfo(src->hs) : EventStreamInfo(src->stream);
+}
+
+/* sourceProblem -- the first problem found, or NULL */
+static const char *sourceProblem(const SourceStruct *src)
+{
+  if (src->hs != NULL)
+    return "the log could not be read further";
+  return EventStreamProblemCount(src->stream) > 0 ? EventStreamProblem(src->stream, 0) : NULL;
+}
+
 /* readAll -- every event; 1 if the stream is damaged (said) */
-static int readAll(ReaderStruct *r, EventStreamStruct *stream)
+static int readAll(ReaderStruct *r, const SourceStruct *src)
 {
   EventRecordStruct rec;
   EventStreamRes res;
-  while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
+  int got;
+  if (src->hs != NULL) {
+    while ((got = HeapStreamNext(src->hs, &rec)) > 0) {
+      if (r->skew.count > 0)
+        SkewExpire(&r->skew, rec.clock, 0);
+      if (r->opt != NULL && r->snapNext < r->opt->snapCount)
+        snapTake(r, rec.clock, 0);
+      if (r->seriesLive != NULL)
+        seriesRow(r, rec.clock, 0);
+      readEvent(r, &rec);
+    }
+    SkewExpire(&r->skew, 0, 1);
+    snapTake(r, 0, 1);
+    if (got < 0) {
+      fprintf(stderr, "heap: %s: %s: the report is of the events before it\n", r->log->path,
+              sourceProblem(src));
+      return 1;
+    }
+    return 0;
+  }
+  while ((res = EventStreamNext(src->stream, &rec)) == EventStreamOK) {
     if (r->skew.count > 0)
       SkewExpire(&r->skew, rec.clock, 0);
+    if (r->opt != NULL && r->snapNext < r->opt->snapCount)
+      snapTake(r, rec.clock, 0);
+    if (r->seriesLive != NULL)
+      seriesRow(r, rec.clock, 0);
     readEvent(r, &rec);
   }
   SkewExpire(&r->skew, 0, 1);
-  if (res == EventStreamERROR || EventStreamProblemCount(stream) > 0) {
-    size_t n = EventStreamProblemCount(stream);
+  snapTake(r, 0, 1);
+  if (res == EventStreamERROR || EventStreamProblemCount(src->stream) > 0) {
+    const char *problem = sourceProblem(src);
     fprintf(stderr, "heap: %s: %s: the report is of the events before it\n", r->log->path,
-            n > 0 ? EventStreamProblem(stream, 0) : "cannot read the stream");
+            problem != NULL ? problem : "cannot read the stream");
     return 1;
   }
   return 0;
 }
 
-static void readerInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInfoStruct *info)
+static void readerInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInfoStruct *info,
+                       const HeapReadOptionsStruct *opt)
 {
   memset(r, 0, sizeof *r);
   r->log = log;
+  r->opt = opt;
+  log->pid = info->pid;
+  log->startClock = info->startClock;
+  log->endClock = info->lastClock;
   r->startClock = info->startClock;
   r->clockHz = info->clockHz;
-  log->durationNs = nsOf(r, info->lastClock);
-  r->sliceNs = log->durationNs / SAMPLE_LIMIT + 1;
+  /* the log's length, if known (else 0), in SAMPLE_LIMIT slices */
+  r->sliceClock = (info->lastClock > info->startClock ? info->lastClock - info->startClock : 0)
+                  / SAMPLE_LIMIT + 1;
   log->samples = xrealloc(NULL, (SAMPLE_LIMIT + 2) * sizeof *log->samples);
   r->stacksCapacity = 1024;
   log->stacks = xrealloc(NULL, r->stacksCapacity * sizeof *log->stacks);
   memset(log->stacks, 0, r->stacksCapacity * sizeof *log->stacks);
   log->stackCount = 1;
   blocksGrow(r);
+  for (size_t k = 0; opt != NULL && k < opt->inheritCount; ++k) {
+    size_t i;
+    if (opt->inherit[k].address == 0)
+      continue;
+    if ((r->count + 1) * 4 > r->capacity * 3)
+      blocksGrow(r);
+    i = slotOf(r, opt->inherit[k].address);
+    if (r->blocks[i].address == 0)
+      ++r->count, ++log->inheritedBlocks, log->inheritedBytes += opt->inherit[k].size;
+    r->blocks[i] = (BlockStruct){opt->inherit[k].address, opt->inherit[k].size, INHERITED};
+  }
   findEvents(r, info->registry);
   SkewInit(&r->skew, info->clockHz, liveAt, applyHeld, r, r->held);
   log->program = strdup(info->program != NULL ? info->program : "");
 }
 
-int HeapRead(const char *path, HeapLogStruct *log)
+/* readWith -- the log from src: read, finished, its end said */
+static int readWith(HeapLogStruct *log, const SourceStruct *src,
+                    const InputRecoveredStruct *recovered, const HeapReadOptionsStruct *opt)
+{
+  ReaderStruct *r = xrealloc(NULL, sizeof *r);
+  int bad;
+  readerInit(r, log, sourceInfo(src), opt);
+  if (opt != NULL && opt->series != NULL) {
+    r->seriesLive = xrealloc(NULL, 2 * (opt->series->count + 1) * sizeof *r->seriesLive);
+    memset(r->seriesLive, 0, 2 * (opt->series->count + 1) * sizeof *r->seriesLive);
+    opt->series->rowCount = 0;
+  }
+  bad = readAll(r, src);
+  if (r->seriesLive != NULL) {
+    seriesRow(r, 0, 1);
+    opt->series->sliceNs = nsOf(r, r->startClock + opt->series->sliceClock);
+    free(r->seriesLive);
+  }
+  finish(r, sourceInfo(src));
+  if (opt == NULL || !opt->quiet) {
+    bad |= sayEnd(r, sourceInfo(src), bad ? sourceProblem(src) : NULL, recovered, bad);
+    sayChanged(log, sourceInfo(src)->startRealtime);
+  }
+  free(r->blocks);
+  free(r->threads);
+  free(r->addressSlots);
+  free(r);
+  if (log->stackCount > 0)      /* no room to spare kept */
+    log->stacks = xrealloc(log->stacks, log->stackCount * sizeof *log->stacks);
+  return bad;
+}
+
+int HeapRead(const char *path, HeapLogStruct *log, const HeapReadOptionsStruct *opt)
 {
   InputStruct in;
   InputRecoveredStruct recovered;
-  EventStreamStruct *stream;
-  ReaderStruct *r;
+  SourceStruct src = {NULL, NULL};
   char msg[512];
   int err, bad;
   memset(log, 0, sizeof *log);
   memset(&recovered, 0, sizeof recovered);
   log->path = path;
+  if (HeapStreamOpen(path, &src.hs) == 0) {     /* .heap.bounded */
+    bad = readWith(log, &src, &recovered, opt);
+    HeapStreamClose(src.hs);
+    return bad;
+  }
   if ((err = InputRead(path, &in)) != 0) {
     fprintf(stderr, "heap: %s: %s\n", path, strerror(err));
     return 1;
   }
   InputRecoverLive(path, &in, &recovered, "heap");
-  if (EventStreamOpen(&stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
+  if (EventStreamOpen(&src.stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
     fprintf(stderr, "heap: %s: %s\n", path, msg);
     InputFree(&in);
     return 1;
   }
-  InputArchiveRecovered(EventStreamInfo(stream), &recovered);
-  r = xrealloc(NULL, sizeof *r);
-  readerInit(r, log, EventStreamInfo(stream));
-  bad = readAll(r, stream);
-  finish(r);
-  bad |= sayEnd(r, stream, &recovered, bad);
-  /* The paths of MapExec point into the stream: copied before it goes. */
-  for (size_t i = 0; i < log->mapCount; ++i)
-    log->maps[i].path = strdup(log->maps[i].path);
-  sayChanged(log, EventStreamInfo(stream)->startRealtime);
-  free(r->blocks);
-  free(r->threads);
-  free(r);
-  EventStreamClose(stream);
+  InputArchiveRecovered(EventStreamInfo(src.stream), &recovered);
+  bad = readWith(log, &src, &recovered, opt);
+  EventStreamClose(src.stream);
   InputFree(&in);
   return bad;
+}
+
+int HeapPeek(const char *path, HeapLogStruct *log)
+{
+  InputStruct in;
+  SourceStruct src = {NULL, NULL};
+  EventRecordStruct rec;
+  ReaderStruct *r;
+  char msg[512];
+  memset(log, 0, sizeof *log);
+  memset(&in, 0, sizeof in);
+  log->path = path;
+  if (HeapStreamOpen(path, &src.hs) != 0) {
+    if (InputRead(path, &in) != 0)
+      return 1;
+    if (EventStreamOpen(&src.stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
+      InputFree(&in);
+      return 1;
+    }
+  }
+  r = xrealloc(NULL, sizeof *r);
+  memset(r, 0, sizeof *r);
+  r->log = log;
+  findEvents(r, sourceInfo(&src)->registry);
+  log->pid = sourceInfo(&src)->pid;
+  log->startClock = sourceInfo(&src)->startClock;
+  /* Forked is the child's first event of its own, after the runtime's */
+  for (unsigned n = 0; n < 64 && (src.hs != NULL ? HeapStreamNext(src.hs, &rec) > 0
+                                  : EventStreamNext(src.stream, &rec) == EventStreamOK); ++n) {
+    const CodeStruct *c = &r->codes[rec.code < EVENT_CODE_LIMIT ? rec.code : 0];
+    if (c->ev == EvForked) {
+      log->forked = 1;
+      log->parentPid = (uint32_t)rec.values[c->param[0]].u;
+      log->forkClock = rec.values[c->param[1]].u;
+      break;
+    }
+    if (c->ev != EvNone && c->ev != EvMapExec && c->ev != EvStackFrames)
+      break;
+  }
+  free(r);
+  if (src.hs != NULL)
+    HeapStreamClose(src.hs);
+  else {
+    EventStreamClose(src.stream);
+    InputFree(&in);
+  }
+  return 0;
 }
 
 void HeapLogFree(HeapLogStruct *log)
 {
   for (size_t i = 0; i < log->stackCount; ++i)
     free(log->stacks[i].addresses);
+  free(log->addresses);
   for (size_t i = 0; i < log->mapCount; ++i)
     free((char *)log->maps[i].path);
   free(log->stacks);

@@ -53,6 +53,34 @@ size_t HeapSite(const ProfileStackStruct *stack)
   return 0;
 }
 
+int HeapShortTemplates;
+
+/* shorten -- s with each outermost template argument list made "<>"
+ * ("std::vector<int, std::allocator<int> >::push_back" to
+ * "std::vector<>::push_back"), as heaptrack_gui shows them; an
+ * operator's own < and > ("operator<", "operator<<", "operator->") are
+ * kept.  .heap.short */
+static void shorten(char *s)
+{
+  char *out = s;
+  unsigned depth = 0;
+  for (const char *p = s; *p != '\0'; ++p) {
+    int isOperator = (p - s >= 8 && strncmp(p - 8, "operator", 8) == 0)
+                     || (p - s >= 9 && strncmp(p - 9, "operator<", 9) == 0)
+                     || (p - s >= 9 && strncmp(p - 9, "operator-", 9) == 0)
+                     || (p - s >= 9 && strncmp(p - 9, "operator>", 9) == 0);
+    if (*p == '<' && !isOperator) {
+      if (depth++ == 0)
+        *out++ = '<';
+    } else if (*p == '>' && depth > 0 && !isOperator) {
+      if (--depth == 0)
+        *out++ = '>';
+    } else if (depth == 0)
+      *out++ = *p;
+  }
+  *out = '\0';
+}
+
 /* HeapFrameName -- "function  file:line", or what of it is known: a
  * frame without a symbol is named by its file and offset there
  * ("libfoo.so.1+0x1a504"), which are the same in every run */
@@ -61,8 +89,13 @@ void HeapFrameName(const ProfileFrameStruct *frame, char *buf, size_t size)
   const char *module = frame->module != NULL ? strrchr(frame->module, '/') : NULL;
   int n;
   module = module != NULL ? module + 1 : frame->module;
-  if (frame->function != NULL)
+  if (frame->function != NULL) {
     n = snprintf(buf, size, "%s", frame->function);
+    if (HeapShortTemplates && n >= 0 && (size_t)n < size) {
+      shorten(buf);
+      n = (int)strlen(buf);
+    }
+  }
   else if (module != NULL)
     n = snprintf(buf, size, "%s+0x%" PRIx64, module, frame->moduleOffset);
   else
@@ -93,41 +126,89 @@ typedef struct SitesStruct {
   const ProfileStruct *profile;
 } SitesStruct;
 
-static const ProfileStruct *sortProfile;
+static char **sortNames;         /* each stack's site's name, while sorting */
 
 static int bySiteName(const void *a, const void *b)
 {
-  char na[512], nb[512];
-  const ProfileStackStruct *sa = &sortProfile->stacks[*(const size_t *)a];
-  const ProfileStackStruct *sb = &sortProfile->stacks[*(const size_t *)b];
-  HeapFrameName(&sa->frames[HeapSite(sa)], na, sizeof na);
-  HeapFrameName(&sb->frames[HeapSite(sb)], nb, sizeof nb);
-  return strcmp(na, nb);
+  return strcmp(sortNames[*(const size_t *)a], sortNames[*(const size_t *)b]);
+}
+
+static void *reportAlloc(void *p, size_t size)
+{
+  if ((p = realloc(p, size > 0 ? size : 1)) == NULL) {
+    fprintf(stderr, "heap: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+/* NameSlotStruct -- a site frame's name, shared by the stacks whose
+ * site frame is the same (most are: 266,000 stacks of cppcheck have a
+ * few thousand) */
+typedef struct NameSlotStruct {
+  const ProfileFrameStruct *frame;
+  char *name;
+} NameSlotStruct;
+
+static int frameSame(const ProfileFrameStruct *a, const ProfileFrameStruct *b)
+{
+  return a->address == b->address && a->function == b->function && a->file == b->file
+         && a->line == b->line && a->module == b->module;
 }
 
 /* sitesOf -- the profile's stacks grouped by call site */
 static void sitesOf(const ProfileStruct *profile, SitesStruct *sites)
 {
-  size_t n = profile->stackCount;
+  size_t n = profile->stackCount, slotCount = 64, named = 0, capacity = 16;
+  NameSlotStruct *slots = reportAlloc(NULL, slotCount * sizeof *slots);
   sites->profile = profile;
-  sites->order = calloc(n + 1, sizeof *sites->order);
-  sites->sites = calloc(n + 1, sizeof *sites->sites);
+  sites->order = reportAlloc(NULL, (n + 1) * sizeof *sites->order);
+  sites->sites = reportAlloc(NULL, capacity * sizeof *sites->sites);
   sites->count = 0;
-  if (sites->order == NULL || sites->sites == NULL) {
-    fprintf(stderr, "heap: out of memory\n");
-    exit(1);
-  }
-  for (size_t i = 0; i < n; ++i)
+  sortNames = reportAlloc(NULL, (n + 1) * sizeof *sortNames);
+  memset(slots, 0, slotCount * sizeof *slots);
+  for (size_t i = 0; i < n; ++i) {
+    const ProfileFrameStruct *f = &profile->stacks[i].frames[HeapSite(&profile->stacks[i])];
+    size_t k;
+    if ((named + 1) * 2 > slotCount) {        /* twice the slots */
+      NameSlotStruct *old = slots;
+      size_t oldCount = slotCount;
+      slotCount *= 2;
+      slots = reportAlloc(NULL, slotCount * sizeof *slots);
+      memset(slots, 0, slotCount * sizeof *slots);
+      for (size_t j = 0; j < oldCount; ++j)
+        if (old[j].frame != NULL) {
+          k = (size_t)(old[j].frame->address * 0x9E3779B97F4A7C15u >> 20) & (slotCount - 1);
+          while (slots[k].frame != NULL)
+            k = (k + 1) & (slotCount - 1);
+          slots[k] = old[j];
+        }
+      free(old);
+    }
+    k = (size_t)(f->address * 0x9E3779B97F4A7C15u >> 20) & (slotCount - 1);
+    while (slots[k].frame != NULL && !frameSame(slots[k].frame, f))
+      k = (k + 1) & (slotCount - 1);
+    if (slots[k].frame == NULL) {
+      char name[512];
+      HeapFrameName(f, name, sizeof name);
+      slots[k].frame = f;
+      slots[k].name = reportAlloc(NULL, strlen(name) + 1);
+      memcpy(slots[k].name, name, strlen(name) + 1);
+      ++named;
+    }
     sites->order[i] = i;
-  sortProfile = profile;
+    sortNames[i] = slots[k].name;
+  }
   qsort(sites->order, n, sizeof *sites->order, bySiteName);
   for (size_t i = 0; i < n; ++i) {
     const ProfileStackStruct *s = &profile->stacks[sites->order[i]];
-    char name[512];
+    const char *name = sortNames[sites->order[i]];
     SiteStruct *site = sites->count > 0 ? &sites->sites[sites->count - 1] : NULL;
-    HeapFrameName(&s->frames[HeapSite(s)], name, sizeof name);
     if (site == NULL || strcmp(site->name, name) != 0) {
+      if (sites->count == capacity)
+        sites->sites = reportAlloc(sites->sites, (capacity *= 2) * sizeof *sites->sites);
       site = &sites->sites[sites->count++];
+      memset(site, 0, sizeof *site);
       snprintf(site->name, sizeof site->name, "%s", name);
       site->frame = &s->frames[HeapSite(s)];
       site->first = i;
@@ -136,6 +217,11 @@ static void sitesOf(const ProfileStruct *profile, SitesStruct *sites)
     for (unsigned v = 0; v < PROFILE_VALUE_LIMIT; ++v)
       site->values[v] += s->values[v];
   }
+  for (size_t k = 0; k < slotCount; ++k)
+    free(slots[k].name);
+  free(slots);
+  free(sortNames);
+  sortNames = NULL;
 }
 
 static void sitesFree(SitesStruct *sites)
@@ -173,10 +259,12 @@ static int bySiteValue(const void *a, const void *b)
   return va != vb ? (va < vb ? 1 : -1) : byPlace(sa->frame, sa->name, sb->frame, sb->name);
 }
 
-/* printStack -- the frames of stack from its call site outwards */
-static void printStack(FILE *out, const ProfileStackStruct *stack, const char *indent)
+/* printStack -- the frames of stack i of hp from its call site outwards */
+static void printStack(FILE *out, const HeapProfileStruct *hp, size_t i, const char *indent)
 {
   char name[512];
+  ProfileStackStruct full = HeapStackFull(hp, i);
+  const ProfileStackStruct *stack = &full;
   for (size_t f = HeapSite(stack) + 1; f < stack->depth; ++f) {
     HeapFrameName(&stack->frames[f], name, sizeof name);
     fprintf(out, "%s", indent);
@@ -185,15 +273,14 @@ static void printStack(FILE *out, const ProfileStackStruct *stack, const char *i
   }
 }
 
-/* heaviest -- a site's stack with the most of value */
-static const ProfileStackStruct *heaviest(const SitesStruct *sites, const SiteStruct *site,
-                                          ProfileValue value)
+/* heaviest -- the index of a site's stack with the most of value */
+static size_t heaviest(const SitesStruct *sites, const SiteStruct *site, ProfileValue value)
 {
-  const ProfileStackStruct *best = NULL;
+  size_t best = sites->order[site->first];
   for (size_t i = site->first; i < site->first + site->count; ++i) {
     const ProfileStackStruct *s = &sites->profile->stacks[sites->order[i]];
-    if (best == NULL || s->values[value] > best->values[value])
-      best = s;
+    if (s->values[value] > sites->profile->stacks[best].values[value])
+      best = sites->order[i];
   }
   return best;
 }
@@ -204,8 +291,8 @@ static const char *const topTitle[PROFILE_VALUE_LIMIT] = {
 };
 
 /* printTop -- the top call sites by value */
-static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t total,
-                     const HeapReportOptionsStruct *opt)
+static void printTop(FILE *out, const HeapProfileStruct *hp, SitesStruct *sites, ProfileValue value,
+                     uint64_t total, const HeapReportOptionsStruct *opt)
 {
   sortValue = value;
   qsort(sites->sites, sites->count, sizeof *sites->sites, bySiteValue);
@@ -220,7 +307,7 @@ static void printTop(FILE *out, SitesStruct *sites, ProfileValue value, uint64_t
     TextPut(out, site->name);
     fputc('\n', out);
     if (opt->stacks) {
-      printStack(out, heaviest(sites, site, value), "                        ");
+      printStack(out, hp, heaviest(sites, site, value), "                        ");
       if (site->count > 1)
         fprintf(out, "                        (and %zu other stack%s)\n", site->count - 1,
                 plural(site->count - 1));
@@ -258,9 +345,19 @@ static int suppressed(const ProfileStackStruct *stack, const HeapReportOptionsSt
   if (opt->defaults && defaultSuppressed(stack))
     return 1;
   for (size_t f = 0; f < stack->depth; ++f)
-    for (size_t p = 0; p < opt->suppressCount && stack->frames[f].function != NULL; ++p)
-      if (fnmatch(opt->suppress[p], stack->frames[f].function, 0) == 0)
+    for (size_t p = 0; p < opt->suppressCount; ++p) {
+      const ProfileFrameStruct *fr = &stack->frames[f];
+      const char *pattern = opt->suppress[p];
+      if (pattern[0] == '\001') {      /* LeakSanitizer's leak:TEXT: .heap.suppress.lsan */
+        if ((fr->function != NULL && fnmatch(pattern + 1, fr->function, 0) == 0)
+            || (fr->file != NULL && fnmatch(pattern + 1, fr->file, 0) == 0)
+            || (fr->module != NULL && (fnmatch(pattern + 1, fr->module, 0) == 0
+                                       || (strrchr(fr->module, '/') != NULL
+                                           && fnmatch(pattern + 1, strrchr(fr->module, '/') + 1, 0) == 0))))
+          return 1;
+      } else if (fr->function != NULL && fnmatch(pattern, fr->function, 0) == 0)
         return 1;
+    }
   return 0;
 }
 
@@ -283,9 +380,12 @@ void HeapSuppress(HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
 {
   HeapLogStruct *log = &hp->log;
   for (size_t i = 0; i < hp->profile.stackCount; ++i) {
-    ProfileStackStruct *s = &hp->stacks[i];
+    ProfileStackStruct *s = &hp->stacks[i], full;
     HeapStackStruct *ls = &log->stacks[hp->logIndex[i]];
-    if (s->values[ProfileLeaked] == 0 || !suppressed(s, opt))
+    if (s->values[ProfileLeaked] == 0)
+      continue;
+    full = HeapStackFull(hp, i);
+    if (!suppressed(&full, opt))
       continue;
     hp->suppressedBytes += s->values[ProfileLeaked];
     hp->suppressedBlocks += ls->liveBlocks;
@@ -320,7 +420,7 @@ static void printLeaks(FILE *out, const HeapProfileStruct *hp, const HeapReportO
             s->values[ProfileLeaked], blocks, plural(blocks));
     TextPut(out, name);
     fputc('\n', out);
-    printStack(out, s, "                        ");
+    printStack(out, hp, order[i], "                        ");
   }
   if (n > shown)
     fprintf(out, "  (%zu more stack%s: --top)\n", n - shown, plural(n - shown));
@@ -360,8 +460,20 @@ static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
           log->allocations, plural(log->allocations), log->bytes, log->failed);
   fprintf(out, "  frees        %" PRIu64 " (%" PRIu64 " of blocks never seen allocated)\n",
           log->frees, log->unknownFrees);
+  if (log->inheritedBlocks > 0 || log->inheritedFrees > 0)      /* .heap.tree */
+    fprintf(out, "  inherited    %" PRIu64 " block%s, %" PRIu64 " bytes, live in its parent at "
+            "the fork; %" PRIu64 " of the frees were of them\n",
+            log->inheritedBlocks, plural(log->inheritedBlocks), log->inheritedBytes,
+            log->inheritedFrees);
+  else if (log->forked)
+    fprintf(out, "  forked       by pid %" PRIu32 ": its frees of blocks its parent allocated "
+            "are among those never seen, unless its parent's log is read with it\n",
+            log->parentPid);
   fprintf(out, "  peak heap    %" PRIu64 " bytes live at %.6f s of %.6f s\n", log->peakBytes,
           (double)log->peakNs / 1e9, (double)log->durationNs / 1e9);
+  if (log->peakRss > 0)         /* .heap.rss */
+    fprintf(out, "  max RSS      %" PRIu64 " bytes, the process's (the recorder's buffers "
+            "included)\n", log->peakRss);
   fprintf(out, "  leaked       %" PRIu64 " bytes in %" PRIu64 " block%s", log->leakedBytes,
           log->leakedBlocks, plural(log->leakedBlocks));
   if (hp->suppressedStacks > 0)
@@ -379,16 +491,37 @@ static void printSummary(FILE *out, const HeapProfileStruct *hp, size_t stacks)
             "site\n");
 }
 
+size_t HeapTopSites(const HeapProfileStruct *hp, ProfileValue value, size_t top,
+                    int32_t *seriesOf, char **names)
+{
+  SitesStruct sites;
+  size_t n = 0;
+  sitesOf(&hp->profile, &sites);
+  sortValue = value;
+  qsort(sites.sites, sites.count, sizeof *sites.sites, bySiteValue);
+  for (size_t i = 0; i < hp->log.stackCount; ++i)
+    seriesOf[i] = -1;
+  for (size_t i = 0; i < sites.count && n < top && sites.sites[i].values[value] > 0; ++i, ++n) {
+    const SiteStruct *site = &sites.sites[i];
+    names[n] = reportAlloc(NULL, strlen(site->name) + 1);
+    memcpy(names[n], site->name, strlen(site->name) + 1);
+    for (size_t k = site->first; k < site->first + site->count; ++k)
+      seriesOf[hp->logIndex[sites.order[k]]] = (int32_t)n;
+  }
+  sitesFree(&sites);
+  return n;
+}
+
 void HeapReport(FILE *out, const HeapProfileStruct *hp, const HeapReportOptionsStruct *opt)
 {
   const HeapLogStruct *log = &hp->log;
   SitesStruct sites;
   printSummary(out, hp, hp->profile.stackCount);
   sitesOf(&hp->profile, &sites);
-  printTop(out, &sites, ProfileAllocations, log->allocations, opt);
-  printTop(out, &sites, ProfileBytes, log->bytes, opt);
-  printTop(out, &sites, ProfilePeak, log->peakBytes, opt);
-  printTop(out, &sites, ProfileTemporary, log->temporary, opt);
+  printTop(out, hp, &sites, ProfileAllocations, log->allocations, opt);
+  printTop(out, hp, &sites, ProfileBytes, log->bytes, opt);
+  printTop(out, hp, &sites, ProfilePeak, log->peakBytes, opt);
+  printTop(out, hp, &sites, ProfileTemporary, log->temporary, opt);
   sitesFree(&sites);
   printLeaks(out, hp, opt);
   printHistogram(out, log);

@@ -318,6 +318,25 @@ static size_t mapAt(const HeapSymbolsStruct *sy, uint64_t pc, uint64_t version)
   return any;
 }
 
+/* cuHolds -- whether pc (the DWARF's) is in the compilation unit's
+ * ranges; a unit that gives none (a line table alone) is believed */
+static int cuHolds(Dwarf_Die *cu, Dwarf_Addr pc)
+{
+  if (!dwarf_hasattr(cu, DW_AT_low_pc) && !dwarf_hasattr(cu, DW_AT_ranges))
+    return 1;
+  return dwarf_haspc(cu, pc) == 1;
+}
+
+/* symbolOnly -- frames[0] named by the symbol table alone; 1 */
+static size_t symbolOnly(HeapSymbolsStruct *sy, Dwfl_Module *mod, uint64_t pc,
+                         ProfileFrameStruct *frames)
+{
+  frames[0].function = readable(sy, SymIndexName(mod, pc));
+  if (frames[0].function == NULL)
+    frames[0].function = unnamed(sy, mod, pc, &frames[0]);
+  return 1;
+}
+
 /* lookup -- the frames at address into frames (INLINE_LIMIT of them),
  * uncached; the count */
 static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, uint64_t version,
@@ -328,6 +347,8 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, uint64_t version,
   size_t map = mapAt(sy, pc, version);
   Dwfl_Module *mod;
   Dwfl_Line *line;
+  Dwarf_Die *cu;
+  Dwarf_Addr bias;
   size_t n;
   memset(frame, 0, sizeof *frame);
   frame->address = address;
@@ -338,6 +359,13 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, uint64_t version,
   if (map == SIZE_MAX || sy->mapLayer[map] == SIZE_MAX || sy->dwfl[sy->mapLayer[map]] == NULL
       || (mod = dwfl_addrmodule(sy->dwfl[sy->mapLayer[map]], pc)) == NULL)
     return 1;
+  /* libdwfl gives an address between two compilation units' code to the
+   * one before (_start after main, in a g++ -O2 program), and its line
+   * table the last line there: an address outside its unit's ranges
+   * has no line and no inlined calls, as addr2line says (.heap.symbols.cu) */
+  cu = dwfl_module_addrdie(mod, pc, &bias);
+  if (cu == NULL || !cuHolds(cu, pc - bias))
+    return symbolOnly(sy, mod, pc, frames);
   line = dwfl_module_getsrc(mod, pc);
   if (line != NULL) {
     int lineNumber = 0;
@@ -353,6 +381,7 @@ static size_t lookup(HeapSymbolsStruct *sy, uint64_t address, uint64_t version,
     frames[n - 1].function = unnamed(sy, mod, pc, frame);
   return n;
 }
+
 
 static size_t cacheSlot(const HeapSymbolsStruct *sy, uint64_t address, uint64_t version)
 {
