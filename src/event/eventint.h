@@ -72,7 +72,7 @@ typedef struct EventSlotStruct {
 } EventSlotStruct;
 
 extern EventSlotStruct eventSlots[SLOT_LIMIT];
-extern unsigned eventSlotsEnd;  /* no slot at or past it has been used */
+extern _Atomic unsigned eventSlotsEnd;  /* no slot at or past it has been used */
 extern EventSourceStruct *eventSources[SOURCE_LIMIT];  /* in the process now */
 extern void eventSourcesJoin(void);
 extern int eventSourceReady(EventSourceStruct *source);

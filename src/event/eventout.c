@@ -920,26 +920,37 @@ void eventRegistryAnnounce(EventSourceStruct *source)
     PlinthFree(h.base);
     return;
   }
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
-    EventStreamEntryStruct *entry = &eventSession.streams[i];
-    unsigned char header[EVENT_BLOCK_HEADER_LEN];
-    EventBlockHeaderStruct *bh = (EventBlockHeaderStruct *)header;
-    int res;
-    if (!entry->binary || entry->failed)
-      continue;
-    eventBlockHeader(header, EVENT_BLOCK_HEADER_LEN + h.size, source->number,
-                     EVENT_BLOCK_KIND_REGISTRY, 0, 0);
-    bh->kind = EVENT_BLOCK_KIND_REGISTRY;
-    bh->flags = (uint16_t)(bh->flags | EVENT_BLOCK_CHECKED);
-    bh->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
-    bh->check = EventCheck(EventCheck(0, header, sizeof header), h.base, h.size);
-    res = PlinthStreamWrite(entry->stream, header, sizeof header);
-    if (res == 0)
-      res = PlinthStreamWrite(entry->stream, h.base, h.size);
-    if (res != 0)
-      streamFailed(entry, res);
+  /* The block is the header's room, then the registry: one write, so
+   * that no other block lands inside it. */
+  {
+    HeaderBufStruct b;
+    memset(&b, 0, sizeof b);
+    for (size_t i = 0; i < EVENT_BLOCK_HEADER_LEN; ++i)
+      putLE(&b, 0, 1);
+    put(&b, h.base, h.size);
+    PlinthFree(h.base);
+    if (b.failed) {
+      PlinthFree(b.base);
+      eventSay("registry '", source->registry->name, "' joined, but memory ran out to write it ",
+               "into the log: its events there cannot be decoded", NULL);
+      return;
+    }
+    for (size_t i = 0; i < eventSession.streamCount; ++i) {
+      EventStreamEntryStruct *entry = &eventSession.streams[i];
+      EventBlockHeaderStruct *bh = (EventBlockHeaderStruct *)b.base;
+      int res;
+      if (!entry->binary || entry->failed)
+        continue;
+      eventBlockHeader(b.base, b.size, source->number, EVENT_BLOCK_KIND_REGISTRY, 0, 0);
+      bh->flags = (uint16_t)(bh->flags | EVENT_BLOCK_CHECKED);
+      bh->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
+      bh->check = EventBlockCheck(b.base, b.size);
+      res = PlinthStreamWrite(entry->stream, b.base, b.size);
+      if (res != 0)
+        streamFailed(entry, res);
+    }
+    PlinthFree(b.base);
   }
-  PlinthFree(h.base);
 }
 
 /* eventStreamWriteHeader, eventStreamWriteBlock -- a header, and a block

@@ -43,7 +43,7 @@ static EventSourceStruct legacySource = {
 };
 
 EventSlotStruct eventSlots[SLOT_LIMIT];
-unsigned eventSlotsEnd;
+_Atomic unsigned eventSlotsEnd;
 EventSourceStruct *eventSources[SOURCE_LIMIT];
 static unsigned numberNext = 1;     /* numbers are never used twice (.reg.many) */
 
@@ -146,7 +146,7 @@ static unsigned slotsClaim(unsigned count)
 
 static void refuse(EventSourceStruct *source, const char *why)
 {
-  source->state = 2;
+  __atomic_store_n(&source->state, 2, __ATOMIC_RELEASE);
   atomic_store(source->record, 0);    /* its emitters take the filtered path */
   eventSay("registry '", source->registry != NULL ? source->registry->name : "?",
            "' is not recorded: ", why, NULL);
@@ -159,7 +159,7 @@ static int join(EventSourceStruct *source)
   unsigned i, free = SOURCE_LIMIT, base;
   const EventRegistryStruct *reg = source->registry;
   if (source->state != 0)
-    return source->state == 1 ? 0 : 22;
+    return source->state == 1 ? 0 : 22;   /* (lock held: no other writer) */
   if (source->size != sizeof(EventSourceStruct) || reg == NULL) {
     refuse(source, "it was built against another telltale (its source is not this runtime's)");
     return 22;
@@ -196,8 +196,8 @@ static int join(EventSourceStruct *source)
     eventSlots[base + k].kind = k;
   }
   if (base + reg->kindCount > eventSlotsEnd)
-    eventSlotsEnd = base + reg->kindCount;
-  source->state = 1;
+    atomic_store(&eventSlotsEnd, base + reg->kindCount);
+  __atomic_store_n(&source->state, 1, __ATOMIC_RELEASE);   /* after its slots: .reg.many */
   eventSources[free] = source;
   eventEnvApply(source, controlOf(source));
   atomic_store(controlOf(source), atomic_load(controlOf(source)) & allKinds(source));
@@ -225,7 +225,7 @@ void eventSourcesJoin(void)
 int eventSourceReady(EventSourceStruct *source)
 {
   int res;
-  if (source->state == 1)
+  if (__atomic_load_n(&source->state, __ATOMIC_ACQUIRE) == 1)
     return 0;
   (void)EventInit();
   PlinthLockClaim();
@@ -245,7 +245,8 @@ int EventSourceRegister(EventSourceStruct *source)
  * happens, as threads still running may go on emitting (.sol.finish). */
 void EventSourceUnregister(EventSourceStruct *source)
 {
-  if (source == NULL || source->state != 1 || source->number == 0 || PlinthExiting())
+  if (source == NULL || __atomic_load_n(&source->state, __ATOMIC_ACQUIRE) != 1
+      || source->number == 0 || PlinthExiting())
     return;
   PlinthLockClaim();
   if (source->state == 1) {
@@ -258,7 +259,7 @@ void EventSourceUnregister(EventSourceStruct *source)
     eventLiveSlotsLeft(source->base, source->registry->kindCount);
     eventFilterForget(source);
     eventOutputApplied &= ~eventSlotsOf(source, (EventKindSet)-1);
-    source->state = 0;           /* a later load joins afresh, with a new number */
+    __atomic_store_n(&source->state, 0, __ATOMIC_RELEASE);   /* a later load joins afresh */
   }
   PlinthLockRelease();
 }
