@@ -294,6 +294,13 @@ int HeapStreamOpen(const char *path, HeapStreamStruct **streamReturn)
   if (hs->info.major < 2 || hs->info.headerLength > h.limit || hs->info.recoveredInto
       || hs->info.recoveredUnchecked)
     goto decline;
+  /* Blocks of several registries (or registry blocks) are decoded each
+   * by its own registry's codes: the whole reader does that
+   * (design/telemetry.txt .stream.header.registries). */
+  if (hs->info.major >= 3 && hs->info.minor >= EVENT_VERSION_REGISTRIES)
+    for (unsigned n = 1; n < 256; ++n)
+      if (hs->info.registryOf[n] != NULL)
+        goto decline;
   hs->info.blockCount = hs->info.eventCount = hs->info.compactBlocks = 0;
   hs->info.streamEnd = hs->info.streamExec = 0;
   hs->info.firstClock = hs->info.lastClock = 0;
