@@ -178,8 +178,7 @@ static void envEvents(EventSourceStruct *source, int sayIt)
     p += len;
     colon = strchr(name, ':');
     event = colon != NULL ? colon + 1 : name;
-    if (colon != NULL && (strncmp(reg->name, name, (size_t)(colon - name)) != 0
-                          || reg->name[colon - name] != '\0'))
+    if (colon != NULL && !eventRegistryNamed(source, name, (size_t)(colon - name)))
       continue;
     for (unsigned i = 0; i < reg->eventCount; ++i)
       if (strcmp(reg->events[i].name, event) == 0 && reg->events[i].code >= EVENT_CODE_RESERVED_LIMIT

@@ -85,8 +85,7 @@ const EventDescStruct *eventFind(const char *name, EventSourceStruct **sourceRet
     if (source == NULL)
       continue;
     reg = source->registry;
-    if (colon != NULL && (strncmp(reg->name, name, (size_t)(colon - name)) != 0
-                          || reg->name[colon - name] != '\0'))
+    if (colon != NULL && !eventRegistryNamed(source, name, (size_t)(colon - name)))
       continue;
     for (unsigned i = 0; i < reg->eventCount; ++i)
       if (strcmp(reg->events[i].name, event) == 0 && !reg->events[i].retired) {

@@ -103,6 +103,13 @@ const char *eventSlotName(unsigned slot)
 }
 
 
+/* eventRegistryNamed -- is a source's registry the name name[0 .. len)?
+ * ("alloc" of "alloc:Pool") */
+int eventRegistryNamed(const EventSourceStruct *source, const char *name, size_t len)
+{
+  return strncmp(source->registry->name, name, len) == 0 && source->registry->name[len] == '\0';
+}
+
 /* eventKindName -- a slot's kind as tools show it and the environment
  * takes it: "Pool", or "alloc:Pool" when the process has more than one
  * registry besides telltale's (.reg.many.names) */
@@ -500,8 +507,7 @@ int eventKindsKnown(const char *spec, char *err, size_t errSize)
         const char *end;
         if (s == NULL)
           continue;
-        if (colon != NULL && (strncmp(s->registry->name, name, (size_t)(colon - name)) != 0
-                              || s->registry->name[colon - name] != '\0'))
+        if (colon != NULL && !eventRegistryNamed(s, name, (size_t)(colon - name)))
           continue;
         if (kind[0] >= '0' && kind[0] <= '9')
           found = eventParseNumber(kind, &mask, &end) == 0 && *end == '\0'
@@ -695,7 +701,7 @@ int EventRecordByName(const char *name, int on, char *err, size_t errSize)
     if (source == NULL)
       continue;
     reg = source->registry;
-    if (colon != NULL && (strncmp(reg->name, name, regLen) != 0 || reg->name[regLen] != '\0'))
+    if (colon != NULL && !eventRegistryNamed(source, name, regLen))
       continue;
     for (unsigned i = 0; i < reg->eventCount; ++i) {
       const EventDescStruct *e = &reg->events[i];
