@@ -13,7 +13,8 @@ checks what every reader shows:
   return       the log of a program that returned: every event of every
                registry, each under its own registry's kind and name, with
                its fields (tag says whose it is), exactly as many as were
-               emitted, in jsonl, csv, SQLite, Chrome's JSON, text,
+               emitted, in jsonl, csv, SQLite, Chrome's JSON, CTF (read by
+               babeltrace2), text,
                --count and an archive of the log; --list names every
                registry's events; the traceback names both Work events
   kill         the same for a program killed by SIGKILL, its log
@@ -28,6 +29,10 @@ checks what every reader shows:
                before registries had sources (stream 3.0.5, from git), run
                with this libtelltale.so: its events, in its registry, all
                read back
+  same-name    a plugin whose registry is named alloc, as the shared
+               library's is: refused, said once on stderr, its events not
+               recorded; the program runs on and every other registry's
+               events are as before
   output-off   alloc turned its own kind Work's output off with the API:
                its Work events after that are not in the log, the
                program's Work events, of a kind of the same name, are
@@ -37,6 +42,7 @@ Each case prints "ok NAME" or "FAIL NAME: why"; the last line counts them.
 """
 
 import csv
+import re
 import io
 import json
 import os
@@ -66,7 +72,7 @@ def report(name, why):
         print("ok %s" % name)
 
 
-def expected(counts, cache=True):
+def expected(counts, cache=True, plugin=True):
     """(registry, event) -> the set of (thread, seq) emitted and output"""
     t, n, p, after = counts["threads"], counts["events"], counts["plugin_threads"], counts["after"]
     want = {}
@@ -76,7 +82,8 @@ def expected(counts, cache=True):
     want[("alloc", "AllocBlock")] = set(pairs)
     want[("alloc", "Work")] = set(pairs)   # its after-quiet ones are output off
     want[("cache", "CacheHit")] = set(pairs) if cache else set()
-    want[("plugin", "PluginCall")] = {(10 + s, q) for s in range(p) for q in range(n)}
+    want[("plugin", "PluginCall")] = ({(10 + s, q) for s in range(p) for q in range(n)}
+                                      if plugin else set())
     return want
 
 
@@ -220,6 +227,32 @@ def checkLog(build, tmp, name, log, want):
     report(name + "/count", None if all(ccounts.get(e) == n for e, n in byEvent.items())
            else "--count %s, jsonl %s" % (ccounts, byEvent))
 
+    # CTF, as babeltrace2 reads it: each event class by the name the log
+    # shows, with its fields (CTF has no kind: whose it is by the name)
+    ctf = os.path.join(tmp, name + ".ctf")
+    r = cnv(build, "--format", "ctf", "-o", ctf, log)
+    byName = {}
+    for kind, event, _ in rows:
+        byName[event] = kind
+    try:
+        bt = subprocess.run(["babeltrace2", ctf], capture_output=True, text=True, timeout=300)
+        brows = []
+        for line in bt.stdout.splitlines():
+            m = re.match(r"\[[^]]*\] \([^)]*\) [^ ]+ ([^ ]+): \{[^}]*\}, \{ (.*) \}$", line)
+            if m is None or m.group(1) not in byName:
+                continue
+            f = {}
+            for k, v in re.findall(r'(\w+) = ("(?:[^"\\]|\\.)*"|[^,]+)', m.group(2)):
+                f[k] = v[1:-1] if v.startswith('"') else (float(v) if "." in v or "e" in v
+                                                          else int(v, 0))
+            if "self" in f:
+                f["self"] = hex(f["self"])
+            brows.append((byName[m.group(1)], m.group(1), f))
+        why = None if bt.returncode == 0 else "babeltrace2: exit %d: %s" % (bt.returncode, bt.stderr[-300:])
+        report(name + "/ctf", why or compare(brows, want))
+    except FileNotFoundError:
+        report(name + "/ctf", "babeltrace2 is not installed (.ci/install installs it)")
+
     # an archive of the log reads as the log
     archive = os.path.join(tmp, name + ".tt")
     r = cnv(build, "--format", "telltale", "--zstd", "-o", archive, log)
@@ -264,14 +297,35 @@ def oldCase(build, tmp, top):
     return None
 
 
-def run(build, tmp, name, mode, env=None):
+def sameName(build, tmp, top):
+    """A plugin.so whose registry is named alloc; its path, or None"""
+    d = os.path.join(tmp, "same")
+    os.makedirs(os.path.join(d, "out"))
+    with open(os.path.join(top, "tests/registries/plugin_eventdef.h")) as f:
+        text = f.read().replace('#define EVENT_REGISTRY_NAME "plugin"', '#define EVENT_REGISTRY_NAME "alloc"')
+    with open(os.path.join(d, "plugin_eventdef.h"), "w") as f:
+        f.write(text)
+    so = os.path.join(d, "plugin.so")
+    for step in ([sys.executable, os.path.join(top, "gen"), "--core", os.path.join(top, "eventdef.h"),
+                  "--out", os.path.join(d, "out"), os.path.join(d, "plugin_eventdef.h")],
+                 ["gcc", "-std=c11", "-O2", "-fPIC", "-shared", "-I", os.path.join(build, "include"),
+                  "-I", os.path.join(d, "out"), "-I", os.path.join(top, "tests/registries"), "-o", so,
+                  os.path.join(top, "tests/registries/plugin.c"), os.path.join(d, "out", "eventgen.c"),
+                  "-L", build, "-l:libtelltale.so", "-Wl,-rpath," + build, "-lpthread"]):
+        r = subprocess.run(step, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            return None, "%s: %s" % (os.path.basename(step[0]), r.stderr[:300])
+    return so, None
+
+
+def run(build, tmp, name, mode, env=None, plugin=None):
     d = os.path.join(tmp, name)
     os.makedirs(d)
     e = dict(os.environ)
     e.update({"TELLTALE_FILE": "r.log"})
     e.update(env or {})
     p = subprocess.run([os.path.join(build, "tests", "registries", "app"), "counts",
-                        os.path.join(build, "tests", "registries", "plugin.so"), mode],
+                        plugin or os.path.join(build, "tests", "registries", "plugin.so"), mode],
                        cwd=d, env=e, capture_output=True, text=True, timeout=120)
     with open(os.path.join(d, "counts")) as f:
         counts = json.load(f)
@@ -335,6 +389,16 @@ def main():
         report("gdb", why)
 
         report("old", oldCase(build, tmp, top))
+
+        so, why = sameName(build, tmp, top)
+        if so is not None:
+            p, d, counts = run(build, tmp, "samename", "return", plugin=so)
+            said = p.stderr.count("telltale: registry 'alloc' is not recorded: another registry "
+                                  "in this process has its name")
+            why = ("exit %d, said %d times: %s" % (p.returncode, said, p.stderr[:300])
+                   if p.returncode != 0 or said != 1 else
+                   compare(jsonlRows(build, os.path.join(d, "r.log")), expected(counts, plugin=False)))
+        report("same-name", why)
 
         p, d, counts = run(build, tmp, "kill", "kill")
         report("kill/run", None if p.returncode == -9 and os.path.exists(os.path.join(d, "r.log.live"))

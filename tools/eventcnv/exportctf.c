@@ -58,6 +58,7 @@ typedef struct CtfStruct {
   int dir;                      /* the output directory */
   int failed;
   unsigned char size[32];       /* by letter & 31: a P, A, W, U or D field's bytes */
+  int byIndex;                  /* event class ids are indexes (CtfId) */
 } CtfStruct;
 
 static CtfStruct ctf;
@@ -99,6 +100,24 @@ static int WriteAll(int fd, const unsigned char *p, size_t n)
 }
 
 /* Metadata -- the TSDL.  design/telemetry.txt .export.ctf */
+/* CtfId -- an event class's id: its code, or where a registry's code
+ * has its number above it (several registries, .stream.header.registries),
+ * too wide for the header's 16 bits, its index in the registry; then no
+ * block is copied whole, as its events carry their own codes.
+ * design/telemetry.txt .export.ctf.header */
+static int ByIndex(const EventRegistryStruct *registry)
+{
+  for (unsigned i = 0; i < registry->eventCount; ++i)
+    if (registry->events[i].code > 0xFFFF)
+      return 1;
+  return 0;
+}
+
+static unsigned CtfId(const EventRegistryStruct *registry, const EventDescStruct *desc)
+{
+  return ByIndex(registry) ? (unsigned)(desc - registry->events) : desc->code;
+}
+
 static int Metadata(ExportStruct *ex, CtfStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
@@ -147,7 +166,7 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
     ExportPutString(&m, "\nevent {\n  name = ");
     ExportPutJsonString(&m, desc->name, strlen(desc->name));
     ExportPutString(&m, ";\n  id = ");
-    ExportPutUnsigned(&m, desc->code);
+    ExportPutUnsigned(&m, CtfId(registry, desc));
     ExportPutString(&m, ";\n  stream_id = 0;\n  fields := struct {");
     for (unsigned p = 0; p < desc->paramCount; ++p) {
       char letter = desc->format[p];
@@ -261,6 +280,7 @@ static int CtfBegin(ExportStruct *ex)
   state->size['W' & 31] = (unsigned char)ex->info->layout.wordSize;
   state->size['U' & 31] = 4;
   state->size['D' & 31] = 8;
+  state->byIndex = ByIndex(ex->registry);
   ex->state = state;
   /* A new or empty directory: a trace is all the files in it. */
   if (mkdir(ex->outPath, 0777) != 0 && errno != EEXIST)
@@ -304,7 +324,7 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   }
   stream->end = ts;
   p = stream->packet + stream->used;
-  Le(p, desc->code, 2);
+  Le(p, state->byIndex ? (uint64_t)(desc - ex->registry->events) : desc->code, 2);
   Le(p + 2, ts, 2);
   Le(p + 4, ts, 8);
   p += EVENT_HEADER_LEN;
@@ -381,7 +401,8 @@ static int Whole(ExportStruct *ex)
 #endif
   if (info->layout.bigEndian || info->doubleFormat != 1 || info->stopped || info->badBlocks > 0
       || info->skippedBytes > 0 || info->missingBlocks > 0 || info->duplicateBlocks > 0
-      || info->misorderedBlocks > 0 || EventStreamProblemCount(ex->stream) > 0)
+      || info->misorderedBlocks > 0 || EventStreamProblemCount(ex->stream) > 0
+      || ByIndex(ex->registry))
     return 0;
   count = EventStreamBlockCount(ex->stream);
   for (size_t i = 0; i < count; ++i) {
