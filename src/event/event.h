@@ -91,6 +91,7 @@ typedef struct EventSourceStruct {
   unsigned number;                      /* the registry's number in the streams (.reg.many) */
   unsigned base;                        /* its kinds' first slot in the runtime's buffers */
   int state;                            /* 0 not joined (or left), 1 joined, 2 refused */
+  int unloadable;                       /* its object came with dlopen: dlclose may unload it */
   struct EventSourceStruct *next;
 } EventSourceStruct;
 

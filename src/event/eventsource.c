@@ -197,6 +197,13 @@ static int join(EventSourceStruct *source)
     return 28; /* ENOSPC */
   }
   source->number = source == &EVENT_SOURCE ? 0 : numberNext++;
+  /* Only a registry that dlopen brought leaves, at dlclose, not at
+   * exit: objects loaded at start-up are never unloaded, and at exit
+   * threads still running may emit into its buffers (.sol.finish). */
+  source->unloadable = source != &EVENT_SOURCE && source != &legacySource
+                       && PlinthLoadedByDlopenAt(source);
+  if (source->unloadable)
+    PlinthExitMark();
   source->base = base;
   for (unsigned k = 0; k < reg->kindCount; ++k) {
     eventSlots[base + k].source = source;
@@ -248,12 +255,13 @@ int EventSourceRegister(EventSourceStruct *source)
   return eventSourceReady(source);
 }
 
-/* EventSourceUnregister -- at dlclose; at the process's exit nothing
+/* EventSourceUnregister -- at dlclose of an object dlopen brought; at
+ * the process's exit, or for an object loaded at start-up, nothing
  * happens, as threads still running may go on emitting (.sol.finish). */
 void EventSourceUnregister(EventSourceStruct *source)
 {
   if (source == NULL || __atomic_load_n(&source->state, __ATOMIC_ACQUIRE) != 1
-      || source->number == 0 || PlinthExiting())
+      || !source->unloadable || PlinthExiting())
     return;
   PlinthLockClaim();
   if (source->state == 1) {

@@ -573,6 +573,18 @@ int PlinthAtExit(void (*fn)(void))
   return atexit(fn) == 0 ? 0 : ENOMEM;
 }
 
+/* PlinthExitMark -- the exit handler that tells exit from unloading,
+ * made again now, after the program has started: one made by a shared
+ * library's constructor at start-up runs after the dynamic linker's,
+ * which runs libraries' destructors, and so cannot tell them apart
+ * there; one made later, by a library that dlopen loads, runs before. */
+void PlinthExitMark(void)
+{
+  static _Atomic int marked;
+  if (exitSeen != NULL && !atomic_exchange(&marked, 1))
+    (void)__cxa_atexit((void (*)(void *))(void (*)(void))sem_post, exitSeen, NULL);
+}
+
 /* PlinthExiting -- is the process exiting (rather than this library
  * being unloaded)?  1 when it cannot be told. */
 int PlinthExiting(void)
@@ -587,12 +599,19 @@ int PlinthExiting(void)
  * the stack.  Only then may it be unloaded.  .sol.unload */
 int PlinthLoadedByDlopen(void)
 {
+  return PlinthLoadedByDlopenAt((const void *)PlinthLoadedByDlopen);
+}
+
+/* PlinthLoadedByDlopenAt -- the same for the object that holds address,
+ * from that object's constructor (a registry's eventgen.c, .reg.many) */
+int PlinthLoadedByDlopenAt(const void *address)
+{
 #ifdef __GLIBC__
   Dl_info info;
   struct link_map *map = NULL, *m;
   void *frames[64];
   int n, afterLibc = 0;
-  if (dladdr1((void *)PlinthLoadedByDlopen, &info, (void **)&map, RTLD_DL_LINKMAP) == 0 ||
+  if (dladdr1(address, &info, (void **)&map, RTLD_DL_LINKMAP) == 0 ||
       map == NULL)
     return 0;
   for (m = map->l_prev; m != NULL && !afterLibc; m = m->l_prev)

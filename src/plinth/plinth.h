@@ -255,6 +255,8 @@ extern int PlinthProgramName(char *buf, size_t size);
 extern int PlinthAtExit(void (*fn)(void));
 extern int PlinthExiting(void);
 extern int PlinthLoadedByDlopen(void);
+extern int PlinthLoadedByDlopenAt(const void *address);
+extern void PlinthExitMark(void);
 extern void PlinthThreadOnExitStop(void);
 /* PlinthSignalsUnload -- the fatal handlers removed, and the program's
  * handlers given back their own dispositions, unwrapped: the code is

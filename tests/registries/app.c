@@ -13,7 +13,8 @@
  * dump.txt.  COUNTS gets what was emitted, per registry and event, as
  * JSON, for tests/registries/check.py; MODE return ends by returning
  * from main, kill by SIGKILL (the log is then recovered from its live
- * file).
+ * file), exit by exit(7) from worker 0 half way, while the others emit
+ * into every registry.
  */
 
 #include <dlfcn.h>
@@ -35,6 +36,7 @@
 #define AFTER 500               /* Work after alloc's is off */
 
 static PluginCallFunction *plugin;
+static int exitHalfWay;
 
 static void *worker(void *arg)
 {
@@ -47,6 +49,8 @@ static void *worker(void *arg)
     cacheHit(slot, seq);
     EVENT_UUW(Work, 1, slot, seq);
     allocWork(slot, seq);
+    if (exitHalfWay && slot == 0 && seq == EVENTS / 2)
+      exit(7);
   }
   return NULL;
 }
@@ -75,10 +79,11 @@ int main(int argc, char **argv)
   FILE *counts;
   int fd;
   if (argc != 4) {
-    fprintf(stderr, "usage: app COUNTS PLUGIN return|kill\n");
+    fprintf(stderr, "usage: app COUNTS PLUGIN return|kill|exit\n");
     return 2;
   }
   EventThreadNameSet("main");
+  exitHalfWay = strcmp(argv[3], "exit") == 0;
   run(worker, 0, THREADS);
   handle = dlopen(argv[2], RTLD_NOW);
   if (handle == NULL || (plugin = (PluginCallFunction *)dlsym(handle, PLUGIN_CALL)) == NULL) {

@@ -19,6 +19,9 @@ checks what every reader shows:
                registry's events; the traceback names both Work events
   kill         the same for a program killed by SIGKILL, its log
                recovered from its live file
+  exit         exit() from one thread while the others emit into every
+               registry, 8 times: exit status 7, and a log eventcnv reads
+               whole, every registry's events in it
   record-off   TELLTALE_RECORD=all,-cache:Lookup: no cache event, and
                every other registry's as before
   gdb          the gdb extension, on the program stopped before alloc's
@@ -404,6 +407,22 @@ def main():
         report("kill/run", None if p.returncode == -9 and os.path.exists(os.path.join(d, "r.log.live"))
                else "exit %d, live file %s" % (p.returncode, os.path.exists(os.path.join(d, "r.log.live"))))
         checkLog(build, tmp, "kill", os.path.join(d, "r.log"), expected(counts))
+
+        why = None
+        for i in range(8):
+            d = os.path.join(tmp, "exit%d" % i)
+            os.makedirs(d)
+            p = subprocess.run([os.path.join(build, "tests", "registries", "app"), "counts",
+                                os.path.join(build, "tests", "registries", "plugin.so"), "exit"],
+                               cwd=d, env=dict(os.environ, TELLTALE_FILE="r.log"),
+                               capture_output=True, text=True, timeout=120)
+            r = cnv(build, "--count", os.path.join(d, "r.log"))
+            shown = {l.split()[1] for l in r.stdout.splitlines() if len(l.split()) == 2}
+            if p.returncode != 7 or r.returncode != 0 or r.stderr or not {"AppJob", "AllocBlock", "CacheHit"} <= shown:
+                why = "run %d: exit %d (%s); eventcnv exit %d: %s" % (
+                    i, p.returncode, p.stderr[:200], r.returncode, r.stderr[:300])
+                break
+        report("exit", why)
 
         p, d, counts = run(build, tmp, "recordoff", "return", {"TELLTALE_RECORD": "all,-cache:Lookup"})
         report("record-off/run", None if p.returncode == 0 and p.stderr == "" else

@@ -390,16 +390,41 @@ static int MatchEvent(const EventRegistryStruct *registry, const char *name, Fil
   return found;
 }
 
+/* FilterEvents -- a filter's table of events, n bytes, zeroed; kept
+ * until exit, as filters are made for each log and each follow */
+static unsigned char **filterTables;
+static size_t filterTableCount;
+
+static void FilterTablesFree(void)
+{
+  for (size_t i = 0; i < filterTableCount; ++i)
+    free(filterTables[i]);
+  free(filterTables);
+}
+
+static unsigned char *FilterEvents(size_t n)
+{
+  unsigned char **more = realloc(filterTables, (filterTableCount + 1) * sizeof *more);
+  if (more == NULL)
+    return NULL;
+  if (filterTableCount == 0)
+    atexit(FilterTablesFree);
+  filterTables = more;
+  return filterTables[filterTableCount++] = calloc(n, 1);
+}
+
 static void FilterInit(FilterStruct *filter, const OptionsStruct *opt, const EventRegistryStruct *registry)
 {
   char name[256];
   const char *bad;
   memset(filter, 0, sizeof *filter);
   filter->registry = registry;
-  filter->events = calloc(registry->eventCount + 1, 1);
-  if (filter->events == NULL) {
-    fprintf(stderr, "%s: out of memory\n", programName);
-    exit(EXIT_FAILURE);
+  if (opt->events != NULL) {
+    filter->events = FilterEvents(registry->eventCount + 1);
+    if (filter->events == NULL) {
+      fprintf(stderr, "%s: out of memory\n", programName);
+      exit(EXIT_FAILURE);
+    }
   }
   if (opt->kinds != NULL) {
     filter->byKind = 1;
