@@ -263,7 +263,7 @@ static int envEventsKnown(const char *value, char *err, size_t errSize)
   while (*p != '\0') {
     char name[2 * EVENT_NAME_MAX + 4];
     size_t len = 0;
-    EventSourceStruct *source;
+    int found;
     while (*p == ' ' || *p == ',' || *p == '-' || *p == '+')
       ++p;
     while (p[len] != '\0' && p[len] != ',' && p[len] != ' ')
@@ -274,10 +274,19 @@ static int envEventsKnown(const char *value, char *err, size_t errSize)
       memcpy(name, p, len);
       name[len] = '\0';
     }
-    if (len >= sizeof name || eventFind(name, &source, NULL, 0) == NULL) {
+    if (len < sizeof name && strchr(name, ':') != NULL
+        && !eventRegistryPresent(name, (size_t)(strchr(name, ':') - name))) {
+      p += len;                 /* a registry that may join later: .reg.many.names */
+      continue;
+    }
+    found = 0;
+    for (unsigned i = 0; i < SOURCE_LIMIT && len < sizeof name && !found; ++i)
+      found = eventSources[i] != NULL && eventFindIn(eventSources[i], name) != NULL;
+    if (!found) {
       eventCopyString(err, errSize, "unknown event '");
       eventAppend(err, errSize, len < sizeof name ? name : "?");
-      eventAppend(err, errSize, "'; eventcnv --list shows a log's events");
+      eventAppend(err, errSize, "'; eventcnv --list shows a log's events (a registry that joins "
+                                "later is named as REGISTRY:Name)");
       return 0;
     }
     p += len;

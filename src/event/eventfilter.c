@@ -106,6 +106,20 @@ const EventDescStruct *eventFind(const char *name, EventSourceStruct **sourceRet
   return found;
 }
 
+/* eventFindIn -- an event of a source's registry by name ("Name" or
+ * "REGISTRY:Name"), live, or NULL */
+const EventDescStruct *eventFindIn(const EventSourceStruct *source, const char *name)
+{
+  const char *colon = strchr(name, ':'), *event = colon != NULL ? colon + 1 : name;
+  const EventRegistryStruct *reg = source->registry;
+  if (colon != NULL && !eventRegistryNamed(source, name, (size_t)(colon - name)))
+    return NULL;
+  for (unsigned i = 0; i < reg->eventCount; ++i)
+    if (strcmp(reg->events[i].name, event) == 0 && !reg->events[i].retired)
+      return &reg->events[i];
+  return NULL;
+}
+
 /* eventFilterForget -- a registry leaves: its filters go.  Lock held. */
 void eventFilterForget(EventSourceStruct *source)
 {
@@ -126,7 +140,8 @@ void eventFilterForget(EventSourceStruct *source)
 }
 
 /* parse -- "Name field OP value" into *f; 0 or EINVAL with err */
-static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
+static int parse(const char *spec, EventSourceStruct *only, FilterStruct *f, char *err,
+                 size_t errSize)
 {
   char name[FILTER_TEXT_MAX + 1], field[FILTER_TEXT_MAX + 1], *end;
   const EventDescStruct *desc = NULL;
@@ -171,7 +186,9 @@ static int parse(const char *spec, FilterStruct *f, char *err, size_t errSize)
   n = strlen(value);
   while (n > 0 && value[n - 1] == ' ')   /* "size>=4096 " as "size>=4096" */
     --n;
-  desc = eventFind(name, &f->source, err, errSize);
+  desc = only != NULL ? eventFindIn(only, name) : eventFind(name, &f->source, err, errSize);
+  if (only != NULL)
+    f->source = only;
   if (desc == NULL)
     return EINVAL;
   if (desc->code < EVENT_CODE_RESERVED_LIMIT) {
@@ -376,12 +393,13 @@ static void publish(FilterTableStruct *t)
   }
 }
 
-/* filterAdd -- EventFilterAdd with the lock held */
-static int filterAdd(const char *spec, char *err, size_t errSize)
+/* filterAdd -- EventFilterAdd with the lock held, of only's event if
+ * only is not NULL */
+static int filterAdd(const char *spec, EventSourceStruct *only, char *err, size_t errSize)
 {
   FilterStruct f;
   FilterTableStruct *t, *now;
-  int res = parse(spec, &f, err, errSize);
+  int res = parse(spec, only, &f, err, errSize);
   if (res != 0)
     return res;
   if ((t = PlinthPagesAlloc(sizeof *t)) == NULL)
@@ -409,37 +427,74 @@ int EventFilterAdd(const char *spec, char *err, size_t errSize)
     return EINVAL;
   (void)EventInit();
   PlinthLockClaim();
-  res = filterAdd(spec, err, errSize);
+  res = filterAdd(spec, NULL, err, errSize);
   PlinthLockRelease();
   return res;
 }
 
 /* eventFilterEnv -- TELLTALE_FILTER: filters separated by ';', each
- * added once a registry with its event has joined; with final (the
- * session starts), one that none has yet is said.  Lock held.
- * design/telemetry.txt .sol.filter, .reg.many */
+ * added for every registry in the process that has its event (a plain
+ * name), or for the one it names (REGISTRY:Name), as registries join;
+ * with final (the session starts), a plain name no registry has yet is
+ * said.  A registry named that has not joined may join later.  Lock
+ * held.  design/telemetry.txt .sol.filter, .reg.many.names */
+#define ENV_FILTER_LIMIT 32
 void eventFilterEnv(int final)
 {
-  static uint32_t done;         /* a bit per filter added, or said */
+  static uint32_t said;         /* a bit per filter said to be wrong */
+  static unsigned char applied[ENV_FILTER_LIMIT][256 / 8];  /* by registry number */
   const char *value = PlinthGetEnv("TELLTALE_FILTER"), *p = value;
-  for (unsigned i = 0; p != NULL && *p != '\0'; ++i) {
-    char spec[256], err[256];
-    size_t n = strcspn(p, ";");
-    if (i < 32 && (done & (UINT32_C(1) << i)) == 0 && n > 0) {
-      int res = EINVAL;
+  for (unsigned i = 0; p != NULL && *p != '\0' && i < ENV_FILTER_LIMIT; ++i) {
+    char spec[256], err[256], name[FILTER_TEXT_MAX + 1];
+    size_t n = strcspn(p, ";"), len;
+    const char *colon;
+    int any = 0;
+    if (n == 0 || (said & (UINT32_C(1) << i)) != 0)
+      goto next;
+    if (n >= sizeof spec) {
+      said |= UINT32_C(1) << i;
+      eventSay("TELLTALE_FILTER: a filter is at most 127 characters; using the others", NULL);
+      goto next;
+    }
+    memcpy(spec, p, n);
+    spec[n] = '\0';
+    for (len = 0; spec[len] == ' '; ++len)
+      ;
+    {
+      const char *start = spec + len;
+      len = strcspn(start, " ");
+      if (len >= sizeof name)
+        len = sizeof name - 1;
+      memcpy(name, start, len);
+      name[len] = '\0';
+    }
+    colon = strchr(name, ':');
+    for (unsigned s = 0; s < SOURCE_LIMIT; ++s) {
+      EventSourceStruct *source = eventSources[s];
+      unsigned number;
+      if (source == NULL)
+        continue;
+      number = source->number;
+      if (colon != NULL ? !eventRegistryNamed(source, name, (size_t)(colon - name))
+                        : eventFindIn(source, name) == NULL)
+        continue;
+      any = 1;
+      if (applied[i][number / 8] & (1u << (number % 8)))
+        continue;
+      applied[i][number / 8] = (unsigned char)(applied[i][number / 8] | (1u << (number % 8)));
       err[0] = '\0';
-      if (n < sizeof spec) {
-        memcpy(spec, p, n);
-        spec[n] = '\0';
-        res = filterAdd(spec, err, sizeof err);
-      } else
-        eventCopyString(err, sizeof err, "a filter is at most 127 characters");
-      if (res == 0 || final || strncmp(err, "unknown event", 13) != 0) {
-        done |= UINT32_C(1) << i;
-        if (res != 0)
-          eventSay("TELLTALE_FILTER: ", err, "; using the others", NULL);
+      if (filterAdd(spec, source, err, sizeof err) != 0) {
+        said |= UINT32_C(1) << i;
+        eventSay("TELLTALE_FILTER: ", err, "; using the others", NULL);
+        break;
       }
     }
+    if (final && !any && colon == NULL && (said & (UINT32_C(1) << i)) == 0) {
+      said |= UINT32_C(1) << i;
+      eventSay("TELLTALE_FILTER: no registry in this process has an event '", name,
+               "' (one that joins later is named as REGISTRY:", name, "); using the others", NULL);
+    }
+  next:
     p += n;
     if (*p == ';')
       ++p;

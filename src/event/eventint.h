@@ -83,6 +83,7 @@ extern unsigned eventSlotWire(unsigned slot);
 extern const char *eventSlotName(unsigned slot);
 extern void eventKindName(char *buf, size_t size, unsigned slot);
 extern int eventRegistryNamed(const EventSourceStruct *source, const char *name, size_t len);
+extern int eventRegistryPresent(const char *name, size_t len);
 extern int eventParseNumber(const char *p, uint64_t *valueReturn, const char **endReturn);
 extern int eventKindSpec(const EventSourceStruct *source, const char *spec, int strict,
                          EventKindSet *kindsReturn, char *err, size_t errSize);
@@ -343,6 +344,7 @@ extern void eventFilterSay(char *buf, size_t size);
 extern const EventDescStruct *eventFind(const char *name, EventSourceStruct **sourceReturn,
                                         char *err, size_t errSize);
 extern void eventFilterForget(EventSourceStruct *source);
+extern const EventDescStruct *eventFindIn(const EventSourceStruct *source, const char *name);
 extern void eventFilterEnv(int final);
 
 

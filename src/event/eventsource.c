@@ -110,6 +110,16 @@ int eventRegistryNamed(const EventSourceStruct *source, const char *name, size_t
   return strncmp(source->registry->name, name, len) == 0 && source->registry->name[len] == '\0';
 }
 
+/* eventRegistryPresent -- is a registry of the name name[0 .. len) in
+ * the process?  Lock held. */
+int eventRegistryPresent(const char *name, size_t len)
+{
+  for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
+    if (eventSources[i] != NULL && eventRegistryNamed(eventSources[i], name, len))
+      return 1;
+  return 0;
+}
+
 /* eventKindName -- a slot's kind as tools show it and the environment
  * takes it: "Pool", or "alloc:Pool" when the process has more than one
  * registry besides telltale's (.reg.many.names) */
@@ -524,14 +534,19 @@ int eventKindsKnown(const char *spec, char *err, size_t errSize)
           found = strcmp(kind, "all") == 0 || strcmp(kind, "none") == 0 || kindFind(s, kind) >= 0;
       }
     }
+    if (!found && len < sizeof name && strchr(name, ':') != NULL
+        && !eventRegistryPresent(name, (size_t)(strchr(name, ':') - name)))
+      found = 1;                /* a registry that may join later: .reg.many.names */
     if (!found) {
       name[len < sizeof name ? len : 0] = '\0';
       if (name[0] >= '0' && name[0] <= '9')
         say(err, errSize, "'", name, "' has bits for kinds no registry in this process has");
       else
         say(err, errSize, "unknown kind '", name, "'");
-      if (err != NULL)
+      if (err != NULL) {
         kindsList(err, errSize);
+        eventAppend(err, errSize, " (a registry that joins later is named as REGISTRY:Kind)");
+      }
       return 0;
     }
     p += len;

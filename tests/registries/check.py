@@ -36,6 +36,10 @@ checks what every reader shows:
                library's is: refused, said once on stderr, its events not
                recorded; the program runs on and every other registry's
                events are as before
+  later        TELLTALE_CONTROL=all,-plugin:Plug names a registry that joins
+               after the session began: none of its events, no warning
+  filter-plain TELLTALE_FILTER="Work seq<10": a plain name reaches every
+               registry's Work (alloc's and app's), no other event
   output-off   alloc turned its own kind Work's output off with the API:
                its Work events after that are not in the log, the
                program's Work events, of a kind of the same name, are
@@ -156,7 +160,8 @@ def jsonlRows(build, log):
     rows = []
     for line in r.stdout.splitlines():
         e = json.loads(line)
-        if e["kind"] != "Telltale":
+        # EventsFiltered ends a filtered block, under the block's kind
+        if e["kind"] != "Telltale" and e["event"] != "EventsFiltered":
             rows.append((e["kind"], e["event"], e["fields"]))
     return rows
 
@@ -423,6 +428,17 @@ def main():
                     i, p.returncode, p.stderr[:200], r.returncode, r.stderr[:300])
                 break
         report("exit", why)
+
+        p, d, counts = run(build, tmp, "later", "return", {"TELLTALE_CONTROL": "all,-plugin:Plug"})
+        report("later", "stderr: %s" % p.stderr[:300] if p.stderr or p.returncode != 0 else
+               compare(jsonlRows(build, os.path.join(d, "r.log")), expected(counts, plugin=False)))
+
+        p, d, counts = run(build, tmp, "filterplain", "return", {"TELLTALE_FILTER": "Work seq<10"})
+        want = expected(counts)
+        for k in (("app", "Work"), ("alloc", "Work")):
+            want[k] = {(t, q) for t, q in want[k] if q < 10}
+        report("filter-plain", "stderr: %s" % p.stderr[:300] if p.stderr or p.returncode != 0 else
+               compare(jsonlRows(build, os.path.join(d, "r.log")), want))
 
         p, d, counts = run(build, tmp, "recordoff", "return", {"TELLTALE_RECORD": "all,-cache:Lookup"})
         report("record-off/run", None if p.returncode == 0 and p.stderr == "" else
