@@ -600,7 +600,7 @@ static int mergeBuild(EventStreamStruct *stream, char *msg, size_t msgSize)
   const RegStruct *first = &stream->regs[0];
   for (unsigned i = 0; i < stream->regCount; ++i) {
     const RegStruct *r = &stream->regs[i];
-    size_t q = strlen(r->reg.name) + 2;
+    size_t q = strlen(r->reg.name) + 2 + 4;   /* and "#NNN": shownName */
     kinds += r->reg.kindCount;
     events += r->reg.eventCount;
     spans += r->reg.spanCount;
@@ -658,7 +658,17 @@ static int mergeBuild(EventStreamStruct *stream, char *msg, size_t msgSize)
   for (unsigned i = 0; i < stream->regCount; ++i) {
     RegStruct *r = &stream->regs[i];
     const EventRegistryStruct *reg = &r->reg;
-    unsigned mine = n;
+    unsigned mine = n, again = 1;
+    /* shown -- the registry's name in qualified names: "plug#2" for
+     * the second registry of its name (a library loaded again) */
+    const char *shown = reg->name;
+    for (unsigned e = 0; e < i; ++e)
+      again += strcmp(stream->regs[e].reg.name, reg->name) == 0;
+    if (again > 1) {
+      char *q = names + nameAt;
+      nameAt += (size_t)snprintf(q, nameSize - nameAt, "%s#%u", reg->name, again) + 1;
+      shown = q;
+    }
     for (unsigned j = 0; j < reg->kindCount; ++j) {
       const char *name = reg->kinds[j].name;
       int shared = -1;
@@ -671,8 +681,8 @@ static int mergeBuild(EventStreamStruct *stream, char *msg, size_t msgSize)
         continue;
       }
       mk[k] = reg->kinds[j];
-      if (i > 0 && (clients > 1 || kindTaken(mk, k, name)))   /* .reg.many.names */
-        mk[k].name = qualify(names, &nameAt, reg->name, name);
+      if (i > 0 && (clients > 1 || kindTaken(mk, k, name) || again > 1))   /* .reg.many.names */
+        mk[k].name = qualify(names, &nameAt, shown, name);
       r->kindMap[j] = k++;
     }
     for (unsigned j = 0; j < reg->eventCount; ++j) {
@@ -694,7 +704,7 @@ static int mergeBuild(EventStreamStruct *stream, char *msg, size_t msgSize)
       used[code / 8] = (unsigned char)(used[code / 8] | (1u << (code % 8)));
       m->desc.kind = r->kindMap[e->kind];
       if (eventTaken(me, mine, e->name))
-        m->desc.name = qualify(names, &nameAt, reg->name, e->name);
+        m->desc.name = qualify(names, &nameAt, shown, e->name);
     }
     for (unsigned j = 0; j < reg->spanCount; ++j, ++sp) {
       ms[sp] = reg->spans[j];

@@ -6,7 +6,8 @@
  *
  * The program (registry app), a shared library (alloc), a static one
  * (cache) and a plugin opened with dlopen after events began and closed
- * with dlclose (plugin): four registries generated each on its own,
+ * with dlclose, then loaded and closed again (plugin): four registries
+ * generated each on its own,
  * whose codes clash, emitting from several threads into one log.  Then
  * alloc turns its kind Work's output off, and both app and alloc emit
  * Work again: only app's may be in the log.  The traceback goes to
@@ -34,6 +35,7 @@
 #define EVENTS 2000             /* per thread, of each event */
 #define PLUGIN_THREADS 2
 #define AFTER 500               /* Work after alloc's is off */
+#define AGAIN 100               /* plugin calls when it is loaded again */
 
 static PluginCallFunction *plugin;
 static int exitHalfWay;
@@ -93,6 +95,16 @@ int main(int argc, char **argv)
   run(pluginWorker, 10, PLUGIN_THREADS);
   if (dlclose(handle) != 0)
     return 3;
+  /* Loaded again: a registry of the same name, a new number. */
+  handle = dlopen(argv[2], RTLD_NOW);
+  if (handle == NULL || (plugin = (PluginCallFunction *)dlsym(handle, PLUGIN_CALL)) == NULL) {
+    fprintf(stderr, "app: %s\n", dlerror());
+    return 3;
+  }
+  for (unsigned long seq = 0; seq < AGAIN; ++seq)
+    plugin(12, seq);
+  if (dlclose(handle) != 0)
+    return 3;
   allocQuiet();
   for (unsigned long seq = 0; seq < AFTER; ++seq) {
     EVENT_UUW(Work, 1, 9, seq);
@@ -106,8 +118,8 @@ int main(int argc, char **argv)
   counts = fopen(argv[1], "w");
   if (counts == NULL)
     return 3;
-  fprintf(counts, "{\"threads\": %u, \"events\": %u, \"plugin_threads\": %u, \"after\": %u}\n",
-          THREADS, EVENTS, PLUGIN_THREADS, AFTER);
+  fprintf(counts, "{\"threads\": %u, \"events\": %u, \"plugin_threads\": %u, \"after\": %u, "
+          "\"again\": %u}\n", THREADS, EVENTS, PLUGIN_THREADS, AFTER, AGAIN);
   fclose(counts);
   if (strcmp(argv[3], "kill") == 0)
     raise(SIGKILL);
