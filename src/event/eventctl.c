@@ -85,8 +85,8 @@ static void status(void)
     EventSourceStruct *source = eventSlots[slot].source;
     char name[2 * EVENT_NAME_MAX + 2];
     EventKindSet bit;
-    if (source == NULL)
-      continue;
+    if (source == NULL || (source->number != 0 && eventSlots[slot].kind == EventKindTelltale))
+      continue;                 /* telltale's own kind is the first registry's */
     bit = EVENT_KIND_BIT(eventSlots[slot].kind);
     eventKindName(name, sizeof name, slot);
     say("kind ");

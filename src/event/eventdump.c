@@ -274,6 +274,13 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   n = dumpSelect(count, self, bound, &mine, &rest);
   EventLayoutNative(&layout);
   EventFormatContextInit(&context, EVENT_SOURCE.registry);
+  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot)   /* every registry's kinds */
+    if (eventSlots[slot].source != NULL) {
+      const char *kind = eventSlotView(slot)->kinds[eventSlots[slot].kind].name;
+      size_t width = strlen(kind);
+      if (width > context.kindWidth && width <= 2 * EVENT_NAME_MAX + 1)
+        context.kindWidth = (unsigned)width;
+    }
   context.label = eventLabelLookup;
   context.clockHz = EventClockRate(PlinthClockFrequency(), eventSession.startClock,
                                    eventSession.startMonotonic, eventSession.syncClock,
@@ -294,7 +301,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
     }
     rec.thread = e->thread->serial;
     rec.kind = eventSlots[e->kind].kind;
-    context.registry = eventSlotRegistry(e->kind);   /* each event its own registry's: .reg.many */
+    context.registry = eventSlotView(e->kind);   /* each event its own registry's: .reg.many */
     len = EventFormat(line, sizeof line - 1, &rec, &context);
     if (len > sizeof line - 2)
       len = sizeof line - 2;

@@ -82,6 +82,7 @@ extern EventBufStruct *eventSlotHot(unsigned slot);
 extern unsigned eventSlotWire(unsigned slot);
 extern const char *eventSlotName(unsigned slot);
 extern void eventKindName(char *buf, size_t size, unsigned slot);
+extern const EventRegistryStruct *eventSlotView(unsigned slot);
 extern int eventRegistryNamed(const EventSourceStruct *source, const char *name, size_t len);
 extern int eventRegistryPresent(const char *name, size_t len);
 extern int eventParseNumber(const char *p, uint64_t *valueReturn, const char **endReturn);

@@ -743,7 +743,7 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
   if (((entry->owned ? eventSession.mirrorKinds : entry->kinds) & SLOT_BIT(kind)) == 0)
     return;
   EventLayoutNative(&layout);
-  EventFormatContextInit(&context, eventSlotRegistry(kind));
+  EventFormatContextInit(&context, eventSlotView(kind));
   context.clockHz = PlinthClockFrequency();
   context.startClock = eventSession.startClock;
   context.startRealtime = eventSession.startRealtime;

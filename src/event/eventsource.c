@@ -140,6 +140,35 @@ void eventKindName(char *buf, size_t size, unsigned slot)
 }
 
 
+/* Views: each source's registry with its kinds named as tools name
+ * them (eventKindName), for the traceback and the text mirror, which
+ * may not allocate; remade under the lock as registries join and leave.
+ * Slots of a source are in a row, so a view's kinds are its slots'. */
+static char viewNames[SLOT_LIMIT][2 * EVENT_NAME_MAX + 2];
+static EventKindDescStruct viewKinds[SLOT_LIMIT];
+static EventRegistryStruct views[SLOT_LIMIT];   /* by slot: its source's view */
+
+static void viewsMake(void)
+{
+  for (unsigned slot = 0; slot < SLOT_LIMIT; ++slot) {
+    EventSourceStruct *source = eventSlots[slot].source;
+    if (source == NULL)
+      continue;
+    eventKindName(viewNames[slot], sizeof viewNames[slot], slot);
+    viewKinds[slot].name = viewNames[slot];
+    viewKinds[slot].doc = source->registry->kinds[eventSlots[slot].kind].doc;
+    views[slot] = *source->registry;
+    views[slot].kinds = &viewKinds[source->base];
+  }
+}
+
+/* eventSlotView -- a slot's registry, its kinds named as tools name them */
+const EventRegistryStruct *eventSlotView(unsigned slot)
+{
+  return &views[slot];
+}
+
+
 /* Joining and leaving ---------------------------------------------- */
 
 /* trimmed -- telltale's own registry as the process has it: only the
@@ -163,10 +192,13 @@ static unsigned slotsClaim(unsigned count)
 
 static void refuse(EventSourceStruct *source, const char *why)
 {
+  char object[256];
   __atomic_store_n(&source->state, 2, __ATOMIC_RELEASE);
   atomic_store(source->record, 0);    /* its emitters take the filtered path */
+  PlinthObjectName(source, object, sizeof object);
   eventSay("registry '", source->registry != NULL ? source->registry->name : "?",
-           "' is not recorded: ", why, NULL);
+           "' of ", object[0] != '\0' ? object : "an unknown object",
+           " is not recorded: ", why, NULL);
 }
 
 /* join -- a source joins: a number, slots, the environment's settings,
@@ -227,6 +259,7 @@ static int join(EventSourceStruct *source)
   atomic_store(controlOf(source), atomic_load(controlOf(source)) & allKinds(source));
   atomic_store(source->record, atomic_load(source->record) & allKinds(source));
   eventOutputApplied |= eventSlotsOf(source, atomic_load(controlOf(source)));  /* no buffer yet */
+  viewsMake();
   eventRegistryAnnounce(source);
   return 0;
 }
@@ -283,6 +316,7 @@ void EventSourceUnregister(EventSourceStruct *source)
       eventSlots[source->base + k].source = NULL;
     eventLiveSlotsLeft(source->base, source->registry->kindCount);
     eventFilterForget(source);
+    viewsMake();
     eventOutputApplied &= ~eventSlotsOf(source, (EventKindSet)-1);
     __atomic_store_n(&source->state, 0, __ATOMIC_RELEASE);   /* a later load joins afresh */
   }

@@ -573,6 +573,18 @@ int PlinthAtExit(void (*fn)(void))
   return atexit(fn) == 0 ? 0 : ENOMEM;
 }
 
+/* PlinthObjectName -- the file of the object (program or library)
+ * that holds address, or "" */
+void PlinthObjectName(const void *address, char *buf, size_t size)
+{
+  Dl_info info;
+  if (size == 0)
+    return;
+  buf[0] = '\0';
+  if (dladdr(address, &info) != 0 && info.dli_fname != NULL)
+    copyTruncated(buf, size, info.dli_fname);
+}
+
 /* PlinthExitMark -- the exit handler that tells exit from unloading,
  * made again now, after the program has started: one made by a shared
  * library's constructor at start-up runs after the dynamic linker's,

@@ -257,6 +257,7 @@ extern int PlinthExiting(void);
 extern int PlinthLoadedByDlopen(void);
 extern int PlinthLoadedByDlopenAt(const void *address);
 extern void PlinthExitMark(void);
+extern void PlinthObjectName(const void *address, char *buf, size_t size);
 extern void PlinthThreadOnExitStop(void);
 /* PlinthSignalsUnload -- the fatal handlers removed, and the program's
  * handlers given back their own dispositions, unwrapped: the code is

@@ -366,8 +366,9 @@ def main():
         # the traceback: both registries' Work, told apart by tag
         with open(os.path.join(d, "dump.txt")) as f:
             dump = f.read()
-        report("return/traceback", None if "Work" in dump and "tag=1 thread=9" in dump
-               and "tag=2 thread=9" in dump else "dump.txt: %s" % dump[:300])
+        report("return/traceback", None if re.search(r" app:Work +Work +tag=1 thread=9 ", dump)
+               and re.search(r" alloc:Work +Work +tag=2 thread=9 ", dump)
+               else "dump.txt: %s" % dump[:400])
 
         # the gdb extension
         top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -404,8 +405,8 @@ def main():
         so, why = sameName(build, tmp, top)
         if so is not None:
             p, d, counts = run(build, tmp, "samename", "return", plugin=so)
-            said = p.stderr.count("telltale: registry 'alloc' is not recorded: another registry "
-                                  "in this process has its name")
+            said = p.stderr.count("telltale: registry 'alloc' of %s is not recorded: another "
+                                  "registry in this process has its name" % so)
             why = ("exit %d, said %d times: %s" % (p.returncode, said, p.stderr[:300])
                    if p.returncode != 0 or said != 2 else   # once at each load
                    compare(jsonlRows(build, os.path.join(d, "r.log")), expected(counts, plugin=False)))

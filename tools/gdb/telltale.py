@@ -1008,8 +1008,8 @@ A kind is "registry:Kind" when the process has more than one registry besides te
                   % (registry.name or "", len([k for k in registry.kinds if k is not None])))
         gdb.write("%3s  %-*s  %-6s  %-6s  %s\n" % ("#", width, "kind", "record", "output", "doc"))
         for g, entry in enumerate(registry.slots):
-            if entry is None:
-                continue
+            if entry is None or (entry[0].number != 0 and entry[1] == OWN_KIND):
+                continue        # telltale's own kind is the first registry's
             source, kind = entry
             name, doc = registry.kinds[g]
             record = _word(source.record, "recording")
