@@ -356,6 +356,8 @@ void eventCtlStop(int join)
   PlinthLockRelease();
   if (running && join)
     PlinthCtlThreadJoin();
+  else if (running)
+    PlinthCtlThreadDetach();     /* at exit: it ends alone, not left unjoined */
 }
 
 /* eventCtlPoke -- a thread exited: the control thread looks soon

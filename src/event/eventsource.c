@@ -303,8 +303,10 @@ int EventSourceRegister(EventSourceStruct *source)
  * happens, as threads still running may go on emitting (.sol.finish). */
 void EventSourceUnregister(EventSourceStruct *source)
 {
-  if (source == NULL || __atomic_load_n(&source->state, __ATOMIC_ACQUIRE) != 1
-      || !source->unloadable || PlinthExiting())
+  /* unloadable first, a plain load: at exit (a fork's child's under
+   * ThreadSanitizer above all) nothing else may be touched */
+  if (source == NULL || !source->unloadable
+      || __atomic_load_n(&source->state, __ATOMIC_ACQUIRE) != 1 || PlinthExiting())
     return;
   PlinthLockClaim();
   if (source->state == 1) {

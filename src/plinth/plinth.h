@@ -225,7 +225,8 @@ extern void PlinthCancelRelease(void);
  * ETIMEDOUT, EAGAIN (it was not), EINTR.  PlinthFutexWake wakes every
  * waiter, in any process that maps the word.
  * PlinthCtlThreadStart runs run() on a thread of telltale's own;
- * PlinthCtlThreadJoin waits for it to end (.sol.unload). */
+ * PlinthCtlThreadJoin waits for it to end (.sol.unload);
+ * PlinthCtlThreadDetach lets it end alone (at exit). */
 extern int PlinthCtlDir(char *buf, size_t size, char *why, size_t whySize);
 extern int PlinthCtlCreate(const char *dir, size_t size, void **pageReturn, char *why,
                            size_t whySize);
@@ -239,6 +240,7 @@ extern int PlinthFutexWait(uint32_t *word, uint32_t value, uint64_t ns);
 extern void PlinthFutexWake(uint32_t *word);
 extern int PlinthCtlThreadStart(void (*run)(void));
 extern void PlinthCtlThreadJoin(void);
+extern void PlinthCtlThreadDetach(void);
 
 /* Memory for the runtime's own structures (never on the hot path). */
 extern void *PlinthAlloc(size_t size);

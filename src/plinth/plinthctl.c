@@ -281,3 +281,8 @@ void PlinthCtlThreadJoin(void)
 {
   (void)pthread_join(ctlThread, NULL);
 }
+
+void PlinthCtlThreadDetach(void)
+{
+  (void)pthread_detach(ctlThread);
+}
