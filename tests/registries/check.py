@@ -68,17 +68,8 @@ EVENTS = {   # registry -> events, with the check of each one's fields
     "plugin": ["PluginCall"],
 }
 
-passed = failed = 0
-
-
-def report(name, why):
-    global passed, failed
-    if why:
-        failed += 1
-        print("FAIL %s: %s" % (name, why))
-    else:
-        passed += 1
-        print("ok %s" % name)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from results import result as report, summary  # noqa: E402
 
 
 def expected(counts, cache=True, plugin=True):
@@ -449,8 +440,7 @@ def main():
                "exit %d: %s" % (p.returncode, p.stderr[:300]))
         report("record-off/jsonl", compare(jsonlRows(build, os.path.join(d, "r.log")),
                                             expected(counts, cache=False)))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":
