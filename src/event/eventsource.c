@@ -282,6 +282,8 @@ void eventSourcesJoin(void)
 int eventSourceReady(EventSourceStruct *source)
 {
   int res;
+  if (source == NULL)
+    return 22; /* EINVAL: a call with no registry records and changes nothing */
   if (__atomic_load_n(&source->state, __ATOMIC_ACQUIRE) == 1)
     return 0;
   (void)EventInit();
