@@ -32,11 +32,26 @@ major=$(sh packaging/version major)
 up=$(echo "$libdir/x" | sed 's|[^/][^/]*|..|g')
 dirs=""
 
+# made DIR -- make DIR (under the root) and its missing parents, noting
+# each one made in $made, so that uninstall removes what install made
+# and no directory that was there before (.pack.install)
+made() {
+  d=$1 new=""
+  while [ "$d" != / ] && [ ! -d "$root$d" ]; do
+    new="$d
+$new"
+    d=$(dirname "$d")
+  done
+  [ -z "$new" ] && return 0
+  mkdir -p "$root$1"
+  printf '%s' "$new" >>"$made"
+}
+
 # put SRC DEST MODE -- a file; DEST is under PREFIX
 put() {
   dest=$root$prefix/$2
   if [ "$mode" = install ]; then
-    mkdir -p "$(dirname "$dest")"
+    made "$(dirname "$prefix/$2")"
     install -m "$3" "$1" "$dest"
   else
     rm -f "$dest"
@@ -48,7 +63,7 @@ put() {
 link() {
   dest=$root$prefix/$2
   if [ "$mode" = install ]; then
-    mkdir -p "$(dirname "$dest")"
+    made "$(dirname "$prefix/$2")"
     ln -sfn "$1" "$dest"
   else
     rm -f "$dest"
@@ -58,11 +73,17 @@ link() {
 # fill TEMPLATE -- the template with its @NAMES@ filled in
 fill() {
   sed -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" -e "s|@LIBDIR@|$libdir|g" \
-      -e "s|@UP@|$up|g" -e "s|@PREFIX@|$prefix|g" "$1"
+      -e "s|@UP@|$up|g" -e "s|@PREFIX@|$prefix|g" -e "s|@VARIETY@|${2:-}|g" \
+      -e "s|@NUMBER@|${3:-}|g" "$1"
 }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The directories install made, kept (under the root, outside the
+# prefix's own files) until uninstall has removed them.
+record=share/telltale/.installed-dirs
+made=$tmp/made
+if [ -f "$root$prefix/$record" ]; then cp "$root$prefix/$record" "$made"; else : >"$made"; fi
 
 if [ "$mode" = install ]; then
   for f in libtelltale.so libtelltale-checking.a libtelltale-optimised.a libtelltale-off.a \
@@ -104,6 +125,10 @@ done
 # What a client's build reads: pkg-config, CMake.
 fill packaging/telltale.pc.in >"$tmp/telltale.pc"
 put "$tmp/telltale.pc" "$libdir/pkgconfig/telltale.pc" 644
+for v in off:0 optimised:1 checking:2; do
+  fill packaging/telltale-variety.pc.in "${v%:*}" "${v#*:}" >"$tmp/telltale-${v%:*}.pc"
+  put "$tmp/telltale-${v%:*}.pc" "$libdir/pkgconfig/telltale-${v%:*}.pc" 644
+done
 up=$up/..
 fill packaging/telltaleConfig.cmake.in >"$tmp/telltaleConfig.cmake"
 fill packaging/telltaleConfigVersion.cmake.in >"$tmp/telltaleConfigVersion.cmake"
@@ -136,19 +161,21 @@ for f in examples/pool/*; do
 done
 
 if [ "$mode" = uninstall ]; then
-  # telltale's own directories, deepest first, where empty
+  rm -f "$root$prefix/$record"
+  # the directories install made, deepest first, where empty; then
+  # telltale's own, for a tree installed before they were recorded
+  sort -u -r "$made" | while IFS= read -r d; do
+    rmdir "$root$d" 2>/dev/null || :
+  done
   for d in $(printf '%s\n' $dirs | grep telltale | sort -u -r); do
     while [ "$d" != . ] && echo "$d" | grep -q telltale; do
       rmdir "$root$prefix/$d" 2>/dev/null || break
       d=$(dirname "$d")
     done
   done
-  # and the auto-load file's directories, up to share/gdb/auto-load
-  d=share/gdb/auto-load$prefix/$libdir
-  while [ "$d" != share/gdb/auto-load ] && rmdir "$root$prefix/$d" 2>/dev/null; do
-    d=$(dirname "$d")
-  done
   echo "uninstalled telltale $version from $root$prefix"
 else
+  sort -u "$made" >"$tmp/made.sorted"
+  install -m 644 "$tmp/made.sorted" "$root$prefix/$record"
   echo "installed telltale $version in $root$prefix"
 fi

@@ -113,7 +113,7 @@ fi
 
 # (a) live
 gdb -p "$pid" -batch -nx -x "$py" -ex 'telltale kinds' -ex 'telltale off Test' \
-    -ex 'telltale kinds' -ex 'print/x EventSource_telltale_tests.control' -ex 'telltale dump 5' \
+    -ex 'telltale kinds' -ex 'print/x EventSource_telltale_tests_in_eventgen_c.control' -ex 'telltale dump 5' \
     -ex 'telltale on Bogus' -ex 'telltale off Telltale' >"$tmp/live" 2>&1
 if grep -q -i -e 'ptrace' -e 'could not attach' -e 'Operation not permitted' "$tmp/live" ||
    ! grep -q 'registries "telltale tests"' "$tmp/live"; then
@@ -159,7 +159,7 @@ fi
 
 # EventDump through the process, against the extension, in a second session.
 : >"$tmp/err"
-gdb -p "$pid" -batch -nx -x "$py" -ex 'print/x EventSource_telltale_tests.control' -ex 'call EventDump(4096)' \
+gdb -p "$pid" -batch -nx -x "$py" -ex 'print/x EventSource_telltale_tests_in_eventgen_c.control' -ex 'call EventDump(4096)' \
     -ex 'telltale dump 4096' >"$tmp/both" 2>&1
 if grep -q -E '^\$1 = 0xff$' "$tmp/live" && grep -q -E '^\$1 = 0xff$' "$tmp/both"; then
   ok gdb-control
@@ -201,7 +201,7 @@ gdb -p "$pid" -batch -nx -x "$py" \
 t = gdb.parse_and_eval("eventSession.threads")
 while int(t["serial"]) != 1:
     t = t["next"]
-end = int(t["hot"][int(gdb.parse_and_eval("EventSource_telltale_tests.base")) + 8].dereference()["next"])
+end = int(t["hot"][int(gdb.parse_and_eval("EventSource_telltale_tests_in_eventgen_c.base")) + 8].dereference()["next"])
 gdb.selected_inferior().write_memory(end - 40 + 2, b"\x05\x00")
 end' -ex 'telltale dump 5' >"$tmp/corrupt" 2>&1
 gdb -p "$pid" -batch -nx -x "$py" -ex "set var 'plinth.c'::clockFrequency = 0" \

@@ -22,6 +22,8 @@
 #                    installed eventcnv decodes
 #   make             examples/pool with its Makefile and pkg-config: the
 #                    run's log decodes, PoolAlloc and PoolVerify in it
+#   link-hint        linked without gen/eventgen.o, the linker's error
+#                    names eventgen.c (.reg.many.link)
 #   make-static-off  the same at VARIETY=off, which links libtelltale-off.a:
 #                    no log at all
 #   cmake            examples/pool with CMake's find_package(telltale)
@@ -35,8 +37,11 @@
 #   gdb-auto-load    gdb loads it by itself with libtelltale.so, and it
 #                    dumps the C++ client's events and lists its kinds
 #   destdir          DESTDIR and LIBDIR stage a tree that is used where
-#                    it lies (.pack.pc), and uninstall empties it
-#   uninstall        ninja uninstall leaves no file in the prefix
+#                    it lies with pkg-config --define-variable=prefix; as
+#                    installed in /usr, --cflags is empty; the varieties'
+#                    .pc files; uninstall leaves nothing (.pack.pc)
+#   uninstall        ninja uninstall leaves no file, and no directory it
+#                    made, the prefix included (.pack.install)
 # Prints "ok NAME" or "FAIL NAME: why" per case, "skip NAME: why" when a
 # tool is missing, then "N passed, N failed"; exits 1 on a failure, else
 # 77 when a case was skipped.
@@ -227,6 +232,17 @@ else
   pool make "$tmp/make" ./pool
 fi
 
+# link-hint: a program linked without its eventgen.c is told which file
+# it lacks (.reg.many.link)
+if [ -f "$tmp/make/main.o" ] &&
+   out=$(cd "$tmp/make" && cc -o nogen main.o pool.o $(pkg-config --libs telltale) 2>&1); then
+  fail link-hint "linked without eventgen.o"
+elif ! echo "$out" | grep -q "undefined reference to .EventSource[A-Za-z]*_pool_example_in_eventgen_c"; then
+  fail link-hint "the linker said: $(echo "$out" | grep -m 1 undefined)"
+else
+  ok link-hint
+fi
+
 # make-static-off
 if ! { make -C "$tmp/make" clean && make -C "$tmp/make" VARIETY=off; } >"$tmp/out" 2>&1; then
   fail make-static-off "$(grep -m 2 -E 'rror|warning' "$tmp/out")"
@@ -321,10 +337,19 @@ arch=lib/$(gcc -dumpmachine)
 if ! DESTDIR=$S PREFIX=/usr LIBDIR=$arch ninja install >"$tmp/out" 2>&1; then
   fail destdir "ninja install: $(tail -n 2 "$tmp/out")"
 else
-  gen=$(PKG_CONFIG_PATH=$S/usr/$arch/pkgconfig pkg-config --variable=gen telltale)
-  cflags=$(PKG_CONFIG_PATH=$S/usr/$arch/pkgconfig pkg-config --cflags telltale)
+  # used where it lies: the prefix given on the command line, as for any
+  # .pc; as installed, /usr/include is the compiler's own and pkg-config
+  # drops it (a -I/usr/include would demote the system's headers)
+  staged="env PKG_CONFIG_PATH=$S/usr/$arch/pkgconfig pkg-config --define-variable=prefix=$S/usr"
+  gen=$($staged --variable=gen telltale)
+  cflags=$($staged --cflags telltale)
+  sys=$(PKG_CONFIG_PATH=$S/usr/$arch/pkgconfig pkg-config --cflags telltale)
   if [ ! -f "$S/usr/$arch/libtelltale.so.$version" ]; then
     fail destdir "no $S/usr/$arch/libtelltale.so.$version"
+  elif [ -n "$sys" ]; then
+    fail destdir "pkg-config --cflags telltale, installed in /usr, gives '$sys', not nothing"
+  elif [ "$(echo $($staged --cflags --libs telltale-optimised))" != "-I$S/usr/include -DEVENT_VARIETY=1 $S/usr/$arch/libtelltale-optimised.a -lpthread" ]; then
+    fail destdir "telltale-optimised.pc gives '$($staged --cflags --libs telltale-optimised)'"
   elif [ "$(cd "$(dirname "$gen")" 2>/dev/null && pwd -P)" != "$(cd "$S/usr/bin" && pwd -P)" ]; then
     fail destdir "pkg-config's gen is $gen"
   elif ! "$gen" --with malloc --out "$tmp/stagegen" examples/pool/eventdef.h ||
@@ -332,8 +357,8 @@ else
     fail destdir "the staged telltale-gen or headers do not build the example"
   elif ! DESTDIR=$S PREFIX=/usr LIBDIR=$arch ninja uninstall >"$tmp/out" 2>&1; then
     fail destdir "ninja uninstall: $(tail -n 2 "$tmp/out")"
-  elif [ -n "$(find "$S" ! -type d)" ]; then
-    fail destdir "left after uninstall: $(find "$S" ! -type d | head -n 5 | tr '\n' ' ')"
+  elif [ -n "$(find "$S" -mindepth 1)" ]; then
+    fail destdir "left after uninstall: $(find "$S" -mindepth 1 | head -n 5 | tr '\n' ' ')"
   else
     ok destdir
   fi
@@ -342,10 +367,10 @@ fi
 # uninstall
 if ! PREFIX=$P ninja uninstall >"$tmp/out" 2>&1; then
   fail uninstall "ninja uninstall: $(tail -n 2 "$tmp/out")"
-elif [ -n "$(find "$P" ! -type d)" ]; then
+elif [ -n "$(find "$P" ! -type d 2>/dev/null)" ]; then
   fail uninstall "left: $(find "$P" ! -type d | head -n 5 | tr '\n' ' ')"
-elif [ -n "$(find "$P" -type d -name '*telltale*')" ]; then
-  fail uninstall "directories left: $(find "$P" -type d -name '*telltale*' | tr '\n' ' ')"
+elif [ -e "$P" ]; then
+  fail uninstall "directories left: $(find "$P" -type d | head -n 5 | tr '\n' ' ')"
 else
   ok uninstall
 fi
