@@ -44,7 +44,8 @@
 #                   its stack runs out while three others emit, with
 #                   two CPU-bound processes keeping the machine busy:
 #                   the traceback shows nothing stamped after the
-#                   fault (5 ms slack), the log every event  SIGSEGV (139)
+#                   failure it states, which is within 0.1 s of the
+#                   deepest frame; the log every event       SIGSEGV (139)
 # Every run is bounded: one not ended after 20 s (30 s under the
 # sanitizers) is killed and reported as a hang, and a case stops after
 # IDIOMS_MAX_HANGS hung runs (default 2; 0: never).  The racy cases
