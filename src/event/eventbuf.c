@@ -396,6 +396,7 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
 {
   EventThreadStruct *self = eventThreadState;
   EventSlotSet changed = was ^ now;
+  int retagging = 0;
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1 && (changed & was) != 0)
       eventWriterIdle();
@@ -415,10 +416,14 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
           if (!eventLiveSlot(kb, s))
             continue;
           data = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
+          if (!retagging)       /* a kill may tear the header being rewritten */
+            eventLiveRetagging(retagging = 1);
           liveRetag(t, level, kind, s, (now & SLOT_BIT(kind)) != 0
                                        ? (uint32_t)(kb->sent - data) : EVENT_LIVE_OUTPUT_OFF);
         }
   }
+  if (retagging)
+    eventLiveRetagging(0);
 }
 
 /* eventOutputCut -- the sources' output control, as EventSourceControl

@@ -33,7 +33,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  6      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  7      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
                                        2: StreamExec, .sol.exec; 3: a live region's
                                        index says where its block starts, or that
@@ -61,6 +61,8 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                                 recovered into it (4.0, .zstd.live) */
 #define EVENT_LIVE_DROPS        0x04u        /* flags of a live file: its header counts drops (3.0.1,
                                                 .sol.dropped) */
+#define EVENT_LIVE_RETAG        0x08u        /* flags of a live file: a region's header is being
+                                                rewritten in place (3.0.7, .sol.control.retag) */
 #define EVENT_LIVE_REGIONS_LEN  8            /* a live file's header ends with its region count */
 #define EVENT_LIVE_SLOTS        64           /* the runtime's slots: a kind of a registry */
 #define EVENT_LIVE_DROPS_LEN    (8 * EVENT_LIVE_SLOTS)  /* ... after its drop counts: per slot a

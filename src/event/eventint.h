@@ -317,6 +317,7 @@ extern void eventLiveRegionsSay(void);
 extern void eventLiveDropped(unsigned kind);
 extern void eventLiveSlotsLeft(unsigned base, unsigned count);
 extern void eventLiveEnd(void);
+extern void eventLiveRetagging(int on);
 extern void eventWriterIdle(void);
 extern int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn);
 extern int eventStreamWriteHeader(PlinthStream stream);

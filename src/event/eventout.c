@@ -346,13 +346,32 @@ static void streamHeader(EventStreamEntryStruct *entry)
 static void *liveDropsPage;                 /* the address, once mapped */
 static _Atomic uintptr_t *_Atomic liveDrops;  /* the counts, while mapped */
 static void liveSlotsSay(void);
-static unsigned char liveFlags;             /* the live file's flags byte */
+static _Atomic unsigned char liveFlags;     /* the live file's flags byte */
+
+/* liveFlagsSet -- set and clear flags of the live file's header, in
+ * place.  The writer thread (a failed write) and a control call (a
+ * retag) may race: each writes the byte, then writes again until what
+ * it wrote is the byte as it stands, so the last write is right. */
+static void liveFlagsSet(unsigned set, unsigned clear)
+{
+  unsigned char now, wrote;
+  if (set != 0)
+    atomic_fetch_or(&liveFlags, (unsigned char)set);
+  if (clear != 0)
+    atomic_fetch_and(&liveFlags, (unsigned char)~clear);
+  now = atomic_load(&liveFlags);
+  do {
+    wrote = now;
+    (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &wrote, 1);
+    now = atomic_load(&liveFlags);
+  } while (now != wrote);
+}
 
 static void liveDropsMap(void)
 {
   size_t page = PlinthPageSize(), length = eventSession.liveHeaderLength;
   void *base;
-  liveFlags = 0;
+  atomic_store(&liveFlags, 0);
   if (length < page
       || PlinthStreamMapAt(eventSession.live, length - page, page, liveDropsPage, &base) != 0)
     return;                     /* then the header says nothing of drops */
@@ -360,8 +379,7 @@ static void liveDropsMap(void)
   atomic_store(&liveDrops, (_Atomic uintptr_t *)((unsigned char *)base + page
                                                  - EVENT_LIVE_REGIONS_LEN - EVENT_LIVE_DROPS_LEN));
   liveSlotsSay();
-  liveFlags = EVENT_LIVE_DROPS;
-  (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &liveFlags, 1);
+  liveFlagsSet(EVENT_LIVE_DROPS, 0);
 }
 
 /* liveDropsUnmap -- the live file's counts are not this process's to
@@ -473,8 +491,17 @@ static void liveLogFailed(PlinthStream stream)
   if (eventSession.live == NULL || stream != eventSession.liveLog)
     return;
   eventSession.liveKeep = 1;
-  liveFlags |= EVENT_LIVE_LOG_FAILED;
-  (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &liveFlags, 1);
+  liveFlagsSet(EVENT_LIVE_LOG_FAILED, 0);
+}
+
+/* eventLiveRetagging -- live regions' headers are being rewritten in
+ * place (on nonzero) or no longer: a kill in between may leave one
+ * torn, which the flag tells recovery to take as holding nothing.
+ * Lock held.  .sol.control.retag */
+void eventLiveRetagging(int on)
+{
+  if (eventSession.live != NULL)
+    liveFlagsSet(on ? EVENT_LIVE_RETAG : 0, on ? 0 : EVENT_LIVE_RETAG);
 }
 
 /* eventLiveEnd -- the session ends cleanly: every event is in the streams,

@@ -447,6 +447,8 @@ typedef struct EventRecoverStruct {
   size_t rejectedOffset;        /* the first of them, in the live file */
   size_t damaged;               /* live regions whose header is damaged: not recovered */
   size_t damagedOffset;         /* the first of them */
+  size_t retagged;              /* 1 if a region's header was torn by a death while it was
+                                   rewritten in place (3.0.7): it held nothing to recover */
   int logFailed;                /* the program could not write all of its log */
   size_t missing;               /* regions the program made that are not there */
   int dropsCounted;             /* the live file counts the program's drops (3.0.1): */

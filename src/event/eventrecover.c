@@ -455,6 +455,7 @@ typedef struct RecoverStruct {
   size_t outSize;
   EventRecoverStruct *result;
   int logUnsound;               /* sentCollect passed over a block */
+  int retagging;                /* the live file's header says a retag was under way */
 } RecoverStruct;
 
 /* liveStart -- where a live block's own events start in its region's
@@ -530,6 +531,21 @@ static int freeSound(const RecoverStruct *r, const unsigned char *block,
          || (prefixMatch(r->sent, r->sentCount, h->seq, data, end, live->big, &skip) && skip == end);
 }
 
+/* regionRetagged -- is a region whose check fails the one the program
+ * was retagging when it died (the live file's flags say one was)?  Its
+ * magic and the fields a retag writes again unchanged are sound: only
+ * its number, index and check can be torn.  A retag comes when output is
+ * switched, and what the region held before is in the log or was
+ * emitted while off, so it holds nothing to recover.  .sol.control.retag */
+static int regionRetagged(const RecoverStruct *r, const unsigned char *p,
+                          const EventBlockHeaderStruct *h, size_t left)
+{
+  return r->retagging && r->result->retagged == 0 && memcmp(p, EVENT_BLOCK_MAGIC, 4) == 0
+         && h->length >= r->live.blockHeaderLength && h->length <= left
+         && h->length % LIVE_PAGE == 0 && h->session == r->live.session
+         && (h->flags & (EVENT_BLOCK_COMPACT | EVENT_BLOCK_ZSTD)) == 0;
+}
+
 /* liveWalk -- each region of the live file: a block (magic), or a free
  * region (magic zero, length kept), each with its header checked; or a
  * region claimed (fallocate, mmap) whose header was never written
@@ -549,6 +565,12 @@ static void liveWalk(RecoverStruct *r)
     int sound;
     EventBlockDecode(&h, block, live->major, live->big);
     sound = regionSound(live, block, &h, live->size - offset);
+    if (!sound && regionRetagged(r, block, &h, live->size - offset)) {
+      r->result->retagged = 1;
+      ++found;
+      offset += h.length;
+      continue;
+    }
     if (!sound && !regionPreparing(live, block, &h, live->size - offset)) {
       /* Zeros: a region claimed whose header was never written (only
        * ever the last), or zeroed pages; else damage.  Either way its
@@ -640,6 +662,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   memcpy(r.out, logBytes, r.log.size);
   r.outSize = r.log.size;
   result->logFailed = (liveBytes[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_LOG_FAILED) != 0;
+  r.retagging = (liveBytes[EVENT_STREAM_FLAGS_AT] & EVENT_LIVE_RETAG) != 0;
   if (!liveSeqsCollect(&r.live, &r.liveSeqs, &r.liveSeqCount)) {
     free(x.base);
     free(r.sent);
