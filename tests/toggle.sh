@@ -11,7 +11,8 @@
 # directory per case, under each writer, with and
 # without the live file, raw and compact, with 64 KiB and 4 KiB
 # buffers; ending cleanly, and killed (SIGKILL) while output is on and
-# while it is off, where the live file is recovered.  tests/toggle/check.py
+# while it is off, where the live file is recovered, and once its files
+# with a region torn as a kill during a retag leaves it (torn.py).  tests/toggle/check.py
 # checks that the log holds exactly the events emitted while output was
 # on.  few: only 64 KiB buffers with the live file (each writer, raw and
 # compact), as the sanitizers' builds are slow.  Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed,
@@ -38,9 +39,10 @@ export ASAN_OPTIONS=detect_leaks=0
 # after an even or odd count of changes: output on, or off), or ctl (each
 # change made by telltale-ctl, from another process)
 run() {
-  local name=$1 ending=$2 n=$toggles kill="" killed="" how="" dir r out
+  local name=$1 ending=$2 n=$toggles kill="" killed="" how="" dir r out torn=""
   shift 2
   case $ending in
+    torn) kill=kill killed=killed n=$(( toggles / 2 * 2 + 1 )) how=kill torn=1 ;;
     kill-on) kill=kill killed=killed n=$(( toggles / 2 * 2 )) how=kill ;;
     kill-off) kill=kill killed=killed n=$(( toggles / 2 * 2 + 1 )) how=kill ;;
     ctl) how="ctl $top/$cfg/ctl"; set -- TELLTALE_CTL=on "$@" ;;
@@ -59,6 +61,15 @@ run() {
   else
     failed=$((failed + 1)); echo "FAIL $name: $out"
   fi
+  # torn: the same files, a region torn as a kill during its retag
+  # would leave it (tests/toggle/torn.py, .sol.control.retag)
+  if [ -n "$torn" ]; then
+    if out=$(python3 "$top/tests/toggle/torn.py" "$eventcnv" "$dir/telltale.log" 2>&1); then
+      passed=$((passed + 1)); echo "ok $name,torn ($(echo "$out" | grep -c '^ok') cases)"
+    else
+      failed=$((failed + 1)); echo "FAIL $name,torn: $(echo "$out" | grep '^FAIL' | tr '\n' ' ')"
+    fi
+  fi
   rm -rf "$dir"
 }
 
@@ -74,7 +85,11 @@ for writer in sync async; do
         [ "$buffer" = 65536 ] && run "$name,by telltale-ctl" ctl "${env[@]}"
         if [ "$map" = on ]; then
           run "$name,kill-on" kill-on "${env[@]}"
-          run "$name,kill-off" kill-off "${env[@]}"
+          if [ "$writer,$compact,$buffer" = sync,0,65536 ]; then
+            run "$name,kill-off" torn "${env[@]}"
+          else
+            run "$name,kill-off" kill-off "${env[@]}"
+          fi
         fi
       done
     done
