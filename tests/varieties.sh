@@ -210,13 +210,12 @@ fi
 
 # The off variety: nothing of telltale's runtime is left in the program
 # (design/telemetry.txt .sol.variety.off).  The names it may define: the
-# public functions, each a stub, and the program's own registry's tables
-# (EventRegistry_NAME: its eventgen.c has no source, .reg.many).
+# public functions, each a stub; not even the registry's tables (its
+# eventgen.c has no source and no tables), nor their docs.
 header=$(find src include -name event.h 2>/dev/null | head -1)
 plinth=$(find src include -name plinth.h 2>/dev/null | head -1)
 allowed=$(grep -ohE 'TELLTALE_API [^(;]*[ *](Event|Plinth)[A-Za-z]+\(' "$header" "$plinth" |
           grep -oE '[A-Za-z]+\($' | tr -d '(' | sort -u)
-allowed="$allowed EventRegistry"
 extra=$(nm --defined-only "$cfg/examples/pool-off" | awk '{print $3}' |
         grep -E '^((Event|Plinth|event|plinth)[A-Z]|sigaction$|signal$)' | sort -u |
         while read -r n; do case " $(echo $allowed) " in *" $n "* | *" ${n%%_*} "*) ;; *) echo "$n" ;; esac; done)
@@ -224,6 +223,11 @@ if [ -z "$header" ] || [ -z "$plinth" ]; then
   fail off-no-runtime "event.h or plinth.h not found"
 elif [ -n "$extra" ]; then
   fail off-no-runtime "$(echo "$extra" | wc -l) names of the runtime: $(echo $extra | cut -c1-200)"
+elif ! strip -o "$tmp/off.stripped" "$cfg/examples/pool-off"; then
+  fail off-no-runtime "strip failed"
+elif strings "$tmp/off.stripped" | grep -q 'ArenaCreate\|over a region of memory'; then
+  # (stripped: the debug info names the header's types, which is not the program)
+  fail off-no-runtime "the registry's names or docs are in the program: $(strings "$tmp/off.stripped" | grep -m 2 'ArenaCreate\|over a region of memory' | tr '\n' ' ')"
 else
   ok off-no-runtime
 fi
