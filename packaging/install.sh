@@ -30,7 +30,7 @@ version=$(sh packaging/version)
 major=$(sh packaging/version major)
 # up: from PREFIX/LIBDIR/pkgconfig (or cmake/telltale) back to PREFIX
 up=$(echo "$libdir/x" | sed 's|[^/][^/]*|..|g')
-dirs=""
+removed=0
 
 # made DIR -- make DIR (under the root) and its missing parents, noting
 # each one made in $made, so that uninstall removes what install made
@@ -53,10 +53,10 @@ put() {
   if [ "$mode" = install ]; then
     made "$(dirname "$prefix/$2")"
     install -m "$3" "$1" "$dest"
-  else
+  elif [ -e "$dest" ] || [ -L "$dest" ]; then
     rm -f "$dest"
+    removed=$((removed + 1))
   fi
-  dirs="$dirs $(dirname "$2")"
 }
 
 # link TARGET DEST -- a symbolic link
@@ -65,8 +65,9 @@ link() {
   if [ "$mode" = install ]; then
     made "$(dirname "$prefix/$2")"
     ln -sfn "$1" "$dest"
-  else
+  elif [ -L "$dest" ]; then
     rm -f "$dest"
+    removed=$((removed + 1))
   fi
 }
 
@@ -161,19 +162,18 @@ for f in examples/pool/*; do
 done
 
 if [ "$mode" = uninstall ]; then
+  if [ "$removed" = 0 ]; then
+    echo "uninstall: telltale $version is not installed in $root$prefix: nothing removed"
+    exit 0
+  fi
   rm -f "$root$prefix/$record"
-  # the directories install made, deepest first, where empty; then
-  # telltale's own, for a tree installed before they were recorded
+  # the directories install made, deepest first, where empty (none that
+  # was there before; a tree installed before they were recorded keeps
+  # its directories)
   sort -u -r "$made" | while IFS= read -r d; do
     rmdir "$root$d" 2>/dev/null || :
   done
-  for d in $(printf '%s\n' $dirs | grep telltale | sort -u -r); do
-    while [ "$d" != . ] && echo "$d" | grep -q telltale; do
-      rmdir "$root$prefix/$d" 2>/dev/null || break
-      d=$(dirname "$d")
-    done
-  done
-  echo "uninstalled telltale $version from $root$prefix"
+  echo "uninstalled telltale $version from $root$prefix ($removed files)"
 else
   sort -u "$made" >"$tmp/made.sorted"
   install -m 644 "$tmp/made.sorted" "$root$prefix/$record"

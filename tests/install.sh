@@ -42,6 +42,8 @@
 #                    .pc files; uninstall leaves nothing (.pack.pc)
 #   uninstall        ninja uninstall leaves no file, and no directory it
 #                    made, the prefix included (.pack.install)
+#   uninstall-keeps  ... and keeps a directory and a file that were there
+#                    before; a second uninstall says nothing is installed
 # Prints "ok NAME" or "FAIL NAME: why" per case, "skip NAME: why" when a
 # tool is missing, then "N passed, N failed"; exits 1 on a failure, else
 # 77 when a case was skipped.
@@ -373,6 +375,22 @@ elif [ -e "$P" ]; then
   fail uninstall "directories left: $(find "$P" -type d | head -n 5 | tr '\n' ' ')"
 else
   ok uninstall
+fi
+
+# uninstall-keeps: a prefix that held a directory and a file before the
+# install keeps both after uninstall; a second uninstall says it found
+# nothing (.pack.install)
+K=$tmp/kept
+mkdir -p "$K/share/telltale" "$K/bin" && echo mine >"$K/bin/mine"
+if ! PREFIX=$K ninja install >"$tmp/out" 2>&1 || ! PREFIX=$K ninja uninstall >"$tmp/out" 2>&1; then
+  fail uninstall-keeps "$(tail -n 2 "$tmp/out")"
+elif [ "$(cat "$K/bin/mine" 2>/dev/null)" != mine ] ||
+     [ "$(cd "$K" && find . -mindepth 1 | sort | tr '\n' ' ')" != "./bin ./bin/mine ./share ./share/telltale " ]; then
+  fail uninstall-keeps "left, of what was there before and what install put: $(cd "$K" && find . -mindepth 1 | sort | tr '\n' ' ')"
+elif ! PREFIX=$K ninja uninstall 2>&1 | grep -q "is not installed in $K: nothing removed"; then
+  fail uninstall-keeps "a second uninstall did not say that nothing was there"
+else
+  ok uninstall-keeps
 fi
 
 echo "$passed passed, $failed failed"
