@@ -30,6 +30,17 @@
 #                      header's pid runs no more), printing every line,
 #                      message and exit status that eventcnv gives the
 #                      log without --follow
+#   follow-kill9       followed while it runs: Python (under the malloc
+#                      recorder, 4 KiB buffers, three threads) killed by
+#                      SIGKILL after blocks were printed: eventcnv ends by
+#                      itself with every line a later read prints, each
+#                      thread's and kind's in the same order, the same
+#                      times, message and exit status
+#   follow-segv        the same, the program dying of its own SIGSEGV:
+#                      the same lines; its death's ClockSync changes the
+#                      clock rate a later read takes, and eventcnv says by
+#                      how much the times it printed differ, which is the
+#                      largest difference found (.eventcnv.follow.time)
 #   follow-empty       an empty log no process holds (a child killed
 #                      before its header): eventcnv ends by itself, saying
 #                      what eventcnv says of it, exit 1
@@ -58,6 +69,105 @@ def blocks(data):
         out.append(pos)
         pos += struct.unpack_from("<I", data, pos + 4)[0]
     return out, pos
+
+
+CHILD = r"""
+import ctypes, sys, threading, time
+def work():
+    x = []
+    for i in range(100000):
+        x.append(str(i) * (i % 7))
+        if len(x) > 50:
+            x = []
+        if i % 200 == 0:
+            time.sleep(0.002)
+for t in [threading.Thread(target=work, daemon=True) for _ in range(3)]:
+    t.start()
+time.sleep(1.5)
+if sys.argv[1] == "segv":
+    ctypes.string_at(0)
+time.sleep(60)
+"""
+
+SAID = re.compile(rb"[^\n]*: times printed before a later ClockSync reached the file were reckoned at "
+                  rb"the clock rate known then; a read of the log now puts them up to (\d+) ns "
+                  rb"(earlier|later)\n")
+
+
+def sequences(out):
+    """Each thread's and kind's lines, in order, as (elapsed ns, the rest)."""
+    seqs = {}
+    for line in out.decode().splitlines():
+        f = line.split()
+        seqs.setdefault((f[2], f[3]), []).append(
+            (int(f[0].replace(".", "")), line.split(None, 2)[2]))
+    return seqs
+
+
+def dies(eventcnv, recorder, tmp, how):
+    """A Python program followed while it runs, dying by SIGKILL or its own
+    SIGSEGV after eventcnv has printed some of its blocks: None if eventcnv
+    ends by itself and prints what a later read prints, else why not."""
+    log = os.path.join(tmp, how + ".log")
+    script = os.path.join(tmp, "child.py")
+    with open(script, "w") as f:
+        f.write(CHILD)
+    # The interpreter itself: a wrapper script would exec it, and the log
+    # followed would end at that exec.
+    prog = subprocess.Popen([os.path.realpath(sys.executable), script, how],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, TELLTALE_FILE=log, LD_PRELOAD=recorder,
+                                     TELLTALE_BUFFER="4096"))
+    for _ in range(500):
+        if os.path.exists(log) and os.path.getsize(log) > 0:
+            break
+        time.sleep(0.01)
+    f = subprocess.Popen([eventcnv, "--follow", log], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    if how == "kill9":
+        time.sleep(1.5)
+        prog.kill()
+    try:
+        out, err = f.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        f.kill()
+        f.communicate()
+        prog.kill()
+        prog.wait()
+        return "still following 60 s after the program died"
+    rc = prog.wait()
+    if rc != (-9 if how == "kill9" else -11):
+        return "the program ended with %d" % rc
+    plain = subprocess.run([eventcnv, log], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    said = SAID.search(err)
+    rest = SAID.sub(b"", err)
+    if (f.returncode, rest) != (plain.returncode, plain.stderr):
+        return "exit %d, %r; a later read: exit %d, %r" % (f.returncode, err[:300],
+                                                          plain.returncode, plain.stderr[:300])
+    got, want = sequences(out), sequences(plain.stdout)
+    if sorted(got) != sorted(want):
+        return "threads and kinds %s; a later read %s" % (sorted(got), sorted(want))
+    worst = 0
+    for key in want:
+        if [r for _, r in got[key]] != [r for _, r in want[key]]:
+            return "%s: %d lines, a later read %d, or not in its order" % (
+                key, len(got[key]), len(want[key]))
+        for (a, _), (b, _) in zip(got[key], want[key]):
+            if abs(a - b) > abs(worst):
+                worst = a - b
+    lines = sum(len(v) for v in want.values())
+    if lines < 1000 or len(want) < 6:
+        return "only %d lines in %d sequences" % (lines, len(want))
+    if how == "kill9":   # no ClockSync after the start: the same times
+        return None if worst == 0 and said is None else "times up to %d ns apart, said %r" % (
+            worst, said and said.group(0))
+    # Its death's ClockSync: said, with the largest difference (to 2 ns:
+    # each printed time is rounded down to a ns).
+    if said is None:
+        return "times up to %d ns apart, not said" % worst
+    stated = int(said.group(1)) * (1 if said.group(2) == b"earlier" else -1)
+    return None if worst != 0 and abs(stated - worst) <= 2 else (
+        "said %d ns, found %d" % (stated, worst))
 
 
 def main():
@@ -191,6 +301,8 @@ def main():
             why = "still following 20 s after the program was killed"
         prog.wait()
         result("follow-death", why)
+        for how in ("kill9", "segv"):
+            result("follow-" + how, dies(eventcnv, recorder, tmp, how))
         empty = os.path.join(tmp, "empty.log.999999")
         open(empty, "wb").close()
         try:

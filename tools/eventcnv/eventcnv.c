@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1241,6 +1242,12 @@ typedef struct FollowStruct {
   size_t damageAt;              /* a block all there whose check fails, */
   uint32_t damageCheck;         /* what its bytes give, */
   unsigned damageLooks;         /* and in how many looks in a row */
+  EventClock startClock;        /* the header's */
+  size_t rates;                 /* the clock rates times were printed at, */
+  struct {
+    uint64_t hz;
+    EventClock latest;          /* and the latest clock printed at each */
+  } rate[16];
 } FollowStruct;
 
 /* FOLLOW_DAMAGE_LOOKS -- looks (200 ms apart) that a block whose check
@@ -1285,10 +1292,30 @@ static void FollowDamage(FollowStruct *f, const unsigned char *p, size_t size,
 
 static int followErrno;         /* the first failed write of --follow's output */
 
+/* FollowRate -- note that a time was printed for clock at rate hz: the
+ * latest clock printed at each rate, for FollowRateSay */
+static void FollowRate(FollowStruct *f, uint64_t hz, EventClock clock)
+{
+  size_t i;
+  for (i = 0; i < f->rates && f->rate[i].hz != hz; ++i)
+    ;
+  if (i == f->rates) {
+    if (f->rates == sizeof f->rate / sizeof f->rate[0])
+      i = f->rates - 1;         /* the last stands for the rest: said as "at least" */
+    else
+      ++f->rates;
+    f->rate[i].hz = hz;
+    f->rate[i].latest = 0;
+  }
+  if (clock > f->rate[i].latest)
+    f->rate[i].latest = clock;
+}
+
 /* FollowPrint -- the events of stream from offset from, up to (not
- * at) to, that pass filter, in time order; *endedReturn 1 at StreamEnd */
-static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, size_t from,
-                        size_t to, int *endedReturn)
+ * at) to, that pass f's filter, in time order, each time reckoned at the
+ * clock rate the stream gives now; *endedReturn 1 at StreamEnd */
+static void FollowPrint(FollowStruct *f, EventStreamStruct *stream, size_t from, size_t to,
+                        int *endedReturn)
 {
   EventFormatContextStruct ctx;
   EventRecordStruct rec;
@@ -1299,9 +1326,10 @@ static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, s
       continue;         /* printed before, or in a block not yet whole */
     if (rec.code == EVENT_CODE_STREAM_END)
       *endedReturn = 1;
-    if (FilterPasses(filter, rec.kind, rec.code)) {
+    if (FilterPasses(&f->filter, rec.kind, rec.code)) {
       (void)EventFormat(line, sizeof line, &rec, &ctx);
       printf("%s\n", line);
+      FollowRate(f, ctx.clockHz, rec.clock);
     }
   }
   if (fflush(stdout) != 0 && followErrno == 0)
@@ -1347,7 +1375,8 @@ static int FollowOnce(const OptionsStruct *opt, FollowStruct *f)
   FollowDamage(f, in.data, in.size, info, whole);
   if (info->streamExec)
     f->ended = 2;
-  FollowPrint(stream, &f->filter, f->done, whole, &f->ended);
+  f->startClock = info->startClock;
+  FollowPrint(f, stream, f->done, whole, &f->ended);
   EventStreamClose(stream);
   InputFree(&in);
   if (whole > f->done)
@@ -1373,6 +1402,34 @@ static const char *FollowLiveName(const FollowStruct *f, char *buf, size_t size)
     return NULL;
   buf[n] = '\0';
   return buf;
+}
+
+/* followNs -- clock's ns after the start at rate hz (0: the clock counts ns) */
+static double followNs(const FollowStruct *f, EventClock clock, uint64_t hz)
+{
+  double ticks = clock > f->startClock ? (double)(clock - f->startClock) : 0.0;
+  return hz == 0 ? ticks : ticks * 1e9 / (double)hz;
+}
+
+/* FollowRateSay -- say how far the times printed are from a later
+ * read's, which reckons every time at the rate the whole log gives
+ * (hz): a ClockSync that reached the file after a time was printed (a
+ * flush, the end, a death) may have changed it.  A time once printed
+ * cannot change, and one that differs is not passed over in silence.
+ * design/telemetry.txt .eventcnv.follow.time */
+static void FollowRateSay(const FollowStruct *f, uint64_t hz)
+{
+  double worst = 0.0;
+  for (size_t i = 0; i < f->rates; ++i) {
+    double d = followNs(f, f->rate[i].latest, f->rate[i].hz) - followNs(f, f->rate[i].latest, hz);
+    if (f->rate[i].hz != hz && fabs(d) > fabs(worst))
+      worst = d;
+  }
+  if (worst != 0.0)
+    fprintf(stderr, "%s: %s: times printed before a later ClockSync reached the file were "
+            "reckoned at the clock rate known then; a read of the log now puts them up to "
+            "%.0f ns %s%s\n", programName, f->path, fabs(worst), worst > 0 ? "earlier" : "later",
+            f->rates == sizeof f->rate / sizeof f->rate[0] ? " (at least)" : "");
 }
 
 /* FollowEnd -- the end of --follow: the file as eventcnv reads it
@@ -1404,8 +1461,9 @@ static int FollowEnd(const OptionsStruct *opt, FollowStruct *f)
   log.recovered = recovered;
   if (f->done == 0)
     FilterInit(&f->filter, opt, EventStreamInfo(log.stream)->registry);
-  FollowPrint(log.stream, &f->filter, f->done, (size_t)-1, &ended);
+  FollowPrint(f, log.stream, f->done, (size_t)-1, &ended);
   status = Finish(opt, &log, EXIT_SUCCESS);
+  FollowRateSay(f, EventStreamInfo(log.stream)->clockHz);
   EventStreamClose(log.stream);
   InputFree(&log.in);
   return status;
