@@ -19,6 +19,7 @@
 # should be, field by field, after the format's own reader (json, csv)
 # has parsed it.
 
+import codecs
 import csv
 import decimal
 import json
@@ -35,6 +36,7 @@ HARD_STRINGS = [
     b"\xff\xfe bad \xc3 lone \xed\xa0\x80 surrogate \xe0\x80\xaf overlong",
     b"ctl \x00"[:-1] + b"\x01\x1b[0m\x7f \"q\" \\ \n\r\t end",
     b"ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+    b"\xd0\xbf\xd1\x80\xd0\xb8 \xe6\x97\xa5\xe6\x9c\xac c1 \xc2\x85 nbsp \xc2\xa0 big \xf4\x90\x80\x80 cut \xe2\x82",
 ]
 BIG_WORDS = [(1 << 53) - 1, 1 << 53, (1 << 53) + 1, (1 << 64) - 1]
 
@@ -63,10 +65,14 @@ def build(many=False):
     return st
 
 
+codecs.register_error("each-byte", lambda e: ("\ufffd" * (e.end - e.start), e.end))
+
+
 def json_string(b):
     """What a JSON reader makes of eventcnv's string for bytes b: each
-    byte of invalid UTF-8 is U+FFFD (design/telemetry.txt .export.json)."""
-    return b.decode("utf-8", errors="replace")
+    byte of invalid UTF-8 is U+FFFD, a sequence cut by the string's end
+    one a byte too (design/telemetry.txt .export.json)."""
+    return b.decode("utf-8", errors="each-byte")
 
 
 def oracle(st):

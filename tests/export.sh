@@ -17,6 +17,8 @@
 #   jsonl-jq              jq reads every line (if jq is installed)
 #   stdout                without -o the same bytes go to stdout
 #   text                  --format text is the default output, and -o works
+#   text-utf8             text prints valid UTF-8 (Cyrillic, CJK, the euro, an
+#                         emoji) as itself, controls and invalid bytes in octal
 #   cut-log               a log cut short: every sound event written in every
 #                         format, exit 1
 #   chrome(-event)        the Trace Event Format's rules (valid JSON, ph, pid
@@ -276,6 +278,19 @@ why=""
 cmp -s "$tmp/default.txt" "$tmp/text.txt" || why="--format text differs from the default"
 cmp -s "$tmp/default.txt" "$tmp/text-o.txt" || why="$why; -o differs from stdout"
 result text "$why"
+
+# Text shows valid UTF-8 as itself, and escapes in octal a control (C0,
+# DEL, C1), and each byte of invalid UTF-8: a lone lead, a surrogate, an
+# overlong form, a code point past U+10FFFF, a sequence cut by the
+# string's end (.export.text).  Written out here, not by an oracle.
+why=""
+want='text="\377\376 bad \303 lone \355\240\200 surrogate \340\200\257 overlong"
+text="ctl \001\033[0m\177 \"q\" \\ \n\r\t end"
+text="ok é € 😀"
+text="при 日本 c1 \302\205 nbsp   big \364\220\200\200 cut \342\202"'
+got=$(grep -o 'text=.*' "$tmp/default.txt" | tail -n 4)
+[ "$got" = "$want" ] || why="got: $got"
+result text-utf8 "$why"
 
 # A log cut inside a block: exit 1, and every event the text shows is written.
 why=""
