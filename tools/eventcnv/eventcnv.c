@@ -32,6 +32,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,7 +71,12 @@ static const char usageText[] =
   "                    stream's end (StreamEnd, or an exec's StreamExec) or the\n"
   "                    program is gone, then the rest as without --follow (a\n"
   "                    dead program's live file), with its messages and exit\n"
-  "                    status; one FILE, as text\n"
+  "                    status; one FILE, as text or with --format clickhouse\n"
+  "  --insert COMMAND  with --follow --format clickhouse: each batch of rows (a\n"
+  "                    second's) goes to a new run of COMMAND (sh -c) on its\n"
+  "                    standard input, e.g. clickhouse-client --query \"INSERT\n"
+  "                    INTO telltale.event FORMAT TabSeparated\", so that they\n"
+  "                    are in the table as the program runs\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -141,6 +147,7 @@ typedef struct OptionsStruct {
   const char *events;           /* --event argument, or NULL */
   const char *format;           /* --format argument, or NULL: text */
   const char *output;           /* -o argument, or NULL: stdout */
+  const char *insert;           /* --insert argument, or NULL */
   const char **paths;           /* the FILEs; "-" for stdin */
   size_t pathCount;
   const char *jobs;             /* --jobs argument, or NULL: one a processor */
@@ -172,6 +179,7 @@ static const OptionStruct valueOptions[] = {
   {"--kind", offsetof(OptionsStruct, kinds)}, {"--event", offsetof(OptionsStruct, events)},
   {"--format", offsetof(OptionsStruct, format)}, {"--output", offsetof(OptionsStruct, output)},
   {"-o", offsetof(OptionsStruct, output)}, {"--jobs", offsetof(OptionsStruct, jobs)},
+  {"--insert", offsetof(OptionsStruct, insert)},
 };
 
 /* OptionValue -- where arg's value goes if arg is a value option, else NULL */
@@ -240,9 +248,14 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--format writes the events: not with --header, --list, --count, --summary "
                "or --spans", NULL);
   if (opt->follow && (opt->pathCount != 1 || strcmp(opt->paths[0], "-") == 0
-                      || (opt->format != NULL && strcmp(opt->format, "text") != 0)
+                      || (opt->format != NULL && strcmp(opt->format, "text") != 0
+                          && strcmp(opt->format, "clickhouse") != 0)
                       || opt->header || opt->list || opt->count || opt->summary || opt->spans))
-    UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
+    UsageError("--follow prints the events of one FILE (not -) as text or clickhouse rows, "
+               "and nothing else", NULL);
+  if (opt->insert != NULL && (!opt->follow || opt->format == NULL
+                              || strcmp(opt->format, "clickhouse") != 0 || opt->output != NULL))
+    UsageError("--insert ships --follow --format clickhouse's rows, not with -o", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
   /* design/telemetry.txt .tools.output */
@@ -1248,6 +1261,13 @@ typedef struct FollowStruct {
     uint64_t hz;
     EventClock latest;          /* and the latest clock printed at each */
   } rate[16];
+  ExportWindowStruct window;    /* --format clickhouse: what a look ships */
+  int exportFailed;             /* a write of the rows failed: said */
+  FILE *insert;                 /* --insert: the batch's run of COMMAND, */
+  int stdoutSaved;              /* standard output while it runs, */
+  double insertSince;           /* when it began, */
+  uint64_t insertRows;          /* the rows before it */
+  uint64_t rowsLost;            /* rows of batches COMMAND failed */
 } FollowStruct;
 
 /* FOLLOW_DAMAGE_LOOKS -- looks (200 ms apart) that a block whose check
@@ -1311,15 +1331,112 @@ static void FollowRate(FollowStruct *f, uint64_t hz, EventClock clock)
     f->rate[i].latest = clock;
 }
 
+/* FOLLOW_BATCH_SECONDS -- how long --insert's batch of rows gathers
+ * before its COMMAND is ended, so that its rows are in the table:
+ * ClickHouse makes a part of each INSERT, and wants few a second.
+ * design/telemetry.txt .export.clickhouse.follow */
+#define FOLLOW_BATCH_SECONDS 1.0
+
+static double followNow(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* FollowInsertEnd -- end --insert's batch: COMMAND's input closed and
+ * its exit awaited; one that fails loses its batch's rows, which are
+ * counted and said, and --follow goes on with the next batch */
+static void FollowInsertEnd(FollowStruct *f, const char *command)
+{
+  int status;
+  if (f->insert == NULL)
+    return;
+  fflush(stdout);
+  (void)dup2(f->stdoutSaved, STDOUT_FILENO);
+  (void)close(f->stdoutSaved);
+  status = pclose(f->insert);
+  f->insert = NULL;
+  if (status != 0) {
+    uint64_t rows = f->window.rows - f->insertRows;
+    f->rowsLost += rows;
+    fprintf(stderr, "%s: %s: --insert's %s %s %d: %llu rows not shipped\n", programName, f->path,
+            command, status > 0 && WIFEXITED(status) ? "exited" : "failed, status",
+            status > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : status, (unsigned long long)rows);
+  }
+}
+
+/* FollowInsertBegin -- a batch for --insert: COMMAND run, standard
+ * output its input until FollowInsertEnd; 0, or 1 said */
+static int FollowInsertBegin(FollowStruct *f, const char *command)
+{
+  if (f->insert != NULL)
+    return 0;
+  fflush(stdout);
+  f->insert = popen(command, "w");
+  if (f->insert == NULL || (f->stdoutSaved = dup(STDOUT_FILENO)) < 0
+      || dup2(fileno(f->insert), STDOUT_FILENO) < 0) {
+    fprintf(stderr, "%s: --insert %s: %s\n", programName, command, strerror(errno));
+    if (f->insert != NULL)
+      (void)pclose(f->insert);
+    f->insert = NULL;
+    return 1;
+  }
+  f->insertSince = followNow();
+  f->insertRows = f->window.rows;
+  return 0;
+}
+
+/* followFilter -- f's filter, an ExportFilterFunction */
+static int followFilter(void *closure, size_t source, unsigned kind, unsigned code)
+{
+  (void)source;
+  return FilterPasses(&((FollowStruct *)closure)->filter, kind, code);
+}
+
+/* FollowExport -- FollowPrint's events as the format's rows (clickhouse):
+ * a window of the stream, so the threads' ids and names and the labels
+ * of what came before are known.  design/telemetry.txt
+ * .export.clickhouse.follow */
+static void FollowExport(const OptionsStruct *opt, FollowStruct *f, EventStreamStruct *stream,
+                         size_t from, size_t to, int *endedReturn)
+{
+  uint64_t rows = f->window.rows;
+  EventFormatContextStruct ctx;
+  f->window.from = from;
+  f->window.to = to;
+  f->window.streamEnd = 0;
+  if (opt->insert != NULL && FollowInsertBegin(f, opt->insert) != 0) {
+    f->exportFailed = 1;
+    return;
+  }
+  if (ExportRunWindow(&stream, 1, opt->format, NULL, followFilter, f, &f->window) != 0)
+    f->exportFailed = 1;        /* said */
+  if (f->window.streamEnd)
+    *endedReturn = 1;
+  /* Times as the text's (.eventcnv.follow.time), the stream's latest
+   * clock standing for the window's. */
+  EventStreamFormatContext(stream, &ctx);
+  if (f->window.rows > rows)
+    FollowRate(f, ctx.clockHz, EventStreamInfo(stream)->lastClock);
+  if (f->insert != NULL && followNow() - f->insertSince >= FOLLOW_BATCH_SECONDS)
+    FollowInsertEnd(f, opt->insert);
+}
+
 /* FollowPrint -- the events of stream from offset from, up to (not
  * at) to, that pass f's filter, in time order, each time reckoned at the
- * clock rate the stream gives now; *endedReturn 1 at StreamEnd */
-static void FollowPrint(FollowStruct *f, EventStreamStruct *stream, size_t from, size_t to,
-                        int *endedReturn)
+ * clock rate the stream gives now; *endedReturn 1 at StreamEnd; as rows
+ * with --format (FollowExport) */
+static void FollowPrint(const OptionsStruct *opt, FollowStruct *f, EventStreamStruct *stream,
+                        size_t from, size_t to, int *endedReturn)
 {
   EventFormatContextStruct ctx;
   EventRecordStruct rec;
   char line[8192];
+  if (opt->format != NULL && strcmp(opt->format, "text") != 0) {
+    FollowExport(opt, f, stream, from, to, endedReturn);
+    return;
+  }
   EventStreamFormatContext(stream, &ctx);
   while (EventStreamNext(stream, &rec) == EventStreamOK) {
     if (rec.offset < from || rec.offset >= to)
@@ -1376,7 +1493,7 @@ static int FollowOnce(const OptionsStruct *opt, FollowStruct *f)
   if (info->streamExec)
     f->ended = 2;
   f->startClock = info->startClock;
-  FollowPrint(f, stream, f->done, whole, &f->ended);
+  FollowPrint(opt, f, stream, f->done, whole, &f->ended);
   EventStreamClose(stream);
   InputFree(&in);
   if (whole > f->done)
@@ -1461,8 +1578,14 @@ static int FollowEnd(const OptionsStruct *opt, FollowStruct *f)
   log.recovered = recovered;
   if (f->done == 0)
     FilterInit(&f->filter, opt, EventStreamInfo(log.stream)->registry);
-  FollowPrint(f, log.stream, f->done, (size_t)-1, &ended);
+  FollowPrint(opt, f, log.stream, f->done, (size_t)-1, &ended);
+  FollowInsertEnd(f, opt->insert);
   status = Finish(opt, &log, EXIT_SUCCESS);
+  if (f->exportFailed || f->rowsLost > 0)
+    status = EXIT_BAD_STREAM;
+  if (f->rowsLost > 0)
+    fprintf(stderr, "%s: %s: %llu rows were not shipped, as said\n", programName, f->path,
+            (unsigned long long)f->rowsLost);
   FollowRateSay(f, EventStreamInfo(log.stream)->clockHz);
   EventStreamClose(log.stream);
   InputFree(&log.in);
@@ -1500,6 +1623,8 @@ static int Follow(const OptionsStruct *opt)
     return EXIT_BAD_STREAM;
   }
   f->path = opt->paths[0];
+  if (opt->insert != NULL)
+    signal(SIGPIPE, SIG_IGN);   /* a COMMAND that fails is said, not our death */
   f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
   if (f->fd < 0) {
     fprintf(stderr, "%s: %s: %s\n", programName, f->path, strerror(errno));
@@ -1525,6 +1650,7 @@ static int Follow(const OptionsStruct *opt)
     exec = f->ended == 2;
     nanosleep(&pause, NULL);
   }
+  FollowInsertEnd(f, opt->insert);
   (void)close(f->fd);
   free(f);
   return status;

@@ -41,7 +41,9 @@ static const char ddl[] =
 
 typedef struct ClickhouseStruct {
   ExportOutStruct cell;         /* JSON being made, in memory */
-  ExportOutStruct who;          /* host, pid, program, session, registry: made per log */
+  ExportOutStruct who;          /* host, pid, program, session: made per log */
+  ExportOutStruct regs;         /* each registry's name as a cell, and a tab */
+  size_t regAt[EVENT_STREAM_KIND_LIMIT], regEnd[EVENT_STREAM_KIND_LIMIT];  /* by kind */
   char host[256];
 } ClickhouseStruct;
 
@@ -89,16 +91,27 @@ static int ClickhouseSource(ExportStruct *ex)
   ExportPutChar(who, '\t');
   ExportPutUnsigned(who, ex->info->session);
   ExportPutChar(who, '\t');
-  PutText(who, &state->cell, ex->registry->name, strlen(ex->registry->name));
-  ExportPutChar(who, '\t');
-  return who->err != 0;
+  /* Each kind's registry: a log holds several (.reg.many), each kind
+   * of one, its number above its index as blocks carry it
+   * (.stream.block.registry); before 3.0.6 all are the log's own. */
+  state->regs.used = 0;
+  for (unsigned k = 0; k <= ex->registry->kindCount && k < EVENT_STREAM_KIND_LIMIT; ++k) {
+    const EventRegistryStruct *r = k < ex->registry->kindCount
+      ? ex->info->registryOf[ex->info->kindWire[k] >> EVENT_BLOCK_REGISTRY_SHIFT] : NULL;
+    const char *name = r != NULL ? r->name : ex->registry->name;   /* the last: unknown kinds */
+    state->regAt[k] = state->regs.used;
+    PutText(&state->regs, &state->cell, name, strlen(name));
+    ExportPutChar(&state->regs, '\t');
+    state->regEnd[k] = state->regs.used;
+  }
+  return who->err != 0 || state->regs.err != 0;
 }
 
 static int ClickhouseBegin(ExportStruct *ex)
 {
   const char *host = getenv("TELLTALE_HOST");
   memset(&clickhouse, 0, sizeof clickhouse);
-  clickhouse.cell.fd = clickhouse.who.fd = -1;
+  clickhouse.cell.fd = clickhouse.who.fd = clickhouse.regs.fd = -1;
   if (host != NULL && host[0] != '\0')
     snprintf(clickhouse.host, sizeof clickhouse.host, "%s", host);
   else if (gethostname(clickhouse.host, sizeof clickhouse.host - 1) != 0)
@@ -113,7 +126,11 @@ static int ClickhouseEvent(ExportStruct *ex, const EventRecordStruct *rec, uint6
   ClickhouseStruct *state = ex->state;
   const ExportThreadStruct *thread = ExportThreadFind(ex, rec->thread);
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
+  unsigned k = rec->kind < ex->registry->kindCount ? rec->kind : ex->registry->kindCount;
+  if (k >= EVENT_STREAM_KIND_LIMIT)
+    k = EVENT_STREAM_KIND_LIMIT - 1;
   ExportPut(out, state->who.buf, state->who.used);
+  ExportPut(out, state->regs.buf + state->regAt[k], state->regEnd[k] - state->regAt[k]);
   ExportPutUnsigned(out, seq);
   ExportPutChar(out, '\t');
   ExportPutSigned(out, MergeAddNs(MergeWallNs(ex->originNs), elapsed));
@@ -158,6 +175,7 @@ static int ClickhouseEnd(ExportStruct *ex)
     return 0;
   free(state->cell.buf);
   free(state->who.buf);
+  free(state->regs.buf);
   return 0;
 }
 
