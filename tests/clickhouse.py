@@ -19,6 +19,11 @@
 #   clickhouse-ddl     --format clickhouse-ddl makes the database and table
 #   clickhouse-load    the two ended logs load (clickhouse-client INSERT ...
 #                      FORMAT TabSeparated), with no error
+#   clickhouse-native  --format clickhouse-native (ClickHouse's Native
+#                      format) of those two logs and of tests/export.py's
+#                      stream (control bytes, invalid UTF-8, words past
+#                      2^63), INSERT ... FORMAT Native into a table of its
+#                      own: every row as the TabSeparated rows give it
 #   clickhouse-follow  the running program's rows are in the table before
 #                      it ends (a batch a second); eventcnv ends with it,
 #                      exit 0, having shipped each event once: the rows,
@@ -202,6 +207,28 @@ def cases(eventcnv, config, tmp, port):
         except RuntimeError as e:
             why = str(e)
     result("clickhouse-load", why)
+
+    why = None
+    hard = os.path.join(tmp, "hard.tt")
+    subprocess.run([sys.executable, os.path.join(top, "tests", "export.py"), "make", hard], check=True)
+    query(port, "CREATE TABLE telltale.native AS telltale.event")
+    query(port, "CREATE TABLE telltale.text AS telltale.event")
+    for host, log in logs + [("gamma", hard)]:
+        for fmt, table, name in (("clickhouse", "text", "TabSeparated"),
+                                 ("clickhouse-native", "native", "Native")):
+            rows = subprocess.run([eventcnv, "--format", fmt, log], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env=dict(os.environ, TELLTALE_HOST=host))
+            try:
+                query(port, "INSERT INTO telltale.%s FORMAT %s" % (table, name), rows.stdout)
+            except RuntimeError as e:
+                why = str(e)
+    if why is None:
+        text = query(port, "SELECT * FROM telltale.text ORDER BY host, pid, seq")
+        nat = query(port, "SELECT * FROM telltale.native ORDER BY host, pid, seq")
+        if text != nat or len(text) < 300 or not any(r[0] == "gamma" for r in nat):
+            why = "%d rows, TabSeparated's %d; first differing %r" % (
+                len(nat), len(text), next(((a, b) for a, b in zip(nat, text) if a != b), None))
+    result("clickhouse-native", why)
 
     # The third, shipped by --follow as it runs.  The interpreter itself:
     # a wrapper script would exec it, and the log would end there.

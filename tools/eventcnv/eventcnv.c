@@ -71,12 +71,13 @@ static const char usageText[] =
   "                    stream's end (StreamEnd, or an exec's StreamExec) or the\n"
   "                    program is gone, then the rest as without --follow (a\n"
   "                    dead program's live file), with its messages and exit\n"
-  "                    status; one FILE, as text or with --format clickhouse\n"
-  "  --insert COMMAND  with --follow --format clickhouse: each batch of rows (a\n"
-  "                    second's) goes to a new run of COMMAND (sh -c) on its\n"
-  "                    standard input, e.g. clickhouse-client --query \"INSERT\n"
-  "                    INTO telltale.event FORMAT TabSeparated\", so that they\n"
-  "                    are in the table as the program runs\n"
+  "                    status; one FILE, as text or ClickHouse's rows\n"
+  "  --insert COMMAND  with --follow and ClickHouse's rows: each batch of rows\n"
+  "                    (a second's) goes to a new run of COMMAND\n"
+  "                    (sh -c) on its standard input, e.g. clickhouse-client\n"
+  "                    --query \"INSERT INTO telltale.event FORMAT\n"
+  "                    TabSeparated\", so that they are in the table as the\n"
+  "                    program runs\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -89,7 +90,9 @@ static const char usageText[] =
   "                    html (a timeline to open in a browser, offline),\n"
   "                    clickhouse (TabSeparated rows for clickhouse-client's\n"
   "                    INSERT INTO telltale.event; the host is TELLTALE_HOST\n"
-  "                    or this machine's name), clickhouse-ddl (that table) or\n"
+  "                    or this machine's name), clickhouse-native (the same\n"
+  "                    rows in ClickHouse's Native format, for INSERT ...\n"
+  "                    FORMAT Native), clickhouse-ddl (that table) or\n"
   "                    telltale (an archive: the stream again, its live file\n"
   "                    recovered into it and its raw blocks made compact,\n"
   "                    in stream format 4, which the tools read as they read\n"
@@ -211,6 +214,14 @@ static int IsArchive(const OptionsStruct *opt)
   return opt->format != NULL && strcmp(opt->format, "telltale") == 0;
 }
 
+/* IsRows -- 1 if the format is ClickHouse's rows, which --follow ships
+ * (design/telemetry.txt .export.clickhouse.follow) */
+static int IsRows(const OptionsStruct *opt)
+{
+  return opt->format != NULL && (strcmp(opt->format, "clickhouse") == 0
+                                 || strcmp(opt->format, "clickhouse-native") == 0);
+}
+
 /* ArgsCheck -- the combinations of options that cannot be */
 static void ArgsCheck(OptionsStruct *opt)
 {
@@ -227,7 +238,7 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--jobs wants a number from 1 to 999: ", opt->jobs);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !IsArchive(opt)
       && !ExportFormatKnown(opt->format))
-    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf, html, clickhouse, clickhouse-ddl or telltale): ",
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf, html, clickhouse, clickhouse-native, clickhouse-ddl or telltale): ",
                opt->format);
   if (opt->zstd != NULL && !IsArchive(opt))
     UsageError("--zstd compresses the blocks of --format telltale, and nothing else", NULL);
@@ -249,12 +260,11 @@ static void ArgsCheck(OptionsStruct *opt)
                "or --spans", NULL);
   if (opt->follow && (opt->pathCount != 1 || strcmp(opt->paths[0], "-") == 0
                       || (opt->format != NULL && strcmp(opt->format, "text") != 0
-                          && strcmp(opt->format, "clickhouse") != 0)
+                          && !IsRows(opt))
                       || opt->header || opt->list || opt->count || opt->summary || opt->spans))
     UsageError("--follow prints the events of one FILE (not -) as text or clickhouse rows, "
                "and nothing else", NULL);
-  if (opt->insert != NULL && (!opt->follow || opt->format == NULL
-                              || strcmp(opt->format, "clickhouse") != 0 || opt->output != NULL))
+  if (opt->insert != NULL && (!opt->follow || !IsRows(opt) || opt->output != NULL))
     UsageError("--insert ships --follow --format clickhouse's rows, not with -o", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
@@ -1542,10 +1552,14 @@ static void FollowRateSay(const FollowStruct *f, uint64_t hz)
     if (f->rate[i].hz != hz && fabs(d) > fabs(worst))
       worst = d;
   }
+  /* Rounded up: two times each rounded down to a ns differ by at most that. */
+  unsigned long long up = (unsigned long long)fabs(worst);
+  if ((double)up < fabs(worst))
+    ++up;
   if (worst != 0.0)
     fprintf(stderr, "%s: %s: times printed before a later ClockSync reached the file were "
             "reckoned at the clock rate known then; a read of the log now puts them up to "
-            "%.0f ns %s%s\n", programName, f->path, fabs(worst), worst > 0 ? "earlier" : "later",
+            "%llu ns %s%s\n", programName, f->path, up, worst > 0 ? "earlier" : "later",
             f->rates == sizeof f->rate / sizeof f->rate[0] ? " (at least)" : "");
 }
 

@@ -454,7 +454,7 @@ void ProgressEnd(ProgressStruct *progress)
 
 static const ExportWriterStruct *const writers[] = {
   &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf, &ExportHtml,
-  &ExportClickhouse, &ExportClickhouseDdl,
+  &ExportClickhouse, &ExportClickhouseDdl, &ExportClickhouseNative,
 };
 
 static const ExportWriterStruct *FindWriter(const char *name)

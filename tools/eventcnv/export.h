@@ -262,7 +262,7 @@ struct ExportWriterStruct {
 };
 
 extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf,
-  ExportHtml, ExportClickhouse, ExportClickhouseDdl;
+  ExportHtml, ExportClickhouse, ExportClickhouseDdl, ExportClickhouseNative;
 
 /* ExportCtfBlocks -- ExportCtf's events of a single log with no filter,
  * block by block rather than each through event: returns -1 if it
