@@ -53,6 +53,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import result, summary  # noqa: E402
+import follow_child  # noqa: E402
 
 SERVER = shutil.which("clickhouse-server") or "/usr/sbin/clickhouse-server"
 CLIENT = shutil.which("clickhouse-client") or "/usr/bin/clickhouse-client"
@@ -155,26 +156,6 @@ def main():
     return summary()
 
 
-# The followed program: three threads allocating for about 2.5 s, then
-# a clean exit.
-CHILD = r"""
-import threading, time
-def work():
-    x = []
-    for i in range(60000):
-        x.append(str(i) * (i % 7))
-        if len(x) > 50:
-            x = []
-        if i % 200 == 0:
-            time.sleep(0.005)
-ts = [threading.Thread(target=work) for _ in range(3)]
-for t in ts:
-    t.start()
-for t in ts:
-    t.join()
-"""
-
-
 def cases(eventcnv, config, tmp, port):
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     recorder = os.path.join(top, "build", "libtelltale-malloc.so")
@@ -230,20 +211,9 @@ def cases(eventcnv, config, tmp, port):
                 len(nat), len(text), next(((a, b) for a, b in zip(nat, text) if a != b), None))
     result("clickhouse-native", why)
 
-    # The third, shipped by --follow as it runs.  The interpreter itself:
-    # a wrapper script would exec it, and the log would end there.
-    script = os.path.join(tmp, "child.py")
-    with open(script, "w") as f:
-        f.write(CHILD)
+    # The third, shipped by --follow as it runs.
     py = os.path.join(tmp, "py.log")
-    prog = subprocess.Popen([os.path.realpath(sys.executable), script],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ, TELLTALE_FILE=py, LD_PRELOAD=recorder,
-                                     TELLTALE_BUFFER="4096"))
-    for _ in range(500):
-        if os.path.exists(py) and os.path.getsize(py) > 0:
-            break
-        time.sleep(0.01)
+    prog = follow_child.start(py, recorder, "end")
     followBound = {}
     insert = "%s --port %d --query 'INSERT INTO telltale.event FORMAT TabSeparated'" % (CLIENT, port)
     follow = subprocess.Popen([eventcnv, "--follow", "--format", "clickhouse", "--insert", insert, py],

@@ -30,7 +30,7 @@
 #                      header's pid runs no more), printing every line,
 #                      message and exit status that eventcnv gives the
 #                      log without --follow
-#   follow-kill9       followed while it runs: Python (under the malloc
+#   follow-kill9       followed while it runs: tests/follow_child.py (under the malloc
 #                      recorder, 4 KiB buffers, three threads) killed by
 #                      SIGKILL after blocks were printed: eventcnv ends by
 #                      itself with every line a later read prints, each
@@ -59,6 +59,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import result, summary  # noqa: E402
+import follow_child  # noqa: E402
 
 
 def blocks(data):
@@ -70,24 +71,6 @@ def blocks(data):
         pos += struct.unpack_from("<I", data, pos + 4)[0]
     return out, pos
 
-
-CHILD = r"""
-import ctypes, sys, threading, time
-def work():
-    x = []
-    for i in range(100000):
-        x.append(str(i) * (i % 7))
-        if len(x) > 50:
-            x = []
-        if i % 200 == 0:
-            time.sleep(0.002)
-for t in [threading.Thread(target=work, daemon=True) for _ in range(3)]:
-    t.start()
-time.sleep(1.5)
-if sys.argv[1] == "segv":
-    ctypes.string_at(0)
-time.sleep(60)
-"""
 
 SAID = re.compile(rb"[^\n]*: times printed before a later ClockSync reached the file were reckoned at "
                   rb"the clock rate known then; a read of the log now puts them up to (\d+) ns "
@@ -109,19 +92,7 @@ def dies(eventcnv, recorder, tmp, how):
     SIGSEGV after eventcnv has printed some of its blocks: None if eventcnv
     ends by itself and prints what a later read prints, else why not."""
     log = os.path.join(tmp, how + ".log")
-    script = os.path.join(tmp, "child.py")
-    with open(script, "w") as f:
-        f.write(CHILD)
-    # The interpreter itself: a wrapper script would exec it, and the log
-    # followed would end at that exec.
-    prog = subprocess.Popen([os.path.realpath(sys.executable), script, how],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ, TELLTALE_FILE=log, LD_PRELOAD=recorder,
-                                     TELLTALE_BUFFER="4096"))
-    for _ in range(500):
-        if os.path.exists(log) and os.path.getsize(log) > 0:
-            break
-        time.sleep(0.01)
+    prog = follow_child.start(log, recorder, "kill" if how == "kill9" else how)
     f = subprocess.Popen([eventcnv, "--follow", log], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     if how == "kill9":
@@ -278,10 +249,7 @@ def main():
         deathLog = os.path.join(tmp, "death.log")
         prog = subprocess.Popen(["sleep", "60"], env=dict(os.environ, TELLTALE_FILE=deathLog,
                                                            LD_PRELOAD=recorder))
-        for _ in range(500):
-            if os.path.exists(deathLog) and os.path.getsize(deathLog) > 0:
-                break
-            time.sleep(0.01)
+        follow_child.wait_for(deathLog)
         f = subprocess.Popen([eventcnv, "--follow", deathLog], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         time.sleep(0.5)
