@@ -44,8 +44,14 @@
 #   follow-empty       an empty log no process holds (a child killed
 #                      before its header): eventcnv ends by itself, saying
 #                      what eventcnv says of it, exit 1
+#   follow-insert      --follow --format clickhouse --insert COMMAND of an
+#                      ended log: COMMAND (sh -c) gets the rows a plain
+#                      export writes; one that fails (exit 3) loses its
+#                      batch, said with the rows lost (the log's events),
+#                      exit 1 (.export.clickhouse.follow)
 #   follow-usage       --follow with two FILEs, with -, or with --format
-#                      jsonl: usage errors (exit 2)
+#                      jsonl, and --insert without --follow: usage errors
+#                      (exit 2)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
 import os
@@ -282,7 +288,24 @@ def main():
             why = "still following 20 s after it began"
         result("follow-empty", why)
         why = None
-        for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log]):
+        rows = subprocess.run([eventcnv, "--format", "clickhouse", log], stdout=subprocess.PIPE).stdout
+        shipped = os.path.join(tmp, "shipped.tsv")
+        ok = subprocess.run([eventcnv, "--follow", "--format", "clickhouse", "--insert",
+                             "cat >'%s'" % shipped, log], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=60)
+        if ok.returncode != 0 or ok.stdout or open(shipped, "rb").read() != rows or not rows:
+            why = "exit %d, %d bytes shipped of %d: %r" % (
+                ok.returncode, os.path.getsize(shipped), len(rows), ok.stderr[:200])
+        bad = subprocess.run([eventcnv, "--follow", "--format", "clickhouse", "--insert",
+                              "cat >/dev/null; exit 3", log], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, timeout=60)
+        lost = b"exited 3: %d rows not shipped" % rows.count(b"\n")
+        if bad.returncode != 1 or lost not in bad.stderr or b"rows were not shipped" not in bad.stderr:
+            why = (why or "") + "; failing COMMAND: exit %d, %r" % (bad.returncode, bad.stderr[:300])
+        result("follow-insert", why)
+        why = None
+        for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log],
+                     ["--insert", "true", "--format", "clickhouse", log]):
             r = subprocess.run([eventcnv] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, timeout=30)
             if r.returncode != 2 or b"--follow" not in r.stderr:
