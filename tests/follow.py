@@ -46,7 +46,7 @@
 #                      what eventcnv says of it, exit 1
 #   follow-insert      --follow --format clickhouse --insert COMMAND of an
 #                      ended log: COMMAND (sh -c) gets the rows a plain
-#                      export writes; one that fails (exit 3) loses its
+#                      export writes, TabSeparated and Native; one that fails (exit 3) loses its
 #                      batch, said with the rows lost (the log's events),
 #                      exit 1 (.export.clickhouse.follow)
 #   follow-usage       --follow with two FILEs, with -, or with --format
@@ -288,14 +288,15 @@ def main():
             why = "still following 20 s after it began"
         result("follow-empty", why)
         why = None
-        rows = subprocess.run([eventcnv, "--format", "clickhouse", log], stdout=subprocess.PIPE).stdout
-        shipped = os.path.join(tmp, "shipped.tsv")
-        ok = subprocess.run([eventcnv, "--follow", "--format", "clickhouse", "--insert",
-                             "cat >'%s'" % shipped, log], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, timeout=60)
-        if ok.returncode != 0 or ok.stdout or open(shipped, "rb").read() != rows or not rows:
-            why = "exit %d, %d bytes shipped of %d: %r" % (
-                ok.returncode, os.path.getsize(shipped), len(rows), ok.stderr[:200])
+        for fmt in ("clickhouse-native", "clickhouse"):    # rows: the last, TabSeparated
+            rows = subprocess.run([eventcnv, "--format", fmt, log], stdout=subprocess.PIPE).stdout
+            shipped = os.path.join(tmp, "shipped." + fmt)
+            ok = subprocess.run([eventcnv, "--follow", "--format", fmt, "--insert",
+                                 "cat >'%s'" % shipped, log], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, timeout=60)
+            if ok.returncode != 0 or ok.stdout or open(shipped, "rb").read() != rows or not rows:
+                why = "%s: exit %d, %d bytes shipped of %d: %r" % (
+                    fmt, ok.returncode, os.path.getsize(shipped), len(rows), ok.stderr[:200])
         bad = subprocess.run([eventcnv, "--follow", "--format", "clickhouse", "--insert",
                               "cat >/dev/null; exit 3", log], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, timeout=60)
