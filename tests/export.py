@@ -19,6 +19,7 @@
 # should be, field by field, after the format's own reader (json, csv)
 # has parsed it.
 
+import codecs
 import csv
 import decimal
 import json
@@ -35,6 +36,7 @@ HARD_STRINGS = [
     b"\xff\xfe bad \xc3 lone \xed\xa0\x80 surrogate \xe0\x80\xaf overlong",
     b"ctl \x00"[:-1] + b"\x01\x1b[0m\x7f \"q\" \\ \n\r\t end",
     b"ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+    b"\xd0\xbf\xd1\x80\xd0\xb8 \xe6\x97\xa5\xe6\x9c\xac c1 \xc2\x85 nbsp \xc2\xa0 big \xf4\x90\x80\x80 cut \xe2\x82",
 ]
 BIG_WORDS = [(1 << 53) - 1, 1 << 53, (1 << 53) + 1, (1 << 64) - 1]
 
@@ -63,10 +65,14 @@ def build(many=False):
     return st
 
 
+codecs.register_error("each-byte", lambda e: ("\ufffd" * (e.end - e.start), e.end))
+
+
 def json_string(b):
     """What a JSON reader makes of eventcnv's string for bytes b: each
-    byte of invalid UTF-8 is U+FFFD (design/telemetry.txt .export.json)."""
-    return b.decode("utf-8", errors="replace")
+    byte of invalid UTF-8 is U+FFFD, a sequence cut by the string's end
+    one a byte too (design/telemetry.txt .export.json)."""
+    return b.decode("utf-8", errors="each-byte")
 
 
 def oracle(st):
@@ -315,12 +321,21 @@ def check_chrome(path, want):
     return None
 
 
-def check_ctf(path, want):
+def check_ctf(path, want, every):
     """Every event as babeltrace2 reads it (its Python bindings, bt2),
     thread by thread in order, against the oracle: the name, the time in
-    ns since the epoch, and every field's value.  design/telemetry.txt
-    .export.ctf"""
+    ns since the epoch, every field's value, and its packet's context:
+    its kind's name, its thread's OS id and the thread's latest name in
+    the log (every event, unfiltered), 0 and "" if none.
+    design/telemetry.txt .export.ctf, .export.ctf.thread"""
     import bt2
+    final = {}
+    for w in every:
+        t = final.setdefault(w["thread"], [0, ""])
+        if w["tid"] is not None:
+            t[0] = w["tid"]
+        if w["thread_name"] is not None:
+            t[1] = w["thread_name"]
     got = {}
     for msg in bt2.TraceCollectionMessageIterator(path):
         if type(msg) is not bt2._EventMessageConst:
@@ -336,20 +351,25 @@ def check_ctf(path, want):
             else:
                 fields[k] = int(v)
         ns = msg.default_clock_snapshot.ns_from_origin
-        got.setdefault(thread, []).append((ev.name, ns, fields))
+        context = ev.packet.context_field
+        kind = context["kind"].labels
+        name = str(context["thread_name"]).encode("utf-8", errors="surrogateescape")
+        got.setdefault(thread, []).append((ev.name, ns, fields, kind, int(context["tid"]),
+                                           json_string(name)))
     exp = {}
     for w in want:
         fields = {}
         for k, v in w["raw"].items():
             fields[k] = v      # strings keep their bytes in CTF
-        exp.setdefault(w["thread"], []).append((w["event"], w["time_ns"], fields))
+        exp.setdefault(w["thread"], []).append((w["event"], w["time_ns"], fields, [w["kind"]],
+                                                *final[w["thread"]]))
     if sorted(got) != sorted(exp):
         return "threads %r, want %r" % (sorted(got), sorted(exp))
     for thread in exp:
         if len(got[thread]) != len(exp[thread]):
             return "thread %d: %d events, want %d" % (thread, len(got[thread]), len(exp[thread]))
         for g, e in zip(got[thread], exp[thread]):
-            if g[:2] != e[:2] or not same(g[2], e[2]) and not nan_same(g[2], e[2]):
+            if g[:2] != e[:2] or g[3:] != e[3:] or not same(g[2], e[2]) and not nan_same(g[2], e[2]):
                 return "thread %d:\n  got  %r\n  want %r" % (thread, g, e)
     return None
 
@@ -378,9 +398,13 @@ def main():
     check, path, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
     many = check.endswith("-many")     # the stream of make-many
     check = check[:-5] if many else check
-    want = [r for r in oracle(build(many)) if not only or r["kind"] in only or r["event"] in only]
-    why = {"jsonl": check_jsonl, "csv": check_csv, "sqlite": check_sqlite,
-           "chrome": check_chrome, "ctf": check_ctf}[check](path, want)
+    every = oracle(build(many))
+    want = [r for r in every if not only or r["kind"] in only or r["event"] in only]
+    if check == "ctf":
+        why = check_ctf(path, want, every)
+    else:
+        why = {"jsonl": check_jsonl, "csv": check_csv, "sqlite": check_sqlite,
+               "chrome": check_chrome}[check](path, want)
     if why:
         print(why)
         return 1

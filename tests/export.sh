@@ -17,6 +17,8 @@
 #   jsonl-jq              jq reads every line (if jq is installed)
 #   stdout                without -o the same bytes go to stdout
 #   text                  --format text is the default output, and -o works
+#   text-utf8             text prints valid UTF-8 (Cyrillic, CJK, the euro, an
+#                         emoji) as itself, controls and invalid bytes in octal
 #   cut-log               a log cut short: every sound event written in every
 #                         format, exit 1
 #   chrome(-event)        the Trace Event Format's rules (valid JSON, ph, pid
@@ -190,7 +192,7 @@ else
     args=() only=()
     files=stream_1_0_0
     [ $name = ctf-many ] && src=$tmp/many.tt
-    [ $name = ctf-kind ] && args=(--kind User,Pool) only=(User Pool) files=stream_1
+    [ $name = ctf-kind ] && args=(--kind User,Pool) only=(User Pool) files=stream_1_3
     "$eventcnv" --format ctf -o "$tmp/$name" "${args[@]}" "$src" 2>"$tmp/$name.err"
     st=$?
     [ $st = 0 ] || why="exit status $st"
@@ -208,7 +210,7 @@ else
   done
   for pair in basic:big ptr32:big32; do
     le=${pair%:*} be=${pair#*:}
-    [ -f "$tmp/$le.ctf/stream_1_0_0" ] && [ -f "$tmp/$be.ctf/stream_1" ] ||
+    [ -f "$tmp/$le.ctf/stream_1_0_0" ] && [ -f "$tmp/$be.ctf/stream_1_0" ] ||
       why="$why; $le not block by block or $be not one by one"
     [ "$(wc -l <"$tmp/$le.bt")" = "$("$eventcnv" "$tmp/$le.tt" 2>/dev/null | wc -l)" ] ||
       why="$why; $le: babeltrace2 printed $(wc -l <"$tmp/$le.bt") lines"
@@ -219,9 +221,9 @@ else
   babeltrace2 "$tmp/ctf" >"$tmp/ctf.txt" 2>"$tmp/ctf.bt.err" || why="babeltrace2 exit $?"
   [ "$(wc -l <"$tmp/ctf.txt")" = "$(wc -l <"$tmp/jsonl.jsonl")" ] ||
     why="$why; babeltrace2 printed $(wc -l <"$tmp/ctf.txt") events, want $(wc -l <"$tmp/jsonl.jsonl")"
-  grep -qF 'Everything: { thread = 1 }, { p = 0xDEADBEEF, a = 0x7F0000001000, w = 18446744073709551615, u = 4294967295, d = 2.5, s = "all letters" }' \
+  grep -qF 'Everything: { thread = 1, kind = ( "User" : container = 3 ), tid = 7001, thread_name = "main" }, { p = 0xDEADBEEF, a = 0x7F0000001000, w = 18446744073709551615, u = 4294967295, d = 2.5, s = "all letters" }' \
     "$tmp/ctf.txt" || why="$why; no Everything line as expected"
-  [ "$(babeltrace2 "$tmp/ctf-many" 2>/dev/null | grep -c 'ObjectAlloc: { thread = 3 }')" = 10002 ] ||
+  [ "$(babeltrace2 "$tmp/ctf-many" 2>/dev/null | grep -c 'ObjectAlloc: { thread = 3, kind = ( "Object" : container = 2 ), tid = 7003, thread_name = "" }')" = 10002 ] ||
     why="$why; thread 3 of ctf-many has not its 10002 ObjectAlloc"
   result ctf-babeltrace2 "${why#; }"
   why=""
@@ -276,6 +278,19 @@ why=""
 cmp -s "$tmp/default.txt" "$tmp/text.txt" || why="--format text differs from the default"
 cmp -s "$tmp/default.txt" "$tmp/text-o.txt" || why="$why; -o differs from stdout"
 result text "$why"
+
+# Text shows valid UTF-8 as itself, and escapes in octal a control (C0,
+# DEL, C1), and each byte of invalid UTF-8: a lone lead, a surrogate, an
+# overlong form, a code point past U+10FFFF, a sequence cut by the
+# string's end (.export.text).  Written out here, not by an oracle.
+why=""
+want='text="\377\376 bad \303 lone \355\240\200 surrogate \340\200\257 overlong"
+text="ctl \001\033[0m\177 \"q\" \\ \n\r\t end"
+text="ok é € 😀"
+text="при 日本 c1 \302\205 nbsp   big \364\220\200\200 cut \342\202"'
+got=$(grep -o 'text=.*' "$tmp/default.txt" | tail -n 4)
+[ "$got" = "$want" ] || why="got: $got"
+result text-utf8 "$why"
 
 # A log cut inside a block: exit 1, and every event the text shows is written.
 why=""
@@ -365,7 +380,7 @@ else
     why=$why$(python3 -c 'import re, sys
 def times(lines, pattern):
     return sorted(m.groups() for m in map(re.compile(pattern).match, lines) if m)
-bt = times(open(sys.argv[1]), r"\[0*(\d+)\] .*? (\w+): \{ thread = (\d+) \}")
+bt = times(open(sys.argv[1]), r"\[0*(\d+)\] .*? (\w+): \{ thread = (\d+), ")
 txt = [(str(round(float(s) * 1e9)), n, t) for s, t, n in
        times(open(sys.argv[2]), r" *(\d+\.\d{9}) \S+ T(\d+) +\S+ +(\w+)")]
 txt.sort()

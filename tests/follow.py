@@ -30,11 +30,28 @@
 #                      header's pid runs no more), printing every line,
 #                      message and exit status that eventcnv gives the
 #                      log without --follow
+#   follow-kill9       followed while it runs: tests/follow_child.py (under the malloc
+#                      recorder, 4 KiB buffers, three threads) killed by
+#                      SIGKILL after blocks were printed: eventcnv ends by
+#                      itself with every line a later read prints, each
+#                      thread's and kind's in the same order, the same
+#                      times, message and exit status
+#   follow-segv        the same, the program dying of its own SIGSEGV:
+#                      the same lines; its death's ClockSync changes the
+#                      clock rate a later read takes, and eventcnv says by
+#                      how much the times it printed differ, which is the
+#                      largest difference found (.eventcnv.follow.time)
 #   follow-empty       an empty log no process holds (a child killed
 #                      before its header): eventcnv ends by itself, saying
 #                      what eventcnv says of it, exit 1
+#   follow-insert      --follow --format clickhouse --insert COMMAND of an
+#                      ended log: COMMAND (sh -c) gets the rows a plain
+#                      export writes, TabSeparated and Native; one that fails (exit 3) loses its
+#                      batch, said with the rows lost (the log's events),
+#                      exit 1 (.export.clickhouse.follow)
 #   follow-usage       --follow with two FILEs, with -, or with --format
-#                      jsonl: usage errors (exit 2)
+#                      jsonl, and --insert without --follow: usage errors
+#                      (exit 2)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
 import os
@@ -48,6 +65,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import result, summary  # noqa: E402
+import follow_child  # noqa: E402
 
 
 def blocks(data):
@@ -58,6 +76,75 @@ def blocks(data):
         out.append(pos)
         pos += struct.unpack_from("<I", data, pos + 4)[0]
     return out, pos
+
+
+SAID = re.compile(rb"[^\n]*: times printed before a later ClockSync reached the file were reckoned at "
+                  rb"the clock rate known then; a read of the log now puts them up to (\d+) ns "
+                  rb"(earlier|later)\n")
+
+
+def sequences(out):
+    """Each thread's and kind's lines, in order, as (elapsed ns, the rest)."""
+    seqs = {}
+    for line in out.decode().splitlines():
+        f = line.split()
+        seqs.setdefault((f[2], f[3]), []).append(
+            (int(f[0].replace(".", "")), line.split(None, 2)[2]))
+    return seqs
+
+
+def dies(eventcnv, recorder, tmp, how):
+    """A Python program followed while it runs, dying by SIGKILL or its own
+    SIGSEGV after eventcnv has printed some of its blocks: None if eventcnv
+    ends by itself and prints what a later read prints, else why not."""
+    log = os.path.join(tmp, how + ".log")
+    prog = follow_child.start(log, recorder, "kill" if how == "kill9" else how)
+    f = subprocess.Popen([eventcnv, "--follow", log], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    if how == "kill9":
+        time.sleep(1.5)
+        prog.kill()
+    try:
+        out, err = f.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        f.kill()
+        f.communicate()
+        prog.kill()
+        prog.wait()
+        return "still following 60 s after the program died"
+    rc = prog.wait()
+    if rc != (-9 if how == "kill9" else -11):
+        return "the program ended with %d" % rc
+    plain = subprocess.run([eventcnv, log], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    said = SAID.search(err)
+    rest = SAID.sub(b"", err)
+    if (f.returncode, rest) != (plain.returncode, plain.stderr):
+        return "exit %d, %r; a later read: exit %d, %r" % (f.returncode, err[:300],
+                                                          plain.returncode, plain.stderr[:300])
+    got, want = sequences(out), sequences(plain.stdout)
+    if sorted(got) != sorted(want):
+        return "threads and kinds %s; a later read %s" % (sorted(got), sorted(want))
+    worst = 0
+    for key in want:
+        if [r for _, r in got[key]] != [r for _, r in want[key]]:
+            return "%s: %d lines, a later read %d, or not in its order" % (
+                key, len(got[key]), len(want[key]))
+        for (a, _), (b, _) in zip(got[key], want[key]):
+            if abs(a - b) > abs(worst):
+                worst = a - b
+    lines = sum(len(v) for v in want.values())
+    if lines < 1000 or len(want) < 6:
+        return "only %d lines in %d sequences" % (lines, len(want))
+    if how == "kill9":   # no ClockSync after the start: the same times
+        return None if worst == 0 and said is None else "times up to %d ns apart, said %r" % (
+            worst, said and said.group(0))
+    # Its death's ClockSync: said, with the largest difference (to 2 ns:
+    # each printed time is rounded down to a ns).
+    if said is None:
+        return "times up to %d ns apart, not said" % worst
+    stated = int(said.group(1)) * (1 if said.group(2) == b"earlier" else -1)
+    return None if worst != 0 and abs(stated - worst) <= 2 else (
+        "said %d ns, found %d" % (stated, worst))
 
 
 def main():
@@ -168,10 +255,7 @@ def main():
         deathLog = os.path.join(tmp, "death.log")
         prog = subprocess.Popen(["sleep", "60"], env=dict(os.environ, TELLTALE_FILE=deathLog,
                                                            LD_PRELOAD=recorder))
-        for _ in range(500):
-            if os.path.exists(deathLog) and os.path.getsize(deathLog) > 0:
-                break
-            time.sleep(0.01)
+        follow_child.wait_for(deathLog)
         f = subprocess.Popen([eventcnv, "--follow", deathLog], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         time.sleep(0.5)
@@ -191,6 +275,8 @@ def main():
             why = "still following 20 s after the program was killed"
         prog.wait()
         result("follow-death", why)
+        for how in ("kill9", "segv"):
+            result("follow-" + how, dies(eventcnv, recorder, tmp, how))
         empty = os.path.join(tmp, "empty.log.999999")
         open(empty, "wb").close()
         try:
@@ -202,7 +288,25 @@ def main():
             why = "still following 20 s after it began"
         result("follow-empty", why)
         why = None
-        for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log]):
+        for fmt in ("clickhouse-native", "clickhouse"):    # rows: the last, TabSeparated
+            rows = subprocess.run([eventcnv, "--format", fmt, log], stdout=subprocess.PIPE).stdout
+            shipped = os.path.join(tmp, "shipped." + fmt)
+            ok = subprocess.run([eventcnv, "--follow", "--format", fmt, "--insert",
+                                 "cat >'%s'" % shipped, log], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, timeout=60)
+            if ok.returncode != 0 or ok.stdout or open(shipped, "rb").read() != rows or not rows:
+                why = "%s: exit %d, %d bytes shipped of %d: %r" % (
+                    fmt, ok.returncode, os.path.getsize(shipped), len(rows), ok.stderr[:200])
+        bad = subprocess.run([eventcnv, "--follow", "--format", "clickhouse", "--insert",
+                              "cat >/dev/null; exit 3", log], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, timeout=60)
+        lost = b"exited 3: %d rows not shipped" % rows.count(b"\n")
+        if bad.returncode != 1 or lost not in bad.stderr or b"rows were not shipped" not in bad.stderr:
+            why = (why or "") + "; failing COMMAND: exit %d, %r" % (bad.returncode, bad.stderr[:300])
+        result("follow-insert", why)
+        why = None
+        for args in (["--follow", log, log], ["--follow", "-"], ["--follow", "--format", "jsonl", log],
+                     ["--insert", "true", "--format", "clickhouse", log]):
             r = subprocess.run([eventcnv] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, timeout=30)
             if r.returncode != 2 or b"--follow" not in r.stderr:

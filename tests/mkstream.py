@@ -377,11 +377,32 @@ def scenario(st):
 
 # The oracle: what eventcnv prints.  See EventFormat in src/event/eventformat.c.
 
+def utf8_char(b, i):
+    """The character of valid UTF-8 at b[i] (a byte >= 0x80), by Python's
+    strict decoder (no overlong forms, surrogates or code points past
+    U+10FFFF), or None."""
+    n = 2 if 0xC0 <= b[i] < 0xE0 else 3 if 0xE0 <= b[i] < 0xF0 else 4 if 0xF0 <= b[i] < 0xF8 else 0
+    try:
+        return b[i:i + n].decode("utf-8") if n and i + n <= len(b) else None
+    except UnicodeDecodeError:
+        return None
+
+
 def escape(b):
+    """An S field as eventcnv shows it: valid UTF-8 as itself but C1
+    controls; other bytes outside printable ASCII in octal
+    (design/telemetry.txt .export.text)."""
     out = []
-    for c in b:
+    i = 0
+    while i < len(b):
+        c = b[i]
         ch = chr(c)
-        if ch == '"':
+        i += 1
+        u = utf8_char(b, i - 1) if c >= 0x80 else None
+        if u is not None and ord(u) >= 0xA0:
+            out.append(u)
+            i += len(u.encode("utf-8")) - 1
+        elif ch == '"':
             out.append('\\"')
         elif ch == "\\":
             out.append("\\\\")

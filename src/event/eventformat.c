@@ -362,12 +362,23 @@ static char *decimalAt(char *p, uint64_t value)
 }
 
 /* putEscaped -- n bytes with C escapes for quotes, backslashes and
- * non-printable bytes (octal, three digits, so never ambiguous) */
+ * non-printable bytes (octal, three digits, so never ambiguous): C0
+ * controls, DEL, C1 controls and each byte of invalid UTF-8, which
+ * would drive a terminal or make the text unreadable as UTF-8.  Valid
+ * UTF-8 is itself, so a name in any script reads as written.
+ * design/telemetry.txt .export.text */
 static void putEscaped(WriterStruct *w, const char *s, size_t n)
 {
   size_t i;
   for (i = 0; i < n; ++i) {
     unsigned char c = (unsigned char)s[i];
+    size_t len;
+    if (c >= 0x80 && (len = EventUtf8Length((const unsigned char *)s + i, n - i)) > 0
+        && !(c == 0xC2 && (unsigned char)s[i + 1] < 0xA0)) {   /* not C1 */
+      putChars(w, s + i, len);
+      i += len - 1;
+      continue;
+    }
     switch (c) {
     case '"':  putChars(w, "\\\"", 2); break;
     case '\\': putChars(w, "\\\\", 2); break;

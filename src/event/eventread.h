@@ -186,9 +186,40 @@ extern size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
 extern uint64_t EventClockRate(uint64_t headerHz, EventClock startClock,
                                uint64_t startMonotonic, EventClock clock, uint64_t monotonic);
 
+/* EventUtf8Length -- the length of the valid UTF-8 sequence at s (of
+ * at most avail bytes) whose first byte is >= 0x80, or 0 if it is not
+ * one: no overlong forms, surrogates or code points above U+10FFFF.
+ * The one test of UTF-8 for the text line and the tools' textsafe.c. */
+static inline size_t EventUtf8Length(const unsigned char *s, size_t avail)
+{
+  unsigned c = s[0];
+  size_t n, i;
+  unsigned lo = 0x80, hi = 0xBF;       /* the second byte's range */
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else
+    return 0;
+  if (avail < n || s[1] < lo || s[1] > hi)
+    return 0;
+  for (i = 2; i < n; ++i)
+    if (s[i] < 0x80 || s[i] > 0xBF)
+      return 0;
+  return n;
+}
+
 /* EventEscape -- n bytes of s with C escapes (\" \\ \n \t \r, \ooo for
- * other bytes outside printable ASCII), as an S field is shown, into
- * buf (NUL-terminated, truncated); returns the length it needed */
+ * other controls, DEL, C1 controls and bytes of invalid UTF-8; valid
+ * UTF-8 as itself), as an S field is shown, into buf (NUL-terminated,
+ * truncated); returns the length it needed.  design/telemetry.txt
+ * .export.text */
 extern size_t EventEscape(char *buf, size_t size, const char *s, size_t n);
 
 /* EventFormatDouble -- d as printf's "%.17g" would, into buf.

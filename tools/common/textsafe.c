@@ -4,32 +4,13 @@
  */
 
 #include "textsafe.h"
+#include "eventread.h"
 
 #include <string.h>
 
 size_t TextUtf8Length(const unsigned char *s, size_t avail)
 {
-  unsigned c = s[0];
-  size_t n, i;
-  unsigned lo = 0x80, hi = 0xBF;       /* the second byte's range */
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else
-    return 0;
-  if (avail < n || s[1] < lo || s[1] > hi)
-    return 0;
-  for (i = 2; i < n; ++i)
-    if (s[i] < 0x80 || s[i] > 0xBF)
-      return 0;
-  return n;
+  return EventUtf8Length(s, avail);   /* the text line's own test */
 }
 
 int TextUnsafe(const unsigned char *s, size_t avail, size_t *lengthReturn)

@@ -25,12 +25,14 @@
 #include <signal.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,7 +71,13 @@ static const char usageText[] =
   "                    stream's end (StreamEnd, or an exec's StreamExec) or the\n"
   "                    program is gone, then the rest as without --follow (a\n"
   "                    dead program's live file), with its messages and exit\n"
-  "                    status; one FILE, as text\n"
+  "                    status; one FILE, as text or ClickHouse's rows\n"
+  "  --insert COMMAND  with --follow and ClickHouse's rows: each batch of rows\n"
+  "                    (a second's) goes to a new run of COMMAND\n"
+  "                    (sh -c) on its standard input, e.g. clickhouse-client\n"
+  "                    --query \"INSERT INTO telltale.event FORMAT\n"
+  "                    TabSeparated\", so that they are in the table as the\n"
+  "                    program runs\n"
   "  --kind K[,K...]   only events of these kinds (names as --list shows them)\n"
   "  --event E[,E...]  only events with these names\n"
   "  --resync          at a corrupt block, report it and go on at the next block\n"
@@ -82,7 +90,9 @@ static const char usageText[] =
   "                    html (a timeline to open in a browser, offline),\n"
   "                    clickhouse (TabSeparated rows for clickhouse-client's\n"
   "                    INSERT INTO telltale.event; the host is TELLTALE_HOST\n"
-  "                    or this machine's name), clickhouse-ddl (that table) or\n"
+  "                    or this machine's name), clickhouse-native (the same\n"
+  "                    rows in ClickHouse's Native format, for INSERT ...\n"
+  "                    FORMAT Native), clickhouse-ddl (that table) or\n"
   "                    telltale (an archive: the stream again, its live file\n"
   "                    recovered into it and its raw blocks made compact,\n"
   "                    in stream format 4, which the tools read as they read\n"
@@ -140,6 +150,7 @@ typedef struct OptionsStruct {
   const char *events;           /* --event argument, or NULL */
   const char *format;           /* --format argument, or NULL: text */
   const char *output;           /* -o argument, or NULL: stdout */
+  const char *insert;           /* --insert argument, or NULL */
   const char **paths;           /* the FILEs; "-" for stdin */
   size_t pathCount;
   const char *jobs;             /* --jobs argument, or NULL: one a processor */
@@ -171,6 +182,7 @@ static const OptionStruct valueOptions[] = {
   {"--kind", offsetof(OptionsStruct, kinds)}, {"--event", offsetof(OptionsStruct, events)},
   {"--format", offsetof(OptionsStruct, format)}, {"--output", offsetof(OptionsStruct, output)},
   {"-o", offsetof(OptionsStruct, output)}, {"--jobs", offsetof(OptionsStruct, jobs)},
+  {"--insert", offsetof(OptionsStruct, insert)},
 };
 
 /* OptionValue -- where arg's value goes if arg is a value option, else NULL */
@@ -202,6 +214,14 @@ static int IsArchive(const OptionsStruct *opt)
   return opt->format != NULL && strcmp(opt->format, "telltale") == 0;
 }
 
+/* IsRows -- 1 if the format is ClickHouse's rows, which --follow ships
+ * (design/telemetry.txt .export.clickhouse.follow) */
+static int IsRows(const OptionsStruct *opt)
+{
+  return opt->format != NULL && (strcmp(opt->format, "clickhouse") == 0
+                                 || strcmp(opt->format, "clickhouse-native") == 0);
+}
+
 /* ArgsCheck -- the combinations of options that cannot be */
 static void ArgsCheck(OptionsStruct *opt)
 {
@@ -218,7 +238,7 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--jobs wants a number from 1 to 999: ", opt->jobs);
   if (opt->format != NULL && strcmp(opt->format, "text") != 0 && !IsArchive(opt)
       && !ExportFormatKnown(opt->format))
-    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf, html, clickhouse, clickhouse-ddl or telltale): ",
+    UsageError("unknown --format (text, jsonl, csv, chrome, sqlite, ctf, html, clickhouse, clickhouse-native, clickhouse-ddl or telltale): ",
                opt->format);
   if (opt->zstd != NULL && !IsArchive(opt))
     UsageError("--zstd compresses the blocks of --format telltale, and nothing else", NULL);
@@ -239,9 +259,13 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--format writes the events: not with --header, --list, --count, --summary "
                "or --spans", NULL);
   if (opt->follow && (opt->pathCount != 1 || strcmp(opt->paths[0], "-") == 0
-                      || (opt->format != NULL && strcmp(opt->format, "text") != 0)
+                      || (opt->format != NULL && strcmp(opt->format, "text") != 0
+                          && !IsRows(opt))
                       || opt->header || opt->list || opt->count || opt->summary || opt->spans))
-    UsageError("--follow prints the events of one FILE (not -) as text, and nothing else", NULL);
+    UsageError("--follow prints the events of one FILE (not -) as text or clickhouse rows, "
+               "and nothing else", NULL);
+  if (opt->insert != NULL && (!opt->follow || !IsRows(opt) || opt->output != NULL))
+    UsageError("--insert ships --follow --format clickhouse's rows, not with -o", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
   /* design/telemetry.txt .tools.output */
@@ -1241,6 +1265,19 @@ typedef struct FollowStruct {
   size_t damageAt;              /* a block all there whose check fails, */
   uint32_t damageCheck;         /* what its bytes give, */
   unsigned damageLooks;         /* and in how many looks in a row */
+  EventClock startClock;        /* the header's */
+  size_t rates;                 /* the clock rates times were printed at, */
+  struct {
+    uint64_t hz;
+    EventClock latest;          /* and the latest clock printed at each */
+  } rate[16];
+  ExportWindowStruct window;    /* --format clickhouse: what a look ships */
+  int exportFailed;             /* a write of the rows failed: said */
+  FILE *insert;                 /* --insert: the batch's run of COMMAND, */
+  int stdoutSaved;              /* standard output while it runs, */
+  double insertSince;           /* when it began, */
+  uint64_t insertRows;          /* the rows before it */
+  uint64_t rowsLost;            /* rows of batches COMMAND failed */
 } FollowStruct;
 
 /* FOLLOW_DAMAGE_LOOKS -- looks (200 ms apart) that a block whose check
@@ -1285,23 +1322,141 @@ static void FollowDamage(FollowStruct *f, const unsigned char *p, size_t size,
 
 static int followErrno;         /* the first failed write of --follow's output */
 
+/* FollowRate -- note that a time was printed for clock at rate hz: the
+ * latest clock printed at each rate, for FollowRateSay */
+static void FollowRate(FollowStruct *f, uint64_t hz, EventClock clock)
+{
+  size_t i;
+  for (i = 0; i < f->rates && f->rate[i].hz != hz; ++i)
+    ;
+  if (i == f->rates) {
+    if (f->rates == sizeof f->rate / sizeof f->rate[0])
+      i = f->rates - 1;         /* the last stands for the rest: said as "at least" */
+    else
+      ++f->rates;
+    f->rate[i].hz = hz;
+    f->rate[i].latest = 0;
+  }
+  if (clock > f->rate[i].latest)
+    f->rate[i].latest = clock;
+}
+
+/* FOLLOW_BATCH_SECONDS -- how long --insert's batch of rows gathers
+ * before its COMMAND is ended, so that its rows are in the table:
+ * ClickHouse makes a part of each INSERT, and wants few a second.
+ * design/telemetry.txt .export.clickhouse.follow */
+#define FOLLOW_BATCH_SECONDS 1.0
+
+static double followNow(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* FollowInsertEnd -- end --insert's batch: COMMAND's input closed and
+ * its exit awaited; one that fails loses its batch's rows, which are
+ * counted and said, and --follow goes on with the next batch */
+static void FollowInsertEnd(FollowStruct *f, const char *command)
+{
+  int status;
+  if (f->insert == NULL)
+    return;
+  fflush(stdout);
+  (void)dup2(f->stdoutSaved, STDOUT_FILENO);
+  (void)close(f->stdoutSaved);
+  status = pclose(f->insert);
+  f->insert = NULL;
+  if (status != 0) {
+    uint64_t rows = f->window.rows - f->insertRows;
+    f->rowsLost += rows;
+    fprintf(stderr, "%s: %s: --insert's %s %s %d: %llu rows not shipped\n", programName, f->path,
+            command, status > 0 && WIFEXITED(status) ? "exited" : "failed, status",
+            status > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : status, (unsigned long long)rows);
+  }
+}
+
+/* FollowInsertBegin -- a batch for --insert: COMMAND run, standard
+ * output its input until FollowInsertEnd; 0, or 1 said */
+static int FollowInsertBegin(FollowStruct *f, const char *command)
+{
+  if (f->insert != NULL)
+    return 0;
+  fflush(stdout);
+  f->insert = popen(command, "w");
+  if (f->insert == NULL || (f->stdoutSaved = dup(STDOUT_FILENO)) < 0
+      || dup2(fileno(f->insert), STDOUT_FILENO) < 0) {
+    fprintf(stderr, "%s: --insert %s: %s\n", programName, command, strerror(errno));
+    if (f->insert != NULL)
+      (void)pclose(f->insert);
+    f->insert = NULL;
+    return 1;
+  }
+  f->insertSince = followNow();
+  f->insertRows = f->window.rows;
+  return 0;
+}
+
+/* followFilter -- f's filter, an ExportFilterFunction */
+static int followFilter(void *closure, size_t source, unsigned kind, unsigned code)
+{
+  (void)source;
+  return FilterPasses(&((FollowStruct *)closure)->filter, kind, code);
+}
+
+/* FollowExport -- FollowPrint's events as the format's rows (clickhouse):
+ * a window of the stream, so the threads' ids and names and the labels
+ * of what came before are known.  design/telemetry.txt
+ * .export.clickhouse.follow */
+static void FollowExport(const OptionsStruct *opt, FollowStruct *f, EventStreamStruct *stream,
+                         size_t from, size_t to, int *endedReturn)
+{
+  uint64_t rows = f->window.rows;
+  EventFormatContextStruct ctx;
+  f->window.from = from;
+  f->window.to = to;
+  f->window.streamEnd = 0;
+  if (opt->insert != NULL && FollowInsertBegin(f, opt->insert) != 0) {
+    f->exportFailed = 1;
+    return;
+  }
+  if (ExportRunWindow(&stream, 1, opt->format, NULL, followFilter, f, &f->window) != 0)
+    f->exportFailed = 1;        /* said */
+  if (f->window.streamEnd)
+    *endedReturn = 1;
+  /* Times as the text's (.eventcnv.follow.time), the stream's latest
+   * clock standing for the window's. */
+  EventStreamFormatContext(stream, &ctx);
+  if (f->window.rows > rows)
+    FollowRate(f, ctx.clockHz, EventStreamInfo(stream)->lastClock);
+  if (f->insert != NULL && followNow() - f->insertSince >= FOLLOW_BATCH_SECONDS)
+    FollowInsertEnd(f, opt->insert);
+}
+
 /* FollowPrint -- the events of stream from offset from, up to (not
- * at) to, that pass filter, in time order; *endedReturn 1 at StreamEnd */
-static void FollowPrint(EventStreamStruct *stream, const FilterStruct *filter, size_t from,
-                        size_t to, int *endedReturn)
+ * at) to, that pass f's filter, in time order, each time reckoned at the
+ * clock rate the stream gives now; *endedReturn 1 at StreamEnd; as rows
+ * with --format (FollowExport) */
+static void FollowPrint(const OptionsStruct *opt, FollowStruct *f, EventStreamStruct *stream,
+                        size_t from, size_t to, int *endedReturn)
 {
   EventFormatContextStruct ctx;
   EventRecordStruct rec;
   char line[8192];
+  if (opt->format != NULL && strcmp(opt->format, "text") != 0) {
+    FollowExport(opt, f, stream, from, to, endedReturn);
+    return;
+  }
   EventStreamFormatContext(stream, &ctx);
   while (EventStreamNext(stream, &rec) == EventStreamOK) {
     if (rec.offset < from || rec.offset >= to)
       continue;         /* printed before, or in a block not yet whole */
     if (rec.code == EVENT_CODE_STREAM_END)
       *endedReturn = 1;
-    if (FilterPasses(filter, rec.kind, rec.code)) {
+    if (FilterPasses(&f->filter, rec.kind, rec.code)) {
       (void)EventFormat(line, sizeof line, &rec, &ctx);
       printf("%s\n", line);
+      FollowRate(f, ctx.clockHz, rec.clock);
     }
   }
   if (fflush(stdout) != 0 && followErrno == 0)
@@ -1347,7 +1502,8 @@ static int FollowOnce(const OptionsStruct *opt, FollowStruct *f)
   FollowDamage(f, in.data, in.size, info, whole);
   if (info->streamExec)
     f->ended = 2;
-  FollowPrint(stream, &f->filter, f->done, whole, &f->ended);
+  f->startClock = info->startClock;
+  FollowPrint(opt, f, stream, f->done, whole, &f->ended);
   EventStreamClose(stream);
   InputFree(&in);
   if (whole > f->done)
@@ -1373,6 +1529,38 @@ static const char *FollowLiveName(const FollowStruct *f, char *buf, size_t size)
     return NULL;
   buf[n] = '\0';
   return buf;
+}
+
+/* followNs -- clock's ns after the start at rate hz (0: the clock counts ns) */
+static double followNs(const FollowStruct *f, EventClock clock, uint64_t hz)
+{
+  double ticks = clock > f->startClock ? (double)(clock - f->startClock) : 0.0;
+  return hz == 0 ? ticks : ticks * 1e9 / (double)hz;
+}
+
+/* FollowRateSay -- say how far the times printed are from a later
+ * read's, which reckons every time at the rate the whole log gives
+ * (hz): a ClockSync that reached the file after a time was printed (a
+ * flush, the end, a death) may have changed it.  A time once printed
+ * cannot change, and one that differs is not passed over in silence.
+ * design/telemetry.txt .eventcnv.follow.time */
+static void FollowRateSay(const FollowStruct *f, uint64_t hz)
+{
+  double worst = 0.0;
+  for (size_t i = 0; i < f->rates; ++i) {
+    double d = followNs(f, f->rate[i].latest, f->rate[i].hz) - followNs(f, f->rate[i].latest, hz);
+    if (f->rate[i].hz != hz && fabs(d) > fabs(worst))
+      worst = d;
+  }
+  /* Rounded up: two times each rounded down to a ns differ by at most that. */
+  unsigned long long up = (unsigned long long)fabs(worst);
+  if ((double)up < fabs(worst))
+    ++up;
+  if (worst != 0.0)
+    fprintf(stderr, "%s: %s: times printed before a later ClockSync reached the file were "
+            "reckoned at the clock rate known then; a read of the log now puts them up to "
+            "%llu ns %s%s\n", programName, f->path, up, worst > 0 ? "earlier" : "later",
+            f->rates == sizeof f->rate / sizeof f->rate[0] ? " (at least)" : "");
 }
 
 /* FollowEnd -- the end of --follow: the file as eventcnv reads it
@@ -1404,8 +1592,15 @@ static int FollowEnd(const OptionsStruct *opt, FollowStruct *f)
   log.recovered = recovered;
   if (f->done == 0)
     FilterInit(&f->filter, opt, EventStreamInfo(log.stream)->registry);
-  FollowPrint(log.stream, &f->filter, f->done, (size_t)-1, &ended);
+  FollowPrint(opt, f, log.stream, f->done, (size_t)-1, &ended);
+  FollowInsertEnd(f, opt->insert);
   status = Finish(opt, &log, EXIT_SUCCESS);
+  if (f->exportFailed || f->rowsLost > 0)
+    status = EXIT_BAD_STREAM;
+  if (f->rowsLost > 0)
+    fprintf(stderr, "%s: %s: %llu rows were not shipped, as said\n", programName, f->path,
+            (unsigned long long)f->rowsLost);
+  FollowRateSay(f, EventStreamInfo(log.stream)->clockHz);
   EventStreamClose(log.stream);
   InputFree(&log.in);
   return status;
@@ -1442,6 +1637,8 @@ static int Follow(const OptionsStruct *opt)
     return EXIT_BAD_STREAM;
   }
   f->path = opt->paths[0];
+  if (opt->insert != NULL)
+    signal(SIGPIPE, SIG_IGN);   /* a COMMAND that fails is said, not our death */
   f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
   if (f->fd < 0) {
     fprintf(stderr, "%s: %s: %s\n", programName, f->path, strerror(errno));
@@ -1467,6 +1664,7 @@ static int Follow(const OptionsStruct *opt)
     exec = f->ended == 2;
     nanosleep(&pause, NULL);
   }
+  FollowInsertEnd(f, opt->insert);
   (void)close(f->fd);
   free(f);
   return status;

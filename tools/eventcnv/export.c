@@ -454,7 +454,7 @@ void ProgressEnd(ProgressStruct *progress)
 
 static const ExportWriterStruct *const writers[] = {
   &ExportJsonl, &ExportCsv, &ExportChrome, &ExportSqlite, &ExportCtf, &ExportHtml,
-  &ExportClickhouse, &ExportClickhouseDdl,
+  &ExportClickhouse, &ExportClickhouseDdl, &ExportClickhouseNative,
 };
 
 static const ExportWriterStruct *FindWriter(const char *name)
@@ -650,8 +650,10 @@ static int OpenOut(ExportStruct *ex)
   return 0;
 }
 
-/* Loop -- every event of the logs, merged, through the writer */
-static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
+/* Loop -- every event of the logs, merged, through the writer; with a
+ * window, only those at its offsets, numbered on from its rows */
+static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure,
+                ExportWindowStruct *window)
 {
   const ExportWriterStruct *writer = ex->writer;
   MergeStruct merge;
@@ -684,7 +686,12 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure)
       status = 1;
       break;
     }
-    if (filter(closure, source, rec->kind, rec->code) && writer->event(ex, rec, seq) != 0) {
+    if (window != NULL && (rec->offset < window->from || rec->offset >= window->to))
+      continue;       /* shipped before, or in a block not yet whole: tracked alone */
+    if (window != NULL && rec->code == EVENT_CODE_STREAM_END)
+      window->streamEnd = 1;
+    if (filter(closure, source, rec->kind, rec->code)
+        && writer->event(ex, rec, window != NULL ? window->rows++ : seq) != 0) {
       status = 1;
       break;
     }
@@ -712,6 +719,13 @@ static int PassesAll(const ExportStruct *ex, ExportFilterFunction filter, void *
 int ExportRun(EventStreamStruct **streams, size_t count, const char *name, const char *outPath,
               ExportFilterFunction filter, void *closure)
 {
+  return ExportRunWindow(streams, count, name, outPath, filter, closure, NULL);
+}
+
+int ExportRunWindow(EventStreamStruct **streams, size_t count, const char *name,
+                    const char *outPath, ExportFilterFunction filter, void *closure,
+                    ExportWindowStruct *window)
+{
   const ExportWriterStruct *writer = FindWriter(name);
   ExportStruct ex;
   int status = 0, begun = 0;
@@ -737,9 +751,9 @@ int ExportRun(EventStreamStruct **streams, size_t count, const char *name, const
   }
   if (status == 0) {
     int whole = -1;
-    if (writer == &ExportCtf && count == 1 && PassesAll(&ex, filter, closure))
+    if (writer == &ExportCtf && count == 1 && window == NULL && PassesAll(&ex, filter, closure))
       whole = ExportCtfBlocks(&ex);
-    if (whole > 0 || (whole < 0 && Loop(&ex, filter, closure) != 0))
+    if (whole > 0 || (whole < 0 && Loop(&ex, filter, closure, window) != 0))
       status = 1;
   }
   if (begun && writer->end(&ex) != 0)

@@ -38,6 +38,21 @@ extern int ExportOneLog(const char *name);
 extern int ExportRun(EventStreamStruct **streams, size_t count, const char *name,
                      const char *outPath, ExportFilterFunction filter, void *closure);
 
+/* ExportWindowStruct -- a part of one log for ExportRunWindow: the
+ * events at offsets from .. to-1, each written with seq rows, rows
+ * then counted on, so that --follow's looks number their rows in the
+ * order shipped.  design/telemetry.txt .export.clickhouse.follow */
+typedef struct ExportWindowStruct {
+  size_t from, to;
+  uint64_t rows;
+  int streamEnd;                /* set if a StreamEnd is in the window */
+} ExportWindowStruct;
+
+/* ExportRunWindow -- ExportRun, with window (may be NULL: every event) */
+extern int ExportRunWindow(EventStreamStruct **streams, size_t count, const char *name,
+                           const char *outPath, ExportFilterFunction filter, void *closure,
+                           ExportWindowStruct *window);
+
 /* ExportText -- eventcnv's text lines (EventFormat) of the events of
  * stream that pass filter, to out, formatted on jobs threads (0: one a
  * processor) and written in time order.  Returns 0, or 1 if out of
@@ -247,7 +262,7 @@ struct ExportWriterStruct {
 };
 
 extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqlite, ExportCtf,
-  ExportHtml, ExportClickhouse, ExportClickhouseDdl;
+  ExportHtml, ExportClickhouse, ExportClickhouseDdl, ExportClickhouseNative;
 
 /* ExportCtfBlocks -- ExportCtf's events of a single log with no filter,
  * block by block rather than each through event: returns -1 if it

@@ -13,6 +13,7 @@
 
 #include "export.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,9 @@ static const char ddl[] =
 
 typedef struct ClickhouseStruct {
   ExportOutStruct cell;         /* JSON being made, in memory */
-  ExportOutStruct who;          /* host, pid, program, session, registry: made per log */
+  ExportOutStruct who;          /* host, pid, program, session: made per log */
+  ExportOutStruct regs;         /* each registry's name as a cell, and a tab */
+  size_t regAt[EVENT_STREAM_KIND_LIMIT], regEnd[EVENT_STREAM_KIND_LIMIT];  /* by kind */
   char host[256];
 } ClickhouseStruct;
 
@@ -61,18 +64,26 @@ static void PutTsv(ExportOutStruct *out, const char *s, size_t len)
   ExportPut(out, s + run, len - run);
 }
 
-/* PutText -- a log's string as valid UTF-8 with its control bytes
- * escaped (.export.text), as a JSON string holds it between its quotes */
-static void PutText(ExportOutStruct *out, ExportOutStruct *scratch, const char *s, size_t len)
+/* Safe -- a log's string as valid UTF-8 with its control bytes
+ * escaped (.export.text), as a JSON string holds it between its
+ * quotes, in scratch; its length, or (size_t)-1 if out of memory */
+static size_t Safe(ExportOutStruct *scratch, const char *s, size_t len)
 {
   scratch->used = 0;
   ExportPutJsonString(scratch, s, len);
-  if (scratch->err != 0 || scratch->used < 2) {
+  return scratch->err != 0 || scratch->used < 2 ? (size_t)-1 : scratch->used - 2;
+}
+
+/* PutText -- Safe's text as a TabSeparated value */
+static void PutText(ExportOutStruct *out, ExportOutStruct *scratch, const char *s, size_t len)
+{
+  size_t n = Safe(scratch, s, len);
+  if (n == (size_t)-1) {
     if (out->err == 0)
-      out->err = scratch->err;
+      out->err = scratch->err != 0 ? scratch->err : ENOMEM;
     return;
   }
-  PutTsv(out, scratch->buf + 1, scratch->used - 2);
+  PutTsv(out, scratch->buf + 1, n);
 }
 
 /* ClickhouseSource -- the log at hand's columns, made once */
@@ -89,16 +100,27 @@ static int ClickhouseSource(ExportStruct *ex)
   ExportPutChar(who, '\t');
   ExportPutUnsigned(who, ex->info->session);
   ExportPutChar(who, '\t');
-  PutText(who, &state->cell, ex->registry->name, strlen(ex->registry->name));
-  ExportPutChar(who, '\t');
-  return who->err != 0;
+  /* Each kind's registry: a log holds several (.reg.many), each kind
+   * of one, its number above its index as blocks carry it
+   * (.stream.block.registry); before 3.0.6 all are the log's own. */
+  state->regs.used = 0;
+  for (unsigned k = 0; k <= ex->registry->kindCount && k < EVENT_STREAM_KIND_LIMIT; ++k) {
+    const EventRegistryStruct *r = k < ex->registry->kindCount
+      ? ex->info->registryOf[ex->info->kindWire[k] >> EVENT_BLOCK_REGISTRY_SHIFT] : NULL;
+    const char *name = r != NULL ? r->name : ex->registry->name;   /* the last: unknown kinds */
+    state->regAt[k] = state->regs.used;
+    PutText(&state->regs, &state->cell, name, strlen(name));
+    ExportPutChar(&state->regs, '\t');
+    state->regEnd[k] = state->regs.used;
+  }
+  return who->err != 0 || state->regs.err != 0;
 }
 
 static int ClickhouseBegin(ExportStruct *ex)
 {
   const char *host = getenv("TELLTALE_HOST");
   memset(&clickhouse, 0, sizeof clickhouse);
-  clickhouse.cell.fd = clickhouse.who.fd = -1;
+  clickhouse.cell.fd = clickhouse.who.fd = clickhouse.regs.fd = -1;
   if (host != NULL && host[0] != '\0')
     snprintf(clickhouse.host, sizeof clickhouse.host, "%s", host);
   else if (gethostname(clickhouse.host, sizeof clickhouse.host - 1) != 0)
@@ -113,7 +135,11 @@ static int ClickhouseEvent(ExportStruct *ex, const EventRecordStruct *rec, uint6
   ClickhouseStruct *state = ex->state;
   const ExportThreadStruct *thread = ExportThreadFind(ex, rec->thread);
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
+  unsigned k = rec->kind < ex->registry->kindCount ? rec->kind : ex->registry->kindCount;
+  if (k >= EVENT_STREAM_KIND_LIMIT)
+    k = EVENT_STREAM_KIND_LIMIT - 1;
   ExportPut(out, state->who.buf, state->who.used);
+  ExportPut(out, state->regs.buf + state->regAt[k], state->regEnd[k] - state->regAt[k]);
   ExportPutUnsigned(out, seq);
   ExportPutChar(out, '\t');
   ExportPutSigned(out, MergeAddNs(MergeWallNs(ex->originNs), elapsed));
@@ -158,6 +184,7 @@ static int ClickhouseEnd(ExportStruct *ex)
     return 0;
   free(state->cell.buf);
   free(state->who.buf);
+  free(state->regs.buf);
   return 0;
 }
 
@@ -186,3 +213,180 @@ static int DdlEnd(ExportStruct *ex)
 
 const ExportWriterStruct ExportClickhouseDdl = {"clickhouse-ddl", 0, DdlBegin, DdlEvent, NULL, DdlEnd,
                                                 NULL, 0};
+
+
+/* clickhouse-native: the same rows in ClickHouse's Native format, a
+ * block of columns at a time, which clickhouse-client reads without
+ * parsing text.  design/telemetry.txt .export.clickhouse.native */
+
+#define NATIVE_BLOCK_ROWS 65536u
+
+enum {
+  NATIVE_HOST, NATIVE_PID, NATIVE_PROGRAM, NATIVE_SESSION, NATIVE_REGISTRY, NATIVE_SEQ,
+  NATIVE_TIME, NATIVE_ELAPSED, NATIVE_THREAD, NATIVE_TID, NATIVE_THREAD_NAME, NATIVE_KIND,
+  NATIVE_EVENT, NATIVE_FIELDS, NATIVE_LABELS, NATIVE_COLUMNS
+};
+
+/* the table's columns (ddl), in order */
+static const char *const nativeColumn[NATIVE_COLUMNS][2] = {
+  {"host", "String"}, {"pid", "UInt32"}, {"program", "String"}, {"session", "UInt32"},
+  {"registry", "String"}, {"seq", "UInt64"}, {"time_ns", "Int64"}, {"elapsed_ns", "Int64"},
+  {"thread", "UInt32"}, {"tid", "Nullable(UInt64)"}, {"thread_name", "Nullable(String)"},
+  {"kind", "String"}, {"event", "String"}, {"fields", "String"}, {"labels", "String"},
+};
+
+typedef struct NativeStruct {
+  ExportOutStruct column[NATIVE_COLUMNS];  /* each column's data, this block's rows */
+  ExportOutStruct nulls[2];     /* tid's and thread_name's null maps */
+  ExportOutStruct cell;         /* scratch */
+  uint32_t rows;
+  char host[256];
+} NativeStruct;
+
+static NativeStruct native;
+
+/* NativeVarint -- v as ClickHouse's unsigned LEB128 */
+static void NativeVarint(ExportOutStruct *out, uint64_t v)
+{
+  char b[10];
+  size_t n = 0;
+  do {
+    b[n++] = (char)((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+    v >>= 7;
+  } while (v != 0);
+  ExportPut(out, b, n);
+}
+
+/* NativeString -- len bytes of s as a String value: length, then bytes */
+static void NativeString(ExportOutStruct *out, const char *s, size_t len)
+{
+  NativeVarint(out, len);
+  ExportPut(out, s, len);
+}
+
+/* NativeText -- Safe's text of s as a String value */
+static void NativeText(NativeStruct *state, ExportOutStruct *out, const char *s, size_t len)
+{
+  size_t n = Safe(&state->cell, s, len);
+  if (n == (size_t)-1) {
+    if (out->err == 0)
+      out->err = ENOMEM;
+    return;
+  }
+  NativeString(out, state->cell.buf + 1, n);
+}
+
+/* NativeFixed -- v's n low bytes, little-endian, as UInt32, UInt64, Int64 are */
+static void NativeFixed(ExportOutStruct *out, uint64_t v, unsigned n)
+{
+  unsigned char b[8];
+  EventStore(b, v, n, 0);
+  ExportPut(out, (const char *)b, n);
+}
+
+/* NativeFlush -- the block of rows gathered, to ex->out; 0, or 1 if
+ * out of memory */
+static int NativeFlush(ExportStruct *ex, NativeStruct *state)
+{
+  ExportOutStruct *out = &ex->out;
+  int err = 0;
+  if (state->rows == 0)
+    return 0;
+  NativeVarint(out, NATIVE_COLUMNS);
+  NativeVarint(out, state->rows);
+  for (unsigned c = 0; c < NATIVE_COLUMNS; ++c) {
+    NativeString(out, nativeColumn[c][0], strlen(nativeColumn[c][0]));
+    NativeString(out, nativeColumn[c][1], strlen(nativeColumn[c][1]));
+    if (c == NATIVE_TID || c == NATIVE_THREAD_NAME) {   /* the null map first */
+      ExportOutStruct *nulls = &state->nulls[c == NATIVE_THREAD_NAME];
+      ExportPut(out, nulls->buf, nulls->used);
+      err |= nulls->err;
+      nulls->used = 0;
+    }
+    ExportPut(out, state->column[c].buf, state->column[c].used);
+    err |= state->column[c].err;
+    state->column[c].used = 0;
+  }
+  state->rows = 0;
+  if (err != 0) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    return 1;
+  }
+  return 0;
+}
+
+static int NativeBegin(ExportStruct *ex)
+{
+  const char *host = getenv("TELLTALE_HOST");
+  memset(&native, 0, sizeof native);
+  for (unsigned c = 0; c < NATIVE_COLUMNS; ++c)
+    native.column[c].fd = -1;
+  native.nulls[0].fd = native.nulls[1].fd = native.cell.fd = -1;
+  if (host != NULL && host[0] != '\0')
+    snprintf(native.host, sizeof native.host, "%s", host);
+  else if (gethostname(native.host, sizeof native.host - 1) != 0)
+    strcpy(native.host, "localhost");
+  ex->state = &native;
+  return 0;
+}
+
+static int NativeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+{
+  NativeStruct *state = ex->state;
+  ExportOutStruct *col = state->column;
+  const ExportThreadStruct *thread = ExportThreadFind(ex, rec->thread);
+  int64_t elapsed = ExportElapsedNs(ex, rec->clock);
+  const EventRegistryStruct *reg = rec->kind < ex->registry->kindCount
+    ? ex->info->registryOf[ex->info->kindWire[rec->kind] >> EVENT_BLOCK_REGISTRY_SHIFT] : NULL;
+  const char *registry = reg != NULL ? reg->name : ex->registry->name;
+  const char *kind = rec->kind < ex->registry->kindCount ? ex->registry->kinds[rec->kind].name : "?";
+  NativeText(state, &col[NATIVE_HOST], state->host, strlen(state->host));
+  NativeFixed(&col[NATIVE_PID], ex->info->pid, 4);
+  NativeText(state, &col[NATIVE_PROGRAM], ex->info->program, strlen(ex->info->program));
+  NativeFixed(&col[NATIVE_SESSION], ex->info->session, 4);
+  NativeText(state, &col[NATIVE_REGISTRY], registry, strlen(registry));
+  NativeFixed(&col[NATIVE_SEQ], seq, 8);
+  NativeFixed(&col[NATIVE_TIME], (uint64_t)MergeAddNs(MergeWallNs(ex->originNs), elapsed), 8);
+  NativeFixed(&col[NATIVE_ELAPSED], (uint64_t)elapsed, 8);
+  NativeFixed(&col[NATIVE_THREAD], rec->thread, 4);
+  ExportPutChar(&state->nulls[0], thread != NULL && thread->started ? 0 : 1);
+  NativeFixed(&col[NATIVE_TID], thread != NULL && thread->started ? thread->osid : 0, 8);
+  ExportPutChar(&state->nulls[1], thread != NULL && thread->name != NULL ? 0 : 1);
+  if (thread != NULL && thread->name != NULL)
+    NativeText(state, &col[NATIVE_THREAD_NAME], thread->name, thread->nameLength);
+  else
+    NativeString(&col[NATIVE_THREAD_NAME], "", 0);
+  NativeString(&col[NATIVE_KIND], kind, strlen(kind));
+  NativeString(&col[NATIVE_EVENT], rec->desc->name, strlen(rec->desc->name));
+  state->cell.used = 0;
+  ExportPutJsonFields(&state->cell, ex, rec);
+  NativeString(&col[NATIVE_FIELDS], state->cell.buf, state->cell.used);
+  state->cell.used = 0;
+  if (ExportPutJsonLabels(&state->cell, "", ex, rec))
+    NativeString(&col[NATIVE_LABELS], state->cell.buf, state->cell.used);
+  else
+    NativeString(&col[NATIVE_LABELS], "{}", 2);
+  if (state->cell.err != 0) {
+    fprintf(stderr, "eventcnv: out of memory\n");
+    return 1;
+  }
+  return ++state->rows == NATIVE_BLOCK_ROWS ? NativeFlush(ex, state) : 0;
+}
+
+static int NativeEnd(ExportStruct *ex)
+{
+  NativeStruct *state = ex->state;
+  int status;
+  if (state == NULL)
+    return 0;
+  status = NativeFlush(ex, state);
+  for (unsigned c = 0; c < NATIVE_COLUMNS; ++c)
+    free(state->column[c].buf);
+  free(state->nulls[0].buf);
+  free(state->nulls[1].buf);
+  free(state->cell.buf);
+  return status;
+}
+
+const ExportWriterStruct ExportClickhouseNative = {"clickhouse-native", 0, NativeBegin, NativeEvent,
+                                                   NULL, NativeEnd, NULL, 0};

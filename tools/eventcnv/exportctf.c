@@ -15,8 +15,10 @@
  * (ExportCtfBlocks): OUT/stream_T_K_L holds the sequence of thread T, kind K
  * and signal level L, each packet blocks of it copied whole, only each
  * event's clock rewritten.  Otherwise each event is written on its own
- * (CtfEvent): OUT/stream_N holds thread N's events.  Packets are at most
- * PACKET_SIZE bytes (or a block), written as each fills.
+ * (CtfEvent): OUT/stream_T_K holds thread T's events of kind K.  Packets
+ * are at most PACKET_SIZE bytes (or a block), written as each fills; a
+ * packet's context names its kind, thread, OS thread id and thread name
+ * (design/telemetry.txt .export.ctf.thread).
  */
 
 #define _POSIX_C_SOURCE 200809L   /* openat, fdopendir, O_DIRECTORY */
@@ -35,16 +37,34 @@
 #define PACKET_SIZE ((size_t)1 << 18)       /* the largest packet */
 #define BUFFERED_MAX ((size_t)64 << 20)     /* packets held, all threads */
 #define CTF_MAGIC 0xC1FC1FC1u
-#define PACKET_HEADER_SIZE 44     /* magic, stream_id; content_size, packet_size,
-                                     timestamp_begin, timestamp_end, thread */
+#define PACKET_HEADER_SIZE 54     /* magic, stream_id; content_size, packet_size,
+                                     timestamp_begin, timestamp_end, thread, kind,
+                                     tid; then the thread's name and its NUL */
 #define NS_PER_SECOND 1000000000u
 
-/* CtfStreamStruct -- a thread's stream: its packet being filled.  The
- * file is opened for each packet written, so a log of many threads
- * needs no more than one file descriptor; a packet grows as it fills,
- * and when all of them hold BUFFERED_MAX bytes they are all written. */
+/* CtfThreadStruct -- what a packet's context says of its thread: the
+ * OS id of its ThreadStart and the name of its latest ThreadName, by
+ * clock (Threads finds them before the first packet); 0 and "" where
+ * the log has none.  design/telemetry.txt .export.ctf.thread */
+typedef struct CtfThreadStruct {
+  uint64_t osid;
+  char *name;                   /* NULL: none */
+  size_t nameLength;
+  EventClock nameClock;
+  struct CtfStreamStruct *streams;  /* the thread's, a kind each (CtfEvent) */
+} CtfThreadStruct;
+
+/* CtfStreamStruct -- a thread's stream of one kind: its packet being
+ * filled.  The file is opened for each packet written, so a log of many
+ * threads needs no more than one file descriptor; a packet grows as it
+ * fills, and when all of them hold BUFFERED_MAX bytes they are all
+ * written. */
 typedef struct CtfStreamStruct {
   uint32_t thread;
+  unsigned kind;
+  const CtfThreadStruct *info;
+  size_t head;                  /* its packets' header and context bytes */
+  struct CtfStreamStruct *sibling;  /* the thread's next kind */
   unsigned char *packet;
   size_t used, size;            /* bytes in packet, its header included; allocated */
   uint64_t begin, end;          /* the packet's first and last timestamps */
@@ -155,9 +175,19 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
     " := clock16_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; map = clock.telltale.value; }"
     " := clock_t;\n\n"
+    "typealias enum : uint16_t {");
+  /* design/telemetry.txt .export.ctf.thread */
+  for (unsigned k = 0; k < registry->kindCount; ++k) {
+    ExportPutString(&m, k > 0 ? ",\n  " : "\n  ");
+    ExportPutJsonString(&m, registry->kinds[k].name, strlen(registry->kinds[k].name));
+    ExportPutString(&m, " = ");
+    ExportPutUnsigned(&m, k);
+  }
+  ExportPutString(&m, "\n} := kind_t;\n\n"
     "stream {\n  id = 0;\n"
     "  packet.context := struct { uint64_t content_size; uint64_t packet_size;"
-    " clock_t timestamp_begin; clock_t timestamp_end; uint32_t thread; };\n"
+    " clock_t timestamp_begin; clock_t timestamp_end; uint32_t thread; kind_t kind;"
+    " uint64_t tid; string thread_name; };\n"
     /* design/telemetry.txt .export.ctf.header */
     "  /* telltale's event header, its length replaced by the time's low bits */\n"
     "  event.header := struct { uint16_t id; clock16_t timestamp_low; clock_t timestamp; };\n};\n");
@@ -196,8 +226,16 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
   return err != 0 ? Failed(ex, state, "metadata", err) : 0;
 }
 
-/* Seal -- a packet's header and context, for used bytes of it */
-static void Seal(unsigned char *packet, size_t used, uint32_t thread, uint64_t begin, uint64_t end)
+/* Head -- the bytes of a packet's header and context on stream */
+static size_t Head(const CtfThreadStruct *info)
+{
+  return PACKET_HEADER_SIZE + info->nameLength + 1;
+}
+
+/* Seal -- a packet's header and context, for used bytes of it (the
+ * first Head(stream->info) of which are kept for them) */
+static void Seal(unsigned char *packet, size_t used, const CtfStreamStruct *stream, uint64_t begin,
+                 uint64_t end)
 {
   EventStore(packet, CTF_MAGIC, 4, 0);
   EventStore(packet + 4, 0, 4, 0);
@@ -205,7 +243,12 @@ static void Seal(unsigned char *packet, size_t used, uint32_t thread, uint64_t b
   EventStore(packet + 16, (uint64_t)used * 8, 8, 0);
   EventStore(packet + 24, begin, 8, 0);
   EventStore(packet + 32, end, 8, 0);
-  EventStore(packet + 40, thread, 4, 0);
+  EventStore(packet + 40, stream->thread, 4, 0);
+  EventStore(packet + 44, stream->kind, 2, 0);
+  EventStore(packet + 46, stream->info->osid, 8, 0);
+  if (stream->info->nameLength > 0)
+    memcpy(packet + PACKET_HEADER_SIZE, stream->info->name, stream->info->nameLength);
+  packet[PACKET_HEADER_SIZE + stream->info->nameLength] = 0;
 }
 
 /* FlushPacket -- write thread's packet, its sizes and times filled in */
@@ -213,10 +256,10 @@ static int FlushPacket(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stre
 {
   char name[32];
   int fd, err;
-  if (stream->used <= PACKET_HEADER_SIZE)
+  if (stream->used <= stream->head)
     return 0;
-  Seal(stream->packet, stream->used, stream->thread, stream->begin, stream->end);
-  snprintf(name, sizeof name, "stream_%lu", (unsigned long)stream->thread);
+  Seal(stream->packet, stream->used, stream, stream->begin, stream->end);
+  snprintf(name, sizeof name, "stream_%lu_%u", (unsigned long)stream->thread, stream->kind);
   fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_APPEND, 0666);
   if (fd < 0)
     return Failed(ex, state, name, errno);
@@ -238,9 +281,9 @@ static int Room(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream, siz
     for (CtfStreamStruct *s = state->streams; s != NULL; s = s->next)
       if (FlushPacket(ex, state, s) != 0)
         return 1;
-  if (PACKET_HEADER_SIZE + stream->used + need > stream->size) {
+  if (stream->head + stream->used + need > stream->size) {
     size_t size = stream->size > 0 ? stream->size : 4096;
-    while (size < PACKET_HEADER_SIZE + stream->used + need)
+    while (size < stream->head + stream->used + need)
       size *= 2;
     unsigned char *bigger = realloc(stream->packet, size);
     if (bigger == NULL)
@@ -251,21 +294,85 @@ static int Room(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream, siz
   return 0;
 }
 
-static CtfStreamStruct *Stream(ExportStruct *ex, CtfStruct *state, uint32_t serial)
+/* Info -- what ex's thread table keeps for serial in a CTF packet's
+ * context; NULL (said) if out of memory */
+static CtfThreadStruct *Info(ExportStruct *ex, CtfStruct *state, uint32_t serial)
 {
   ExportThreadStruct *thread = ExportThread(ex, serial);
-  CtfStreamStruct *stream;
   if (thread == NULL)
     return Failed(ex, state, "", ENOMEM), NULL;
-  if (thread->writer != NULL)
-    return thread->writer;
+  if (thread->writer == NULL && (thread->writer = calloc(1, sizeof(CtfThreadStruct))) == NULL)
+    return Failed(ex, state, "", ENOMEM), NULL;
+  return thread->writer;
+}
+
+/* Threads -- each thread's OS id (its ThreadStart) and name (its
+ * latest ThreadName by clock) from telltale's own kind's blocks, before
+ * any packet is written: a packet's context names its thread, and its
+ * events may come before the ThreadName that does.  0, or 1 said.
+ * design/telemetry.txt .export.ctf.thread */
+static int Threads(ExportStruct *ex, CtfStruct *state)
+{
+  size_t count = EventStreamBlockCount(ex->stream);
+  unsigned big = ex->info->layout.bigEndian, word = ex->info->layout.wordSize;
+  for (size_t i = 0; i < count; ++i) {
+    EventStreamBlockStruct block;
+    const unsigned char *p, *limit;
+    EventStreamBlock(ex->stream, i, &block);
+    if (block.kind != 0)        /* telltale's own kind (.stream.header.registries) */
+      continue;
+    for (p = block.data, limit = p + block.size; limit - p >= EVENT_HEADER_LEN; ) {
+      unsigned code = (unsigned)EventLoad(p, 2, big), length = (unsigned)EventLoad(p + 2, 2, big);
+      EventClock clock = EventLoad(p + 4, 8, big);
+      CtfThreadStruct *info;
+      if (length < EVENT_HEADER_LEN || length > (size_t)(limit - p))
+        break;                  /* cannot be: the index checked every event */
+      if ((code == EVENT_CODE_THREAD_START && length >= EVENT_HEADER_LEN + 4 + word)
+          || (code == EVENT_CODE_THREAD_NAME && length > EVENT_HEADER_LEN + 4)) {
+        if ((info = Info(ex, state, (uint32_t)EventLoad(p + EVENT_HEADER_LEN, 4, big))) == NULL)
+          return 1;
+        if (code == EVENT_CODE_THREAD_START)
+          info->osid = EventLoad(p + EVENT_HEADER_LEN + 4, word, big);
+        else if (info->name == NULL || clock >= info->nameClock) {
+          const unsigned char *s = p + EVENT_HEADER_LEN + 4;
+          size_t n = strnlen((const char *)s, length - EVENT_HEADER_LEN - 4);
+          char *name = malloc(n + 1);
+          if (name == NULL)
+            return Failed(ex, state, "", ENOMEM);
+          memcpy(name, s, n);
+          name[n] = '\0';
+          free(info->name);
+          info->name = name;
+          info->nameLength = n;
+          info->nameClock = clock;
+        }
+      }
+      p += length;
+    }
+  }
+  return 0;
+}
+
+static CtfStreamStruct *Stream(ExportStruct *ex, CtfStruct *state, uint32_t serial, unsigned kind)
+{
+  CtfThreadStruct *info = Info(ex, state, serial);
+  CtfStreamStruct *stream;
+  if (info == NULL)
+    return NULL;
+  for (stream = info->streams; stream != NULL; stream = stream->sibling)
+    if (stream->kind == kind)
+      return stream;
   stream = calloc(1, sizeof *stream);
   if (stream == NULL)
     return Failed(ex, state, "", ENOMEM), NULL;
   stream->thread = serial;
+  stream->kind = kind;
+  stream->info = info;
+  stream->head = Head(info);
+  stream->sibling = info->streams;
+  info->streams = stream;
   stream->next = state->streams;
   state->streams = stream;
-  thread->writer = stream;
   return stream;
 }
 
@@ -300,7 +407,7 @@ static int CtfBegin(ExportStruct *ex)
       return 1;
     }
   closedir(d);
-  return Metadata(ex, state);
+  return Metadata(ex, state) != 0 || Threads(ex, state) != 0;
 }
 
 static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
@@ -308,7 +415,7 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   CtfStruct *state = ex->state;
   const EventDescStruct *desc = rec->desc;
   CtfStreamStruct *stream = state->last != NULL && state->last->thread == rec->thread
-    ? state->last : Stream(ex, state, rec->thread);
+    && state->last->kind == rec->kind ? state->last : Stream(ex, state, rec->thread, rec->kind);
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   uint64_t ts = elapsed > 0 ? (uint64_t)elapsed : 0;   /* the clock starts at 0 */
   size_t need = EVENT_HEADER_LEN + (size_t)desc->paramCount * 8 + rec->stringLength + 1;
@@ -318,8 +425,8 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
     return 1;
   state->last = stream;
   if (stream->used == 0) {
-    stream->used = PACKET_HEADER_SIZE;
-    state->buffered += PACKET_HEADER_SIZE;
+    stream->used = stream->head;
+    state->buffered += stream->head;
     stream->begin = ts;
   }
   stream->end = ts;
@@ -508,11 +615,20 @@ int ExportCtfBlocks(ExportStruct *ex)
   name[0] = '\0';
   for (size_t i = 0; i < count && err == 0; i = next) {
     EventStreamBlockStruct first, block;
+    CtfStreamStruct seq;        /* what Seal needs of the sequence */
     size_t used = 0;            /* bytes in packet, its header included; 0: none */
     uint64_t begin = 0, end = 0;
     EventClock latest = 0;
     int empty = 1, fd;
     EventStreamBlock(stream, i, &first);
+    memset(&seq, 0, sizeof seq);
+    seq.thread = first.thread;
+    seq.kind = first.kind;
+    if ((seq.info = Info(ex, state, first.thread)) == NULL) {
+      err = ENOMEM;
+      break;
+    }
+    seq.head = Head(seq.info);
     snprintf(name, sizeof name, "stream_%lu_%u_%u", (unsigned long)first.thread, first.kind,
              first.level);
     fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
@@ -526,7 +642,7 @@ int ExportCtfBlocks(ExportStruct *ex)
         break;
       if (used > 0 && used + block.size > PACKET_SIZE) {
         if (!empty) {
-          Seal(packet, used, first.thread, begin, end);
+          Seal(packet, used, &seq, begin, end);
           if ((err = WriteAll(fd, packet, used)) != 0)
             break;
         }
@@ -534,7 +650,7 @@ int ExportCtfBlocks(ExportStruct *ex)
         empty = 1;
       }
       if (used == 0)
-        used = PACKET_HEADER_SIZE;
+        used = seq.head;
       if (used + block.size > packetSize) {
         size_t size = used + block.size > PACKET_SIZE ? used + block.size : PACKET_SIZE;
         unsigned char *bigger = realloc(packet, size);
@@ -550,7 +666,7 @@ int ExportCtfBlocks(ExportStruct *ex)
       ProgressTick(&progress, read);
     }
     if (err == 0 && !empty) {
-      Seal(packet, used, first.thread, begin, end);
+      Seal(packet, used, &seq, begin, end);
       err = WriteAll(fd, packet, used);
     }
     if (close(fd) != 0 && err == 0)
@@ -574,6 +690,13 @@ static int CtfEnd(ExportStruct *ex)
     free(stream->packet);
     free(stream);
   }
+  for (size_t i = 0; i < ex->threadLimit; ++i)
+    if (ex->threads[i].used && ex->threads[i].writer != NULL) {
+      CtfThreadStruct *info = ex->threads[i].writer;
+      free(info->name);
+      free(info);
+      ex->threads[i].writer = NULL;
+    }
   if (state->dir >= 0)
     close(state->dir);
   return failed;
