@@ -9,7 +9,9 @@
  * events between; every 50th round the inner object outlives the outer,
  * so that those two spans overlap and go on an async track; a
  * PoolVerify (PoolLive and PoolFill counters) every 100 rounds and a
- * UserMark "needle" every 10,000.  Prints per thread how many events
+ * UserMark "needle" every 10,000.  First each thread allocates 100
+ * objects and frees them in the same order: 100 overlapping spans, more
+ * than the page's 64 lanes, so that it folds some.  Prints per thread how many events
  * and spans it wrote, what tests/html.py checks the page against.
  */
 
@@ -32,6 +34,13 @@ static void *worker(void *arg)
   EventP pool = (EventP)(uintptr_t)(0x10000 * (w->index + 1));
   snprintf(name, sizeof name, "spanlog %u", w->index);
   EventThreadNameSet(name);
+  for (unsigned long i = 0; i < 200; ++i)   /* 100 allocated, then freed first to last */
+    if (i < 100)
+      EVENT_PAW(PoolAlloc, pool, (EventA)(0x100000 + 64 * i), 64);
+    else
+      EVENT_PAW(PoolFree, pool, (EventA)(0x100000 + 64 * (i - 100)), 64);
+  w->events += 200;
+  w->spans += 100;
   for (unsigned long r = 0; r < w->rounds; ++r) {
     EventA a = (EventA)(0x7f0000000000 + 64 * (2 * r)), b = a + 64;
     int overlap = r % 50 == 49;

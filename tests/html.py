@@ -33,8 +33,9 @@
 #                      a loaded machine), 500 MB of JS heap at most, redrawn
 #                      at zooms 1 to 10^7 in 150 ms each at most (asked:
 #                      50); events per thread as eventcnv --summary counts
-#                      them, spans per thread as spanlog wrote them, and a
-#                      screenshot with marks.  tests/html.py CONFIG --big N
+#                      them, spans per thread as spanlog wrote them, the
+#                      overlapping spans past 64 lanes said to be folded,
+#                      and a screenshot with marks.  tests/html.py CONFIG --big N
 #                      runs it alone (bench/run)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 
@@ -420,6 +421,8 @@ def big(config, eventcnv, tmp, events):
         why = "%s spans, want eventcnv --spans' %s" % (bench.get("spans"), closed and closed.group(0))
     elif not all(c[3] > 0 and c[2] > 0 for c in counts.values() if c[1] > 1000):
         why = "want spans on each thread and async ones: %r" % counts
+    elif int(attrs.get("folded", "0")) <= 0 or "folded" not in bench.get("head", ""):
+        why = "100 overlapping spans a thread: the page should say what it folded: %r" % bench.get("head")
     if not why:
         png = os.path.join(tmp, "big.png")
         chromium("--screenshot=" + png, "file://" + page)
