@@ -35,6 +35,7 @@
 #                      50); events per thread as eventcnv --summary counts
 #                      them, spans per thread as spanlog wrote them, the
 #                      overlapping spans past 64 lanes said to be folded,
+#                      a search finding spanlog's every "needle",
 #                      and a screenshot with marks.  tests/html.py CONFIG --big N
 #                      runs it alone (bench/run)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
@@ -396,10 +397,10 @@ def big(config, eventcnv, tmp, events):
     draws = bench.get("draws", [])
     slowest = max((ms for _, ms in draws), default=None)
     print("html-big: %d events, %d spans: %.1f MB page made in %.1f s; loaded in %s ms, %s MB of JS heap"
-          " (and %s MB of typed arrays); redraws %s ms at zooms %s"
+          " (and %s MB of typed arrays); redraws %s ms at zooms %s; a search of every event %s ms"
           % (bench.get("events", 0), bench.get("spans", 0), os.path.getsize(page) / 1e6, convert,
              attrs.get("loadms"), attrs.get("heapmb"), attrs.get("arraymb"),
-             [ms for _, ms in draws], [z for z, _ in draws]))
+             [ms for _, ms in draws], [z for z, _ in draws], bench.get("searchms")))
     sys.stdout.flush()
     dropped = re.search(r"^dropped\s+(\d+)", summary_text, re.M)
     counts = {int(re.match(r"T(\d+)", c[0]).group(1)): c for c in bench.get("counts", [])}
@@ -421,6 +422,8 @@ def big(config, eventcnv, tmp, events):
         why = "%s spans, want eventcnv --spans' %s" % (bench.get("spans"), closed and closed.group(0))
     elif not all(c[3] > 0 and c[2] > 0 for c in counts.values() if c[1] > 1000):
         why = "want spans on each thread and async ones: %r" % counts
+    elif bench.get("needles") != sum(len(range(0, (e - 200) // 20, 10000)) for e, _ in made.values()):
+        why = "the search found %s needles, want spanlog's %r" % (bench.get("needles"), made)
     elif int(attrs.get("folded", "0")) <= 0 or "folded" not in bench.get("head", ""):
         why = "100 overlapping spans a thread: the page should say what it folded: %r" % bench.get("head")
     if not why:
