@@ -144,6 +144,15 @@ static void PutZigzag(ExportOutStruct *out, int64_t v)
   PutVarint(out, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+/* PutMember -- ,"key":v in the meta's JSON */
+static void PutMember(ExportOutStruct *out, const char *key, uint64_t v)
+{
+  ExportPutString(out, ",\"");
+  ExportPutString(out, key);
+  ExportPutString(out, "\":");
+  ExportPutUnsigned(out, v);
+}
+
 static void PutBytes(ExportOutStruct *out, const char *s, size_t n)
 {
   PutVarint(out, n);
@@ -491,6 +500,8 @@ static int HtmlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t se
 }
 
 /* The base64 writer: the page's data as script elements of class bin */
+static const char binElement[] = "<script class=\"bin\" type=\"application/octet-stream\">";
+
 static void Base64(ExportOutStruct *out, const unsigned char *p, size_t n)
 {
   static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -517,7 +528,7 @@ static size_t Data(ExportOutStruct *out, HtmlStruct *state, const void *bytes, s
   while (n > 0) {
     size_t take;
     if (state->partUsed == 0)
-      ExportPutString(out, "<script class=\"bin\" type=\"application/octet-stream\">");
+      ExportPutString(out, binElement);
     while (state->pendingCount > 0 && state->pendingCount < 3 && n > 0) {
       state->pending[state->pendingCount++] = *p++;
       --n;
@@ -550,7 +561,7 @@ static void DataEnd(ExportOutStruct *out, HtmlStruct *state)
 {
   if (state->pendingCount > 0) {
     if (state->partUsed == 0)
-      ExportPutString(out, "<script class=\"bin\" type=\"application/octet-stream\">");
+      ExportPutString(out, binElement);
     Base64(out, state->pending, state->pendingCount);
     state->partUsed += state->pendingCount;
   }
@@ -571,9 +582,7 @@ static int ByRowBegin(const void *a, const void *b)
 static int ByRowLane(const void *a, const void *b)
 {
   const SpanBarStruct *x = a, *y = b;
-  if (x->row != y->row)
-    return x->row < y->row ? -1 : 1;
-  if (x->lane != y->lane)
+  if (x->row == y->row && x->lane != y->lane)
     return x->lane < y->lane ? -1 : 1;
   return ByRowBegin(a, b);
 }
@@ -701,8 +710,7 @@ static void PutSpans(ExportStruct *ex, HtmlStruct *state, ExportOutStruct *meta)
       ExportPutString(meta, ",\"name\":");
       ExportPutUnsigned(meta, (unsigned)rows[first->row - state->trackCount].name);
     }
-    ExportPutString(meta, ",\"folded\":");
-    ExportPutUnsigned(meta, folded);
+    PutMember(meta, "folded", folded);
     ExportPutString(meta, ",\"lanes\":[");
     for (lane = 0; i < j; ++lane) {   /* every lane to the last, empty ones too */
       size_t n = 0;
@@ -751,12 +759,10 @@ static void PutCounters(ExportStruct *ex, HtmlStruct *state, ExportOutStruct *me
     if (ex->sourceCount > 1)    /* the process number is for grouping only */
       name = strchr(name, ' ') + 1;
     PutSafe(meta, state, name, strlen(name));
-    ExportPutString(meta, ",\"proc\":");
-    ExportPutUnsigned(meta, ex->sourceCount > 1 ? strtoul(state->counterNames.names[c], NULL, 10) : 0);
-    ExportPutString(meta, ",\"n\":");
-    ExportPutUnsigned(meta, j - i);
-    ExportPutString(meta, state->counterDouble[c] ? ",\"d\":1,\"at\":" : ",\"d\":0,\"at\":");
-    ExportPutUnsigned(meta, at);
+    PutMember(meta, "proc", ex->sourceCount > 1 ? strtoul(state->counterNames.names[c], NULL, 10) : 0);
+    PutMember(meta, "n", j - i);
+    PutMember(meta, "d", state->counterDouble[c]);
+    PutMember(meta, "at", at);
     ExportPutChar(meta, '}');
     i = j;
   }
@@ -793,18 +799,12 @@ static void PutTracks(ExportStruct *ex, HtmlStruct *state, ExportOutStruct *meta
     }
     ExportPutString(meta, i > 0 ? ",{\"name\":" : "{\"name\":");
     PutSafe(meta, state, name, strlen(name));
-    ExportPutString(meta, ",\"proc\":");
-    ExportPutUnsigned(meta, track->source);
-    ExportPutString(meta, ",\"serial\":");
-    ExportPutUnsigned(meta, track->serial);
-    ExportPutString(meta, ",\"n\":");
-    ExportPutUnsigned(meta, track->n);
-    ExportPutString(meta, ",\"core\":");
-    ExportPutUnsigned(meta, track->coreAt);
-    ExportPutString(meta, ",\"ck\":");
-    ExportPutUnsigned(meta, track->ckAt);
-    ExportPutString(meta, ",\"vals\":");
-    ExportPutUnsigned(meta, track->valsAt);
+    PutMember(meta, "proc", track->source);
+    PutMember(meta, "serial", track->serial);
+    PutMember(meta, "n", track->n);
+    PutMember(meta, "core", track->coreAt);
+    PutMember(meta, "ck", track->ckAt);
+    PutMember(meta, "vals", track->valsAt);
     ExportPutChar(meta, '}');
   }
   ExportPutString(meta, "],\"procs\":[");
