@@ -624,7 +624,8 @@ static RowStruct *Lanes(HtmlStruct *state, size_t *rowCount)
     }
     bar->row = state->trackCount + r;
   }
-  qsort(state->spans, state->spanCount, sizeof *state->spans, ByRowBegin);
+  if (state->spanCount > 0)   /* spans is NULL when there are none */
+    qsort(state->spans, state->spanCount, sizeof *state->spans, ByRowBegin);
   stack = malloc((state->spanCount + 1) * sizeof *stack);
   if (stack == NULL)
     goto fail;
@@ -650,7 +651,8 @@ static RowStruct *Lanes(HtmlStruct *state, size_t *rowCount)
     }
   }
   free(stack);
-  qsort(state->spans, state->spanCount, sizeof *state->spans, ByRowLane);
+  if (state->spanCount > 0)
+    qsort(state->spans, state->spanCount, sizeof *state->spans, ByRowLane);
   *rowCount = count;
   return rows != NULL ? rows : malloc(1);
 fail:
@@ -734,7 +736,8 @@ static void PutSpans(ExportStruct *ex, HtmlStruct *state, ExportOutStruct *meta)
 static void PutCounters(ExportStruct *ex, HtmlStruct *state, ExportOutStruct *meta)
 {
   ExportOutStruct *out = &ex->out, *buf = &state->scratch;
-  qsort(state->points, state->pointCount, sizeof *state->points, ByCounter);
+  if (state->pointCount > 0)   /* points is NULL when there are none */
+    qsort(state->points, state->pointCount, sizeof *state->points, ByCounter);
   ExportPutString(meta, ",\"counters\":[");
   for (size_t c = 0, i = 0; c < state->counterNames.count; ++c) {
     const char *name = state->counterNames.names[c];
