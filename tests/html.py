@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 # tests/html.py -- eventcnv --format html, drawn by headless Chromium
 #
-# .design: design/telemetry.txt .export.html
+# .design: design/telemetry.txt .export.html .export.html.big
 #
-# Usage: tests/html.py CONFIG      e.g. python3 tests/html.py build
-# CONFIG's eventcnv and examples/pool must be built (bench/bench, for a
-# log of a million events, is built if it is not).  Exits
-# 77 (skipped) if there is no chromium (Debian's, .ci/install).
+# Usage: tests/html.py CONFIG [--big EVENTS]   e.g. python3 tests/html.py build
+# CONFIG's eventcnv and examples/pool must be built (bench/spanlog, for
+# the big log, is built by ninja).  Exits 77 (skipped) if there is no
+# chromium (Debian's, .ci/install).  --big runs html-big alone.
 # Covers:
-#   html-data          the page's data, parsed here: every event of the
-#                      log with its time, thread and kind, and its fields
+#   html-data          the page's data as the page decoded it (#dump):
+#                      every event of the log on its thread's track, in
+#                      order, with its time and kind, and its fields
 #                      as eventcnv's text line shows them
 #   html-offline       one file: no address, no src or href, no fetch
 #   html-example       Chromium runs the page on the example's log with no
