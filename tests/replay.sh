@@ -17,6 +17,9 @@
 #                      library's own), equal the program's own counts
 #   threads-clean      and 0 unknown frees, double frees, duplicates
 #   threads-serial     the same with --serial
+#   threads-strict     replay --strict of the same log passes: glibc's
+#                      free(NULL) at each thread's exit is counted, not
+#                      an error (.replay.anomaly)
 #   archive            the same from work.log's archive (eventcnv --format
 #                      telltale --zstd)
 #   handoff            tests/malloc_handoff (blocks freed by another thread
@@ -90,7 +93,8 @@
 #                      and --strict passes
 #   unknown, double, duplicate, null
 #                      each anomaly is counted (1) and reported with its
-#                      offset, exit 0; with --strict, exit 1
+#                      offset, exit 0; with --strict, exit 1, but for
+#                      null (free(NULL) is legal): counted, exit 0
 #   truncated          a log cut short: the events before the cut are
 #                      replayed and reported, the damage named by its
 #                      offset on stderr, exit 1
@@ -200,6 +204,13 @@ if [ "$(delta serial.txt)" = "$expected" ] && [ "$(anom serial.txt)" = "0 0 0" ]
   ok threads-serial
 else
   bad threads-serial "$(delta serial.txt | tr '\n' ' ') / $(anom serial.txt)"
+fi
+"$replay" -q --strict work.log >strict.txt 2>strict.err
+r1=$?
+if [ $r1 -eq 0 ] && [ "$(row strict.txt 'free(NULL)')" -gt 0 ] 2>/dev/null && [ "$(anom strict.txt)" = "0 0 0" ]; then
+  ok threads-strict
+else
+  bad threads-strict "exit $r1, free(NULL) $(row strict.txt 'free(NULL)'): $(head -2 strict.err)"
 fi
 # archive: work.log made an archive with zstd blocks (eventcnv --format
 # telltale --zstd, design/telemetry.txt .zstd) replays the same
@@ -609,13 +620,14 @@ else
   bad clean "exit $r1/$r2: $(counts clean.txt | tr '\n' ' ') $(cat clean.err)"
 fi
 
-anomaly() {   # anomaly CASE ROW MESSAGE
+anomaly() {   # anomaly CASE ROW MESSAGE [STRICT-EXIT]
   "$replay" "$1.log" >"$1.txt" 2>"$1.err"
   local r1=$?
-  "$replay" --strict "$1.log" >/dev/null 2>"$1.strict"
-  local r2=$?
+  "$replay" --strict "$1.log" >"$1.stricttxt" 2>"$1.strict"
+  local r2=$? want=${4:-1}
   if [ $r1 -eq 0 ] && [ "$(row "$1.txt" "$2")" = 1 ] && grep -q "offset [0-9]*: .*$3" "$1.err" &&
-     [ $r2 -eq 1 ] && grep -q "offset [0-9]*: .*$3" "$1.strict" &&
+     [ $r2 -eq "$want" ] && { [ "$want" -eq 0 ] && [ "$(row "$1.stricttxt" "$2")" = 1 ] ||
+                              grep -q "offset [0-9]*: .*$3" "$1.strict"; } &&
      [ "$(counts "$1.txt" | sort)" = "$(sort "$1.expected")" ]; then
     ok "$1"
   else
@@ -625,7 +637,7 @@ anomaly() {   # anomaly CASE ROW MESSAGE
 anomaly unknown 'unknown frees' 'unknown free'
 anomaly double 'double frees' 'double free'
 anomaly duplicate 'duplicate live' 'duplicate live pointer'
-anomaly null 'free(NULL)' 'free(NULL)'
+anomaly null 'free(NULL)' 'free(NULL)' 0
 
 broken() {   # broken CASE FILE PATTERN
   "$replay" "$2" >"$1.txt" 2>"$1.err"
