@@ -99,6 +99,10 @@
 #                      replayed and reported, the damage named by its
 #                      offset on stderr, exit 1
 #   corrupt            a block's magic overwritten: the same
+#   zstd-killed        a program killed after its log got zstd blocks
+#                      (.malloc.zstd): each of its 150,000 mallocs read
+#                      exactly once, with the live file's; the same with
+#                      TELLTALE_ZSTD=0 (no zstd block), and =x said
 #   killed             a recorded program killed by SIGKILL (with its
 #                      live file, the default): replay says the log did not end
 #                      cleanly, recovers LOG.live as eventcnv does, and
@@ -681,6 +685,35 @@ if [ $r -eq 0 ] && grep -q "killed.log: the stream did not end cleanly" killed.e
   ok killed
 else
   bad killed "exit $r, replayed ${got:-none}, eventcnv counts ${want:-none}: $(head -3 killed.err)"
+fi
+# The recorder's zstd blocks (.malloc.zstd): a program killed after
+# several blocks went to the log as zstd frames; its live file gives back
+# the rest, and every one of its own mallocs is read once, none twice.
+# TELLTALE_ZSTD=0 writes no zstd block and reads the same; a bad value is
+# said and the program carries on.
+zk() {   # zk NAME [ENV...]: record, killed, in a directory of its own
+  local name=$1
+  shift
+  mkdir -p "$name"
+  (cd "$name" && env "$@" TELLTALE_FILE=k.log LD_PRELOAD="$preload" python3 -c '
+import ctypes, os
+m = ctypes.CDLL(None).malloc
+m.restype = ctypes.c_void_p
+for i in range(150000): m(12347)
+os.kill(os.getpid(), 9)' 2>err) 2>/dev/null &
+  wait $! 2>/dev/null
+  "$top/$cfg/eventcnv" --header "$name/k.log" >"$name/header" 2>/dev/null
+  "$top/$cfg/eventcnv" --format csv "$name/k.log" 2>/dev/null | grep -c '""size"":12347,' >"$name/count"
+}
+zk zkill
+zk zkill0 TELLTALE_ZSTD=0
+zk zkillbad TELLTALE_ZSTD=x
+if grep -q "^zstd  *[1-9]" zkill/header && grep -q "recovered" zkill/header && [ "$(cat zkill/count)" = 150000 ] &&
+   ! grep -q "^zstd" zkill0/header && [ "$(cat zkill0/count)" = 150000 ] &&
+   grep -q "TELLTALE_ZSTD='x' is not" zkillbad/err && [ "$(cat zkillbad/count)" = 150000 ]; then
+  ok zstd-killed
+else
+  bad zstd-killed "zstd: $(grep -h '^zstd\|^end' zkill/header | tr '\n' ' ') counts $(cat zkill/count) $(cat zkill0/count) $(cat zkillbad/count): $(head -2 zkillbad/err)"
 fi
 head -c 5000 /dev/urandom >garbage.log
 broken not-a-log garbage.log "garbage.log: "
