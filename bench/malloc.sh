@@ -19,7 +19,9 @@
 #                                      threads (default 3 runs)
 #        bench/malloc.sh --analysis    telltale-heap against heaptrack_print
 #                                      on perl, jq and cppcheck: time,
-#                                      memory, log bytes an event
+#                                      memory, log bytes an event; and
+#                                      recording time against the untraced
+#                                      run and heaptrack's
 #
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
