@@ -19,7 +19,9 @@
 #                                      threads (default 3 runs)
 #        bench/malloc.sh --analysis    telltale-heap against heaptrack_print
 #                                      on perl, jq and cppcheck: time,
-#                                      memory, log bytes an event
+#                                      memory, log bytes an event; and
+#                                      recording time against the untraced
+#                                      run and heaptrack's
 #
 # The workload is bench/malloc-workload.py under PYTHONMALLOC=malloc:
 # build and drop large dicts of strings, about 16 million allocation
@@ -120,6 +122,7 @@ PYEOF
   echo "bytes per event (telltale's event count for both)"
   printf '\n%-10s %10s  %-22s %-22s %9s %9s\n' program events "telltale-heap" "heaptrack_print" \
     "telltale" "heaptrack"
+  rec=
   for name in perl jq cppcheck; do
     command -v $name >/dev/null || { echo "$name: not installed"; continue; }
     log=$tmp/$name.log ht=$tmp/$name.ht
@@ -128,8 +131,10 @@ PYEOF
       jq) set -- jq -c '[.id, .name, (.tags | length)]' "$tmp/in.json" ;;
       cppcheck) set -- cppcheck --quiet --enable=all "$top/src/event/eventindex.c" "$top/tools/replay/replay.c" ;;
     esac
-    TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$log LD_PRELOAD=$lib "$@" >/dev/null 2>&1
-    heaptrack -o "$ht" "$@" >/dev/null 2>&1
+    rt=$(usage untraced "$@")
+    tt=$(usage telltale env TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$log LD_PRELOAD=$lib "$@")
+    t0=$(usage telltale env TELLTALE_ZSTD=0 TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$log.0 LD_PRELOAD=$lib "$@")
+    htt=$(usage heaptrack heaptrack -o "$ht" "$@")
     ht=$(ls "$ht".* | head -1)
     events=$("$top/build/eventcnv" --summary "$log" 2>/dev/null | awk '$1 == "events" { print $2; exit }')
     tb=$(usage heap "$top/build/heap" "$log")
@@ -138,7 +143,20 @@ PYEOF
       "$(awk '{ printf "%s s %s s %s MB", $1, $2, $3 }' <<<"$tb")" \
       "$(awk '{ printf "%s s %s s %s MB", $1, $2, $3 }' <<<"$hb")" \
       "$(echo "$(stat -c %s "$log") / $events" | bc -l)" "$(echo "$(stat -c %s "$ht") / $events" | bc -l)"
+    rec+=$(printf '%-10s %-16s %-16s %-16s %-16s %6.2f' "$name" \
+      "$(awk '{ printf "%s s %s s", $1, $2 }' <<<"$rt")" \
+      "$(awk '{ printf "%s s %s s", $1, $2 }' <<<"$tt")" \
+      "$(awk '{ printf "%s s %s s", $1, $2 }' <<<"$t0")" \
+      "$(awk '{ printf "%s s %s s", $1, $2 }' <<<"$htt")" \
+      "$(echo "$(stat -c %s "$log.0") / $events" | bc -l)")$'\n'
+    rm -f "$log" "$log.0" "$tmp/$name.ht".*
   done
+  echo
+  echo "recording: wall s, cpu s (the program, the recorder's writer thread, heaptrack's"
+  echo "interpreter and compressor); telltale with its zstd blocks (.malloc.zstd) and"
+  echo "without (TELLTALE_ZSTD=0, whose log's bytes per event end the row)"
+  printf '\n%-10s %-16s %-16s %-16s %-16s %6s\n' program untraced telltale "TELLTALE_ZSTD=0" heaptrack bytes
+  printf '%s' "$rec"
 }
 if [ "$runs" = --analysis ]; then
   analysisRows

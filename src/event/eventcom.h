@@ -47,7 +47,8 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_REGISTRIES 6  /* the minor from which a stream has several registries */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
-                                       never writes one */
+                                       writes it only under a block transform
+                                       (.compact.hook) */
 
 /* Stream header and blocks.  design/telemetry.txt .stream.header, .stream.block */
 #define EVENT_STREAM_MAGIC      "TELLTALE"   /* 8 bytes, first in the stream */

@@ -39,6 +39,27 @@ static ScratchStruct scratch[SCRATCH_LIMIT] = {
  * (.sol.env) */
 static _Atomic int compactOn = 0;
 
+/* The block transform (.compact.hook): a tool linked with the runtime
+ * (the allocation recorder) may make a compact block's bytes smaller
+ * still, with zstd, which the runtime itself may not link (.compact.zstd).
+ * Set once, before EventInit writes a header, never changed. */
+static EventBlockTransform transform;
+static EventBlockTransformDone transformDone;
+
+/* EventBlockTransformSet -- eventpack.h */
+void EventBlockTransformSet(EventBlockTransform fn, EventBlockTransformDone done)
+{
+  transform = fn;
+  transformDone = done;
+}
+
+/* EventStreamMajor -- the major the headers say: a transform may flag
+ * its blocks zstd, which a 3.0 reader would misread (.zstd.version) */
+unsigned EventStreamMajor(void)
+{
+  return transform != NULL ? EVENT_VERSION_ZSTD_MAJOR : EVENT_VERSION_MAJOR;
+}
+
 /* EventCompact -- event.h */
 int EventCompact(int on)
 {
@@ -85,7 +106,15 @@ const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
     }
     *sizeIO = packed;
     *flagsReturn = EVENT_BLOCK_COMPACT;
-    return out + sizeof(EventPackStateStruct);
+    out += sizeof(EventPackStateStruct);
+    if (transform != NULL) {
+      const unsigned char *made = transform(out, sizeIO, flagsReturn);
+      if (made != out) {        /* the compact bytes are spent */
+        atomic_flag_clear(&s->busy);
+        return made;
+      }
+    }
+    return out;
   }
   return data;
 }
@@ -95,7 +124,11 @@ void EventCompactDone(const unsigned char *written)
 {
   for (unsigned i = 0; i < SCRATCH_LIMIT; ++i) {
     unsigned char *base = atomic_load_explicit(&scratch[i].base, memory_order_relaxed);
-    if (base != NULL && written == base + sizeof(EventPackStateStruct))
+    if (base != NULL && written == base + sizeof(EventPackStateStruct)) {
       atomic_flag_clear(&scratch[i].busy);
+      return;
+    }
   }
+  if (transformDone != NULL)
+    transformDone(written);
 }

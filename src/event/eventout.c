@@ -163,7 +163,7 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
   const EventRegistryStruct *reg = EVENT_SOURCE.registry;   /* number 0: .reg.many */
   memset(h, 0, sizeof *h);
   put(h, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
-  putLE(h, EVENT_VERSION_MAJOR, 2);
+  putLE(h, EventStreamMajor(), 2);      /* .compact.hook */
   putLE(h, EVENT_VERSION_MEDIAN, 2);
   putLE(h, EVENT_VERSION_MINOR, 2);
   put(h, &bom, 2);                      /* data byte order, .stream.header */

@@ -84,4 +84,17 @@ extern const unsigned char *EventCompactBlock(const EventRegistryStruct *registr
                                               unsigned *flagsReturn);
 extern void EventCompactDone(const unsigned char *written);
 
+/* A block transform, set before EventInit by a tool linked with the
+ * runtime (the allocation recorder): given a compact block's bytes, it
+ * returns them, or other bytes with *sizeIO and *flagsIO set (adding
+ * EVENT_BLOCK_ZSTD), which EventCompactDone gives back to done once
+ * written.  It runs where the block is written, as the encoder does,
+ * and must not allocate with malloc.  EventStreamMajor is the major the
+ * headers then say.  design/telemetry.txt .compact.hook */
+typedef const unsigned char *(*EventBlockTransform)(const unsigned char *data, size_t *sizeIO,
+                                                    unsigned *flagsIO);
+typedef void (*EventBlockTransformDone)(const unsigned char *written);
+extern void EventBlockTransformSet(EventBlockTransform fn, EventBlockTransformDone done);
+extern unsigned EventStreamMajor(void);
+
 #endif /* eventpack_h */

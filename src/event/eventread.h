@@ -493,6 +493,13 @@ extern int EventRecover(const unsigned char *log, size_t logSize,
                         unsigned char **streamReturn, size_t *sizeReturn,
                         EventRecoverStruct *result, char *msg, size_t msgSize);
 
+/* EventUnzstd -- a zstd block's data, in[0 .. inSize), decompressed
+ * into *buf (realloc'd as needed, *bufSize its size), *sizeReturn bytes;
+ * 0 if the frame is not one the reader takes (.zstd.reader) or memory
+ * ran out.  eventrecover.c; design/telemetry.txt .malloc.zstd */
+extern int EventUnzstd(const unsigned char *in, size_t inSize, unsigned char **buf,
+                       size_t *bufSize, size_t *sizeReturn);
+
 /* EventDropsUnreported -- events of a kind that the program dropped
  * and died before reporting: what its live file counts beyond the
  * EventsDropped in the recovered stream.  design/telemetry.txt

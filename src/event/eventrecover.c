@@ -17,12 +17,14 @@
  * walk here moves forward by at least a block header or an event
  * header, and a live block is recovered only if the log's blocks of its
  * number are, byte for byte, a whole-event prefix of it.  Depends on
- * libc only.
+ * libc and libzstd (the recorder's zstd blocks, .compact.hook).
  */
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zstd.h>
 
 #include "eventpack.h"
 #include "eventread.h"
@@ -77,7 +79,7 @@ static int headerRead(FileStruct *f, const unsigned char *buf, size_t size)
     return 0;
   f->major = (unsigned)EventLoad(buf + 8, 2, 0);
   f->minor = (unsigned)EventLoad(buf + 12, 2, 0);
-  if (f->major < 1 || f->major > EVENT_VERSION_MAJOR)
+  if (f->major < 1 || f->major > EVENT_VERSION_ZSTD_MAJOR)   /* .compact.hook */
     return 0;
   f->headerLength = (uint32_t)EventLoad(buf + 20, 4, 0);
   if (f->headerLength < EVENT_STREAM_FIXED_LEN || f->headerLength > size)
@@ -202,6 +204,22 @@ typedef struct ExpandedStruct {
   size_t size, used;
 } ExpandedStruct;
 
+/* room -- x has room for n bytes more at x->used; 0 if out of memory */
+static int room(ExpandedStruct *x, size_t n)
+{
+  if (x->base == NULL || x->size - x->used < n) {   /* even for 0 bytes: base + 0 */
+    size_t size = x->size == 0 ? 1u << 20 : x->size;
+    unsigned char *bigger;
+    while (size - x->used < n)
+      size *= 2;
+    if ((bigger = realloc(x->base, size)) == NULL)
+      return 0;
+    x->base = bigger;
+    x->size = size;
+  }
+  return 1;
+}
+
 /* expand -- a sound compact block's events, expanded at x->used (then
  * *dataReturn is NULL), *bytesReturn bytes.  A compact block that does
  * not decode gives SIZE_MAX bytes: no live block is a prefix of it,
@@ -218,21 +236,37 @@ static int expand(ExpandedStruct *x, const unsigned char *in, size_t inSize, uns
     return 1;
   if (x->state == NULL && (x->state = malloc(sizeof *x->state)) == NULL)
     return 0;
-  if (x->base == NULL || x->size - x->used < rawSize) {   /* even for 0 bytes: base + 0 */
-    size_t size = x->size == 0 ? 1u << 20 : x->size;
-    unsigned char *bigger;
-    while (size - x->used < rawSize)
-      size *= 2;
-    if ((bigger = realloc(x->base, size)) == NULL)
-      return 0;
-    x->base = bigger;
-    x->size = size;
-  }
+  if (!room(x, rawSize))
+    return 0;
   if (EventPackDecode(x->state, in, inSize, big, x->base + x->used, rawSize, &outSize, &why)) {
     *dataReturn = NULL;         /* x->base moves as it grows: the caller sets it after */
     *bytesReturn = outSize;
     x->used += outSize;
   }
+  return 1;
+}
+
+/* EventUnzstd -- eventread.h.  A frame that is not sound leaves its
+ * block matching no live block. */
+int EventUnzstd(const unsigned char *in, size_t inSize, unsigned char **buf, size_t *bufSize,
+                size_t *sizeReturn)
+{
+  unsigned long long size = ZSTD_getFrameContentSize(in, inSize);
+  size_t got;
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN
+      || size > EVENT_BLOCK_LENGTH_MAX || size / EVENT_ZSTD_RATIO_MAX > inSize)
+    return 0;
+  if (*bufSize < size || *buf == NULL) {
+    unsigned char *bigger = realloc(*buf, size > 0 ? (size_t)size : 1);
+    if (bigger == NULL)
+      return 0;
+    *buf = bigger;
+    *bufSize = (size_t)size;
+  }
+  got = ZSTD_decompress(*buf, *bufSize, in, inSize);
+  if (ZSTD_isError(got) || got != size)
+    return 0;
+  *sizeReturn = got;
   return 1;
 }
 
@@ -246,6 +280,8 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
 {
   SentStruct *sent = NULL;
   size_t count = 0, limit = 0, offset = f->headerLength, cut = f->size;
+  unsigned char *frame = NULL;  /* a zstd block's data, decompressed */
+  size_t frameSize = 0;
   while (f->size - offset >= 4) {
     EventBlockHeaderStruct h;
     if (!logBlockSound(f, offset, &h)) {
@@ -289,10 +325,32 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     sent[count].data = f->base + sent[count].at;
     sent[count].expandedAt = SIZE_MAX;
     sent[count].filtered = (h.flags & EVENT_BLOCK_FILTERED) != 0;
-    if ((h.flags & EVENT_BLOCK_ZSTD) != 0) {
-      /* Only an archive has zstd blocks, and it has no live file
-       * (.zstd.live): its bytes match no live block. */
+    if ((h.flags & EVENT_BLOCK_ZSTD) != 0 && f->major < EVENT_VERSION_ZSTD_MAJOR) {
+      sent[count].bytes = SIZE_MAX;     /* damage there (.zstd.version) */
+    } else if ((h.flags & EVENT_BLOCK_ZSTD) != 0) {
+      /* The recorder's zstd blocks (.compact.hook): what they hold is
+       * compared as their compact or raw data would be, so a frame is
+       * expanded into x either way. */
+      size_t at = x->used, made = 0;
       sent[count].bytes = SIZE_MAX;
+      if (EventUnzstd(sent[count].data, h.length - f->blockHeaderLength, &frame, &frameSize, &made)) {
+        if ((h.flags & EVENT_BLOCK_COMPACT) != 0) {
+          if (!expand(x, frame, made, f->big, &sent[count].data, &sent[count].bytes)) {
+            *failed = 1;
+            break;
+          }
+        } else if (room(x, made)) {
+          memcpy(x->base + at, frame, made);
+          x->used += made;
+          sent[count].data = NULL;
+          sent[count].bytes = dataEnd(x->base + at, made, f->big);
+        } else {
+          *failed = 1;
+          break;
+        }
+        if (sent[count].data == NULL)
+          sent[count].expandedAt = at;
+      }
     } else if ((h.flags & EVENT_BLOCK_COMPACT) != 0 && f->major >= 3) {
       size_t at = x->used;
       if (!expand(x, sent[count].data, h.length - f->blockHeaderLength, f->big,
@@ -314,6 +372,7 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     if (sent[i].filtered && sent[i].bytes != SIZE_MAX)
       sent[i].bytes = filteredCovered(sent[i].data, sent[i].bytes, f->big);
   }
+  free(frame);
   if (count > 0)
     qsort(sent, count, sizeof *sent, cmpSent);
   *sentReturn = sent;

@@ -69,6 +69,7 @@
 #include "eventint.h"           /* eventAtExit */
 #include "plinth.h"
 #include "stacks.h"
+#include "zstdblock.h"
 
 /* The real functions, found with dlsym(RTLD_NEXT). */
 static struct {
@@ -857,6 +858,11 @@ __attribute__((constructor(101))) static void recorderStart(void)
   if (basePath[0] != '\0') {
     (void)snprintf(logPath, sizeof logPath, "%s", basePath);
     openLog(logPath);
+  }
+  {
+    const char *compact = getenv("TELLTALE_COMPACT");
+    if (compact == NULL || strcmp(compact, "0") != 0)
+      ZstdBlocksStart();        /* .malloc.zstd: before the headers */
   }
   (void)EventInit();
   PlinthSignalHooks(recorderSignalEnter, recorderSignalLeave, eventSignalJump);  /* .malloc.signal */

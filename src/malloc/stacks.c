@@ -461,9 +461,9 @@ static int unwindStart(void)
   return 0;
 }
 
-/* stacksSay -- "libtelltale-malloc: NAME='VALUE' WHAT" on stderr: a bad
+/* StacksSay -- "libtelltale-malloc: NAME='VALUE' WHAT" on stderr: a bad
  * setting is said, and the program carries on */
-static void stacksSay(const char *name, const char *value, const char *what)
+void StacksSay(const char *name, const char *value, const char *what)
 {
   char line[256];
   int n = snprintf(line, sizeof line, "libtelltale-malloc: %s='%.64s%s", name, value, what);
@@ -482,13 +482,13 @@ void StacksStart(void)
     return;
   n = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &rest, 10) : 0;
   if (s[0] < '0' || s[0] > '9' || (rest[0] != '\0' && strcmp(rest, ":dwarf") != 0)) {
-    stacksSay("TELLTALE_STACKS", s, "' must be N or N:dwarf (N frames, 1 to 128); no stacks are recorded\n");
+    StacksSay("TELLTALE_STACKS", s, "' must be N or N:dwarf (N frames, 1 to 128); no stacks are recorded\n");
     return;
   }
   if (n == 0)
     return;
   if (n > STACK_MAX)
-    stacksSay("TELLTALE_STACKS", s, "' is more than 128 frames: 128 are recorded\n");
+    StacksSay("TELLTALE_STACKS", s, "' is more than 128 frames: 128 are recorded\n");
   if (strcmp(rest, ":dwarf") == 0 && unwindStart() != 0) {
     static const char msg[] = "libtelltale-malloc: TELLTALE_STACKS=N:dwarf needs libunwind.so.8 "
                               "(Debian libunwind8): using frame pointers\n";

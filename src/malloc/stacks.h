@@ -13,6 +13,10 @@
 /* stacksDepth -- frames recorded per allocation; 0: stacks are off */
 extern STACKS_HIDDEN unsigned stacksDepth;
 
+/* StacksSay -- "libtelltale-malloc: NAME='VALUE" and WHAT on stderr:
+ * a bad setting is said, and the program carries on */
+extern STACKS_HIDDEN void StacksSay(const char *name, const char *value, const char *what);
+
 /* StacksStart -- read TELLTALE_STACKS; if on, make the table and emit
  * the executable mappings.  Called once, inside the recorder. */
 extern STACKS_HIDDEN void StacksStart(void);

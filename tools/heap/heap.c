@@ -423,6 +423,10 @@ int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsSt
       p->depth = 1;
     frames += p->depth;
   }
+  /* symbolise grew the buffer to twice what it held, and sitesOnly
+   * keeps a frame a stack of it: no room to spare kept (.heap.bounded) */
+  if (frames > 0 && (hp->frames = realloc(hp->frames, frames * sizeof *hp->frames)) == NULL)
+    outOfMemory();
   for (size_t i = 0; i < n; ++i)
     hp->stacks[i].frames = &hp->frames[first[i]];
   free(first);

@@ -93,6 +93,9 @@ typedef struct HeapLogStruct {
   size_t stackCount;
   uint64_t *addresses;          /* the return addresses of the stacks, once each */
   size_t addressCount;
+  uint32_t **frameChunks;       /* the stacks' addresses are carved from these:
+                                   a malloc each cost 16 bytes a stack more */
+  size_t frameChunkCount, frameChunkUsed;   /* in the last chunk */
   HeapMapStruct *maps;          /* in the order given */
   size_t mapCount;
   uint64_t mapVersion;          /* one more at each change of the mappings */

@@ -220,6 +220,25 @@ static ThreadStruct *threadOf(ReaderStruct *r, uint32_t serial)
   return &r->threads[serial];
 }
 
+/* FRAME_CHUNK -- addresses a chunk of framesCarve holds: 4 MiB */
+#define FRAME_CHUNK ((size_t)1 << 20)
+
+/* framesCarve -- room for a stack's depth address indexes, zeroed, from
+ * the log's chunks, which never move (depth is at most 4096) */
+static uint32_t *framesCarve(HeapLogStruct *log, size_t depth)
+{
+  if (log->frameChunkCount == 0 || FRAME_CHUNK - log->frameChunkUsed < depth) {
+    uint32_t *chunk = calloc(FRAME_CHUNK, sizeof *chunk);
+    if (chunk == NULL)
+      outOfMemory();
+    log->frameChunks = xrealloc(log->frameChunks, (log->frameChunkCount + 1) * sizeof *log->frameChunks);
+    log->frameChunks[log->frameChunkCount++] = chunk;
+    log->frameChunkUsed = 0;
+  }
+  log->frameChunkUsed += depth;
+  return log->frameChunks[log->frameChunkCount - 1] + log->frameChunkUsed - depth;
+}
+
 static HeapStackStruct *stackOf(ReaderStruct *r, uint64_t id)
 {
   HeapLogStruct *log = r->log;
@@ -493,7 +512,7 @@ static void stackFrames(ReaderStruct *r, const EventRecordStruct *rec, const Cod
     return;
   s = stackOf(r, id);
   if (s->addresses == NULL) {
-    s->addresses = calloc((size_t)depth, sizeof *s->addresses);
+    s->addresses = framesCarve(r->log, (size_t)depth);
     s->depth = (uint32_t)depth;
     s->mapVersion = (uint32_t)r->log->mapVersion;     /* .heap.symbols.time */
   }
@@ -937,8 +956,9 @@ int HeapPeek(const char *path, HeapLogStruct *log)
 
 void HeapLogFree(HeapLogStruct *log)
 {
-  for (size_t i = 0; i < log->stackCount; ++i)
-    free(log->stacks[i].addresses);
+  for (size_t i = 0; i < log->frameChunkCount; ++i)
+    free(log->frameChunks[i]);
+  free(log->frameChunks);
   free(log->addresses);
   for (size_t i = 0; i < log->mapCount; ++i)
     free((char *)log->maps[i].path);

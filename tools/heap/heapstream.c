@@ -14,8 +14,8 @@
  * sequence number, then place; a sequence is a thread, kind and signal
  * level), each sequence holding only its current block, read with
  * pread and expanded into a buffer of its own.  Anything else (a live
- * file beside it, a hole, damage, blocks missing or out of order, zstd
- * blocks of an archive) makes HeapStreamOpen decline, and the caller
+ * file beside it, a hole, damage, blocks missing or out of order) makes
+ * HeapStreamOpen decline, and the caller
  * reads the log whole, as before, which says what is wrong.
  */
 
@@ -37,7 +37,7 @@ typedef struct HsBlockStruct {
   uint64_t offset, seq;
   uint32_t length, thread;
   uint16_t kind, level;
-  int compact;
+  int compact, zstd;
 } HsBlockStruct;
 
 /* HsSeqStruct -- a sequence's cursor: its blocks are first .. limit of
@@ -62,6 +62,8 @@ struct HeapStreamStruct {
   size_t *heap, heapCount;
   unsigned char *packed;        /* a compact block's bytes, read */
   size_t packedCapacity;
+  unsigned char *frame;         /* a zstd block's, decompressed (.malloc.zstd) */
+  size_t frameCapacity;
   EventPackStateStruct pack;
   int owed;                     /* the top sequence is owed a step (advance) */
   const EventDescStruct *descs[EVENT_CODE_LIMIT];       /* by code; NULL unknown */
@@ -134,7 +136,8 @@ static int walk(HeapStreamStruct *hs, uint64_t fileSize)
     EventBlockDecode(&h, buf, info->major, info->layout.bigEndian);
     ok = h.length >= headerLength && h.length <= EVENT_BLOCK_LENGTH_MAX && h.length <= fileSize - pos
          && h.kind < info->registry->kindCount && h.session == info->session
-         && (h.flags & EVENT_BLOCK_CHECKED) != 0 && (h.flags & EVENT_BLOCK_ZSTD) == 0
+         && (h.flags & EVENT_BLOCK_CHECKED) != 0
+         && (info->major >= EVENT_VERSION_ZSTD_MAJOR || (h.flags & EVENT_BLOCK_ZSTD) == 0)
          && h.index == hs->blockCount
          && growTo(&buf, &capacity, h.length) && readAt(hs->fd, buf, h.length, pos)
          && EventBlockCheck(buf, h.length) == h.check;
@@ -152,7 +155,7 @@ static int walk(HeapStreamStruct *hs, uint64_t fileSize)
     b = &hs->blocks[hs->blockCount++];
     *b = (HsBlockStruct){pos, h.seq, h.length, h.thread, h.kind,
                          (uint16_t)(h.flags & EVENT_BLOCK_LEVEL_MASK),
-                         (h.flags & EVENT_BLOCK_COMPACT) != 0};
+                         (h.flags & EVENT_BLOCK_COMPACT) != 0, (h.flags & EVENT_BLOCK_ZSTD) != 0};
     pos += h.length;
   }
   free(buf);
@@ -180,18 +183,33 @@ static int seqLoad(HeapStreamStruct *hs, HsSeqStruct *seq)
   const HsBlockStruct *b = &hs->blocks[seq->block];
   size_t headerLength = hs->info.blockHeaderLength, size = b->length - headerLength, raw;
   const char *why = NULL;
+  const unsigned char *in;
   seq->pos = 0;
-  if (!b->compact) {
+  if (!b->compact && !b->zstd) {
     seq->size = size;
     return growTo(&seq->data, &seq->capacity, size)
            && readAt(hs->fd, seq->data, size, b->offset + headerLength);
   }
   if (!growTo(&hs->packed, &hs->packedCapacity, size)
-      || !readAt(hs->fd, hs->packed, size, b->offset + headerLength)
-      || !EventPackRawSize(hs->packed, size, &raw) || raw / EVENT_PACK_RATIO_MAX > size
+      || !readAt(hs->fd, hs->packed, size, b->offset + headerLength))
+    return 0;
+  in = hs->packed;
+  if (b->zstd) {
+    if (!EventUnzstd(hs->packed, size, &hs->frame, &hs->frameCapacity, &size))
+      return 0;
+    in = hs->frame;
+    if (!b->compact) {
+      seq->size = size;
+      if (!growTo(&seq->data, &seq->capacity, size))
+        return 0;
+      memcpy(seq->data, in, size);
+      return 1;
+    }
+  }
+  if (!EventPackRawSize(in, size, &raw) || raw / EVENT_PACK_RATIO_MAX > size
       || !growTo(&seq->data, &seq->capacity, raw))
     return 0;
-  return EventPackDecode(&hs->pack, hs->packed, size, hs->info.layout.bigEndian, seq->data, raw,
+  return EventPackDecode(&hs->pack, in, size, hs->info.layout.bigEndian, seq->data, raw,
                          &seq->size, &why);
 }
 
@@ -417,6 +435,7 @@ void HeapStreamClose(HeapStreamStruct *hs)
   free(hs->heap);
   free(hs->blocks);
   free(hs->packed);
+  free(hs->frame);
   if (hs->scan != NULL)
     EventStreamClose(hs->scan);
   if (hs->fd >= 0)

@@ -131,7 +131,10 @@ static void anomaly(AnomalyKind kind, const EventRecordStruct *rec, uint64_t add
 {
   ++result.anomaly[kind];
   uint64_t limit = kind == AnomalyFreeNull ? REPORT_LIMIT_NULL : REPORT_LIMIT;
-  if (opt.strict || (opt.report && result.anomaly[kind] <= limit)) {
+  /* free(NULL) is legal C, and glibc does it at every thread's exit:
+     counted, never an error (.replay.anomaly) */
+  int strict = opt.strict && kind != AnomalyFreeNull;
+  if (strict || (opt.report && result.anomaly[kind] <= limit)) {
     const char *name = rec->desc != NULL ? rec->desc->name : "?";
     fprintf(stderr, "replay: %s: offset %zu: %s: %s of 0x%" PRIx64 "\n", opt.log, rec->offset,
             name,
@@ -139,10 +142,10 @@ static void anomaly(AnomalyKind kind, const EventRecordStruct *rec, uint64_t add
             kind == AnomalyDoubleFree ? "double free" :
             kind == AnomalyDuplicate ? "duplicate live pointer" :
             kind == AnomalyFreeNull ? "free(NULL)" : "replay failed", address);
-    if (opt.report && result.anomaly[kind] == limit && !opt.strict)
+    if (opt.report && result.anomaly[kind] == limit && !strict)
       fprintf(stderr, "replay: (further %s are counted, not listed)\n", anomalyName[kind]);
   }
-  if (opt.strict)
+  if (strict)
     fail("%s: --strict: stopping at offset %zu", opt.log, rec->offset);
 }
 
@@ -974,8 +977,8 @@ static void usage(FILE *f)
         "  -a, --alloc NAME  glibc (the default), jemalloc, mimalloc, tcmalloc, or a\n"
         "                    path to an allocator .so; repeat, or separate with commas\n"
         "  --serial          replay every thread's calls on one thread, in recorded order\n"
-        "  --strict          an unknown free, double free, duplicate live pointer or\n"
-        "                    free(NULL) is an error (exit status 1)\n"
+        "  --strict          an unknown free, double free or duplicate live pointer\n"
+        "                    is an error (exit status 1); free(NULL) is legal, counted\n"
         "  --svg FILE        plot live bytes and RSS over the replay\n"
         "  --touch-max MIB   touch the pages of live blocks up to MIB in all (1024):\n"
         "                    past it, blocks are made but not touched, and said\n"
