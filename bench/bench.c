@@ -23,9 +23,30 @@
  *   lttng-off   an LTTng-UST tracepoint of the same three words that no
  *               session enables (lttng_tp.h)
  *   lttng-on    one that bench/run's lttng session enables and records
+ *   spdlog      spdlog's asynchronous logger, the same values to a file,
+ *               the round ending when its thread has written them
+ *               (spdlog.cc)
+ *   work100     a slice of computation of about 100 ns, no telltale
+ *   duty100     the same slices with one event (enabled) after each
+ *   work1us     the same, slices of about 1 us
+ *   duty1us     and with one event after each
+ *   duty100a    duty100 and duty1us, written by the writer thread (as
+ *   duty1usa    async, the round ending when it has caught up)
  *
- * The LTTng cases are built in only with -DBENCH_LTTNG (bench/lttng.sh
- * builds bench-lttng so, where liblttng-ust-dev is installed); lttng-on
+ * The duty-cycle cases are what a program that does work between events
+ * pays: the slice is a chain of dependent multiplies, calibrated when
+ * the bench starts, and their ratio, duty over work, is telltale's cost
+ * on the program's thread.  Their ns are per slice; a 1 us case runs a
+ * tenth of COUNT slices.  Each ratio is printed twice: of the wall
+ * clock's medians, and of the thread's processor time, which on a
+ * loaded machine counts neither the neighbours' turns nor the waits.
+ * The async case's rounds also read the writer thread's processor
+ * time (/proc/self/task/TID/schedstat), its work an event beside the
+ * emitter's: whether the writer keeps up.
+ *
+ * The LTTng cases are built in only with -DBENCH_LTTNG, and spdlog's
+ * with -DBENCH_SPDLOG (bench/peers.sh builds bench-peers so, with those
+ * whose packages are installed); lttng-on
  * runs only if its tracepoint is enabled when the program starts, that
  * is, if an lttng session had enabled bench:paw before.  Elsewhere their
  * rows say why they did not run, given --lttng-note, and are otherwise
@@ -46,6 +67,7 @@
  */
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -64,6 +86,11 @@
 #endif
 
 extern void benchCompiledOut(size_t count, void *p);   /* bench_off.c */
+#ifdef BENCH_SPDLOG
+extern int benchSpdlogOpen(const char *path);           /* spdlog.cc */
+extern void benchSpdlogRun(size_t count, void *p);
+extern void benchSpdlogClose(void);
+#endif
 
 #define RECORD_SIZE 36          /* TestPAW on the wire: .stream.event */
 
@@ -147,6 +174,58 @@ static void __attribute__((noinline)) runLttngOff(size_t count, void *p)
 }
 #endif
 
+/* The duty cycle: slices of work with an event between them.  A slice
+ * is a chain of dependent multiply-adds, which the compiler cannot fold
+ * or vectorise and the processor cannot overlap with the next slice's. */
+static unsigned workIters[2];           /* per slice: 100 ns, 1 us */
+static volatile uint64_t workSink;     /* read by no one: volatile keeps the work */
+
+static inline uint64_t workSlice(uint64_t x, unsigned iters)
+{
+  for (unsigned k = 0; k < iters; ++k)
+    x = x * 6364136223846793005u + 1442695040888963407u;
+  return x;
+}
+
+static void __attribute__((noinline)) runWork(size_t count, unsigned iters)
+{
+  uint64_t x = count;
+  for (size_t i = 0; i < count; ++i)
+    x = workSlice(x, iters);
+  workSink = x;
+}
+
+static void __attribute__((noinline)) runDuty(size_t count, unsigned iters, void *p)
+{
+  uint64_t x = count;
+  for (size_t i = 0; i < count; ++i) {
+    x = workSlice(x, iters);
+    EVENT_PAW(TestPAW, p, (EventA)p + 8, x);
+  }
+  workSink = x;
+}
+
+static double nowNs(void);
+
+/* calibrate -- the iterations of a slice of 100 ns and of 1 us: the
+ * fastest of five timings, as the slower ones are a neighbour's */
+static void calibrate(void)
+{
+  const unsigned n = 2000000;
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    double t0 = nowNs(), t;
+    runWork(1, n);
+    t = nowNs() - t0;
+    if (r == 0 || t < best)
+      best = t;
+  }
+  workIters[0] = (unsigned)(100.0 * n / best + 0.5);
+  workIters[1] = (unsigned)(1000.0 * n / best + 0.5);
+  if (workIters[0] == 0)
+    workIters[0] = 1;
+}
+
 /* scaling: each thread runs the emitter; the aggregate rate of two
  * threads against one shows whether anything on the hot path is shared,
  * and the threads' sleeps (voluntary context switches) whether they
@@ -166,8 +245,6 @@ static void *scaleThread(void *arg)
   atomic_fetch_add(&a->sleeps, after.ru_nvcsw - before.ru_nvcsw);
   return NULL;
 }
-
-static double nowNs(void);
 
 /* scaleRun -- seconds for threads threads to emit count events each,
  * and their sleeps per 64 KiB of events */
@@ -195,6 +272,47 @@ static double nowNs(void)
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* threadCpuNs -- this thread's processor time, user and system: what a
+ * case costs the program's thread, less what waiting for a neighbour
+ * on a loaded machine adds to the wall clock */
+static double threadCpuNs(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* writerCpuNs -- the processor time of telltale's writer thread
+ * (TELLTALE_WRITER=async, named telltale-write), from its schedstat;
+ * -1 if it is not running */
+static double writerCpuNs(void)
+{
+  DIR *tasks = opendir("/proc/self/task");
+  struct dirent *e;
+  double ns = -1;
+  if (tasks == NULL)
+    return -1;
+  while (ns < 0 && (e = readdir(tasks)) != NULL) {
+    char path[300], comm[32] = "";
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    if ((f = fopen(path, "r")) == NULL)
+      continue;
+    if (fgets(comm, sizeof comm, f) != NULL && strcmp(comm, "telltale-write\n") == 0) {
+      unsigned long long run;
+      fclose(f);
+      snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+      if ((f = fopen(path, "r")) == NULL)
+        continue;
+      if (fscanf(f, "%llu", &run) == 1)
+        ns = (double)run;
+    }
+    fclose(f);
+  }
+  closedir(tasks);
+  return ns;
+}
+
 static int cmpDouble(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
@@ -202,11 +320,14 @@ static int cmpDouble(const void *a, const void *b)
 }
 
 enum { CASE_FLOOR, CASE_WRITE, CASE_ENABLED, CASE_ASYNC, CASE_COMPACT, CASE_DYNFILTER, CASE_RECORDED,
-       CASE_FILTERED, CASE_COMPILED, CASE_FPRINTF, CASE_LTTNG_OFF, CASE_LTTNG_ON, CASES };
+       CASE_FILTERED, CASE_COMPILED, CASE_FPRINTF, CASE_LTTNG_OFF, CASE_LTTNG_ON, CASE_SPDLOG,
+       CASE_WORK100, CASE_DUTY100, CASE_WORK1US, CASE_DUTY1US, CASE_DUTY100A, CASE_DUTY1USA,
+       CASES };
 static const char *const caseNames[CASES] = {
   "floor", "write", "enabled", "async", "compact", "dynfilter", "recorded", "filtered", "compiled",
   "fprintf",
-  "lttng-off", "lttng-on"
+  "lttng-off", "lttng-on", "spdlog", "work100", "duty100", "work1us", "duty1us",
+  "duty100a", "duty1usa"
 };
 static const char *const caseDocs[CASES] = {
   "rdtsc + stores of the 36-byte record, L1 buffer",
@@ -221,7 +342,20 @@ static const char *const caseDocs[CASES] = {
   "fprintf of the same values to /dev/null",
   "LTTng-UST: tracepoint not enabled",
   "LTTng-UST: tracepoint enabled, recorded by a session",
+  "spdlog: asynchronous logger, the same values to a file",
+  "duty cycle: a slice of ~100 ns of work, no telltale",
+  "duty cycle: the same, an event (enabled) after each",
+  "duty cycle: a slice of ~1 us of work, no telltale",
+  "duty cycle: the same, an event (enabled) after each",
+  "duty cycle: 100 ns slices, an event each, written by the writer thread",
+  "duty cycle: 1 us slices, an event each, written by the writer thread",
 };
+
+/* caseCount -- the events (or slices) of a round of a case */
+static size_t caseCount(int c, size_t count)
+{
+  return c == CASE_WORK1US || c == CASE_DUTY1US || c == CASE_DUTY1USA ? count / 10 + 1 : count;
+}
 
 /* caseWhyNot -- why a case cannot run in this process, or NULL */
 static const char *caseWhyNot[CASES];
@@ -287,6 +421,30 @@ static void runCase(int c, size_t count)
   case CASE_FPRINTF:
     runFprintf(count, p);
     break;
+  case CASE_WORK100:
+  case CASE_WORK1US:
+    runWork(count, workIters[c == CASE_WORK1US]);
+    break;
+  case CASE_DUTY100:
+  case CASE_DUTY1US:
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
+    EventControlSet(noisy);
+    runDuty(count, workIters[c == CASE_DUTY1US], p);
+    break;
+  case CASE_DUTY100A:
+  case CASE_DUTY1USA:
+    /* as CASE_ASYNC: the round ends when the writer has caught up */
+    EventRecord(0, noisy & ~atomic_load(&EVENT_SOURCE_RECORD));
+    EventControlSet(noisy);
+    EventWriterAsync(1, 0);
+    runDuty(count, workIters[c == CASE_DUTY1USA], p);
+    EventWriterAsync(0, 0);
+    break;
+#ifdef BENCH_SPDLOG
+  case CASE_SPDLOG:
+    benchSpdlogRun(count, p);
+    break;
+#endif
 #ifdef BENCH_LTTNG
   case CASE_LTTNG_OFF:
     runLttngOff(count, p);
@@ -320,8 +478,9 @@ static void usage(FILE *f)
           "  --list prints the cases this process can run, one a line.\n"
           "  --lttng-note WHY is printed in the rows of LTTng cases that cannot run.\n"
           "  cases: floor write enabled async compact dynfilter recorded filtered compiled\n"
-          "         fprintf\n"
-          "         lttng-off lttng-on (built with -DBENCH_LTTNG: bench/lttng.sh)\n");
+          "         fprintf work100 duty100 work1us duty1us duty100a duty1usa\n"
+          "         lttng-off lttng-on (built with -DBENCH_LTTNG: bench/peers.sh)\n"
+          "         spdlog (built with -DBENCH_SPDLOG: bench/peers.sh)\n");
 }
 
 /* options -- parse the command line; -1 to go on, else the exit status */
@@ -380,26 +539,35 @@ static int runOnly(const char *only, size_t count)
 /* runTable -- every case, rounds times, interleaved: the median table */
 static int runTable(size_t rounds, size_t count)
 {
-  double *ns[CASES], median[CASES];
+  double *ns[CASES], median[CASES], *cpu[CASES], cpuMedian[CASES];
+  double *writerCpu = calloc(rounds, sizeof(double));
+  size_t writerRounds = 0;
   for (int c = 0; c < CASES; ++c) {
     ns[c] = calloc(rounds, sizeof(double));
-    if (ns[c] == NULL)
+    cpu[c] = calloc(rounds, sizeof(double));
+    if (ns[c] == NULL || cpu[c] == NULL || writerCpu == NULL)
       return 1;
     if (caseWhyNot[c] == NULL)
-      runCase(c, count / 10 + 1);     /* warm up */
+      runCase(c, caseCount(c, count) / 10 + 1);     /* warm up */
   }
   for (size_t r = 0; r < rounds; ++r)
     for (int c = 0; c < CASES; ++c) {
-      double t0;
+      double t0, c0, w0 = c == CASE_ASYNC ? writerCpuNs() : -1;
       if (caseWhyNot[c] != NULL)
         continue;
       t0 = nowNs();
-      runCase(c, count);
-      ns[c][r] = (nowNs() - t0) / (double)count;
+      c0 = threadCpuNs();
+      runCase(c, caseCount(c, count));
+      cpu[c][r] = (threadCpuNs() - c0) / (double)caseCount(c, count);
+      ns[c][r] = (nowNs() - t0) / (double)caseCount(c, count);
+      if (w0 >= 0)     /* the round waited for the writer: its work is done */
+        writerCpu[writerRounds++] = (writerCpuNs() - w0) / (double)count;
     }
   for (int c = 0; c < CASES; ++c) {
     qsort(ns[c], rounds, sizeof(double), cmpDouble);
+    qsort(cpu[c], rounds, sizeof(double), cmpDouble);
     median[c] = ns[c][rounds / 2];
+    cpuMedian[c] = cpu[c][rounds / 2];
   }
   printf("telltale bench: %zu rounds of %zu events, median ns/event (min-max)\n", rounds, count);
   printf("%-10s %9s %9s %9s %8s  %s\n", "case", "ns/event", "min", "max", "x floor", "what");
@@ -409,10 +577,30 @@ static int runTable(size_t rounds, size_t count)
              ns[c][rounds - 1], median[c] / median[CASE_FLOOR], caseDocs[c]);
     else if (caseWhyNot[c][0] != '\0')   /* "" leaves the row out */
       printf("%-10s %9s %9s %9s %8s  %s\n", caseNames[c], "-", "-", "-", "-", caseWhyNot[c]);
+  if (writerRounds > 0) {
+    qsort(writerCpu, writerRounds, sizeof(double), cmpDouble);
+    printf("\nasync: the writer thread's processor time %.2f ns an event (%.0f M events/s,"
+           " %.2f GB/s), the emitting thread's %.2f (medians of %zu rounds)\n",
+           writerCpu[writerRounds / 2], 1e3 / writerCpu[writerRounds / 2],
+           RECORD_SIZE / writerCpu[writerRounds / 2], cpuMedian[CASE_ASYNC], writerRounds);
+  }
+  printf("\nduty cycle, with telltale over the same work without it: the wall clock's\n"
+         "medians, and the program's thread's processor time (CLOCK_THREAD_CPUTIME_ID)\n");
+  for (int d = 0; d < 4; ++d) {
+    static const int duty[4] = {CASE_DUTY100, CASE_DUTY1US, CASE_DUTY100A, CASE_DUTY1USA};
+    int w = d % 2 ? CASE_WORK1US : CASE_WORK100, e = duty[d];
+    printf("%-10s wall %6.3fx  thread %6.3fx  (work %.1f ns a slice, %u iterations;"
+           " %.2f ns more an event, %.2f of the thread's)\n",
+           caseNames[e], median[e] / median[w], cpuMedian[e] / cpuMedian[w], median[w],
+           workIters[d % 2], median[e] - median[w], cpuMedian[e] - cpuMedian[w]);
+  }
   if (caseWhyNot[CASE_LTTNG_ON] == NULL)   /* bench/lttng.sh finish checks the trace */
     printf("lttng-on emitted %zu events\n", count / 10 + 1 + rounds * count);
-  for (int c = 0; c < CASES; ++c)
+  for (int c = 0; c < CASES; ++c) {
     free(ns[c]);
+    free(cpu[c]);
+  }
+  free(writerCpu);
   return 0;
 }
 
@@ -460,6 +648,9 @@ int main(int argc, char **argv)
 #else
   caseWhyNot[CASE_LTTNG_OFF] = caseWhyNot[CASE_LTTNG_ON] = o.note != NULL ? o.note : "";
 #endif
+#ifndef BENCH_SPDLOG
+  caseWhyNot[CASE_SPDLOG] = "spdlog: not installed (apt-get install libspdlog-dev)";
+#endif
   if (o.list) {
     for (int c = 0; c < CASES; ++c)
       if (caseWhyNot[c] == NULL)
@@ -496,12 +687,26 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench: cannot open the log: %s\n", PlinthStrError(res));
     return 1;
   }
+#ifdef BENCH_SPDLOG
+  {
+    char spdlogPath[sizeof tmpl + 4096];
+    snprintf(spdlogPath, sizeof spdlogPath, "%s.spdlog", o.path != NULL ? o.path : tmpl);
+    if (benchSpdlogOpen(spdlogPath) != 0)
+      caseWhyNot[CASE_SPDLOG] = "spdlog: cannot open its file";
+    else if (o.path == NULL)
+      unlink(spdlogPath);
+  }
+#endif
+  calibrate();
   if (o.only != NULL && strcmp(o.only, "scaling") == 0)
     runScaling(o.rounds, o.count);
   else if (o.only != NULL)
     res = runOnly(o.only, o.count);
   else if ((res = runTable(o.rounds, o.count)) == 0)
     runScaling(o.rounds, o.count);
+#ifdef BENCH_SPDLOG
+  benchSpdlogClose();
+#endif
   EventFinish();
   PlinthStreamClose(stream);
   close(writeFd);

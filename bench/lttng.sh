@@ -1,21 +1,13 @@
 #!/usr/bin/env bash
-# bench/lttng.sh -- LTTng-UST as the benchmark's peer: builds the bench
-# with its cases, and sets up and checks the session that records them.
+# bench/lttng.sh -- LTTng-UST as the benchmark's peer: sets up and checks
+# the session that records its cases (bench/peers.sh builds them).
 #
 # .design: design/telemetry.txt .bench.lttng
 #
-# LTTng-UST is optional: nothing in the build or the tests needs it, and
-# build.ninja cannot build a target only where a library is installed,
-# so this script builds bench-lttng beside ninja's bench, from the same
-# bench.c with -DBENCH_LTTNG, the provider (lttng_tp.c) and the objects
-# ninja built, with build.ninja's own flags.  bench/run uses it where
-# `pkg-config --exists lttng-ust`; install with
+# LTTng-UST is optional: bench/peers.sh builds bench-peers with its
+# cases where `pkg-config --exists lttng-ust`; install with
 #   apt-get install liblttng-ust-dev lttng-tools
 #
-#   bench/lttng.sh build [OUT]     build OUT/bench/bench-lttng (OUT is
-#                                  build, gcc, or build/clang) and print
-#                                  its path; status 1, and why, without
-#                                  lttng-ust
 #   bench/lttng.sh start NAME DIR  create and start session NAME, writing
 #                                  to DIR, with bench:paw enabled; status 1,
 #                                  and why, without a session daemon
@@ -39,29 +31,6 @@
 # `lttng-sessiond --daemonize` before bench/run.
 set -eu
 cd "$(dirname "$0")/.."
-
-build() {
-  local out=${1:-build} cc flags warnings
-  case $out in
-    build) cc=gcc ;;
-    build/clang) cc=clang ;;
-    *) echo "bench/lttng.sh: OUT is build or build/clang" >&2; return 2 ;;
-  esac
-  if ! pkg-config --exists lttng-ust; then
-    echo "lttng-ust: not installed (apt-get install liblttng-ust-dev lttng-tools)" >&2
-    return 1
-  fi
-  ninja "$out/obj/bench/bench_off.o" "$out/obj/test/eventgen.o" "$out/libtelltale-checking.a" >/dev/null
-  warnings=$(sed -n 's/^warnings = //p' build.ninja)
-  flags=$(sed -n 's/^base_cflags = //p' build.ninja)
-  flags="${flags/\$warnings/$warnings} -O2"
-  # shellcheck disable=SC2046,SC2086   # the flags are words
-  $cc $flags -DBENCH_LTTNG -Ibench -Ibuild/include -Isrc/event -Isrc/plinth -Ibuild/gen/test \
-    $(pkg-config --cflags lttng-ust) -o "$out/bench/bench-lttng" \
-    bench/bench.c bench/lttng_tp.c "$out/obj/bench/bench_off.o" "$out/obj/test/eventgen.o" \
-    "$out/libtelltale-checking.a" $(pkg-config --libs lttng-ust) -lpthread
-  echo "$out/bench/bench-lttng"
-}
 
 start() {
   local name=$1 dir=$2
@@ -98,8 +67,7 @@ finish() {
 
 cmd=${1:-}
 case $cmd in
-  build) shift; build "$@" ;;
   start) [ $# = 3 ] || { echo "usage: bench/lttng.sh start NAME DIR" >&2; exit 2; }; start "$2" "$3" ;;
   finish) [ $# -ge 3 ] || { echo "usage: bench/lttng.sh finish NAME DIR [EMITTED]" >&2; exit 2; }; shift; finish "$@" ;;
-  *) echo "usage: bench/lttng.sh build [OUT] | start NAME DIR | finish NAME DIR [EMITTED]" >&2; exit 2 ;;
+  *) echo "usage: bench/lttng.sh start NAME DIR | finish NAME DIR [EMITTED]" >&2; exit 2 ;;
 esac

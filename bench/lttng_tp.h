@@ -11,7 +11,7 @@
  * that the enabled and the disabled tracepoint are measured in the
  * same run without switching the session between rounds.
  *
- * Compiled only where liblttng-ust-dev is installed (bench/lttng.sh):
+ * Compiled only where liblttng-ust-dev is installed (bench/peers.sh):
  * lttng_tp.c makes the probes, bench.c with -DBENCH_LTTNG fires them.
  */
 

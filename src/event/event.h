@@ -163,6 +163,19 @@ static inline void *EventReserve(EventBufStruct *buf, EventSourceStruct *source,
  * and a shared library's registries never bind to each other's. */
 #define EVENT_HIDDEN __attribute__((visibility("hidden")))
 
+/* EVENT_TLS_MODEL -- the model of a source's thread-local buffers.  In
+ * an executable (code compiled -fPIE, or not position-independent) the
+ * hidden variable is the executable's own, at an offset from the thread
+ * pointer that the link fixes: local-exec addresses it in the store
+ * itself, one instruction fewer than initial-exec's load of the offset,
+ * which a shared library (-fPIC) needs.  design/telemetry.txt
+ * .reg.many.cost */
+#if defined(__PIE__) || !defined(__PIC__)
+#define EVENT_TLS_MODEL "local-exec"
+#else
+#define EVENT_TLS_MODEL "initial-exec"
+#endif
+
 /* EVENT_COMMIT -- store an event's code and length, after a release
  * fence.  ThreadSanitizer does not model fences, so there it is a
  * release store, in the same order: it then sees that a flush that reads
