@@ -354,14 +354,14 @@ sum=$(cksum <self.log)
 "$heap" --folded -o self-link.log self.log 2>>self.err; u="$u $?"
 "$heap" --diff -o ./self.log a.log self.log 2>>self.err; u="$u $?"
 [ "$u" = "2 2 2" ] && [ "$(cksum <self.log)" = "$sum" ] &&
-  grep -q "^heap: -o self.log: it is a log to read: writing it would destroy the log" self.err && ok output-is-input ||
+  grep -q "^telltale-heap: -o self.log: it is a log to read: writing it would destroy the log" self.err && ok output-is-input ||
   bad output-is-input "exit statuses $u: $(head -1 self.err)"
 
 cp a.log damaged.log
 printf '\377\377\377\377\377\377\377\377' | dd of=damaged.log bs=1 seek=$(( $(stat -c %s a.log) - 500 )) conv=notrunc 2>/dev/null
 "$heap" damaged.log >dm.txt 2>dm.err
 r=$?
-[ $r = 1 ] && grep -q "^heap: damaged.log: reading stopped at the damage at offset [0-9]" dm.err &&
+[ $r = 1 ] && grep -q "^telltale-heap: damaged.log: reading stopped at the damage at offset [0-9]" dm.err &&
   ! grep -q "died" dm.err && ok damaged || bad damaged "exit $r: $(cat dm.err)"
 
 TELLTALE_FILE=$PWD/x.log LD_PRELOAD="$preload" bash -c ':; exec true'
@@ -374,15 +374,15 @@ size=$(stat -c %s a.log)
 head -c $((size - 100)) a.log >cut.log
 "$heap" cut.log >cut.txt 2>cut.err
 r=$?
-[ $r = 1 ] && grep -q "^heap: cut.log: offset [0-9]*: " cut.err && grep -q "^SUMMARY" cut.txt &&
+[ $r = 1 ] && grep -q "^telltale-heap: cut.log: offset [0-9]*: " cut.err && grep -q "^SUMMARY" cut.txt &&
   ok truncated || bad truncated "exit $r: $(head -2 cut.err)"
 
 "$heap" --folded nonsense a.log >/dev/null 2>fn.err
 r=$?
 "$heap" --flame nonsense a.log >/dev/null 2>>fn.err
 r="$r $?"
-[ "$r" = "2 2" ] && grep -q "^heap: --folded: unknown value nonsense" fn.err &&
-  grep -q "^heap: --flame: unknown value nonsense" fn.err && ok unknown-value ||
+[ "$r" = "2 2" ] && grep -q "^telltale-heap: --folded: unknown value nonsense" fn.err &&
+  grep -q "^telltale-heap: --flame: unknown value nonsense" fn.err && ok unknown-value ||
   bad unknown-value "exit $r: $(head -1 fn.err)"
 
 cat >tie.c <<'EOF'
@@ -419,7 +419,7 @@ u=""
 echo "not a log" >junk.log
 "$heap" junk.log >/dev/null 2>junk.err; u="$u $?"
 "$heap" missing.log >/dev/null 2>/dev/null; u="$u $?"
-[ "$u" = " 0 2 2 2 2 1 1" ] && grep -q "^heap: junk.log: " junk.err && ok usage ||
+[ "$u" = " 0 2 2 2 2 1 1" ] && grep -q "^telltale-heap: junk.log: " junk.err && ok usage ||
   bad usage "exit statuses$u: $(head -1 junk.err)"
 
 # Two libraries of the same size and layout, so that B is most often

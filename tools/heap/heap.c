@@ -124,7 +124,7 @@ typedef struct OptionsStruct {
 
 static void usageError(const char *message, const char *arg)
 {
-  fprintf(stderr, "heap: %s%s\n", message, arg != NULL ? arg : "");
+  fprintf(stderr, "telltale-heap: %s%s\n", message, arg != NULL ? arg : "");
   fprintf(stderr, "Try 'heap --help' for more information.\n");
   exit(EXIT_USAGE);
 }
@@ -211,7 +211,7 @@ static int weighted(const char *name, const char **valueReturn, int argc, char *
   else
     *valueReturn = "allocations";
   if (valueOf(*valueReturn) == PROFILE_VALUE_LIMIT) {
-    fprintf(stderr, "heap: %s: unknown value %s: it counts allocations, bytes, peak, leaked "
+    fprintf(stderr, "telltale-heap: %s: unknown value %s: it counts allocations, bytes, peak, leaked "
             "or temporary\n", name, *valueReturn);
     usageError("bad value of ", name);
   }
@@ -319,14 +319,14 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
   unsigned lineNumber = 0;
   FILE *f = fopen(path, "r");
   if (f == NULL) {
-    fprintf(stderr, "heap: --suppress %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "telltale-heap: --suppress %s: %s\n", path, strerror(errno));
     exit(EXIT_USAGE);
   }
   while (fgets(line, sizeof line, f) != NULL) {
     char *p = line, *end;
     ++lineNumber;
     if (strchr(line, '\n') == NULL && !feof(f)) {
-      fprintf(stderr, "heap: %s:%u: a pattern longer than %zu characters\n", path, lineNumber,
+      fprintf(stderr, "telltale-heap: %s:%u: a pattern longer than %zu characters\n", path, lineNumber,
               sizeof line - 2);
       exit(EXIT_USAGE);
     }
@@ -339,7 +339,7 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
     if (*p == '\0')
       continue;
     if (count == SUPPRESS_LIMIT) {
-      fprintf(stderr, "heap: %s:%u: more than %d patterns\n", path, lineNumber, SUPPRESS_LIMIT);
+      fprintf(stderr, "telltale-heap: %s:%u: more than %d patterns\n", path, lineNumber, SUPPRESS_LIMIT);
       exit(EXIT_USAGE);
     }
     patterns[count++] = lsanPattern(p);
@@ -350,7 +350,7 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
 
 static void outOfMemory(void)
 {
-  fprintf(stderr, "heap: out of memory\n");
+  fprintf(stderr, "telltale-heap: out of memory\n");
   exit(EXIT_BADLOG);
 }
 
@@ -471,7 +471,7 @@ static void outputCheck(const OptionsStruct *opt, char *const *logs, size_t logC
   const char *why;
   OutPathInputs((const char *const *)logs, logCount);
   if ((why = OutPathRefused(opt->output)) != NULL) {
-    fprintf(stderr, "heap: %s%s: %s: writing it would destroy the log\n",
+    fprintf(stderr, "telltale-heap: %s%s: %s: writing it would destroy the log\n",
             opt->output != NULL && strcmp(opt->output, "-") != 0 ? "-o " : "",
             opt->output != NULL && strcmp(opt->output, "-") != 0 ? opt->output : "standard output",
             why);
@@ -486,7 +486,7 @@ static int finishOutput(FILE *out, const char *path)
   if (out != stdout && fclose(out) != 0)
     failed = 1;
   if (failed)
-    fprintf(stderr, "heap: %s: %s\n", path != NULL ? path : "standard output", strerror(errno));
+    fprintf(stderr, "telltale-heap: %s: %s\n", path != NULL ? path : "standard output", strerror(errno));
   return failed;
 }
 
@@ -591,7 +591,7 @@ int main(int argc, char **argv)
     logCount = opt.pathCount;
   }
   if (logCount == 0) {
-    fprintf(stderr, "heap: %s: no log there\n", opt.paths[0]);
+    fprintf(stderr, "telltale-heap: %s: no log there\n", opt.paths[0]);
     return EXIT_BADLOG;
   }
   if (logs == NULL || (profiles = calloc(logCount, sizeof *profiles)) == NULL)
@@ -617,10 +617,10 @@ int main(int argc, char **argv)
   if (treeMode)
     HeapTreeMerge(profiles, logCount, &tree);
   if (opt.output != NULL && strcmp(opt.output, "-") != 0) {
-    int fd = OutPathOpen("heap", opt.output, 0);   /* .tools.output */
+    int fd = OutPathOpen("telltale-heap", opt.output, 0);   /* .tools.output */
     if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
       if (fd >= 0)
-        fprintf(stderr, "heap: %s: %s\n", opt.output, strerror(errno));
+        fprintf(stderr, "telltale-heap: %s: %s\n", opt.output, strerror(errno));
       return EXIT_BADLOG;
     }
   }

@@ -117,7 +117,7 @@ typedef struct ReaderStruct {
 
 static void outOfMemory(void)
 {
-  fprintf(stderr, "heap: out of memory\n");
+  fprintf(stderr, "telltale-heap: out of memory\n");
   exit(1);
 }
 
@@ -674,28 +674,28 @@ static int sayEnd(const ReaderStruct *r, const EventStreamInfoStruct *info, cons
     (void)sscanf(problem, "offset %lu", &offset);
   if (log->allocations + log->frees + log->failed == 0 && !bad
       && (info->streamEnd || info->streamExec || r->execLast || recovered->done))   /* else lost: said below */
-    fprintf(stderr, "heap: %s: the log holds no allocation events: it was not written by "
+    fprintf(stderr, "telltale-heap: %s: the log holds no allocation events: it was not written by "
             "libtelltale-malloc.so, or the program allocated nothing\n", path);
   if (info->streamEnd)
     return 0;
   if (bad)
-    fprintf(stderr, "heap: %s: reading stopped at the damage at offset %lu, so how the log "
+    fprintf(stderr, "telltale-heap: %s: reading stopped at the damage at offset %lu, so how the log "
             "ended is not known: blocks live then are counted as leaked\n", path, offset);
   else if (info->streamExec || r->execLast)   /* StreamExec from 3.0.2 on (.sol.exec) */
-    fprintf(stderr, "heap: %s: the log ends where the program exec'd another: blocks live "
+    fprintf(stderr, "telltale-heap: %s: the log ends where the program exec'd another: blocks live "
             "then are counted as leaked\n", path);
   else if (recovered->done)
-    fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
+    fprintf(stderr, "telltale-heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it, so blocks live at the end are not all leaks; %lu events "
             "were recovered from %s\n", path, (unsigned long)recovered->events, recovered->path);
   else if (info->recoveredUnchecked)   /* design/telemetry.txt .stream.header.check */
-    fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd), so blocks live at "
+    fprintf(stderr, "telltale-heap: %s: the stream did not end cleanly (no StreamEnd), so blocks live at "
             "the end are not all leaks; offset %u: its flags say its log's live file was "
             "recovered into it when it was archived, but an archive older than %u.0.%u has no "
             "check of its flags, so whether it holds every event cannot be known\n", path,
             EVENT_STREAM_FLAGS_AT, EVENT_VERSION_ZSTD_MAJOR, EVENT_VERSION_FLAGS_CHECKED);
   else
-    fprintf(stderr, "heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
+    fprintf(stderr, "telltale-heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it, so blocks live at the end are not all leaks, and the "
             "events it still held in its buffers (up to the buffer size a thread: 1 MiB unless "
             "TELLTALE_BUFFER said) are lost: %s.live, from which they are recovered, is not "
@@ -717,7 +717,7 @@ static void sayChanged(const HeapLogStruct *log, uint64_t startRealtime)
       continue;                 /* said already, or not there: symbols.c names it unknown */
     mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
     if (startRealtime != 0 && mtime > startRealtime) {
-      fprintf(stderr, "heap: %s: ", log->path);
+      fprintf(stderr, "telltale-heap: %s: ", log->path);
       TextPut(stderr, log->maps[i].path);       /* the log's bytes: .export.text */
       fprintf(stderr, " was changed after the log began, so its frames may be named wrongly\n");
     }
@@ -781,7 +781,7 @@ static int readAll(ReaderStruct *r, const SourceStruct *src)
     SkewExpire(&r->skew, 0, 1);
     snapTake(r, 0, 1);
     if (got < 0) {
-      fprintf(stderr, "heap: %s: %s: the report is of the events before it\n", r->log->path,
+      fprintf(stderr, "telltale-heap: %s: %s: the report is of the events before it\n", r->log->path,
               sourceProblem(src));
       return 1;
     }
@@ -800,7 +800,7 @@ static int readAll(ReaderStruct *r, const SourceStruct *src)
   snapTake(r, 0, 1);
   if (res == EventStreamERROR || EventStreamProblemCount(src->stream) > 0) {
     const char *problem = sourceProblem(src);
-    fprintf(stderr, "heap: %s: %s: the report is of the events before it\n", r->log->path,
+    fprintf(stderr, "telltale-heap: %s: %s: the report is of the events before it\n", r->log->path,
             problem != NULL ? problem : "cannot read the stream");
     return 1;
   }
@@ -891,12 +891,12 @@ int HeapRead(const char *path, HeapLogStruct *log, const HeapReadOptionsStruct *
     return bad;
   }
   if ((err = InputRead(path, &in)) != 0) {
-    fprintf(stderr, "heap: %s: %s\n", path, strerror(err));
+    fprintf(stderr, "telltale-heap: %s: %s\n", path, strerror(err));
     return 1;
   }
   InputRecoverLive(path, &in, &recovered, "heap");
   if (EventStreamOpen(&src.stream, in.data, in.size, 0, msg, sizeof msg) != EventStreamOK) {
-    fprintf(stderr, "heap: %s: %s\n", path, msg);
+    fprintf(stderr, "telltale-heap: %s: %s\n", path, msg);
     InputFree(&in);
     return 1;
   }

@@ -136,7 +136,7 @@ static int bySiteName(const void *a, const void *b)
 static void *reportAlloc(void *p, size_t size)
 {
   if ((p = realloc(p, size > 0 ? size : 1)) == NULL) {
-    fprintf(stderr, "heap: out of memory\n");
+    fprintf(stderr, "telltale-heap: out of memory\n");
     exit(1);
   }
   return p;
@@ -584,7 +584,7 @@ void HeapDiff(FILE *out, const HeapProfileStruct *old, const HeapProfileStruct *
   sitesOf(&new->profile, &n);
   rows = calloc(o.count + n.count + 1, sizeof *rows);
   if (rows == NULL) {
-    fprintf(stderr, "heap: out of memory\n");
+    fprintf(stderr, "telltale-heap: out of memory\n");
     exit(1);
   }
   count = diffRows(&o, &n, rows);

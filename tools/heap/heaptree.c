@@ -25,7 +25,7 @@
 
 static void outOfMemory(void)
 {
-  fprintf(stderr, "heap: out of memory\n");
+  fprintf(stderr, "telltale-heap: out of memory\n");
   exit(1);
 }
 
@@ -78,7 +78,7 @@ size_t HeapTreeLogs(const char *const *paths, size_t pathCount, char ***logsRetu
       continue;
     }
     if ((dir = opendir(paths[p])) == NULL) {
-      fprintf(stderr, "heap: %s: %s\n", paths[p], strerror(errno));
+      fprintf(stderr, "telltale-heap: %s: %s\n", paths[p], strerror(errno));
       continue;
     }
     while ((d = readdir(dir)) != NULL) {

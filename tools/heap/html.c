@@ -55,7 +55,7 @@ typedef struct NamesStruct {
 static void *htmlAlloc(void *p, size_t size)
 {
   if ((p = realloc(p, size > 0 ? size : 1)) == NULL) {
-    fprintf(stderr, "heap: out of memory\n");
+    fprintf(stderr, "telltale-heap: out of memory\n");
     exit(1);
   }
   return p;
