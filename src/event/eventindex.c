@@ -539,19 +539,30 @@ static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, const u
  * length; NULL, having said why unless the block is cut short (no
  * event of a frame cut short is shown), if it is not sound.
  * design/telemetry.txt .zstd.reader */
+/* EventZstdFrameCheck -- eventread.h: the one rule for what a zstd
+ * block's frame may expand to (.zstd.reader) */
+const char *EventZstdFrameCheck(const unsigned char *in, size_t inSize, size_t *sizeReturn)
+{
+  unsigned long long size = ZSTD_getFrameContentSize(in, inSize);
+  if (size == ZSTD_CONTENTSIZE_ERROR)
+    return "its data are not a zstd frame";
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN)
+    return "its zstd frame does not say its size";
+  if (size > EVENT_BLOCK_LENGTH_MAX || size / EVENT_ZSTD_RATIO_MAX > inSize)
+    return "its zstd frame's size is more than its bytes could expand to";
+  *sizeReturn = (size_t)size;
+  return NULL;
+}
+
 static const unsigned char *blockUnzstd(EventStreamStruct *stream, BlockStruct *block,
                                         const unsigned char *in, size_t inSize, size_t *sizeReturn)
 {
-  unsigned long long size = ZSTD_getFrameContentSize(in, inSize);
-  const char *why = NULL;
+  size_t size = 0;
+  const char *why = EventZstdFrameCheck(in, inSize, &size);
   unsigned char *out = NULL;
   size_t got = 0;
-  if (size == ZSTD_CONTENTSIZE_ERROR)
-    why = "its data are not a zstd frame";
-  else if (size == ZSTD_CONTENTSIZE_UNKNOWN)
-    why = "its zstd frame does not say its size";
-  else if (size > EVENT_BLOCK_LENGTH_MAX || size / EVENT_ZSTD_RATIO_MAX > inSize)
-    why = "its zstd frame's size is more than its bytes could expand to";
+  if (why != NULL)
+    ;
   else if (stream->zstd == NULL && (stream->zstd = ZSTD_createDCtx()) == NULL)
     why = "out of memory";
   else if (!block->compact)

@@ -500,6 +500,12 @@ extern int EventRecover(const unsigned char *log, size_t logSize,
 extern int EventUnzstd(const unsigned char *in, size_t inSize, unsigned char **buf,
                        size_t *bufSize, size_t *sizeReturn);
 
+/* EventZstdFrameCheck -- NULL, with *sizeReturn the bytes a zstd block's
+ * frame in[0 .. inSize) expands to, if the reader takes it: it says its
+ * size, at most a block's and EVENT_ZSTD_RATIO_MAX times its bytes;
+ * else why not.  eventindex.c; design/telemetry.txt .zstd.reader */
+extern const char *EventZstdFrameCheck(const unsigned char *in, size_t inSize, size_t *sizeReturn);
+
 /* EventDropsUnreported -- events of a kind that the program dropped
  * and died before reporting: what its live file counts beyond the
  * EventsDropped in the recovered stream.  design/telemetry.txt

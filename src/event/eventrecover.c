@@ -251,17 +251,15 @@ static int expand(ExpandedStruct *x, const unsigned char *in, size_t inSize, uns
 int EventUnzstd(const unsigned char *in, size_t inSize, unsigned char **buf, size_t *bufSize,
                 size_t *sizeReturn)
 {
-  unsigned long long size = ZSTD_getFrameContentSize(in, inSize);
-  size_t got;
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN
-      || size > EVENT_BLOCK_LENGTH_MAX || size / EVENT_ZSTD_RATIO_MAX > inSize)
+  size_t size, got;
+  if (EventZstdFrameCheck(in, inSize, &size) != NULL)
     return 0;
   if (*bufSize < size || *buf == NULL) {
-    unsigned char *bigger = realloc(*buf, size > 0 ? (size_t)size : 1);
+    unsigned char *bigger = realloc(*buf, size > 0 ? size : 1);
     if (bigger == NULL)
       return 0;
     *buf = bigger;
-    *bufSize = (size_t)size;
+    *bufSize = size;
   }
   got = ZSTD_decompress(*buf, *bufSize, in, inSize);
   if (ZSTD_isError(got) || got != size)
