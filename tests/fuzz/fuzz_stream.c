@@ -299,12 +299,39 @@ static void entryScan(const uint8_t *data, size_t size, unsigned param)
 /* ENTRY 2: live-file recovery */
 
 /* EventKeyStruct -- what tells an event from every other of a log: a
- * thread's events of one kind have rising clocks */
+ * thread's events of one kind have rising clocks, and its parameters.
+ * The clock alone is not enough: an event stamped before the one before
+ * it is given that one's time by the reader (.stream.order.back), so a
+ * live block's first event whose clock is damaged would otherwise look
+ * like the log's last event of its number. */
 typedef struct EventKeyStruct {
   uint64_t clock;
   uint32_t thread;
   unsigned kind, code;
+  uint64_t values;              /* valuesHash */
 } EventKeyStruct;
+
+/* valuesHash -- FNV-1a of an event's parameters (a string's characters) */
+static uint64_t valuesHash(const EventRecordStruct *rec)
+{
+  uint64_t hash = 0xcbf29ce484222325u;
+  if (rec->desc == NULL)
+    return hash;
+  for (unsigned i = 0; i < rec->desc->paramCount; ++i) {
+    unsigned char bytes[8];
+    const unsigned char *p = bytes;
+    size_t n = sizeof bytes;
+    if (rec->desc->format[i] == 'S') {
+      p = (const unsigned char *)rec->values[i].s;
+      n = rec->stringLength;
+    } else {
+      memcpy(bytes, &rec->values[i].u, sizeof bytes);
+    }
+    for (size_t j = 0; j < n; ++j)
+      hash = (hash ^ p[j]) * 0x100000001b3u;
+  }
+  return hash;
+}
 
 static int cmpKey(const void *a, const void *b)
 {
@@ -315,7 +342,9 @@ static int cmpKey(const void *a, const void *b)
     return x->thread < y->thread ? -1 : 1;
   if (x->kind != y->kind)
     return x->kind < y->kind ? -1 : 1;
-  return x->code < y->code ? -1 : x->code > y->code;
+  if (x->code != y->code)
+    return x->code < y->code ? -1 : 1;
+  return x->values < y->values ? -1 : x->values > y->values;
 }
 
 /* uncheckedBlock -- is the event at offset in a block whose check is
@@ -357,7 +386,7 @@ static EventKeyStruct *eventKeys(const unsigned char *buf, size_t size, unsigned
   keys = malloc((size / 2 + 1) * sizeof *keys);   /* a compact event is 2 bytes or more */
   promise(keys != NULL);
   while (EventStreamNext(stream, &rec) == EventStreamOK && count <= size / 2) {
-    EventKeyStruct key = {rec.clock, rec.thread, rec.kind, rec.code};
+    EventKeyStruct key = {rec.clock, rec.thread, rec.kind, rec.code, valuesHash(&rec)};
     if (!uncheckedBlock(buf, size, rec.offset, EventStreamInfo(stream)))
       keys[count++] = key;
   }
