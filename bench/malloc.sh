@@ -129,7 +129,7 @@ PYEOF
     case $name in
       perl) set -- perl -e 'my %h; for my $i (1..300000) { $h{"k$i"} = "v" x ($i % 50); } my @k = sort keys %h; print scalar(@k), "\n";' ;;
       jq) set -- jq -c '[.id, .name, (.tags | length)]' "$tmp/in.json" ;;
-      cppcheck) set -- cppcheck --quiet --enable=all "$top/src/event/eventindex.c" "$top/tools/replay/replay.c" ;;
+      cppcheck) set -- cppcheck --quiet --enable=all "$top/src/read/eventindex.c" "$top/tools/replay/replay.c" ;;
     esac
     rt=$(usage untraced "$@")
     tt=$(usage telltale env TELLTALE_STACKS=32:dwarf TELLTALE_FILE=$log LD_PRELOAD=$lib "$@")

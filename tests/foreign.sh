@@ -98,21 +98,21 @@ build() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
                src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
                src/event/eventsource.c \
-               src/event/eventdecode.c src/event/eventformat.c \
-               src/event/eventcheck.c src/event/eventpack.c src/event/eventcompact.c \
+               src/decode/eventdecode.c src/decode/eventformat.c \
+               src/decode/eventcheck.c src/decode/eventpack.c src/event/eventcompact.c \
                src/plinth/plinth.c src/plinth/plinthio.c \
                src/plinth/plinthsig.c src/plinth/plinthctl.c; do
       objs+=("$o/$(basename "$src" .c).o")
-      "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \
+      "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/decode -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \
         -c "$src" -o "${objs[-1]}" || return 1
     done
   }
   if ! { runtime &&
-         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/core" \
+         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/decode -Isrc/plinth -I"$out/gen/core" \
            -c "$out/gen/core/eventgen.c" -o "$o/core-eventgen.o" &&
-         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/test" \
+         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/decode -Isrc/plinth -I"$out/gen/test" \
            -c "$out/gen/test/eventgen.c" -o "$o/eventgen.o" &&
-         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/plinth -I"$out/gen/test" \
+         "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/decode -Isrc/plinth -I"$out/gen/test" \
            -c tests/foreign/client.c -o "$o/client.o"; } >"$dir/build.err" 2>&1; then
     bad "$arch-build" "$(head -5 "$dir/build.err")"
     return 1

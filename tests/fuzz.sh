@@ -47,7 +47,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # describe FILE OUTPUT STATUS -- one line: what the fuzzer reported for
 # FILE, where in the reader (the innermost and the outermost frame in
-# src/event/ with a line), and through which entry (fuzz_stream.c).
+# src/ with a line), and through which entry (fuzz_stream.c).
 # The part before " [in" is the same for the same fault in the same
 # place: tests/fuzz.sh compares it to say which findings are known.
 describe() {
@@ -57,7 +57,7 @@ describe() {
     what=$(grep -m1 -E '^SUMMARY: ' "$out" | sed -E 's/^SUMMARY: //; s/ \/[^ ]*\/(src|tests)\// \1\//')
   [ -n "$what" ] || what=$(grep -m1 -E 'ERROR|ALARM' "$out")
   [ -n "$what" ] || what="exit status $3, no report"
-  frames=$(grep -oE ' in [A-Za-z0-9_]+ [^ ]*src/event/[a-z]+\.c:[0-9]+' "$out" |
+  frames=$(grep -oE ' in [A-Za-z0-9_]+ [^ ]*src/(decode|read)/[a-z]+\.c:[0-9]+' "$out" |
     sed -E 's/^ in //; s/ [^ ]*(src\/)/ \1/')
   inner=$(head -1 <<<"$frames")
   outer=$(tail -1 <<<"$frames")

@@ -372,7 +372,7 @@ fi
 # Events named like telltale's own types compile beside eventread.h.
 printf '#include <telltale/event.h>\n#include "eventread.h"\nvoid f(void);\nvoid f(void) { EVENT_W(Layout, 1); EVENT_WS(Registry, 2, "s"); }\n' >"$tmp/names.c"
 if generate reader-names "$tmp/names" tests/gen/good/reader-names.h --core "$CORE"; then
-  if gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Ibuild/include -Isrc/event -Isrc/plinth -I"$tmp/names" \
+  if gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Ibuild/include -Isrc/event -Isrc/decode -Isrc/read -Isrc/plinth -I"$tmp/names" \
        "$tmp/names/eventgen.c" "$tmp/names.c" >"$tmp/cc" 2>&1; then
     ok valid/reader-names
   else

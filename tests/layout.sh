@@ -3,6 +3,12 @@
 #
 # .design: design/telemetry.txt .plinth .eventcnv.reader
 #
+# The folders are the layers: src/event the runtime, src/decode the
+# event layer, src/read the stream layer (libtelltale-read.a, for the
+# tools).  Each folder's include path (ninja/decode.ninja, read.ninja)
+# names only the layers below it, so the compiler refuses a header from
+# above; these cases check the objects the build makes.
+#
 # Usage: tests/layout.sh CONFIG      e.g. tests/layout.sh build
 #   runtime-no-stream   the runtime archives define none of what the
 #                       stream layer (eventstream.o, eventheader.o,

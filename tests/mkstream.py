@@ -4,7 +4,7 @@
 # .design: design/telemetry.txt .stream
 #
 # Writes a stream exactly as design/telemetry.txt .stream describes it,
-# independently of the C runtime, so that the reader (src/event/eventstream.c,
+# independently of the C runtime, so that the reader (src/read/eventstream.c,
 # eventheader.c, eventindex.c) and
 # eventcnv can be tested against a second implementation of the format.
 # Every variant is deterministic: the same bytes on every run.
@@ -212,7 +212,7 @@ class Stream:
                                      session, index, 0)
 
     # The compact form, written from design/telemetry.txt .compact.encoding
-    # alone: a second implementation beside src/event/eventpack.c.
+    # alone: a second implementation beside src/decode/eventpack.c.
 
     def pack(self, events):
         """The compact data of a block's events, or None if it does not
@@ -375,7 +375,7 @@ def scenario(st):
     st.blocks = blocks
 
 
-# The oracle: what eventcnv prints.  See EventFormat in src/event/eventformat.c.
+# The oracle: what eventcnv prints.  See EventFormat in src/decode/eventformat.c.
 
 def utf8_char(b, i):
     """The character of valid UTF-8 at b[i] (a byte >= 0x80), by Python's

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "eventint.h"
-#include "eventread.h"
+#include "eventdecode.h"
 
 
 /* Threads and the slow path ---------------------------------------- */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "eventint.h"
-#include "eventread.h"
+#include "eventdecode.h"
 #include "plinthclock.h"
 
 /* Death ------------------------------------------------------------- */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "eventint.h"
-#include "eventread.h"
+#include "eventdecode.h"
 
 #define FILTER_LIMIT 16                 /* filters at once */
 #define FILTER_TEXT_MAX 127             /* characters of a filter's text, and of a string value */

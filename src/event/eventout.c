@@ -19,7 +19,7 @@
 
 #include "eventint.h"
 #include "eventpack.h"
-#include "eventread.h"
+#include "eventdecode.h"
 
 /* LiveRegionStruct -- a region of the live file no thread is using */
 typedef struct LiveRegionStruct {

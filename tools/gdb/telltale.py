@@ -376,7 +376,7 @@ def _word_set(addr, bits, what):
         _fail("%s did not change: is this a live process?" % what)
 
 
-# Decoding events: the same rules as EventDecode (src/event/eventdecode.c)
+# Decoding events: the same rules as EventDecode (src/decode/eventdecode.c)
 
 class Corrupt(Exception):
     pass
@@ -452,7 +452,7 @@ def _decode(layout, limits, events, data, off):
     return code, length, clock, desc, values
 
 
-# Formatting: the same line as EventFormat (src/event/eventformat.c) -------
+# Formatting: the same line as EventFormat (src/decode/eventformat.c) -------
 
 def _escaped(s):
     if not isinstance(s, (bytes, bytearray)):

@@ -5,7 +5,7 @@
  *
  * The events come in time order from the stream layer; a free stamped
  * before its allocation on another thread is put back in causal order
- * as replay does (tools/replay/skew.h, .replay.skew).  Live blocks are
+ * as replay does (tools/common/skew.h, .replay.skew).  Live blocks are
  * kept by address in an open-addressed table, so that a free finds its
  * block's size and stack.
  */

@@ -1,4 +1,4 @@
-/* <src/event/eventcheck.c> -- CRC32C, the check of a block
+/* <src/decode/eventcheck.c> -- CRC32C, the check of a block
  *
  * .design: design/telemetry.txt .stream.check
  *

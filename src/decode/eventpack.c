@@ -1,4 +1,4 @@
-/* <src/event/eventpack.c> -- the compact form of a block's events: encoder and decoder
+/* <src/decode/eventpack.c> -- the compact form of a block's events: encoder and decoder
  *
  * .design: design/telemetry.txt .compact
  *
@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "eventpack.h"
-#include "eventread.h"
+#include "eventdecode.h"
 
 enum { TYPE_INT4 = 1, TYPE_INT8, TYPE_RAW8, TYPE_STRING };
 

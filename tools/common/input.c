@@ -1,4 +1,4 @@
-/* <tools/eventcnv/input.c> -- eventcnv's input: a log read or mapped
+/* <tools/common/input.c> -- eventcnv's input: a log read or mapped
  * whole, or scanned as it is read, and its live file recovered
  *
  * .design: design/telemetry.txt .eventcnv.reader .eventcnv.scan .sol.recover

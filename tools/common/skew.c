@@ -1,4 +1,4 @@
-/* <tools/replay/skew.c> -- a malloc log's events on one address, put
+/* <tools/common/skew.c> -- a malloc log's events on one address, put
  * back in causal order: skew.h
  *
  * .design: design/telemetry.txt .replay.skew

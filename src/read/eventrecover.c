@@ -1,4 +1,4 @@
-/* <src/event/eventrecover.c> -- recover a dead program's last events from its live file
+/* <src/read/eventrecover.c> -- recover a dead program's last events from its live file
  *
  * .design: design/telemetry.txt .sol.live, .sol.recover
  *

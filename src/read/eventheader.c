@@ -1,4 +1,4 @@
-/* <src/event/eventheader.c> -- the stream layer: the header and its registry
+/* <src/read/eventheader.c> -- the stream layer: the header and its registry
  *
  * .design: design/telemetry.txt .stream.header .stream.header.var
  *

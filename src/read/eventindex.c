@@ -1,4 +1,4 @@
-/* <src/event/eventindex.c> -- the stream layer: the block index
+/* <src/read/eventindex.c> -- the stream layer: the block index
  *
  * .design: design/telemetry.txt .stream.block .stream.check .eventcnv.reader
  *

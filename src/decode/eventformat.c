@@ -1,4 +1,4 @@
-/* <src/event/eventformat.c> -- the event layer: a decoded event as a line of text
+/* <src/decode/eventformat.c> -- the event layer: a decoded event as a line of text
  *
  * .design: design/telemetry.txt .req.share .eventcnv.line .eventcnv.text.fast
  *
@@ -7,7 +7,7 @@
  * compiler's SSE2 intrinsics, which call nothing).
  */
 
-#include "eventread.h"
+#include "eventdecode.h"
 
 #include <string.h>
 

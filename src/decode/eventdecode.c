@@ -1,4 +1,4 @@
-/* <src/event/eventdecode.c> -- the event layer: one event's bytes to its fields
+/* <src/decode/eventdecode.c> -- the event layer: one event's bytes to its fields
  *
  * .design: design/telemetry.txt .req.share .stream.event
  *
@@ -9,7 +9,7 @@
  * makes this code read outside the buffer it was given.
  */
 
-#include "eventread.h"
+#include "eventdecode.h"
 
 #include <string.h>
 

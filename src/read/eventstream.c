@@ -1,4 +1,4 @@
-/* <src/event/eventstream.c> -- the stream layer: open, scan, merge, and what a reader asks
+/* <src/read/eventstream.c> -- the stream layer: open, scan, merge, and what a reader asks
  *
  * .design: design/telemetry.txt .stream .eventcnv.reader
  *

@@ -1,4 +1,4 @@
-/* <src/event/eventpack.h> -- the compact form of a block's events
+/* <src/decode/eventpack.h> -- the compact form of a block's events
  *
  * .design: design/telemetry.txt .compact
  *

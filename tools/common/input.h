@@ -1,4 +1,4 @@
-/* <tools/eventcnv/input.h> -- eventcnv's input: input.c
+/* <tools/common/input.h> -- eventcnv's input: input.c
  *
  * .design: design/telemetry.txt .eventcnv.reader
  */

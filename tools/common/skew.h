@@ -1,4 +1,4 @@
-/* <tools/replay/skew.h> -- a malloc log's events on one address, put
+/* <tools/common/skew.h> -- a malloc log's events on one address, put
  * back in causal order
  *
  * .design: design/telemetry.txt .replay.skew .malloc.order

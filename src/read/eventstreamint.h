@@ -1,4 +1,4 @@
-/* <src/event/eventstreamint.h> -- what the stream layer's files share, and no one else
+/* <src/read/eventstreamint.h> -- what the stream layer's files share, and no one else
  *
  * .design: design/telemetry.txt .stream .eventcnv.reader
  *

@@ -1,0 +1,222 @@
+/* <src/decode/eventdecode.h> -- the event layer: decode and format one event
+ *
+ * .design: design/telemetry.txt .req.share .stream
+ *
+ * Every reader of telltale events uses this decoder: eventcnv, the
+ * runtime's text mirror and crash dump, the tests and the replay tool.
+ * (design/telemetry.txt .req.share)  It depends on string.h only: it
+ * never allocates, never uses stdio and keeps only small buffers on the
+ * stack, so the runtime's crash dump may call it from a signal handler.
+ * It reads only inside the buffer it is given, on any input: a
+ * malformed event is an error, never a crash.  The stream layer that
+ * reads whole streams is src/read/eventread.h.
+ */
+
+#ifndef eventdecode_h
+#define eventdecode_h
+
+#include <stddef.h>
+#include <stdint.h>
+#include "eventcom.h"
+
+/* EVENT_STREAM_KIND_LIMIT -- kinds in a stream's registry: the merge of
+ * every registry the stream carries (design/telemetry.txt
+ * .stream.header.registries), each of at most EVENT_KIND_LIMIT */
+#define EVENT_STREAM_KIND_LIMIT 256
+
+
+/* EventLayoutStruct -- how a stream's data is laid out.
+ * design/telemetry.txt .stream.header .req.port */
+typedef struct EventLayoutStruct {
+  unsigned bigEndian;           /* 1 if data are big-endian, 0 if little */
+  unsigned pointerSize;         /* bytes in a P or A field: 4 or 8 */
+  unsigned wordSize;            /* bytes in a W field: 4 or 8 */
+} EventLayoutStruct;
+
+/* EventLayoutNative -- the layout of the running program */
+extern void EventLayoutNative(EventLayoutStruct *layoutReturn);
+
+/* EventValueUnion -- one decoded parameter.
+ * P, A, W, U: u (zero-extended); D: d; S: s (points into the event,
+ * NUL-terminated, stringLength characters). */
+typedef union EventValueUnion {
+  uint64_t u;
+  int64_t i;
+  double d;
+  const char *s;
+} EventValueUnion;
+
+/* EventRecordStruct -- one decoded event.  design/telemetry.txt .stream.event */
+typedef struct EventRecordStruct {
+  const EventDescStruct *desc;  /* NULL if the code is not in the registry */
+  unsigned code;
+  unsigned length;              /* of the whole event, in bytes */
+  EventClock clock;
+  uint32_t thread;              /* thread serial, from the block (0 if unknown) */
+  unsigned kind;                /* kind index, from the block (desc's if unknown) */
+  size_t offset;                /* of the event in the stream (0 if unknown) */
+  EventValueUnion values[EVENT_PARAM_MAX];
+  size_t stringLength;          /* characters in the S parameter, if any */
+} EventRecordStruct;
+
+/* EventDecodeRes -- the result of EventDecode */
+typedef enum EventDecodeRes {
+  EventDecodeOK = 0,            /* decoded: desc, header and values are set */
+  EventDecodeEND,               /* code 0: no more events in this block */
+  EventDecodeUNKNOWN,           /* code not in the registry: header set, skip by length */
+  EventDecodeTRUNCATED,         /* the event runs past the bytes available */
+  EventDecodeCORRUPT            /* the event cannot be right */
+} EventDecodeRes;
+
+/* EventRegistryLookup -- the descriptor of a code, or NULL.
+ * The registry's events must be sorted by code (eventcom.h). */
+extern const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry,
+                                                  unsigned code);
+
+/* EventDecode -- decode the event at p, with avail bytes readable there.
+ *
+ * Reads only p[0 .. avail-1].  On EventDecodeOK and EventDecodeUNKNOWN,
+ * rec->length bytes make up the event.  On TRUNCATED and CORRUPT,
+ * *whyReturn (if whyReturn is not NULL) is a static sentence saying what
+ * is wrong; rec->code and rec->length are set if avail allowed reading
+ * them.  rec->thread and rec->offset are set to 0 and rec->kind to the
+ * descriptor's kind: a caller that knows better sets them.
+ * registry may be NULL: then every code is unknown. */
+extern EventDecodeRes EventDecode(const EventLayoutStruct *layout,
+                                  const EventRegistryStruct *registry,
+                                  const unsigned char *p, size_t avail,
+                                  EventRecordStruct *rec, const char **whyReturn);
+
+/* EventDecodeFields -- the fields of an event of desc, whose code and
+ * length (length bytes at p) are known to be sound: the second half of
+ * EventDecode, for a reader that checked the header itself */
+extern EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
+                                        const unsigned char *p, size_t length,
+                                        EventRecordStruct *rec, const char **whyReturn);
+
+/* EventLabelFunction -- the label of an address, or NULL if it has none */
+typedef const char *(*EventLabelFunction)(void *closure, uint64_t address);
+
+/* EventFormatCacheStruct -- what EventFormat may remember between the
+ * lines of one reader: the latest elapsed second's clock range and the
+ * latest wall-clock second's "HH:MM:SS.".  One per thread that formats;
+ * zero it before use. */
+typedef struct EventFormatCacheStruct {
+  int secondValid, wallValid;
+  uint64_t hz;                  /* the rate secondStart was found with */
+  uint64_t seconds;             /* whole elapsed seconds ... */
+  uint64_t secondStart;         /* ... from this many ticks after the start */
+  uint64_t wallSecond;          /* realtime / 10^9 that wall shows */
+  char wall[9];
+  int elapsedValid;
+  uint64_t elapsedSeconds;      /* the elapsed second elapsed shows ... */
+  unsigned elapsedLen;          /* ... in this many characters, up to its "." */
+  char elapsed[24];
+  int nsValid[2];               /* the elapsed and the wall clock's nanoseconds: */
+  uint32_t nsHigh[2];           /* ns / 10^4 ... */
+  char nsText[2][16];           /* ... and the 9 digits of a ns with it */
+  /* The latest line's text from after the times to its first value
+   * (" T1  Kind  Event  name="), then each later field's " name=", for
+   * the next event of the same thread, kind and descriptor. */
+  int headValid;
+  const void *headDesc, *headRegistry;
+  uint32_t headThread;
+  unsigned headKind, headKindWidth, headNameWidth;
+  unsigned short headEnd[EVENT_PARAM_MAX];   /* where field i's " name=" ends */
+  char head[1280 + 16];          /* and 16 that a copy by 16 bytes may read */
+} EventFormatCacheStruct;
+
+/* EventFormatContextStruct -- what EventFormat needs besides the record */
+typedef struct EventFormatContextStruct {
+  const EventRegistryStruct *registry;  /* for kind names; may be NULL */
+  EventClock startClock;        /* clock value at the start of the stream */
+  uint64_t clockHz;             /* clock frequency; 0: the clock counts ns */
+  uint64_t startRealtime;       /* CLOCK_REALTIME at startClock, ns since the epoch */
+  EventLabelFunction label;     /* may be NULL: no labels */
+  void *labelClosure;
+  unsigned kindWidth;           /* kind names are padded to this width */
+  unsigned nameWidth;           /* event names are padded to this width */
+  EventFormatCacheStruct *cache; /* may be NULL: nothing remembered */
+} EventFormatContextStruct;
+
+/* EventFormatContextInit -- a context for registry: widths from its
+ * names, the clock counting ns from 0, no labels.  The caller then sets
+ * the clock fields and the label function. */
+extern void EventFormatContextInit(EventFormatContextStruct *ctx,
+                                   const EventRegistryStruct *registry);
+
+/* EventFormat -- one line of text for rec, without a newline.
+ *
+ *   ELAPSED WALLCLOCK THREAD KIND EVENT name=value ...
+ *       0.000500000 22:13:20.123956789 T1  Telltale StreamStart   major=1 ...
+ *
+ * ELAPSED is seconds since ctx->startClock with 9 decimals; WALLCLOCK
+ * is the UTC time of day HH:MM:SS.nnnnnnnnn.  P and A values are hex,
+ * a P or A value followed by [label] if ctx->label knows it; W and U are
+ * decimal; D is like printf's %.17g ("nan", "inf", "-inf"); S is quoted
+ * with C escapes.  An unknown code gives "? code=0x1234 length=N".
+ *
+ * Writes at most size bytes including a terminating NUL (if size > 0)
+ * and returns the length of the whole line, like snprintf: a result of
+ * size or more means the line was cut short. */
+extern size_t EventFormat(char *buf, size_t size, const EventRecordStruct *rec,
+                          const EventFormatContextStruct *ctx);
+
+/* EventFormatTimes -- the ELAPSED and WALLCLOCK columns of EventFormat's
+ * line for clock, "    0.000500000 22:13:20.123956789".  Returns the
+ * length, like EventFormat. */
+extern size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
+                               const EventFormatContextStruct *ctx);
+
+/* EventClockRate -- the clock's rate in Hz: headerHz, unless the pair
+ * (clock, monotonic), a ClockSync, is at least EVENT_SYNC_SPAN_NS after
+ * the stream's start pair, when the rate between the two is used (and
+ * at any span when headerHz is 0, unknown). */
+extern uint64_t EventClockRate(uint64_t headerHz, EventClock startClock,
+                               uint64_t startMonotonic, EventClock clock, uint64_t monotonic);
+
+/* EventUtf8Length -- the length of the valid UTF-8 sequence at s (of
+ * at most avail bytes) whose first byte is >= 0x80, or 0 if it is not
+ * one: no overlong forms, surrogates or code points above U+10FFFF.
+ * The one test of UTF-8 for the text line and the tools' textsafe.c. */
+static inline size_t EventUtf8Length(const unsigned char *s, size_t avail)
+{
+  unsigned c = s[0];
+  size_t n, i;
+  unsigned lo = 0x80, hi = 0xBF;       /* the second byte's range */
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else
+    return 0;
+  if (avail < n || s[1] < lo || s[1] > hi)
+    return 0;
+  for (i = 2; i < n; ++i)
+    if (s[i] < 0x80 || s[i] > 0xBF)
+      return 0;
+  return n;
+}
+
+/* EventEscape -- n bytes of s with C escapes (\" \\ \n \t \r, \ooo for
+ * other controls, DEL, C1 controls and bytes of invalid UTF-8; valid
+ * UTF-8 as itself), as an S field is shown, into buf (NUL-terminated,
+ * truncated); returns the length it needed.  design/telemetry.txt
+ * .export.text */
+extern size_t EventEscape(char *buf, size_t size, const char *s, size_t n);
+
+/* EventFormatDouble -- d as printf's "%.17g" would, into buf.
+ * Returns the length, like EventFormat. */
+extern size_t EventFormatDouble(char *buf, size_t size, double d);
+
+/* EventDecimalPairs, EventHexPairs -- "00" to "99", and "00" to "ff":
+ * the two digits of each number below 100, of each byte */
+extern const char EventDecimalPairs[200], EventHexPairs[512];
+
+#endif /* eventdecode_h */
