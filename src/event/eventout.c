@@ -756,7 +756,7 @@ void eventSessionStart(void)
     if (eventSession.streams[i].binary)
       streamHeader(&eventSession.streams[i]);
   liveStart();
-  eventCtlStart(0);             /* a fork's child: its own page, .ctl.fork */
+  eventCtlStart(0);             /* a fork's child: its own page, .ctl.thread */
 }
 
 /* textMirror -- write events as text.  design/telemetry.txt .sol.multi */
