@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/layout.sh -- the rooms of the code hold what they say, checked with nm
 #
-# .design: design/telemetry.txt .plinth .eventcnv.reader
+# .design: design/plinth.txt .plinth design/tools.txt .eventcnv.reader
 #
 # Usage: tests/layout.sh CONFIG      e.g. tests/layout.sh build
 #   runtime-no-stream   the runtime archives define none of what the

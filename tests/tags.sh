@@ -50,8 +50,11 @@ if [ -n "$missing" ]; then
     echo "  $t: $(git grep -n -- "$t" -- ':!design' | head -3 | tr '\n' ' ')"
   done
 fi
-# Each citation as "design/DOC .tag", the list's document carried on.
-cited=$(echo "$text" | grep -a -oE "design/[a-z0-9_-]+\.txt((, ?| )$tag)+" |
+# Each citation as "design/DOC .tag", the list's document carried on;
+# a citation's first tag may be on the next line, after a comment's
+# leader.
+cited=$(echo "$text" | sed -E ':a; /design\/[a-z0-9_-]+\.txt$/ { N; s/\n[ \t]*(\*|#|\/\/)?[ \t]*/ /; ba; }' |
+  grep -a -oE "design/[a-z0-9_-]+\.txt((, ?| )$tag)+" |
   awk '{ n = split($0, a, /(, ?| )/); for (i = 2; i <= n; i++) print a[1], a[i] }' | sort -u)
 wrong=$(comm -23 <(echo "$cited" | grep -E " \.($prefixes)(\.|$)") <(echo "$defs" | sort -u))
 if [ -n "$wrong" ]; then
