@@ -1,6 +1,6 @@
 /* <eventdef.h> -- the telltale event registry
  *
- * .design: design/telemetry.txt .reg
+ * .design: design/registry.txt .reg
  *
  * THIS FILE IS READ BY A PROGRAM.  gen parses it line by line and
  * accepts exactly the row patterns below; anything else is an error
@@ -8,7 +8,7 @@
  * the row macros and expand the lists.
  *
  * This registry holds telltale's own events (codes 0x0000-0x00FF,
- * design/telemetry.txt .reg.code) and the standard kinds.  A client
+ * design/registry.txt .reg.code) and the standard kinds.  A client
  * program brings a registry file of the same form; gen merges this one
  * into it, telltale's kinds first.
  */
@@ -18,7 +18,7 @@
 
 #define EVENT_REGISTRY_NAME "telltale"
 
-/* Kinds.  design/telemetry.txt .reg.kind
+/* Kinds.  design/registry.txt .reg.kind
  * A kind's index is its position in this list. */
 #define EVENT_KIND_LIST(KIND) \
   /*   name       doc */ \
@@ -31,7 +31,7 @@
   KIND(Object,   "per object or allocation: very frequent") \
   KIND(User,     "events a program defines for itself")
 
-/* Events.  design/telemetry.txt .reg.rel
+/* Events.  design/registry.txt .reg.rel
  * RELATION(Name, code, always, Kind, FORMAT); a retired event keeps its
  * row as RETIRED(...) so that old logs decode. */
 #define EVENT_LIST(RELATION, RETIRED) \
@@ -49,7 +49,7 @@
   RELATION( StreamSnapshot, 0x000B, TRUE , Telltale, WW   ) \
   RELATION( EventsFiltered, 0x000C, TRUE , Telltale, UWW  )
 
-/* Documentation.  design/telemetry.txt .reg.doc
+/* Documentation.  design/registry.txt .reg.doc
  * One DOC row per event, then one PARAM(LETTER, name, "doc") row per
  * format letter, in order. */
 #define EVENT_DOC_LIST(DOC, PARAM) \

@@ -1,6 +1,6 @@
 /* <bench/bench.c> -- what an event costs, beside the floor and its peers
  *
- * .design: design/telemetry.txt .bench
+ * .design: design/tests.txt .bench
  *
  * Measures, in one run and side by side, the cost of a 3-word event
  * (TestPAW: a pointer, an address and a word) emitted in a loop:
@@ -119,7 +119,7 @@ static void __attribute__((noinline)) runFloor(size_t count, void *p)
 }
 
 /* The I/O floor: what writing the same records to a file costs, with
- * nothing telltale does but the record and the write.  design/telemetry.txt .compact.bench */
+ * nothing telltale does but the record and the write.  design/tests.txt .compact.bench */
 #define WRITE_BUF_SIZE 65536
 static unsigned char writeBuf[WRITE_BUF_SIZE];
 static size_t writePos;

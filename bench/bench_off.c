@@ -1,6 +1,6 @@
 /* <bench/bench_off.c> -- the benchmark's loop in the off variety
  *
- * .design: design/telemetry.txt .sol.variety
+ * .design: design/runtime.txt .sol.variety
  *
  * Compiled with -DEVENT_VARIETY=0: the emitter compiles to nothing, so
  * this is the cost of the loop alone.

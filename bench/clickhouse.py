@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # bench/clickhouse.py -- the ClickHouse load rate, for bench/run
 #
-# .design: design/telemetry.txt .export.clickhouse
+# .design: design/export.txt .export.clickhouse
 #
 # Usage: bench/clickhouse.py EVENTCNV LOG EVENTS
 # Starts a clickhouse-server of its own on 127.0.0.1 (tests/clickhouse.py's

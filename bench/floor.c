@@ -1,6 +1,6 @@
 /* <bench/floor.c> -- the floors that bench/malloc.sh --floor measures the recorder against
  *
- * .design: design/telemetry.txt .malloc.perf.floor
+ * .design: design/tests.txt .malloc.perf.floor
  *
  * Built twice, as a library to preload:
  *   -DFLOOR_FORWARD  the least an interposer does: malloc, calloc,

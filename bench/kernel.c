@@ -2,7 +2,7 @@
  *
  * Two of telltale's figures are limits of the platform, not of telltale,
  * and this program measures them with plain C so that the README's
- * explanations can be checked (design/telemetry.txt .bench.kernel):
+ * explanations can be checked (design/tests.txt .bench.kernel):
  *
  * 1. One file from two threads.  write() of 64 KiB blocks to one file
  *    from one thread, from two threads, and from two threads each to a

@@ -2,7 +2,7 @@
 # bench/lttng.sh -- LTTng-UST as the benchmark's peer: sets up and checks
 # the session that records its cases (bench/peers.sh builds them).
 #
-# .design: design/telemetry.txt .bench.lttng
+# .design: design/tests.txt .bench.lttng
 #
 # LTTng-UST is optional: bench/peers.sh builds bench-peers with its
 # cases where `pkg-config --exists lttng-ust`; install with

@@ -1,6 +1,6 @@
 /* <bench/lttng_tp.c> -- the probes of the benchmark's LTTng-UST provider
  *
- * .design: design/telemetry.txt .bench.lttng
+ * .design: design/tests.txt .bench.lttng
  *
  * The one translation unit that expands lttng_tp.h into the probe
  * functions and the event descriptions, which register with

@@ -1,6 +1,6 @@
 /* <bench/lttng_tp.h> -- the LTTng-UST tracepoint provider of the benchmark
  *
- * .design: design/telemetry.txt .bench.lttng
+ * .design: design/tests.txt .bench.lttng
  *
  * LTTng-UST is telltale's nearest peer: a userspace tracer with
  * per-CPU ring buffers in shared memory, drained to disk by a consumer

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/malloc-bytes.py -- where a recorder log's bytes go, field by field
 
-.design: design/telemetry.txt .malloc.zstd.floor
+.design: design/recorder.txt .malloc.zstd.floor
 
 Usage: bench/malloc-bytes.py LOG [EVENTCNV]   (EVENTCNV: build/eventcnv)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/malloc.sh -- the allocation recorder and replay, measured
 #
-# .design: design/telemetry.txt .malloc.perf .replay.fidelity
+# .design: design/recorder.txt .malloc.perf design/heap.txt .replay.fidelity
 #
 # Usage: bench/malloc.sh [RUNS]        (default 5 runs; the medians are shown)
 #        bench/malloc.sh --cost [RUNS] only the cost table, no replay

@@ -1,6 +1,6 @@
 /* <bench/peakrss.c> -- a command's own peak RSS, for bench/malloc.sh
  *
- * .design: design/telemetry.txt .replay.fidelity
+ * .design: design/heap.txt .replay.fidelity
  *
  * Usage: peakrss PRELOAD COMMAND [ARGS...]
  * Runs COMMAND with LD_PRELOAD=PRELOAD (none if empty), its output to

@@ -5,7 +5,7 @@
 # from bench.c with the cases of each peer whose package is installed,
 # and prints its path.
 #
-# .design: design/telemetry.txt .bench.lttng, .bench.spdlog
+# .design: design/tests.txt .bench.lttng, .bench.spdlog
 #
 #   bench/peers.sh [OUT]    OUT is build (gcc, the default) or build/clang
 #

@@ -1,6 +1,6 @@
 /* <bench/spanlog.c> -- a big log with many spans, for the HTML timeline
  *
- * .design: design/telemetry.txt .export.html.big
+ * .design: design/export.txt .export.html.big
  *
  * Usage: spanlog EVENTS THREADS: THREADS threads write EVENTS events
  * between them into TELLTALE_FILE (telltale.log), in the example pool's

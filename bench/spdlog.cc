@@ -1,6 +1,6 @@
 /* <bench/spdlog.cc> -- spdlog's asynchronous logger as the benchmark's peer
  *
- * .design: design/telemetry.txt .bench.spdlog
+ * .design: design/tests.txt .bench.spdlog
  *
  * The logger many C and C++ programs pick, the way its documentation
  * shows it: spdlog::create_async into a file sink, the default pattern

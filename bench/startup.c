@@ -1,6 +1,6 @@
 /* <bench/startup.c> -- what telltale costs a program at start-up
  *
- * .design: design/telemetry.txt .bench
+ * .design: design/tests.txt .bench
  *
  * A constructor that runs before telltale's notes the time; main notes
  * it again, so the difference is telltale's own start (EventInit: the

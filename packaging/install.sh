@@ -2,7 +2,7 @@
 # packaging/install.sh -- install or uninstall telltale; run by
 # `ninja install` and `ninja uninstall` (ninja/install.ninja).
 #
-# .design: design/telemetry.txt .pack.install
+# .design: design/build.txt .pack.install
 #
 # Usage: packaging/install.sh install|uninstall [BUILD]
 # BUILD is the build directory (default build).  From the environment:

@@ -1,6 +1,6 @@
 /* <tests/capture.h> -- capture a session's stream in memory and read it back
  *
- * .design: design/telemetry.txt .sol.session .req.share
+ * .design: design/runtime.txt .sol.session design/index.txt .req.share
  *
  * Shared by the CMocka tests of the runtime (test_roundtrip.c,
  * test_control.c, test_threads.c).  Include after <cmocka.h>.
@@ -53,7 +53,7 @@ static void CaptureOpen(CaptureStruct *c)
   c->info = EventStreamInfo(c->reader);
   c->ended = 0;
   /* Run with TELLTALE_COMPACT=1 (tests/run), the log's blocks are
-   * compact (design/telemetry.txt .compact): the test reads them so. */
+   * compact (design/runtime.txt .compact): the test reads them so. */
   {
     const char *compact = PlinthGetEnv("TELLTALE_COMPACT");
     if (compact != NULL && (strcmp(compact, "1") == 0 || strcmp(compact, "on") == 0)

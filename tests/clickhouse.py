@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/clickhouse.py -- eventcnv --format clickhouse into a real ClickHouse
 #
-# .design: design/telemetry.txt .export.clickhouse
+# .design: design/export.txt .export.clickhouse
 #
 # Usage: tests/clickhouse.py CONFIG      e.g. python3 tests/clickhouse.py build
 # CONFIG's eventcnv and examples/pool must be built, and build's

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/ctl.sh -- telltale-ctl steers a program that is idle and one that emits
 #
-# .design: design/telemetry.txt .test.ctl .ctl
+# .design: design/tests.txt .test.ctl design/tools.txt .ctl
 #
 # Usage: tests/ctl.sh CONFIG      e.g. tests/ctl.sh build/san
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/damage.py -- real logs, damaged, read by eventcnv
 
-.design: design/telemetry.txt .stream.check .sol.recover .test.damage
+.design: design/stream.txt .stream.check design/control.txt .sol.recover design/tests.txt .test.damage
 
 Usage: damage.py CONFIG [RUNS]      e.g. damage.py build/san 20
 

@@ -1,6 +1,6 @@
 /* <tests/death_child.c> -- a program that emits known events and dies
  *
- * .design: design/telemetry.txt .sol.death .sol.death.limits .sol.signal
+ * .design: design/plinth.txt .sol.death .sol.death.limits .sol.signal
  *          .sol.assert .test.death
  *
  * Run by tests/test_death.c, one fresh process per case, with
@@ -198,7 +198,7 @@ static void kill9Loop(void)
   }
 }
 
-/* Faults the program handles itself.  design/telemetry.txt
+/* Faults the program handles itself.  design/plinth.txt
  * .sol.signal.recover ---------------------------------------------- */
 
 static volatile char *barrierPage;      /* PROT_NONE until the handler fixes it */

@@ -1,7 +1,7 @@
 /* <tests/death_child.h> -- what tests/death_child.c emits, for the test
  * that checks it (tests/test_death.c)
  *
- * .design: design/telemetry.txt .test.death
+ * .design: design/tests.txt .test.death
  */
 
 #ifndef death_child_h

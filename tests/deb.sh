@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/deb.sh -- the Debian packages of debian/, built and used
 #
-# .design: design/telemetry.txt .pack.test
+# .design: design/build.txt .pack.test
 #
 # Usage: tests/deb.sh
 # Builds the packages with dpkg-buildpackage from a copy of the tree

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/eventcnv.sh -- golden-file tests of eventcnv and the stream reader
 #
-# .design: design/telemetry.txt .eventcnv .stream
+# .design: design/tools.txt .eventcnv design/stream.txt .stream
 #
 # Usage: tests/eventcnv.sh [--update] EVENTCNV
 #   e.g. tests/eventcnv.sh build/eventcnv
@@ -139,7 +139,7 @@ check dropped          basic    0 "the program dropped 3 events of kind Object (
 check v2               v2       0 "$unknown"
 check v2-big32         v2-big32 0 "$unknown"
 check v2-noend         v2-noend 1 "it is incomplete (39 events in 10 blocks; it ends at offset"
-# A thread's time never goes back (design/telemetry.txt .stream.order.back):
+# A thread's time never goes back (design/stream.txt .stream.order.back):
 # thread 2's Object events step back twice, in a block and across two;
 # each is shown at the time of the one before it, and said.
 check clock-back       v3-back  0 "2 events were stamped before the event before them of the same thread, kind and signal level (the first at offset 2781, thread 2)"
@@ -148,7 +148,7 @@ for v in basic big ptr32 big32 minor noend hz0sync hz0 v2 v2-big32 v2-noend v2-m
 done
 
 # jobs VARIANT -- the text is the same on 1, 2 and 5 formatting threads
-# (design/telemetry.txt .eventcnv.text): v2-many spans several batches
+# (design/tools.txt .eventcnv.text): v2-many spans several batches
 # and relabels an address between them.
 jobs() {
   local why="" j
@@ -255,7 +255,7 @@ check v2-count-flip    v2-flip            1 "offset 2989: block damaged" --count
 check v2-count-missing v2-missing         1 "block 4 of the log is missing" --count
 check v2-header-cut    v2-cut             1 "block cut short" --header
 
-# Compact blocks (3.0, design/telemetry.txt .compact), written by
+# Compact blocks (3.0, design/runtime.txt .compact), written by
 # mkstream.py's own encoder: the same events as v2, in every layout and
 # every reading; damage, a cut and a sound block whose data do not
 # decode are said, after the sound events; a 2.0 stream has none.
@@ -276,7 +276,7 @@ check v3-bad-tag-resync v3-bad-tag 1 "offset 2624: compact block uses a code it 
 check v3-count-bad-tag v3-bad-tag 1 "offset 2624: compact block uses a code it has not defined" --count
 check v2-compact-flag  v2-compact-flag 1 "offset 2713: block is marked compact in a stream of version 2, which has none"
 
-# Archives (design/telemetry.txt .zstd): --format telltale, compact and
+# Archives (design/tools.txt .zstd): --format telltale, compact and
 # with --zstd, reads as the log does, in every way of reading it; a log
 # older than 3.0 is copied as it is.
 archive() {

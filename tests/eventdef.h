@@ -1,7 +1,7 @@
 /* <tests/eventdef.h> -- the test registry: every format letter, the most
  * parameters, an event for the checking variety only, a retired event
  *
- * .design: design/telemetry.txt .reg
+ * .design: design/registry.txt .reg
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  The round-trip test
  * (tests/test_roundtrip.c) emits every row through EVENT_RELATION.

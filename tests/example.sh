@@ -2,7 +2,7 @@
 # tests/example.sh -- the example pool allocator, read by eventcnv, and
 # the environment variables
 #
-# .design: design/telemetry.txt .req.self .sol.intern .sol.env .sol.multi
+# .design: design/index.txt .req.self design/runtime.txt .sol.intern .sol.env .sol.multi
 #
 # Usage: tests/example.sh CONFIG      e.g. tests/example.sh build/san
 # CONFIG's examples/pool and eventcnv must be built.
@@ -545,7 +545,7 @@ else
   ok closed-std
 fi
 
-# --- archives: eventcnv --format telltale --zstd (design/telemetry.txt .zstd)
+# --- archives: eventcnv --format telltale --zstd (design/tools.txt .zstd)
 # same NAME LOG [live] -- LOG's archive has zstd blocks and reads as LOG
 # does: the same text, --count, --summary and jsonl, and exit status;
 # with live, LOG.live is recovered into the archive, which has no live

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/export.py -- eventcnv's export formats against an oracle and their readers
 #
-# .design: design/telemetry.txt .export
+# .design: design/export.txt .export
 #
 # Usage: tests/export.py make OUT                   write the test stream
 #        tests/export.py make-many OUT              the same and 30000 more events
@@ -71,7 +71,7 @@ codecs.register_error("each-byte", lambda e: ("\ufffd" * (e.end - e.start), e.en
 def json_string(b):
     """What a JSON reader makes of eventcnv's string for bytes b: each
     byte of invalid UTF-8 is U+FFFD, a sequence cut by the string's end
-    one a byte too (design/telemetry.txt .export.json)."""
+    one a byte too (design/export.txt .export.json)."""
     return b.decode("utf-8", errors="each-byte")
 
 
@@ -214,7 +214,7 @@ def int64(v):
 
 def check_sqlite(path, want):
     """The event table and each event's table, by the sqlite3 command.
-    design/telemetry.txt .export.sqlite"""
+    design/export.txt .export.sqlite"""
     rows = sqlite_json(path, "SELECT seq, time_ns, thread, kind, name FROM event ORDER BY seq")
     w = [{"seq": r["seq"], "time_ns": r["time_ns"], "thread": r["thread"], "kind": r["kind"],
           "name": r["event"]} for r in want]
@@ -245,7 +245,7 @@ def check_sqlite(path, want):
 
 def check_chrome(path, want):
     """The Trace Event Format's rules (JSON Object Format), then each
-    instant event against the oracle.  design/telemetry.txt .export.chrome"""
+    instant event against the oracle.  design/export.txt .export.chrome"""
     with open(path, "rb") as f:
         try:
             doc = json.loads(f.read().decode("utf-8"), parse_float=decimal.Decimal)
@@ -327,7 +327,7 @@ def check_ctf(path, want, every):
     ns since the epoch, every field's value, and its packet's context:
     its kind's name, its thread's OS id and the thread's latest name in
     the log (every event, unfiltered), 0 and "" if none.
-    design/telemetry.txt .export.ctf, .export.ctf.thread"""
+    design/export.txt .export.ctf, .export.ctf.thread"""
     import bt2
     final = {}
     for w in every:

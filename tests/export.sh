@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/export.sh -- eventcnv --format: each format read by its own reader
 #
-# .design: design/telemetry.txt .export
+# .design: design/export.txt .export
 #
 # Usage: tests/export.sh CONFIG      e.g. tests/export.sh build/san
 # CONFIG's eventcnv and examples/pool must be built.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/follow.py -- eventcnv --follow: the events as the log grows
 #
-# .design: design/telemetry.txt .eventcnv.follow
+# .design: design/tools.txt .eventcnv.follow
 #
 # Usage: tests/follow.py CONFIG      e.g. python3 tests/follow.py build
 # CONFIG's eventcnv, examples/pool and tests/trust_client must be built.

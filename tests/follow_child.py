@@ -2,7 +2,7 @@
 # tests/follow_child.py -- a running program to follow, for tests/follow.py
 # and tests/clickhouse.py
 #
-# .design: design/telemetry.txt .eventcnv.follow
+# .design: design/tools.txt .eventcnv.follow
 #
 # Run under the malloc recorder with small buffers (start()), Python
 # allocates on three threads, a short pause every 200 steps, so that

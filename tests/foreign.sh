@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/foreign.sh -- logs written on foreign platforms decode exactly
 #
-# .design: design/telemetry.txt .test.foreign
+# .design: design/tests.txt .test.foreign
 #
 # Usage: tests/foreign.sh [CONFIG]     e.g. tests/foreign.sh build
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/fuzz.sh -- the reader under libFuzzer: the corpus, the findings, a bounded run
 #
-# .design: design/telemetry.txt .test.fuzz
+# .design: design/tests.txt .test.fuzz
 #
 # Usage: tests/fuzz.sh [SECONDS]      SECONDS of fuzzing, default 60
 #                                     (or FUZZ_TIME); 0: replay only

@@ -3,7 +3,7 @@
 # live process and on a core file.  CONFIG is a build directory: build,
 # build/clang, ...
 #
-# .design: design/telemetry.txt .gdb
+# .design: design/tools.txt .gdb
 #
 # Covers:
 #   gdb-attach    gdb can attach to a process here (ptrace); if it cannot,

@@ -1,6 +1,6 @@
 /* <tests/gdb_target.c> -- a process for tests/gdb.sh to attach to
  *
- * .design: design/telemetry.txt .gdb
+ * .design: design/tools.txt .gdb
  *
  * Emits a known sequence of events from three threads, strictly one
  * after another (semaphores), with the Noisy kind's output off, so that

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gen.sh -- test gen, the registry generator
 #
-# .design: design/telemetry.txt .gen.errors
+# .design: design/registry.txt .gen.errors
 #
 # Run from the repository root.  Prints "ok NAME" or "FAIL NAME: why"
 # per case and ends with "N passed, N failed"; exits 1 on any failure.

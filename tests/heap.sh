@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/heap.sh -- telltale-heap, the allocation profile of a recorder log
 #
-# .design: design/telemetry.txt .heap
+# .design: design/heap.txt .heap
 #
 # Usage: tests/heap.sh CONFIG     e.g. tests/heap.sh build/san
 # CONFIG's heap and tests/malloc_events must be built.  The logs are
@@ -676,7 +676,7 @@ else
 fi
 
 # archive: a.log (stacks) made an archive with zstd blocks (eventcnv
-# --format telltale --zstd, design/telemetry.txt .zstd) gives the same
+# --format telltale --zstd, design/tools.txt .zstd) gives the same
 # report, but for the file's name, and the same folded stacks
 if "$top/$cfg/eventcnv" --format telltale --zstd -o z.tt a.log 2>z.err &&
    "$top/$cfg/eventcnv" --header z.tt 2>/dev/null | grep -q "^zstd  "; then

@@ -1,5 +1,5 @@
 /* tests/heap_target.c -- a program whose allocation sites are known, for
- * tests/heap.sh (design/telemetry.txt .heap)
+ * tests/heap.sh (design/heap.txt .heap)
  *
  * heap_target [K] makes, from named functions (the lines marked SITE):
  *   manySmall    100K mallocs of 24 bytes, all freed later (one temporary,

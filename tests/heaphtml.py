@@ -2,7 +2,7 @@
 # tests/heaphtml.py -- telltale-heap --html, drawn by headless Chromium
 # and checked against the text report of the same log
 #
-# .design: design/telemetry.txt .heap.html
+# .design: design/heap.txt .heap.html
 #
 # Usage: tests/heaphtml.py CONFIG      e.g. python3 tests/heaphtml.py build
 # CONFIG's heap must be built; the log is recorded with build/'s recorder

@@ -4,7 +4,7 @@
 # information, the allocator's frames in the writers, the live files
 # an exec leaves, and process trees
 #
-# .design: design/telemetry.txt .heap .malloc.reentry.stack .malloc.exec.live
+# .design: design/heap.txt .heap design/recorder.txt .malloc.reentry.stack .malloc.exec.live
 #          .heap.symbols.cu .heap.site .heap.tree
 #
 # Usage: tests/heapmore.sh CONFIG     e.g. tests/heapmore.sh build/san

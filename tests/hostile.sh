@@ -2,7 +2,7 @@
 # tests/hostile.sh -- the tools against hostile logs, strings and output
 # paths (issue 35): each case the smallest input that shows it
 #
-# .design: design/telemetry.txt .tools.output .zstd.damage .replay.touch
+# .design: design/tools.txt .tools.output .zstd.damage design/heap.txt .replay.touch
 # .zstd.held .export.time .export.text .heap.symbols.file .eventcnv.follow.damage
 #
 # Usage: tests/hostile.sh CONFIG     e.g. tests/hostile.sh build/san

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/html.py -- eventcnv --format html, drawn by headless Chromium
 #
-# .design: design/telemetry.txt .export.html .export.html.big
+# .design: design/export.txt .export.html .export.html.big
 #
 # Usage: tests/html.py CONFIG [--big EVENTS]   e.g. python3 tests/html.py build
 # CONFIG's eventcnv and examples/pool must be built (bench/spanlog, for
@@ -202,7 +202,7 @@ def check_counters(eventcnv, log, d, attrs, meta):
 def check_spans(eventcnv, log, d, attrs):
     """Each span as the Chrome export has it: on its thread (ph X) or
     async (ph b), the same times, and its key in its parameter's form;
-    the page drew bars.  design/telemetry.txt .export.span.thread"""
+    the page drew bars.  design/export.txt .export.span.thread"""
     got = sorted((s[0], s[1], s[2], s[3], s[4]) for s in d["spans"])
     trace = json.loads(subprocess.run([eventcnv, "--format", "chrome", log],
                                       stdout=subprocess.PIPE).stdout.decode())

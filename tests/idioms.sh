@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/idioms.sh -- the idioms of real servers and runtimes lose nothing
 #
-# .design: design/telemetry.txt .test.trust .sol.death.limits
+# .design: design/tests.txt .test.trust design/plinth.txt .sol.death.limits
 #          .sol.signal.level .sol.session .sol.fork .sol.exec
 #
 # Usage: tests/idioms.sh CONFIG [REPEAT [CASE...]]   e.g. tests/idioms.sh build 3

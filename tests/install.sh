@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/install.sh -- telltale installed, as an adopter meets it
 #
-# .design: design/telemetry.txt .pack.test
+# .design: design/build.txt .pack.test
 #
 # Usage: tests/install.sh          (from tests/run, after ninja)
 # Installs with `ninja install` into a temporary prefix, then, from

@@ -1,6 +1,6 @@
 /* <tests/malloc_handoff.c> -- blocks freed by another thread at once
  *
- * .design: design/telemetry.txt .replay.skew
+ * .design: design/heap.txt .replay.skew
  *
  * Two producer/consumer pairs, four threads: a producer mallocs a block
  * and passes it through a lock-free ring; its consumer frees it as soon

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/merge.py -- several logs on one timeline: eventcnv a.log b.log ...
 #
-# .design: design/telemetry.txt .export.merge
+# .design: design/export.txt .export.merge
 #
 # Usage: tests/merge.py CONFIG      e.g. python3 tests/merge.py build/san
 # CONFIG's eventcnv and examples/pool, and build/libtelltale-malloc.so,

@@ -2,7 +2,7 @@
 # tests/profile.py -- the heap tool's pictures and pprof file, read by
 # their readers
 #
-# .design: design/telemetry.txt .heap.flame .heap.pprof .heap.chart
+# .design: design/heap.txt .heap.flame .heap.pprof .heap.chart
 #
 # Usage: tests/profile.py CONFIG      e.g. python3 tests/profile.py build
 # CONFIG's tests/test_profile must be built: it writes the files from

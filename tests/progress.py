@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/progress.py -- a long conversion says how far it is, on a terminal only
 #
-# .design: design/telemetry.txt .export.progress
+# .design: design/tools.txt .export.progress
 #
 # Usage: tests/progress.py CONFIG      e.g. python3 tests/progress.py build
 # CONFIG's eventcnv must be built; bench/bench (for a log of 2M events)

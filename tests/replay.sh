@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/replay.sh -- the allocation recorder and replay
 #
-# .design: design/telemetry.txt .malloc .replay
+# .design: design/recorder.txt .malloc design/heap.txt .replay
 #
 # Usage: tests/replay.sh CONFIG     e.g. tests/replay.sh build/san
 # CONFIG's replay, replay-pool-null.so and tests/malloc_events must be
@@ -217,7 +217,7 @@ else
   bad threads-strict "exit $r1, free(NULL) $(row strict.txt 'free(NULL)'): $(head -2 strict.err)"
 fi
 # archive: work.log made an archive with zstd blocks (eventcnv --format
-# telltale --zstd, design/telemetry.txt .zstd) replays the same
+# telltale --zstd, design/tools.txt .zstd) replays the same
 if "$top/$cfg/eventcnv" --format telltale --zstd -o work.zst work.log 2>/dev/null &&
    "$top/$cfg/eventcnv" --header work.zst 2>/dev/null | grep -q "^zstd  "; then
   "$replay" -q work.zst >zst.txt 2>&1

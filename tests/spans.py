@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tests/spans.py -- spans and counters: from the registry to every reader
 #
-# .design: design/telemetry.txt .reg.span
+# .design: design/registry.txt .reg.span
 #
 # Usage: tests/spans.py CONFIG      e.g. python3 tests/spans.py build/san
 # CONFIG's eventcnv and examples/pool must be built.

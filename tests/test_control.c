@@ -1,6 +1,6 @@
 /* <tests/test_control.c> -- kind control through the API
  *
- * .design: design/telemetry.txt .sol.control .sol.control.own .sol.env
+ * .design: design/control.txt .sol.control .sol.control.own design/runtime.txt .sol.env
  *
  * Covers:
  *   control-1.*  output control: EventControlReset keeps a kind's events
@@ -42,7 +42,7 @@
  *                said at the end; short writes are retried, every event
  *                whole (6.4); a real file that cannot grow (RLIMIT_FSIZE)
  *                with the asynchronous writer, in a child (6.5).
- *                design/telemetry.txt .sol.writer.fail
+ *                design/control.txt .sol.writer.fail
  * The environment variables (TELLTALE_CONTROL and friends) are covered by
  * tests/example.sh, since they are read before main.
  */
@@ -268,7 +268,7 @@ static void control_2_2_record_none(void **state)
 /* control-3.1: the Telltale kind cannot be turned off, in output or
  * recording, by any of the functions.  Its Intern, Label, ClockSync and
  * thread events are what make the rest of the stream readable
- * (design/telemetry.txt .sol.control.own). */
+ * (design/control.txt .sol.control.own). */
 static void control_3_1_telltale_always_on(void **state)
 {
   (void)state;

@@ -1,6 +1,6 @@
 /* <tests/test_death.c> -- every kind of death: nothing emitted is lost
  *
- * .design: design/telemetry.txt .req.lossless .sol.live .sol.death
+ * .design: design/index.txt .req.lossless design/control.txt .sol.live design/plinth.txt .sol.death
  *          .sol.death.limits .sol.signal .sol.assert .sol.traceback
  *          .test.death
  *
@@ -290,7 +290,7 @@ static void streamRead(LogStruct *log, const unsigned char *bytes, size_t size, 
 }
 
 /* logRead -- the log alone, and the log with what its live file adds
- * (EventRecover, as eventcnv does: design/telemetry.txt .sol.recover).
+ * (EventRecover, as eventcnv does: design/control.txt .sol.recover).
  * Without a live file, merged is the log alone. */
 static void logRead(LogStruct *alone, LogStruct *merged)
 {

@@ -1,6 +1,6 @@
 /* <tests/test_eventread.c> -- unit tests of the shared decoder
  *
- * .design: design/telemetry.txt .req.share .stream
+ * .design: design/index.txt .req.share design/stream.txt .stream
  *
  * Covers: EventDecode on hand-built bytes for every format letter, in
  * both byte orders and with 4- and 8-byte pointers and words; truncation
@@ -684,7 +684,7 @@ static void test_format_double(void **state)
 }
 
 
-/* The stream reader, on a stream built here.  design/telemetry.txt .stream */
+/* The stream reader, on a stream built here.  design/stream.txt .stream */
 
 static void PutStr(BufStruct *b, const char *s)
 {
@@ -971,7 +971,7 @@ static uint32_t CheckByBits(uint32_t crc, const unsigned char *p, size_t n)
 
 /* The block check is the standard CRC32C, in one piece or in many, of
  * any length and alignment (the instruction's three lanes join right).
- * design/telemetry.txt .stream.check */
+ * design/stream.txt .stream.check */
 static void test_check(void **state)
 {
   static unsigned char big[70000];
@@ -1136,7 +1136,7 @@ static void test_stream_mutations(void **state)
 }
 
 
-/* The compact form.  design/telemetry.txt .compact */
+/* The compact form.  design/runtime.txt .compact */
 
 static uint64_t packRandom(uint64_t *x)
 {

@@ -1,6 +1,6 @@
 /* <tests/test_plinth.c> -- tests of the POSIX plinth
  *
- * .design: design/telemetry.txt .plinth
+ * .design: design/plinth.txt .plinth
  *
  * Covers every function in plinth.h: memory, file and fd streams and
  * their errors (a bad fd, a broken pipe, a full device), the policy for

@@ -1,6 +1,6 @@
 /* <tests/test_profile.c> -- the heap tool's writers on profiles made by hand
  *
- * .design: design/telemetry.txt .heap.flame .heap.pprof .heap.chart
+ * .design: design/heap.txt .heap.flame .heap.pprof .heap.chart
  *
  * Covers: ProfileWriteFlame, ProfileWritePprof and ProfileWriteChart on
  * a small profile (stacks merging by function, frames without a symbol,

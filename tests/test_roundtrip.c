@@ -1,6 +1,7 @@
 /* <tests/test_roundtrip.c> -- every event of the test registry, emitted and read back
  *
- * .design: design/telemetry.txt .req.type .reg.limits .stream .sol.intern .sol.block
+ * .design: design/index.txt .req.type design/registry.txt .reg.limits
+ *   design/stream.txt .stream design/runtime.txt .sol.intern .sol.block
  *
  * Covers:
  *   roundtrip-1.*  every row of tests/eventdef.h with a code of 0x0100 or
@@ -635,7 +636,7 @@ static void *emitMany(void *arg)
 
 /* roundtrip-3.1: nothing lost, order kept, across hundreds of blocks */
 /* manyBlocks -- roundtrip-3.1's emission and checks; with compact,
- * the blocks written compact by EventCompact (design/telemetry.txt
+ * the blocks written compact by EventCompact (design/runtime.txt
  * .compact), which is then set back */
 static void manyBlocks(int compact)
 {

@@ -1,6 +1,6 @@
 /* <tests/test_threads.c> -- threads and processes: nothing lost or torn
  *
- * .design: design/telemetry.txt .req.threads .req.lossless .sol.thread
+ * .design: design/index.txt .req.threads .req.lossless design/runtime.txt .sol.thread
  *          .sol.thread.exit .sol.fork
  *
  * Covers:
@@ -46,7 +46,7 @@
  *                emits one, and every 8th time raises SIGUSR2, whose
  *                handler emits one more (a second level).  Every event of
  *                the thread, of each handler, is there once, in order,
- *                and whole.  design/telemetry.txt .sol.signal.level
+ *                and whole.  design/plinth.txt .sol.signal.level
  *   threads-3.2  TELLTALE_SIGNALS=none: in a fresh process, a handler the
  *                program installs is the kernel's handler as it is
  *                (not wrapped), and telltale installs no fatal-signal
@@ -54,7 +54,7 @@
  *                and telltale's SIGSEGV handler is there.  The kernel's
  *                actions are read with the raw system call.  Not in
  *                build/tsan, whose runtime puts its own handlers in the
- *                kernel.  design/telemetry.txt .sol.signal.none
+ *                kernel.  design/plinth.txt .sol.signal.none
  * Run under build/tsan too: it must be clean there.
  */
 

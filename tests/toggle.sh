@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/toggle.sh -- output switched on and off takes effect at the call
 #
-# .design: design/telemetry.txt .test.toggle .sol.control.cut
+# .design: design/tests.txt .test.toggle design/control.txt .sol.control.cut
 #
 # Usage: tests/toggle.sh CONFIG [TOGGLES [few]]    e.g. tests/toggle.sh build/san 300 few
 #

@@ -2,7 +2,7 @@
 # tests/tools.sh -- every tool answers --help and --version, names itself
 # as installed, and has a man page that names each of its options
 #
-# .design: design/telemetry.txt .pack.test
+# .design: design/build.txt .pack.test
 #
 # Usage: tests/tools.sh CONFIG      e.g. tests/tools.sh build
 # CONFIG's eventcnv, replay, heap and ctl must be built.  Each tool is

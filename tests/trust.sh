@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/trust.sh -- nothing emitted is lost, in every way a program ends
 #
-# .design: design/telemetry.txt .test.trust .sol.death.limits
+# .design: design/tests.txt .test.trust design/plinth.txt .sol.death.limits
 #
 # Usage: tests/trust.sh CONFIG [REPEAT]    e.g. tests/trust.sh build/san 3
 #

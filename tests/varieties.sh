@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/varieties.sh -- what each variety compiles to, and what it logs
 #
-# .design: design/telemetry.txt .sol.variety .gen.check .reg.always
+# .design: design/runtime.txt .sol.variety design/registry.txt .gen.check .reg.always
 #
 # Usage: tests/varieties.sh CONFIG [CC]     e.g. tests/varieties.sh build gcc
 # CONFIG is a build directory (build, build/clang, ...) whose examples and
@@ -209,7 +209,7 @@ else
 fi
 
 # The off variety: nothing of telltale's runtime is left in the program
-# (design/telemetry.txt .sol.variety.off).  The names it may define: the
+# (design/runtime.txt .sol.variety.off).  The names it may define: the
 # public functions, each a stub; not even the registry's tables (its
 # eventgen.c has no source and no tables), nor their docs.
 header=$(find src include -name event.h 2>/dev/null | head -1)

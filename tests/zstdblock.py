@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/zstdblock.py -- damage one zstd block of an archive, for tests/eventcnv.sh
 
-.design: design/telemetry.txt .zstd.reader
+.design: design/stream.txt .zstd.reader
 
 Usage: zstdblock.py MODE N IN OUT
   The Nth (1, 2, ...) block of IN whose flags say zstd, in file order,

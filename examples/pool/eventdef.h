@@ -1,6 +1,6 @@
 /* <examples/pool/eventdef.h> -- the example pool allocator's event registry
  *
- * .design: design/telemetry.txt .reg
+ * .design: design/registry.txt .reg
  *
  * THIS FILE IS READ BY A PROGRAM: gen accepts exactly the row patterns
  * of eventdef.h.  telltale's own registry is merged in first, so the
@@ -72,7 +72,7 @@
     PARAM(U, phase, "the phase's number") \
     PARAM(S, what,  "what the phase does")
 
-/* Spans and counters.  design/telemetry.txt .reg.span
+/* Spans and counters.  design/registry.txt .reg.span
  * SPAN(Name, Begin, End, key): a Begin event opens a span, the next End
  * event whose parameter key has the same value closes it.
  * COUNTER(Name, Event, value, key): each Event sets the counter of its

@@ -1,6 +1,6 @@
 /* <src/decode/eventcheck.c> -- CRC32C, the check of a block
  *
- * .design: design/telemetry.txt .stream.check
+ * .design: design/stream.txt .stream.check
  *
  * A block's check is computed once, when the block is written (never on
  * the hot path), and by a reader for every block it reads.  CRC32C
@@ -313,7 +313,7 @@ static uint32_t checkHardware(uint32_t crc, const unsigned char *p, size_t size)
  * a time while the crc32 instruction works on three more lanes: the two
  * run on different units.  tests/test_eventread.c checks the constants
  * by the results.  Measured here on 64 KiB: 19 GB/s, against 10 for
- * the three lanes alone.  design/telemetry.txt .stream.check.fold */
+ * the three lanes alone.  design/stream.txt .stream.check.fold */
 #define FOLD_LANE 64            /* bytes of each crc32 lane per 128 folded */
 #define FOLD_STEP (128 + 3 * FOLD_LANE)
 #define FOLD_TARGET __attribute__((target("sse4.2,pclmul,avx,avx2,vpclmulqdq")))

@@ -1,10 +1,10 @@
 /* <src/decode/eventdecode.h> -- the event layer: decode and format one event
  *
- * .design: design/telemetry.txt .req.share .stream
+ * .design: design/index.txt .req.share design/stream.txt .stream
  *
  * Every reader of telltale events uses this decoder: eventcnv, the
  * runtime's text mirror and crash dump, the tests and the replay tool.
- * (design/telemetry.txt .req.share)  It depends on string.h only: it
+ * (design/index.txt .req.share)  It depends on string.h only: it
  * never allocates, never uses stdio and keeps only small buffers on the
  * stack, so the runtime's crash dump may call it from a signal handler.
  * It reads only inside the buffer it is given, on any input: a
@@ -20,13 +20,13 @@
 #include "eventcom.h"
 
 /* EVENT_STREAM_KIND_LIMIT -- kinds in a stream's registry: the merge of
- * every registry the stream carries (design/telemetry.txt
+ * every registry the stream carries (design/stream.txt
  * .stream.header.registries), each of at most EVENT_KIND_LIMIT */
 #define EVENT_STREAM_KIND_LIMIT 256
 
 
 /* EventLayoutStruct -- how a stream's data is laid out.
- * design/telemetry.txt .stream.header .req.port */
+ * design/stream.txt .stream.header design/index.txt .req.port */
 typedef struct EventLayoutStruct {
   unsigned bigEndian;           /* 1 if data are big-endian, 0 if little */
   unsigned pointerSize;         /* bytes in a P or A field: 4 or 8 */
@@ -46,7 +46,7 @@ typedef union EventValueUnion {
   const char *s;
 } EventValueUnion;
 
-/* EventRecordStruct -- one decoded event.  design/telemetry.txt .stream.event */
+/* EventRecordStruct -- one decoded event.  design/stream.txt .stream.event */
 typedef struct EventRecordStruct {
   const EventDescStruct *desc;  /* NULL if the code is not in the registry */
   unsigned code;
@@ -207,7 +207,7 @@ static inline size_t EventUtf8Length(const unsigned char *s, size_t avail)
 /* EventEscape -- n bytes of s with C escapes (\" \\ \n \t \r, \ooo for
  * other controls, DEL, C1 controls and bytes of invalid UTF-8; valid
  * UTF-8 as itself), as an S field is shown, into buf (NUL-terminated,
- * truncated); returns the length it needed.  design/telemetry.txt
+ * truncated); returns the length it needed.  design/export.txt
  * .export.text */
 extern size_t EventEscape(char *buf, size_t size, const char *s, size_t n);
 

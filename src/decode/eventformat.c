@@ -1,6 +1,6 @@
 /* <src/decode/eventformat.c> -- the event layer: a decoded event as a line of text
  *
- * .design: design/telemetry.txt .req.share .eventcnv.line .eventcnv.text.fast
+ * .design: design/index.txt .req.share design/tools.txt .eventcnv.line .eventcnv.text.fast
  *
  * See eventread.h for the interface.  string.h only, as eventdecode.c:
  * the traceback formats events inside a signal handler (and the
@@ -366,7 +366,7 @@ static char *decimalAt(char *p, uint64_t value)
  * controls, DEL, C1 controls and each byte of invalid UTF-8, which
  * would drive a terminal or make the text unreadable as UTF-8.  Valid
  * UTF-8 is itself, so a name in any script reads as written.
- * design/telemetry.txt .export.text */
+ * design/export.txt .export.text */
 static void putEscaped(WriterStruct *w, const char *s, size_t n)
 {
   size_t i;
@@ -734,7 +734,7 @@ static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContext
 /* EventClockRate -- the clock's rate: the header's, or the rate between
  * the start pair and a later ClockSync pair at least EVENT_SYNC_SPAN_NS
  * after it.  The traceback and the reader use this one rule, so they
- * agree on every event's time.  design/telemetry.txt .sol.clock */
+ * agree on every event's time.  design/runtime.txt .sol.clock */
 uint64_t EventClockRate(uint64_t headerHz, EventClock startClock, uint64_t startMonotonic,
                         EventClock clock, uint64_t monotonic)
 {
@@ -854,7 +854,7 @@ static void putParamName(WriterStruct *w, const EventDescStruct *desc, unsigned 
 /* headCache -- the cache's head for rec, made now if it is another
  * (thread, kind, descriptor) than the latest; 0 if rec's line has no
  * fields or its head does not fit, and the line is made in full.
- * design/telemetry.txt .eventcnv.text.head */
+ * design/tools.txt .eventcnv.text.head */
 
 static int headCache(EventFormatCacheStruct *cache, const EventRecordStruct *rec,
                      const EventFormatContextStruct *ctx)
@@ -904,7 +904,7 @@ static int roomFor(const char *p, const char *end, size_t len)
  * the buffer has room for the most it can write (a head block or a hex
  * word is stored whole, past where the text ends).  Returns the line's
  * end, or NULL if the buffer might be too small: then the writer makes
- * the line.  design/telemetry.txt .eventcnv.text.fast */
+ * the line.  design/tools.txt .eventcnv.text.fast */
 
 static char *formatFast(char *p, char *end, const EventRecordStruct *rec,
                         const EventFormatContextStruct *ctx, const EventFormatCacheStruct *cache)

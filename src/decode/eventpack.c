@@ -1,6 +1,6 @@
 /* <src/decode/eventpack.c> -- the compact form of a block's events: encoder and decoder
  *
- * .design: design/telemetry.txt .compact
+ * .design: design/runtime.txt .compact
  *
  * The data of a compact block (.compact.encoding):
  *
@@ -227,7 +227,7 @@ static __attribute__((noinline)) unsigned char *encodeFields(EventPackCodeStruct
 
 #define NEAR_LIMIT 16                   /* codes at hand, by their low bits */
 
-/* EventPackEncode -- eventpack.h.  design/telemetry.txt .compact.encoding
+/* EventPackEncode -- eventpack.h.  design/stream.txt .compact.encoding
  * A block's events have few codes, usually numbered close together, so
  * the codes met are kept at hand by their low bits, and the hash is
  * searched only when two share them (.compact.encode.cost). */
@@ -370,7 +370,7 @@ static int decodeDefine(EventPackStateStruct *state, const unsigned char *in, si
 
 /* EventPackDecode -- eventpack.h.  Every read is checked against the
  * input's end and every write against the raw size, so any input is
- * safe.  design/telemetry.txt .compact.encoding */
+ * safe.  design/stream.txt .compact.encoding */
 int EventPackDecode(EventPackStateStruct *state, const unsigned char *in, size_t inSize,
                     unsigned big, unsigned char *out, size_t outLimit, size_t *outSizeReturn,
                     const char **whyReturn)

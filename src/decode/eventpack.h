@@ -1,6 +1,6 @@
 /* <src/decode/eventpack.h> -- the compact form of a block's events
  *
- * .design: design/telemetry.txt .compact
+ * .design: design/runtime.txt .compact
  *
  * A block's events are written to the log either as they are in the
  * thread's buffer (12-byte header, fixed-width fields) or, with
@@ -78,7 +78,7 @@ extern int EventPackDecode(EventPackStateStruct *state, const unsigned char *in,
  * bytes as written.  EventCompactBlock returns data itself, or its
  * compact form with *sizeIO set to its length and *flagsReturn to
  * EVENT_BLOCK_COMPACT (else 0); EventCompactDone takes back what it
- * returned once it is written.  design/telemetry.txt .compact.writer */
+ * returned once it is written.  design/runtime.txt .compact.writer */
 extern const unsigned char *EventCompactBlock(const EventRegistryStruct *registry,
                                               const unsigned char *data, size_t *sizeIO,
                                               unsigned *flagsReturn);
@@ -90,7 +90,7 @@ extern void EventCompactDone(const unsigned char *written);
  * EVENT_BLOCK_ZSTD), which EventCompactDone gives back to done once
  * written.  It runs where the block is written, as the encoder does,
  * and must not allocate with malloc.  EventStreamMajor is the major the
- * headers then say.  design/telemetry.txt .compact.hook */
+ * headers then say.  design/runtime.txt .compact.hook */
 typedef const unsigned char *(*EventBlockTransform)(const unsigned char *data, size_t *sizeIO,
                                                     unsigned *flagsIO);
 typedef void (*EventBlockTransformDone)(const unsigned char *written);

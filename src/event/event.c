@@ -1,6 +1,6 @@
 /* <src/event/event.c> -- the event runtime: initialization, control, interning
  *
- * .design: design/telemetry.txt
+ * .design: design/runtime.txt
  *
  * The hot path is inline in event.h.  The runtime is one module in four
  * files (eventint.h says what they share): this one holds the hot path's
@@ -14,7 +14,7 @@
  *
  * Locking: one plinth lock guards the session, the stream list, the
  * thread list and the intern table.  A thread's buffers are written only
- * by that thread, except at EventFinish (design/telemetry.txt
+ * by that thread, except at EventFinish (design/runtime.txt
  * .sol.finish); the asynchronous writer reads full ones, under the queue
  * lock's rules (.sol.writer).
  */
@@ -30,7 +30,7 @@
 #define BUFFER_SIZE_MAX ((size_t)64 * 1024 * 1024)
 _Static_assert(BUFFER_SIZE_MAX <= EVENT_BLOCK_LENGTH_MAX, "a buffer is a block");
 
-/* The session.  design/telemetry.txt .sol.session */
+/* The session.  design/runtime.txt .sol.session */
 EventSessionStruct eventSession;
 
 
@@ -117,7 +117,7 @@ void eventCopyString(char *dst, size_t size, const char *src)
 /* envBad -- a setting that cannot be used: say so, naming the variable,
  * what was wrong or expected, and what is used instead, and carry on.
  * Each variable is read once, so this is said once.  Telemetry never
- * takes a program down.  design/telemetry.txt .sol.env */
+ * takes a program down.  design/runtime.txt .sol.env */
 static void envBad(const char *variable, const char *why, const char *instead)
 {
   eventSay(variable, ": ", why, "; using ", instead, NULL);
@@ -134,7 +134,7 @@ static void envBadValue(const char *variable, const char *value, const char *exp
   envBad(variable, why, instead);
 }
 
-/* Settings by registry.  design/telemetry.txt .sol.env, .reg.many
+/* Settings by registry.  design/runtime.txt .sol.env, design/registry.txt .reg.many
  * The environment's kinds and events are names ("Pool", "alloc:Pool"),
  * applied to each registry when it joins, so that a library loaded
  * later has them too; a mistake is said once, by the first registry. */
@@ -420,7 +420,7 @@ static size_t envBuffer(void)
 /* fileExpand -- the log's name from TELLTALE_FILE's pattern: %p the
  * process id, %t the UTC time (20261124T021500Z) of seconds since the
  * epoch, %% a %.  0, or 22 (EINVAL) for another %, or 36 (ENAMETOOLONG).
- * design/telemetry.txt .plinth.stream.file */
+ * design/plinth.txt .plinth.stream.file */
 static int fileExpand(char *name, size_t size, const char *pattern, uint64_t pid,
                       uint64_t seconds)
 {
@@ -509,7 +509,7 @@ static void envFile(void)
 
 /* eventFileAfterFork -- the log's name in the child of fork(): a name
  * with %p is the child's own when expanded anew; another gets ".PID".
- * design/telemetry.txt .sol.fork */
+ * design/plinth.txt .sol.fork */
 void eventFileAfterFork(void)
 {
   char name[sizeof eventSession.fileName];
@@ -542,7 +542,7 @@ int EventBufferSizeSet(size_t size)
   return 0;
 }
 
-/* EventInit -- read the environment; idempotent.  design/telemetry.txt .sol.env */
+/* EventInit -- read the environment; idempotent.  design/runtime.txt .sol.env */
 int EventInit(void)
 {
   const char *value;
@@ -629,7 +629,7 @@ static uint64_t hashString(const char *s)
 
 /* EventInternString -- the id of a string, emitting Intern the first
  * time.  The string is truncated to EVENT_STRING_MAX.  Returns 0 if
- * memory runs out.  design/telemetry.txt .sol.intern */
+ * memory runs out.  design/runtime.txt .sol.intern */
 EventW EventInternString(const char *string)
 {
   char copy[EVENT_STRING_MAX + 1];

@@ -1,13 +1,13 @@
 /* <src/event/event.h> -- event emission interface
  *
- * .design: design/telemetry.txt
+ * .design: design/runtime.txt
  *
  * A program includes this header to emit events and to control
  * telemetry.  It includes the program's generated eventgen.h (from the
  * include path), which defines the EVENT_<FORMAT>(Name, ...) emitters.
  *
  * The hot path is here, inline: EVENT_BEGIN and EVENT_END, which every
- * generated emitter uses.  design/telemetry.txt .sol.hot
+ * generated emitter uses.  design/runtime.txt .sol.hot
  */
 
 #ifndef event_h
@@ -20,7 +20,7 @@
 #include "plinthclock.h"
 
 /* The atomics of the hot path, in C and in C++, whose std::atomic of
- * an integer has the layout of C's _Atomic one.  design/telemetry.txt
+ * an integer has the layout of C's _Atomic one.  design/build.txt
  * .pack.cxx */
 #ifdef __cplusplus
 #include <atomic>
@@ -38,7 +38,7 @@
 
 TELLTALE_BEGIN_DECLS
 
-/* Varieties.  design/telemetry.txt .sol.variety
+/* Varieties.  design/runtime.txt .sol.variety
  * Build with -DEVENT_VARIETY=n.  The default is checking. */
 #define EVENT_VARIETY_OFF       0   /* no events: emitters compile to nothing */
 #define EVENT_VARIETY_OPTIMISED 1   /* events whose always is TRUE */
@@ -55,7 +55,7 @@ TELLTALE_BEGIN_DECLS
  * next is where the next event goes; limit is the end of the buffer.
  * Both are 0 until the thread's first event of the kind, so the first
  * reservation takes the slow path, which sets the thread up.  No other
- * thread writes these.  design/telemetry.txt .sol.buffer */
+ * thread writes these.  design/runtime.txt .sol.buffer */
 typedef struct EventBufStruct {
   uintptr_t next;
   uintptr_t limit;
@@ -68,7 +68,7 @@ typedef struct EventBufStruct {
  * own registry, and the hot path reaches its state by addresses fixed at
  * link or load time, as with one.  The runtime numbers a source when it
  * is registered (by eventgen.c's constructor, or by its first event) and
- * fills in the fields after "runtime".  design/telemetry.txt .reg.many
+ * fills in the fields after "runtime".  design/registry.txt .reg.many
  *
  *   record   kinds whose events are recorded into buffers;
  *   control  kinds whose recorded events are output to the streams; the
@@ -78,7 +78,7 @@ typedef struct EventBufStruct {
  *            (QNX's per-event bitmap);
  *   bufs     the calling thread's buffers, one per kind.
  * record and control are bit sets indexed by the registry's EventKind.
- * design/telemetry.txt .sol.control, .sol.control.event */
+ * design/control.txt .sol.control, .sol.control.event */
 typedef struct EventSourceStruct {
   unsigned size;                        /* sizeof(EventSourceStruct) as compiled */
   const EventRegistryStruct *registry;
@@ -140,8 +140,8 @@ static inline void *EventReserve(EventBufStruct *buf, EventSourceStruct *source,
  * in a reused buffer), and commit by storing code and length together
  * last, after a release fence (no instruction on x86-64), so that
  * another thread that sees the code sees the whole event (a flush or a
- * traceback reading this thread's buffer).  design/telemetry.txt
- * .sol.hot, .sol.live, .sol.flush
+ * traceback reading this thread's buffer).  design/runtime.txt
+ * .sol.hot, design/control.txt .sol.live, .sol.flush
  * The buffer's limit leaves EVENT_END_SLACK bytes for that zero.
  * EVENT_BEGIN opens a block and declares in it _event, a pointer to the
  * event's struct, for the stores; EVENT_END closes it. */
@@ -168,7 +168,7 @@ static inline void *EventReserve(EventBufStruct *buf, EventSourceStruct *source,
  * hidden variable is the executable's own, at an offset from the thread
  * pointer that the link fixes: local-exec addresses it in the store
  * itself, one instruction fewer than initial-exec's load of the offset,
- * which a shared library (-fPIC) needs.  design/telemetry.txt
+ * which a shared library (-fPIC) needs.  design/registry.txt
  * .reg.many.cost */
 #if defined(__PIE__) || !defined(__PIC__)
 #define EVENT_TLS_MODEL "local-exec"
@@ -197,7 +197,7 @@ static inline void *EventReserve(EventBufStruct *buf, EventSourceStruct *source,
 
 /* EventStringLength -- length of an S parameter, truncated to
  * EVENT_STRING_MAX.  A null pointer is sent as an empty string.
- * design/telemetry.txt .reg.limits */
+ * design/registry.txt .reg.limits */
 static inline size_t EventStringLength(const char *s)
 {
   size_t n = 0;
@@ -213,7 +213,7 @@ static inline size_t EventStringLength(const char *s)
  * thread rewrote it): a NUL copied inside it would end it before the
  * event's length does, and the reader would refuse the block, so each is
  * sent as '?'.  The compiler barrier keeps the compiler from assuming the
- * copy holds what the measuring loop read.  design/telemetry.txt .sol.string */
+ * copy holds what the measuring loop read.  design/runtime.txt .sol.string */
 static inline void EventStringCopy(char *dst, const char *src, size_t length)
 {
   if (length > 0) {
@@ -228,14 +228,14 @@ static inline void EventStringCopy(char *dst, const char *src, size_t length)
 
 #include "eventgen.h"
 
-/* Interface.  design/telemetry.txt .sol.api
+/* Interface.  design/runtime.txt .sol.api
  * Functions that can fail return 0 or an errno-style code and, when
  * given one, write a message into err (at most errSize bytes). */
 
 /* EventInit -- set telemetry up from the environment.
  * Idempotent; called before main by a constructor, and by the slow
  * path.  Reads the TELLTALE_ variables the README lists (TELLTALE_CONTROL,
- * TELLTALE_RECORD, TELLTALE_FILE, ...: design/telemetry.txt .sol.env), and
+ * TELLTALE_RECORD, TELLTALE_FILE, ...: design/runtime.txt .sol.env), and
  * starts the control thread unless TELLTALE_CTL=off (.ctl).
  * A bad setting is said once on stderr, naming the variable and what
  * was expected, and the default is used. */
@@ -255,11 +255,11 @@ extern TELLTALE_API void EventFinish(void);
  * an exec, whole, not at a death.  The session stays open.  Returns a
  * value for EventExecFailed.  EventExecFailed -- the exec failed with
  * error (errno): the session goes on as before, and the log says so.
- * design/telemetry.txt .sol.exec */
+ * design/plinth.txt .sol.exec */
 extern TELLTALE_API int EventExecBefore(void);
 extern TELLTALE_API void EventExecFailed(int before, int error);
 
-/* Streams.  design/telemetry.txt .sol.multi
+/* Streams.  design/runtime.txt .sol.multi
  * The default stream is the file named by TELLTALE_FILE, or
  * "telltale.log", opened when the first block is written unless the
  * program added a binary stream first.  TELLTALE_FILE=none means no
@@ -273,7 +273,7 @@ extern TELLTALE_API int EventSourceStreamAddText(EventSourceStruct *source,
                                                  struct PlinthStreamStruct *stream, EventKindSet kinds);
 #define EventStreamAddText(stream, kinds) EventSourceStreamAddText(EVENT_API_SOURCE, (stream), (kinds))
 
-/* Kind control.  design/telemetry.txt .sol.control, .reg.many
+/* Kind control.  design/control.txt .sol.control, design/registry.txt .reg.many
  * Each returns the previous set; new = (old & ~reset) ^ flip, as in MPS.
  * The kinds are the calling code's registry's (EventKind in its
  * eventgen.h): a library's call changes its own kinds, a program's its
@@ -320,7 +320,7 @@ extern TELLTALE_API int EventKindsSwitch(const char *names, int output, int on,
  * "PoolAlloc" in every registry that has it, "alloc:PoolAlloc" in one.
  * Its kind's control still applies.  telltale's own events (codes below
  * 0x0100) cannot be turned off.  Returns 0, or an errno-style code with
- * a message in err.  design/telemetry.txt .sol.control.event */
+ * a message in err.  design/control.txt .sol.control.event */
 extern TELLTALE_API int EventRecordByName(const char *name, int on, char *err, size_t errSize);
 
 /* EventKindParse -- parse "all", "none", "Arena,Pool", "all,-Ref", or
@@ -334,7 +334,7 @@ extern TELLTALE_API int EventSourceKindParse(EventSourceStruct *source, const ch
 extern TELLTALE_API int EventSourceKindIndex(EventSourceStruct *source, const char *name);
 #define EventKindIndex(name) EventSourceKindIndex(EVENT_API_SOURCE, (name))
 
-/* Strings and labels.  design/telemetry.txt .sol.intern */
+/* Strings and labels.  design/runtime.txt .sol.intern */
 extern TELLTALE_API EventW EventInternString(const char *string);
 extern TELLTALE_API void EventLabel(EventA address, EventW id);
 extern TELLTALE_API void EventLabelString(EventA address, const char *label);
@@ -342,7 +342,7 @@ extern TELLTALE_API void EventLabelString(EventA address, const char *label);
 /* Thread names: emits ThreadName for the calling thread. */
 extern TELLTALE_API void EventThreadNameSet(const char *name);
 
-/* Death.  design/telemetry.txt .sol.traceback, .sol.signal, .sol.assert */
+/* Death.  design/plinth.txt .sol.traceback, .sol.signal, .sol.assert */
 
 /* EVENT_ASSERT -- check a condition in every variety.  On failure, print
  * the condition, the file and line and the latest events (the flight
@@ -371,7 +371,7 @@ extern TELLTALE_API void EventDumpTo(int fd, unsigned count);
  * for a program's own fatal-signal handler.  Async-signal-safe.  Returns
  * 0; EAGAIN if another thread held telltale's lock for 200 ms; EBUSY
  * with the asynchronous writer, which writes on (the live file keeps
- * what it has not written).  design/telemetry.txt .sol.death */
+ * what it has not written).  design/plinth.txt .sol.death */
 extern TELLTALE_API int EventFlushAll(void);
 
 /* EventFatalSignals -- install (1) or remove (0) the handlers that dump
@@ -383,7 +383,7 @@ extern TELLTALE_API int EventFatalSignals(int on);
  * or on the emitting thread (0, the default); with drop, an emitter
  * whose next buffer the writer has not yet written drops its events,
  * counted as EventsDropped, instead of waiting.  TELLTALE_WRITER=sync,
- * async or async,drop.  design/telemetry.txt .sol.writer */
+ * async or async,drop.  design/control.txt .sol.writer */
 extern TELLTALE_API int EventWriterAsync(int async, int drop);
 
 /* Buffer size in bytes: a power of two, at least 4096 (TELLTALE_BUFFER).
@@ -392,7 +392,7 @@ extern TELLTALE_API int EventBufferSizeSet(size_t size);
 
 /* EventCompact -- write the log's blocks in the compact form (on 1) or
  * as the buffers hold them (0, the default); TELLTALE_COMPACT=1 or 0.
- * Returns the previous setting.  design/telemetry.txt .compact */
+ * Returns the previous setting.  design/runtime.txt .compact */
 extern TELLTALE_API int EventCompact(int on);
 
 /* EventFilterAdd -- keep, of one event, only those whose field passes a
@@ -405,7 +405,7 @@ extern TELLTALE_API int EventCompact(int on);
  * not to the flight recorder.  EventFilterClear removes an event's
  * filters by name, or every filter (NULL, "" or "all"); ENOENT if it had
  * none, EINVAL if there is no such event.  TELLTALE_FILTER="A;B" adds filters at start.  Not
- * async-signal-safe.  design/telemetry.txt .sol.filter */
+ * async-signal-safe.  design/control.txt .sol.filter */
 extern TELLTALE_API int EventFilterAdd(const char *spec, char *err, size_t errSize);
 extern TELLTALE_API int EventFilterClear(const char *name);
 
@@ -413,7 +413,7 @@ extern TELLTALE_API int EventFilterClear(const char *name);
  * 1 (the default, unless TELLTALE_CTL=off) the process has a control
  * file, mode 0600, in its user's control directory and a control thread
  * asleep on it; 0 removes both, and no fork's child makes them.  Not
- * async-signal-safe.  design/telemetry.txt .ctl */
+ * async-signal-safe.  design/tools.txt .ctl */
 extern TELLTALE_API int EventCtl(int on);
 
 TELLTALE_END_DECLS

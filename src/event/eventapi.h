@@ -1,7 +1,7 @@
 /* <src/event/eventapi.h> -- the library's version, and what makes the
  * public headers one interface for C, C++ and the shared library
  *
- * .design: design/telemetry.txt .pack
+ * .design: design/build.txt .pack
  *
  * Included by every public header (eventcom.h, plinth.h, plinthclock.h);
  * installed as <telltale/eventapi.h>.  No OS headers.
@@ -13,7 +13,7 @@
 /* The library's version: major changes when the shared library's ABI
  * does (its soname is libtelltale.so.MAJOR), minor when the interface
  * grows, patch for fixes.  The stream format has a version of its own,
- * EVENT_VERSION_* in eventcom.h.  design/telemetry.txt .pack.version */
+ * EVENT_VERSION_* in eventcom.h.  design/build.txt .pack.version */
 #define TELLTALE_VERSION_MAJOR  0
 #define TELLTALE_VERSION_MINOR  2
 #define TELLTALE_VERSION_PATCH  0
@@ -23,7 +23,7 @@
 
 /* TELLTALE_API -- marks a declaration of the public interface.  The
  * shared library is built with -fvisibility=hidden, so that only these
- * names are exported (design/telemetry.txt .pack.export); elsewhere the
+ * names are exported (design/build.txt .pack.export); elsewhere the
  * attribute changes nothing.  TELLTALE_API_HIDDEN: the runtime is built
  * into a library that exports none of it (libtelltale-malloc.so), and
  * its code reaches these names directly, not through a table. */
@@ -34,7 +34,7 @@
 #endif
 
 /* C++: the interface has C linkage, and C11's _Static_assert is
- * static_assert.  design/telemetry.txt .pack.cxx */
+ * static_assert.  design/build.txt .pack.cxx */
 #ifdef __cplusplus
 #define TELLTALE_BEGIN_DECLS extern "C" {
 #define TELLTALE_END_DECLS }

@@ -1,6 +1,6 @@
 /* <src/event/eventbuf.c> -- threads, their buffers, the slow path, flush and finish
  *
- * .design: design/telemetry.txt
+ * .design: design/runtime.txt
  *
  * The slow path of EventReserve (event.h): setting a thread up, making a
  * kind's buffer, and making room when it is full, as a block sent to the
@@ -12,7 +12,7 @@
  *
  * Locking: the plinth's lock guards the session and the thread list.  A
  * thread's buffers are written only by that thread, except at
- * EventFinish (design/telemetry.txt .sol.finish); the asynchronous writer
+ * EventFinish (design/runtime.txt .sol.finish); the asynchronous writer
  * reads full ones, under the queue lock's rules (.sol.writer).
  */
 
@@ -82,7 +82,7 @@ static void tlsClear(void)
 
 static void threadExit(void *arg);
 
-/* threadCreate -- set the calling thread up.  design/telemetry.txt .sol.thread
+/* threadCreate -- set the calling thread up.  design/runtime.txt .sol.thread
  * *createdReturn is 0 if a signal handler set it up meanwhile. */
 static EventThreadStruct *threadCreate(int *createdReturn)
 {
@@ -160,7 +160,7 @@ static void slotRelease(EventKindBufStruct *kb, unsigned s)
  * the program's death, and if the kind's output is off the header says
  * so.  Otherwise it is memory, reused if the slot has some.  Either is
  * sent when it fills if output is on, else is the ring.
- * design/telemetry.txt .sol.live, .sol.ring, .sol.control.cut */
+ * design/control.txt .sol.live, design/runtime.txt .sol.ring, design/control.txt .sol.control.cut */
 static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s)
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
@@ -270,7 +270,7 @@ static size_t descFixedSize(const EventDescStruct *desc, int *stringReturn)
  * code and length must also fit the runtime's own registry (a fixed
  * size, or a string's NUL at the end), so that a commit store seen half
  * done, where it straddles a cache line, is taken for what it is: not
- * yet an event.  design/telemetry.txt .sol.flush */
+ * yet an event.  design/control.txt .sol.flush */
 int eventCommitted(const EventRegistryStruct *registry, const unsigned char *p, uintptr_t limit,
                    size_t *lengthReturn)
 {
@@ -322,7 +322,7 @@ static uintptr_t committedEnd(unsigned slot, uintptr_t p, uintptr_t limit)
  * event below next is committed.  Otherwise another thread (or a
  * handler this one interrupted) may be writing it: only the committed
  * events after "sent" go, and "sent" moves to their end, so that each
- * event is sent exactly once, whole.  design/telemetry.txt .sol.flush */
+ * event is sent exactly once, whole.  design/control.txt .sol.flush */
 static void kindFlushAs(EventThreadStruct *thread, unsigned level, unsigned kind, int own,
                         int output)
 {
@@ -360,7 +360,7 @@ static void kindFlush(EventThreadStruct *thread, unsigned level, unsigned kind, 
 
 static void *dropped(unsigned kind, void *sink);
 
-/* Output control.  design/telemetry.txt .sol.control.cut
+/* Output control.  design/control.txt .sol.control.cut
  *
  * A change of EventKindControl takes effect at the call, in every
  * thread, with nothing on the emitter's path: under the lock, each
@@ -445,7 +445,7 @@ static void outputSeen(void)
 
 /* While a traceback is taken, a thread whose buffer fills waits before
  * its ring moves on, so that the events the traceback found stay where
- * they are, even before it has the lock.  design/telemetry.txt
+ * they are, even before it has the lock.  design/plinth.txt
  * .sol.traceback */
 static _Atomic int ringsFrozen;
 static EventThreadStruct *_Atomic ringsFrozenBy;  /* it does not wait */
@@ -466,7 +466,7 @@ static void ringsWait(EventThreadStruct *thread)
 
 /* bufferFull -- make room when a kind's buffer is full: send what it
  * holds, and move to the kind's other slot, keeping this one as the
- * flight recorder's older half.  design/telemetry.txt .sol.buffer, .sol.ring */
+ * flight recorder's older half.  design/runtime.txt .sol.buffer, .sol.ring */
 static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
@@ -506,7 +506,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
 
 /* Events with nowhere to go (memory ran out for a buffer) are counted
  * per kind, never dropped silently: EventsDropped reports them at the
- * next flush, and on stderr.  design/telemetry.txt .sol.dropped */
+ * next flush, and on stderr.  design/control.txt .sol.dropped */
 /* uintptr_t: a word is lock-free everywhere (an 8-byte atomic on a
  * 32-bit platform may take a lock, and this is reached from handlers) */
 static _Atomic uintptr_t dropCount[SLOT_LIMIT];
@@ -629,7 +629,7 @@ static void levelAbandon(EventThreadStruct *thread, unsigned level)
  * half-written event abandoned); code that ran with no level takes the
  * level below back, unless a handler interrupted it (sp is then the
  * interrupted one's, thread->running 0), as it may be in the slow path.
- * design/telemetry.txt .sol.signal.jump */
+ * design/plinth.txt .sol.signal.jump */
 static void handlersLeft(EventThreadStruct *thread, uintptr_t sp, int running)
 {
   while (thread->depth > 0) {
@@ -679,7 +679,7 @@ void eventSignalJump(uintptr_t sp)
  * go into buffers of their own: an event it interrupted, half written,
  * is left as it was.  With no level free, next and limit are zero, and
  * the slow path drops and counts.  The token is the handler's depth.
- * design/telemetry.txt .sol.signal.level, .sol.signal.jump */
+ * design/plinth.txt .sol.signal.level, .sol.signal.jump */
 int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp)
 {
   EventThreadStruct *thread = eventThreadState;
@@ -737,7 +737,7 @@ void eventSignalLeave(int token)
 }
 
 /* eventThreadEnsure -- the calling thread, set up and announced on its first
- * use; NULL if memory ran out.  design/telemetry.txt .sol.thread */
+ * use; NULL if memory ran out.  design/runtime.txt .sol.thread */
 EventThreadStruct *eventThreadEnsure(void)
 {
   EventThreadStruct *thread = eventThreadState;
@@ -751,7 +751,7 @@ EventThreadStruct *eventThreadEnsure(void)
   return thread;
 }
 
-/* EventReserveSlow -- the slow path of EventReserve.  design/telemetry.txt .sol.slow
+/* EventReserveSlow -- the slow path of EventReserve.  design/runtime.txt .sol.slow
  *
  * Sets the thread up on its first event, makes the kind's buffer on its
  * first event of that kind, and makes room when the buffer is full.
@@ -830,7 +830,7 @@ void *EventReserveIn(EventSourceStruct *source, unsigned kind, size_t size)
  * have interrupted half way through an event, or another thread may be
  * filling, is sent up to its last committed event (kindFlush).  So a
  * handler's flush, and an exit from a handler, sends the code's events
- * it interrupted.  design/telemetry.txt .sol.signal.level, .sol.flush */
+ * it interrupted.  design/plinth.txt .sol.signal.level, design/control.txt .sol.flush */
 void eventThreadFlush(EventThreadStruct *thread, int own)
 {
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
@@ -885,7 +885,7 @@ static void exitAbandoned(EventThreadStruct *thread)
 }
 
 /* threadExit -- a thread is exiting: flush its buffers, never lose them.
- * design/telemetry.txt .sol.thread.exit */
+ * design/runtime.txt .sol.thread.exit */
 static void threadExit(void *arg)
 {
   EventThreadStruct *thread = arg;
@@ -980,7 +980,7 @@ static void exitsUnseen(int all)
   } while (n == 64);
 }
 
-/* finish -- end the session.  design/telemetry.txt .sol.finish
+/* finish -- end the session.  design/runtime.txt .sol.finish
  *
  * Every thread's committed events are sent, then the calling thread's
  * ClockSync and StreamEnd.  At exit, threads still running go on
@@ -1054,7 +1054,7 @@ void EventFinish(void)
 }
 
 /* EventExecBefore, EventExecFailed -- the program is about to exec,
- * or the exec failed.  design/telemetry.txt .sol.exec
+ * or the exec failed.  design/plinth.txt .sol.exec
  *
  * As finish, but the session stays open in case the exec fails: every
  * thread's committed events are sent, then the drops and StreamExec, on
@@ -1149,7 +1149,7 @@ void eventUnload(void)
  * file, and its streams are shared with the parent, so the child drops
  * all of them (unmapping affects only the child) and starts a session
  * of its own in a file named after the parent's with ".PID" added.
- * design/telemetry.txt .sol.fork */
+ * design/plinth.txt .sol.fork */
 void eventAfterFork(void)
 {
   EventThreadStruct *t, *next;
@@ -1177,7 +1177,7 @@ void eventAfterFork(void)
  * buffers of its slots are sent, up to their committed events, and
  * freed, so that the slots can be another's.  Its drops not yet
  * reported are said here: no EventsDropped can name it after.  Lock
- * held.  design/telemetry.txt .reg.many */
+ * held.  design/registry.txt .reg.many */
 void eventSlotsLeave(unsigned base, unsigned count)
 {
   EventThreadStruct *self = eventThreadState;

@@ -1,12 +1,12 @@
 /* <src/event/eventcom.h> -- types and constants shared by emitters, runtime and tools
  *
- * .design: design/telemetry.txt
+ * .design: design/stream.txt
  *
  * This header is included by generated code (eventgen.h), by the runtime
  * and by the tools.  It includes no OS headers: only the freestanding
  * C11 headers.  Everything here is either a type, a constant of the
- * stream format (design/telemetry.txt .stream), or a descriptor of a
- * registry (design/telemetry.txt .reg).
+ * stream format (design/stream.txt .stream), or a descriptor of a
+ * registry (design/registry.txt .reg).
  */
 
 #ifndef eventcom_h
@@ -19,7 +19,7 @@
 
 TELLTALE_BEGIN_DECLS
 
-/* Parameter types, one per format letter.  design/telemetry.txt .reg.format */
+/* Parameter types, one per format letter.  design/registry.txt .reg.format */
 typedef void *EventP;               /* P -- any pointer */
 typedef uintptr_t EventA;           /* A -- an address (may be labelled) */
 typedef uintptr_t EventW;           /* W -- a word: sizes, counts, ids */
@@ -29,7 +29,7 @@ typedef double EventD;              /* D -- a double */
 
 typedef uint64_t EventClock;        /* cycle counter value */
 
-/* Stream format version.  design/telemetry.txt .sol.version */
+/* Stream format version.  design/stream.txt .sol.version */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
@@ -50,7 +50,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                        writes it only under a block transform
                                        (.compact.hook) */
 
-/* Stream header and blocks.  design/telemetry.txt .stream.header, .stream.block */
+/* Stream header and blocks.  design/stream.txt .stream.header, .stream.block */
 #define EVENT_STREAM_MAGIC      "TELLTALE"   /* 8 bytes, first in the stream */
 #define EVENT_STREAM_MAGIC_LEN  8
 #define EVENT_STREAM_FIXED_LEN  64           /* fixed part of the header */
@@ -97,7 +97,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_BLOCK_LENGTH_MAX  (64u << 20)  /* the largest block: a buffer of 64 MiB */
 
 /* EventBlockHeaderStruct -- first bytes of every block, in data byte
- * order.  design/telemetry.txt .stream.block, .stream.check */
+ * order.  design/stream.txt .stream.block, .stream.check */
 typedef struct __attribute__((packed)) EventBlockHeaderStruct {
   char magic[4];                /* EVENT_BLOCK_MAGIC */
   uint32_t length;              /* of the block, this header included */
@@ -121,7 +121,7 @@ EVENT_STATIC_ASSERT(offsetof(EventBlockHeaderStruct, check) == 32, "check at 32"
 
 /* Byte order.  Loads and stores of n bytes (1 to 8) in either order,
  * for the reader, recovery and the stream header: the one set.  big is
- * nonzero for big-endian.  design/telemetry.txt .stream */
+ * nonzero for big-endian.  design/stream.txt .stream */
 static inline uint64_t EventLoad(const unsigned char *p, unsigned n, unsigned big)
 {
   uint64_t v = 0;
@@ -189,7 +189,7 @@ static inline void EventBlockEncode(unsigned char *p, const EventBlockHeaderStru
 
 /* EventCheck -- CRC32C (Castagnoli) of size bytes, continuing crc (0 to
  * start).  SSE4.2's crc32 instruction where the processor has it, else
- * a table.  Signal-safe.  design/telemetry.txt .stream.check */
+ * a table.  Signal-safe.  design/stream.txt .stream.check */
 extern TELLTALE_API uint32_t EventCheck(uint32_t crc, const void *data, size_t size);
 
 /* EventCrcBy -- EventCheck by one way, for the tests that compare
@@ -199,13 +199,13 @@ extern int EventCrcBy(int how, uint32_t *crc, const void *data, size_t size);
 
 /* EventHeaderCheck -- the check of a stream header's first length
  * bytes, its flags byte (which a live file's writer changes) taken as
- * 0: stored after the variable part (2.0).  design/telemetry.txt
+ * 0: stored after the variable part (2.0).  design/stream.txt
  * .stream.header.check */
 extern TELLTALE_API uint32_t EventHeaderCheck(const unsigned char *header, size_t length);
 
 /* EventFlagsCheck -- the check of a stream header's flags byte alone,
  * stored after the spans' check (3.0.5): an archive's flags say whether
- * its log's live file was recovered into it.  design/telemetry.txt
+ * its log's live file was recovered into it.  design/stream.txt
  * .stream.header.check */
 static inline uint32_t EventFlagsCheck(const unsigned char *header)
 {
@@ -215,7 +215,7 @@ static inline uint32_t EventFlagsCheck(const unsigned char *header)
 /* EventLiveCheck -- the check of a live region's header: of bytes 4
  * to 32 (not the magic, which a free region clears), stored at 32.  The
  * data of a live region change while the program runs, so only its
- * header is checked.  design/telemetry.txt .sol.recover */
+ * header is checked.  design/control.txt .sol.recover */
 extern TELLTALE_API uint32_t EventLiveCheck(const unsigned char *header);
 
 /* EventBlockCheck -- the check of a whole block at p, of length bytes,
@@ -225,17 +225,17 @@ extern TELLTALE_API uint32_t EventBlockCheck(const unsigned char *p, size_t leng
 /* EventBlockHole -- are a block's data, from headerLength to length
  * bytes at p, which begins at byte offset in its file, what a write cut
  * short by death leaves: zeros from their start, or from a page
- * boundary of the file on?  design/telemetry.txt .sol.writer.at */
+ * boundary of the file on?  design/control.txt .sol.writer.at */
 extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLength,
                           uint64_t offset);
 
 /* The clock.  A reader takes the clock's rate from the stream header,
  * unless a ClockSync is at least this long (CLOCK_MONOTONIC) after the
  * header's start pair: the rate between the two pairs is better then.
- * design/telemetry.txt .sol.clock */
+ * design/runtime.txt .sol.clock */
 #define EVENT_SYNC_SPAN_NS   100000000u
 
-/* Limits.  design/telemetry.txt .reg.limits */
+/* Limits.  design/registry.txt .reg.limits */
 #define EVENT_CODE_LIMIT     0x10000u        /* codes are 16 bits, 0x0001-0xFFFF */
 #define EVENT_CODE_RESERVED_LIMIT 0x0100u    /* codes below are telltale's own */
 #define EVENT_PARAM_MAX      16     /* parameters per event */
@@ -247,7 +247,7 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
 
 /* telltale's own events (eventdef.h), which the runtime and the reader
  * know by code.  Every eventgen.c asserts that its registry agrees, and
- * that gen's copied limits are the ones above.  design/telemetry.txt
+ * that gen's copied limits are the ones above.  design/registry.txt
  * .gen.assert */
 #define EVENT_CODE_STREAM_START    0x0001u
 #define EVENT_CODE_STREAM_END      0x0002u
@@ -262,7 +262,7 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
 #define EVENT_CODE_STREAM_SNAPSHOT 0x000Bu
 #define EVENT_CODE_EVENTS_FILTERED 0x000Cu
 
-/* EventHeaderStruct -- first 12 bytes of every event.  design/telemetry.txt .stream.event
+/* EventHeaderStruct -- first 12 bytes of every event.  design/stream.txt .stream.event
  *
  * code and length share one 32-bit store on the hot path: codeLength is
  * EVENT_CODE_LENGTH(code, length), in data byte order.  length counts the whole event.
@@ -287,7 +287,7 @@ EVENT_STATIC_ASSERT(EVENT_SIZE_MAX <= 0xFFFF, "event length fits 16 bits");
 #define EVENT_LENGTH_OF(codeLength) ((unsigned)((codeLength) >> 16))
 #endif
 
-/* Registry descriptors.  design/telemetry.txt .reg
+/* Registry descriptors.  design/registry.txt .reg
  *
  * gen writes these tables for a program's registry (eventgen.c); the
  * stream reader builds the same structures from a stream header, so the
@@ -314,7 +314,7 @@ typedef struct EventDescStruct {
 
 /* EventSpanDescStruct -- a span: an event of code begin opens it, the
  * next event of code end whose parameter endKey has the value of the
- * begin's parameter beginKey closes it.  design/telemetry.txt .reg.span */
+ * begin's parameter beginKey closes it.  design/registry.txt .reg.span */
 typedef struct EventSpanDescStruct {
   const char *name;
   unsigned begin, end;          /* event codes */
@@ -323,7 +323,7 @@ typedef struct EventSpanDescStruct {
 
 /* EventCounterDescStruct -- a counter: each event of code sets it to
  * its parameter value, one counter per value of its parameter key.
- * design/telemetry.txt .reg.counter */
+ * design/registry.txt .reg.counter */
 typedef struct EventCounterDescStruct {
   const char *name;
   unsigned code;

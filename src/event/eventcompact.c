@@ -1,6 +1,6 @@
 /* <src/event/eventcompact.c> -- the writer's side of the compact stream
  *
- * .design: design/telemetry.txt .compact
+ * .design: design/runtime.txt .compact
  *
  * With compaction on (TELLTALE_COMPACT=1 or EventCompact), whichever
  * thread writes a block to a log (the emitter, or the writer thread)

@@ -1,6 +1,6 @@
 /* <src/event/eventctl.c> -- steering from outside: the control page and its thread
  *
- * .design: design/telemetry.txt .ctl
+ * .design: design/tools.txt .ctl
  *
  * The program's side of telltale-ctl (tools/ctl).  EventInit makes the
  * control page (src/event/eventctl.h) and starts the control thread,

@@ -1,6 +1,6 @@
 /* <src/event/eventctl.h> -- the control page a running program shares with telltale-ctl
  *
- * .design: design/telemetry.txt .ctl
+ * .design: design/tools.txt .ctl
  *
  * A program that uses telltale makes, unless it opts out (TELLTALE_CTL=
  * off), a file DIR/PID.ctl of one EventCtlPageStruct, mode 0600, in a

@@ -1,6 +1,6 @@
 /* <src/event/eventdump.c> -- the traceback, and what telltale does at a death
  *
- * .design: design/telemetry.txt .sol.traceback .sol.death
+ * .design: design/plinth.txt .sol.traceback .sol.death
  *
  * The flight recorder's traceback (EventDump, EventDumpTo): the latest
  * events of every thread's buffers, whatever their kind's output, merged
@@ -248,7 +248,7 @@ static void dumpHeading(int fd, size_t n, EventThreadStruct *self, const char *w
 }
 
 /* dump -- the traceback: the latest count events, oldest first, to fd.
- * design/telemetry.txt .sol.traceback
+ * design/plinth.txt .sol.traceback
  *
  * Only events no later than bound (the moment of failure) are shown.
  * With the lock held no ring moves, so what was found stays; without
@@ -345,7 +345,7 @@ void EventDump(unsigned count)
   dumpNow(2, count, NULL);
 }
 
-/* Snapshot.  design/telemetry.txt .ctl.snapshot */
+/* Snapshot.  design/tools.txt .ctl.snapshot */
 
 /* snapshotRange -- the committed events from p in a slot ending at
  * limit, as one block of the snapshot; 0 or an errno code */
@@ -479,7 +479,7 @@ static void fatalSignal(int sig, const char *name)
 }
 
 /* EventAssertFail -- an assertion failed: say so, dump, flush, abort.
- * design/telemetry.txt .sol.assert */
+ * design/plinth.txt .sol.assert */
 void EventAssertFail(const char *condition, const char *file, unsigned line)
 {
   char number[DECIMAL_MAX + 1], detail[MESSAGE_MAX + 1] = ": ";

@@ -1,6 +1,6 @@
 /* <src/event/eventfilter.c> -- dynamic filters: a test on an event's fields, where a block is written
  *
- * .design: design/telemetry.txt .sol.filter
+ * .design: design/control.txt .sol.filter
  *
  * EventFilterAdd("PoolAlloc size>=4096") keeps, of the events named,
  * only those whose field passes the test; other events are untouched.
@@ -437,7 +437,7 @@ int EventFilterAdd(const char *spec, char *err, size_t errSize)
  * name), or for the one it names (REGISTRY:Name), as registries join;
  * with final (the session starts), a plain name no registry has yet is
  * said.  A registry named that has not joined may join later.  Lock
- * held.  design/telemetry.txt .sol.filter, .reg.many.names */
+ * held.  design/control.txt .sol.filter, design/registry.txt .reg.many.names */
 #define ENV_FILTER_LIMIT 32
 void eventFilterEnv(int final)
 {

@@ -1,6 +1,6 @@
 /* <src/event/eventint.h> -- what the runtime's files share, and no one else
  *
- * .design: design/telemetry.txt
+ * .design: design/plinth.txt
  *
  * The runtime is one module in six files, split by concern:
  *   event.c      initialization, the environment, kind and event control,
@@ -55,7 +55,7 @@
 #define DUMP_LIMIT 4096         /* events in a traceback */
 
 
-/* Registries and slots (eventsource.c).  design/telemetry.txt .reg.many
+/* Registries and slots (eventsource.c).  design/registry.txt .reg.many
  * A slot is the runtime's index for one kind of one registry: a
  * thread's buffers, drop counts and output control are by slot. */
 
@@ -123,13 +123,13 @@ typedef struct EventKindBufStruct {
  * own level, so that its events never land inside an event it
  * interrupted.  Level 0 is the thread's ordinary code; handlers nested
  * deeper than LEVEL_LIMIT - 1 drop their events, counted.
- * design/telemetry.txt .sol.signal.level */
+ * design/plinth.txt .sol.signal.level */
 #define LEVEL_LIMIT 4
 
 /* EventHandlerFrameStruct -- a handler running on a thread: where its
  * frames lie, and the level its events go to.  A handler left by
  * longjmp is seen by a stack pointer outside its frames, and its level
- * goes on with the code that jumped.  design/telemetry.txt .sol.signal.jump */
+ * goes on with the code that jumped.  design/plinth.txt .sol.signal.jump */
 #define DEPTH_LIMIT 16          /* handlers nested on a thread, seen */
 #define LEVEL_NONE 0xffu        /* a handler past the last level: drops */
 typedef struct EventHandlerFrameStruct {
@@ -140,7 +140,7 @@ typedef struct EventHandlerFrameStruct {
 /* EventWriteStruct -- a block given its place in a file stream under
  * the lock, and written there after it by the thread that filled it;
  * until then anyone holding the lock may write it too (the same bytes
- * to the same place).  design/telemetry.txt .sol.writer.at */
+ * to the same place).  design/control.txt .sol.writer.at */
 typedef struct EventWriteStruct {
   PlinthStream stream;
   size_t entry;                 /* its index among the session's streams */
@@ -184,7 +184,7 @@ extern _Thread_local EventThreadStruct *eventThreadState
   __attribute__((tls_model("initial-exec")));
 
 
-/* The session (event.c defines it).  design/telemetry.txt .sol.session */
+/* The session (event.c defines it).  design/runtime.txt .sol.session */
 
 typedef struct EventStreamEntryStruct {
   PlinthStream stream;
@@ -274,7 +274,7 @@ static inline size_t eventRoundUp(size_t size, size_t to)
  * sends are numbered as memory slots' are, each afresh in the new
  * session, so that they read in order there, and such a region is
  * neither reused nor handed to the writer.  Lock held.
- * design/telemetry.txt .sol.live.session */
+ * design/control.txt .sol.live.session */
 static inline int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
 {
   return kb->mapped[s] && kb->liveGen[s] == eventSession.liveGen;

@@ -1,6 +1,6 @@
 /* <src/event/eventoff.c> -- the runtime of the off variety: nothing
  *
- * .design: design/telemetry.txt .sol.variety.off
+ * .design: design/runtime.txt .sol.variety.off
  *
  * libtelltale-off.a is this file (with the block checks of
  * eventcheck.c, which are pure functions): every call of the interface

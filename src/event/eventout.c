@@ -1,6 +1,6 @@
 /* <src/event/eventout.c> -- the stream header, the streams, the live file, the writer
  *
- * .design: design/telemetry.txt
+ * .design: design/stream.txt
  *
  * What leaves the buffers: the stream header, with the registry the
  * program was built with (.stream.header); blocks of events to each
@@ -80,7 +80,7 @@ static void putStr(HeaderBufStruct *h, const char *s)
 }
 
 /* spansLength, putSpans -- the spans and counters that follow the
- * header's check, and their length.  design/telemetry.txt .stream.header.span */
+ * header's check, and their length.  design/stream.txt .stream.header.span */
 static size_t spansLength(const EventRegistryStruct *reg)
 {
   size_t n = 4;
@@ -155,7 +155,7 @@ static void putSources(HeaderBufStruct *h)
     }
 }
 
-/* headerBuild -- the stream header.  design/telemetry.txt .stream.header */
+/* headerBuild -- the stream header.  design/stream.txt .stream.header */
 static int headerBuild(HeaderBufStruct *h, size_t padTo)
 {
   uint16_t bom = EVENT_BYTE_ORDER_MARK;
@@ -233,7 +233,7 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
  * it first (an emitter under the lock, or the writer, which never takes
  * it), and the events of every block not written whole to the stream are
  * counted, to be said when the session ends.  Indexed like
- * eventSession.streams.  design/telemetry.txt .sol.writer.fail */
+ * eventSession.streams.  design/control.txt .sol.writer.fail */
 static _Atomic int streamFailure[STREAM_LIMIT];    /* the first failure's errno code, or 0 */
 static _Atomic uintptr_t streamLost[STREAM_LIMIT]; /* events not written whole to it (a word:
                                                     lock-free on 32-bit platforms too) */
@@ -294,7 +294,7 @@ void eventLostReport(void)
 }
 
 /* streamOpenFailed -- say why the log (or its live file) at path is not
- * written.  design/telemetry.txt .plinth.stream.file */
+ * written.  design/plinth.txt .plinth.stream.file */
 static void streamOpenFailed(const char *path, int code, const char *consequence)
 {
   static const struct { int code; const char *why; } whys[] = {
@@ -342,7 +342,7 @@ static void streamHeader(EventStreamEntryStruct *entry)
  * for recovery.  One address serves every session: a session's end
  * covers the page with private memory (PlinthMemoryCover), and the
  * next maps its own there, so a drop racing with the end never
- * faults.  design/telemetry.txt .sol.dropped */
+ * faults.  design/control.txt .sol.dropped */
 static void *liveDropsPage;                 /* the address, once mapped */
 static _Atomic uintptr_t *_Atomic liveDrops;  /* the counts, while mapped */
 static void liveSlotsSay(void);
@@ -433,7 +433,7 @@ void eventLiveDropped(unsigned kind)
 /* liveStart -- open the live file beside the first binary stream that
  * is a regular file: its header, padded to a page, then the regions
  * that the buffers of output kinds live in.  Lock held.
- * design/telemetry.txt .sol.live */
+ * design/control.txt .sol.live */
 static void liveStart(void)
 {
   EventStreamEntryStruct *entry = NULL;
@@ -611,7 +611,7 @@ void eventSessionClock(void)
  * its two readings, so the pair is good to half that gap (tens of ns).
  * Realtime is read next and moved back by the monotonic time that passed.
  * Pairs read any looser make the reader's clock rate wrong by the error
- * over the span between them.  design/telemetry.txt .sol.clock */
+ * over the span between them.  design/runtime.txt .sol.clock */
 static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
                       uint64_t *realtimeReturn)
 {
@@ -721,7 +721,7 @@ static int logOpen(PlinthStream *streamReturn)
 
 /* eventSessionStart -- open the default streams and write the headers.
  * Called with the lock held, before the first block is claimed or sent.
- * design/telemetry.txt .sol.session */
+ * design/runtime.txt .sol.session */
 void eventSessionStart(void)
 {
   if (eventSession.started)
@@ -756,10 +756,10 @@ void eventSessionStart(void)
     if (eventSession.streams[i].binary)
       streamHeader(&eventSession.streams[i]);
   liveStart();
-  eventCtlStart(0);             /* a fork's child: its own page, .ctl.fork */
+  eventCtlStart(0);             /* a fork's child: its own page, .ctl.thread */
 }
 
-/* textMirror -- write events as text.  design/telemetry.txt .sol.multi */
+/* textMirror -- write events as text.  design/runtime.txt .sol.multi */
 static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data, size_t size,
                        uint32_t thread, unsigned kind)
 {
@@ -798,7 +798,7 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
 
 /* eventBlockHeader -- fill in a block header: of a live region (index
  * NONE, no check), or of a block about to be written (blockWrite adds
- * its index and check).  design/telemetry.txt .stream.block */
+ * its index and check).  design/stream.txt .stream.block */
 void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
                         unsigned level, uint64_t seq)
 {
@@ -820,7 +820,7 @@ void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsig
  *
  * The events data[0 .. size-1] go as one block numbered seq to each
  * binary stream, and as text to each mirror.
- * design/telemetry.txt .sol.block */
+ * design/runtime.txt .sol.block */
 static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
                       EventWriteStruct *defer, int *failed);
@@ -867,11 +867,11 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
 /* blockWrite -- one block to one stream: binary, or text if a mirror.
  * *failed gets the error of a failed write.  A binary block gets the
  * stream's next index and its check here, off the hot path, by
- * whichever thread writes it.  design/telemetry.txt .stream.check
+ * whichever thread writes it.  design/stream.txt .stream.check
  *
  * With defer, a block for a file stream only gets its place there and
  * goes into *defer, to be written after the lock (writeReserved); then
- * the result is 1.  design/telemetry.txt .sol.writer.at */
+ * the result is 1.  design/control.txt .sol.writer.at */
 static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
                       EventWriteStruct *defer, int *failed)
@@ -930,7 +930,7 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
 /* eventRegistryAnnounce -- a registry joined after the streams had
  * their headers: a registry block carries it to each binary stream, to
  * be read before any block of its events (which come later).  Lock held.
- * design/telemetry.txt .stream.block.registry */
+ * design/stream.txt .stream.block.registry */
 void eventRegistryAnnounce(EventSourceStruct *source)
 {
   HeaderBufStruct h;
@@ -1077,7 +1077,7 @@ int eventWritesUnsettled(void)
 }
 
 
-/* The asynchronous writer.  design/telemetry.txt .sol.writer
+/* The asynchronous writer.  design/control.txt .sol.writer
  *
  * In async mode a block is not written by the thread that fills it: it
  * becomes a job on a queue, and the writer thread writes it while the
@@ -1423,7 +1423,7 @@ void eventLiveRegionsSay(void)
 }
 
 /* eventOutAfterFork -- in the child of fork(): the writer and the live
- * file are the parent's.  design/telemetry.txt .sol.fork */
+ * file are the parent's.  design/plinth.txt .sol.fork */
 void eventOutAfterFork(void)
 {
   /* The writer thread is the parent's: the child starts its own when it

@@ -1,6 +1,6 @@
 /* <src/event/eventsource.c> -- the registries in a process, their slots and their control
  *
- * .design: design/telemetry.txt .reg.many
+ * .design: design/registry.txt .reg.many
  *
  * A process has several registries: telltale's own, the runtime's,
  * always first (number 0), and one for each program and library that
@@ -470,7 +470,7 @@ static int kindToken(const EventSourceStruct *source, const char *p, size_t len,
 
 /* eventKindSpec -- a kind set, "all", "none", "Arena,Pool", "all,-Ref",
  * MPS-style masks ("0x3f", "all,-0x40"), any token perhaps after
- * "REGISTRY:", as it applies to one source.  design/telemetry.txt .sol.env */
+ * "REGISTRY:", as it applies to one source.  design/runtime.txt .sol.env */
 int eventKindSpec(const EventSourceStruct *source, const char *spec, int strict,
                   EventKindSet *kindsReturn, char *err, size_t errSize)
 {
@@ -623,7 +623,7 @@ EventKindSet EventSourceControl(EventSourceStruct *source, EventKindSet reset, E
 }
 
 /* EventSourceRecord -- change a registry's recording: kinds not
- * recorded are not even buffered.  design/telemetry.txt .sol.control */
+ * recorded are not even buffered.  design/control.txt .sol.control */
 EventKindSet EventSourceRecord(EventSourceStruct *source, EventKindSet reset, EventKindSet flip)
 {
   if (eventSourceReady(source) != 0)
@@ -740,7 +740,7 @@ int EventKindsSwitch(const char *names, int output, int on, char *err, size_t er
 }
 
 /* EventRecordByName -- turn events off or on by name, "Name" in every
- * registry, "REGISTRY:Name" in one.  design/telemetry.txt .sol.control.event */
+ * registry, "REGISTRY:Name" in one.  design/control.txt .sol.control.event */
 int EventRecordByName(const char *name, int on, char *err, size_t errSize)
 {
   const char *colon, *event;

@@ -1,12 +1,12 @@
 /* <src/malloc/eventdef.h> -- the allocation registry: malloc and pools
  *
- * .design: design/telemetry.txt .malloc .reg
+ * .design: design/recorder.txt .malloc design/registry.txt .reg
  *
  * THIS FILE IS READ BY A PROGRAM: gen accepts exactly the row patterns
  * of eventdef.h.  telltale's own registry is merged in first.
  *
  * The C allocation interface, as the recorder libtelltale-malloc.so
- * sees it (design/telemetry.txt .malloc.events), and MPS-style pool
+ * sees it (design/recorder.txt .malloc.events), and MPS-style pool
  * events that tools/replay replays against a pool implementation
  * (.replay.pool).  Codes start at 0x0200 so that they never collide
  * with the example and test registries (0x0100-0x01FF), and are never
@@ -22,26 +22,26 @@
  * may take the old address, or free the new one, in between.  So a
  * moving realloc is two events: ReallocMove(old) with the clock taken
  * before the call and Realloc(old, result, size) with the clock after
- * it (design/telemetry.txt .malloc.order).  An in-place realloc, a
+ * it (design/recorder.txt .malloc.order).  An in-place realloc, a
  * realloc(NULL, n) and a failed one are one Realloc event.
  *
  * Exec: an exec replaces the image without ending the session (it may
  * fail), so the log it leaves has no StreamEnd; Exec, emitted just before
  * every buffer is sent, says the log ends at an exec, not a death
- * (design/telemetry.txt .malloc.ends).
+ * (design/recorder.txt .malloc.ends).
  *
- * Call stacks (TELLTALE_STACKS=N, design/telemetry.txt .stacks): each
+ * Call stacks (TELLTALE_STACKS=N, design/recorder.txt .stacks): each
  * allocation event has a twin named ...At with one more parameter, the id
  * of its interned call stack; StackFrames defines an id once, MapExec
  * gives the executable mappings the return addresses fall in, and MapUnmap
- * says one went away (design/telemetry.txt .stacks.unmap).
+ * says one went away (design/recorder.txt .stacks.unmap).
  *
  * Processes: a forked child's log begins with Forked(parent, clock), so
  * that its frees of the blocks it inherited are known for what they are
- * (design/telemetry.txt .heap.tree).
+ * (design/heap.txt .heap.tree).
  *
  * Sizes: an event is its 12-byte header and its fields, so Malloc is 28
- * bytes and Free 20 on a 64-bit platform (design/telemetry.txt
+ * bytes and Free 20 on a 64-bit platform (design/stream.txt
  * .stream.event).  A failed allocation records a null result.
  */
 

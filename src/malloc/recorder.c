@@ -1,6 +1,6 @@
 /* <src/malloc/recorder.c> -- libtelltale-malloc.so: record a program's allocations
  *
- * .design: design/telemetry.txt .malloc
+ * .design: design/recorder.txt .malloc
  *
  * Loaded with LD_PRELOAD, this library interposes on the C allocation
  * interface (malloc, calloc, realloc, reallocarray, free, free_sized,
@@ -9,7 +9,7 @@
  * emits one event per call from src/malloc/eventdef.h.  The program is
  * not changed or rebuilt.
  *
- * Re-entry (design/telemetry.txt .malloc.reentry):
+ * Re-entry (design/recorder.txt .malloc.reentry):
  *   - dlsym may allocate while the real functions are being looked up:
  *     those allocations come from a small static arena and are never
  *     recorded; freeing them does nothing.
@@ -23,17 +23,17 @@
  *     it through without emitting: an event is never emitted from inside
  *     another.
  *
- * Unloading (design/telemetry.txt .stacks.unmap): dlclose is interposed,
+ * Unloading (design/recorder.txt .stacks.unmap): dlclose is interposed,
  * so that the mappings it removes are recorded and stacks recorded after
  * it never take the ids of stacks of a library it unloaded.
  *
- * Ends (design/telemetry.txt .malloc.ends): _exit and _Exit end the
+ * Ends (design/recorder.txt .malloc.ends): _exit and _Exit end the
  * session first, and the exec family ends the log at the exec
  * (EventExecBefore, .sol.exec), so that a shell's forked children and a
  * program that execs another lose nothing; the next image keeps the
  * previous image's log as LOG.execN, and its live file as LOG.execN.live.
  *
- * Order (design/telemetry.txt .malloc.order): an allocation's clock is
+ * Order (design/recorder.txt .malloc.order): an allocation's clock is
  * taken after the real call returns, a free's before the real call, and
  * a realloc's on both sides of it (ReallocMove, Realloc), so that a block passed to another thread is
  * never seen freed before it was allocated, and an address reused by
@@ -104,7 +104,7 @@ enum { INSIDE = 1, INSIDE_ENDING, INSIDE_HANDLER, INSIDE_LOST, INSIDE_STACK };
  * exit, outside the recorder; recorded, that free was of a block never
  * seen.  A free of a block kept here is passed through and forgotten.
  * A lock-free open-addressed set, probed only while it holds anything.
- * design/telemetry.txt .malloc.reentry.stack */
+ * design/recorder.txt .malloc.reentry.stack */
 #define PASSED_SIZE 4096
 #define PASSED_PROBES 64
 #define PASSED_GONE ((uintptr_t)1)     /* a slot whose block was freed */
@@ -235,7 +235,7 @@ static inline int ready(void)
  * event.c, eventbuf.c, eventout.c, eventdump.c and plinth.c are
  * compiled for this library with -Dmalloc=TelltaleRealMalloc and so on
  * (ninja/targets.ninja, ninja/runtime.ninja), so that
- * telltale's buffers are never recorded.  design/telemetry.txt .malloc.reentry */
+ * telltale's buffers are never recorded.  design/recorder.txt .malloc.reentry */
 
 extern void *TelltaleRealMalloc(size_t size);
 extern void *TelltaleRealCalloc(size_t count, size_t size);
@@ -326,7 +326,7 @@ __attribute__((noinline)) void *recorderReserveIn(EventSourceStruct *source, uns
   return p;
 }
 
-/* Signal handlers.  design/telemetry.txt .malloc.signal
+/* Signal handlers.  design/recorder.txt .malloc.signal
  *
  * A handler the program installs runs through the plinth's trampoline
  * (sigaction and signal are exported for it), which calls these around
@@ -403,7 +403,7 @@ static void recorderSignalLeave(int token)
 /* RECORD_SLOW_AT -- start if need be, then emit, or with TELLTALE_STACKS
  * emitAt, where emitAt names the call stack's id as stack, taken inside
  * (reading the memory map allocates) from frame, the interposed
- * function's own.  design/telemetry.txt .stacks */
+ * function's own.  design/recorder.txt .stacks */
 #define RECORD_SLOW_AT(emit, emitAt) \
   do { \
     if (RECORD_MODE() == RECORD_OFF) \
@@ -482,7 +482,7 @@ void *calloc(size_t count, size_t size)
 /* reallocRecord -- emit a realloc.  One that moved its block is
  * ReallocMove with the clock from before the call, then Realloc with
  * the clock after it; a realloc that freed (size 0) has the clock from
- * before; any other one, the clock after.  design/telemetry.txt .malloc.order */
+ * before; any other one, the clock after.  design/recorder.txt .malloc.order */
 static inline void reallocRecord(EventClock before, void *old, void *result, size_t size,
                                  int at, EventU stack)
 {
@@ -516,7 +516,7 @@ static inline void reallocRecord(EventClock before, void *old, void *result, siz
  * stack taken first: the StackFrames and MapExec that define it are
  * emitted before the clock ReallocMove carries is read, so that the
  * thread's events never go back in time (taken after the call, they
- * came before a ReallocMove stamped earlier).  design/telemetry.txt
+ * came before a ReallocMove stamped earlier).  design/recorder.txt
  * .malloc.order */
 SLOW void *reallocSlow(void *(*realRealloc)(void *, size_t), void *old, size_t size, void *frame)
 {
@@ -677,7 +677,7 @@ int posix_memalign(void **result, size_t alignment, size_t size)
 
 /* previousImage -- is the log on fd one that this process wrote in the
  * image that exec'd this one?  (The stream header's pid is ours: exec
- * keeps the pid.)  design/telemetry.txt .stream.header */
+ * keeps the pid.)  design/stream.txt .stream.header */
 static int previousImage(int fd)
 {
   unsigned char h[64];
@@ -717,14 +717,14 @@ static int keepPrevious(const char *path)
  * close-on-exec, so a program that execs another hands the log on, and
  * one that runs meanwhile (a child of a shell) writes PATH.PID instead.
  * The log of the image that exec'd this one is kept as PATH.execN.
- * design/telemetry.txt .malloc.file */
+ * design/recorder.txt .malloc.file */
 static int claimLog(const char *path)
 {
   unsigned char magic[EVENT_STREAM_MAGIC_LEN];
   struct stat st;
   /* Never through a link, never on descriptors 0-2, never a file of
    * /proc, and a file that is not a telltale log is never truncated: the
-   * runtime's default stream then says why.  design/telemetry.txt .plinth.stream.file */
+   * runtime's default stream then says why.  design/plinth.txt .plinth.stream.file */
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0)
     return -2;
@@ -759,7 +759,7 @@ static int claimLog(const char *path)
 /* RECORDER_BUFFER -- the buffer size unless TELLTALE_BUFFER says: 1 MiB
  * a thread and kind, resident only as far as it fills.  Sixteen times
  * fewer writes than the runtime's 64 KiB, which on a malloc-heavy
- * program is a measurable part of the cost.  design/telemetry.txt .malloc.perf */
+ * program is a measurable part of the cost.  design/recorder.txt .malloc.perf */
 #define RECORDER_BUFFER ((size_t)1 << 20)
 
 /* unset -- is the variable name unset or empty?  The runtime takes an
@@ -827,7 +827,7 @@ static void afterFork(void)
 
 /* beforeFork -- the parent's clock just before a fork: the child's
  * Forked says it, so the tools take the parent's blocks live then as
- * the child's inheritance.  design/telemetry.txt .heap.tree */
+ * the child's inheritance.  design/heap.txt .heap.tree */
 static void beforeFork(void)
 {
   forkClock = PlinthClockNow();
@@ -838,7 +838,7 @@ static void beforeFork(void)
  *
  * The log has a live file (.sol.live), as every telltale log, unless
  * TELLTALE_MAP=off: then it is written through the claimed descriptor.
- * design/telemetry.txt .malloc.file */
+ * design/recorder.txt .malloc.file */
 static void atExit(void);
 
 __attribute__((constructor(101))) static void recorderStart(void)
@@ -885,7 +885,7 @@ __attribute__((constructor(101))) static void recorderStart(void)
 /* Unloading ---------------------------------------------------------
  * dlclose may unmap a library, and another may be loaded at its
  * addresses: the mappings are read again after it, and its stacks'
- * ids are not reused (design/telemetry.txt .stacks.unmap).  dlopen is
+ * ids are not reused (design/recorder.txt .stacks.unmap).  dlopen is
  * not interposed: glibc finds a name's RUNPATH by its caller's address,
  * which a wrapper would make this library's; a library it loads is
  * seen when a stack first holds one of its addresses. */
@@ -909,7 +909,7 @@ int dlclose(void *handle)
 }
 
 
-/* Ends.  design/telemetry.txt .malloc.ends
+/* Ends.  design/recorder.txt .malloc.ends
  *
  * _exit ends the process without atexit: the session is ended first
  * (EventFinish), as exit would.  An exec replaces the image: every
@@ -923,7 +923,7 @@ static int ours(void)
 }
 
 /* peakRss -- PeakRss, the process's peak resident set: at its exit or
- * exec, for telltale-heap's summary.  Inside.  design/telemetry.txt .heap.rss */
+ * exec, for telltale-heap's summary.  Inside.  design/heap.txt .heap.rss */
 static void peakRss(void)
 {
   struct rusage ru;
@@ -1003,7 +1003,7 @@ static void liveAtExec(int back)
  * this thread is the program's only one, nothing else can be emitted
  * after that, so the live file holds nothing the log does not: it is
  * renamed LOG.live.done, which the next image removes rather than
- * keep it as LOG.execN.live.  design/telemetry.txt .sol.exec .malloc.exec.live */
+ * keep it as LOG.execN.live.  design/plinth.txt .sol.exec design/recorder.txt .malloc.exec.live */
 static int beforeExec(const char *path)
 {
   int before = 0;

@@ -1,6 +1,6 @@
 /* <src/malloc/stacks.c> -- the recorder's call stacks (TELLTALE_STACKS=N)
  *
- * .design: design/telemetry.txt .stacks
+ * .design: design/recorder.txt .stacks
  *
  * Capture (.stacks.capture): the frame-pointer chain, from the
  * interposed function's frame outwards, each frame pointer checked to be
@@ -177,7 +177,7 @@ static size_t mapsDiff(int emitNew)
 /* mapsSync -- read the executable mappings and emit how they changed
  * since last read: MapUnmap for those gone, then MapExec for those new;
  * a mapping gone starts a new epoch.  changes is dlChanges() of before
- * the read.  mapLock held.  design/telemetry.txt .stacks.unmap */
+ * the read.  mapLock held.  design/recorder.txt .stacks.unmap */
 static void mapsSync(uint64_t changes)
 {
   size_t size = 0;
@@ -342,7 +342,7 @@ static void define(EventU id, const uintptr_t *pc, unsigned n, uint64_t changes)
  * the dynamic linker's count of changes instead (salts never an
  * epoch's).  The frames were captured before unloading is read: code
  * loaded where an unloaded library was ran after that dlclose began, so
- * no dlclose under way here means its epoch is seen.  design/telemetry.txt .stacks.unmap */
+ * no dlclose under way here means its epoch is seen.  design/recorder.txt .stacks.unmap */
 static EventU intern(const uintptr_t *pc, unsigned n)
 {
   uint64_t u = atomic_load(&unloading), salt = (uint32_t)u, changes = 0, h;

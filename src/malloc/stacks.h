@@ -1,6 +1,6 @@
 /* <src/malloc/stacks.h> -- the recorder's call stacks (TELLTALE_STACKS)
  *
- * .design: design/telemetry.txt .stacks
+ * .design: design/recorder.txt .stacks
  */
 
 #ifndef malloc_stacks_h
@@ -38,7 +38,7 @@ extern STACKS_HIDDEN EventU StackHere(void *frame);
  * changes; after it, if the count moved since Begin returned it
  * (before), the mappings are read again (if record: the caller may
  * emit), MapUnmap said for those gone, and a new epoch begun.
- * design/telemetry.txt .stacks.unmap */
+ * design/recorder.txt .stacks.unmap */
 extern STACKS_HIDDEN uint64_t StacksCloseBegin(void);
 extern STACKS_HIDDEN void StacksCloseEnd(int record, uint64_t before);
 

@@ -1,6 +1,6 @@
 /* <src/malloc/zstdblock.c> -- the recorder's blocks, made zstd frames
  *
- * .design: design/telemetry.txt .compact.hook, .malloc.zstd
+ * .design: design/runtime.txt .compact.hook, design/recorder.txt .malloc.zstd
  *
  * The runtime may not link libzstd (.compact.zstd), but the recorder is
  * a tool: it installs a block transform (eventpack.h) that makes each

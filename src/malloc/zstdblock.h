@@ -1,6 +1,6 @@
 /* <src/malloc/zstdblock.h> -- the recorder's blocks, made zstd frames
  *
- * .design: design/telemetry.txt .malloc.zstd
+ * .design: design/recorder.txt .malloc.zstd
  */
 
 #ifndef malloc_zstdblock_h

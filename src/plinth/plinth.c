@@ -1,6 +1,6 @@
 /* <src/plinth/plinth.c> -- POSIX plinth
  *
- * .design: design/telemetry.txt .plinth
+ * .design: design/plinth.txt .plinth
  *
  * The implementation of plinth.h for Linux and other POSIX systems with
  * pthreads.  It is built with -D_GNU_SOURCE for pthread_getname_np,
@@ -37,7 +37,7 @@
 #include <unistd.h>
 #include "plinthint.h"
 
-/* Clocks.  design/telemetry.txt .sol.clock
+/* Clocks.  design/runtime.txt .sol.clock
  *
  * PlinthClockFrequency must be cheap, because the runtime calls it when
  * it starts: no sleeping.  It takes the first of:
@@ -177,7 +177,7 @@ uint64_t PlinthClockFrequency(void)
 }
 
 
-/* Threads.  design/telemetry.txt .plinth.thread
+/* Threads.  design/plinth.txt .plinth.thread
  *
  * PlinthThreadOnExit uses one pthread key, whose destructor runs when a
  * thread exits through pthread_exit or by returning from its start
@@ -290,7 +290,7 @@ int PlinthThreadName(char *buf, size_t size)
 }
 
 
-/* The lock.  design/telemetry.txt .plinth
+/* The lock.  design/plinth.txt .plinth
  *
  * One recursive mutex.  PlinthAtFork makes it safe across fork(): the
  * forking thread claims it before the fork, so no other thread is inside
@@ -308,7 +308,7 @@ static pthread_mutex_t plinthLock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
  * enter the runtime's slow path while the holder is half way through
  * it (the lock is recursive: it would not stop it).  Faults stay
  * unblocked: one raised here would be killed outright while blocked.
- * design/telemetry.txt .sol.signal.level */
+ * design/plinth.txt .sol.signal.level */
 _Atomic int PlinthWrapActive;
 static _Thread_local unsigned lockDepth;
 static _Thread_local int lockBlocked;
@@ -354,7 +354,7 @@ static void lockClaimed(int blocked, const sigset_t *saved)
   ++lockDepth;
 }
 
-/* Cancellation.  design/telemetry.txt .sol.cancel
+/* Cancellation.  design/plinth.txt .sol.cancel
  *
  * A thread cancelled while it held the lock would hold it for ever, and
  * one cancelled half way through a block's write would leave a hole in
@@ -422,7 +422,7 @@ void PlinthLockRelease(void)
     (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
-/* The writer's queue lock and its condition.  design/telemetry.txt .sol.writer */
+/* The writer's queue lock and its condition.  design/control.txt .sol.writer */
 static pthread_mutex_t queueLock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int queueHeld;     /* this thread holds queueLock */
 
@@ -497,7 +497,7 @@ void PlinthPagesFree(void *p, size_t size)
 }
 
 
-/* Process.  design/telemetry.txt .plinth.process */
+/* Process.  design/plinth.txt .plinth.process */
 
 /* PlinthGetEnv -- an environment variable, or NULL */
 
@@ -679,7 +679,7 @@ int PlinthAtFork(void (*child)(void))
   return pthread_atfork(NULL, NULL, child);
 }
 
-/* The writer's thread and queue lock.  design/telemetry.txt .sol.writer */
+/* The writer's thread and queue lock.  design/control.txt .sol.writer */
 
 /* PlinthOwnThreadRun -- plinthint.h: signals are the program's
  * threads' business, not telltale's own threads' (the faults excepted,

@@ -1,6 +1,6 @@
 /* <src/plinth/plinth.h> -- the platform interface of the telltale runtime
  *
- * .design: design/telemetry.txt .plinth
+ * .design: design/plinth.txt .plinth
  *
  * Everything the runtime needs from the operating system goes through
  * these functions: output streams, clocks, threads, one lock, the
@@ -23,10 +23,10 @@
 /* A program uses the functions marked TELLTALE_API, for the streams it
  * gives EventStreamAddBinary and EventStreamAddText; the shared library
  * exports those only, and the rest are the runtime's own.
- * design/telemetry.txt .pack.export */
+ * design/build.txt .pack.export */
 TELLTALE_BEGIN_DECLS
 
-/* Output streams.  design/telemetry.txt .plinth.stream
+/* Output streams.  design/plinth.txt .plinth.stream
  *
  * A stream accepts whole blocks of bytes in order.  PlinthStreamWrite
  * writes all of size bytes or fails; it retries short writes and EINTR.
@@ -84,7 +84,7 @@ extern TELLTALE_API void PlinthStreamClose(PlinthStream stream);
  * for a stream that is not a memory stream. */
 extern TELLTALE_API const unsigned char *PlinthStreamMemory(PlinthStream stream, size_t *sizeReturn);
 
-/* Mapped streams.  design/telemetry.txt .sol.live
+/* Mapped streams.  design/control.txt .sol.live
  *
  * A stream to a regular file that PlinthStreamOpenFile opened can be
  * mapped: PlinthStreamMap extends the file by size bytes (a multiple of
@@ -111,7 +111,7 @@ extern int PlinthRemoveFile(const char *path);
 /* PlinthStreamDescribe -- a short name for messages: a path, "fd 3", "memory" */
 extern TELLTALE_API const char *PlinthStreamDescribe(PlinthStream stream);
 
-/* Clocks.  design/telemetry.txt .sol.clock
+/* Clocks.  design/runtime.txt .sol.clock
  *
  * The cycle counter read on the hot path is inline, in plinthclock.h.
  * PlinthClockFrequency estimates its rate in Hz; the tools refine it
@@ -120,7 +120,7 @@ extern uint64_t PlinthClockFrequency(void);
 extern TELLTALE_API uint64_t PlinthMonotonicNs(void);
 extern uint64_t PlinthRealtimeNs(void);
 
-/* Threads.  design/telemetry.txt .plinth.thread */
+/* Threads.  design/plinth.txt .plinth.thread */
 extern uint64_t PlinthThreadOSId(void);    /* the kernel's id for the calling thread */
 extern int PlinthThreadAlive(uint64_t osid);  /* is the thread of this process with that id there? */
 /* PlinthThreadOnExit -- arrange for fn(arg) when the calling thread exits;
@@ -137,7 +137,7 @@ extern void PlinthLockRelease(void);
  * For a signal handler, which must not wait for a thread it interrupted. */
 extern int PlinthLockTry(void);
 
-/* Fatal signals.  design/telemetry.txt .sol.signal
+/* Fatal signals.  design/plinth.txt .sol.signal
  *
  * PlinthFatalSignalsInstall installs one handler for SIGSEGV, SIGBUS,
  * SIGILL, SIGFPE and SIGABRT.  Where the program has a handler of its
@@ -164,7 +164,7 @@ extern void PlinthAltStackDestroy(void *stack);
  * blocked; enter's result is leave's token.  The handler's own frames
  * lie in [low, high): a stack pointer outside it is code the handler
  * left by longjmp.  sp is the interrupted code's stack pointer, or 0 if
- * unknown here.  design/telemetry.txt .sol.signal.jump */
+ * unknown here.  design/plinth.txt .sol.signal.jump */
 typedef int (*PlinthSignalEnterFn)(uintptr_t low, uintptr_t high, uintptr_t sp);
 typedef void (*PlinthSignalLeaveFn)(int token);
 /* jump(sp): the calling thread is about to longjmp to code whose stack
@@ -176,7 +176,7 @@ extern void PlinthSignalHooks(PlinthSignalEnterFn enter, PlinthSignalLeaveFn lea
 /* PlinthAbort -- abort(): SIGABRT, with its handlers */
 extern void PlinthAbort(void) __attribute__((noreturn));
 
-/* The writer.  design/telemetry.txt .sol.writer
+/* The writer.  design/control.txt .sol.writer
  * PlinthWriterStart starts a detached thread running run(), for the
  * asynchronous writer.  The queue lock is a second, plain lock that the
  * writer and the emitters share; it is a leaf: nothing else is claimed
@@ -204,7 +204,7 @@ extern void PlinthThreadOwnEnd(void);
 extern void PlinthCancelHold(void);
 extern void PlinthCancelRelease(void);
 
-/* The control page (plinthctl.c).  design/telemetry.txt .ctl
+/* The control page (plinthctl.c).  design/tools.txt .ctl
  * PlinthCtlDir -- the control directory's path into buf: TELLTALE_CTL_DIR,
  * else $XDG_RUNTIME_DIR/telltale, else /tmp/telltale-UID; made if absent;
  * EACCES (why says it) unless it is a directory of the caller's user
@@ -246,11 +246,11 @@ extern void PlinthCtlThreadDetach(void);
 extern void *PlinthAlloc(size_t size);
 extern void PlinthFree(void *p);
 /* Zeroed pages for thread structures and buffers: callable from a
- * signal handler, as malloc is not.  design/telemetry.txt .sol.signal.level */
+ * signal handler, as malloc is not.  design/plinth.txt .sol.signal.level */
 extern void *PlinthPagesAlloc(size_t size);
 extern void PlinthPagesFree(void *p, size_t size);
 
-/* Process.  design/telemetry.txt .plinth.process */
+/* Process.  design/plinth.txt .plinth.process */
 extern const char *PlinthGetEnv(const char *name);
 extern uint64_t PlinthProcessId(void);
 extern int PlinthProgramName(char *buf, size_t size);

@@ -1,6 +1,6 @@
 /* <src/plinth/plinthclock.h> -- the cycle counter read on the hot path
  *
- * .design: design/telemetry.txt .sol.clock
+ * .design: design/runtime.txt .sol.clock
  *
  * On x86-64 this is rdtsc: two registers combined into one 64-bit value,
  * or stored as they are, no call and no memory access.  Elsewhere it
@@ -38,7 +38,7 @@ static inline void PlinthClockStore(void *p)
 
 #define PLINTH_CLOCK_IS_CYCLES 0
 
-/* As plinth.h declares it, C++ included (design/telemetry.txt .pack.cxx) */
+/* As plinth.h declares it, C++ included (design/build.txt .pack.cxx) */
 #ifdef __cplusplus
 extern "C"
 #endif

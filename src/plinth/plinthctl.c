@@ -1,6 +1,6 @@
 /* <src/plinth/plinthctl.c> -- POSIX plinth: the control page, its directory and its futexes
  *
- * .design: design/telemetry.txt .ctl .ctl.security .ctl.stale
+ * .design: design/tools.txt .ctl .ctl.security .ctl.stale
  *
  * Part of the plinth (plinth.c says what it is built with and returns),
  * and linked into telltale-ctl, which finds and checks control files as

@@ -1,6 +1,6 @@
 /* <src/plinth/plinthint.h> -- what the plinth's files share, and no one else
  *
- * .design: design/telemetry.txt .plinth
+ * .design: design/plinth.txt .plinth
  *
  * plinth.c (clocks, threads, the lock, memory, the process),
  * plinthio.c (streams), plinthsig.c (signals) and plinthctl.c (the
@@ -19,7 +19,7 @@
 
 /* wrapActive -- the program has installed a handler of its own
  * (plinthsig.c sets it): from then on the lock's holder blocks signals
- * (plinth.c).  design/telemetry.txt .sol.signal.level */
+ * (plinth.c).  design/plinth.txt .sol.signal.level */
 extern _Atomic int PlinthWrapActive;
 
 /* PlinthAllButFaults -- every signal but the synchronous faults, which

@@ -1,12 +1,12 @@
 /* <src/plinth/plinthio.c> -- POSIX plinth: output streams and mapped files
  *
- * .design: design/telemetry.txt .plinth.stream
+ * .design: design/plinth.txt .plinth.stream
  *
  * Part of the plinth (plinth.c says what it is built with and returns).
  */
 
 /* Offsets of 64 bits on 32-bit platforms too, before any header: a log
- * goes past 2 GiB.  design/telemetry.txt .plinth.large */
+ * goes past 2 GiB.  design/plinth.txt .plinth.large */
 #define _FILE_OFFSET_BITS 64
 
 #include "plinth.h"
@@ -35,7 +35,7 @@
 
 
 
-/* Output streams.  design/telemetry.txt .plinth.stream
+/* Output streams.  design/plinth.txt .plinth.stream
  *
  * Two sorts: a file descriptor (which PlinthStreamOpenFile opens and
  * PlinthStreamOpenFd adopts) and a growable block of memory, for tests.
@@ -494,7 +494,7 @@ static int memoryWrite(PlinthStream stream, const void *buf, size_t size)
 /* pipeWrite -- PlinthFdWrite to a FIFO, pipe or socket whose reader may go
  * away: SIGPIPE is blocked meanwhile, and one it raised is taken back,
  * so that the write fails with EPIPE rather than killing the program.
- * Async-signal-safe.  design/telemetry.txt .plinth.stream.file */
+ * Async-signal-safe.  design/plinth.txt .plinth.stream.file */
 
 static int pipeWrite(int fd, const unsigned char *p, size_t size, size_t most)
 {
@@ -598,7 +598,7 @@ int PlinthStreamWrite(PlinthStream stream, const void *buf, size_t size)
  * faults set), which the caller writes in order; EFBIG past what a word
  * counts (reserve).  Every write to such a file goes to a reserved place
  * (PlinthStreamWrite too), as the file's own offset would not know of
- * the others.  design/telemetry.txt .sol.writer.at */
+ * the others.  design/control.txt .sol.writer.at */
 
 int PlinthStreamReserve(PlinthStream stream, size_t size, uint64_t *offsetReturn)
 {
@@ -683,7 +683,7 @@ int PlinthStreamWriteTwoAt(PlinthStream stream, uint64_t offset, const void *a, 
  * A no-op for both sorts.  PlinthStreamWrite buffers nothing: each write()
  * has already handed the bytes to the kernel, so another process reading
  * the file sees them, and they survive the program crashing
- * (design/telemetry.txt .req.examine).  They do not survive the machine
+ * (design/index.txt .req.examine).  They do not survive the machine
  * crashing: that would need fsync, which costs milliseconds and is not
  * wanted.
  */
@@ -724,7 +724,7 @@ int PlinthStreamMappable(PlinthStream stream)
 }
 
 /* PlinthStreamMap -- extend the file by size bytes and map them shared.
- * design/telemetry.txt .sol.live */
+ * design/control.txt .sol.live */
 
 int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn)
 {
@@ -764,7 +764,7 @@ int PlinthStreamMap(PlinthStream stream, size_t size, void **baseReturn)
 /* PlinthStreamMapAt -- map size bytes the file already has, from
  * offset, shared: at address at if it is not NULL, replacing what was
  * mapped there at once (no moment leaves the address unmapped), else
- * where the kernel chooses.  design/telemetry.txt .sol.dropped */
+ * where the kernel chooses.  design/control.txt .sol.dropped */
 
 int PlinthStreamMapAt(PlinthStream stream, uint64_t offset, size_t size, void *at,
                       void **baseReturn)

@@ -1,7 +1,7 @@
 /* <src/plinth/plinthsig.c> -- POSIX plinth: fatal signals, the program's
  * handlers, the alternate stack
  *
- * .design: design/telemetry.txt .sol.signal
+ * .design: design/plinth.txt .sol.signal
  *
  * Part of the plinth (plinth.c says what it is built with and returns).
  * This file defines sigaction and signal, which wrap the program's own
@@ -32,7 +32,7 @@
 #include <unistd.h>
 #include "plinthint.h"
 
-/* Fatal signals.  design/telemetry.txt .sol.signal */
+/* Fatal signals.  design/plinth.txt .sol.signal */
 
 /* realSigaction -- the C library's sigaction, past the program's one below */
 #if defined(__has_feature)
@@ -63,7 +63,7 @@ static volatile sig_atomic_t fatalInstalled[FATAL_COUNT];
 static PlinthFatalHandler fatalHandler;
 static volatile sig_atomic_t fatalEntered;
 
-/* Handlers the program installs.  design/telemetry.txt .sol.signal.level
+/* Handlers the program installs.  design/plinth.txt .sol.signal.level
  *
  * Every handler the program installs with sigaction or signal is
  * wrapped in a trampoline that tells the runtime a handler is running
@@ -127,7 +127,7 @@ static int handlerFrames(void *context, uintptr_t *lowReturn, uintptr_t *highRet
  * until sigreturn puts back the interrupted mask.  A handler that
  * leaves by longjmp skips leaveHook; enterHook is told where its
  * frames lie, so that the runtime sees it left (.sol.signal.jump).
- * design/telemetry.txt .sol.signal.level */
+ * design/plinth.txt .sol.signal.level */
 static void chainCall(const struct sigaction *action, int sig, siginfo_t *info, void *context)
 {
   ucontext_t *uc = context;
@@ -170,7 +170,7 @@ static int isHandler(const struct sigaction *action)
 
 /* The fault a program's handler last returned from on this thread, to
  * tell a fault it fixed from one that comes straight back.
- * design/telemetry.txt .sol.signal.recover */
+ * design/plinth.txt .sol.signal.recover */
 #define FAULT_REPEAT_LIMIT 8                    /* returns from one fault in a row */
 #define FAULT_REPEAT_NS ((uint64_t)10000000)    /* back within 10 ms of the return */
 typedef struct FaultStruct {
@@ -248,7 +248,7 @@ static void fatalDie(size_t i, const struct sigaction *action, int sig, siginfo_
   }
 }
 
-/* fatalSignal -- the handler.  design/telemetry.txt .sol.signal
+/* fatalSignal -- the handler.  design/plinth.txt .sol.signal
  *
  * Where the program has a handler for the signal, it runs first and
  * may recover (.sol.signal.recover); telltale dumps only when the fault
@@ -369,7 +369,7 @@ static void trampoline(int sig, siginfo_t *info, void *context)
  * the signal is passed on to.  The program sees what it would have seen:
  * old is the handler that would have been there.  Other signals, and all
  * signals once telltale's handlers are removed, go straight through.
- * design/telemetry.txt .sol.signal.after */
+ * design/plinth.txt .sol.signal.after */
 /* passThrough -- TELLTALE_SIGNALS=none: the program's handlers are not
  * wrapped or chained; sigaction and signal are the C library's.  Read at
  * the first call, which may come before main.  .sol.signal.none */
@@ -386,7 +386,7 @@ static int passThrough(void)
 }
 
 /* Exported from the shared library, in front of the C library's
- * (design/telemetry.txt .pack.export), and from the allocation
+ * (design/build.txt .pack.export), and from the allocation
  * recorder too, whose runtime is otherwise hidden: a handler's events
  * must go to a level of their own there as anywhere (.malloc.signal). */
 PLINTH_SIGNAL_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -473,7 +473,7 @@ void PlinthSignalsUnload(void)
 
 #endif
 
-/* Leaving a handler by longjmp.  design/telemetry.txt .sol.signal.jump
+/* Leaving a handler by longjmp.  design/plinth.txt .sol.signal.jump
  *
  * siglongjmp, longjmp, _longjmp and __longjmp_chk (which _FORTIFY_SOURCE
  * calls) are the plinth's: each tells the runtime where the jump lands,

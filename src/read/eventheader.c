@@ -1,6 +1,6 @@
 /* <src/read/eventheader.c> -- the stream layer: the header and its registry
  *
- * .design: design/telemetry.txt .stream.header .stream.header.var
+ * .design: design/stream.txt .stream.header .stream.header.var
  *
  * eventParseHeader reads a stream's header, fixed part and variable
  * part, into the stream: its version, layout and clocks, and the
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reading the header.  design/telemetry.txt .stream.header .stream.header.var
+/* Reading the header.  design/stream.txt .stream.header .stream.header.var
  *
  * A ParseStruct is a cursor over the header's variable part; pos never
  * passes end (the header length), which was checked against the file.
@@ -92,7 +92,7 @@ static int parseStr(ParseStruct *ps, const char **strReturn, size_t *lengthRetur
 }
 
 /* isName -- a C identifier of at most EVENT_NAME_MAX characters.
- * design/telemetry.txt .reg.limits */
+ * design/registry.txt .reg.limits */
 static int isName(const char *s, size_t length)
 {
   size_t i;
@@ -125,7 +125,7 @@ static int parseName(ParseStruct *ps, const char **nameReturn, const char *what)
 }
 
 /* checkFormat -- letters from PAWUSD, at most 16, S only last.
- * design/telemetry.txt .reg.format .reg.limits */
+ * design/registry.txt .reg.format .reg.limits */
 static const char *checkFormat(const char *format, size_t length)
 {
   size_t i;
@@ -255,7 +255,7 @@ static int sortEvents(ParseStruct *ps, SortDescStruct *sorted, unsigned eventCou
 }
 
 /* parseRegistry -- the names, the kinds and the events of the header's
- * variable part.  design/telemetry.txt .stream.header.var */
+ * variable part.  design/stream.txt .stream.header.var */
 static int parseRegistryBody(ParseStruct *ps)
 {
   EventStreamStruct *stream = ps->stream;
@@ -295,7 +295,7 @@ static int parseRegistry(ParseStruct *ps)
 
 /* parseHeaderCheck -- 2.0 on: the header's check, after the registry,
  * over every byte before it.  A damaged header would misname every
- * event, so it is refused.  design/telemetry.txt .stream.header.check */
+ * event, so it is refused.  design/stream.txt .stream.header.check */
 static int parseHeaderCheck(ParseStruct *ps)
 {
   uint32_t stored, computed;
@@ -321,7 +321,7 @@ static int parseHeaderCheck(ParseStruct *ps)
  * the flags byte, which the header's check takes as 0: an archive's
  * flags say whether its log's live file was recovered into it
  * (.zstd.live), and a flag no check covered turned "incomplete" into
- * "recovered".  design/telemetry.txt .stream.header.check */
+ * "recovered".  design/stream.txt .stream.header.check */
 static int parseFlagsCheck(ParseStruct *ps)
 {
   EventStreamInfoStruct *info = &ps->stream->info;
@@ -370,7 +370,7 @@ static int parseParam(ParseStruct *ps, unsigned code, unsigned *indexReturn, int
 }
 
 /* parseSpans -- 2.0.1 on: the spans and counters after the header's
- * check, then their own check.  design/telemetry.txt .stream.header.span */
+ * check, then their own check.  design/stream.txt .stream.header.span */
 static int parseSpansBody(ParseStruct *ps)
 {
   EventStreamStruct *stream = ps->stream;
@@ -416,7 +416,7 @@ static int parseSpans(ParseStruct *ps)
 }
 
 
-/* Several registries.  design/telemetry.txt .stream.header.registries
+/* Several registries.  design/stream.txt .stream.header.registries
  *
  * A stream of 3.0.6 carries, after the first registry, the others in
  * the process when it began, and a registry block for each that joined
@@ -823,7 +823,7 @@ static int parseRegistries(ParseStruct *ps)
 
 /* eventRegistryBlock -- a registry block's data, pos to end in the
  * stream: its registry joins the stream's.  0 with msg if it cannot.
- * design/telemetry.txt .stream.block.registry */
+ * design/stream.txt .stream.block.registry */
 int eventRegistryBlock(EventStreamStruct *stream, size_t pos, size_t end, char *msg,
                        size_t msgSize)
 {
@@ -897,7 +897,7 @@ static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t 
     info->median = (unsigned)EventLoad(b + 10, 2, 0);
     info->minor = (unsigned)EventLoad(b + 12, 2, 0);
     if (info->major < 1 || info->major > EVENT_VERSION_ZSTD_MAJOR || info->median != EVENT_VERSION_MEDIAN) {
-      /* design/telemetry.txt .sol.version .req.back: 1.0.x too; .zstd.version */
+      /* design/stream.txt .sol.version design/index.txt .req.back: 1.0.x too; .zstd.version */
       eventFormatMessage(msg, msgSize,
                     "offset 8: stream version %" PRIu64 ".%" PRIu64 ".%" PRIu64 " is not supported: this reader reads 1.0.x, 2.0.x, %" PRIu64 ".%" PRIu64 ".x and %" PRIu64 ".%" PRIu64 ".x",
                     (uint64_t)info->major, (uint64_t)info->median, (uint64_t)info->minor,
@@ -915,7 +915,7 @@ static EventStreamRes parseVersion(EventStreamStruct *stream, char *msg, size_t 
   return EventStreamOK;
 }
 
-/* parseFixed -- the rest of the fixed part.  design/telemetry.txt .stream.header */
+/* parseFixed -- the rest of the fixed part.  design/stream.txt .stream.header */
 static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t msgSize)
 {
   const unsigned char *b = stream->base;
@@ -970,7 +970,7 @@ static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t ms
   info->startMonotonic = EventLoad(b + 48, 8, 0);
   info->pid = (uint32_t)EventLoad(b + 56, 4, 0);
   /* An archive's flags have a check from 4.0.5 (parseFlagsCheck):
-   * before, the flag is only said.  design/telemetry.txt .stream.header.check */
+   * before, the flag is only said.  design/stream.txt .stream.header.check */
   flagged = info->major >= EVENT_VERSION_ZSTD_MAJOR
             && (b[EVENT_STREAM_FLAGS_AT] & EVENT_ARCHIVE_RECOVERED) != 0;
   info->recoveredInto = flagged && info->minor >= EVENT_VERSION_FLAGS_CHECKED;
@@ -980,7 +980,7 @@ static EventStreamRes parseFixed(EventStreamStruct *stream, char *msg, size_t ms
   return EventStreamOK;
 }
 
-/* eventParseHeader -- the fixed part, then the registry.  design/telemetry.txt .stream.header */
+/* eventParseHeader -- the fixed part, then the registry.  design/stream.txt .stream.header */
 EventStreamRes eventParseHeader(EventStreamStruct *stream, char *msg, size_t msgSize)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -1008,7 +1008,7 @@ EventStreamRes eventParseHeader(EventStreamStruct *stream, char *msg, size_t msg
   if (!parseRegistry(&ps) || !parseHeaderCheck(&ps) || !parseSpans(&ps) || !parseFlagsCheck(&ps)
       || !parseRegistries(&ps))
     return EventStreamREFUSED;
-  /* A newer minor may add fields: skip them.  design/telemetry.txt .stream.header.var */
+  /* A newer minor may add fields: skip them.  design/stream.txt .stream.header.var */
   info->registry = &stream->registry;
   return EventStreamOK;
 }

@@ -1,6 +1,6 @@
 /* <src/read/eventindex.c> -- the stream layer: the block index
  *
- * .design: design/telemetry.txt .stream.block .stream.check .eventcnv.reader
+ * .design: design/stream.txt .stream.block .stream.check design/tools.txt .eventcnv.reader
  *
  * eventIndexBlocks walks a stream's blocks in file order, reading a
  * scan's window on as it goes (eventFill), checks each block and every
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <zstd.h>
 
-/* Indexing the blocks.  design/telemetry.txt .stream.block
+/* Indexing the blocks.  design/stream.txt .stream.block
  *
  * eventIndexBlocks walks the blocks in file order and every event in them,
  * so that faults are found before any event is returned, and gathers
@@ -51,7 +51,7 @@ static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
 
 /* eventFill -- for a scan: make the window hold need bytes from *pos on,
  * or all there are to the end of the stream.  The window moves: *pos
- * is where the same byte is after.  design/telemetry.txt .eventcnv.scan */
+ * is where the same byte is after.  design/tools.txt .eventcnv.scan */
 void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
 {
   if (stream->read == NULL || stream->eof || stream->size - *pos >= need)
@@ -67,7 +67,7 @@ void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
     long n;
     /* The window grows as the bytes come, not to what a length field
      * claims: a corrupt length costs no more memory than the stream's
-     * own size.  design/telemetry.txt .eventcnv.scan */
+     * own size.  design/tools.txt .eventcnv.scan */
     if (stream->size == stream->windowCapacity) {
       size_t capacity = stream->windowCapacity * 2 < need ? stream->windowCapacity * 2 : need;
       unsigned char *bigger = realloc(stream->window, capacity);
@@ -224,7 +224,7 @@ int eventCodesInit(EventStreamStruct *stream)
  * clock for the first and last, and the next position is known without
  * a load, so that the walk is not one load after another.  Returns where
  * it stopped.  Inlined twice, so that swap is a constant in each.
- * design/telemetry.txt .eventcnv.reader.run */
+ * design/tools.txt .eventcnv.reader.run */
 static inline __attribute__((always_inline))
 size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
                  const unsigned char *data, size_t pos,
@@ -277,7 +277,7 @@ size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
 
 /* noteOwn -- what the index notes of telltale's own events: StreamEnd,
  * StreamExec, the ClockSyncs with the lowest and highest clock, the drops, threads
- * started and ended.  design/telemetry.txt .stream.own */
+ * started and ended.  design/stream.txt .stream.own */
 static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info, IndexStruct *index,
                     const EventRecordStruct *rec)
 {
@@ -300,7 +300,7 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
   } else if (rec->code == EVENT_CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
              && rec->values[0].u <= 0xFFFF
              && eventKindOf(stream, (unsigned)rec->values[0].u, &reg) >= 0) {
-    /* its kind as blocks carry it: design/telemetry.txt .sol.dropped, .reg.many */
+    /* its kind as blocks carry it: design/control.txt .sol.dropped, design/registry.txt .reg.many */
     info->dropped[eventKindOf(stream, (unsigned)rec->values[0].u, &reg)] += rec->values[1].u;
   } else if (rec->code == EVENT_CODE_THREAD_START) {
     ++info->threadStarts;
@@ -315,7 +315,7 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
  * Most events take the first path: a code in the table with a fixed
  * length, and that length.  Every other event (a string, one of
  * telltale's own, an unknown code, a fault) is decoded in full.
- * design/telemetry.txt .eventcnv.reader */
+ * design/tools.txt .eventcnv.reader */
 static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -370,7 +370,7 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       res = EventDecodeCORRUPT;
       why = "event code 0 inside a block's data";
     }
-    if (res == EventDecodeUNKNOWN) {    /* design/telemetry.txt .stream.unknown */
+    if (res == EventDecodeUNKNOWN) {    /* design/stream.txt .stream.unknown */
       ++info->unknownCount;
       pos += rec.length;
       continue;
@@ -410,7 +410,7 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
 
 /* EVENT_EXPAND_HELD_MAX -- the expanded events a mapped stream holds at
  * most: 256 MiB, or 256 times the stream's bytes if that is more.
- * design/telemetry.txt .zstd.held */
+ * design/tools.txt .zstd.held */
 #define EVENT_EXPAND_HELD_MAX(size) \
   ((size) > ((size_t)1 << 20) ? (size) * 256 : ((size_t)256 << 20))
 
@@ -465,7 +465,7 @@ static unsigned char *rawBuffer(EventStreamStruct *stream, const BlockStruct *bl
 
 /* rawTrim -- a block's own expanded buffer cut to the events indexed:
  * a damaged block's expansion (a zstd bomb's 64 MiB of nothing) is not
- * held while the rest is read.  design/telemetry.txt .zstd.held */
+ * held while the rest is read.  design/tools.txt .zstd.held */
 static void rawTrim(EventStreamStruct *stream, BlockStruct *block)
 {
   size_t allocated = stream->rawLastSize;
@@ -488,7 +488,7 @@ static void rawTrim(EventStreamStruct *stream, BlockStruct *block)
  * events in the block's positions, for indexEvents.  If its data are
  * not sound (cut short is for the caller to say), reports it and sets
  * *sound to 0: the events before the fault are still expanded.
- * design/telemetry.txt .compact.reader */
+ * design/tools.txt .compact.reader */
 static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, const unsigned char *in,
                           size_t inSize, int *sound)
 {
@@ -538,7 +538,7 @@ static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, const u
  * anything is allocated.  Returns the output, with *sizeReturn its
  * length; NULL, having said why unless the block is cut short (no
  * event of a frame cut short is shown), if it is not sound.
- * design/telemetry.txt .zstd.reader */
+ * design/stream.txt .zstd.reader */
 /* EventZstdFrameCheck -- eventread.h: the one rule for what a zstd
  * block's frame may expand to (.zstd.reader) */
 const char *EventZstdFrameCheck(const unsigned char *in, size_t inSize, size_t *sizeReturn)
@@ -664,7 +664,7 @@ static int indexThreads(EventStreamStruct *stream)
 /* blockRead -- read the header of the block at pos into *block.
  * Returns 1 if it is sound; else 0, with what is wrong in what.  A
  * block running past the end of the stream is also marked cut.
- * design/telemetry.txt .stream.check */
+ * design/stream.txt .stream.check */
 static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
                      size_t whatSize)
 {
@@ -750,7 +750,7 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
 /* indexNote -- note a block's index and offset, for indexCheck.
  * Returns 0, having said so, if a block with this index was read
  * already: the log holds it twice (spliced, or a write repeated), and
- * its events are not read again.  design/telemetry.txt .stream.check */
+ * its events are not read again.  design/stream.txt .stream.check */
 static int indexNote(EventStreamStruct *stream, const BlockStruct *block)
 {
   TableEntryStruct *first;
@@ -809,7 +809,7 @@ static int holeEndsAt(const EventStreamStruct *stream, uint64_t offset)
 /* indexCheck -- every block the log was written with is there, in the
  * order written: the indexes read rise in file order from 0 to the
  * highest.  Only where the walk read to the end: a walk stopped at
- * damage reports that.  design/telemetry.txt .stream.check */
+ * damage reports that.  design/stream.txt .stream.check */
 static void indexCheck(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -1047,7 +1047,7 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
   /* The clock frequency: the header's, or from the header's start pair
    * and the last ClockSync by clock (so the result does not depend on
    * the order of blocks), by the rule the traceback uses too.
-   * design/telemetry.txt .sol.clock */
+   * design/runtime.txt .sol.clock */
   info->clockHz = info->headerHz;
   if (info->clockSyncCount >= 1)
     info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
@@ -1056,8 +1056,8 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
 
 /* eventIndexBlocks -- walk the blocks in file order.  Each is checked
  * (blockRead), then its events (indexEvents).  At damage the walk stops,
- * or with resync goes on at the next block.  design/telemetry.txt
- * .eventcnv.reader, .stream.check */
+ * or with resync goes on at the next block.  design/tools.txt
+ * .eventcnv.reader, design/stream.txt .stream.check */
 void eventIndexBlocks(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;

@@ -1,6 +1,6 @@
 /* <src/read/eventread.h> -- the stream layer: read whole telltale streams
  *
- * .design: design/telemetry.txt .req.share .stream
+ * .design: design/index.txt .req.share design/stream.txt .stream
  *
  * The stream layer (EventStream*) reads a whole stream held in memory:
  * the header and the registry it carries, the blocks, and the events in
@@ -37,9 +37,9 @@ typedef enum EventStreamRes {
 } EventStreamRes;
 
 /* EventStreamInfoStruct -- what the header says, and what the reader
- * found in the blocks.  design/telemetry.txt .stream.header */
+ * found in the blocks.  design/stream.txt .stream.header */
 typedef struct EventStreamInfoStruct {
-  unsigned major, median, minor;  /* version: design/telemetry.txt .sol.version */
+  unsigned major, median, minor;  /* version: design/stream.txt .sol.version */
   EventLayoutStruct layout;
   unsigned doubleFormat;        /* 1: IEEE 754 binary64 */
   uint32_t headerLength;
@@ -120,7 +120,7 @@ typedef struct EventStreamInfoStruct {
  * The index walks every block and event once, in file order, and
  * counts what it finds: EventStreamInfo, EventStreamCount and
  * EventStreamThread then answer without reading the events again.
- * design/telemetry.txt .eventcnv.reader .eventcnv.scan
+ * design/tools.txt .eventcnv.reader .eventcnv.scan
  *
  * buf holds the whole stream and must outlive the stream object.
  * Returns EventStreamOK with *streamReturn set; EventStreamREFUSED or
@@ -144,7 +144,7 @@ typedef long (*EventStreamReadFunction)(void *closure, unsigned char *buf, size_
  * the problems, but holds no events: EventStreamNext returns none.
  * There is no EVENT_STREAM_RESYNC: reading stops at the first fault.
  * A read failure is a problem, "offset N: the stream could not be
- * read further".  design/telemetry.txt .eventcnv.scan */
+ * read further".  design/tools.txt .eventcnv.scan */
 extern EventStreamRes EventStreamScan(EventStreamStruct **streamReturn,
                                       EventStreamReadFunction read, void *closure,
                                       char *msg, size_t msgSize);
@@ -154,7 +154,7 @@ extern void EventStreamClose(EventStreamStruct *stream);
 extern const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream);
 
 /* EventStreamNext -- the next event in time order.
- * design/telemetry.txt .stream.order .stream.unknown
+ * design/stream.txt .stream.order .stream.unknown
  * Returns EventStreamOK and a record; at the end, EventStreamEND if the
  * stream was sound, or EventStreamERROR if problems were found.  The
  * record's strings point into the stream's buffer.  Intern and Label
@@ -180,7 +180,7 @@ typedef struct EventStreamHeadStruct {
  * Labels stand as at the event when EventStreamNextHead returns it.
  * EventStreamDecode sets every member of the record but the values past
  * the event's fields, which EventStreamNext zeroes.
- * design/telemetry.txt .eventcnv.text.split */
+ * design/tools.txt .eventcnv.text.split */
 extern EventStreamRes EventStreamNextHead(EventStreamStruct *stream,
                                           EventStreamHeadStruct *headReturn);
 extern void EventStreamDecode(const EventStreamStruct *stream, const EventStreamHeadStruct *head,
@@ -191,7 +191,7 @@ extern size_t EventStreamLabelCount(const EventStreamStruct *stream);
 
 /* EventStreamCount -- how many known events with code the blocks of
  * kind hold: how many of them EventStreamNext returns, counted by
- * EventStreamOpen without merging.  design/telemetry.txt .eventcnv.scan */
+ * EventStreamOpen without merging.  design/tools.txt .eventcnv.scan */
 extern size_t EventStreamCount(const EventStreamStruct *stream, unsigned kind, unsigned code);
 
 /* EventStreamThreadCount, EventStreamThread -- the threads that have
@@ -224,7 +224,7 @@ typedef struct EventStreamBlockStruct {
  * read, in the merge's order: by thread, kind, signal level, then
  * sequence number, so each run of one (thread, kind, level) is a
  * sequence whose events are in time order (.stream.order).  A scan
- * holds no blocks: the count is 0.  design/telemetry.txt .export.ctf.block */
+ * holds no blocks: the count is 0.  design/export.txt .export.ctf.block */
 extern size_t EventStreamBlockCount(EventStreamStruct *stream);
 extern void EventStreamBlock(const EventStreamStruct *stream, size_t i,
                              EventStreamBlockStruct *blockReturn);
@@ -232,7 +232,7 @@ extern void EventStreamBlock(const EventStreamStruct *stream, size_t i,
 /* EventStreamClockBack -- a tool that reads a block's events itself
  * (EventStreamBlock) found one of thread at offset stamped before the
  * one before it in its sequence, and gave it that one's time: noted in
- * the info as the merge notes its own.  design/telemetry.txt
+ * the info as the merge notes its own.  design/stream.txt
  * .stream.order.back */
 extern void EventStreamClockBack(EventStreamStruct *stream, uint32_t thread, uint64_t offset);
 
@@ -258,7 +258,7 @@ extern const char *EventStreamProblem(const EventStreamStruct *stream, size_t i)
  * if the files do not belong together.  A live block whose events do
  * not continue the log's blocks of its number (one file is damaged) is
  * not recovered, and is counted in rejected.  eventrecover.c;
- * design/telemetry.txt .sol.recover */
+ * design/control.txt .sol.recover */
 typedef struct EventRecoverStruct {
   size_t events, blocks;        /* recovered */
   size_t rejected;              /* live blocks not recovered: they do not fit the log */
@@ -283,19 +283,19 @@ extern int EventRecover(const unsigned char *log, size_t logSize,
 /* EventUnzstd -- a zstd block's data, in[0 .. inSize), decompressed
  * into *buf (realloc'd as needed, *bufSize its size), *sizeReturn bytes;
  * 0 if the frame is not one the reader takes (.zstd.reader) or memory
- * ran out.  eventrecover.c; design/telemetry.txt .malloc.zstd */
+ * ran out.  eventrecover.c; design/recorder.txt .malloc.zstd */
 extern int EventUnzstd(const unsigned char *in, size_t inSize, unsigned char **buf,
                        size_t *bufSize, size_t *sizeReturn);
 
 /* EventZstdFrameCheck -- NULL, with *sizeReturn the bytes a zstd block's
  * frame in[0 .. inSize) expands to, if the reader takes it: it says its
  * size, at most a block's and EVENT_ZSTD_RATIO_MAX times its bytes;
- * else why not.  eventindex.c; design/telemetry.txt .zstd.reader */
+ * else why not.  eventindex.c; design/stream.txt .zstd.reader */
 extern const char *EventZstdFrameCheck(const unsigned char *in, size_t inSize, size_t *sizeReturn);
 
 /* EventDropsUnreported -- events of a kind that the program dropped
  * and died before reporting: what its live file counts beyond the
- * EventsDropped in the recovered stream.  design/telemetry.txt
+ * EventsDropped in the recovered stream.  design/control.txt
  * .sol.dropped */
 extern uint64_t EventDropsUnreported(const EventRecoverStruct *result,
                                      const EventStreamInfoStruct *info, unsigned kind);

@@ -1,6 +1,6 @@
 /* <src/read/eventrecover.c> -- recover a dead program's last events from its live file
  *
- * .design: design/telemetry.txt .sol.live, .sol.recover
+ * .design: design/control.txt .sol.live, .sol.recover
  *
  * While a program runs, the buffers of its output kinds are regions of
  * a live file beside its log (LOG.live), mapped shared, so the kernel
@@ -110,7 +110,7 @@ static size_t dataEnd(const unsigned char *data, size_t size, unsigned big)
 /* filteredCovered -- the bytes of its live block a filtered block's
  * events stand for: its last event, EventsFiltered, says (its length
  * says the word size: 12 + 4 + 2 words).  SIZE_MAX if it does not.
- * design/telemetry.txt .sol.filter */
+ * design/control.txt .sol.filter */
 static size_t filteredCovered(const unsigned char *data, size_t size, unsigned big)
 {
   size_t offset = 0, last = SIZE_MAX, length = 0;
@@ -224,7 +224,7 @@ static int room(ExpandedStruct *x, size_t n)
  * *dataReturn is NULL), *bytesReturn bytes.  A compact block that does
  * not decode gives SIZE_MAX bytes: no live block is a prefix of it,
  * so its live block is not recovered (the reader reports the block).
- * Returns 0 if out of memory.  design/telemetry.txt .compact.reader */
+ * Returns 0 if out of memory.  design/tools.txt .compact.reader */
 static int expand(ExpandedStruct *x, const unsigned char *in, size_t inSize, unsigned big,
                   const unsigned char **dataReturn, size_t *bytesReturn)
 {
@@ -285,7 +285,7 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     if (!logBlockSound(f, offset, &h)) {
       /* A block its thread died before writing whole: the live file
        * has its events, so the log is not the less sound for it.
-       * design/telemetry.txt .sol.writer.at */
+       * design/control.txt .sol.writer.at */
       if (memcmp(f->base + offset, EVENT_BLOCK_MAGIC, 4) == 0 && f->size - offset >= f->blockHeaderLength
           && h.length >= f->blockHeaderLength && h.length <= f->size - offset
           && h.session == f->session

@@ -1,6 +1,6 @@
 /* <src/read/eventstream.c> -- the stream layer: open, scan, merge, and what a reader asks
  *
- * .design: design/telemetry.txt .stream .eventcnv.reader
+ * .design: design/stream.txt .stream design/tools.txt .eventcnv.reader
  *
  * See eventread.h for the interface, and eventstreamint.h for how the
  * stream layer is split: the header is read by eventheader.c and the
@@ -138,7 +138,7 @@ void eventProblemAdd(EventStreamStruct *stream, const char *format, ...)
 }
 
 
-/* Merging the sequences.  design/telemetry.txt .stream.order */
+/* Merging the sequences.  design/stream.txt .stream.order */
 
 static int blockCompare(const void *a, const void *b)
 {
@@ -333,7 +333,7 @@ EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
 
 /* EventStreamScan -- read the header and index the blocks, reading the
  * stream through a window that moves on, so that it is read once, in
- * file order, into memory that stays warm.  design/telemetry.txt
+ * file order, into memory that stays warm.  design/tools.txt
  * .eventcnv.scan .eventcnv.scan.copy */
 
 #define SCAN_WINDOW (256u * 1024u)      /* fastest of 64K to 4M, measured */
@@ -425,7 +425,7 @@ const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream)
 /* clockBack -- seq's next event is stamped before its last, at clock:
  * it is given that time, so that a thread's events never go back and
  * the merge stays in time order, and it is counted and said.
- * design/telemetry.txt .stream.order.back */
+ * design/stream.txt .stream.order.back */
 static void clockBack(EventStreamStruct *stream, SeqStruct *seq, EventClock clock)
 {
   const BlockStruct *block = &stream->blocks[seq->block];
@@ -446,7 +446,7 @@ void EventStreamClockBack(EventStreamStruct *stream, uint32_t thread, uint64_t o
 /* EventStreamNextHead -- the event that comes first of all the
  * sequences': its place and header; its fields are decoded by
  * EventStreamDecode, now or on another thread.  The first call starts
- * the merge.  design/telemetry.txt .eventcnv.text.split */
+ * the merge.  design/tools.txt .eventcnv.text.split */
 
 EventStreamRes EventStreamNextHead(EventStreamStruct *stream, EventStreamHeadStruct *headReturn)
 {
@@ -483,7 +483,7 @@ EventStreamRes EventStreamNextHead(EventStreamStruct *stream, EventStreamHeadStr
       heapTop(stream);
   }
 
-  /* design/telemetry.txt .req.intern */
+  /* design/index.txt .req.intern */
   if (code == EVENT_CODE_INTERN || code == EVENT_CODE_LABEL) {
     EventRecordStruct rec;
     EventStreamDecode(stream, headReturn, &rec);
@@ -514,7 +514,7 @@ void EventStreamDecode(const EventStreamStruct *stream, const EventStreamHeadStr
   if (!stream->swap && head->desc != NULL
       && stream->plans[(size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX] != 0) {
     /* Of a fixed length, which the index checked: by its plan.
-     * design/telemetry.txt .eventcnv.reader.plan */
+     * design/tools.txt .eventcnv.reader.plan */
     const unsigned char *plan = stream->plans + (size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX;
     const unsigned char *p = head->bytes + EVENT_HEADER_LEN;
     EventValueUnion *values = recReturn->values;

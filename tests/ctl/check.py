@@ -15,7 +15,7 @@ killed: the program was killed, its live file recovered: events after
 the last block a filter wrote were never filtered, so with filtered the
 others may be there too, once at most.  Prints a summary, or what is
 wrong and exits 1.
-design/telemetry.txt .test.ctl
+design/tests.txt .test.ctl
 """
 import json
 import subprocess

@@ -1,6 +1,6 @@
 /* <tests/ctl/client.c> -- a program for telltale-ctl to steer
  *
- * .design: design/telemetry.txt .test.ctl .ctl
+ * .design: design/tests.txt .test.ctl design/tools.txt .ctl
  *
  * Usage: ctl_client idle N COUNTS    each worker serves N requests, then waits
  *                                    (alive, so its buffers hold them)

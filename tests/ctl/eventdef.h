@@ -1,6 +1,6 @@
 /* <tests/ctl/eventdef.h> -- the telltale-ctl test client's own registry
  *
- * .design: design/telemetry.txt .test.ctl
+ * .design: design/tests.txt .test.ctl
  *
  * THIS FILE IS READ BY A PROGRAM (gen).
  */

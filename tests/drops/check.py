@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/drops/check.py -- drops under async,drop add up, however the program ends
 
-.design: design/telemetry.txt .sol.dropped .test.drops
+.design: design/control.txt .sol.dropped design/tests.txt .test.drops
 
 Usage: check.py CONFIG [REPEAT]      e.g. check.py build/san 2
 

@@ -1,6 +1,6 @@
 /* <tests/drops/client.c> -- a client that drops events and dies
  *
- * .design: design/telemetry.txt .sol.dropped .test.drops
+ * .design: design/control.txt .sol.dropped design/tests.txt .test.drops
  *
  * A program written as a user would from the README, with a registry
  * of its own (tests/drops/eventdef.h): its log (TELLTALE_FILE) and a

@@ -1,6 +1,6 @@
 /* <tests/drops/eventdef.h> -- the drops client's own registry
  *
- * .design: design/telemetry.txt .sol.dropped
+ * .design: design/control.txt .sol.dropped
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  Two kinds, so that drops are
  * checked kind by kind.

@@ -1,6 +1,6 @@
 /* <tests/foreign/client.c> -- the same events on every platform
  *
- * .design: design/telemetry.txt .test.foreign
+ * .design: design/tests.txt .test.foreign
  *
  * A deterministic client of the test registry (tests/eventdef.h), built
  * natively and with Debian's cross compilers (tests/foreign.sh).  Every

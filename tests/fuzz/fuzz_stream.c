@@ -1,6 +1,6 @@
 /* <tests/fuzz/fuzz_stream.c> -- a libFuzzer harness over every decoder entry
  *
- * .design: design/telemetry.txt .test.fuzz .req.share .eventcnv.reader
+ * .design: design/tests.txt .test.fuzz design/index.txt .req.share design/tools.txt .eventcnv.reader
  *
  * One harness for every way a reader meets bytes it did not write, so
  * that one corpus and one run cover them all and libFuzzer can carry a
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * .zstd.held), two blocks' 64 MiB in flight (a zstd frame's output and
  * its expansion), the index and tables (64 MiB, and 64 a byte: the
  * corpus takes at most 1 MiB and 300 a byte of its small logs).
- * design/telemetry.txt .test.fuzz */
+ * design/tests.txt .test.fuzz */
 #define FUZZ_HEAP_MAX(size) \
   (((size_t)448 << 20) + ((size) > ((size_t)1 << 20) ? (size) * 256 : 0) + (size) * 64)
 
@@ -209,7 +209,7 @@ static void readStream(EventStreamStruct *stream, size_t streamSize, size_t line
     ++events;
     /* Each event is returned once: never more than the bytes hold (in
      * a compact block an event takes 2 bytes or more: a tag and a
-     * clock; design/telemetry.txt .compact.encoding). */
+     * clock; design/stream.txt .compact.encoding). */
     promise(events <= streamSize / (info->compactBlocks > 0 ? 2 : EVENT_HEADER_LEN));
   }
   promise(res == EventStreamEND || res == EventStreamERROR);
@@ -397,7 +397,7 @@ static EventKeyStruct *eventKeys(const unsigned char *buf, size_t size, unsigned
 }
 
 /* checkNoDuplicate -- EventRecover adds only events the log lacks
- * (design/telemetry.txt .sol.recover; issue 10 item 1): no event of
+ * (design/control.txt .sol.recover; issue 10 item 1): no event of
  * the log is in the merged stream more often than in the log. */
 static void checkNoDuplicate(const unsigned char *log, size_t logSize, const unsigned char *merged,
                              size_t mergedSize, unsigned options)

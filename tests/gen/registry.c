@@ -1,6 +1,6 @@
 /* tests/gen/registry.c -- a registry is valid C: expand its lists
  *
- * .design: design/telemetry.txt .reg.file
+ * .design: design/registry.txt .reg.file
  *
  * tests/gen.sh compiles this with -DREGISTRY='"FILE"' for each registry
  * in the tree, so that the claim at the top of eventdef.h stays true:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/idioms/check.py -- compare the idioms programs' logs with their page
 
-.design: design/telemetry.txt .test.trust .sol.death.limits
+.design: design/tests.txt .test.trust design/plinth.txt .sol.death.limits
 
 Usage:
   check.py EVENTCNV DIR [--logs GLOB] [--traceback STDERR [--slack S]] [--cut N]

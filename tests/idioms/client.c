@@ -1,6 +1,6 @@
 /* <tests/idioms/client.c> -- a server-style client of telltale
  *
- * .design: design/telemetry.txt .test.trust .sol.signal.level
+ * .design: design/tests.txt .test.trust design/plinth.txt .sol.signal.level
  * .sol.death.limits .sol.session .sol.fork .sol.exec
  *
  * A program written the way servers and runtimes are: a registry of its

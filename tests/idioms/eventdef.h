@@ -1,6 +1,6 @@
 /* <tests/idioms/eventdef.h> -- the idioms client's own registry
  *
- * .design: design/telemetry.txt .test.trust
+ * .design: design/tests.txt .test.trust
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  A server's registry, as a user
  * would write one from the README: four kinds, each event carrying the

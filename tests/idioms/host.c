@@ -1,6 +1,6 @@
 /* <tests/idioms/host.c> -- a host that loads a telltale plugin by dlopen
  *
- * .design: design/telemetry.txt .test.trust .sol.session .sol.signal
+ * .design: design/tests.txt .test.trust design/runtime.txt .sol.session design/plinth.txt .sol.signal
  *
  * A program that does not link telltale loads a plugin that does
  * (plugin.c, linked with libtelltale.so) ROUNDS times: each round the

@@ -1,6 +1,6 @@
 /* <tests/idioms/page.h> -- the counts page the idioms programs share
  *
- * .design: design/telemetry.txt .test.trust
+ * .design: design/tests.txt .test.trust
  *
  * The client (client.c), the plugin (plugin.c) and its host (host.c)
  * count every event they emit in a page kept outside telltale: a file

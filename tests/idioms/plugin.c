@@ -1,6 +1,6 @@
 /* <tests/idioms/plugin.c> -- a plugin that emits through libtelltale.so
  *
- * .design: design/telemetry.txt .test.trust .sol.session
+ * .design: design/tests.txt .test.trust design/runtime.txt .sol.session
  *
  * A shared object with a registry of its own (plugin_eventdef.h),
  * linked with libtelltale.so, which a host that does not link telltale

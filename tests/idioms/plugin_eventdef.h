@@ -1,6 +1,6 @@
 /* <tests/idioms/plugin_eventdef.h> -- the idioms plugin's own registry
  *
- * .design: design/telemetry.txt .test.trust
+ * .design: design/tests.txt .test.trust
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  The registry of a plugin
  * (tests/idioms/plugin.c), a shared object linked with libtelltale.so

@@ -1,5 +1,5 @@
 // <tests/install/client.cpp> -- a C++ client of an installed telltale,
-// for tests/install.sh (design/telemetry.txt .pack.cxx): classes, a
+// for tests/install.sh (design/build.txt .pack.cxx): classes, a
 // lambda, std::thread and std::string around telltale's C interface.
 // Emits ShapeMade for each shape and ShapeCount at the end, from two
 // threads, names them, and checks the interface's results.

@@ -1,6 +1,6 @@
 /* <tests/registries/alloc.c> -- an allocator library with a registry of its own
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * A shared object linked with libtelltale.so.  Its events are its
  * registry's (alloc_eventdef.h), whose codes and names are the

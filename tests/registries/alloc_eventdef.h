@@ -1,6 +1,6 @@
 /* <tests/registries/alloc_eventdef.h> -- the registries test's shared library's registry
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  An allocator library's own
  * events, in a shared object: the same codes as the program's (0x1000,

@@ -1,6 +1,6 @@
 /* <tests/registries/app.c> -- a program with a registry, and libraries with theirs, in one log
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  *   app COUNTS PLUGIN MODE
  *

@@ -1,6 +1,6 @@
 /* <tests/registries/app_eventdef.h> -- the registries test's program's registry
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  One of four registries in one
  * process, each generated on its own: its codes are chosen as if no

@@ -1,6 +1,6 @@
 /* <tests/registries/cache.c> -- a cache library, linked statically, with a registry of its own
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  */
 
 #include <telltale/event.h>

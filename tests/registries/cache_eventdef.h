@@ -1,6 +1,6 @@
 /* <tests/registries/cache_eventdef.h> -- the registries test's static library's registry
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  A cache library linked
  * statically into the program: its code 0x1000 is the program's and

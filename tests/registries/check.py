@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/registries/check.py -- four registries in one process and one log.
 
-.design: design/telemetry.txt .test.registries
+.design: design/tests.txt .test.registries
 
 Usage: python3 tests/registries/check.py BUILD
 

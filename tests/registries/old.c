@@ -1,6 +1,6 @@
 /* <tests/registries/old.c> -- a program compiled against an older telltale
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * Built by tests/registries/check.py against telltale's headers before
  * registries had sources, and run with this libtelltale.so: two threads

@@ -1,6 +1,6 @@
 /* <tests/registries/old_eventdef.h> -- a registry built with an older telltale
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  tests/registries/check.py
  * generates it with the gen, and compiles old.c against the headers, of

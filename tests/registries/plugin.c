@@ -1,6 +1,6 @@
 /* <tests/registries/plugin.c> -- a plugin, opened with dlopen mid-run, with a registry of its own
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  */
 
 #include <telltale/event.h>

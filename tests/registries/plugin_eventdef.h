@@ -1,6 +1,6 @@
 /* <tests/registries/plugin_eventdef.h> -- the registries test's plugin's registry
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  A plugin the program opens
  * with dlopen after its events began, and closes with dlclose: its

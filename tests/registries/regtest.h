@@ -1,6 +1,6 @@
 /* <tests/registries/regtest.h> -- what the registries test's libraries export
  *
- * .design: design/telemetry.txt .test.registries
+ * .design: design/tests.txt .test.registries
  *
  * Each library emits into its own registry; the program calls these
  * without seeing the libraries' events, as a program uses a library.

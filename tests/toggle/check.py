@@ -11,7 +11,7 @@ its epoch is even.  killed: the program was killed, so the event after a
 worker's last mark may be there too, and eventcnv says it recovered the
 log (exit 0 all the same).  Prints what is wrong and exits 1, or a
 summary and exits 0.
-design/telemetry.txt .test.toggle
+design/tests.txt .test.toggle
 """
 import array
 import json

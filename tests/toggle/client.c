@@ -1,6 +1,6 @@
 /* <tests/toggle/client.c> -- output switched on and off while threads emit
  *
- * .design: design/telemetry.txt .test.toggle .sol.control.cut
+ * .design: design/tests.txt .test.toggle design/control.txt .sol.control.cut
  *
  * Usage: toggle_client TOGGLES EXPECT [kill]
  *        toggle_client TOGGLES EXPECT ctl TELLTALE-CTL

@@ -1,6 +1,6 @@
 /* <tests/toggle/eventdef.h> -- the toggle client's own registry
  *
- * .design: design/telemetry.txt .test.toggle
+ * .design: design/tests.txt .test.toggle
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  One kind whose output is
  * switched, one always on.

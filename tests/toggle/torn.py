@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/toggle/torn.py -- a live region torn while it was retagged
 
-.design: design/telemetry.txt .sol.control.retag .test.toggle
+.design: design/control.txt .sol.control.retag design/tests.txt .test.toggle
 
 Usage: torn.py EVENTCNV LOG
 LOG is the log of a program killed just after output was switched off

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/trust/check.py -- compare a trust client's log with its counts
 
-.design: design/telemetry.txt .test.trust
+.design: design/tests.txt .test.trust
 
 Usage: check.py EVENTCNV LOG COUNTS MODE PROMISE [STDERR [EVENTS]]
 

@@ -1,6 +1,6 @@
 /* <tests/trust/client.c> -- a client of telltale that counts what it emits
  *
- * .design: design/telemetry.txt .test.trust
+ * .design: design/tests.txt .test.trust
  *
  * A program written as a user would from the README: a registry of its
  * own (tests/trust/eventdef.h), four worker threads named worker-1 to

@@ -1,6 +1,6 @@
 /* <tests/trust/eventdef.h> -- the trust client's own registry
  *
- * .design: design/telemetry.txt .test.trust
+ * .design: design/tests.txt .test.trust
  *
  * THIS FILE IS READ BY A PROGRAM (gen).  A client's registry, as a
  * user would write one from the README: codes in the client's range.

@@ -1,7 +1,7 @@
 /* <tools/common/input.c> -- eventcnv's input: a log read or mapped
  * whole, or scanned as it is read, and its live file recovered
  *
- * .design: design/telemetry.txt .eventcnv.reader .eventcnv.scan .sol.recover
+ * .design: design/tools.txt .eventcnv.reader .eventcnv.scan design/control.txt .sol.recover
  */
 
 #include "input.h"
@@ -147,7 +147,7 @@ int InputLiveExists(const char *path)
   return stat(livePath, &st) == 0 || errno != ENOENT;
 }
 
-/* design/telemetry.txt .sol.recover */
+/* design/control.txt .sol.recover */
 int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *recovered,
                      const char *programName)
 {
@@ -204,7 +204,7 @@ int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStruct *re
   return 0;
 }
 
-/* design/telemetry.txt .zstd.live */
+/* design/tools.txt .zstd.live */
 void InputArchiveRecovered(const EventStreamInfoStruct *info, InputRecoveredStruct *recovered)
 {
   if (recovered->done || !info->recoveredInto)
@@ -243,7 +243,7 @@ static int taskStat(const char *path, char *stateReturn, unsigned long long *sta
   return 0;
 }
 
-/* design/telemetry.txt .eventcnv.follow.gone */
+/* design/tools.txt .eventcnv.follow.gone */
 int InputProgramGone(uint32_t pid, uint64_t startMonotonicNs)
 {
   char path[64];
@@ -291,7 +291,7 @@ int InputProgramGone(uint32_t pid, uint64_t startMonotonicNs)
   return !running;
 }
 
-/* design/telemetry.txt .eventcnv.follow.gone */
+/* design/tools.txt .eventcnv.follow.gone */
 int InputFileUnheld(int fd)
 {
   struct stat file;

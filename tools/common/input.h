@@ -1,6 +1,6 @@
 /* <tools/common/input.h> -- eventcnv's input: input.c
  *
- * .design: design/telemetry.txt .eventcnv.reader
+ * .design: design/tools.txt .eventcnv.reader
  */
 
 #ifndef input_h
@@ -44,7 +44,7 @@ extern int InputReadFd(int fd, InputStruct *in);
 extern void InputFree(InputStruct *in);
 
 /* InputScan -- index the stream at path (NULL or "-": stdin) as it is
- * read, for --count and --summary.  design/telemetry.txt .eventcnv.scan */
+ * read, for --count and --summary.  design/tools.txt .eventcnv.scan */
 extern EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, char *msg,
                                 size_t msgSize, const char *programName);
 
@@ -63,19 +63,19 @@ extern int InputRecoverLive(const char *path, InputStruct *in, InputRecoveredStr
  * no thread of it runs, 0 if one does or it cannot be told.  A process
  * at that pid that started after the log did is another, given the pid
  * again.  The pid is looked up in eventcnv's own pid namespace.
- * design/telemetry.txt .eventcnv.follow.gone */
+ * design/tools.txt .eventcnv.follow.gone */
 extern int InputProgramGone(uint32_t pid, uint64_t startMonotonicNs);
 
 /* InputFileUnheld -- 1 if no other process has the file on fd open,
  * of those whose descriptors eventcnv may read in /proc (another
  * user's are not seen), 0 if one has or there is no /proc.
- * design/telemetry.txt .eventcnv.follow.gone */
+ * design/tools.txt .eventcnv.follow.gone */
 extern int InputFileUnheld(int fd);
 
 /* InputArchiveRecovered -- if the stream is an archive made of a log
  * whose live file was recovered into it, say so in *recovered, as if
  * InputRecoverLive had: its blocks of no index are what was recovered.
- * design/telemetry.txt .zstd.live */
+ * design/tools.txt .zstd.live */
 extern void InputArchiveRecovered(const EventStreamInfoStruct *info, InputRecoveredStruct *recovered);
 
 #endif /* input_h */

@@ -1,7 +1,7 @@
 /* <tools/common/outpath.c> -- the one rule for every output path of
  * every tool
  *
- * .design: design/telemetry.txt .tools.output
+ * .design: design/tools.txt .tools.output
  */
 
 #define _POSIX_C_SOURCE 200809L

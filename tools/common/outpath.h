@@ -1,7 +1,7 @@
 /* <tools/common/outpath.h> -- the one rule for every output path of
  * every tool
  *
- * .design: design/telemetry.txt .tools.output
+ * .design: design/tools.txt .tools.output
  *
  * A tool registers the logs it reads (OutPathInputs), then checks each
  * output it is given (OutPathRefused) and opens it (OutPathOpen): never

@@ -1,7 +1,7 @@
 /* <tools/common/skew.c> -- a malloc log's events on one address, put
  * back in causal order: skew.h
  *
- * .design: design/telemetry.txt .replay.skew
+ * .design: design/heap.txt .replay.skew
  */
 
 #include "skew.h"

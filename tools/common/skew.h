@@ -1,7 +1,7 @@
 /* <tools/common/skew.h> -- a malloc log's events on one address, put
  * back in causal order
  *
- * .design: design/telemetry.txt .replay.skew .malloc.order
+ * .design: design/heap.txt .replay.skew design/recorder.txt .malloc.order
  *
  * The cycle counter is not ordered with the stores that pass a block to
  * another thread, so a block freed on one thread right after another

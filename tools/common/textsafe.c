@@ -1,6 +1,6 @@
 /* <tools/common/textsafe.c> -- a log's strings made safe to print
  *
- * .design: design/telemetry.txt .export.text
+ * .design: design/export.txt .export.text
  */
 
 #include "textsafe.h"

@@ -1,6 +1,6 @@
 /* <tools/common/textsafe.h> -- a log's strings made safe to print
  *
- * .design: design/telemetry.txt .export.text
+ * .design: design/export.txt .export.text
  *
  * A log's strings (the program's name, the registry's docs, string
  * fields, thread names, file paths) are whatever bytes the log holds.

@@ -1,6 +1,6 @@
 /* <tools/ctl/ctl.c> -- telltale-ctl: steer a running program from another shell
  *
- * .design: design/telemetry.txt .ctl
+ * .design: design/tools.txt .ctl
  *
  * Finds this user's telltale processes by their control files
  * (src/event/eventctl.h), writes a request into one and waits for the

@@ -2,7 +2,7 @@
  * rewritten block by block, compact, and with --zstd each block's data
  * zstd-compressed, for archives
  *
- * .design: design/telemetry.txt .zstd .zstd.writer .compact.encoding
+ * .design: design/tools.txt .zstd .zstd.writer design/stream.txt .compact.encoding
  *
  * The runtime depends on libc and pthreads alone, so zstd is an archive
  * step here, not in the writer.  The output is the input's header (its
@@ -148,7 +148,7 @@ static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeader
       h.flags = (uint16_t)(h.flags | EVENT_BLOCK_ZSTD);
     }
   }
-  /* design/telemetry.txt .stream.check: the check of the bytes written */
+  /* design/stream.txt .stream.check: the check of the bytes written */
   if (!grow(&a->block, &a->blockSize, EVENT_BLOCK_HEADER_LEN + size))
     return 0;
   h.length = (uint32_t)(EVENT_BLOCK_HEADER_LEN + size);
@@ -176,7 +176,7 @@ static void headerInsert(unsigned char *h, uint32_t *length, size_t at, size_t n
  * was recovered into it, and its checks made again: the flags' own,
  * which that minor added after the spans' (which minor 1 added: two
  * counts of 0 for a 3.0.0 log), is made for an older log.  0 if out of
- * memory or the output fails.  design/telemetry.txt .zstd.version
+ * memory or the output fails.  design/stream.txt .zstd.version
  * .zstd.live .stream.header.check */
 static int headerWrite(ArchiveStruct *a, const unsigned char *base)
 {
@@ -271,7 +271,7 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
     goto done;
   }
   pos = info->headerLength;
-  /* design/telemetry.txt .tools.output */
+  /* design/tools.txt .tools.output */
   if ((fd = OutPathOpen(programName, path, 0)) < 0 || (a.out = fdopen(fd, "wb")) == NULL) {
     if (fd >= 0) {
       fprintf(stderr, "%s: cannot write %s: %s\n", programName, path, strerror(errno));

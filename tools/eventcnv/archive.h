@@ -1,6 +1,6 @@
 /* <tools/eventcnv/archive.h> -- eventcnv --format telltale: archive.c
  *
- * .design: design/telemetry.txt .zstd.writer
+ * .design: design/tools.txt .zstd.writer
  */
 
 #ifndef archive_h

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # tools/eventcnv/embed.py -- a file as a C string, for the build
 #
-# .design: design/telemetry.txt .export.html.page
+# .design: design/export.txt .export.html.page
 #
 # Usage: embed.py IN OUT NAME: writes OUT, C that defines
 # const char NAME[], IN's bytes with a terminating NUL.  The page

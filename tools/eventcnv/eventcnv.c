@@ -1,15 +1,15 @@
 /* <tools/eventcnv/eventcnv.c> -- print a telltale stream as text
  *
- * .design: design/telemetry.txt .eventcnv .stream
+ * .design: design/tools.txt .eventcnv design/stream.txt .stream
  *
  * eventcnv reads a whole stream into memory (mmap for a file, read for
  * a pipe), decodes it with the shared decoder (eventread.h,
- * design/telemetry.txt .req.share) and prints its events in time order,
+ * design/index.txt .req.share) and prints its events in time order,
  * one line each, on stdout.  --count and --summary print what the
- * reader's index counted, with no merge (design/telemetry.txt
+ * reader's index counted, with no merge (design/tools.txt
  * .eventcnv.scan).  Warnings and errors go to stderr.
  *
- * Exit status: design/telemetry.txt .eventcnv.exit; 2 a usage error.
+ * Exit status: design/tools.txt .eventcnv.exit; 2 a usage error.
  */
 
 #include "archive.h"
@@ -208,14 +208,14 @@ static int OptionFlag(OptionsStruct *opt, const char *arg)
 }
 
 /* IsArchive -- 1 if the stream is rewritten (--format telltale).
- * design/telemetry.txt .zstd.writer */
+ * design/tools.txt .zstd.writer */
 static int IsArchive(const OptionsStruct *opt)
 {
   return opt->format != NULL && strcmp(opt->format, "telltale") == 0;
 }
 
 /* IsRows -- 1 if the format is ClickHouse's rows, which --follow ships
- * (design/telemetry.txt .export.clickhouse.follow) */
+ * (design/export.txt .export.clickhouse.follow) */
 static int IsRows(const OptionsStruct *opt)
 {
   return opt->format != NULL && (strcmp(opt->format, "clickhouse") == 0
@@ -268,7 +268,7 @@ static void ArgsCheck(OptionsStruct *opt)
     UsageError("--insert ships --follow --format clickhouse's rows, not with -o", NULL);
   if (opt->spans && (opt->count || opt->summary))
     UsageError("--spans prints instead of the events: not with --count or --summary", NULL);
-  /* design/telemetry.txt .tools.output */
+  /* design/tools.txt .tools.output */
   OutPathInputs(opt->paths, opt->pathCount);
   if ((why = OutPathRefused(opt->output)) != NULL) {
     char msg[512];
@@ -298,7 +298,7 @@ static void ParseArgs(int argc, char **argv, OptionsStruct *opt)
       fputs(usageText, stdout);
       exit(EXIT_SUCCESS);
     } else if (strcmp(arg, "--version") == 0) {
-      /* design/telemetry.txt .pack.version */
+      /* design/build.txt .pack.version */
       printf("eventcnv (telltale) %s\nstream format %u.%u.%u\n", TELLTALE_VERSION_STRING,
              EVENT_VERSION_MAJOR, EVENT_VERSION_MEDIAN, EVENT_VERSION_MINOR);
       exit(EXIT_SUCCESS);
@@ -484,7 +484,7 @@ static int FilterPasses(const FilterStruct *filter, unsigned kind, unsigned code
 
 /* FilteredCount -- how many events of desc's code pass the filter, in
  * blocks of every kind, as the reader's index counted them.
- * design/telemetry.txt .eventcnv.scan */
+ * design/tools.txt .eventcnv.scan */
 static size_t FilteredCount(const EventStreamStruct *stream, const FilterStruct *filter,
                             const EventDescStruct *desc)
 {
@@ -510,14 +510,14 @@ static void PrintCount(const EventStreamStruct *stream, const FilterStruct *filt
 
 /* Dropped -- the events of a kind that the program dropped: those its
  * EventsDropped report, and those its live file counts beyond them,
- * which it died before reporting.  design/telemetry.txt .sol.dropped */
+ * which it died before reporting.  design/control.txt .sol.dropped */
 static uint64_t Dropped(const EventStreamInfoStruct *info, unsigned kind)
 {
   return info->dropped[kind] + EventDropsUnreported(&recovered.live, info, kind);
 }
 
 /* PrintSummary -- --summary: what the stream holds, from the index.
- * design/telemetry.txt .eventcnv.scan */
+ * design/tools.txt .eventcnv.scan */
 static void PrintSummary(EventStreamStruct *stream, const FilterStruct *filter)
 {
   const EventStreamInfoStruct *info = EventStreamInfo(stream);
@@ -572,7 +572,7 @@ static void PrintSummary(EventStreamStruct *stream, const FilterStruct *filter)
  * "N events in M blocks", and how many came from the live file.  The
  * program died before it could write StreamEnd (an assertion, a fatal
  * signal, SIGKILL, the OOM killer, a power cut); this is what was
- * recovered.  design/telemetry.txt .sol.death.limits .sol.recover */
+ * recovered.  design/plinth.txt .sol.death.limits design/control.txt .sol.recover */
 static void Recovered(char *buf, size_t size, const EventStreamInfoStruct *info)
 {
   int n = snprintf(buf, size, "%lu event%s in %lu block%s",
@@ -591,7 +591,7 @@ static int Ended(const EventStreamInfoStruct *info)
 }
 
 /* Running -- threads still running when the stream ended: every thread
- * started and not exited, but the one that ended it.  design/telemetry.txt
+ * started and not exited, but the one that ended it.  design/runtime.txt
  * .sol.finish */
 static size_t Running(const EventStreamInfoStruct *info)
 {
@@ -664,7 +664,7 @@ static void Ending(char *buf, size_t size, const EventStreamInfoStruct *info)
              info->streamEnd ? "the end" : "it");
 }
 
-/* PrintHeader -- --header.  design/telemetry.txt .stream.header */
+/* PrintHeader -- --header.  design/stream.txt .stream.header */
 
 static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
 {
@@ -675,7 +675,7 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
 
   printf("version       %u.%u.%u\n", info->major, info->median, info->minor);
-  /* A log's strings are printed escaped: design/telemetry.txt .export.text */
+  /* A log's strings are printed escaped: design/export.txt .export.text */
   printf("program       ");
   TextPut(stdout, info->program);
   printf("\n");
@@ -699,7 +699,7 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
   printf("\": %u kinds, %u events\n", info->registry->kindCount, info->registry->eventCount);
   if (info->major >= 2)
     printf("session       0x%08lx\n", (unsigned long)info->session);
-  /* design/telemetry.txt .stream.check; a block recovered from a live
+  /* design/stream.txt .stream.check; a block recovered from a live
    * file has no index and no check (.sol.recover) */
   if (problems == 0 && info->major >= 2 && info->unindexedBlocks > 0)
     printf("blocks        %lu: %lu checked and sound, %lu recovered from a live file (no check)\n",
@@ -715,11 +715,11 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
            (unsigned long)info->badBlocks, (unsigned long)info->missingBlocks,
            (unsigned long)info->duplicateBlocks, (unsigned long)info->misorderedBlocks,
            (unsigned long)info->skippedBytes);
-  if (info->compactBlocks > 0)  /* design/telemetry.txt .compact */
+  if (info->compactBlocks > 0)  /* design/runtime.txt .compact */
     printf("compact       %lu of the blocks read, %.2f bytes per event in the file\n",
            (unsigned long)info->compactBlocks,
            info->eventCount > 0 ? (double)info->streamSize / (double)info->eventCount : 0.0);
-  if (info->zstdBlocks > 0)  /* design/telemetry.txt .zstd */
+  if (info->zstdBlocks > 0)  /* design/tools.txt .zstd */
     printf("zstd          %lu of the blocks read\n", (unsigned long)info->zstdBlocks);
   {
     char ending[8192];
@@ -729,7 +729,7 @@ static void PrintHeader(const EventStreamInfoStruct *info, size_t problems)
 }
 
 
-/* PrintList -- --list: the registry the stream carries.  design/telemetry.txt .reg */
+/* PrintList -- --list: the registry the stream carries.  design/registry.txt .reg */
 
 /* ParamName -- the name of parameter i of the event of code */
 static const char *ParamName(const EventRegistryStruct *registry, unsigned code, unsigned i)
@@ -744,7 +744,7 @@ static const char *EventName(const EventRegistryStruct *registry, unsigned code)
   return desc != NULL ? desc->name : "?";
 }
 
-/* PrintListSpans -- the spans and counters (2.0.1 on).  design/telemetry.txt .reg.span */
+/* PrintListSpans -- the spans and counters (2.0.1 on).  design/registry.txt .reg.span */
 static void PrintListSpans(const EventRegistryStruct *registry)
 {
   for (unsigned i = 0; i < registry->spanCount; ++i) {
@@ -816,7 +816,7 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
   if (info->skippedBytes > 0)
     fprintf(stderr, "%s: %s: warning: skipped %lu corrupt bytes\n", programName, name,
             (unsigned long)info->skippedBytes);
-  if (info->clockBacks > 0)   /* design/telemetry.txt .stream.order.back */
+  if (info->clockBacks > 0)   /* design/stream.txt .stream.order.back */
     fprintf(stderr, "%s: %s: warning: %lu event%s stamped before the event before %s of the "
             "same thread, kind and signal level (the first at offset %llu, thread %lu): %s "
             "given that event's time, as a thread's time never goes back\n", programName, name,
@@ -864,7 +864,7 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
             programName, name);
   } else if (!Ended(info) && recovered.done && recovered.logFailed) {
     /* The end, if there was one, went with the failed writes: a full
-     * disk is not a death.  design/telemetry.txt .sol.writer.fail */
+     * disk is not a death.  design/control.txt .sol.writer.fail */
     char counts[4096 + 200];
     Recovered(counts, sizeof counts, info);
     fprintf(stderr, "%s: %s: the stream has no StreamEnd event, as the program's writes to its "
@@ -903,7 +903,7 @@ static void ReportWarnings(const EventStreamInfoStruct *info, const char *name)
 }
 
 /* Complete -- 1 if the stream holds, as far as can be known, everything
- * the program emitted: exit 0 says so.  design/telemetry.txt .eventcnv.exit */
+ * the program emitted: exit 0 says so.  design/tools.txt .eventcnv.exit */
 static int Complete(const EventStreamInfoStruct *info)
 {
   if (recovered.rejected > 0 || recovered.damaged > 0 || recovered.logFailed
@@ -915,7 +915,7 @@ static int Complete(const EventStreamInfoStruct *info)
 
 /* ReportDropped -- events the program dropped (EventsDropped: kind,
  * count; the reader sums them) are said on stderr at the end, per kind,
- * so that no loss goes unnoticed.  design/telemetry.txt .sol.dropped */
+ * so that no loss goes unnoticed.  design/control.txt .sol.dropped */
 static void ReportDropped(const EventStreamInfoStruct *info, const char *name)
 {
   for (unsigned kind = 0; kind < EVENT_STREAM_KIND_LIMIT; ++kind) {
@@ -945,7 +945,7 @@ static void PutSeconds(char *buf, size_t size, int64_t ns)
 /* PrintSpans -- --spans: each span's count, unfinished, and durations.
  * Every event takes part, whatever --kind and --event say: a filter
  * would leave spans unpaired.  Returns 0, or 1 if out of memory.
- * design/telemetry.txt .export.span.stats */
+ * design/export.txt .export.span.stats */
 static int PrintSpans(EventStreamStruct *stream)
 {
   const EventRegistryStruct *registry = EventStreamInfo(stream)->registry;
@@ -1023,7 +1023,7 @@ static EventStreamStruct *Open(const OptionsStruct *opt, const char *path, const
   memset(&recovered, 0, sizeof recovered);
   if ((opt->count || opt->summary) && !opt->resync && !InputLiveExists(path)) {
     /* No events to print: read the stream once, in order, not mapped.
-     * design/telemetry.txt .eventcnv.scan */
+     * design/tools.txt .eventcnv.scan */
     res = InputScan(path, &stream, msg, sizeof msg, programName);
   } else {
     err = InputRead(path, in);
@@ -1061,7 +1061,7 @@ static int PrintEach(const OptionsStruct *opt, LogStruct *log)
       printf("\n");
     PrintList(info->registry);
   }
-  if (opt->count || opt->summary || opt->spans) {   /* design/telemetry.txt .eventcnv.scan */
+  if (opt->count || opt->summary || opt->spans) {   /* design/tools.txt .eventcnv.scan */
     if (opt->header || opt->list)
       printf("\n");
     if (opt->spans && PrintSpans(log->stream) != 0) {
@@ -1079,7 +1079,7 @@ static int PrintEach(const OptionsStruct *opt, LogStruct *log)
 /* PrintMerged -- the events of several logs on one timeline: each line
  * as PrintEvents's, its ELAPSED since the earliest log's start and
  * PROGRAM[PID] after WALLCLOCK.  Returns 0, or 1 if out of memory.
- * design/telemetry.txt .export.merge */
+ * design/export.txt .export.merge */
 static int PrintMerged(EventStreamStruct **streams, size_t count, const LogStruct *logs)
 {
   MergeStruct merge;
@@ -1146,7 +1146,7 @@ static int LogsFilter(void *closure, size_t source, unsigned kind, unsigned code
 /* ArchiveSay -- what an archive holds that its log's messages do not
  * say: blocks past damage, a program that may still be writing, and
  * drops that only the live file counts, which it lacks
- * (design/telemetry.txt .zstd.say) */
+ * (design/tools.txt .zstd.say) */
 static void ArchiveSay(const EventStreamInfoStruct *info, const InputRecoveredStruct *rec,
                        const char *name, const char *output)
 {
@@ -1190,7 +1190,7 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
   for (size_t i = 0; i < count; ++i)
     streams[i] = logs[i].stream;
   if (IsArchive(opt)) {
-    /* design/telemetry.txt .zstd.writer */
+    /* design/tools.txt .zstd.writer */
     const EventStreamInfoStruct *info = EventStreamInfo(streams[0]);
     if (ArchiveWrite(logs[0].in.data, logs[0].in.size, info,
                      logs[0].recovered.done, opt->output,
@@ -1201,10 +1201,10 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
     else
       ArchiveSay(info, &logs[0].recovered, logs[0].name, opt->output);
   } else if (IsExport(opt)) {
-    /* design/telemetry.txt .export */
+    /* design/export.txt .export */
     if (ExportRun(streams, count, opt->format, opt->output, LogsFilter, logs) != 0)
       status = EXIT_BAD_STREAM;
-  } else if ((!several   /* design/telemetry.txt .eventcnv.text */
+  } else if ((!several   /* design/tools.txt .eventcnv.text */
               ? ExportText(streams[0], stdout, opt->jobs != NULL ? (unsigned)atoi(opt->jobs) : 0,
                            LogsFilter, logs)
               : PrintMerged(streams, count, logs)) != 0) {
@@ -1216,7 +1216,7 @@ static int Print(const OptionsStruct *opt, LogStruct *logs, size_t count)
 }
 
 /* Finish -- say what went wrong with a log, and what was lost; returns
- * the exit status.  design/telemetry.txt .eventcnv.exit */
+ * the exit status.  design/tools.txt .eventcnv.exit */
 static int Finish(const OptionsStruct *opt, LogStruct *log, int status)
 {
   const EventStreamInfoStruct *info = EventStreamInfo(log->stream);
@@ -1282,7 +1282,7 @@ typedef struct FollowStruct {
 
 /* FOLLOW_DAMAGE_LOOKS -- looks (200 ms apart) that a block whose check
  * fails must stay as it is before --follow takes it for damage rather
- * than a write under way.  design/telemetry.txt .eventcnv.follow.damage */
+ * than a write under way.  design/tools.txt .eventcnv.follow.damage */
 #define FOLLOW_DAMAGE_LOOKS 5
 
 /* FollowDamage -- note the block at whole, the first not whole, if it
@@ -1344,7 +1344,7 @@ static void FollowRate(FollowStruct *f, uint64_t hz, EventClock clock)
 /* FOLLOW_BATCH_SECONDS -- how long --insert's batch of rows gathers
  * before its COMMAND is ended, so that its rows are in the table:
  * ClickHouse makes a part of each INSERT, and wants few a second.
- * design/telemetry.txt .export.clickhouse.follow */
+ * design/export.txt .export.clickhouse.follow */
 #define FOLLOW_BATCH_SECONDS 1.0
 
 static double followNow(void)
@@ -1406,7 +1406,7 @@ static int followFilter(void *closure, size_t source, unsigned kind, unsigned co
 
 /* FollowExport -- FollowPrint's events as the format's rows (clickhouse):
  * a window of the stream, so the threads' ids and names and the labels
- * of what came before are known.  design/telemetry.txt
+ * of what came before are known.  design/export.txt
  * .export.clickhouse.follow */
 static void FollowExport(const OptionsStruct *opt, FollowStruct *f, EventStreamStruct *stream,
                          size_t from, size_t to, int *endedReturn)
@@ -1543,7 +1543,7 @@ static double followNs(const FollowStruct *f, EventClock clock, uint64_t hz)
  * (hz): a ClockSync that reached the file after a time was printed (a
  * flush, the end, a death) may have changed it.  A time once printed
  * cannot change, and one that differs is not passed over in silence.
- * design/telemetry.txt .eventcnv.follow.time */
+ * design/tools.txt .eventcnv.follow.time */
 static void FollowRateSay(const FollowStruct *f, uint64_t hz)
 {
   double worst = 0.0;
@@ -1610,7 +1610,7 @@ static int FollowEnd(const OptionsStruct *opt, FollowStruct *f)
  * no thread of the header's pid runs, and no process has the file open
  * (one that writes a copy of a log, or a program in another pid
  * namespace, keeps --follow going).  With no header yet, a second after
- * the first look, no process has the file open.  design/telemetry.txt
+ * the first look, no process has the file open.  design/tools.txt
  * .eventcnv.follow.gone */
 static int FollowGone(const FollowStruct *f, unsigned looks)
 {
@@ -1627,7 +1627,7 @@ static int FollowGone(const FollowStruct *f, unsigned looks)
  * The file is opened once and read through its descriptor: the image an
  * exec starts moves the log aside (LOG.execN) and writes a new one at
  * its path, which a look by name would take for the same stream.
- * design/telemetry.txt .eventcnv.follow */
+ * design/tools.txt .eventcnv.follow */
 static int Follow(const OptionsStruct *opt)
 {
   FollowStruct *f = calloc(1, sizeof *f);
@@ -1672,7 +1672,7 @@ static int Follow(const OptionsStruct *opt)
 
 /* OpenAll -- every FILE that can be read, in the order given, at the
  * front of logs; returns how many.  One that cannot is said and left
- * out, so the others are still printed (design/telemetry.txt
+ * out, so the others are still printed (design/tools.txt
  * .eventcnv.exit). */
 static size_t OpenAll(const OptionsStruct *opt, LogStruct *logs)
 {
@@ -1693,7 +1693,7 @@ static size_t OpenAll(const OptionsStruct *opt, LogStruct *logs)
 }
 
 /* OutputText -- -o for text: standard output goes to path; 0, or 1
- * after saying why not.  design/telemetry.txt .tools.output */
+ * after saying why not.  design/tools.txt .tools.output */
 static int OutputText(const char *path)
 {
   int fd;

@@ -1,12 +1,12 @@
 /* <tools/eventcnv/export.c> -- what eventcnv's writers share, and the loop
  *
- * .design: design/telemetry.txt .export
+ * .design: design/export.txt .export
  *
  * ExportRun opens the output, reads the stream's events in time order
  * (EventStreamNext), keeps what telltale's own events say about
  * threads, and hands each event that passes the filter to the writer.
  * Nothing is kept per event: memory stays flat however long the log
- * (design/telemetry.txt .export.stream).
+ * (design/export.txt .export.stream).
  */
 
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
@@ -319,7 +319,7 @@ char *ExportJsonMembersTo(char *o, const ExportStruct *ex, const EventRecordStru
       break;
     case 'W':   /* a string above 2^53, where a double (what most JSON
                    readers make of a number) would round it.
-                   design/telemetry.txt .export.json */
+                   design/export.txt .export.json */
       if (v->u > ((uint64_t)1 << 53)) {
         *o++ = '"';
         o = ExportUnsignedTo(o, v->u);
@@ -392,7 +392,7 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 }
 
 
-/* Progress.  design/telemetry.txt .export.progress */
+/* Progress.  design/tools.txt .export.progress */
 
 static double Now(void)
 {

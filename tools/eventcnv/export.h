@@ -1,6 +1,6 @@
 /* <tools/eventcnv/export.h> -- eventcnv's writers for other formats
  *
- * .design: design/telemetry.txt .export
+ * .design: design/export.txt .export
  *
  * eventcnv --format FMT writes a stream's events in another format:
  * jsonl, csv and chrome stream to stdout or -o FILE; sqlite writes a
@@ -41,7 +41,7 @@ extern int ExportRun(EventStreamStruct **streams, size_t count, const char *name
 /* ExportWindowStruct -- a part of one log for ExportRunWindow: the
  * events at offsets from .. to-1, each written with seq rows, rows
  * then counted on, so that --follow's looks number their rows in the
- * order shipped.  design/telemetry.txt .export.clickhouse.follow */
+ * order shipped.  design/export.txt .export.clickhouse.follow */
 typedef struct ExportWindowStruct {
   size_t from, to;
   uint64_t rows;
@@ -56,7 +56,7 @@ extern int ExportRunWindow(EventStreamStruct **streams, size_t count, const char
 /* ExportText -- eventcnv's text lines (EventFormat) of the events of
  * stream that pass filter, to out, formatted on jobs threads (0: one a
  * processor) and written in time order.  Returns 0, or 1 if out of
- * memory.  exporttext.c; design/telemetry.txt .eventcnv.text */
+ * memory.  exporttext.c; design/tools.txt .eventcnv.text */
 extern int ExportText(EventStreamStruct *stream, FILE *out, unsigned jobs,
                       ExportFilterFunction filter, void *closure);
 
@@ -169,7 +169,7 @@ typedef struct ExportNamesStruct {
 typedef struct ExportWriterStruct ExportWriterStruct;
 
 /* ExportSourceStruct -- one log's part of an export: what ExportStruct
- * holds for the log of the event at hand.  design/telemetry.txt .export.merge */
+ * holds for the log of the event at hand.  design/export.txt .export.merge */
 typedef struct ExportSourceStruct {
   EventStreamStruct *stream;
   const EventStreamInfoStruct *info;
@@ -220,7 +220,7 @@ extern ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial);
 extern const ExportThreadStruct *ExportThreadFind(const ExportStruct *ex, uint32_t serial);
 
 /* ExportElapsedNs -- ns from the (earliest) stream's start to clock
- * (negative before it), as eventcnv's ELAPSED column: design/telemetry.txt
+ * (negative before it), as eventcnv's ELAPSED column: design/runtime.txt
  * .sol.clock; ExportTimeNs -- ns since the epoch */
 extern int64_t ExportElapsedNs(const ExportStruct *ex, EventClock clock);
 extern int64_t ExportClockNs(const EventFormatContextStruct *fmt, EventClock clock);
@@ -232,7 +232,7 @@ static inline int64_t ExportTimeNs(const ExportStruct *ex, EventClock clock)
 /* ExportPutJsonFields -- rec's fields as a JSON object by parameter
  * name.  ExportPutJsonLabels -- if some P or A value of rec is
  * labelled, prefix and an object of the labels by parameter name;
- * returns 1 if it wrote them.  design/telemetry.txt .export.json */
+ * returns 1 if it wrote them.  design/export.txt .export.json */
 extern void ExportPutJsonFields(ExportOutStruct *out, const ExportStruct *ex,
                                 const EventRecordStruct *rec);
 /* ExportPutJsonMembers -- the same without the braces.
@@ -267,12 +267,12 @@ extern const ExportWriterStruct ExportJsonl, ExportCsv, ExportChrome, ExportSqli
 /* ExportCtfBlocks -- ExportCtf's events of a single log with no filter,
  * block by block rather than each through event: returns -1 if it
  * cannot (having written nothing), 0, or 1 having said why.
- * design/telemetry.txt .export.ctf.block */
+ * design/export.txt .export.ctf.block */
 extern int ExportCtfBlocks(ExportStruct *ex);
 
 /* ProgressStruct -- progress of a long conversion, said on stderr when
  * it is a terminal and the work has taken a second: silent otherwise.
- * design/telemetry.txt .export.progress */
+ * design/tools.txt .export.progress */
 typedef struct ProgressStruct {
   int on;                       /* stderr is a terminal */
   int shown;                    /* a line is on it, to be cleared */

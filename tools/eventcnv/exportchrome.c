@@ -1,6 +1,6 @@
 /* <tools/eventcnv/exportchrome.c> -- Chrome trace-event JSON
  *
- * .design: design/telemetry.txt .export.chrome
+ * .design: design/export.txt .export.chrome
  *
  * The JSON Object Format of the Trace Event Format, which Perfetto UI
  * and chrome://tracing open: {"traceEvents": [...]}.  The process and
@@ -17,7 +17,7 @@
  * a span still open at the end is closed at the last event's time with
  * "unfinished":true.  Counters are counter
  * events (ph "C"), one track per counter and key.  Both come from every
- * event, whatever the filter.  design/telemetry.txt .export.chrome
+ * event, whatever the filter.  design/export.txt .export.chrome
  */
 
 #include "export.h"
@@ -145,7 +145,7 @@ static void SpanHead(ChromeStruct *state, const SpanStruct *span, const char *ph
  * async slice (ph b and e, by id, named after the span, so that a
  * reader groups them by name), with a flow from a mark on the begin
  * thread to one on the end thread when they differ.
- * design/telemetry.txt .export.span.thread */
+ * design/export.txt .export.span.thread */
 static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
 {
   ChromeStruct *state = closure;
@@ -202,7 +202,7 @@ static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
 }
 
 /* Counter -- counter i's new value from rec: a counter event on the
- * track of its name and key.  design/telemetry.txt .export.chrome */
+ * track of its name and key.  design/export.txt .export.chrome */
 static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStruct *rec, int i)
 {
   ExportOutStruct *out = &ex->out;

@@ -1,6 +1,6 @@
 /* <tools/eventcnv/exportclickhouse.c> -- rows for ClickHouse
  *
- * .design: design/telemetry.txt .export.clickhouse
+ * .design: design/export.txt .export.clickhouse
  *
  * eventcnv --format clickhouse writes a row per event in ClickHouse's
  * TabSeparated format, for clickhouse-client --query "INSERT INTO
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* design/telemetry.txt .export.clickhouse: the columns, in row order */
+/* design/export.txt .export.clickhouse: the columns, in row order */
 static const char ddl[] =
   "CREATE DATABASE IF NOT EXISTS telltale;\n"
   "CREATE TABLE IF NOT EXISTS telltale.event (\n"
@@ -217,7 +217,7 @@ const ExportWriterStruct ExportClickhouseDdl = {"clickhouse-ddl", 0, DdlBegin, D
 
 /* clickhouse-native: the same rows in ClickHouse's Native format, a
  * block of columns at a time, which clickhouse-client reads without
- * parsing text.  design/telemetry.txt .export.clickhouse.native */
+ * parsing text.  design/export.txt .export.clickhouse.native */
 
 #define NATIVE_BLOCK_ROWS 65536u
 

@@ -1,6 +1,6 @@
 /* <tools/eventcnv/exportctf.c> -- a CTF 1.8 trace directory
  *
- * .design: design/telemetry.txt .export.ctf
+ * .design: design/export.txt .export.ctf
  *
  * OUT/metadata is the trace's TSDL: an event class per registry event,
  * its fields typed by letter, and a clock counting ns from the stream's
@@ -18,7 +18,7 @@
  * (CtfEvent): OUT/stream_T_K holds thread T's events of kind K.  Packets
  * are at most PACKET_SIZE bytes (or a block), written as each fills; a
  * packet's context names its kind, thread, OS thread id and thread name
- * (design/telemetry.txt .export.ctf.thread).
+ * (design/export.txt .export.ctf.thread).
  */
 
 #define _POSIX_C_SOURCE 200809L   /* openat, fdopendir, O_DIRECTORY */
@@ -45,7 +45,7 @@
 /* CtfThreadStruct -- what a packet's context says of its thread: the
  * OS id of its ThreadStart and the name of its latest ThreadName, by
  * clock (Threads finds them before the first packet); 0 and "" where
- * the log has none.  design/telemetry.txt .export.ctf.thread */
+ * the log has none.  design/export.txt .export.ctf.thread */
 typedef struct CtfThreadStruct {
   uint64_t osid;
   char *name;                   /* NULL: none */
@@ -85,7 +85,7 @@ static CtfStruct ctf;
 
 /* Le -- v's n low bytes at p, little-endian: one store on a
  * little-endian machine, where EventStore's loop is a store a byte.
- * design/telemetry.txt .export.ctf.fast */
+ * design/export.txt .export.ctf.fast */
 static inline void Le(unsigned char *p, uint64_t v, unsigned n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -119,12 +119,12 @@ static int WriteAll(int fd, const unsigned char *p, size_t n)
   return 0;
 }
 
-/* Metadata -- the TSDL.  design/telemetry.txt .export.ctf */
+/* Metadata -- the TSDL.  design/export.txt .export.ctf */
 /* CtfId -- an event class's id: its code, or where a registry's code
  * has its number above it (several registries, .stream.header.registries),
  * too wide for the header's 16 bits, its index in the registry; then no
  * block is copied whole, as its events carry their own codes.
- * design/telemetry.txt .export.ctf.header */
+ * design/export.txt .export.ctf.header */
 static int ByIndex(const EventRegistryStruct *registry)
 {
   for (unsigned i = 0; i < registry->eventCount; ++i)
@@ -176,7 +176,7 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
     "typealias integer { size = 64; align = 8; signed = false; map = clock.telltale.value; }"
     " := clock_t;\n\n"
     "typealias enum : uint16_t {");
-  /* design/telemetry.txt .export.ctf.thread */
+  /* design/export.txt .export.ctf.thread */
   for (unsigned k = 0; k < registry->kindCount; ++k) {
     ExportPutString(&m, k > 0 ? ",\n  " : "\n  ");
     ExportPutJsonString(&m, registry->kinds[k].name, strlen(registry->kinds[k].name));
@@ -188,7 +188,7 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
     "  packet.context := struct { uint64_t content_size; uint64_t packet_size;"
     " clock_t timestamp_begin; clock_t timestamp_end; uint32_t thread; kind_t kind;"
     " uint64_t tid; string thread_name; };\n"
-    /* design/telemetry.txt .export.ctf.header */
+    /* design/export.txt .export.ctf.header */
     "  /* telltale's event header, its length replaced by the time's low bits */\n"
     "  event.header := struct { uint16_t id; clock16_t timestamp_low; clock_t timestamp; };\n};\n");
   for (unsigned i = 0; i < registry->eventCount; ++i) {
@@ -310,7 +310,7 @@ static CtfThreadStruct *Info(ExportStruct *ex, CtfStruct *state, uint32_t serial
  * latest ThreadName by clock) from telltale's own kind's blocks, before
  * any packet is written: a packet's context names its thread, and its
  * events may come before the ThreadName that does.  0, or 1 said.
- * design/telemetry.txt .export.ctf.thread */
+ * design/export.txt .export.ctf.thread */
 static int Threads(ExportStruct *ex, CtfStruct *state)
 {
   size_t count = EventStreamBlockCount(ex->stream);
@@ -466,7 +466,7 @@ typedef struct CtfClockStruct {
  * floor(ticks * 10^9 / hz), guessed in a double and made exact by at
  * most one step, which the remainder (from 128-bit products, no
  * division) says; where one step would not do, ExportElapsedNs's own.
- * design/telemetry.txt .export.ctf.time */
+ * design/export.txt .export.ctf.time */
 static inline uint64_t CtfNs(const CtfClockStruct *clock, EventClock value)
 {
   uint64_t ticks = value - clock->start, hz = clock->hz;
@@ -497,7 +497,7 @@ static inline uint64_t CtfNs(const CtfClockStruct *clock, EventClock value)
 
 /* Whole -- whether the log may be copied block by block: every block
  * read, none cut, damaged or foreign, little-endian as CTF here is.
- * design/telemetry.txt .export.ctf.fallback */
+ * design/export.txt .export.ctf.fallback */
 static int Whole(ExportStruct *ex)
 {
   const EventStreamInfoStruct *info = ex->info;
@@ -526,7 +526,7 @@ static int Whole(ExportStruct *ex)
  * is set if *empty, and then *empty cleared; *end is the last time.
  * *latest is the sequence's latest clock: an event stamped before it
  * is given it, and said (EventStreamClockBack), as the merge does, so
- * that no stream goes back in time.  design/telemetry.txt
+ * that no stream goes back in time.  design/stream.txt
  * .stream.order.back */
 static size_t CopyBlock(ExportStruct *ex, unsigned char *packet, size_t used,
                         const EventStreamBlockStruct *block, const unsigned char *known,
@@ -549,7 +549,7 @@ static size_t CopyBlock(ExportStruct *ex, unsigned char *packet, size_t used,
       limit = p;                /* cannot be: the index checked every event */
       break;
     }
-    if (!known[code]) {         /* design/telemetry.txt .stream.unknown */
+    if (!known[code]) {         /* design/stream.txt .stream.unknown */
       memmove(p, p + length, (size_t)(limit - p) - length);
       limit -= length;
       at += length;
@@ -584,7 +584,7 @@ static size_t CopyBlock(ExportStruct *ex, unsigned char *packet, size_t used,
 
 /* ExportCtfBlocks -- the log block by block: each sequence of one
  * thread, kind and signal level in a stream file of its own, its blocks
- * copied whole into packets.  design/telemetry.txt .export.ctf.block */
+ * copied whole into packets.  design/export.txt .export.ctf.block */
 int ExportCtfBlocks(ExportStruct *ex)
 {
   CtfStruct *state = ex->state;

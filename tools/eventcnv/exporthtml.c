@@ -1,6 +1,6 @@
 /* <tools/eventcnv/exporthtml.c> -- a timeline in one HTML file
  *
- * .design: design/telemetry.txt .export.html
+ * .design: design/export.txt .export.html
  *
  * eventcnv --format html writes one self-contained HTML file that draws
  * the events on a canvas, offline: no network, no external script.  The
@@ -305,7 +305,7 @@ static void PutValues(ExportStruct *ex, HtmlStruct *state, TrackStruct *track, c
 }
 
 /* SpanBar -- a span closed, or still open at the end: kept, to be
- * sorted into rows and lanes at the end.  design/telemetry.txt
+ * sorted into rows and lanes at the end.  design/export.txt
  * .export.span.thread */
 static void SpanBar(void *closure, SpanWhat what, const SpanStruct *span)
 {

@@ -1,6 +1,6 @@
 /* <tools/eventcnv/exportjson.c> -- JSON lines and CSV
  *
- * .design: design/telemetry.txt .export.json .export.csv
+ * .design: design/export.txt .export.json .export.csv
  *
  * Both write one record per event with the same columns: the event's
  * place and time, its thread and process, its kind and name, and its
@@ -16,7 +16,7 @@
 #define NS_PER_SECOND 1000000000
 
 /* PutThreadAndProcess -- the thread's columns, as JSON members (json)
- * or CSV cells (!json).  design/telemetry.txt .export.json */
+ * or CSV cells (!json).  design/export.txt .export.json */
 static void PutThreadAndProcess(ExportOutStruct *out, uint32_t serial,
                                 const ExportThreadStruct *thread, int json)
 {
@@ -50,13 +50,13 @@ static const char *KindName(const ExportStruct *ex, unsigned kind)
 }
 
 
-/* JSON lines.  design/telemetry.txt .export.json
+/* JSON lines.  design/export.txt .export.json
  *
  * A line is written straight into the output buffer, room for the
  * longest it could be reserved first.  What repeats from line to line
  * is made once: each event's ,"kind":...,"event":...,"fields":{, the
  * members of the last line's thread and process, and the digits of the
- * last line's second.  design/telemetry.txt .export.json.fast */
+ * last line's second.  design/export.txt .export.json.fast */
 
 /* JsonlHeadStruct -- an event's members from kind to the fields' brace */
 typedef struct JsonlHeadStruct {
@@ -288,7 +288,7 @@ const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, Json
 
 /* CSV (RFC 4180): a header row, then a row per event; a cell with a
  * comma, a quote or a line break is quoted, its quotes doubled; lines
- * end with CRLF.  design/telemetry.txt .export.csv */
+ * end with CRLF.  design/export.txt .export.csv */
 
 static const char csvHeader[] =
   "seq,time_ns,elapsed_ns,thread,tid,thread_name,pid,program,kind,event,fields,labels\r\n";

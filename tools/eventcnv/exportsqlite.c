@@ -1,6 +1,6 @@
 /* <tools/eventcnv/exportsqlite.c> -- a SQLite database of the events
  *
- * .design: design/telemetry.txt .export.sqlite
+ * .design: design/export.txt .export.sqlite
  *
  * Written through libsqlite3, on a thread of its own: prepared
  * statements, one transaction, no journal, the time index kept as the
@@ -10,7 +10,7 @@
  * schema that readers query comes from the stream's registry: the view
  * event, and a view per event name with a column per parameter.  The
  * README shows it.  What was measured and not kept:
- * design/telemetry.txt .export.sqlite.tried
+ * design/export.txt .export.sqlite.tried
  */
 
 #define _GNU_SOURCE 1          /* pthread_timedjoin_np */
@@ -36,13 +36,13 @@
 
 /* Rows go in BATCH at a time, in one INSERT of BATCH rows: a step of
  * SQLite's machine costs about as much as the rows it inserts.
- * design/telemetry.txt .export.sqlite */
+ * design/export.txt .export.sqlite */
 #define BATCH 64
 
 /* The event table's columns: the common ones, then the fields.  An
  * event's P, A, W and U go in f0, f1, ... in order, its D in d0, d1,
  * ... and its S in str; as many of each as the registry's events need.
- * design/telemetry.txt .export.sqlite.row */
+ * design/export.txt .export.sqlite.row */
 enum { COLUMN_SEQ, COLUMN_CODE, COLUMN_TIME, COLUMN_THREAD, COLUMN_PID, COLUMN_FIELDS };
 
 /* WidthStruct -- field columns of each type: an event's, the table's,
@@ -73,7 +73,7 @@ typedef struct RowStruct {
 
 /* BoundStruct -- what a row of an INSERT has bound, so that a row like
  * the one before it there binds only what differs: bindings stay from
- * one step to the next.  design/telemetry.txt .export.sqlite.bind */
+ * one step to the next.  design/export.txt .export.sqlite.bind */
 typedef struct BoundStruct {
   uint64_t mask;                /* field columns not NULL */
   const EventDescStruct *desc;
@@ -84,7 +84,7 @@ typedef struct BoundStruct {
 
 /* InsertStruct -- the INSERTs into event of a row, and of BATCH rows,
  * of events up to a width: SQLite leaves the columns past it NULL
- * without their being bound.  design/telemetry.txt .export.sqlite.bind */
+ * without their being bound.  design/export.txt .export.sqlite.bind */
 typedef struct InsertStruct {
   WidthStruct width;
   int columns;                  /* bound per row */
@@ -94,7 +94,7 @@ typedef struct InsertStruct {
 
 /* OpStruct -- a row that the reading thread has made and the SQLite
  * thread is to insert: into event_row, string, label or span.
- * design/telemetry.txt .export.sqlite.thread */
+ * design/export.txt .export.sqlite.thread */
 typedef enum { OpROW, OpSTRING, OpLABEL, OpSPAN } OpKind;
 
 typedef struct OpStruct {
@@ -134,7 +134,7 @@ typedef struct SqliteStruct {
   ExportStruct *ex;
   char (*tables)[IDENT_MAX];    /* by index: the view of each event */
   int failed;                   /* SQLite failed: set by whichever thread has it */
-  /* the reading thread and the SQLite thread: design/telemetry.txt .export.sqlite.thread */
+  /* the reading thread and the SQLite thread: design/export.txt .export.sqlite.thread */
   pthread_t thread;
   int threadRunning;
   pthread_mutex_t lock;
@@ -191,7 +191,7 @@ static int Step(ExportStruct *ex, SqliteStruct *state, sqlite3_stmt *stmt)
 
 /* The fixed tables.  An event's table is named after it, unless that
  * is one of these names (SQL names ignore case), when "_" is added.
- * design/telemetry.txt .export.sqlite */
+ * design/export.txt .export.sqlite */
 static const char *const fixedTables[] = {
   "event", "event_row", "event_fields", "event_time", "event_name", "thread", "process", "kind",
   "registry_event", "registry_param", "string", "label", "span", "registry_span", "registry_counter",
@@ -277,7 +277,7 @@ static void SqlAdd(SqlStruct *sql, const char *format, ...)
  * jsonl, so that SQLite's JSON of it (event_fields) is JSON.  s is
  * bound as it is when valid (keep: SQLITE_STATIC or _TRANSIENT), as it
  * almost always is; else a copy made valid.
- * design/telemetry.txt .export.text */
+ * design/export.txt .export.text */
 static void BindText(sqlite3_stmt *stmt, int column, const char *s, long len,
                      sqlite3_destructor_type keep)
 {
@@ -398,7 +398,7 @@ static const char *Param(const EventRegistryStruct *registry, unsigned code, uns
 }
 
 /* RegistrySpans -- the spans and counters the registry declares.
- * design/telemetry.txt .export.sqlite */
+ * design/export.txt .export.sqlite */
 static int RegistrySpans(ExportStruct *ex, SqliteStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
@@ -531,7 +531,7 @@ static int EventTable(ExportStruct *ex, SqliteStruct *state)
 }
 
 /* Widen -- event_row's field columns up to width, each added when an
- * event first needs it.  design/telemetry.txt .export.sqlite.row */
+ * event first needs it.  design/export.txt .export.sqlite.row */
 static int Widen(ExportStruct *ex, SqliteStruct *state, const WidthStruct *width)
 {
   static const char letters[] = "WDS";
@@ -645,7 +645,7 @@ static void BindRow(const InsertStruct *ins, sqlite3_stmt *stmt, int base, Bound
   int ints = COLUMN_FIELDS, reals = ints + ins->width.ints, string = reals + ins->width.reals;
   uint64_t mask = Bits(ints, width->ints) | Bits(reals, width->reals) | Bits(string, width->strings);
   uint64_t nulls = (bound->valid ? bound->mask : Bits(ints, ins->columns - ints)) & ~mask;
-  /* design/telemetry.txt .export.sqlite.bind: NULL makes the rowid one
+  /* design/export.txt .export.sqlite.bind: NULL makes the rowid one
    * more than the largest, which the row before has */
   if (!row->seqNext)
     sqlite3_bind_int64(stmt, base + 1, (sqlite3_int64)row->seq);
@@ -714,7 +714,7 @@ static int Flush(ExportStruct *ex, SqliteStruct *state)
 }
 
 /* Views -- a view per event name: its rows of event, with its fields
- * under their parameters' names.  design/telemetry.txt .export.sqlite.row */
+ * under their parameters' names.  design/export.txt .export.sqlite.row */
 static int Views(ExportStruct *ex, SqliteStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
@@ -1022,13 +1022,13 @@ static int SqliteBegin(ExportStruct *ex)
   if (sqlite3_open_v2(ex->outPath, &state->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                       | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     return Fail(ex, state, "open");
-  /* design/telemetry.txt .export.sqlite: a new file, written once */
+  /* design/export.txt .export.sqlite: a new file, written once */
   if (Exec(ex, state, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF;"
            " PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
            " PRAGMA cache_size = -65536; BEGIN") != 0
       || Exec(ex, state, schema) != 0
       || EventTable(ex, state) != 0
-      /* design/telemetry.txt .export.sqlite: each insert at its end */
+      /* design/export.txt .export.sqlite: each insert at its end */
       || Exec(ex, state, "CREATE INDEX event_time ON event_row (time_ns)") != 0
       || Registry(ex, state) != 0
       || Prepare(ex, state, "INSERT INTO string VALUES (?,?,?,?)", &state->insertString) != 0
@@ -1045,7 +1045,7 @@ static int SqliteBegin(ExportStruct *ex)
       if (state->spans[i] == NULL)
         return Fail(ex, state, "out of memory");
     }
-  /* design/telemetry.txt .export.sqlite.thread: from here to SqliteEnd's
+  /* design/export.txt .export.sqlite.thread: from here to SqliteEnd's
    * join, only the SQLite thread calls SQLite */
   state->chunks = calloc(CHUNKS, sizeof *state->chunks);
   if (state->chunks == NULL)
@@ -1127,7 +1127,7 @@ static int SqliteEnd(ExportStruct *ex)
   if (!failed)
     failed = Threads(ex, state) != 0
       || Widen(ex, state, &state->width) != 0
-      /* design/telemetry.txt .export.sqlite: sorted once, at the end */
+      /* design/export.txt .export.sqlite: sorted once, at the end */
       || Exec(ex, state, "CREATE INDEX event_name ON event_row (code)") != 0
       || EventView(ex, state) != 0
       || Views(ex, state) != 0

@@ -1,6 +1,6 @@
 /* <tools/eventcnv/exporttext.c> -- eventcnv's text, formatted on every core
  *
- * .design: design/telemetry.txt .eventcnv.text .eventcnv.text.split
+ * .design: design/tools.txt .eventcnv.text .eventcnv.text.split
  *
  * The merge (EventStreamNextHead) is one sequence of decisions and stays
  * on the calling thread; decoding and formatting, most of the cost, are

@@ -1,6 +1,6 @@
 /* <tools/eventcnv/merge.c> -- several logs on one timeline
  *
- * .design: design/telemetry.txt .export.merge
+ * .design: design/export.txt .export.merge
  */
 
 #include "merge.h"

@@ -1,6 +1,6 @@
 /* <tools/eventcnv/merge.h> -- several logs on one timeline
  *
- * .design: design/telemetry.txt .export.merge
+ * .design: design/export.txt .export.merge
  *
  * eventcnv a.log b.log ... reads the logs of several processes (a
  * program and its forked children, the recorder's OUT.log.PID files) as
@@ -37,7 +37,7 @@ extern int MergeNext(MergeStruct *merge, size_t *sourceReturn, EventRecordStruct
 
 /* Times in ns saturate at the limits of int64_t rather than wrap or
  * overflow: a forged clock or header wall time near 2^63 shows at the
- * limit.  design/telemetry.txt .export.time */
+ * limit.  design/export.txt .export.time */
 static inline int64_t MergeAddNs(int64_t a, int64_t b)
 {
   int64_t r;

@@ -1,6 +1,6 @@
 /* <tools/eventcnv/span.c> -- pairing the begin and end events of spans
  *
- * .design: design/telemetry.txt .reg.span
+ * .design: design/registry.txt .reg.span
  *
  * The open spans are a hash table by (span, key), each entry the top of
  * a stack: a begin whose key is open already opens a span inside it,
@@ -313,7 +313,7 @@ static int Close(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct
   open->span.endNs = ns;
   open->span.endThread = rec->thread;
   open->span.endSeq = seq;
-  /* design/telemetry.txt .export.span.thread */
+  /* design/export.txt .export.span.thread */
   open->span.onThread = StackTake(tracker, open) && rec->thread == open->span.beginThread;
   if (tracker->report != NULL)
     tracker->report(tracker->closure, SpanCLOSED, &open->span);

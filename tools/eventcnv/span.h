@@ -1,6 +1,6 @@
 /* <tools/eventcnv/span.h> -- pairing the begin and end events of spans
  *
- * .design: design/telemetry.txt .reg.span
+ * .design: design/registry.txt .reg.span
  *
  * A registry declares spans (SPAN rows: a begin event, an end event and
  * the parameter whose value pairs them) and counters (COUNTER rows);

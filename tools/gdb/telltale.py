@@ -1,6 +1,6 @@
 # <tools/gdb/telltale.py> -- telltale commands for gdb
 #
-# .design: design/telemetry.txt .gdb
+# .design: design/tools.txt .gdb
 #
 # Load it into gdb with "source tools/gdb/telltale.py" (or gdb -x), then
 # "help telltale".  The commands read the program's telltale runtime
@@ -934,7 +934,7 @@ def _kind_slots(registry, args, off):
         if off and name != "all" and not name.endswith(":all") and all(registry.own(g) for g in found):
             _fail("the %s kind can't be turned off: the runtime keeps it on, because "
                   "its Intern, Label, ClockSync and thread events are needed to read "
-                  "the rest (design/telemetry.txt .sol.control.own)" % name)
+                  "the rest (design/control.txt .sol.control.own)" % name)
         slots.extend(g for g in found if g not in slots)
     return slots, names
 

@@ -1,6 +1,6 @@
 /* <tools/heap/chart.c> -- heap in use over time: one SVG line chart
  *
- * .design: design/telemetry.txt .heap.chart
+ * .design: design/heap.txt .heap.chart
  *
  * The line is a step: the heap keeps its size from one sample to the
  * next.  Samples that fall in one pixel column are drawn as one

@@ -1,6 +1,6 @@
 /* <tools/heap/flame.c> -- the profile as a flame graph: one SVG file
  *
- * .design: design/telemetry.txt .heap.flame
+ * .design: design/heap.txt .heap.flame
  *
  * The stacks are merged into a tree from the outermost frame in: two
  * frames are one node when their parents are and they name the same

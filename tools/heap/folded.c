@@ -2,7 +2,7 @@
  * outermost first separated by semicolons, then a space and its value,
  * as every flame-graph tool reads them ("main;parse;strdup 42")
  *
- * .design: design/telemetry.txt .heap
+ * .design: design/heap.txt .heap
  */
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* <tools/heap/heap.c> -- telltale-heap: who allocates, from a recorder log
  *
- * .design: design/telemetry.txt .heap
+ * .design: design/heap.txt .heap
  *
  * heap LOG reads a log written by libtelltale-malloc.so (with
  * TELLTALE_STACKS=N for call stacks), attributes every allocation to
@@ -465,7 +465,7 @@ void HeapProfileFree(HeapProfileStruct *hp)
 
 /* outputCheck -- refuse an output that is an input (a log or its live
  * file), which opening it for writing would empty before it is read.
- * design/telemetry.txt .tools.output */
+ * design/tools.txt .tools.output */
 static void outputCheck(const OptionsStruct *opt, char *const *logs, size_t logCount)
 {
   const char *why;

@@ -1,6 +1,6 @@
 /* <tools/heap/heapint.h> -- the heap tool's rooms, as one another sees them
  *
- * .design: design/telemetry.txt .heap
+ * .design: design/heap.txt .heap
  *
  * heapread.c reads a recorder log and attributes every allocation to
  * its stack (.heap .heap.temporary .heap.peak); symbols.c names the

@@ -1,7 +1,7 @@
 /* <tools/heap/heapread.c> -- a recorder log read: every allocation
  * attributed to its call stack
  *
- * .design: design/telemetry.txt .heap .heap.temporary .heap.peak
+ * .design: design/heap.txt .heap .heap.temporary .heap.peak
  *
  * The events come in time order from the stream layer; a free stamped
  * before its allocation on another thread is put back in causal order
@@ -25,7 +25,7 @@
 #define SAMPLE_LIMIT 2000       /* time slices of the memory chart */
 
 /* The events read, found by name in the stream's own registry
- * (design/telemetry.txt .req.self), with the parameters each needs,
+ * (design/index.txt .req.self), with the parameters each needs,
  * in the order used below. */
 typedef enum HeapEv {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvMemalign, EvReallocMove, EvExec,
@@ -79,7 +79,7 @@ typedef struct BlockStruct {
 #define INHERITED UINT32_MAX
 
 /* A thread's state: a realloc in transit (ReallocMove,
- * design/telemetry.txt .malloc.order) */
+ * design/recorder.txt .malloc.order) */
 typedef struct ThreadStruct {
   uint64_t movingOld;
   int moving;
@@ -663,7 +663,7 @@ static void finish(ReaderStruct *r, const EventStreamInfoStruct *info)
 /* sayEnd -- how the log ended, on stderr: at damage, at an exec, or
  * at a death whose last buffers are lost without a live file; 1 if
  * events are lost so, as eventcnv's exit status says too
- * (design/telemetry.txt .heap.ends) */
+ * (design/heap.txt .heap.ends) */
 static int sayEnd(const ReaderStruct *r, const EventStreamInfoStruct *info, const char *problem,
                   const InputRecoveredStruct *recovered, int bad)
 {
@@ -688,7 +688,7 @@ static int sayEnd(const ReaderStruct *r, const EventStreamInfoStruct *info, cons
     fprintf(stderr, "telltale-heap: %s: the stream did not end cleanly (no StreamEnd): the program died "
             "before it could end it, so blocks live at the end are not all leaks; %lu events "
             "were recovered from %s\n", path, (unsigned long)recovered->events, recovered->path);
-  else if (info->recoveredUnchecked)   /* design/telemetry.txt .stream.header.check */
+  else if (info->recoveredUnchecked)   /* design/stream.txt .stream.header.check */
     fprintf(stderr, "telltale-heap: %s: the stream did not end cleanly (no StreamEnd), so blocks live at "
             "the end are not all leaks; offset %u: its flags say its log's live file was "
             "recovered into it when it was archived, but an archive older than %u.0.%u has no "

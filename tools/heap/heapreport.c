@@ -2,7 +2,7 @@
  * summary, the top call sites, the leaks, the sizes and a comparison
  * of two runs
  *
- * .design: design/telemetry.txt .heap
+ * .design: design/heap.txt .heap
  *
  * A call site is a stack's innermost frame outside the allocator and
  * the recorder (HeapSite); stacks with the same site, by function, file

@@ -1,7 +1,7 @@
 /* <tools/heap/heapstream.c> -- a sound log's events in time order, read
  * as they go, in memory that does not grow with them
  *
- * .design: design/telemetry.txt .heap.bounded
+ * .design: design/heap.txt .heap.bounded
  *
  * The stream layer (EventStreamOpen) holds the whole log, and every
  * compact block expanded, while it merges: 2 GB for a log of 60 M
@@ -314,7 +314,7 @@ int HeapStreamOpen(const char *path, HeapStreamStruct **streamReturn)
     goto decline;
   /* Blocks of several registries (or registry blocks) are decoded each
    * by its own registry's codes: the whole reader does that
-   * (design/telemetry.txt .stream.header.registries). */
+   * (design/stream.txt .stream.header.registries). */
   if (hs->info.major >= 3 && hs->info.minor >= EVENT_VERSION_REGISTRIES)
     for (unsigned n = 1; n < 256; ++n)
       if (hs->info.registryOf[n] != NULL)

@@ -1,7 +1,7 @@
 /* <tools/heap/heapstream.h> -- a sound log's events in time order, read
  * as they go (heapstream.c)
  *
- * .design: design/telemetry.txt .heap.bounded
+ * .design: design/heap.txt .heap.bounded
  */
 
 #ifndef heapstream_h

@@ -1,7 +1,7 @@
 /* <tools/heap/heaptree.c> -- the logs of a process tree: each process
  * read with what it inherited from its parent, and one profile of all
  *
- * .design: design/telemetry.txt .heap.tree
+ * .design: design/heap.txt .heap.tree
  *
  * The recorder writes a log an image: LOG, LOG.PID for a process that
  * ran meanwhile (a forked child), LOG.execN for an image that exec'd.

@@ -1,7 +1,7 @@
 /* <tools/heap/html.c> -- the profile as one self-contained HTML page:
  * what heaptrack_gui shows
  *
- * .design: design/telemetry.txt .heap.html
+ * .design: design/heap.txt .heap.html
  *
  * The page holds its data as JSON (the summary, each distinct frame's
  * name once, each stack as its five values and its frames' indexes,

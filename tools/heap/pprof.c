@@ -1,6 +1,6 @@
 /* <tools/heap/pprof.c> -- the profile as pprof's profile.proto, gzipped
  *
- * .design: design/telemetry.txt .heap.pprof
+ * .design: design/heap.txt .heap.pprof
  *
  * One sample a stack, with every ProfileValue as its sample types (the
  * allocation count first, as the format asks); one location a distinct

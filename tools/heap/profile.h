@@ -2,7 +2,7 @@
  * stacks, each with its totals, as the heap tool's reports and pictures
  * share it
  *
- * .design: design/telemetry.txt .heap
+ * .design: design/heap.txt .heap
  *
  * heap.c reads a recorder log and builds the profile; the writers
  * (folded stacks, the flame graph, pprof's profile.proto, the memory

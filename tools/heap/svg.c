@@ -1,6 +1,6 @@
 /* <tools/heap/svg.c> -- XML text and numbers for the profile's pictures
  *
- * .design: design/telemetry.txt .heap.flame .heap.chart
+ * .design: design/heap.txt .heap.flame .heap.chart
  *
  * Function names, file and program names come from the program that
  * was recorded, not from us: any byte may be in them.  SvgText makes

@@ -1,7 +1,7 @@
 /* <tools/heap/svg.h> -- what the profile's pictures share: XML text
  * and numbers as people read them
  *
- * .design: design/telemetry.txt .heap.flame .heap.chart
+ * .design: design/heap.txt .heap.flame .heap.chart
  */
 
 #ifndef svg_h

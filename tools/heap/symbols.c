@@ -1,6 +1,6 @@
 /* <tools/heap/symbols.c> -- return addresses named offline with libdw
  *
- * .design: design/telemetry.txt .heap.symbols .stacks.map
+ * .design: design/heap.txt .heap.symbols design/recorder.txt .stacks.map
  *
  * Every file the log's MapExec events name is reported to a Dwfl at the
  * load bias its mappings give, so that dwfl_addrmodule finds an

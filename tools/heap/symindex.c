@@ -1,7 +1,7 @@
 /* <tools/heap/symindex.c> -- sorted indexes of a module's functions, so
  * that naming an address costs a binary search
  *
- * .design: design/telemetry.txt .heap.symbols
+ * .design: design/heap.txt .heap.symbols
  *
  * libdw answers dwfl_module_addrname by scanning the whole symbol table
  * and dwarf_getscopes by walking the compilation unit's DIEs from its

@@ -1,6 +1,6 @@
 /* <tools/replay/poolexample.c> -- replay's default pool: the example allocator
  *
- * .design: design/telemetry.txt .replay.pool
+ * .design: design/heap.txt .replay.pool
  *
  * Implements tools/replay/replaypool.h with examples/pool/pool.c,
  * compiled in the off variety (no events).  Each replayed pool gets an

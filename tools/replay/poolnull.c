@@ -1,6 +1,6 @@
 /* <tools/replay/poolnull.c> -- a user pool for replay --pool: malloc underneath
  *
- * .design: design/telemetry.txt .replay.pool
+ * .design: design/heap.txt .replay.pool
  *
  * The smallest implementation of tools/replay/replaypool.h, built as
  * replay-pool-null.so.  It shows the shape of a user's pool and lets

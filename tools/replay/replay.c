@@ -1,6 +1,6 @@
 /* <tools/replay/replay.c> -- replay recorded allocations against allocators
  *
- * .design: design/telemetry.txt .replay
+ * .design: design/heap.txt .replay
  *
  * replay reads a stream written by libtelltale-malloc.so (or by any
  * program that emits the events of src/malloc/eventdef.h, or the pool
@@ -64,7 +64,7 @@ const char *const anomalyName[ANOMALY_LIMIT] = {
 };
 
 /* The events replay understands, found by name in the stream's own
- * registry (design/telemetry.txt .req.self), and the parameters it
+ * registry (design/index.txt .req.self), and the parameters it
  * reads, by name. */
 typedef enum EvKind {
   EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvFreeSized, EvMemalign, EvAlignedAlloc,
@@ -116,7 +116,7 @@ void fail(const char *fmt, ...)
 }
 
 
-/* The figures a child sends back.  design/telemetry.txt .replay.report */
+/* The figures a child sends back.  design/heap.txt .replay.report */
 
 static ResultStruct result;
 static SampleStruct *sample;
@@ -165,7 +165,7 @@ static void made(const EventRecordStruct *rec, uint64_t address, SlotStruct *slo
   live += slot->size;
   if (live > result.peakLive)
     result.peakLive = live;
-  /* design/telemetry.txt .replay.touch: a block is touched only while
+  /* design/heap.txt .replay.touch: a block is touched only while
    * live bytes, it included, are within the cap; then the touched
    * blocks live at any time sum to at most the cap. */
   slot->touch = live <= opt.touchMax ? slot->size : 0;
@@ -210,7 +210,7 @@ static MovingStruct *movingFor(uint32_t thread)
 
 /* Clocks out of causal order: an event that would be an anomaly waits
  * for the other thread's event that explains it (skew.h).
- * design/telemetry.txt .replay.skew */
+ * design/heap.txt .replay.skew */
 
 static SkewStruct skew;
 
@@ -265,7 +265,7 @@ static void allocation(const EventRecordStruct *rec, ExecKind kind, uint64_t siz
     SkewEvent(&skew, rec, 0, address, kind, size, align);
 }
 
-/* Pools.  design/telemetry.txt .replay.pool */
+/* Pools.  design/heap.txt .replay.pool */
 
 static ReplayPoolInterfaceStruct pool;
 static MapStruct pools, objects;       /* recorded pool -> handle; object -> block */
@@ -385,7 +385,7 @@ static void freeEvent(const EventRecordStruct *rec, const uint64_t *v)
 /* reallocMoveEvent -- the first half of a realloc that moved its block:
  * the old address is free for others from here; the block is in transit
  * until the Realloc event of the same thread.  v: old.
- * design/telemetry.txt .malloc.order */
+ * design/recorder.txt .malloc.order */
 static void reallocMoveEvent(const EventRecordStruct *rec, const uint64_t *v)
 {
   MovingStruct *m = movingFor(rec->thread);
@@ -423,7 +423,7 @@ static void reallocEvent(const EventRecordStruct *rec, const uint64_t *v)
 }
 
 /* An Exec event that is the last of its thread: the log ends at an exec
- * (src/malloc/eventdef.h), not a death.  design/telemetry.txt .replay.log */
+ * (src/malloc/eventdef.h), not a death.  design/heap.txt .replay.log */
 static int execLast;
 static uint32_t execThread;
 
@@ -611,8 +611,8 @@ static const char *allocatorPackage(const char *name)
 }
 
 /* recoverLive -- a program that died leaves LOG.live beside its log:
- * add the events only it has, as eventcnv does.  design/telemetry.txt
- * .sol.recover, .replay.log  Returns 1 if *bufReturn is now malloc'd. */
+ * add the events only it has, as eventcnv does.  design/control.txt
+ * .sol.recover, design/heap.txt .replay.log  Returns 1 if *bufReturn is now malloc'd. */
 static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn)
 {
   char livePath[4096], msg[256];
@@ -804,7 +804,7 @@ static void releaseAll(void)
 }
 
 /* child -- replay the log against one allocator, the one in LD_PRELOAD,
- * and send the figures to the parent.  design/telemetry.txt .replay.child */
+ * and send the figures to the parent.  design/heap.txt .replay.child */
 static int child(void)
 {
   const char *lib = allocatorLib(opt.one);
@@ -1103,7 +1103,7 @@ int main(int argc, char **argv)
   if (access(opt.log, R_OK) != 0)
     fail("%s: %s", opt.log, strerror(errno));
   /* Neither the chart nor standard output is the log or its live file
-   * (design/telemetry.txt .tools.output), and the chart's file can be
+   * (design/tools.txt .tools.output), and the chart's file can be
    * written: said now, not after the replay. */
   OutPathInputs(&opt.log, 1);
   if ((why = OutPathRefused(opt.svg)) != NULL || (why = OutPathRefused(NULL)) != NULL) {

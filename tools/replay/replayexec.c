@@ -1,6 +1,6 @@
 /* <tools/replay/replayexec.c> -- the replay threads, which make the calls
  *
- * .design: design/telemetry.txt .replay.threads .replay.threads.many
+ * .design: design/heap.txt .replay.threads .replay.threads.many
  *
  * Each recorded thread's calls are made on a replay thread of its own,
  * fed through a ring by the reading thread (or, with --serial, made

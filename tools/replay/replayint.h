@@ -1,6 +1,6 @@
 /* <tools/replay/replayint.h> -- replay's rooms, as one another sees them
  *
- * .design: design/telemetry.txt .replay
+ * .design: design/heap.txt .replay
  *
  * replay.c reads the stream and turns events into operations (and runs
  * the children and main); replaymem.c holds memory outside the heap

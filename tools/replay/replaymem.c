@@ -1,6 +1,6 @@
 /* <tools/replay/replaymem.c> -- memory outside the heap under test
  *
- * .design: design/telemetry.txt .replay.map .replay.threads
+ * .design: design/heap.txt .replay.map .replay.threads
  *
  * Everything replay keeps (the pointer map, the slots, the queues and
  * the samples) is mapped with mmap, outside the heap under test, and its
@@ -105,7 +105,7 @@ size_t rssAnon(int fresh)
 }
 
 
-/* Slots: one per replayed block.  design/telemetry.txt .replay.threads
+/* Slots: one per replayed block.  design/heap.txt .replay.threads
  *
  * A slot holds the replayed pointer of a recorded block.  It is PENDING
  * until the thread that allocates it has done so; a thread that frees a
@@ -160,7 +160,7 @@ void *slotWait(SlotStruct *s)
 }
 
 
-/* The pointer map: recorded address -> slot.  design/telemetry.txt .replay.map
+/* The pointer map: recorded address -> slot.  design/heap.txt .replay.map
  * Open addressing, only the reading thread touches it.  An entry whose
  * block was freed keeps its key with the slot FREED, so that a second
  * free is told from a free of something never allocated. */

@@ -1,6 +1,6 @@
 /* <tools/replay/replaypool.h> -- the interface replay uses to replay pool events
  *
- * .design: design/telemetry.txt .replay.pool
+ * .design: design/heap.txt .replay.pool
  *
  * replay replays PoolCreate, PoolAlloc, PoolFree and PoolDestroy events
  * (src/malloc/eventdef.h; examples/pool writes the same events) against

@@ -1,6 +1,6 @@
 /* <tools/replay/replayreport.c> -- the allocators' figures side by side
  *
- * .design: design/telemetry.txt .replay.report
+ * .design: design/heap.txt .replay.report
  *
  * The table on stdout and, with --svg, a chart of live bytes and RSS
  * growth over the replay, every allocator on one chart.
@@ -21,7 +21,7 @@ static double mb(uint64_t bytes)
   return (double)bytes / (1024.0 * 1024.0);
 }
 
-/* report -- the side-by-side table.  design/telemetry.txt .replay.report */
+/* report -- the side-by-side table.  design/heap.txt .replay.report */
 void report(const ResultStruct *results)
 {
   size_t n = opt.allocCount;
@@ -84,7 +84,7 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
   const double W = 800, H = 420, L = 70, R = 170, T = 40, B = 50;
   double pw = W - L - R, ph = H - T - B;
   uint64_t maxY = 1, maxX = 1;
-  int fd = OutPathOpen("replay", path, 1);   /* design/telemetry.txt .tools.output */
+  int fd = OutPathOpen("replay", path, 1);   /* design/tools.txt .tools.output */
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (f == NULL)
     fail("%s: %s", path, fd >= 0 ? strerror(errno) : "cannot write it");

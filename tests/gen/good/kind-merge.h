@@ -1,6 +1,6 @@
 /* A client registry that declares a standard kind it uses: Pool merges
  * with telltale's, keeping telltale's index.  Generated with --core.
- * design/telemetry.txt .reg.kind */
+ * design/registry.txt .reg.kind */
 
 #ifndef gentest_h
 #define gentest_h
