@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/layout.sh -- the rooms of the code hold what they say, checked with nm
 #
-# .design: design/plinth.txt .plinth design/tools.txt .eventcnv.reader
+# .design: design/build.txt .build.layers design/plinth.txt .plinth
 #
 # The folders are the layers: src/event the runtime, src/decode the
 # event layer, src/read the stream layer (libtelltale-read.a, for the
