@@ -218,7 +218,8 @@ static void reportWarnings(const EventStreamInfoStruct *info,
                "say its log's live file was recovered into it when it was archived, but an "
                "archive older than %u.0.%u has no check of its flags, so whether it holds every "
                "event cannot be known (%s); archiving the log again checks them",
-               EVENT_STREAM_FLAGS_AT, EVENT_VERSION_ZSTD_MAJOR, EVENT_VERSION_FLAGS_CHECKED, counts);
+               EVENT_STREAM_FLAGS_AT, EVENT_VERSION_ZSTD_MAJOR, EVENT_VERSION_FLAGS_CHECKED,
+               counts);
   } else if (!CnvEnded(info)) {
     char counts[4096 + 200];
     recoveredCounts(counts, sizeof counts, info, recovered);

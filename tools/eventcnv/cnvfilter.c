@@ -38,7 +38,8 @@ static _Noreturn void badName(const char *name, const EventRegistryStruct *regis
 /* forEachName -- call match on each name of a comma-separated list;
  * returns the first name it does not match, in buf, or NULL */
 static const char *forEachName(const char *list, char *buf, size_t size,
-                               int (*match)(const EventRegistryStruct *, const char *, CnvFilterStruct *),
+                               int (*match)(const EventRegistryStruct *, const char *,
+                                            CnvFilterStruct *),
                                const EventRegistryStruct *registry, CnvFilterStruct *filter)
 {
   const char *p = list;
@@ -58,7 +59,8 @@ static const char *forEachName(const char *list, char *buf, size_t size,
 }
 
 /* matchKind -- mark the kind called name; 0 if there is none */
-static int matchKind(const EventRegistryStruct *registry, const char *name, CnvFilterStruct *filter)
+static int matchKind(const EventRegistryStruct *registry, const char *name,
+                     CnvFilterStruct *filter)
 {
   unsigned i;
   int found = 0;
@@ -77,7 +79,8 @@ static int matchKind(const EventRegistryStruct *registry, const char *name, CnvF
 }
 
 /* matchEvent -- mark the events called name; 0 if there is none */
-static int matchEvent(const EventRegistryStruct *registry, const char *name, CnvFilterStruct *filter)
+static int matchEvent(const EventRegistryStruct *registry, const char *name,
+                      CnvFilterStruct *filter)
 {
   unsigned i;
   int found = 0;

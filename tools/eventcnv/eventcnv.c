@@ -108,7 +108,7 @@ static int outputText(const char *path)
 }
 
 /* printMerged -- the events of several logs on one timeline: each line
- * as PrintEvents's, its ELAPSED since the earliest log's start and
+ * as ExportText's, its ELAPSED since the earliest log's start and
  * PROGRAM[PID] after WALLCLOCK.  Returns 0, or 1 if out of memory.
  * design/telemetry.txt .export.merge */
 static int printMerged(EventStreamStruct **streams, size_t count, const CnvLogStruct *logs)
@@ -155,8 +155,9 @@ static int printMerged(EventStreamStruct **streams, size_t count, const CnvLogSt
     timesLen = EventFormatTimes(times, sizeof times, rec->clock, ctx);
     if (timesLen >= sizeof times || timesLen > len || strrchr(times, ' ') == NULL)
       timesLen = 0;
-    CnvPutSeconds(elapsed, sizeof elapsed, MergeAddNs(MergeWallNs(ctx->startRealtime - merge.originNs),
-                                                   MergeClockNs(ctx, rec->clock)));
+    CnvPutSeconds(elapsed, sizeof elapsed,
+                  MergeAddNs(MergeWallNs(ctx->startRealtime - merge.originNs),
+                             MergeClockNs(ctx, rec->clock)));
     printf("%15s%s %-*s%s\n", elapsed, timesLen > 0 ? strrchr(times, ' ') : "", width,
            process[source], line + timesLen);
   }
