@@ -227,8 +227,7 @@ static int print(const CnvOptionsStruct *opt, CnvLogStruct *logs, size_t count)
     if (ArchiveWrite(logs[0].in.data, logs[0].in.size, info,
                      logs[0].recovered.done, opt->output,
                      opt->zstd == NULL ? ARCHIVE_NO_ZSTD
-                     : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, logs[0].name,
-                     ReportToolName()) != 0)
+                     : opt->zstd[0] != '\0' ? atoi(opt->zstd) : 3, logs[0].name) != 0)
       status = EXIT_BAD_STREAM;
     else
       archiveSay(info, &logs[0].recovered, logs[0].name, opt->output);
