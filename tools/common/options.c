@@ -1,6 +1,6 @@
 /* <tools/common/options.c> -- the tools' command lines, from a table
  *
- * .design: design/telemetry.txt .tools.output
+ * .design: design/telemetry.txt .eventcnv.exit
  *
  * See options.h.
  */

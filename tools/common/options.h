@@ -1,6 +1,6 @@
 /* <tools/common/options.h> -- the tools' command lines, from a table
  *
- * .design: design/telemetry.txt .tools.output
+ * .design: design/telemetry.txt .eventcnv.exit .pack.version
  *
  * A tool declares its long options in a table, one row each: its name,
  * a short alias, whether it takes an argument, where the value goes (an
@@ -10,7 +10,7 @@
  * other way round.
  *
  * As every tool reads them: options before or after the operands (but
- * with OPTIONS_FIRST), "--" ends them, "-" is an operand (standard
+ * with optionsFirst), "--" ends them, "-" is an operand (standard
  * input), a value as "--name V" or "--name=V", and an empty value is a
  * usage error.  --help and -h print the help on stdout and exit 0;
  * --version prints the version and exits 0.  A usage error is said by

@@ -1,6 +1,6 @@
 /* <tools/common/report.c> -- what a tool says on stderr, said one way
  *
- * .design: design/telemetry.txt .tools.output
+ * .design: design/telemetry.txt .eventcnv.exit
  *
  * See report.h.
  */

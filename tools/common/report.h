@@ -1,6 +1,6 @@
 /* <tools/common/report.h> -- what a tool says on stderr, said one way
  *
- * .design: design/telemetry.txt .tools.output
+ * .design: design/telemetry.txt .eventcnv.exit (usage is 2)
  *
  * Every tool names itself at the start of each line it writes to
  * stderr, then the file the message is about, if any:
