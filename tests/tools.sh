@@ -17,6 +17,11 @@
 #                   V from packaging/version
 #   TOOL-man        man/TOOL.1 exists, its NAME is TOOL, and it names
 #                   every option (--word, -x) that --help prints
+#   TOOL-usage      (the tools on tools/common/options.c: eventcnv,
+#                   telltale-heap, telltale-ctl) an unknown option exits
+#                   2, says "TOOL: unknown option: ..." and then
+#                   "Try 'TOOL --help' for more information." on stderr,
+#                   and prints nothing on stdout
 #   telltale-man    telltale(7)'s SEE ALSO names every tool's page; it
 #                   names every function event.h declares TELLTALE_API
 #                   (but those its macros call: EventReserveSlow,
@@ -77,12 +82,30 @@ check() {
   [ -z "$why" ] && ok "$name-man" || bad "$name-man" "$why"
 }
 
+# usage NAME COMMAND... -- the shared usage error of one tool
+usage() {
+  local name=$1 why=""
+  shift
+  "$@" --no-such-option >"$tmp/usage" 2>"$tmp/usage.err"
+  r=$?
+  [ $r = 2 ] || why="$why exit $r;"
+  [ -s "$tmp/usage" ] && why="$why stdout: $(head -1 "$tmp/usage");"
+  [ "$(sed -n 1p "$tmp/usage.err")" = "$name: unknown option: --no-such-option" ] ||
+    why="$why first line \"$(sed -n 1p "$tmp/usage.err")\";"
+  [ "$(sed -n 2p "$tmp/usage.err")" = "Try '$name --help' for more information." ] ||
+    why="$why second line \"$(sed -n 2p "$tmp/usage.err")\";"
+  [ -z "$why" ] && ok "$name-usage" || bad "$name-usage" "$why"
+}
+
 check eventcnv "$cfg/eventcnv"
 check telltale-gen python3 gen
 check telltale-replay "$cfg/replay"
 check telltale-record tools/replay/record
 check telltale-heap "$cfg/heap"
 check telltale-ctl "$cfg/ctl"
+usage eventcnv "$cfg/eventcnv"
+usage telltale-heap "$cfg/heap"
+usage telltale-ctl "$cfg/ctl"
 
 why=""
 manText man/telltale.7 | sed -n '/^\.SH "*SEE ALSO/,/^\.SH/p' >"$tmp/see"

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +27,11 @@
 #include <unistd.h>
 
 #include "eventctl.h"
+#include "options.h"
 #include "plinth.h"
+#include "report.h"
 
-static const char usage[] =
+static const char usageText[] =
   "usage: telltale-ctl [--dir DIR] [--timeout SECONDS] COMMAND\n"
   "       telltale-ctl --help | --version\n"
   "\n"
@@ -51,16 +54,58 @@ static const char usage[] =
   "                           == != < <= > >=), e.g. 'PoolAlloc size>=4096'\n"
   "  PID filter clear [EVENT] remove EVENT's filters, or all\n"
   "\n"
+  "Options (before the COMMAND):\n";
+
+/* OptionsStruct -- what the command line asked for */
+typedef struct OptionsStruct {
+  const char *dir;              /* --dir's DIR, or NULL */
+  const char *timeout;          /* --timeout's SECONDS, or NULL: 5 */
+} OptionsStruct;
+
+#define AT(field) offsetof(OptionsStruct, field)
+
+/* options -- telltale-ctl's options, in the order --help gives them */
+static const OptionStruct options[] = {
+  /* name        alias arg             at            argName     help */
+  {"--dir",      NULL, OptionValue,    AT(dir),      "DIR",
+   "the control files' directory (else as\n"
+   "TELLTALE_CTL_DIR)", NULL},
+  {"--timeout",  NULL, OptionValue,    AT(timeout),  "SECONDS",
+   "how long to wait for the program's answer (5)", NULL},
+  {"--help",     NULL, OptionHelp,     0,            NULL,
+   "print this help and exit", NULL},
+  {"--version",  NULL, OptionVersion,  0,            NULL,
+   "print telltale's version and exit", NULL},
+};
+
+#undef AT
+
+static const char epilogue[] =
+  "\n"
   "Each command returns once the program has done it: a change of output\n"
   "has taken effect in every thread.  Control files are in TELLTALE_CTL_DIR,\n"
   "else $XDG_RUNTIME_DIR/telltale, else /tmp/telltale-UID; a stale one (its\n"
   "process gone) is removed.  Exit 0 done, 1 refused or failed, 2 usage.\n";
 
+/* version -- --version.  design/build.txt .pack.version */
+static void version(FILE *out)
+{
+  fprintf(out, "telltale-ctl (telltale) %s\n", TELLTALE_VERSION_STRING);
+}
+
+/* The COMMAND and its arguments follow the options: those, such as
+ * "output off -Ref", are no options. */
+static const OptionsSpecStruct spec = {
+  "telltale-ctl", usageText, options, sizeof options / sizeof options[0], epilogue, 27, 1,
+  version
+};
+
 static double timeout = 5.0;
 
-static void die(const char *message)
+/* die -- a request that could not be made or was refused: exit 1 */
+static _Noreturn void die(const char *message)
 {
-  fprintf(stderr, "telltale-ctl: %s\n", message);
+  Report("%s", message);
   exit(1);
 }
 
@@ -232,7 +277,7 @@ out:
 static int outputDone(int status)
 {
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "telltale-ctl: writing to standard output: %s\n", strerror(errno));
+    Report("writing to standard output: %s", strerror(errno));
     return 1;
   }
   return status;
@@ -245,14 +290,13 @@ static void answered(const CtlStruct *ctl, int res, const char *pid)
   size_t n = strlen(answer);
   (void)ctl;
   if (res == AskNone) {
-    fprintf(stderr, "telltale-ctl: process %s did not answer within %g s: %s\n", pid, timeout,
-            noAnswer);
+    Report("process %s did not answer within %g s: %s", pid, timeout, noAnswer);
     exit(outputDone(1));
   }
   while (n > 0 && answer[n - 1] == '\n')
     --n;
   if (res != 0) {
-    fprintf(stderr, "telltale-ctl: process %s: %.*s\n", pid, (int)n, answer);
+    Report("process %s: %.*s", pid, (int)n, answer);
     exit(outputDone(1));
   }
   if (n > 0)
@@ -269,7 +313,7 @@ static int list(const char *dir)
   if (d == NULL) {
     if (errno == ENOENT)
       return 0;
-    fprintf(stderr, "telltale-ctl: %s: %s\n", dir, strerror(errno));
+    ReportFile(dir, "%s", strerror(errno));
     return 1;
   }
   while ((e = readdir(d)) != NULL) {
@@ -284,7 +328,7 @@ static int list(const char *dir)
     if (strspn(pid, "0123456789") != n - s)
       continue;
     if (ctlOpen(dir, pid, &ctl, why, sizeof why) != 0) {
-      fprintf(stderr, "telltale-ctl: %s\n", why);
+      Report("%s", why);
       continue;
     }
     res = ask(&ctl, EventCtlStatus, 0, 0, NULL, timeout < 1 ? timeout : 1);
@@ -309,7 +353,7 @@ static int list(const char *dir)
   }
   (void)closedir(d);
   if (!any)
-    fprintf(stderr, "telltale-ctl: no telltale process of this user's in %s\n", dir);
+    Report("no telltale process of this user's in %s", dir);
   return 0;
 }
 
@@ -336,47 +380,32 @@ int main(int argc, char **argv)
 {
   char dir[PATH_MAX], why[PATH_MAX + 200];
   const char *pid, *cmd;
+  OptionsStruct opt;
   CtlStruct ctl;
-  int i = 1;
-  for (; i < argc && argv[i][0] == '-'; ++i) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--version") == 0) {
-      printf("telltale-ctl (telltale) %s\n", TELLTALE_VERSION_STRING);
-      return 0;
-    } else if ((strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--timeout") == 0)
-               && i + 1 == argc) {
-      fprintf(stderr, "telltale-ctl: %s needs %s\n", argv[i],
-              argv[i][2] == 'd' ? "a directory" : "a number of seconds");
-      return 2;
-    } else if (strcmp(argv[i], "--dir") == 0) {
-      (void)setenv("TELLTALE_CTL_DIR", argv[++i], 1);
-    } else if (strcmp(argv[i], "--timeout") == 0) {
-      char *end;
-      timeout = strtod(argv[++i], &end);
-      if (*end != '\0' || !(timeout > 0)) {
-        fprintf(stderr, "telltale-ctl: --timeout takes seconds, more than 0\n%s", usage);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "telltale-ctl: unknown option %s\n%s", argv[i], usage);
-      return 2;
-    }
+  const char **args;
+  size_t argCount;
+  int i = 0;
+  OptionsParse(&spec, argc, argv, &opt, sizeof opt, &args, &argCount);
+  if (opt.dir != NULL)
+    (void)setenv("TELLTALE_CTL_DIR", opt.dir, 1);
+  if (opt.timeout != NULL) {
+    char *end;
+    timeout = strtod(opt.timeout, &end);
+    if (*end != '\0' || !(timeout > 0))
+      ReportUsage("--timeout takes seconds, more than 0: %s", opt.timeout);
   }
-  if (i >= argc) {
-    fputs(usage, stderr);
-    return 2;
-  }
+  /* From here argv is the operands: the COMMAND and its arguments. */
+  argc = (int)argCount;
+  argv = (char **)args;
+  if (i >= argc)
+    ReportUsage("give a COMMAND: 'list', or a PID and a command");
   if (PlinthCtlDir(dir, sizeof dir, why, sizeof why) != 0)
     die(why);
   if (strcmp(argv[i], "list") == 0 && i + 1 == argc)
     return outputDone(list(dir));
   pid = argv[i];
-  if (strspn(pid, "0123456789") != strlen(pid) || i + 1 >= argc) {
-    fprintf(stderr, "telltale-ctl: expected 'list' or a PID and a command\n%s", usage);
-    return 2;
-  }
+  if (strspn(pid, "0123456789") != strlen(pid) || i + 1 >= argc)
+    ReportUsage("expected 'list' or a PID and a command");
   cmd = argv[i + 1];
   i += 2;
   if (ctlOpen(dir, pid, &ctl, why, sizeof why) != 0)
@@ -413,16 +442,12 @@ int main(int argc, char **argv)
     if (i < argc) {
       char *end;
       n = strtoul(argv[i], &end, 10);
-      if (*end != '\0' || n == 0 || n > 4096) {
-        fprintf(stderr, "telltale-ctl: recent takes a count of 1 to 4096\n");
-        return 2;
-      }
+      if (*end != '\0' || n == 0 || n > 4096)
+        ReportUsage("recent takes a count of 1 to 4096: %s", argv[i]);
     }
     recent(&ctl, dir, pid, (unsigned)n);
-  } else {
-    fprintf(stderr, "telltale-ctl: unknown command or arguments: %s\n%s", cmd, usage);
-    return 2;
-  }
+  } else
+    ReportUsage("unknown command or arguments: %s", cmd);
   ctlClose(&ctl);
   return outputDone(0);
 }

@@ -29,6 +29,7 @@
 
 #include "eventpack.h"
 #include "outpath.h"
+#include "report.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define NATIVE_BIG 1u
@@ -237,8 +238,7 @@ static size_t laundered(const unsigned char *base, size_t size, const EventStrea
 
 /* ArchiveWrite -- archive.h */
 int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoStruct *info,
-                 int recovered, const char *path, int level, const char *logName,
-                 const char *programName)
+                 int recovered, const char *path, int level, const char *logName)
 {
   ArchiveStruct a;
   size_t pos = info->headerLength;
@@ -253,28 +253,28 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
   a.pack = malloc(sizeof *a.pack);
   a.cctx = ZSTD_createCCtx();
   if (a.pack == NULL || a.cctx == NULL) {
-    fprintf(stderr, "%s: out of memory\n", programName);
+    Report("out of memory");
     ok = 0;
     goto done;
   }
   if (info->major >= 3 && info->headerChecks[0] == 0) {
-    fprintf(stderr, "%s: the header's checks were not found\n", programName);
+    Report("the header's checks were not found");
     ok = 0;
     goto done;
   }
   if ((pos = laundered(base, size, info)) != 0) {
-    fprintf(stderr, "%s: %s: offset %zu: a block marked zstd in a stream of version %u, which "
-            "has none, is damage that an archive (version %u) would read as sound events: no "
-            "archive is made of this log\n", programName, logName, pos, (unsigned)info->major,
-            (unsigned)EVENT_VERSION_ZSTD_MAJOR);
+    ReportFile(logName, "offset %zu: a block marked zstd in a stream of version %u, which has "
+               "none, is damage that an archive (version %u) would read as sound events: no "
+               "archive is made of this log", pos, (unsigned)info->major,
+               (unsigned)EVENT_VERSION_ZSTD_MAJOR);
     ok = 0;
     goto done;
   }
   pos = info->headerLength;
   /* design/tools.txt .tools.output */
-  if ((fd = OutPathOpen(programName, path, 0)) < 0 || (a.out = fdopen(fd, "wb")) == NULL) {
+  if ((fd = OutPathOpen(ReportToolName(), path, 0)) < 0 || (a.out = fdopen(fd, "wb")) == NULL) {
     if (fd >= 0) {
-      fprintf(stderr, "%s: cannot write %s: %s\n", programName, path, strerror(errno));
+      Report("cannot write %s: %s", path, strerror(errno));
       (void)close(fd);
     }
     ok = 0;
@@ -295,8 +295,7 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
   if (fclose(a.out) != 0)
     ok = 0;
   if (!ok)
-    fprintf(stderr, "%s: cannot write %s: %s\n", programName, path,
-            errno != 0 ? strerror(errno) : "out of memory");
+    Report("cannot write %s: %s", path, errno != 0 ? strerror(errno) : "out of memory");
 done:
   ZSTD_freeCCtx(a.cctx);
   ZSTD_freeDCtx(a.dctx);

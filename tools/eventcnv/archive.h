@@ -16,9 +16,8 @@
  * compact, and with a zstd level other than ARCHIVE_NO_ZSTD, zstd.
  * recovered: its live file was recovered into base, which the archive
  * says (.zstd.live).
- * Returns 0, or 1 having said why on stderr. */
+ * Returns 0, or 1 having said why on stderr (tools/common/report.h). */
 extern int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoStruct *info,
-                        int recovered, const char *path, int level, const char *logName,
-                        const char *programName);
+                        int recovered, const char *path, int level, const char *logName);
 
 #endif /* archive_h */

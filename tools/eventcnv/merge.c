@@ -31,8 +31,8 @@ int64_t MergeClockNs(const EventFormatContextStruct *fmt, EventClock clock)
   return negative ? -(int64_t)ns : (int64_t)ns;
 }
 
-/* Advance -- read log i's next event */
-static void Advance(MergeStruct *merge, size_t i)
+/* advance -- read log i's next event */
+static void advance(MergeStruct *merge, size_t i)
 {
   merge->has[i] = EventStreamNext(merge->streams[i], &merge->next[i]) == EventStreamOK;
   if (merge->has[i] && merge->count > 1)   /* one log needs no wall time to merge by */
@@ -70,7 +70,7 @@ int MergeNext(MergeStruct *merge, size_t *sourceReturn, EventRecordStruct **recR
    * strings and labels stay valid until this call. */
   for (size_t i = 0; i < merge->count; ++i)
     if (merge->has[i] < 0)
-      Advance(merge, i);
+      advance(merge, i);
   for (size_t i = 0; i < merge->count; ++i)
     if (merge->has[i] > 0 && (best == none || merge->wallNs[i] < merge->wallNs[best]))
       best = i;

@@ -61,7 +61,7 @@ struct SpanTrackerStruct {
   void *closure;
 };
 
-static size_t Bucket(const SpanTrackerStruct *tracker, unsigned span, uint64_t key)
+static size_t bucket(const SpanTrackerStruct *tracker, unsigned span, uint64_t key)
 {
   uint64_t h = (key ^ (uint64_t)span << 56) * 0x9E3779B97F4A7C15u;
   return (size_t)(h >> 32) & (tracker->bucketCount - 1);
@@ -93,8 +93,8 @@ SpanTrackerStruct *SpanTrackerCreate(const EventRegistryStruct *registry, int ke
   return tracker;
 }
 
-/* Grow -- twice the buckets, when there are more open spans than buckets */
-static int Grow(SpanTrackerStruct *tracker)
+/* grow -- twice the buckets, when there are more open spans than buckets */
+static int grow(SpanTrackerStruct *tracker)
 {
   size_t old = tracker->bucketCount;
   OpenStruct **oldBuckets = tracker->buckets;
@@ -105,7 +105,7 @@ static int Grow(SpanTrackerStruct *tracker)
   tracker->bucketCount = old * 2;
   for (size_t i = 0; i < old; ++i)
     for (OpenStruct *open = oldBuckets[i], *next; open != NULL; open = next) {
-      size_t b = Bucket(tracker, open->span.span, open->span.key);
+      size_t b = bucket(tracker, open->span.span, open->span.key);
       next = open->chain;
       open->chain = buckets[b];
       buckets[b] = open;
@@ -114,8 +114,8 @@ static int Grow(SpanTrackerStruct *tracker)
   return 0;
 }
 
-/* LaneTake, LaneFree -- the lowest free lane of a span; give one back */
-static unsigned LaneTake(LanesStruct *lanes)
+/* laneTake, laneFree -- the lowest free lane of a span; give one back */
+static unsigned laneTake(LanesStruct *lanes)
 {
   unsigned lane, *heap = lanes->free;
   size_t n, i = 0;
@@ -140,7 +140,7 @@ static unsigned LaneTake(LanesStruct *lanes)
   return lane;
 }
 
-static int LaneFree(LanesStruct *lanes, unsigned lane)
+static int laneFree(LanesStruct *lanes, unsigned lane)
 {
   size_t i;
   if (lanes->freeCount == lanes->freeLimit) {
@@ -162,7 +162,7 @@ static int LaneFree(LanesStruct *lanes, unsigned lane)
   return 0;
 }
 
-static int Keep(DurationsStruct *d, int64_t ns)
+static int keepDuration(DurationsStruct *d, int64_t ns)
 {
   if (d->count == d->limit) {
     size_t limit = d->limit > 0 ? 2 * d->limit : 64;
@@ -176,8 +176,8 @@ static int Keep(DurationsStruct *d, int64_t ns)
   return 0;
 }
 
-/* StackOf -- thread serial's stack (made empty), or NULL if out of memory */
-static StackStruct *StackOf(SpanTrackerStruct *tracker, uint32_t serial)
+/* stackOf -- thread serial's stack (made empty), or NULL if out of memory */
+static StackStruct *stackOf(SpanTrackerStruct *tracker, uint32_t serial)
 {
   size_t i;
   if (2 * (tracker->stackCount + 1) > tracker->stackLimit) {
@@ -205,10 +205,10 @@ static StackStruct *StackOf(SpanTrackerStruct *tracker, uint32_t serial)
   return &tracker->stacks[i];
 }
 
-/* StackPush -- open on its begin thread's stack; 1 if out of memory */
-static int StackPush(SpanTrackerStruct *tracker, OpenStruct *open)
+/* stackPush -- open on its begin thread's stack; 1 if out of memory */
+static int stackPush(SpanTrackerStruct *tracker, OpenStruct *open)
 {
-  StackStruct *stack = StackOf(tracker, open->span.beginThread);
+  StackStruct *stack = stackOf(tracker, open->span.beginThread);
   if (stack == NULL)
     return 1;
   if (stack->count == stack->limit) {
@@ -235,11 +235,11 @@ static int StackPush(SpanTrackerStruct *tracker, OpenStruct *open)
   return 0;
 }
 
-/* StackTake -- take open off its begin thread's stack; returns 1 if it
+/* stackTake -- take open off its begin thread's stack; returns 1 if it
  * was on top, so that it nests there when it ends on that thread */
-static int StackTake(SpanTrackerStruct *tracker, OpenStruct *open)
+static int stackTake(SpanTrackerStruct *tracker, OpenStruct *open)
 {
-  StackStruct *stack = StackOf(tracker, open->span.beginThread);   /* made at its push */
+  StackStruct *stack = stackOf(tracker, open->span.beginThread);   /* made at its push */
   int top = open->at + 1 == stack->count;
   stack->items[open->at] = NULL;
   --stack->live;
@@ -248,13 +248,13 @@ static int StackTake(SpanTrackerStruct *tracker, OpenStruct *open)
   return top;
 }
 
-/* Open -- a begin event of span i */
-static int Open(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct *rec, int64_t ns,
-                uint64_t seq)
+/* spanOpen -- a begin event of span i */
+static int spanOpen(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct *rec,
+                    int64_t ns, uint64_t seq)
 {
   const EventSpanDescStruct *desc = &tracker->registry->spans[i];
   OpenStruct *open, **top;
-  if (tracker->openCount >= tracker->bucketCount && Grow(tracker) != 0)
+  if (tracker->openCount >= tracker->bucketCount && grow(tracker) != 0)
     return 1;
   open = calloc(1, sizeof *open);
   if (open == NULL)
@@ -266,12 +266,12 @@ static int Open(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct 
   open->span.beginThread = rec->thread;
   open->span.beginSeq = seq;
   open->span.keyLetter = rec->desc->format[desc->beginKey];
-  if (StackPush(tracker, open) != 0) {
+  if (stackPush(tracker, open) != 0) {
     free(open);
     return 1;
   }
-  open->span.lane = LaneTake(&tracker->lanes[i]);
-  top = &tracker->buckets[Bucket(tracker, i, open->span.key)];
+  open->span.lane = laneTake(&tracker->lanes[i]);
+  top = &tracker->buckets[bucket(tracker, i, open->span.key)];
   for (OpenStruct **p = top; *p != NULL; p = &(*p)->chain)
     if ((*p)->span.span == i && (*p)->span.key == open->span.key) {   /* open inside it */
       open->below = *p;
@@ -289,13 +289,13 @@ opened:
   return 0;
 }
 
-/* Close -- an end event of span i */
-static int Close(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct *rec, int64_t ns,
-                 uint64_t seq)
+/* spanClose -- an end event of span i */
+static int spanClose(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct *rec,
+                     int64_t ns, uint64_t seq)
 {
   const EventSpanDescStruct *desc = &tracker->registry->spans[i];
   uint64_t key = rec->values[desc->endKey].u;
-  OpenStruct **p = &tracker->buckets[Bucket(tracker, i, key)], *open;
+  OpenStruct **p = &tracker->buckets[bucket(tracker, i, key)], *open;
   while (*p != NULL && ((*p)->span.span != i || (*p)->span.key != key))
     p = &(*p)->chain;
   if (*p == NULL) {
@@ -314,12 +314,12 @@ static int Close(SpanTrackerStruct *tracker, unsigned i, const EventRecordStruct
   open->span.endThread = rec->thread;
   open->span.endSeq = seq;
   /* design/export.txt .export.span.thread */
-  open->span.onThread = StackTake(tracker, open) && rec->thread == open->span.beginThread;
+  open->span.onThread = stackTake(tracker, open) && rec->thread == open->span.beginThread;
   if (tracker->report != NULL)
     tracker->report(tracker->closure, SpanCLOSED, &open->span);
-  int err = LaneFree(&tracker->lanes[i], open->span.lane);
+  int err = laneFree(&tracker->lanes[i], open->span.lane);
   if (err == 0 && tracker->keep)
-    err = Keep(&tracker->durations[i], MergeSubNs(ns, open->span.beginNs));
+    err = keepDuration(&tracker->durations[i], MergeSubNs(ns, open->span.beginNs));
   free(open);
   return err;
 }
@@ -334,17 +334,17 @@ int SpanTrackerEvent(SpanTrackerStruct *tracker, const EventRecordStruct *rec, i
   for (unsigned i = 0; i < registry->spanCount; ++i) {
     /* An end first: an event that ends one span and begins the next
      * (a phase change) closes before it opens. */
-    if (registry->spans[i].end == code && Close(tracker, i, rec, ns, seq) != 0)
+    if (registry->spans[i].end == code && spanClose(tracker, i, rec, ns, seq) != 0)
       return 1;
   }
   for (unsigned i = 0; i < registry->spanCount; ++i)
-    if (registry->spans[i].begin == code && Open(tracker, i, rec, ns, seq) != 0)
+    if (registry->spans[i].begin == code && spanOpen(tracker, i, rec, ns, seq) != 0)
       return 1;
   return 0;
 }
 
-/* CompareSpans -- open spans by the order they began */
-static int CompareSpans(const void *a, const void *b)
+/* compareSpans -- open spans by the order they began */
+static int compareSpans(const void *a, const void *b)
 {
   const OpenStruct *x = *(OpenStruct *const *)a, *y = *(OpenStruct *const *)b;
   return x->span.beginSeq < y->span.beginSeq ? -1 : x->span.beginSeq > y->span.beginSeq;
@@ -363,14 +363,14 @@ void SpanTrackerFinish(SpanTrackerStruct *tracker)
           all[n++] = o;
       }
   if (all != NULL) {
-    qsort(all, n, sizeof *all, CompareSpans);
+    qsort(all, n, sizeof *all, compareSpans);
     for (size_t i = 0; i < n && tracker->report != NULL; ++i)
       tracker->report(tracker->closure, SpanUNFINISHED, &all[i]->span);
   }
   free(all);
 }
 
-static int CompareNs(const void *a, const void *b)
+static int compareNs(const void *a, const void *b)
 {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
@@ -385,7 +385,7 @@ void SpanStats(SpanTrackerStruct *tracker, unsigned span, SpanStatsStruct *stats
   statsReturn->unopened = d->unopened;
   if (d->count == 0)
     return;
-  qsort(d->ns, d->count, sizeof *d->ns, CompareNs);
+  qsort(d->ns, d->count, sizeof *d->ns, compareNs);
   statsReturn->min = d->ns[0];
   statsReturn->median = d->ns[(d->count + 1) / 2 - 1];
   statsReturn->p99 = d->ns[(d->count * 99 + 99) / 100 - 1];

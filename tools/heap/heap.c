@@ -20,10 +20,11 @@
 
 #include "heapint.h"
 #include "eventapi.h"
+#include "options.h"
 #include "outpath.h"
+#include "report.h"
 
 #define EXIT_BADLOG 1
-#define EXIT_USAGE 2
 #define SUPPRESS_LIMIT 1024
 
 static const char usageText[] =
@@ -51,42 +52,112 @@ static const char usageText[] =
   "blocks never seen.  --folded, --flame and --pprof write the tree's stacks.\n"
   "LOG.live, if there, adds what a program that died left only in it.  LOG\n"
   "may be an archive of a log (eventcnv --format telltale).\n"
-  "Options:\n"
-  "  --top N            call sites in each list, stacks in the leaks (default 10)\n"
-  "  --stacks           show the stack below each call site\n"
-  "  --short-templates  C++ template arguments shown as <> (std::vector<>::push_back),\n"
-  "                     in the report, --diff and --html\n"
-  "  --suppress FILE    the stacks with a frame whose function matches a pattern\n"
-  "                     of FILE (fnmatch, one a line, # begins a comment) leak\n"
-  "                     nothing: left out of the leaks, the summary's leaked\n"
-  "                     (which says how much was suppressed), --diff's, and the\n"
-  "                     leaked value of --folded, --flame and --pprof; may be\n"
-  "                     repeated.  LeakSanitizer's files work too: a line\n"
-  "                     leak:TEXT suppresses the stacks with a frame whose\n"
-  "                     function, file or module holds TEXT (* any characters;\n"
-  "                     ^ and $ anchor it)\n"
-  "  --no-default-suppressions\n"
-  "                     show the leak the built-in suppression hides: libstdc++'s\n"
-  "                     emergency exception pool (72,704 bytes with GCC 12's),\n"
-  "                     allocated once by its initialiser, never freed: a stack\n"
-  "                     whose innermost frame is in libstdc++ and that runs under\n"
-  "                     the dynamic loader's call_init or _dl_init (seen with\n"
-  "                     N:dwarf; a frame-pointer walk stops in libstdc++)\n"
-  "  --diff             compare two logs, OLD and NEW, by call site\n"
-  "Instead of the report (one of these):\n"
-  "  --folded [VALUE]   folded stacks (outer;...;inner value), one line a stack,\n"
-  "                     for flame-graph tools; VALUE is allocations (the\n"
-  "                     default), bytes, peak, leaked or temporary\n"
-  "  --flame [VALUE]    a flame graph of VALUE, one SVG to open in a browser\n"
-  "  --pprof            pprof's profile.proto, gzipped: pprof -top FILE\n"
-  "  --chart            the heap in use over time with its peak marked, an SVG\n"
-  "  --html             one page that draws it all, as heaptrack_gui does: the\n"
-  "                     summary, bottom-up and top-down trees (allocations\n"
-  "                     inclusive and exclusive, bytes, peak, leaked,\n"
-  "                     temporary), the heap over time with the top sites\n"
-  "                     stacked, the flame graph and the sizes; reads LOG twice\n"
-  "  -o, --output FILE  write to FILE, not the standard output (never a LOG)\n"
-  "  --help, --version\n"
+  "Options:\n";
+
+/* OptionsStruct -- what the command line asked for */
+typedef struct OptionsStruct {
+  int stacks, diff, pprof, chart, noDefaults, html, shortTemplates;
+  const char *top;              /* --top argument, or NULL */
+  const char *output;           /* -o argument, or NULL: stdout */
+  const char *folded;           /* --folded's value, "" for none given, or NULL */
+  const char *flame;            /* --flame's value, "" for none given, or NULL */
+  OptionListStruct suppress;    /* --suppress's FILEs */
+  const char **paths;           /* the LOGs */
+  size_t pathCount;
+} OptionsStruct;
+
+/* valueOf -- the ProfileValue named ("" the default, allocations), or
+ * PROFILE_VALUE_LIMIT */
+static ProfileValue valueOf(const char *name)
+{
+  unsigned v = 0;
+  if (name[0] == '\0')
+    return ProfileAllocations;
+  while (v < PROFILE_VALUE_LIMIT && strcmp(name, ProfileValueName[v]) != 0)
+    ++v;
+  return (ProfileValue)v;
+}
+
+/* notALog -- whether argv[i] is meant as a value, not a log: no file of
+ * that name, and a log still to come ("--folded nonsense LOG") */
+static int notALog(int argc, char **argv, int i)
+{
+  struct stat st;
+  if (argv[i][0] == '-' || stat(argv[i], &st) == 0)
+    return 0;
+  for (int j = i + 1; j < argc; ++j)
+    if (argv[j][0] != '-' || strcmp(argv[j], "-") == 0)
+      return 1;
+  return 0;
+}
+
+/* weightedNext -- whether argv[i], after --folded or --flame, is its
+ * VALUE: one it names, or a word that is no log with a log after it */
+static int weightedNext(int argc, char **argv, int i)
+{
+  return argv[i][0] != '\0' && (valueOf(argv[i]) != PROFILE_VALUE_LIMIT || notALog(argc, argv, i));
+}
+
+#define AT(field) offsetof(OptionsStruct, field)
+
+/* options -- telltale-heap's options, in the order --help gives them */
+static const OptionStruct options[] = {
+  /* name        alias arg             at            argName     help */
+  {"--top",      NULL, OptionValue,    AT(top),      "N",
+   "call sites in each list, stacks in the leaks (default 10)", NULL},
+  {"--stacks",   NULL, OptionFlag,     AT(stacks),   NULL,
+   "show the stack below each call site", NULL},
+  {"--short-templates", NULL, OptionFlag, AT(shortTemplates), NULL,
+   "C++ template arguments shown as <> (std::vector<>::push_back),\n"
+   "in the report, --diff and --html", NULL},
+  {"--suppress", NULL, OptionList,     AT(suppress), "FILE",
+   "the stacks with a frame whose function matches a pattern\n"
+   "of FILE (fnmatch, one a line, # begins a comment) leak\n"
+   "nothing: left out of the leaks, the summary's leaked\n"
+   "(which says how much was suppressed), --diff's, and the\n"
+   "leaked value of --folded, --flame and --pprof; may be\n"
+   "repeated.  LeakSanitizer's files work too: a line\n"
+   "leak:TEXT suppresses the stacks with a frame whose\n"
+   "function, file or module holds TEXT (* any characters;\n"
+   "^ and $ anchor it)", NULL},
+  {"--no-default-suppressions", NULL, OptionFlag, AT(noDefaults), NULL,
+   "show the leak the built-in suppression hides: libstdc++'s\n"
+   "emergency exception pool (72,704 bytes with GCC 12's),\n"
+   "allocated once by its initialiser, never freed: a stack\n"
+   "whose innermost frame is in libstdc++ and that runs under\n"
+   "the dynamic loader's call_init or _dl_init (seen with\n"
+   "N:dwarf; a frame-pointer walk stops in libstdc++)", NULL},
+  {"--diff",     NULL, OptionFlag,     AT(diff),     NULL,
+   "compare two logs, OLD and NEW, by call site", NULL},
+  {NULL,         NULL, OptionHeading,  0,            NULL,
+   "Instead of the report (one of these):", NULL},
+  {"--folded",   NULL, OptionOptional, AT(folded),   "[VALUE]",
+   "folded stacks (outer;...;inner value), one line a stack,\n"
+   "for flame-graph tools; VALUE is allocations (the\n"
+   "default), bytes, peak, leaked or temporary", weightedNext},
+  {"--flame",    NULL, OptionOptional, AT(flame),    "[VALUE]",
+   "a flame graph of VALUE, one SVG to open in a browser", weightedNext},
+  {"--pprof",    NULL, OptionFlag,     AT(pprof),    NULL,
+   "pprof's profile.proto, gzipped: pprof -top FILE", NULL},
+  {"--chart",    NULL, OptionFlag,     AT(chart),    NULL,
+   "the heap in use over time with its peak marked, an SVG", NULL},
+  {"--html",     NULL, OptionFlag,     AT(html),     NULL,
+   "one page that draws it all, as heaptrack_gui does: the\n"
+   "summary, bottom-up and top-down trees (allocations\n"
+   "inclusive and exclusive, bytes, peak, leaked,\n"
+   "temporary), the heap over time with the top sites\n"
+   "stacked, the flame graph and the sizes; reads LOG twice", NULL},
+  {"--output",   "-o", OptionValue,    AT(output),   "FILE",
+   "write to FILE, not the standard output (never a LOG)", NULL},
+  {"--help",     NULL, OptionHelp,     0,            NULL,
+   "print this help and exit", NULL},
+  {"--version",  NULL, OptionVersion,  0,            NULL,
+   "print telltale's version and exit", NULL},
+};
+
+#undef AT
+
+static const char epilogue[] =
   "A free is of a temporary allocation when the event before it (of any\n"
   "thread) allocated a block of the same stack and size, as heaptrack_print\n"
   "counts them (not heaptrack's figure at the end of recording, which\n"
@@ -109,178 +180,40 @@ static const char usageText[] =
   "  telltale-heap --pprof -o run.pb.gz run.log && pprof -top run.pb.gz\n"
   "  telltale-heap --diff before.log after.log\n";
 
-/* OptionsStruct -- what the command line asked for */
-typedef struct OptionsStruct {
-  int stacks, diff, pprof, chart, noDefaults, html, shortTemplates;
-  const char *top;              /* --top argument, or NULL */
-  const char *output;           /* -o argument, or NULL: stdout */
-  const char *folded;           /* --folded's value, or NULL */
-  const char *flame;            /* --flame's value, or NULL */
-  const char *suppressFiles[16];
-  size_t suppressFileCount;
-  const char **paths;           /* argv's */
-  size_t pathCount;
-} OptionsStruct;
-
-static void usageError(const char *message, const char *arg)
+/* version -- --version.  design/build.txt .pack.version */
+static void version(FILE *out)
 {
-  fprintf(stderr, "telltale-heap: %s%s\n", message, arg != NULL ? arg : "");
-  fprintf(stderr, "Try 'heap --help' for more information.\n");
-  exit(EXIT_USAGE);
+  fprintf(out, "telltale-heap (telltale) %s\n", TELLTALE_VERSION_STRING);
 }
 
-/* The options: a flag sets an int; the others take a value, as
- * "--top N" or "--top=N" */
-typedef struct OptionStruct {
-  const char *name;
-  size_t at;                    /* offset of its field in OptionsStruct */
-} OptionStruct;
-
-static const OptionStruct flagOptions[] = {
-  {"--stacks", offsetof(OptionsStruct, stacks)}, {"--diff", offsetof(OptionsStruct, diff)},
-  {"--pprof", offsetof(OptionsStruct, pprof)}, {"--chart", offsetof(OptionsStruct, chart)},
-  {"--html", offsetof(OptionsStruct, html)},
-  {"--short-templates", offsetof(OptionsStruct, shortTemplates)},
-  {"--no-default-suppressions", offsetof(OptionsStruct, noDefaults)},
+static const OptionsSpecStruct spec = {
+  "telltale-heap", usageText, options, sizeof options / sizeof options[0], epilogue, 21, 0,
+  version
 };
 
-static const OptionStruct valueOptions[] = {
-  {"--top", offsetof(OptionsStruct, top)}, {"--output", offsetof(OptionsStruct, output)},
-  {"-o", offsetof(OptionsStruct, output)},
-};
-
-static const char **optionValue(OptionsStruct *opt, const char *arg)
-{
-  for (size_t i = 0; i < sizeof valueOptions / sizeof valueOptions[0]; ++i) {
-    size_t n = strlen(valueOptions[i].name);
-    if (strncmp(arg, valueOptions[i].name, n) == 0 && (arg[n] == '\0' || arg[n] == '='))
-      return (const char **)(void *)((char *)opt + valueOptions[i].at);
-  }
-  if (strncmp(arg, "--suppress", 10) == 0 && (arg[10] == '\0' || arg[10] == '=')) {
-    if (opt->suppressFileCount == sizeof opt->suppressFiles / sizeof opt->suppressFiles[0])
-      usageError("too many --suppress files", NULL);
-    return &opt->suppressFiles[opt->suppressFileCount++];
-  }
-  return NULL;
-}
-
-static int optionFlag(OptionsStruct *opt, const char *arg)
-{
-  for (size_t i = 0; i < sizeof flagOptions / sizeof flagOptions[0]; ++i)
-    if (strcmp(arg, flagOptions[i].name) == 0) {
-      *(int *)(void *)((char *)opt + flagOptions[i].at) = 1;
-      return 1;
-    }
-  return 0;
-}
-
-/* valueOf -- the ProfileValue named, or PROFILE_VALUE_LIMIT */
-static ProfileValue valueOf(const char *name)
-{
-  unsigned v = 0;
-  while (v < PROFILE_VALUE_LIMIT && strcmp(name, ProfileValueName[v]) != 0)
-    ++v;
-  return (ProfileValue)v;
-}
-
-/* notALog -- whether argv[i] is meant as a value, not a log: no file of
- * that name, and a log still to come ("--folded nonsense LOG") */
-static int notALog(int argc, char **argv, int i)
-{
-  struct stat st;
-  if (argv[i][0] == '-' || stat(argv[i], &st) == 0)
-    return 0;
-  for (int j = i + 1; j < argc; ++j)
-    if (argv[j][0] != '-' || strcmp(argv[j], "-") == 0)
-      return 1;
-  return 0;
-}
-
-/* weighted -- --folded or --flame (argv[i] begins with name), with its
- * value if the next argument names one; the index of the last argument
- * taken */
-static int weighted(const char *name, const char **valueReturn, int argc, char **argv, int i)
-{
-  const char *arg = argv[i];
-  size_t n = strlen(name);
-  if (arg[n] == '=')
-    *valueReturn = arg + n + 1;
-  else if (i + 1 < argc && (valueOf(argv[i + 1]) != PROFILE_VALUE_LIMIT
-                            || notALog(argc, argv, i + 1)))
-    *valueReturn = argv[++i];
-  else
-    *valueReturn = "allocations";
-  if (valueOf(*valueReturn) == PROFILE_VALUE_LIMIT) {
-    fprintf(stderr, "telltale-heap: %s: unknown value %s: it counts allocations, bytes, peak, leaked "
-            "or temporary\n", name, *valueReturn);
-    usageError("bad value of ", name);
-  }
-  return i;
-}
-
-/* isWeighted -- whether arg is --folded or --flame, as name or name=V */
-static const char *isWeighted(const char *arg)
-{
-  static const char *const names[] = {"--folded", "--flame"};
-  for (size_t i = 0; i < 2; ++i) {
-    size_t n = strlen(names[i]);
-    if (strncmp(arg, names[i], n) == 0 && (arg[n] == '\0' || arg[n] == '='))
-      return names[i];
-  }
-  return NULL;
-}
-
+/* argsCheck -- the combinations of options that cannot be */
 static void argsCheck(const OptionsStruct *opt)
 {
   if (opt->diff ? opt->pathCount != 2 : opt->pathCount == 0)
-    usageError(opt->diff ? "--diff compares two logs: OLD NEW" : "give a LOG", NULL);
+    ReportUsage("%s", opt->diff ? "--diff compares two logs: OLD NEW" : "give a LOG");
+  if (opt->folded != NULL && valueOf(opt->folded) == PROFILE_VALUE_LIMIT)
+    ReportUsage("--folded: unknown value %s: it counts allocations, bytes, peak, leaked or "
+                "temporary", opt->folded);
+  if (opt->flame != NULL && valueOf(opt->flame) == PROFILE_VALUE_LIMIT)
+    ReportUsage("--flame: unknown value %s: it counts allocations, bytes, peak, leaked or "
+                "temporary", opt->flame);
   if ((opt->folded != NULL) + (opt->flame != NULL) + opt->pprof + opt->chart + opt->diff
       + opt->html > 1)
-    usageError("--folded, --flame, --pprof, --chart, --html and --diff each write instead of "
-               "the report: give one", NULL);
-  if (opt->top != NULL && (strspn(opt->top, "0123456789") != strlen(opt->top)
-                           || strlen(opt->top) > 6 || atoi(opt->top) < 1))
-    usageError("--top wants a number from 1 to 999999: ", opt->top);
+    ReportUsage("--folded, --flame, --pprof, --chart, --html and --diff each write instead of "
+                "the report: give one");
+  if (opt->top != NULL && !OptionsNumber(opt->top, 1, 999999))
+    ReportUsage("--top wants a number from 1 to 999999: %s", opt->top);
 }
 
 /* parseArgs -- options before or after the logs; "--" ends them */
 static void parseArgs(int argc, char **argv, OptionsStruct *opt)
 {
-  int endOfOptions = 0;
-  memset(opt, 0, sizeof *opt);
-  if ((opt->paths = calloc((size_t)argc, sizeof *opt->paths)) == NULL)
-    exit(EXIT_BADLOG);
-  for (int i = 1; i < argc; ++i) {
-    const char *arg = argv[i];
-    const char **valueReturn = NULL;
-    if (endOfOptions || arg[0] != '-' || arg[1] == '\0') {
-      opt->paths[opt->pathCount++] = arg;
-    } else if (strcmp(arg, "--") == 0) {
-      endOfOptions = 1;
-    } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      fputs(usageText, stdout);
-      exit(EXIT_SUCCESS);
-    } else if (strcmp(arg, "--version") == 0) {
-      printf("telltale-heap (telltale) %s\n", TELLTALE_VERSION_STRING);
-      exit(EXIT_SUCCESS);
-    } else if (isWeighted(arg) != NULL) {
-      const char *name = isWeighted(arg);
-      i = weighted(name, strcmp(name, "--flame") == 0 ? &opt->flame : &opt->folded, argc, argv, i);
-    } else if (!optionFlag(opt, arg) && (valueReturn = optionValue(opt, arg)) == NULL) {
-      usageError("unknown option: ", arg);
-    }
-    if (valueReturn != NULL) {
-      const char *eq = strchr(arg, '=');
-      if (eq != NULL)
-        *valueReturn = eq + 1;
-      else if (i + 1 >= argc)
-        usageError("missing argument to ", arg);
-      else
-        *valueReturn = argv[++i];
-      if (**valueReturn == '\0')
-        usageError("empty argument to ", arg);
-    }
-  }
+  OptionsParse(&spec, argc, argv, opt, sizeof *opt, &opt->paths, &opt->pathCount);
   argsCheck(opt);
 }
 
@@ -319,16 +252,14 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
   unsigned lineNumber = 0;
   FILE *f = fopen(path, "r");
   if (f == NULL) {
-    fprintf(stderr, "telltale-heap: --suppress %s: %s\n", path, strerror(errno));
-    exit(EXIT_USAGE);
+    ReportUsage("--suppress %s: %s", path, strerror(errno));
   }
   while (fgets(line, sizeof line, f) != NULL) {
     char *p = line, *end;
     ++lineNumber;
     if (strchr(line, '\n') == NULL && !feof(f)) {
-      fprintf(stderr, "telltale-heap: %s:%u: a pattern longer than %zu characters\n", path, lineNumber,
-              sizeof line - 2);
-      exit(EXIT_USAGE);
+      ReportUsage("%s:%u: a pattern longer than %zu characters", path, lineNumber,
+                  sizeof line - 2);
     }
     if ((end = strchr(p, '#')) != NULL)
       *end = '\0';
@@ -339,19 +270,12 @@ static size_t readSuppressions(const char *path, char **patterns, size_t count)
     if (*p == '\0')
       continue;
     if (count == SUPPRESS_LIMIT) {
-      fprintf(stderr, "telltale-heap: %s:%u: more than %d patterns\n", path, lineNumber, SUPPRESS_LIMIT);
-      exit(EXIT_USAGE);
+      ReportUsage("%s:%u: more than %d patterns", path, lineNumber, SUPPRESS_LIMIT);
     }
     patterns[count++] = lsanPattern(p);
   }
   fclose(f);
   return count;
-}
-
-static void outOfMemory(void)
-{
-  fprintf(stderr, "telltale-heap: out of memory\n");
-  exit(EXIT_BADLOG);
 }
 
 /* symbolise -- the frames of stack s, appended to hp->frames (count
@@ -366,11 +290,11 @@ static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t 
     size_t n = s->depth > 0 ? HeapSymbolise(hp->symbols, hp->log.addresses[s->addresses[a]],
                                             s->mapVersion, &frames) : 1;
     if (n == 0)
-      outOfMemory();
+      ReportOutOfMemory();
     if (count + depth + n > *capacityReturn) {
       *capacityReturn = (count + depth + n) * 2;
       if ((hp->frames = realloc(hp->frames, *capacityReturn * sizeof *hp->frames)) == NULL)
-        outOfMemory();
+        ReportOutOfMemory();
     }
     memcpy(&hp->frames[count + depth], frames, n * sizeof *frames);
     depth += n;
@@ -409,7 +333,7 @@ int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsSt
   first = calloc(used + 1, sizeof *first);    /* each stack's frames, until they stay put */
   hp->symbols = HeapSymbolsNew(log->maps, log->mapCount);
   if (hp->stacks == NULL || hp->logIndex == NULL || first == NULL || hp->symbols == NULL)
-    outOfMemory();
+    ReportOutOfMemory();
   for (size_t i = 0; i < log->stackCount; ++i) {
     ProfileStackStruct *p = &hp->stacks[n];
     if (!log->stacks[i].used)
@@ -426,7 +350,7 @@ int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsSt
   /* symbolise grew the buffer to twice what it held, and sitesOnly
    * keeps a frame a stack of it: no room to spare kept (.heap.bounded) */
   if (frames > 0 && (hp->frames = realloc(hp->frames, frames * sizeof *hp->frames)) == NULL)
-    outOfMemory();
+    ReportOutOfMemory();
   for (size_t i = 0; i < n; ++i)
     hp->stacks[i].frames = &hp->frames[first[i]];
   free(first);
@@ -470,13 +394,11 @@ static void outputCheck(const OptionsStruct *opt, char *const *logs, size_t logC
 {
   const char *why;
   OutPathInputs((const char *const *)logs, logCount);
-  if ((why = OutPathRefused(opt->output)) != NULL) {
-    fprintf(stderr, "telltale-heap: %s%s: %s: writing it would destroy the log\n",
-            opt->output != NULL && strcmp(opt->output, "-") != 0 ? "-o " : "",
-            opt->output != NULL && strcmp(opt->output, "-") != 0 ? opt->output : "standard output",
-            why);
-    exit(EXIT_USAGE);
-  }
+  if ((why = OutPathRefused(opt->output)) != NULL)
+    ReportUsage("%s%s: %s: writing it would destroy the log",
+                opt->output != NULL && strcmp(opt->output, "-") != 0 ? "-o " : "",
+                opt->output != NULL && strcmp(opt->output, "-") != 0 ? opt->output
+                : "standard output", why);
 }
 
 /* finishOutput -- close out; 1 if what was written did not all get there */
@@ -486,7 +408,7 @@ static int finishOutput(FILE *out, const char *path)
   if (out != stdout && fclose(out) != 0)
     failed = 1;
   if (failed)
-    fprintf(stderr, "telltale-heap: %s: %s\n", path != NULL ? path : "standard output", strerror(errno));
+    ReportFile(path != NULL ? path : "standard output", "%s", strerror(errno));
   return failed;
 }
 
@@ -529,7 +451,7 @@ static int writeHtml(FILE *out, const OptionsStruct *opt, const HeapProfileStruc
   int32_t *seriesOf = calloc(hp->log.stackCount + 1, sizeof *seriesOf);
   int res;
   if (seriesOf == NULL)
-    outOfMemory();
+    ReportOutOfMemory();
   memset(&series, 0, sizeof series);
   series.seriesOf = seriesOf;
   series.count = HeapTopSites(hp, ProfilePeak, HTML_SERIES, seriesOf, names);
@@ -581,7 +503,7 @@ int main(int argc, char **argv)
   treeMode = !opt.diff && (opt.pathCount > 1
                            || (stat(opt.paths[0], &st) == 0 && S_ISDIR(st.st_mode)));
   if (treeMode && (opt.chart || opt.html))
-    usageError("--chart and --html draw one log's heap: give one LOG", NULL);
+    ReportUsage("--chart and --html draw one log's heap: give one LOG");
   if (treeMode)
     logCount = HeapTreeLogs(opt.paths, opt.pathCount, &logs);
   else {
@@ -591,18 +513,18 @@ int main(int argc, char **argv)
     logCount = opt.pathCount;
   }
   if (logCount == 0) {
-    fprintf(stderr, "telltale-heap: %s: no log there\n", opt.paths[0]);
+    ReportFile(opt.paths[0], "no log there");
     return EXIT_BADLOG;
   }
   if (logs == NULL || (profiles = calloc(logCount, sizeof *profiles)) == NULL)
-    outOfMemory();
+    ReportOutOfMemory();
   outputCheck(&opt, logs, logCount);
   report.top = opt.top != NULL ? (size_t)atoi(opt.top) : 10;
   report.stacks = opt.stacks;
   report.defaults = !opt.noDefaults;
   HeapShortTemplates = opt.shortTemplates;
-  for (size_t i = 0; i < opt.suppressFileCount; ++i)
-    report.suppressCount = readSuppressions(opt.suppressFiles[i], patterns, report.suppressCount);
+  for (size_t i = 0; i < opt.suppress.count; ++i)
+    report.suppressCount = readSuppressions(opt.suppress.value[i], patterns, report.suppressCount);
   report.suppress = (const char *const *)patterns;
   if (treeMode)
     bad |= HeapTreeProfile(logs, logCount, profiles, sitesOnly);
@@ -617,10 +539,10 @@ int main(int argc, char **argv)
   if (treeMode)
     HeapTreeMerge(profiles, logCount, &tree);
   if (opt.output != NULL && strcmp(opt.output, "-") != 0) {
-    int fd = OutPathOpen("telltale-heap", opt.output, 0);   /* .tools.output */
+    int fd = OutPathOpen(ReportToolName(), opt.output, 0);   /* .tools.output */
     if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
       if (fd >= 0)
-        fprintf(stderr, "telltale-heap: %s: %s\n", opt.output, strerror(errno));
+        ReportFile(opt.output, "%s", strerror(errno));
       return EXIT_BADLOG;
     }
   }

@@ -16,6 +16,7 @@
 
 #include "textsafe.h"
 #include "heapint.h"
+#include "report.h"
 
 /* The allocator's own entry points: a frame in one of them is not a
  * call site, its caller is (strdup, operator new: by its mangled names
@@ -135,10 +136,8 @@ static int bySiteName(const void *a, const void *b)
 
 static void *reportAlloc(void *p, size_t size)
 {
-  if ((p = realloc(p, size > 0 ? size : 1)) == NULL) {
-    fprintf(stderr, "telltale-heap: out of memory\n");
-    exit(1);
-  }
+  if ((p = realloc(p, size > 0 ? size : 1)) == NULL)
+    ReportOutOfMemory();
   return p;
 }
 
@@ -583,10 +582,8 @@ void HeapDiff(FILE *out, const HeapProfileStruct *old, const HeapProfileStruct *
   sitesOf(&old->profile, &o);
   sitesOf(&new->profile, &n);
   rows = calloc(o.count + n.count + 1, sizeof *rows);
-  if (rows == NULL) {
-    fprintf(stderr, "telltale-heap: out of memory\n");
-    exit(1);
-  }
+  if (rows == NULL)
+    ReportOutOfMemory();
   count = diffRows(&o, &n, rows);
   qsort(rows, count, sizeof *rows, byChange);
   fprintf(out, "heap comparison: %s (old) against %s (new)\n\n", old->log.path, new->log.path);

@@ -22,18 +22,13 @@
 #include <unistd.h>
 
 #include "heapint.h"
-
-static void outOfMemory(void)
-{
-  fprintf(stderr, "telltale-heap: out of memory\n");
-  exit(1);
-}
+#include "report.h"
 
 static void *xrealloc(void *p, size_t size)
 {
   void *q = realloc(p, size == 0 ? 1 : size);
   if (q == NULL)
-    outOfMemory();
+    ReportOutOfMemory();
   return q;
 }
 
@@ -74,11 +69,11 @@ size_t HeapTreeLogs(const char *const *paths, size_t pathCount, char ***logsRetu
     if (stat(paths[p], &st) != 0 || !S_ISDIR(st.st_mode)) {
       logs = xrealloc(logs, (count + 1) * sizeof *logs);
       if ((logs[count++] = strdup(paths[p])) == NULL)
-        outOfMemory();
+        ReportOutOfMemory();
       continue;
     }
     if ((dir = opendir(paths[p])) == NULL) {
-      fprintf(stderr, "telltale-heap: %s: %s\n", paths[p], strerror(errno));
+      ReportFile(paths[p], "%s", strerror(errno));
       continue;
     }
     while ((d = readdir(dir)) != NULL) {

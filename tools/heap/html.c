@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "heapint.h"
+#include "report.h"
 #include "textsafe.h"
 
 /* putJsonString -- s as a JSON string, each byte that is unsafe (a
@@ -54,10 +55,8 @@ typedef struct NamesStruct {
 
 static void *htmlAlloc(void *p, size_t size)
 {
-  if ((p = realloc(p, size > 0 ? size : 1)) == NULL) {
-    fprintf(stderr, "telltale-heap: out of memory\n");
-    exit(1);
-  }
+  if ((p = realloc(p, size > 0 ? size : 1)) == NULL)
+    ReportOutOfMemory();
   return p;
 }
 
