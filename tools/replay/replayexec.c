@@ -66,7 +66,7 @@ static size_t tableCapacity, tableCount;
 static uint64_t threadsReplayed;
 
 /* touch -- write to every page of a new block, as a program would;
- * size is the slot's touch, 0 past opt.touchMax (.replay.touch) */
+ * size is the slot's touch, 0 past replayOptions.touchMax (.replay.touch) */
 static void touch(void *p, uint64_t size)
 {
   unsigned char *b = p;
@@ -248,7 +248,7 @@ static WorkerStruct *workerNew(void)
     w = &worker[workerCount];
     w->ring = rings + workerCount++ * RING_SIZE;
     if (pthread_mutex_init(&w->lock, NULL) != 0 || pthread_cond_init(&w->wake, NULL) != 0)
-      fail("cannot make a replay thread's lock");
+      replayFail("cannot make a replay thread's lock");
   } else {
     return NULL;
   }
@@ -256,7 +256,7 @@ static WorkerStruct *workerNew(void)
   w->serials = 0;
   w->running = 1;
   if (pthread_create(&w->thread, NULL, workerRun, w) != 0)
-    fail("cannot start a replay thread");
+    replayFail("cannot start a replay thread");
   ++activeCount;
   spinUpdate();
   return w;
@@ -312,9 +312,9 @@ static void retire(ThreadEntryStruct *t)
 }
 
 /* submit -- run op on the replay thread of a recorded thread, or here */
-void submit(uint32_t thread, const OpStruct *op)
+void execSubmit(uint32_t thread, const OpStruct *op)
 {
-  if (opt.serial) {
+  if (replayOptions.serial) {
     execute(&serialWorker, op);
     return;
   }
@@ -332,13 +332,13 @@ void execDrain(void)
 
 void execThreadExit(uint32_t thread)
 {
-  if (!opt.serial)
+  if (!replayOptions.serial)
     retire(threadFind(thread));
 }
 
 void execThreadEvents(uint32_t thread, size_t events)
 {
-  if (!opt.serial)
+  if (!replayOptions.serial)
     threadFind(thread)->left = events;
 }
 
@@ -351,7 +351,7 @@ void execThreadEvents(uint32_t thread, size_t events)
 void execEventRead(uint32_t thread)
 {
   ThreadEntryStruct *t;
-  if (opt.serial)
+  if (replayOptions.serial)
     return;
   t = threadFind(thread);
   if (t->left != SIZE_MAX && t->left > 0 && --t->left == 0)
@@ -385,5 +385,5 @@ void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedR
   *callsReturn = calls;
   *cyclesReturn = cycles;
   *failedReturn = failed;
-  *threadsReturn = opt.serial || threadsReplayed == 0 ? 1 : threadsReplayed;
+  *threadsReturn = replayOptions.serial || threadsReplayed == 0 ? 1 : threadsReplayed;
 }

@@ -2,10 +2,12 @@
  *
  * .design: design/telemetry.txt .replay
  *
- * replay.c reads the stream and turns events into operations (and runs
- * the children and main); replaymem.c holds memory outside the heap
- * under test, the slots and the pointer map; replayexec.c the replay
- * threads that make the calls; replayreport.c the table and the chart.
+ * replay.c holds the options, main and the parent, which runs one child
+ * per allocator; replaylog.c reads the log; replayengine.c is a child's
+ * reading thread, which turns events into operations; replaymem.c holds
+ * memory outside the heap under test, the slots and the pointer map;
+ * replayexec.c the replay threads that make the calls; replayreport.c
+ * the table and the chart.
  */
 
 #ifndef replayint_h
@@ -29,14 +31,14 @@ typedef enum OpKind {
   OpPoolCreate, OpPoolAlloc, OpPoolFree, OpPoolDestroy, OP_LIMIT
 } OpKind;
 
-extern const char *const opName[OP_LIMIT];
+extern const char *const replayOpName[OP_LIMIT];
 
 typedef enum AnomalyKind {
   AnomalyUnknownFree, AnomalyDoubleFree, AnomalyDuplicate, AnomalyFreeNull,
   AnomalyReplayFailed, ANOMALY_LIMIT
 } AnomalyKind;
 
-extern const char *const anomalyName[ANOMALY_LIMIT];
+extern const char *const replayAnomalyName[ANOMALY_LIMIT];
 
 /* Options */
 
@@ -53,9 +55,9 @@ typedef struct ReplayOptionsStruct {
   uint64_t touchMax;            /* bytes of live blocks touched at most: .replay.touch */
 } ReplayOptionsStruct;
 
-extern ReplayOptionsStruct opt;
+extern ReplayOptionsStruct replayOptions;
 
-extern void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+extern void replayFail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* Memory outside the heap under test (replaymem.c).  .replay.map */
 
@@ -72,7 +74,7 @@ typedef struct SlotStruct {
   _Atomic uintptr_t ptr;        /* the replayed block, PENDING or 0 if it failed */
   struct SlotStruct *next;      /* on a free list */
   uint64_t size;                /* requested */
-  uint64_t touch;               /* bytes to touch: size, or 0 past opt.touchMax */
+  uint64_t touch;               /* bytes to touch: size, or 0 past replayOptions.touchMax */
 } SlotStruct;
 
 extern SlotStruct *slotNew(uint64_t size);
@@ -112,7 +114,8 @@ typedef struct OpStruct {
 } OpStruct;
 
 extern void execInit(void);
-extern void submit(uint32_t thread, const OpStruct *op);
+/* execSubmit -- queue an operation for the recorded thread's replay thread */
+extern void execSubmit(uint32_t thread, const OpStruct *op);
 /* execDrain -- wait until every replay thread has made the calls queued */
 extern void execDrain(void);
 /* execThreadExit -- the recorded thread exited: so does its replay thread */
@@ -144,7 +147,7 @@ typedef struct ResultStruct {
   uint64_t events;
   uint64_t threads;
   uint64_t peakLive, peakRss, finalRss;
-  uint64_t untouched;           /* blocks not touched, past opt.touchMax: .replay.touch */
+  uint64_t untouched;           /* blocks not touched, past the cap: .replay.touch */
   uint32_t sampleCount;
   /* How the log ended: .replay.log */
   int unclean;                  /* no StreamEnd: the program died */
@@ -156,8 +159,31 @@ typedef struct ResultStruct {
   char damage[256];             /* the log's first damage, or "" */
 } ResultStruct;
 
+/* The log (replaylog.c).  design/telemetry.txt .replay.log */
+
+/* The events replay understands, found by name in the stream's own
+ * registry (design/telemetry.txt .req.self). */
+typedef enum EvKind {
+  EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvFreeSized, EvMemalign, EvAlignedAlloc,
+  EvPosixMemalign, EvReallocMove, EvPoolCreate, EvPoolDestroy, EvPoolAlloc, EvPoolFree, EvThreadExit,
+  EvExec, EV_LIMIT
+} EvKind;
+
+struct EventStreamStruct;
+struct EventRecordStruct;
+/* logOpen -- the log, with LOG.live recovered into it, as a stream;
+ * the events recovered, and whether LOG.live was read, returned */
+extern struct EventStreamStruct *logOpen(uint64_t *recoveredReturn, int *liveReturn);
+extern void logClose(struct EventStreamStruct *stream);
+/* logEvent -- the event a record is, and the values of its parameters
+ * replay reads */
+extern EvKind logEvent(const struct EventRecordStruct *rec, uint64_t v[4]);
+
+/* A child's replay (replayengine.c).  design/telemetry.txt .replay.child */
+extern int replayChild(void);
+
 /* The report (replayreport.c): the allocators' figures side by side. */
-extern void report(const ResultStruct *results);
-extern void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples);
+extern void replayReport(const ResultStruct *results);
+extern void replayWriteSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples);
 
 #endif /* replayint_h */

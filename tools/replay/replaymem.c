@@ -30,7 +30,7 @@ void *mapAnon(size_t size)
 {
   void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    fail("out of memory mapping %zu bytes", size);
+    replayFail("out of memory mapping %zu bytes", size);
   for (size_t i = 0; i < REGION_LIMIT; ++i)
     if (region[i].base == NULL) {
       region[i].base = p;
@@ -40,7 +40,7 @@ void *mapAnon(size_t size)
       ownDirty = 1;
       return p;
     }
-  fail("too many regions");
+  replayFail("too many regions");
 }
 
 void unmapAnon(void *p)
