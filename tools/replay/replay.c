@@ -43,20 +43,20 @@
 
 /* Operations and anomalies ------------------------------------------- */
 
-const char *const replayOpName[OP_LIMIT] = {
+const char *const ReplayOpName[OP_LIMIT] = {
   "malloc", "calloc", "realloc", "free", "memalign", "aligned_alloc", "posix_memalign",
   "pool create", "pool alloc", "pool free", "pool destroy"
 };
 
-const char *const replayAnomalyName[ANOMALY_LIMIT] = {
+const char *const ReplayAnomalyName[ANOMALY_LIMIT] = {
   "unknown frees", "double frees", "duplicate live", "free(NULL)", "replay failures"
 };
 
 /* Options ------------------------------------------------------------ */
 
-ReplayOptionsStruct replayOptions = { .fd = -1, .touchMax = (uint64_t)1 << 30 };
+ReplayOptionsStruct ReplayOptions = { .fd = -1, .touchMax = (uint64_t)1 << 30 };
 
-void replayFail(const char *fmt, ...)
+void ReplayFail(const char *fmt, ...)
 {
   va_list ap;
   fputs("replay: ", stderr);
@@ -81,7 +81,7 @@ static const char *allocatorLib(const char *name)
     return "libtcmalloc_minimal.so.4";
   if (strchr(name, '/') != NULL)
     return name;
-  replayFail("unknown allocator '%s': use glibc, jemalloc, mimalloc, tcmalloc or a path to a .so", name);
+  ReplayFail("unknown allocator '%s': use glibc, jemalloc, mimalloc, tcmalloc or a path to a .so", name);
 }
 
 static const char *allocatorPackage(const char *name)
@@ -100,14 +100,14 @@ static void checkAllocator(const char *lib)
   Dl_info info = {0};
   char mine[PATH_MAX], theirs[PATH_MAX];
   if (handle == NULL)
-    replayFail("%s: %s is not loaded: is it installed%s?", replayOptions.one, lib,
-               allocatorPackage(replayOptions.one));
+    ReplayFail("%s: %s is not loaded: is it installed%s?", ReplayOptions.one, lib,
+               allocatorPackage(ReplayOptions.one));
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL
       || dladdr(dlsym(RTLD_DEFAULT, "malloc"), &info) == 0 || info.dli_fname == NULL
       || realpath(map->l_name, mine) == NULL || realpath(info.dli_fname, theirs) == NULL
       || strcmp(mine, theirs) != 0)
-    replayFail("%s: %s does not define malloc (the replay's is %s's): not an allocator",
-               replayOptions.one, lib, info.dli_fname != NULL ? info.dli_fname : "another library");
+    ReplayFail("%s: %s does not define malloc (the replay's is %s's): not an allocator",
+               ReplayOptions.one, lib, info.dli_fname != NULL ? info.dli_fname : "another library");
 }
 
 /* The parent: one child per allocator, then the report. */
@@ -136,12 +136,12 @@ static int runChild(size_t i, char **argv0)
   int fds[2], status;
   pid_t pid;
   char fdText[16], touchText[24];
-  const char *lib = allocatorLib(replayOptions.alloc[i]);
+  const char *lib = allocatorLib(ReplayOptions.alloc[i]);
   if (pipe(fds) != 0)
-    replayFail("pipe: %s", strerror(errno));
+    ReplayFail("pipe: %s", strerror(errno));
   pid = fork();
   if (pid < 0)
-    replayFail("fork: %s", strerror(errno));
+    ReplayFail("fork: %s", strerror(errno));
   if (pid == 0) {
     const char *args[24];
     size_t n = 0;
@@ -149,22 +149,22 @@ static int runChild(size_t i, char **argv0)
     snprintf(fdText, sizeof fdText, "%d", fds[1]);
     args[n++] = argv0[0];
     args[n++] = "--one";
-    args[n++] = replayOptions.alloc[i];
+    args[n++] = ReplayOptions.alloc[i];
     args[n++] = "--fd";
     args[n++] = fdText;
-    if (replayOptions.serial) args[n++] = "--serial";
-    if (replayOptions.strict) args[n++] = "--strict";
-    if (replayOptions.progress) args[n++] = "--progress";
-    if (i == 0 && !replayOptions.quiet) args[n++] = "--report";
-    snprintf(touchText, sizeof touchText, "%llu", (unsigned long long)(replayOptions.touchMax >> 20));
+    if (ReplayOptions.serial) args[n++] = "--serial";
+    if (ReplayOptions.strict) args[n++] = "--strict";
+    if (ReplayOptions.progress) args[n++] = "--progress";
+    if (i == 0 && !ReplayOptions.quiet) args[n++] = "--report";
+    snprintf(touchText, sizeof touchText, "%llu", (unsigned long long)(ReplayOptions.touchMax >> 20));
     args[n++] = "--touch-max";
     args[n++] = touchText;
-    if (replayOptions.pool != NULL) {
+    if (ReplayOptions.pool != NULL) {
       args[n++] = "--pool";
-      args[n++] = replayOptions.pool;
+      args[n++] = ReplayOptions.pool;
     }
     args[n++] = "--";
-    args[n++] = replayOptions.log;
+    args[n++] = ReplayOptions.log;
     args[n] = NULL;
     if (lib != NULL)
       setenv("LD_PRELOAD", lib, 1);
@@ -176,7 +176,7 @@ static int runChild(size_t i, char **argv0)
   }
   close(fds[1]);
   if (readAll(fds[0], &results[i], sizeof results[i]) == 0) {
-    samples[i] = mapAnon((results[i].sampleCount + 1) * sizeof(SampleStruct));
+    samples[i] = ReplayAnonMap((results[i].sampleCount + 1) * sizeof(SampleStruct));
     if (readAll(fds[0], samples[i], results[i].sampleCount * sizeof(SampleStruct)) != 0)
       results[i].sampleCount = 0;
   } else
@@ -187,7 +187,8 @@ static int runChild(size_t i, char **argv0)
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && results[i].name[0] != '\0')
     return 0;
   if (WIFSIGNALED(status))
-    fprintf(stderr, "replay: %s: the replay died of signal %d\n", replayOptions.alloc[i], WTERMSIG(status));
+    fprintf(stderr, "replay: %s: the replay died of signal %d\n", ReplayOptions.alloc[i],
+            WTERMSIG(status));
   return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
 }
 
@@ -197,30 +198,30 @@ static int logSay(const ResultStruct *r)
   if (r->execEnd && r->recovered > 0)
     fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
             "made before the exec call is in it, and the %" PRIu64 " events other threads made "
-            "after it were recovered from %s.live\n", replayOptions.log, r->recovered, replayOptions.log);
+            "after it were recovered from %s.live\n", ReplayOptions.log, r->recovered, ReplayOptions.log);
   else if (r->execEnd && r->execRunning && !r->live)
     fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
             "made before the exec call is in it, but not those other threads made while the "
-            "exec ended them (there is no live file)\n", replayOptions.log);
+            "exec ended them (there is no live file)\n", ReplayOptions.log);
   else if (r->execEnd)
     fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
-            "made before the exec call is in it\n", replayOptions.log);
+            "made before the exec call is in it\n", ReplayOptions.log);
   if (r->unclean)
     fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
-            "before it could end it%s", replayOptions.log,
+            "before it could end it%s", ReplayOptions.log,
             r->recovered > 0 ? "; "
             : !r->live ? ", and there is no live file to recover from: the events it still "
                          "held in its buffers are lost\n" : "\n");
   if (r->unclean && r->recovered > 0)
     fprintf(stderr, "%" PRIu64 " of its events were recovered from %s.live\n", r->recovered,
-            replayOptions.log);
+            ReplayOptions.log);
   if (r->untouched > 0)
     fprintf(stderr, "replay: %s: live bytes reached %" PRIu64 ", past the %" PRIu64 " MiB "
             "replay touches (--touch-max): %" PRIu64 " blocks made past it were not touched, so "
-            "RSS growth leaves them out\n", replayOptions.log, r->peakLive, replayOptions.touchMax >> 20,
+            "RSS growth leaves them out\n", ReplayOptions.log, r->peakLive, ReplayOptions.touchMax >> 20,
             r->untouched);
   if (r->damage[0] != '\0') {
-    fprintf(stderr, "replay: %s: %s: replayed the %" PRIu64 " events before it\n", replayOptions.log,
+    fprintf(stderr, "replay: %s: %s: replayed the %" PRIu64 " events before it\n", ReplayOptions.log,
             r->damage, r->events);
     return 1;
   }
@@ -258,10 +259,10 @@ static void usage(FILE *f)
 static void addAlloc(char *list)
 {
   for (char *name = strtok(list, ","); name != NULL; name = strtok(NULL, ",")) {
-    if (replayOptions.allocCount == ALLOC_LIMIT)
-      replayFail("at most %d allocators", ALLOC_LIMIT);
+    if (ReplayOptions.allocCount == ALLOC_LIMIT)
+      ReplayFail("at most %d allocators", ALLOC_LIMIT);
     (void)allocatorLib(name);
-    replayOptions.alloc[replayOptions.allocCount++] = name;
+    ReplayOptions.alloc[ReplayOptions.allocCount++] = name;
   }
 }
 
@@ -292,7 +293,7 @@ static int parseArgs(int argc, char **argv, int *noProgress)
       addAlloc(argv[++i]);
     } else if (strcmp(a, "--svg") == 0) {
       NEED();
-      replayOptions.svg = argv[++i];
+      ReplayOptions.svg = argv[++i];
     } else if (strcmp(a, "--touch-max") == 0) {
       char *end;
       unsigned long long mib;
@@ -303,28 +304,28 @@ static int parseArgs(int argc, char **argv, int *noProgress)
         usage(stderr);
         return 2;
       }
-      replayOptions.touchMax = (uint64_t)mib << 20;
+      ReplayOptions.touchMax = (uint64_t)mib << 20;
     } else if (strcmp(a, "--pool") == 0) {
       NEED();
-      replayOptions.pool = argv[++i];
+      ReplayOptions.pool = argv[++i];
     } else if (strcmp(a, "--one") == 0) {
       NEED();
-      replayOptions.one = argv[++i];
+      ReplayOptions.one = argv[++i];
     } else if (strcmp(a, "--fd") == 0) {
       NEED();
-      replayOptions.fd = atoi(argv[++i]);
+      ReplayOptions.fd = atoi(argv[++i]);
     } else if (strcmp(a, "--serial") == 0)
-      replayOptions.serial = 1;
+      ReplayOptions.serial = 1;
     else if (strcmp(a, "--strict") == 0)
-      replayOptions.strict = 1;
+      ReplayOptions.strict = 1;
     else if (strcmp(a, "--progress") == 0)
-      replayOptions.progress = 1;
+      ReplayOptions.progress = 1;
     else if (strcmp(a, "--no-progress") == 0)
       *noProgress = 1;
     else if (strcmp(a, "--report") == 0)
-      replayOptions.report = 1;
+      ReplayOptions.report = 1;
     else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
-      replayOptions.quiet = 1;
+      ReplayOptions.quiet = 1;
     else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return 0;
@@ -342,7 +343,7 @@ static int parseArgs(int argc, char **argv, int *noProgress)
     usage(stderr);
     return 2;
   }
-  replayOptions.log = log;
+  ReplayOptions.log = log;
   return -1;
 }
 
@@ -352,40 +353,40 @@ int main(int argc, char **argv)
   const char *why;
   if (status >= 0)
     return status;
-  if (replayOptions.one != NULL) {
+  if (ReplayOptions.one != NULL) {
     const char *lib;
-    if (replayOptions.fd < 0)
-      replayFail("--one needs --fd");
-    if ((lib = allocatorLib(replayOptions.one)) != NULL)
+    if (ReplayOptions.fd < 0)
+      ReplayFail("--one needs --fd");
+    if ((lib = allocatorLib(ReplayOptions.one)) != NULL)
       checkAllocator(lib);
-    return replayChild();
+    return ReplayChild();
   }
-  if (replayOptions.allocCount == 0)
-    replayOptions.alloc[replayOptions.allocCount++] = "glibc";
-  if (access(replayOptions.log, R_OK) != 0)
-    replayFail("%s: %s", replayOptions.log, strerror(errno));
+  if (ReplayOptions.allocCount == 0)
+    ReplayOptions.alloc[ReplayOptions.allocCount++] = "glibc";
+  if (access(ReplayOptions.log, R_OK) != 0)
+    ReplayFail("%s: %s", ReplayOptions.log, strerror(errno));
   /* Neither the chart nor standard output is the log or its live file
    * (design/telemetry.txt .tools.output), and the chart's file can be
    * written: said now, not after the replay. */
-  OutPathInputs(&replayOptions.log, 1);
-  if ((why = OutPathRefused(replayOptions.svg)) != NULL || (why = OutPathRefused(NULL)) != NULL) {
+  OutPathInputs(&ReplayOptions.log, 1);
+  if ((why = OutPathRefused(ReplayOptions.svg)) != NULL || (why = OutPathRefused(NULL)) != NULL) {
     fprintf(stderr, "replay: %s: %s, which writing would replace\n",
-            replayOptions.svg != NULL && OutPathRefused(replayOptions.svg) != NULL
-              ? replayOptions.svg : "standard output", why);
+            ReplayOptions.svg != NULL && OutPathRefused(ReplayOptions.svg) != NULL
+              ? ReplayOptions.svg : "standard output", why);
     return 2;
   }
-  if (replayOptions.svg != NULL) {
-    int fd = OutPathOpen("replay", replayOptions.svg, 1);
+  if (ReplayOptions.svg != NULL) {
+    int fd = OutPathOpen("replay", ReplayOptions.svg, 1);
     if (fd < 0 || close(fd) != 0)
       return 1;
   }
-  replayOptions.progress = !noProgress && isatty(2);
-  for (size_t a = 0; a < replayOptions.allocCount; ++a)
+  ReplayOptions.progress = !noProgress && isatty(2);
+  for (size_t a = 0; a < ReplayOptions.allocCount; ++a)
     if ((status = runChild(a, argv)) != 0)
-      replayFail("%s: the replay failed", replayOptions.alloc[a]);
-  replayReport(results);
-  if (replayOptions.svg != NULL)
-    replayWriteSvg(replayOptions.svg, results, samples);
+      ReplayFail("%s: the replay failed", ReplayOptions.alloc[a]);
+  ReplayReport(results);
+  if (ReplayOptions.svg != NULL)
+    ReplayWriteSvg(ReplayOptions.svg, results, samples);
   status = logSay(&results[0]);
   /* A report that did not reach its reader is a failure (.tools.output) */
   if (fflush(stdout) != 0 || ferror(stdout)) {

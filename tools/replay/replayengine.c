@@ -52,20 +52,20 @@ static void anomaly(AnomalyKind kind, const EventRecordStruct *rec, uint64_t add
   uint64_t limit = kind == AnomalyFreeNull ? REPORT_LIMIT_NULL : REPORT_LIMIT;
   /* free(NULL) is legal C, and glibc does it at every thread's exit:
      counted, never an error (.replay.anomaly) */
-  int strict = replayOptions.strict && kind != AnomalyFreeNull;
-  if (strict || (replayOptions.report && result.anomaly[kind] <= limit)) {
+  int strict = ReplayOptions.strict && kind != AnomalyFreeNull;
+  if (strict || (ReplayOptions.report && result.anomaly[kind] <= limit)) {
     const char *name = rec->desc != NULL ? rec->desc->name : "?";
-    fprintf(stderr, "replay: %s: offset %zu: %s: %s of 0x%" PRIx64 "\n", replayOptions.log, rec->offset,
+    fprintf(stderr, "replay: %s: offset %zu: %s: %s of 0x%" PRIx64 "\n", ReplayOptions.log, rec->offset,
             name,
             kind == AnomalyUnknownFree ? "unknown free" :
             kind == AnomalyDoubleFree ? "double free" :
             kind == AnomalyDuplicate ? "duplicate live pointer" :
             kind == AnomalyFreeNull ? "free(NULL)" : "replay failed", address);
-    if (replayOptions.report && result.anomaly[kind] == limit && !strict)
-      fprintf(stderr, "replay: (further %s are counted, not listed)\n", replayAnomalyName[kind]);
+    if (ReplayOptions.report && result.anomaly[kind] == limit && !strict)
+      fprintf(stderr, "replay: (further %s are counted, not listed)\n", ReplayAnomalyName[kind]);
   }
   if (strict)
-    replayFail("%s: --strict: stopping at offset %zu", replayOptions.log, rec->offset);
+    ReplayFail("%s: --strict: stopping at offset %zu", ReplayOptions.log, rec->offset);
 }
 
 static MapStruct blocks;
@@ -73,12 +73,12 @@ static MapStruct blocks;
 /* made -- a block came into being at address: map it to slot */
 static void made(const EventRecordStruct *rec, uint64_t address, SlotStruct *slot)
 {
-  EntryStruct *e = mapPut(&blocks, address);
+  EntryStruct *e = ReplayMapPut(&blocks, address);
   if (e->slot != NULL && e->slot != FREED) {
     OpStruct op = {ExecFree, 0, 0, NULL, e->slot};
     anomaly(AnomalyDuplicate, rec, address);
     live -= e->slot->size;
-    execSubmit(rec->thread, &op);   /* the program lost it somehow; so do we */
+    ReplayExecSubmit(rec->thread, &op);   /* the program lost it somehow; so do we */
   }
   e->slot = slot;
   live += slot->size;
@@ -87,14 +87,14 @@ static void made(const EventRecordStruct *rec, uint64_t address, SlotStruct *slo
   /* design/telemetry.txt .replay.touch: a block is touched only while
    * live bytes, it included, are within the cap; then the touched
    * blocks live at any time sum to at most the cap. */
-  slot->touch = live <= replayOptions.touchMax ? slot->size : 0;
+  slot->touch = live <= ReplayOptions.touchMax ? slot->size : 0;
   result.untouched += slot->touch == 0 && slot->size > 0;
 }
 
 /* unmade -- the block at address goes: its slot, or NULL if not live */
 static SlotStruct *unmade(const EventRecordStruct *rec, uint64_t address)
 {
-  EntryStruct *e = mapFind(&blocks, address);
+  EntryStruct *e = ReplayMapFind(&blocks, address);
   SlotStruct *slot;
   if (e->key == 0) {
     anomaly(AnomalyUnknownFree, rec, address);
@@ -123,7 +123,7 @@ static MovingStruct *moving;
 static MovingStruct *movingFor(uint32_t thread)
 {
   if (moving == NULL)
-    moving = mapAnon(MOVING_LIMIT * sizeof *moving);
+    moving = ReplayAnonMap(MOVING_LIMIT * sizeof *moving);
   return &moving[thread % MOVING_LIMIT];
 }
 
@@ -135,7 +135,7 @@ static SkewStruct skew;
 
 static int liveAt(uint64_t address)
 {
-  EntryStruct *e = mapFind(&blocks, address);
+  EntryStruct *e = ReplayMapFind(&blocks, address);
   return e->key != 0 && e->slot != NULL && e->slot != FREED;
 }
 
@@ -150,9 +150,9 @@ static void allocationNow(const EventRecordStruct *rec, ExecKind kind, uint64_t 
                           uint64_t align, uint64_t address)
 {
   OpStruct op = {kind, size, align, NULL, NULL};
-  op.slot = slotNew(size);
+  op.slot = ReplaySlotNew(size);
   made(rec, address, op.slot);
-  execSubmit(rec->thread, &op);
+  ReplayExecSubmit(rec->thread, &op);
 }
 
 /* freeNow -- a free replayed; 0 if its block was not live */
@@ -161,7 +161,7 @@ static int freeNow(const EventRecordStruct *rec, uint64_t address)
   SlotStruct *old = unmade(rec, address);
   if (old != NULL) {
     OpStruct op = {ExecFree, 0, 0, NULL, old};
-    execSubmit(rec->thread, &op);
+    ReplayExecSubmit(rec->thread, &op);
   }
   return old != NULL;
 }
@@ -210,7 +210,7 @@ static size_t handleUsed = HANDLE_CHUNK;
 /* poolLive -- the live pool the event names, or NULL (an anomaly of kind) */
 static PoolHandleStruct *poolLive(const EventRecordStruct *rec, uint64_t address, int destroying)
 {
-  EntryStruct *e = mapFind(&pools, address);
+  EntryStruct *e = ReplayMapFind(&pools, address);
   if (e->key == 0 || e->slot == FREED) {
     anomaly(e->key == 0 || !destroying ? AnomalyUnknownFree : AnomalyDoubleFree, rec, address);
     return NULL;
@@ -223,14 +223,14 @@ static void poolCreate(const EventRecordStruct *rec, const uint64_t *v)
 {
   PoolHandleStruct *ph;
   if (handleUsed == HANDLE_CHUNK) {
-    handleChunk = mapAnon(HANDLE_CHUNK * sizeof *handleChunk);
+    handleChunk = ReplayAnonMap(HANDLE_CHUNK * sizeof *handleChunk);
     handleUsed = 0;
   }
   ph = &handleChunk[handleUsed++];
   POOL_TIMED(ph->handle = pool.create((size_t)v[1], rec->desc->name));
   if (ph->handle == NULL)
     anomaly(AnomalyReplayFailed, rec, v[0]);
-  mapPut(&pools, v[0])->slot = (SlotStruct *)ph;
+  ReplayMapPut(&pools, v[0])->slot = (SlotStruct *)ph;
 }
 
 /* v: pool */
@@ -242,7 +242,7 @@ static void poolDestroy(const EventRecordStruct *rec, const uint64_t *v)
   if (ph->handle != NULL)
     POOL_TIMED(pool.destroy(ph->handle));
   ph->dead = 1;
-  mapFind(&pools, v[0])->slot = FREED;
+  ReplayMapFind(&pools, v[0])->slot = FREED;
 }
 
 /* v: pool, addr, size */
@@ -258,10 +258,10 @@ static void poolAlloc(const EventRecordStruct *rec, const uint64_t *v)
     POOL_TIMED(p = pool.alloc(ph->handle, (size_t)v[2]));
   if (p == NULL)
     anomaly(AnomalyReplayFailed, rec, v[1]);
-  slot = slotNew(v[2]);
+  slot = ReplaySlotNew(v[2]);
   atomic_store(&slot->ptr, (uintptr_t)p);
   slot->next = (SlotStruct *)ph;        /* the pool it came from */
-  e = mapPut(&objects, v[1]);
+  e = ReplayMapPut(&objects, v[1]);
   if (e->slot != NULL && e->slot != FREED)
     anomaly(AnomalyDuplicate, rec, v[1]);
   e->slot = slot;
@@ -273,7 +273,7 @@ static void poolAlloc(const EventRecordStruct *rec, const uint64_t *v)
 /* v: pool, addr, size */
 static void poolFree(const EventRecordStruct *rec, const uint64_t *v)
 {
-  EntryStruct *e = mapFind(&objects, v[1]);
+  EntryStruct *e = ReplayMapFind(&objects, v[1]);
   SlotStruct *slot;
   PoolHandleStruct *ph;
   void *p;
@@ -288,7 +288,7 @@ static void poolFree(const EventRecordStruct *rec, const uint64_t *v)
   p = (void *)atomic_load(&slot->ptr);
   if (p != NULL && !ph->dead)
     POOL_TIMED(pool.free(ph->handle, p, (size_t)v[2]));
-  slotRelease(slot);
+  ReplaySlotRelease(slot);
 }
 
 /* freeEvent -- Free or FreeSized; v: pointer */
@@ -330,15 +330,15 @@ static void reallocEvent(const EventRecordStruct *rec, const uint64_t *v)
   if (v[1] == 0) {              /* realloc(p, 0) freed p */
     if (op.old != NULL) {
       op.kind = ExecFree;
-      execSubmit(rec->thread, &op);
+      ReplayExecSubmit(rec->thread, &op);
     }
     return;
   }
   if (op.old == NULL)
     op.kind = ExecMalloc;       /* realloc(NULL, n), or of a block we never saw */
-  op.slot = slotNew(v[2]);
+  op.slot = ReplaySlotNew(v[2]);
   made(rec, v[1], op.slot);
-  execSubmit(rec->thread, &op);
+  ReplayExecSubmit(rec->thread, &op);
 }
 
 /* An Exec event that is the last of its thread: the log ends at an exec
@@ -350,7 +350,7 @@ static uint32_t execThread;
 static void replayEvent(const EventRecordStruct *rec)
 {
   uint64_t v[4];
-  EvKind ev = logEvent(rec, v);
+  EvKind ev = ReplayLogEvent(rec, v);
   if (execLast && rec->thread == execThread && ev != EvNone)
     execLast = 0;               /* the exec failed: the thread went on */
   switch (ev) {
@@ -388,8 +388,8 @@ static void replayEvent(const EventRecordStruct *rec)
     reallocEvent(rec, v);
     break;
   case EvThreadExit:
-    if (!replayOptions.serial)
-      execThreadExit((uint32_t)v[0]);
+    if (!ReplayOptions.serial)
+      ReplayExecThreadExit((uint32_t)v[0]);
     break;
   case EvExec:
     execLast = 1;
@@ -417,7 +417,7 @@ static void replayEvent(const EventRecordStruct *rec)
 /* takeSample -- live bytes and RSS now; decimate when the table is full */
 static void takeSample(void)
 {
-  uint64_t rss = rssAnon(1), growth = rss > baseline ? rss - baseline : 0;
+  uint64_t rss = ReplayRss(1), growth = rss > baseline ? rss - baseline : 0;
   if (growth > result.peakRss)
     result.peakRss = growth;
   if (result.sampleCount == SAMPLE_LIMIT) {
@@ -456,20 +456,20 @@ static double nowSeconds(void)
 static void loadPool(void)
 {
   void *h;
-  if (replayOptions.pool == NULL) {
+  if (ReplayOptions.pool == NULL) {
     pool = ReplayPoolExample;
     return;
   }
-  h = dlopen(replayOptions.pool, RTLD_NOW | RTLD_LOCAL);
+  h = dlopen(ReplayOptions.pool, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL)
-    replayFail("--pool %s: %s", replayOptions.pool, dlerror());
+    ReplayFail("--pool %s: %s", ReplayOptions.pool, dlerror());
   *(void **)&pool.create = dlsym(h, "ReplayPoolCreate");
   *(void **)&pool.alloc = dlsym(h, "ReplayPoolAlloc");
   *(void **)&pool.free = dlsym(h, "ReplayPoolFree");
   *(void **)&pool.destroy = dlsym(h, "ReplayPoolDestroy");
   if (pool.create == NULL || pool.alloc == NULL || pool.free == NULL || pool.destroy == NULL)
-    replayFail("--pool %s: it must define ReplayPoolCreate, ReplayPoolAlloc, ReplayPoolFree "
-               "and ReplayPoolDestroy (tools/replay/replaypool.h)", replayOptions.pool);
+    ReplayFail("--pool %s: it must define ReplayPoolCreate, ReplayPoolAlloc, ReplayPoolFree "
+               "and ReplayPoolDestroy (tools/replay/replaypool.h)", ReplayOptions.pool);
 }
 
 /* readPeak -- RSS now and then, and whenever the live bytes have grown
@@ -483,10 +483,10 @@ static void readPeak(void)
   if ((result.events & (PEAK_EVERY - 1)) != 0 && live < peakReadAt)
     return;
   if (live >= peakReadAt) {
-    execDrain();
+    ReplayExecDrain();
     peakReadAt = live + live / 256 + 1;
   }
-  rss = rssAnon(0);
+  rss = ReplayRss(0);
   if (rss > baseline && rss - baseline > result.peakRss)
     result.peakRss = rss - baseline;
 }
@@ -499,24 +499,24 @@ static void replayAll(EventStreamStruct *stream, uint64_t total)
   const EventStreamInfoStruct *info;
   int streamEnd;
   SkewInit(&skew, EventStreamInfo(stream)->clockHz, skewLive, skewApply, NULL,
-           mapAnon(SKEW_PENDING_LIMIT * sizeof(SkewEventStruct)));
+           ReplayAnonMap(SKEW_PENDING_LIMIT * sizeof(SkewEventStruct)));
   for (size_t i = 0; i < EventStreamThreadCount(stream); ++i) {   /* .replay.threads.many */
     uint32_t thread;
     size_t events;
     EventStreamThread(stream, i, &thread, &events);
-    execThreadEvents(thread, events);
+    ReplayExecThreadEvents(thread, events);
   }
   while ((res = EventStreamNext(stream, &rec)) == EventStreamOK) {
     if (skew.count > 0)
       SkewExpire(&skew, rec.clock, 0);
     replayEvent(&rec);
-    execEventRead(rec.thread);
+    ReplayExecEventRead(rec.thread);
     ++result.events;
     readPeak();
     if (result.events >= sampleNext) {
       sampleNext += sampleEvery;
       takeSample();
-      if (replayOptions.progress)
+      if (ReplayOptions.progress)
         progress(result.events, total, 0);
     }
   }
@@ -556,33 +556,33 @@ static void releaseAll(void)
   }
 }
 
-/* replayChild -- replay the log against one allocator, the one in
+/* ReplayChild -- replay the log against one allocator, the one in
  * LD_PRELOAD, and send the figures to the parent.
  * design/telemetry.txt .replay.child */
-int replayChild(void)
+int ReplayChild(void)
 {
   EventStreamStruct *stream;
   uint64_t total, hz, calls, cycles, failed;
   double start;
-  snprintf(result.name, sizeof result.name, "%s", replayOptions.one);
-  execInit();
-  rssInit();
-  stream = logOpen(&result.recovered, &result.live);
+  snprintf(result.name, sizeof result.name, "%s", ReplayOptions.one);
+  ReplayExecInit();
+  ReplayRssInit();
+  stream = ReplayLogOpen(&result.recovered, &result.live);
   total = EventStreamInfo(stream)->eventCount + EventStreamInfo(stream)->unknownCount;
   loadPool();
-  mapInit(&blocks, (size_t)1 << 16);
-  mapInit(&pools, 64);
-  mapInit(&objects, 1024);
-  sample = mapAnon(SAMPLE_LIMIT * sizeof *sample);
-  baseline = rssAnon(1);
+  ReplayMapInit(&blocks, (size_t)1 << 16);
+  ReplayMapInit(&pools, 64);
+  ReplayMapInit(&objects, 1024);
+  sample = ReplayAnonMap(SAMPLE_LIMIT * sizeof *sample);
+  baseline = ReplayRss(1);
   sampleNext = 0;
   start = nowSeconds();
   replayAll(stream, total);
-  execFinish(&calls, &cycles, &failed, &result.threads);
+  ReplayExecFinish(&calls, &cycles, &failed, &result.threads);
   result.wall = nowSeconds() - start;
   takeSample();
   result.finalRss = sample[result.sampleCount - 1].rss;
-  if (replayOptions.progress)
+  if (ReplayOptions.progress)
     progress(total, total, 1);
   hz = PlinthClockFrequency();
   result.calls = calls + poolCalls;
@@ -590,13 +590,13 @@ int replayChild(void)
   cycles += poolCycles;
   result.seconds = hz != 0 ? (double)cycles / (double)hz : (double)cycles / 1e9;
   releaseAll();
-  logClose(stream);
-  if (replayOptions.strict && result.anomaly[AnomalyReplayFailed] > 0)
-    replayFail("%s: --strict: %" PRIu64 " calls failed in replay", replayOptions.one,
+  ReplayLogClose(stream);
+  if (ReplayOptions.strict && result.anomaly[AnomalyReplayFailed] > 0)
+    ReplayFail("%s: --strict: %" PRIu64 " calls failed in replay", ReplayOptions.one,
                result.anomaly[AnomalyReplayFailed]);
-  if (write(replayOptions.fd, &result, sizeof result) != (ssize_t)sizeof result ||
-      write(replayOptions.fd, sample, result.sampleCount * sizeof *sample)
+  if (write(ReplayOptions.fd, &result, sizeof result) != (ssize_t)sizeof result ||
+      write(ReplayOptions.fd, sample, result.sampleCount * sizeof *sample)
         != (ssize_t)(result.sampleCount * sizeof *sample))
-    replayFail("cannot send the results");
+    ReplayFail("cannot send the results");
   return 0;
 }

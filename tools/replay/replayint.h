@@ -31,14 +31,14 @@ typedef enum OpKind {
   OpPoolCreate, OpPoolAlloc, OpPoolFree, OpPoolDestroy, OP_LIMIT
 } OpKind;
 
-extern const char *const replayOpName[OP_LIMIT];
+extern const char *const ReplayOpName[OP_LIMIT];
 
 typedef enum AnomalyKind {
   AnomalyUnknownFree, AnomalyDoubleFree, AnomalyDuplicate, AnomalyFreeNull,
   AnomalyReplayFailed, ANOMALY_LIMIT
 } AnomalyKind;
 
-extern const char *const replayAnomalyName[ANOMALY_LIMIT];
+extern const char *const ReplayAnomalyName[ANOMALY_LIMIT];
 
 /* Options */
 
@@ -55,16 +55,16 @@ typedef struct ReplayOptionsStruct {
   uint64_t touchMax;            /* bytes of live blocks touched at most: .replay.touch */
 } ReplayOptionsStruct;
 
-extern ReplayOptionsStruct replayOptions;
+extern ReplayOptionsStruct ReplayOptions;
 
-extern void replayFail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+extern void ReplayFail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* Memory outside the heap under test (replaymem.c).  .replay.map */
 
-extern void *mapAnon(size_t size);
-extern void unmapAnon(void *p);
-extern void rssInit(void);
-extern size_t rssAnon(int fresh);
+extern void *ReplayAnonMap(size_t size);
+extern void ReplayAnonUnmap(void *p);
+extern void ReplayRssInit(void);
+extern size_t ReplayRss(int fresh);
 
 /* Slots: one per replayed block (replaymem.c).  .replay.threads */
 
@@ -74,12 +74,12 @@ typedef struct SlotStruct {
   _Atomic uintptr_t ptr;        /* the replayed block, PENDING or 0 if it failed */
   struct SlotStruct *next;      /* on a free list */
   uint64_t size;                /* requested */
-  uint64_t touch;               /* bytes to touch: size, or 0 past replayOptions.touchMax */
+  uint64_t touch;               /* bytes to touch: size, or 0 past ReplayOptions.touchMax */
 } SlotStruct;
 
-extern SlotStruct *slotNew(uint64_t size);
-extern void slotRelease(SlotStruct *s);
-extern void *slotWait(SlotStruct *s);
+extern SlotStruct *ReplaySlotNew(uint64_t size);
+extern void ReplaySlotRelease(SlotStruct *s);
+extern void *ReplaySlotWait(SlotStruct *s);
 
 /* The pointer map: recorded address -> slot (replaymem.c).  .replay.map */
 
@@ -95,9 +95,9 @@ typedef struct MapStruct {
   size_t capacity, count;
 } MapStruct;
 
-extern void mapInit(MapStruct *map, size_t capacity);
-extern EntryStruct *mapFind(MapStruct *map, uint64_t key);
-extern EntryStruct *mapPut(MapStruct *map, uint64_t key);
+extern void ReplayMapInit(MapStruct *map, size_t capacity);
+extern EntryStruct *ReplayMapFind(MapStruct *map, uint64_t key);
+extern EntryStruct *ReplayMapPut(MapStruct *map, uint64_t key);
 
 /* Replay threads (replayexec.c).  .replay.threads */
 
@@ -113,21 +113,21 @@ typedef struct OpStruct {
   SlotStruct *old;              /* the block freed or resized */
 } OpStruct;
 
-extern void execInit(void);
-/* execSubmit -- queue an operation for the recorded thread's replay thread */
-extern void execSubmit(uint32_t thread, const OpStruct *op);
-/* execDrain -- wait until every replay thread has made the calls queued */
-extern void execDrain(void);
-/* execThreadExit -- the recorded thread exited: so does its replay thread */
-extern void execThreadExit(uint32_t thread);
-/* execThreadEvents -- the recorded thread has events in the log (the
- * index's count), before the first is read; execEventRead -- one of
+extern void ReplayExecInit(void);
+/* ReplayExecSubmit -- queue an operation for the recorded thread's replay thread */
+extern void ReplayExecSubmit(uint32_t thread, const OpStruct *op);
+/* ReplayExecDrain -- wait until every replay thread has made the calls queued */
+extern void ReplayExecDrain(void);
+/* ReplayExecThreadExit -- the recorded thread exited: so does its replay thread */
+extern void ReplayExecThreadExit(uint32_t thread);
+/* ReplayExecThreadEvents -- the recorded thread has events in the log (the
+ * index's count), before the first is read; ReplayExecEventRead -- one of
  * them was read and replayed: after its last, its replay thread ends */
-extern void execThreadEvents(uint32_t thread, size_t events);
-extern void execEventRead(uint32_t thread);
-/* execFinish -- end every replay thread; their calls, cycles and failures */
-extern void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedReturn,
-                       uint64_t *threadsReturn);
+extern void ReplayExecThreadEvents(uint32_t thread, size_t events);
+extern void ReplayExecEventRead(uint32_t thread);
+/* ReplayExecFinish -- end every replay thread; their calls, cycles and failures */
+extern void ReplayExecFinish(uint64_t *callsReturn, uint64_t *cyclesReturn,
+                             uint64_t *failedReturn, uint64_t *threadsReturn);
 
 /* The figures a child sends back.  .replay.report */
 
@@ -171,19 +171,19 @@ typedef enum EvKind {
 
 struct EventStreamStruct;
 struct EventRecordStruct;
-/* logOpen -- the log, with LOG.live recovered into it, as a stream;
+/* ReplayLogOpen -- the log, with LOG.live recovered into it, as a stream;
  * the events recovered, and whether LOG.live was read, returned */
-extern struct EventStreamStruct *logOpen(uint64_t *recoveredReturn, int *liveReturn);
-extern void logClose(struct EventStreamStruct *stream);
-/* logEvent -- the event a record is, and the values of its parameters
+extern struct EventStreamStruct *ReplayLogOpen(uint64_t *recoveredReturn, int *liveReturn);
+extern void ReplayLogClose(struct EventStreamStruct *stream);
+/* ReplayLogEvent -- the event a record is, and the values of its parameters
  * replay reads */
-extern EvKind logEvent(const struct EventRecordStruct *rec, uint64_t v[4]);
+extern EvKind ReplayLogEvent(const struct EventRecordStruct *rec, uint64_t v[4]);
 
 /* A child's replay (replayengine.c).  design/telemetry.txt .replay.child */
-extern int replayChild(void);
+extern int ReplayChild(void);
 
 /* The report (replayreport.c): the allocators' figures side by side. */
-extern void replayReport(const ResultStruct *results);
-extern void replayWriteSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples);
+extern void ReplayReport(const ResultStruct *results);
+extern void ReplayWriteSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples);
 
 #endif /* replayint_h */

@@ -76,9 +76,9 @@ static void findEvents(const EventRegistryStruct *reg)
         idx[p] = j;
       }
       if (!ok) {
-        if (replayOptions.report)
+        if (ReplayOptions.report)
           fprintf(stderr, "replay: %s: event %s has unexpected parameters: not replayed\n",
-                  replayOptions.log, d->name);
+                  ReplayOptions.log, d->name);
         continue;
       }
       codeEv[d->code] = (unsigned char)ev;
@@ -88,9 +88,9 @@ static void findEvents(const EventRegistryStruct *reg)
   }
 }
 
-/* logEvent -- what the record is to replay, and the values of the
+/* ReplayLogEvent -- what the record is to replay, and the values of the
  * parameters replay reads, in evDesc's order, in v */
-EvKind logEvent(const EventRecordStruct *rec, uint64_t v[4])
+EvKind ReplayLogEvent(const EventRecordStruct *rec, uint64_t v[4])
 {
   for (unsigned i = 0; i < 4; ++i)
     v[i] = rec->values[codeParam[rec->code][i]].u;
@@ -109,12 +109,12 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn, uint64_t *
   size_t size;
   EventRecoverStruct recovery;
   int fd;
-  if (snprintf(livePath, sizeof livePath, "%s.live", replayOptions.log) >= (int)sizeof livePath)
+  if (snprintf(livePath, sizeof livePath, "%s.live", ReplayOptions.log) >= (int)sizeof livePath)
     return 0;
   fd = open(livePath, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno != ENOENT)
-      replayFail("%s: %s", livePath, strerror(errno));
+      ReplayFail("%s: %s", livePath, strerror(errno));
     return 0;
   }
   if (fstat(fd, &st) != 0 || st.st_size == 0) {
@@ -124,10 +124,10 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn, uint64_t *
   liveBytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (liveBytes == MAP_FAILED)
-    replayFail("%s: %s", livePath, strerror(errno));
+    ReplayFail("%s: %s", livePath, strerror(errno));
   if (EventRecover(*bufReturn, *sizeReturn, liveBytes, (size_t)st.st_size, &merged, &size,
                    &recovery, msg, sizeof msg) != 0) {
-    if (replayOptions.report)
+    if (ReplayOptions.report)
       fprintf(stderr, "replay: %s: %s; replaying the log alone\n", livePath, msg);
     munmap(liveBytes, (size_t)st.st_size);
     return 0;
@@ -137,14 +137,14 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn, uint64_t *
   *bufReturn = merged;
   *sizeReturn = size;
   *recoveredReturn = recovery.events;
-  if (recovery.damaged > 0 && replayOptions.report)
+  if (recovery.damaged > 0 && ReplayOptions.report)
     fprintf(stderr, "replay: %s: %lu regions have damaged headers (the first at offset %lu): "
             "not recovered\n", livePath, (unsigned long)recovery.damaged,
             (unsigned long)recovery.damagedOffset);
-  if (recovery.logFailed && replayOptions.report)
+  if (recovery.logFailed && ReplayOptions.report)
     fprintf(stderr, "replay: %s: the program could not write all of its log: events are lost\n",
             livePath);
-  if (recovery.rejected > 0 && replayOptions.report)
+  if (recovery.rejected > 0 && ReplayOptions.report)
     fprintf(stderr, "replay: %s: %lu live blocks did not continue the log (the first at offset "
             "%lu): not recovered\n", livePath, (unsigned long)recovery.rejected,
             (unsigned long)recovery.rejectedOffset);
@@ -156,21 +156,21 @@ static unsigned char *logBytes;
 static size_t logSize;
 static int logRecovered;
 
-/* logOpen -- map the log, recover LOG.live into it, open the stream and
+/* ReplayLogOpen -- map the log, recover LOG.live into it, open the stream and
  * find the events replay understands in its registry */
-EventStreamStruct *logOpen(uint64_t *recoveredReturn, int *liveReturn)
+EventStreamStruct *ReplayLogOpen(uint64_t *recoveredReturn, int *liveReturn)
 {
   struct stat st;
   EventStreamStruct *stream;
   char msg[512];
-  int fd = open(replayOptions.log, O_RDONLY | O_CLOEXEC);
+  int fd = open(ReplayOptions.log, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    replayFail("%s: %s", replayOptions.log, strerror(errno));
+    ReplayFail("%s: %s", ReplayOptions.log, strerror(errno));
   if (fstat(fd, &st) != 0 || st.st_size == 0)
-    replayFail("%s: empty or unreadable", replayOptions.log);
+    ReplayFail("%s: empty or unreadable", ReplayOptions.log);
   logBytes = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (logBytes == MAP_FAILED)
-    replayFail("%s: %s", replayOptions.log, strerror(errno));
+    ReplayFail("%s: %s", ReplayOptions.log, strerror(errno));
   close(fd);
   (void)madvise(logBytes, (size_t)st.st_size, MADV_SEQUENTIAL);
   logSize = (size_t)st.st_size;
@@ -178,13 +178,13 @@ EventStreamStruct *logOpen(uint64_t *recoveredReturn, int *liveReturn)
   logRecovered = recoverLive(&logBytes, &logSize, recoveredReturn);
   *liveReturn = logRecovered;
   if (EventStreamOpen(&stream, logBytes, logSize, 0, msg, sizeof msg) != EventStreamOK)
-    replayFail("%s: %s", replayOptions.log, msg);
+    ReplayFail("%s: %s", ReplayOptions.log, msg);
   findEvents(EventStreamInfo(stream)->registry);
   return stream;
 }
 
-/* logClose -- close the stream and let go of the log */
-void logClose(EventStreamStruct *stream)
+/* ReplayLogClose -- close the stream and let go of the log */
+void ReplayLogClose(EventStreamStruct *stream)
 {
   EventStreamClose(stream);
   if (logRecovered)
