@@ -2,8 +2,9 @@
  *
  * .design: design/heap.txt .heap
  *
- * heapread.c reads a recorder log and attributes every allocation to
- * its stack (.heap .heap.temporary .heap.peak); symbols.c names the
+ * heapread.c reads a recorder log and, with heaplive.c and heapstacks.c
+ * (heapreader.h), attributes every allocation to its stack (.heap
+ * .heap.temporary .heap.peak); symbols.c names the
  * frames with libdw (.heap.symbols); heapreport.c prints the text
  * reports; heap.c takes the options and puts them together.  The
  * profile they make is profile.h's, which the writers share.

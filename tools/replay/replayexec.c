@@ -6,7 +6,7 @@
  * fed through a ring by the reading thread (or, with --serial, made
  * on the reading thread in recorded order).  A replay thread with
  * nothing queued sleeps on its condition variable; a recorded thread
- * with no events left is retired (execEventRead); and past WORKER_LIMIT
+ * with no events left is retired (ReplayExecEventRead); and past WORKER_LIMIT
  * replay threads at once, recorded threads share them.  So a log of
  * thousands of threads costs time in proportion to its events.
  */
@@ -52,7 +52,7 @@ typedef struct ThreadEntryStruct {
 static WorkerStruct serialWorker;
 static WorkerStruct *worker;    /* WORKER_LIMIT of them, workerCount made */
 static OpStruct *rings;         /* theirs, one mapping: a mapping a thread
-                                   made rssAnon count them all again */
+                                   made ReplayRss count them all again */
 static size_t workerCount;
 static WorkerStruct *exitingFirst, *exitingLast;   /* ExecExit queued, not joined */
 static size_t activeCount;      /* workers replaying at least one thread */
@@ -66,7 +66,7 @@ static size_t tableCapacity, tableCount;
 static uint64_t threadsReplayed;
 
 /* touch -- write to every page of a new block, as a program would;
- * size is the slot's touch, 0 past opt.touchMax (.replay.touch) */
+ * size is the slot's touch, 0 past ReplayOptions.touchMax (.replay.touch) */
 static void touch(void *p, uint64_t size)
 {
   unsigned char *b = p;
@@ -83,7 +83,7 @@ static void execute(WorkerStruct *w, const OpStruct *op)
   void *p = NULL, *old = NULL;
   uint64_t t0, t1;
   if (op->old != NULL)
-    old = slotWait(op->old);
+    old = ReplaySlotWait(op->old);
   t0 = PlinthClockNow();
   switch ((ExecKind)op->kind) {
   case ExecMalloc: p = malloc(op->size); break;
@@ -102,7 +102,7 @@ static void execute(WorkerStruct *w, const OpStruct *op)
   w->cycles += t1 - t0;
   ++w->calls;
   if (op->old != NULL && !(op->kind == ExecRealloc && p == NULL && op->size > 0))
-    slotRelease(op->old);
+    ReplaySlotRelease(op->old);
   if (op->slot != NULL) {
     if (p == NULL)
       ++w->failed;
@@ -199,7 +199,7 @@ static ThreadEntryStruct *threadFind(uint32_t serial)
     ThreadEntryStruct *old = table;
     size_t oldCapacity = tableCapacity;
     tableCapacity = oldCapacity == 0 ? 1024 : 2 * oldCapacity;
-    table = mapAnon(tableCapacity * sizeof *table);
+    table = ReplayAnonMap(tableCapacity * sizeof *table);
     mask = tableCapacity - 1;
     for (size_t j = 0; j < oldCapacity; ++j)
       if (old[j].used) {
@@ -208,7 +208,7 @@ static ThreadEntryStruct *threadFind(uint32_t serial)
         table[i] = old[j];
       }
     if (old != NULL)
-      unmapAnon(old);
+      ReplayAnonUnmap(old);
   }
   for (i = threadHash(serial) & mask; table[i].used; i = (i + 1) & mask)
     if (table[i].serial == serial)
@@ -248,7 +248,7 @@ static WorkerStruct *workerNew(void)
     w = &worker[workerCount];
     w->ring = rings + workerCount++ * RING_SIZE;
     if (pthread_mutex_init(&w->lock, NULL) != 0 || pthread_cond_init(&w->wake, NULL) != 0)
-      fail("cannot make a replay thread's lock");
+      ReplayFail("cannot make a replay thread's lock");
   } else {
     return NULL;
   }
@@ -256,7 +256,7 @@ static WorkerStruct *workerNew(void)
   w->serials = 0;
   w->running = 1;
   if (pthread_create(&w->thread, NULL, workerRun, w) != 0)
-    fail("cannot start a replay thread");
+    ReplayFail("cannot start a replay thread");
   ++activeCount;
   spinUpdate();
   return w;
@@ -312,9 +312,9 @@ static void retire(ThreadEntryStruct *t)
 }
 
 /* submit -- run op on the replay thread of a recorded thread, or here */
-void submit(uint32_t thread, const OpStruct *op)
+void ReplayExecSubmit(uint32_t thread, const OpStruct *op)
 {
-  if (opt.serial) {
+  if (ReplayOptions.serial) {
     execute(&serialWorker, op);
     return;
   }
@@ -322,7 +322,7 @@ void submit(uint32_t thread, const OpStruct *op)
 }
 
 
-void execDrain(void)
+void ReplayExecDrain(void)
 {
   for (size_t i = 0; i < workerCount; ++i)
     while (atomic_load_explicit(&worker[i].head, memory_order_acquire)
@@ -330,46 +330,46 @@ void execDrain(void)
       sched_yield();
 }
 
-void execThreadExit(uint32_t thread)
+void ReplayExecThreadExit(uint32_t thread)
 {
-  if (!opt.serial)
+  if (!ReplayOptions.serial)
     retire(threadFind(thread));
 }
 
-void execThreadEvents(uint32_t thread, size_t events)
+void ReplayExecThreadEvents(uint32_t thread, size_t events)
 {
-  if (!opt.serial)
+  if (!ReplayOptions.serial)
     threadFind(thread)->left = events;
 }
 
-/* execEventRead -- an event of thread was read and replayed: if it was
+/* ReplayExecEventRead -- an event of thread was read and replayed: if it was
  * the thread's last, the thread is retired, as if it had exited (a
  * call skew holds back until later gets a replay thread again).  A
  * program's threads often end without a ThreadExit (still running at
  * exit, or killed), and each would otherwise keep a replay thread to
  * the end.  .replay.threads.many */
-void execEventRead(uint32_t thread)
+void ReplayExecEventRead(uint32_t thread)
 {
   ThreadEntryStruct *t;
-  if (opt.serial)
+  if (ReplayOptions.serial)
     return;
   t = threadFind(thread);
   if (t->left != SIZE_MAX && t->left > 0 && --t->left == 0)
     retire(t);
 }
 
-/* execInit -- before the first call */
-void execInit(void)
+/* ReplayExecInit -- before the first call */
+void ReplayExecInit(void)
 {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   pageSize = (size_t)sysconf(_SC_PAGESIZE);
   processors = n > 0 ? (unsigned)n : 1;
-  worker = mapAnon(WORKER_LIMIT * sizeof *worker);
-  rings = mapAnon((size_t)WORKER_LIMIT * RING_SIZE * sizeof *rings);
+  worker = ReplayAnonMap(WORKER_LIMIT * sizeof *worker);
+  rings = ReplayAnonMap((size_t)WORKER_LIMIT * RING_SIZE * sizeof *rings);
 }
 
-void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedReturn,
-                uint64_t *threadsReturn)
+void ReplayExecFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedReturn,
+                      uint64_t *threadsReturn)
 {
   uint64_t calls = serialWorker.calls, cycles = serialWorker.cycles, failed = serialWorker.failed;
   for (size_t i = 0; i < tableCapacity; ++i)
@@ -385,5 +385,5 @@ void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedR
   *callsReturn = calls;
   *cyclesReturn = cycles;
   *failedReturn = failed;
-  *threadsReturn = opt.serial || threadsReplayed == 0 ? 1 : threadsReplayed;
+  *threadsReturn = ReplayOptions.serial || threadsReplayed == 0 ? 1 : threadsReplayed;
 }

@@ -2,10 +2,12 @@
  *
  * .design: design/heap.txt .replay
  *
- * replay.c reads the stream and turns events into operations (and runs
- * the children and main); replaymem.c holds memory outside the heap
- * under test, the slots and the pointer map; replayexec.c the replay
- * threads that make the calls; replayreport.c the table and the chart.
+ * replay.c holds the options, main and the parent, which runs one child
+ * per allocator; replaylog.c reads the log; replayengine.c is a child's
+ * reading thread, which turns events into operations; replaymem.c holds
+ * memory outside the heap under test, the slots and the pointer map;
+ * replayexec.c the replay threads that make the calls; replayreport.c
+ * the table and the chart.
  */
 
 #ifndef replayint_h
@@ -29,14 +31,14 @@ typedef enum OpKind {
   OpPoolCreate, OpPoolAlloc, OpPoolFree, OpPoolDestroy, OP_LIMIT
 } OpKind;
 
-extern const char *const opName[OP_LIMIT];
+extern const char *const ReplayOpName[OP_LIMIT];
 
 typedef enum AnomalyKind {
   AnomalyUnknownFree, AnomalyDoubleFree, AnomalyDuplicate, AnomalyFreeNull,
   AnomalyReplayFailed, ANOMALY_LIMIT
 } AnomalyKind;
 
-extern const char *const anomalyName[ANOMALY_LIMIT];
+extern const char *const ReplayAnomalyName[ANOMALY_LIMIT];
 
 /* Options */
 
@@ -53,16 +55,16 @@ typedef struct ReplayOptionsStruct {
   uint64_t touchMax;            /* bytes of live blocks touched at most: .replay.touch */
 } ReplayOptionsStruct;
 
-extern ReplayOptionsStruct opt;
+extern ReplayOptionsStruct ReplayOptions;
 
-extern void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+extern void ReplayFail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 /* Memory outside the heap under test (replaymem.c).  .replay.map */
 
-extern void *mapAnon(size_t size);
-extern void unmapAnon(void *p);
-extern void rssInit(void);
-extern size_t rssAnon(int fresh);
+extern void *ReplayAnonMap(size_t size);
+extern void ReplayAnonUnmap(void *p);
+extern void ReplayRssInit(void);
+extern size_t ReplayRss(int fresh);
 
 /* Slots: one per replayed block (replaymem.c).  .replay.threads */
 
@@ -72,12 +74,12 @@ typedef struct SlotStruct {
   _Atomic uintptr_t ptr;        /* the replayed block, PENDING or 0 if it failed */
   struct SlotStruct *next;      /* on a free list */
   uint64_t size;                /* requested */
-  uint64_t touch;               /* bytes to touch: size, or 0 past opt.touchMax */
+  uint64_t touch;               /* bytes to touch: size, or 0 past ReplayOptions.touchMax */
 } SlotStruct;
 
-extern SlotStruct *slotNew(uint64_t size);
-extern void slotRelease(SlotStruct *s);
-extern void *slotWait(SlotStruct *s);
+extern SlotStruct *ReplaySlotNew(uint64_t size);
+extern void ReplaySlotRelease(SlotStruct *s);
+extern void *ReplaySlotWait(SlotStruct *s);
 
 /* The pointer map: recorded address -> slot (replaymem.c).  .replay.map */
 
@@ -93,9 +95,9 @@ typedef struct MapStruct {
   size_t capacity, count;
 } MapStruct;
 
-extern void mapInit(MapStruct *map, size_t capacity);
-extern EntryStruct *mapFind(MapStruct *map, uint64_t key);
-extern EntryStruct *mapPut(MapStruct *map, uint64_t key);
+extern void ReplayMapInit(MapStruct *map, size_t capacity);
+extern EntryStruct *ReplayMapFind(MapStruct *map, uint64_t key);
+extern EntryStruct *ReplayMapPut(MapStruct *map, uint64_t key);
 
 /* Replay threads (replayexec.c).  .replay.threads */
 
@@ -111,20 +113,21 @@ typedef struct OpStruct {
   SlotStruct *old;              /* the block freed or resized */
 } OpStruct;
 
-extern void execInit(void);
-extern void submit(uint32_t thread, const OpStruct *op);
-/* execDrain -- wait until every replay thread has made the calls queued */
-extern void execDrain(void);
-/* execThreadExit -- the recorded thread exited: so does its replay thread */
-extern void execThreadExit(uint32_t thread);
-/* execThreadEvents -- the recorded thread has events in the log (the
- * index's count), before the first is read; execEventRead -- one of
+extern void ReplayExecInit(void);
+/* ReplayExecSubmit -- queue an operation for the recorded thread's replay thread */
+extern void ReplayExecSubmit(uint32_t thread, const OpStruct *op);
+/* ReplayExecDrain -- wait until every replay thread has made the calls queued */
+extern void ReplayExecDrain(void);
+/* ReplayExecThreadExit -- the recorded thread exited: so does its replay thread */
+extern void ReplayExecThreadExit(uint32_t thread);
+/* ReplayExecThreadEvents -- the recorded thread has events in the log (the
+ * index's count), before the first is read; ReplayExecEventRead -- one of
  * them was read and replayed: after its last, its replay thread ends */
-extern void execThreadEvents(uint32_t thread, size_t events);
-extern void execEventRead(uint32_t thread);
-/* execFinish -- end every replay thread; their calls, cycles and failures */
-extern void execFinish(uint64_t *callsReturn, uint64_t *cyclesReturn, uint64_t *failedReturn,
-                       uint64_t *threadsReturn);
+extern void ReplayExecThreadEvents(uint32_t thread, size_t events);
+extern void ReplayExecEventRead(uint32_t thread);
+/* ReplayExecFinish -- end every replay thread; their calls, cycles and failures */
+extern void ReplayExecFinish(uint64_t *callsReturn, uint64_t *cyclesReturn,
+                             uint64_t *failedReturn, uint64_t *threadsReturn);
 
 /* The figures a child sends back.  .replay.report */
 
@@ -144,7 +147,7 @@ typedef struct ResultStruct {
   uint64_t events;
   uint64_t threads;
   uint64_t peakLive, peakRss, finalRss;
-  uint64_t untouched;           /* blocks not touched, past opt.touchMax: .replay.touch */
+  uint64_t untouched;           /* blocks not touched, past the cap: .replay.touch */
   uint32_t sampleCount;
   /* How the log ended: .replay.log */
   int unclean;                  /* no StreamEnd: the program died */
@@ -156,8 +159,31 @@ typedef struct ResultStruct {
   char damage[256];             /* the log's first damage, or "" */
 } ResultStruct;
 
+/* The log (replaylog.c).  design/heap.txt .replay.log */
+
+/* The events replay understands, found by name in the stream's own
+ * registry (design/index.txt .req.self). */
+typedef enum EvKind {
+  EvNone, EvMalloc, EvCalloc, EvRealloc, EvFree, EvFreeSized, EvMemalign, EvAlignedAlloc,
+  EvPosixMemalign, EvReallocMove, EvPoolCreate, EvPoolDestroy, EvPoolAlloc, EvPoolFree, EvThreadExit,
+  EvExec, EV_LIMIT
+} EvKind;
+
+struct EventStreamStruct;
+struct EventRecordStruct;
+/* ReplayLogOpen -- the log, with LOG.live recovered into it, as a stream;
+ * the events recovered, and whether LOG.live was read, returned */
+extern struct EventStreamStruct *ReplayLogOpen(uint64_t *recoveredReturn, int *liveReturn);
+extern void ReplayLogClose(struct EventStreamStruct *stream);
+/* ReplayLogEvent -- the event a record is, and the values of its parameters
+ * replay reads */
+extern EvKind ReplayLogEvent(const struct EventRecordStruct *rec, uint64_t v[4]);
+
+/* A child's replay (replayengine.c).  design/heap.txt .replay.child */
+extern int ReplayChild(void);
+
 /* The report (replayreport.c): the allocators' figures side by side. */
-extern void report(const ResultStruct *results);
-extern void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples);
+extern void ReplayReport(const ResultStruct *results);
+extern void ReplayWriteSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples);
 
 #endif /* replayint_h */

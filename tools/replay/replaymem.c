@@ -25,12 +25,12 @@ static size_t regionCount;
 static int ownDirty = 1;        /* regions changed since ownResident */
 
 
-/* mapAnon -- size bytes of zeroed memory, not from the heap under test */
-void *mapAnon(size_t size)
+/* ReplayAnonMap -- size bytes of zeroed memory, not from the heap under test */
+void *ReplayAnonMap(size_t size)
 {
   void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    fail("out of memory mapping %zu bytes", size);
+    ReplayFail("out of memory mapping %zu bytes", size);
   for (size_t i = 0; i < REGION_LIMIT; ++i)
     if (region[i].base == NULL) {
       region[i].base = p;
@@ -40,10 +40,10 @@ void *mapAnon(size_t size)
       ownDirty = 1;
       return p;
     }
-  fail("too many regions");
+  ReplayFail("too many regions");
 }
 
-void unmapAnon(void *p)
+void ReplayAnonUnmap(void *p)
 {
   for (size_t i = 0; i < regionCount; ++i)
     if (region[i].base == p) {
@@ -75,15 +75,15 @@ static size_t ownResident(void)
   return total * page;
 }
 
-/* rssAnon -- the process's anonymous resident bytes, less replay's own.
+/* ReplayRss -- the process's anonymous resident bytes, less replay's own.
  * File pages (the log, mapped to read it) are not counted.  Replay's
  * own resident bytes are counted again when fresh is set (at each
  * sample) or a region was mapped or unmapped: between, they grow by at
  * most a slot chunk (512 KiB), and counting them costs a mincore of
  * every region. */
-static int statmFd = -1;      /* /proc/self/statm, opened by rssInit */
+static int statmFd = -1;      /* /proc/self/statm, opened by ReplayRssInit */
 static size_t ownCached;
-size_t rssAnon(int fresh)
+size_t ReplayRss(int fresh)
 {
   char buf[256];
   unsigned long size, resident, shared;
@@ -120,7 +120,7 @@ static SlotStruct *slotFree;                   /* the reader's own */
 static SlotStruct *slotChunk;
 static size_t slotChunkUsed = SLOT_CHUNK;
 
-SlotStruct *slotNew(uint64_t size)
+SlotStruct *ReplaySlotNew(uint64_t size)
 {
   SlotStruct *s = slotFree;
   if (s == NULL)
@@ -129,7 +129,7 @@ SlotStruct *slotNew(uint64_t size)
     slotFree = s->next;
   else {
     if (slotChunkUsed == SLOT_CHUNK) {
-      slotChunk = mapAnon(SLOT_CHUNK * sizeof(SlotStruct));
+      slotChunk = ReplayAnonMap(SLOT_CHUNK * sizeof(SlotStruct));
       slotChunkUsed = 0;
     }
     s = &slotChunk[slotChunkUsed++];
@@ -140,7 +140,7 @@ SlotStruct *slotNew(uint64_t size)
   return s;
 }
 
-void slotRelease(SlotStruct *s)
+void ReplaySlotRelease(SlotStruct *s)
 {
   SlotStruct *head = atomic_load_explicit(&slotReturned, memory_order_relaxed);
   do
@@ -149,7 +149,7 @@ void slotRelease(SlotStruct *s)
                                                 memory_order_release, memory_order_relaxed));
 }
 
-void *slotWait(SlotStruct *s)
+void *ReplaySlotWait(SlotStruct *s)
 {
   uintptr_t p;
   unsigned spins = 0;
@@ -170,15 +170,15 @@ static size_t mapHash(uint64_t key)
   return (size_t)((key >> 3) * 0x9E3779B97F4A7C15u >> 16);
 }
 
-void mapInit(MapStruct *map, size_t capacity)
+void ReplayMapInit(MapStruct *map, size_t capacity)
 {
-  map->entries = mapAnon(capacity * sizeof(EntryStruct));
+  map->entries = ReplayAnonMap(capacity * sizeof(EntryStruct));
   map->capacity = capacity;
   map->count = 0;
 }
 
-/* mapFind -- the entry for key: found, or the empty one where it would go */
-EntryStruct *mapFind(MapStruct *map, uint64_t key)
+/* ReplayMapFind -- the entry for key: found, or the empty one where it would go */
+EntryStruct *ReplayMapFind(MapStruct *map, uint64_t key)
 {
   size_t mask = map->capacity - 1, i = mapHash(key) & mask;
   while (map->entries[i].key != 0 && map->entries[i].key != key)
@@ -186,23 +186,23 @@ EntryStruct *mapFind(MapStruct *map, uint64_t key)
   return &map->entries[i];
 }
 
-/* mapPut -- the entry for key, made if new */
-EntryStruct *mapPut(MapStruct *map, uint64_t key)
+/* ReplayMapPut -- the entry for key, made if new */
+EntryStruct *ReplayMapPut(MapStruct *map, uint64_t key)
 {
   EntryStruct *e;
   if ((map->count + 1) * 2 > map->capacity) {
     MapStruct bigger;
-    mapInit(&bigger, map->capacity * 2);
+    ReplayMapInit(&bigger, map->capacity * 2);
     for (size_t i = 0; i < map->capacity; ++i)
       if (map->entries[i].key != 0) {
-        EntryStruct *n = mapFind(&bigger, map->entries[i].key);
+        EntryStruct *n = ReplayMapFind(&bigger, map->entries[i].key);
         *n = map->entries[i];
         ++bigger.count;
       }
-    unmapAnon(map->entries);
+    ReplayAnonUnmap(map->entries);
     *map = bigger;
   }
-  e = mapFind(map, key);
+  e = ReplayMapFind(map, key);
   if (e->key == 0) {
     e->key = key;
     e->slot = NULL;
@@ -212,8 +212,8 @@ EntryStruct *mapPut(MapStruct *map, uint64_t key)
 }
 
 
-/* rssInit -- open what rssAnon reads */
-void rssInit(void)
+/* ReplayRssInit -- open what ReplayRss reads */
+void ReplayRssInit(void)
 {
   statmFd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 }

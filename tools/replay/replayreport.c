@@ -21,13 +21,14 @@ static double mb(uint64_t bytes)
   return (double)bytes / (1024.0 * 1024.0);
 }
 
-/* report -- the side-by-side table.  design/heap.txt .replay.report */
-void report(const ResultStruct *results)
+/* ReplayReport -- the side-by-side table.  design/heap.txt .replay.report */
+void ReplayReport(const ResultStruct *results)
 {
-  size_t n = opt.allocCount;
+  size_t n = ReplayOptions.allocCount;
   int width[ALLOC_LIMIT];       /* a column is as wide as its allocator's name */
-  printf("replay %s: %" PRIu64 " events, %" PRIu64 " thread%s%s\n\n", opt.log, results[0].events,
-         results[0].threads, results[0].threads == 1 ? "" : "s", opt.serial ? " (serial)" : "");
+  printf("replay %s: %" PRIu64 " events, %" PRIu64 " thread%s%s\n\n", ReplayOptions.log,
+         results[0].events, results[0].threads, results[0].threads == 1 ? "" : "s",
+         ReplayOptions.serial ? " (serial)" : "");
   printf("%-26s", "");
   for (size_t i = 0; i < n; ++i) {
     width[i] = strlen(results[i].name) > 12 ? (int)strlen(results[i].name) : 12;
@@ -46,10 +47,10 @@ void report(const ResultStruct *results)
     for (size_t i = 0; i < n; ++i)
       any |= results[i].ops[op] != 0;
     if (any || op <= OpFree)
-      ROW(opName[op], PRIu64, results[i].ops[op]);
+      ROW(ReplayOpName[op], PRIu64, results[i].ops[op]);
   }
   for (unsigned a = 0; a < ANOMALY_LIMIT; ++a)
-    ROW(anomalyName[a], PRIu64, results[i].anomaly[a]);
+    ROW(ReplayAnomalyName[a], PRIu64, results[i].anomaly[a]);
   ROW("time in allocator (ms)", ".1f", results[i].seconds * 1e3);
   ROW("allocator ops/s (M)", ".2f",
       results[i].seconds > 0 ? (double)results[i].calls / results[i].seconds / 1e6 : 0.0);
@@ -76,8 +77,8 @@ static void xml(FILE *f, const char *s)
     }
 }
 
-/* writeSvg -- live bytes and RSS over the replay, every allocator on one chart */
-void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples)
+/* ReplayWriteSvg -- live bytes and RSS over the replay, every allocator on one chart */
+void ReplayWriteSvg(const char *path, const ResultStruct *results, SampleStruct *const *samples)
 {
   static const char *const colour[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                        "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -87,8 +88,8 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
   int fd = OutPathOpen("replay", path, 1);   /* design/tools.txt .tools.output */
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (f == NULL)
-    fail("%s: %s", path, fd >= 0 ? strerror(errno) : "cannot write it");
-  for (size_t i = 0; i < opt.allocCount; ++i)
+    ReplayFail("%s: %s", path, fd >= 0 ? strerror(errno) : "cannot write it");
+  for (size_t i = 0; i < ReplayOptions.allocCount; ++i)
     for (uint32_t s = 0; s < results[i].sampleCount; ++s) {
       if (samples[i][s].rss > maxY) maxY = samples[i][s].rss;
       if (samples[i][s].live > maxY) maxY = samples[i][s].live;
@@ -98,7 +99,8 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
           "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
   fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
   fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">replay of ", L);
-  xml(f, strrchr(opt.log, '/') != NULL ? strrchr(opt.log, '/') + 1 : opt.log);
+  xml(f, strrchr(ReplayOptions.log, '/') != NULL ? strrchr(ReplayOptions.log, '/') + 1
+         : ReplayOptions.log);
   fprintf(f, ": live bytes and RSS growth</text>\n");
   for (int t = 0; t <= 5; ++t) {
     double y = T + ph - ph * t / 5.0, x = L + pw * t / 5.0;
@@ -114,26 +116,26 @@ void writeSvg(const char *path, const ResultStruct *results, SampleStruct *const
           L + pw / 2, H - 12);
   fprintf(f, "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\">MB</text>\n",
           T + ph / 2);
-  for (size_t i = 0; i <= opt.allocCount; ++i) {
+  for (size_t i = 0; i <= ReplayOptions.allocCount; ++i) {
     /* i == allocCount: the live bytes of the first, the ideal */
-    size_t a = i < opt.allocCount ? i : 0;
-    const char *c = i < opt.allocCount ? colour[i % 8] : "black";
+    size_t a = i < ReplayOptions.allocCount ? i : 0;
+    const char *c = i < ReplayOptions.allocCount ? colour[i % 8] : "black";
     fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"", c,
-            i < opt.allocCount ? "" : " stroke-dasharray=\"5,3\"");
+            i < ReplayOptions.allocCount ? "" : " stroke-dasharray=\"5,3\"");
     for (uint32_t s = 0; s < results[a].sampleCount; ++s) {
-      uint64_t y = i < opt.allocCount ? samples[a][s].rss : samples[a][s].live;
+      uint64_t y = i < ReplayOptions.allocCount ? samples[a][s].rss : samples[a][s].live;
       fprintf(f, "%.1f,%.1f ", L + pw * (double)samples[a][s].event / (double)maxX,
               T + ph - ph * (double)y / (double)maxY);
     }
     fprintf(f, "\"/>\n");
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
             L + pw + 12, T + 10 + 20.0 * (double)i, L + pw + 36, T + 10 + 20.0 * (double)i, c,
-            i < opt.allocCount ? "" : " stroke-dasharray=\"5,3\"");
+            i < ReplayOptions.allocCount ? "" : " stroke-dasharray=\"5,3\"");
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">", L + pw + 42, T + 14 + 20.0 * (double)i);
-    xml(f, i < opt.allocCount ? results[i].name : "live (ideal)");
+    xml(f, i < ReplayOptions.allocCount ? results[i].name : "live (ideal)");
     fprintf(f, "</text>\n");
   }
   fprintf(f, "</svg>\n");
   if (ferror(f) | fclose(f))
-    fail("%s: %s", path, strerror(errno));
+    ReplayFail("%s: %s", path, strerror(errno));
 }
