@@ -35,6 +35,10 @@ static int optionMatch(const OptionStruct *o, const char *arg)
   return 0;
 }
 
+/* operandsKept -- the operands live as long as the program: a tool
+ * that ends by exit(), deep in its work, has not leaked them */
+static const char **operandsKept;
+
 void OptionsParse(const OptionsSpecStruct *spec, int argc, char **argv, void *opt,
                   size_t optSize, const char ***operandsReturn, size_t *countReturn)
 {
@@ -46,6 +50,7 @@ void OptionsParse(const OptionsSpecStruct *spec, int argc, char **argv, void *op
   operands = calloc((size_t)argc + 1, sizeof *operands);
   if (operands == NULL)
     ReportOutOfMemory();
+  operandsKept = operands;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i], *eq, *value;
     const OptionStruct *o = NULL;
