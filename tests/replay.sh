@@ -730,8 +730,8 @@ r1=$?
 r2=$?
 "$replay" >/dev/null 2>&1
 r3=$?
-if [ "$r1 $r2 $r3" = "2 2 2" ] && grep -q "unknown option --no-such-option" usage1.err &&
-   grep -q "\-a needs a value" usage2.err; then
+if [ "$r1 $r2 $r3" = "2 2 2" ] && grep -q "unknown option: --no-such-option" usage1.err &&
+   grep -q "missing argument to -a" usage2.err; then
   ok usage
 else
   bad usage "exit $r1 $r2 $r3: $(head -1 usage1.err) / $(head -1 usage2.err)"

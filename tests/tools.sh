@@ -17,7 +17,7 @@
 #                   V from packaging/version
 #   TOOL-man        man/TOOL.1 exists, its NAME is TOOL, and it names
 #                   every option (--word, -x) that --help prints
-#   TOOL-usage      (the tools on tools/common/options.c: eventcnv,
+#   TOOL-usage      (the tools on tools/common/options.c: eventcnv, replay,
 #                   telltale-heap, telltale-ctl) an unknown option exits
 #                   2, says "TOOL: unknown option: ..." and then
 #                   "Try 'TOOL --help' for more information." on stderr,
@@ -106,6 +106,7 @@ check telltale-ctl "$cfg/ctl"
 usage eventcnv "$cfg/eventcnv"
 usage telltale-heap "$cfg/heap"
 usage telltale-ctl "$cfg/ctl"
+usage telltale-replay "$cfg/replay"
 
 why=""
 manText man/telltale.7 | sed -n '/^\.SH "*SEE ALSO/,/^\.SH/p' >"$tmp/see"

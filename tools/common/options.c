@@ -141,6 +141,8 @@ void OptionsHelp(const OptionsSpecStruct *spec, FILE *out)
   for (size_t k = 0; k < spec->optionCount; ++k) {
     const OptionStruct *o = &spec->options[k];
     char names[128];
+    if (o->help == NULL)
+      continue;
     if (o->arg == OptionHeading) {
       fprintf(out, "%s\n", o->help);
       continue;
@@ -149,9 +151,7 @@ void OptionsHelp(const OptionsSpecStruct *spec, FILE *out)
              o->alias != NULL ? ", " : "", o->name,
              o->argName != NULL && strncmp(o->argName, "[=", 2) != 0 ? " " : "",
              o->argName != NULL ? o->argName : "");
-    if (o->help == NULL)
-      fprintf(out, "%s\n", names);
-    else if (strlen(names) + 2 > spec->column) {
+    if (strlen(names) + 2 > spec->column) {
       fprintf(out, "%s\n%*s", names, (int)spec->column, "");
       helpLines(out, o->help, spec->column);
     } else {

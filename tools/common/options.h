@@ -46,7 +46,8 @@ typedef struct OptionStruct {
   OptionArg arg;
   size_t at;                    /* offset of its field in the tool's options */
   const char *argName;          /* in the help: "K[,K...]", "[=LEVEL]", or NULL */
-  const char *help;             /* lines, each but the last ending "\n" */
+  const char *help;             /* lines, each but the last ending "\n"; NULL: not in
+                                   the help (an option between a tool and itself) */
   OptionNextFunction next;      /* OptionOptional: takes the next argument, or NULL */
 } OptionStruct;
 

@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <link.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +39,10 @@
 #include <unistd.h>
 
 #include "eventapi.h"
+#include "options.h"
 #include "outpath.h"
 #include "replayint.h"
+#include "report.h"
 
 /* Operations and anomalies ------------------------------------------- */
 
@@ -58,12 +61,12 @@ ReplayOptionsStruct ReplayOptions = { .fd = -1, .touchMax = (uint64_t)1 << 30 };
 
 void ReplayFail(const char *fmt, ...)
 {
+  char text[1024];
   va_list ap;
-  fputs("replay: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  (void)vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  Report("%s", text);
   exit(1);
 }
 
@@ -171,7 +174,7 @@ static int runChild(size_t i, char **argv0)
     else
       unsetenv("LD_PRELOAD");
     execv("/proc/self/exe", (char **)args);
-    fprintf(stderr, "replay: cannot run myself: %s\n", strerror(errno));
+    Report("cannot run myself: %s", strerror(errno));
     _exit(127);
   }
   close(fds[1]);
@@ -187,7 +190,7 @@ static int runChild(size_t i, char **argv0)
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && results[i].name[0] != '\0')
     return 0;
   if (WIFSIGNALED(status))
-    fprintf(stderr, "replay: %s: the replay died of signal %d\n", ReplayOptions.alloc[i],
+    Report("%s: the replay died of signal %d", ReplayOptions.alloc[i],
             WTERMSIG(status));
   return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1;
 }
@@ -196,32 +199,34 @@ static int runChild(size_t i, char **argv0)
 static int logSay(const ResultStruct *r)
 {
   if (r->execEnd && r->recovered > 0)
-    fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
+    Report("%s: the log ends where the program exec'd another: every event "
             "made before the exec call is in it, and the %" PRIu64 " events other threads made "
-            "after it were recovered from %s.live\n", ReplayOptions.log, r->recovered, ReplayOptions.log);
+            "after it were recovered from %s.live", ReplayOptions.log, r->recovered, ReplayOptions.log);
   else if (r->execEnd && r->execRunning && !r->live)
-    fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
+    Report("%s: the log ends where the program exec'd another: every event "
             "made before the exec call is in it, but not those other threads made while the "
-            "exec ended them (there is no live file)\n", ReplayOptions.log);
+            "exec ended them (there is no live file)", ReplayOptions.log);
   else if (r->execEnd)
-    fprintf(stderr, "replay: %s: the log ends where the program exec'd another: every event "
-            "made before the exec call is in it\n", ReplayOptions.log);
-  if (r->unclean)
-    fprintf(stderr, "replay: %s: the stream did not end cleanly (no StreamEnd): the program died "
-            "before it could end it%s", ReplayOptions.log,
-            r->recovered > 0 ? "; "
-            : !r->live ? ", and there is no live file to recover from: the events it still "
-                         "held in its buffers are lost\n" : "\n");
-  if (r->unclean && r->recovered > 0)
-    fprintf(stderr, "%" PRIu64 " of its events were recovered from %s.live\n", r->recovered,
-            ReplayOptions.log);
+    Report("%s: the log ends where the program exec'd another: every event "
+            "made before the exec call is in it", ReplayOptions.log);
+  if (r->unclean) {
+    char recovered[PATH_MAX + 100] = "";
+    if (r->recovered > 0)
+      (void)snprintf(recovered, sizeof recovered, "; %" PRIu64 " of its events were recovered "
+                     "from %s.live", r->recovered, ReplayOptions.log);
+    Report("%s: the stream did not end cleanly (no StreamEnd): the program died before it "
+           "could end it%s", ReplayOptions.log,
+           r->recovered > 0 ? recovered
+           : !r->live ? ", and there is no live file to recover from: the events it still "
+                        "held in its buffers are lost" : "");
+  }
   if (r->untouched > 0)
-    fprintf(stderr, "replay: %s: live bytes reached %" PRIu64 ", past the %" PRIu64 " MiB "
+    Report("%s: live bytes reached %" PRIu64 ", past the %" PRIu64 " MiB "
             "replay touches (--touch-max): %" PRIu64 " blocks made past it were not touched, so "
-            "RSS growth leaves them out\n", ReplayOptions.log, r->peakLive, ReplayOptions.touchMax >> 20,
+            "RSS growth leaves them out", ReplayOptions.log, r->peakLive, ReplayOptions.touchMax >> 20,
             r->untouched);
   if (r->damage[0] != '\0') {
-    fprintf(stderr, "replay: %s: %s: replayed the %" PRIu64 " events before it\n", ReplayOptions.log,
+    Report("%s: %s: replayed the %" PRIu64 " events before it", ReplayOptions.log,
             r->damage, r->events);
     return 1;
   }
@@ -229,130 +234,122 @@ static int logSay(const ResultStruct *r)
   return r->unclean && !r->live;
 }
 
-static void usage(FILE *f)
+static const char usageText[] =
+  "usage: telltale-replay [options] LOG\n"
+  "Replays the allocations recorded in LOG (by libtelltale-malloc.so) against\n"
+  "allocators and prints their figures side by side.\n";
+
+/* ArgsStruct -- the command line, as the table reads it */
+typedef struct ArgsStruct {
+  OptionListStruct alloc;
+  const char *svg, *touchMax, *pool, *one, *fd;
+  int serial, strict, noProgress, quiet, progress, report;
+} ArgsStruct;
+
+#define AT(field) offsetof(ArgsStruct, field)
+
+/* options -- replay's options, in the order --help gives them; the
+ * hidden ones are how replay runs itself for each allocator (runChild) */
+static const OptionStruct options[] = {
+  /* name        alias arg          at              argName   help */
+  {"--alloc",    "-a", OptionList,  AT(alloc),      "NAME",
+   "glibc (the default), jemalloc, mimalloc, tcmalloc, or a\n"
+   "path to an allocator .so; repeat, or separate with commas", NULL},
+  {"--serial",   NULL, OptionFlag,  AT(serial),     NULL,
+   "replay every thread's calls on one thread, in recorded order", NULL},
+  {"--strict",   NULL, OptionFlag,  AT(strict),     NULL,
+   "an unknown free, double free or duplicate live pointer\n"
+   "is an error (exit status 1); free(NULL) is legal, counted", NULL},
+  {"--svg",      NULL, OptionValue, AT(svg),        "FILE",
+   "plot live bytes and RSS over the replay", NULL},
+  {"--touch-max", NULL, OptionValue, AT(touchMax),  "MIB",
+   "touch the pages of live blocks up to MIB in all (1024):\n"
+   "past it, blocks are made but not touched, and said", NULL},
+  {"--pool",     NULL, OptionValue, AT(pool),       "LIB.so",
+   "replay pool events against LIB.so (tools/replay/replaypool.h);\n"
+   "the default is the example allocator (examples/pool)", NULL},
+  {"--no-progress", NULL, OptionFlag, AT(noProgress), NULL,
+   "no progress bar (it is shown only on a terminal)", NULL},
+  {"--quiet",    "-q", OptionFlag,  AT(quiet),      NULL,
+   "do not list anomalies one by one", NULL},
+  {"--help",     NULL, OptionHelp,  0,              NULL,
+   "print this help and exit", NULL},
+  {"--version",  NULL, OptionVersion, 0,            NULL,
+   "print telltale's version and exit", NULL},
+  {"--one",      NULL, OptionValue, AT(one),        NULL, NULL, NULL},
+  {"--fd",       NULL, OptionValue, AT(fd),         NULL, NULL, NULL},
+  {"--progress", NULL, OptionFlag,  AT(progress),   NULL, NULL, NULL},
+  {"--report",   NULL, OptionFlag,  AT(report),     NULL, NULL, NULL},
+};
+
+#undef AT
+
+static const char epilogue[] =
+  "LOG.live, if there, adds what a program that died left only in it.  LOG\n"
+  "may be an archive of a log (eventcnv --format telltale).\n"
+  "Exit status: 0 if replayed; a log that did not end cleanly (the program\n"
+  "died) or that ends at an exec is said on stderr.  1 if LOG is damaged (it\n"
+  "is replayed up to the damage, which is named), on an error, or with\n"
+  "--strict on an anomaly.  2 on bad usage.\n";
+
+/* version -- --version.  design/build.txt .pack.version */
+static void version(FILE *out)
 {
-  fputs("usage: telltale-replay [options] LOG\n"
-        "Replays the allocations recorded in LOG (by libtelltale-malloc.so) against\n"
-        "allocators and prints their figures side by side.\n"
-        "  -a, --alloc NAME  glibc (the default), jemalloc, mimalloc, tcmalloc, or a\n"
-        "                    path to an allocator .so; repeat, or separate with commas\n"
-        "  --serial          replay every thread's calls on one thread, in recorded order\n"
-        "  --strict          an unknown free, double free or duplicate live pointer\n"
-        "                    is an error (exit status 1); free(NULL) is legal, counted\n"
-        "  --svg FILE        plot live bytes and RSS over the replay\n"
-        "  --touch-max MIB   touch the pages of live blocks up to MIB in all (1024):\n"
-        "                    past it, blocks are made but not touched, and said\n"
-        "  --pool LIB.so     replay pool events against LIB.so (tools/replay/replaypool.h);\n"
-        "                    the default is the example allocator (examples/pool)\n"
-        "  --no-progress     no progress bar (it is shown only on a terminal)\n"
-        "  -q, --quiet       do not list anomalies one by one\n"
-        "  -h, --help\n"
-        "  --version\n"
-        "LOG.live, if there, adds what a program that died left only in it.  LOG\n"
-        "may be an archive of a log (eventcnv --format telltale).\n"
-        "Exit status: 0 if replayed; a log that did not end cleanly (the program\n"
-        "died) or that ends at an exec is said on stderr.  1 if LOG is damaged (it\n"
-        "is replayed up to the damage, which is named), on an error, or with\n"
-        "--strict on an anomaly.  2 on bad usage.\n", f);
+  fprintf(out, "telltale-replay (telltale) %s\n", TELLTALE_VERSION_STRING);
 }
+
+static const OptionsSpecStruct spec = {
+  "telltale-replay", usageText, options, sizeof options / sizeof options[0], epilogue, 20, 0,
+  version
+};
 
 static void addAlloc(char *list)
 {
   for (char *name = strtok(list, ","); name != NULL; name = strtok(NULL, ",")) {
     if (ReplayOptions.allocCount == ALLOC_LIMIT)
-      ReplayFail("at most %d allocators", ALLOC_LIMIT);
+      ReportUsage("at most %d allocators", ALLOC_LIMIT);
     (void)allocatorLib(name);
     ReplayOptions.alloc[ReplayOptions.allocCount++] = name;
   }
 }
 
-/* parseArgs -- the options into opt; -1 to go on, or an exit status */
-static int parseArgs(int argc, char **argv, int *noProgress)
+/* parseArgs -- the command line into ReplayOptions; *noProgress for
+ * --no-progress.  A usage error exits 2 (report.h). */
+static void parseArgs(int argc, char **argv, int *noProgress)
 {
-  int i, positional = 0;
-  const char *log = NULL;
-  for (i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-#define NEED() \
-  do { \
-    if (i + 1 >= argc) { \
-      fprintf(stderr, "replay: %s needs a value\n", a); \
-      return 2; \
-    } \
-  } while (0)
-    if (positional || a[0] != '-' || a[1] == '\0') {
-      if (log != NULL) {
-        usage(stderr);
-        return 2;
-      }
-      log = a;
-    } else if (strcmp(a, "--") == 0)
-      positional = 1;
-    else if (strcmp(a, "-a") == 0 || strcmp(a, "--alloc") == 0) {
-      NEED();
-      addAlloc(argv[++i]);
-    } else if (strcmp(a, "--svg") == 0) {
-      NEED();
-      ReplayOptions.svg = argv[++i];
-    } else if (strcmp(a, "--touch-max") == 0) {
-      char *end;
-      unsigned long long mib;
-      NEED();
-      errno = 0;
-      mib = strtoull(argv[++i], &end, 10);
-      if (errno != 0 || *end != '\0' || end == argv[i] || argv[i][0] == '-' || mib > (1ull << 40)) {
-        usage(stderr);
-        return 2;
-      }
-      ReplayOptions.touchMax = (uint64_t)mib << 20;
-    } else if (strcmp(a, "--pool") == 0) {
-      NEED();
-      ReplayOptions.pool = argv[++i];
-    } else if (strcmp(a, "--one") == 0) {
-      NEED();
-      ReplayOptions.one = argv[++i];
-    } else if (strcmp(a, "--fd") == 0) {
-      NEED();
-      ReplayOptions.fd = atoi(argv[++i]);
-    } else if (strcmp(a, "--serial") == 0)
-      ReplayOptions.serial = 1;
-    else if (strcmp(a, "--strict") == 0)
-      ReplayOptions.strict = 1;
-    else if (strcmp(a, "--progress") == 0)
-      ReplayOptions.progress = 1;
-    else if (strcmp(a, "--no-progress") == 0)
-      *noProgress = 1;
-    else if (strcmp(a, "--report") == 0)
-      ReplayOptions.report = 1;
-    else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
-      ReplayOptions.quiet = 1;
-    else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-      usage(stdout);
-      return 0;
-    } else if (strcmp(a, "--version") == 0) {
-      printf("telltale-replay (telltale) %s\n", TELLTALE_VERSION_STRING);
-      return 0;
-    } else {
-      usage(stderr);
-      fprintf(stderr, "replay: unknown option %s\n", a);
-      return 2;
-    }
-#undef NEED
+  ArgsStruct args;
+  const char **operands;
+  size_t count;
+  OptionsParse(&spec, argc, argv, &args, sizeof args, &operands, &count);
+  if (count != 1)
+    ReportUsage("%s", count == 0 ? "give a LOG" : "give one LOG");
+  ReplayOptions.log = operands[0];
+  for (size_t k = 0; k < args.alloc.count; ++k)
+    addAlloc((char *)args.alloc.value[k]);   /* argv's own, which strtok may cut */
+  if (args.touchMax != NULL) {
+    if (!OptionsNumber(args.touchMax, 0, 999999999))
+      ReportUsage("--touch-max wants MiB, a number from 0 to 999999999: %s", args.touchMax);
+    ReplayOptions.touchMax = (uint64_t)strtoull(args.touchMax, NULL, 10) << 20;
   }
-  if (log == NULL) {
-    usage(stderr);
-    return 2;
-  }
-  ReplayOptions.log = log;
-  return -1;
+  if (args.fd != NULL && !OptionsNumber(args.fd, 0, INT_MAX))
+    ReportUsage("--fd wants a descriptor: %s", args.fd);
+  ReplayOptions.fd = args.fd != NULL ? atoi(args.fd) : ReplayOptions.fd;
+  ReplayOptions.svg = args.svg;
+  ReplayOptions.pool = args.pool;
+  ReplayOptions.one = args.one;
+  ReplayOptions.serial = args.serial;
+  ReplayOptions.strict = args.strict;
+  ReplayOptions.quiet = args.quiet;
+  ReplayOptions.progress = args.progress;
+  ReplayOptions.report = args.report;
+  *noProgress = args.noProgress;
 }
 
 int main(int argc, char **argv)
 {
-  int noProgress = 0, status = parseArgs(argc, argv, &noProgress);
+  int noProgress = 0, status;
   const char *why;
-  if (status >= 0)
-    return status;
+  parseArgs(argc, argv, &noProgress);
   if (ReplayOptions.one != NULL) {
     const char *lib;
     if (ReplayOptions.fd < 0)
@@ -370,13 +367,13 @@ int main(int argc, char **argv)
    * written: said now, not after the replay. */
   OutPathInputs(&ReplayOptions.log, 1);
   if ((why = OutPathRefused(ReplayOptions.svg)) != NULL || (why = OutPathRefused(NULL)) != NULL) {
-    fprintf(stderr, "replay: %s: %s, which writing would replace\n",
+    Report("%s: %s, which writing would replace",
             ReplayOptions.svg != NULL && OutPathRefused(ReplayOptions.svg) != NULL
               ? ReplayOptions.svg : "standard output", why);
     return 2;
   }
   if (ReplayOptions.svg != NULL) {
-    int fd = OutPathOpen("replay", ReplayOptions.svg, 1);
+    int fd = OutPathOpen(ReportToolName(), ReplayOptions.svg, 1);
     if (fd < 0 || close(fd) != 0)
       return 1;
   }
@@ -390,7 +387,7 @@ int main(int argc, char **argv)
   status = logSay(&results[0]);
   /* A report that did not reach its reader is a failure (.tools.output) */
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "replay: error writing the report: %s\n", strerror(errno));
+    Report("error writing the report: %s", strerror(errno));
     status = 1;
   }
   return status;

@@ -28,6 +28,7 @@
 #include "plinth.h"
 #include "plinthclock.h"
 #include "replayint.h"
+#include "report.h"
 #include "replaypool.h"
 #include "skew.h"
 
@@ -55,14 +56,14 @@ static void anomaly(AnomalyKind kind, const EventRecordStruct *rec, uint64_t add
   int strict = ReplayOptions.strict && kind != AnomalyFreeNull;
   if (strict || (ReplayOptions.report && result.anomaly[kind] <= limit)) {
     const char *name = rec->desc != NULL ? rec->desc->name : "?";
-    fprintf(stderr, "replay: %s: offset %zu: %s: %s of 0x%" PRIx64 "\n", ReplayOptions.log, rec->offset,
+    Report("%s: offset %zu: %s: %s of 0x%" PRIx64 "", ReplayOptions.log, rec->offset,
             name,
             kind == AnomalyUnknownFree ? "unknown free" :
             kind == AnomalyDoubleFree ? "double free" :
             kind == AnomalyDuplicate ? "duplicate live pointer" :
             kind == AnomalyFreeNull ? "free(NULL)" : "replay failed", address);
     if (ReplayOptions.report && result.anomaly[kind] == limit && !strict)
-      fprintf(stderr, "replay: (further %s are counted, not listed)\n", ReplayAnomalyName[kind]);
+      Report("(further %s are counted, not listed)", ReplayAnomalyName[kind]);
   }
   if (strict)
     ReplayFail("%s: --strict: stopping at offset %zu", ReplayOptions.log, rec->offset);

@@ -25,6 +25,7 @@
 #include "eventapi.h"
 #include "eventread.h"
 #include "replayint.h"
+#include "report.h"
 
 /* The events replay understands, found by name in the stream's own
  * registry (design/index.txt .req.self), and the parameters it
@@ -77,7 +78,7 @@ static void findEvents(const EventRegistryStruct *reg)
       }
       if (!ok) {
         if (ReplayOptions.report)
-          fprintf(stderr, "replay: %s: event %s has unexpected parameters: not replayed\n",
+          Report("%s: event %s has unexpected parameters: not replayed",
                   ReplayOptions.log, d->name);
         continue;
       }
@@ -128,7 +129,7 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn, uint64_t *
   if (EventRecover(*bufReturn, *sizeReturn, liveBytes, (size_t)st.st_size, &merged, &size,
                    &recovery, msg, sizeof msg) != 0) {
     if (ReplayOptions.report)
-      fprintf(stderr, "replay: %s: %s; replaying the log alone\n", livePath, msg);
+      Report("%s: %s; replaying the log alone", livePath, msg);
     munmap(liveBytes, (size_t)st.st_size);
     return 0;
   }
@@ -138,15 +139,15 @@ static int recoverLive(unsigned char **bufReturn, size_t *sizeReturn, uint64_t *
   *sizeReturn = size;
   *recoveredReturn = recovery.events;
   if (recovery.damaged > 0 && ReplayOptions.report)
-    fprintf(stderr, "replay: %s: %lu regions have damaged headers (the first at offset %lu): "
-            "not recovered\n", livePath, (unsigned long)recovery.damaged,
+    Report("%s: %lu regions have damaged headers (the first at offset %lu): "
+            "not recovered", livePath, (unsigned long)recovery.damaged,
             (unsigned long)recovery.damagedOffset);
   if (recovery.logFailed && ReplayOptions.report)
-    fprintf(stderr, "replay: %s: the program could not write all of its log: events are lost\n",
+    Report("%s: the program could not write all of its log: events are lost",
             livePath);
   if (recovery.rejected > 0 && ReplayOptions.report)
-    fprintf(stderr, "replay: %s: %lu live blocks did not continue the log (the first at offset "
-            "%lu): not recovered\n", livePath, (unsigned long)recovery.rejected,
+    Report("%s: %lu live blocks did not continue the log (the first at offset "
+            "%lu): not recovered", livePath, (unsigned long)recovery.rejected,
             (unsigned long)recovery.rejectedOffset);
   return 1;
 }
