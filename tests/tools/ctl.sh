@@ -13,6 +13,7 @@
 # "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:?usage: tests/tools/ctl.sh CONFIG}
 cfg=${cfg%/}
 top=$PWD
@@ -21,19 +22,14 @@ ctl=$top/$cfg/ctl
 eventcnv=$top/$cfg/eventcnv
 check="python3 $top/tests/clients/ctl/check.py $eventcnv"
 for f in "$client" "$ctl" "$eventcnv"; do
-  [ -x "$f" ] || { echo "FAIL setup: $f is not built"; echo "0 passed, 1 failed"; exit 1; }
+  [ -x "$f" ] || { fail setup "$f is not built"; finish; }
 done
-passed=0
-failed=0
 tmp=$(mktemp -d)
 pids=()
 trap 'kill -9 "${pids[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=detect_leaks=0
 export TSAN_OPTIONS="${TSAN_OPTIONS:-}:report_thread_leaks=0"
 export TELLTALE_CTL=on          # a ThreadSanitizer build's default is off (.ctl.optout)
-
-ok() { passed=$((passed + 1)); echo "ok $1${2:+ ($2)}"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 # fresh -- a case's directory, with a control directory in it; sets dir
 fresh() {
@@ -290,5 +286,4 @@ else
   echo "skip another user: needs root and setpriv (not counted)"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

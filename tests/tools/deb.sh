@@ -21,22 +21,11 @@
 
 set -u
 cd "$(dirname "$0")/../.."
-passed=0
-failed=0
+. tests/lib/results.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-ok()   { passed=$((passed + 1)); echo "ok $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-skipped=0
 have() { command -v "$1" >/dev/null 2>&1; }
-skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ $failed -eq 0 ] || exit 1
-  [ $skipped -eq 0 ] || exit 77    # a case that could not run is not passed
-  exit 0
-}
 
 if ! have dpkg-buildpackage || ! have dh; then
   echo "skip deb: dpkg-buildpackage or debhelper is missing (.ci/install installs them)"

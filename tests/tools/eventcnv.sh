@@ -21,6 +21,7 @@
 set -u
 
 tests=$(cd "$(dirname "$0")/.." && pwd)
+. "$tests/lib/results.sh"
 update=0
 if [ "${1:-}" = --update ]; then
   update=1
@@ -42,8 +43,6 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eventcnv-test.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
 
 # stream VARIANT -- make tests' stream for VARIANT, once
 stream() {
@@ -53,17 +52,6 @@ stream() {
       echo "$0: mkstream.py --variant $1 failed" >&2
       exit 2
     }
-  fi
-}
-
-# result CASE WHY -- count and print one case's result
-result() {
-  if [ -z "$2" ]; then
-    echo "ok $1"
-    passed=$((passed + 1))
-  else
-    echo "FAIL $1:$2"
-    failed=$((failed + 1))
   fi
 }
 
@@ -378,5 +366,4 @@ done
 cmp -s "$tmp/basic.tt" "$tmp/basic.copy" || why="$why the log was changed"
 result output-is-input "$why"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -73,6 +73,7 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 
 cfg=${1:?usage: tests/tools/example.sh CONFIG}
 cfg=${cfg%/}
@@ -80,19 +81,13 @@ top=$PWD
 pool="$top/$cfg/examples/pool"
 eventcnv="$top/$cfg/eventcnv"
 
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 for f in "$pool" "$eventcnv"; do
   if [ ! -x "$f" ]; then
-    echo "FAIL setup: $f is not built"
-    echo "0 passed, 1 failed"
-    exit 1
+    fail setup "$f is not built"
+    finish
   fi
 done
 
@@ -121,8 +116,7 @@ log="$tmp/main/pool.log"
 run main TELLTALE_FILE="$log"
 if [ "$status" -ne 0 ] || [ ! -s "$log" ]; then
   fail example-runs "status $status, log $(ls -l "$log" 2>&1)"
-  echo "$passed passed, $((failed)) failed"
-  exit 1
+  finish
 fi
 "$eventcnv" "$log" >"$tmp/main.txt" 2>"$tmp/main.cnv.err"
 cnvStatus=$?
@@ -591,5 +585,4 @@ else
   fail archive-threads "$client is not built"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -61,6 +61,7 @@
 
 set -u
 tests=$(cd "$(dirname "$0")/.." && pwd)
+. "$tests/lib/results.sh"
 if [ $# -ne 1 ]; then
   echo "usage: $0 CONFIG" >&2
   exit 2
@@ -69,18 +70,6 @@ config=$(cd "$1" && pwd) || exit 2
 eventcnv=$config/eventcnv
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/export-test.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-result() {   # result NAME WHY: WHY empty is a pass
-  if [ -z "$2" ]; then
-    echo "ok $1"
-    passed=$((passed + 1))
-  else
-    echo "FAIL $1: $2"
-    failed=$((failed + 1))
-  fi
-}
 
 # sane ERRFILE -- no sanitizer report
 sane() {
@@ -463,5 +452,4 @@ else
   fi
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -47,25 +47,13 @@
 # pass was skipped.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:-build}
 cfg=${cfg%/}
 top=$PWD
 eventcnv=$top/$cfg/eventcnv
 out=$top/build/foreign
-passed=0
-failed=0
-skipped=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
-finish() {
-  [ $skipped -gt 0 ] && echo "$skipped skipped (not passed)"
-  echo "$passed passed, $failed failed"
-  [ $failed -eq 0 ] && [ $skipped -gt 0 ] && exit 77
-  [ $failed -eq 0 ]
-  exit
-}
-[ -x "$eventcnv" ] || { bad setup "$eventcnv is not built"; finish; }
+[ -x "$eventcnv" ] || { fail setup "$eventcnv is not built"; finish; }
 # The reference log and eventcnv are x86-64's.
 if [ "$(uname -m)" != x86_64 ]; then
   skip all "the machine is $(uname -m), not x86_64"
@@ -80,7 +68,7 @@ cflags=(-std=c11 -g -O2 -fno-strict-aliasing -Wall -Wextra -Werror -Wshadow
 mkdir -p "$out/gen"
 python3 gen --out "$out/gen/core" eventdef.h &&
   python3 gen --core eventdef.h --out "$out/gen/test" tests/lib/eventdef.h ||
-  { bad setup "gen failed"; finish; }
+  { fail setup "gen failed"; finish; }
 
 # build ARCH CC -- build $out/ARCH/client; 1 if it cannot be built
 build() {
@@ -114,7 +102,7 @@ build() {
            -c "$out/gen/test/eventgen.c" -o "$o/eventgen.o" &&
          "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/decode -Isrc/plinth -I"$out/gen/test" \
            -c tests/clients/foreign/client.c -o "$o/client.o"; } >"$dir/build.err" 2>&1; then
-    bad "$arch-build" "$(head -5 "$dir/build.err")"
+    fail "$arch-build" "$(head -5 "$dir/build.err")"
     return 1
   fi
   ok "$arch-build"
@@ -123,9 +111,9 @@ build() {
   elif grep -q "undefined reference to \`__atomic_" "$dir/link.err" &&
        "$cc" -o "$dir/client" "${objs[@]}" -lpthread -latomic >/dev/null 2>&1; then
     # Go on with libatomic, so that the log is still checked.
-    bad "$arch-link" "the runtime needs libatomic here: $(grep -o "undefined reference to \`__atomic_[a-z_0-9]*'" "$dir/link.err" | sort -u | tr '\n' ' ')"
+    fail "$arch-link" "the runtime needs libatomic here: $(grep -o "undefined reference to \`__atomic_[a-z_0-9]*'" "$dir/link.err" | sort -u | tr '\n' ' ')"
   else
-    bad "$arch-link" "$(head -5 "$dir/link.err")"
+    fail "$arch-link" "$(head -5 "$dir/link.err")"
     return 1
   fi
 }
@@ -194,10 +182,10 @@ run() {
   shift 3
   client "$arch" "$mode" 30 TELLTALE_BUFFER=4096 -- "$@"
   if [ "$r" = 124 ]; then
-    bad "$arch-$mode" "still running after 30 s: killed"
+    fail "$arch-$mode" "still running after 30 s: killed"
     return 1
   elif [ "$r" != "$status" ]; then
-    bad "$arch-$mode" "exit $r, not $status: $(head -3 "$dir/err")"
+    fail "$arch-$mode" "exit $r, not $status: $(head -3 "$dir/err")"
     return 1
   fi
   if [ "$mode" = abort ]; then
@@ -209,32 +197,32 @@ run() {
   case $mode in
     abort|kill)
       if ! grep -q "recovered after the crash" "$dir/log.err"; then
-        bad "$arch-$mode" "eventcnv exit $r, no recovery: $(head -3 "$dir/log.err")"
+        fail "$arch-$mode" "eventcnv exit $r, no recovery: $(head -3 "$dir/log.err")"
         return 1
       fi ;;
     *)
       if [ $r != 0 ] || [ -s "$dir/log.err" ]; then
-        bad "$arch-$mode" "eventcnv exit $r: $(head -3 "$dir/log.err")"
+        fail "$arch-$mode" "eventcnv exit $r: $(head -3 "$dir/log.err")"
         return 1
       fi ;;
   esac
   if [ "$mode" = kill ] && ! grep -q "[1-9][0-9]* of them from f.log.live" "$dir/log.err"; then
-    bad "$arch-$mode" "no events recovered from the live file: $(head -3 "$dir/log.err")"
+    fail "$arch-$mode" "no events recovered from the live file: $(head -3 "$dir/log.err")"
     return 1
   fi
   normalize "$dir/log" >"$dir/norm"
   if [ "$arch" != x86_64 ]; then
     if ! cmp -s "$dir/norm" "$out/x86_64/run-$mode/norm"; then
-      bad "$arch-$mode" "decodes differently from the native log ($(wc -l <"$dir/norm") lines, native $(wc -l <"$out/x86_64/run-$mode/norm")): $(diff "$out/x86_64/run-$mode/norm" "$dir/norm" | head -6 | tr '\n' '|')"
+      fail "$arch-$mode" "decodes differently from the native log ($(wc -l <"$dir/norm") lines, native $(wc -l <"$out/x86_64/run-$mode/norm")): $(diff "$out/x86_64/run-$mode/norm" "$dir/norm" | head -6 | tr '\n' '|')"
       return 1
     fi
   elif [ "$(grep -c TestThread "$dir/norm")" != 6000 ]; then
-    bad "$arch-$mode" "the native log has $(grep -c TestThread "$dir/norm") TestThread events, not 6000"
+    fail "$arch-$mode" "the native log has $(grep -c TestThread "$dir/norm") TestThread events, not 6000"
     return 1
   fi
   local why
   if ! why=$(sane "$dir/log" "$dir/header"); then
-    bad "$arch-$mode" "times: $why"
+    fail "$arch-$mode" "times: $why"
     return 1
   fi
   ok "$arch-$mode"
@@ -252,11 +240,11 @@ traceback() {
            sub(/name=".*"$/, "name=*")
          print }' "$dir/err" >"$dir/traceback"
   if ! grep -q "^telltale: fatal signal SIGABRT in thread T1 (main)" "$dir/err"; then
-    bad "$arch-traceback" "no \"fatal signal SIGABRT\" line: $(head -3 "$dir/err")"
+    fail "$arch-traceback" "no \"fatal signal SIGABRT\" line: $(head -3 "$dir/err")"
   elif [ "$(wc -l <"$dir/traceback")" -lt 10 ]; then
-    bad "$arch-traceback" "$(wc -l <"$dir/traceback") events: $(grep -v '^ ' "$dir/err" | tail -3)"
+    fail "$arch-traceback" "$(wc -l <"$dir/traceback") events: $(grep -v '^ ' "$dir/err" | tail -3)"
   elif [ "$arch" != x86_64 ] && ! cmp -s "$dir/traceback" "$out/x86_64/run-abort/traceback"; then
-    bad "$arch-traceback" "differs from the native one: $(diff "$out/x86_64/run-abort/traceback" "$dir/traceback" | head -4 | tr '\n' '|')"
+    fail "$arch-traceback" "differs from the native one: $(diff "$out/x86_64/run-abort/traceback" "$dir/traceback" | head -4 | tr '\n' '|')"
   else
     ok "$arch-traceback"
   fi
@@ -267,16 +255,16 @@ traceback() {
 # within 0.01% of HZ
 header() {
   local arch=$1 h=$out/$1/run-finish/header want got
-  [ -s "$h" ] || { bad "$arch-header" "eventcnv --header printed nothing"; return; }
+  [ -s "$h" ] || { fail "$arch-header" "eventcnv --header printed nothing"; return; }
   want="byte order:$2 pointer size:$3 bytes word size:$4 bytes"
   got=$(awk '/^byte order|^pointer size|^word size/ {
                k = $1 " " $2; $1 = ""; $2 = ""; sub(/^ +/, ""); printf "%s%s:%s", sep, k, $0; sep = " " }' "$h")
   if [ "$got" != "$want" ]; then
-    bad "$arch-header" "\"$got\", not \"$want\""
+    fail "$arch-header" "\"$got\", not \"$want\""
   elif [ -n "$5" ] && ! awk -v want="$5" '$1 == "clock" && $3 == "Hz" {
                            d = $2 - want; found = d <= want / 10000 && -d <= want / 10000 }
                          END { exit !found }' "$h"; then
-    bad "$arch-header" "clock $(awk '$1 == "clock" { print $2, $3 }' "$h"), not $5 Hz within 0.01%"
+    fail "$arch-header" "clock $(awk '$1 == "clock" { print $2, $3 }' "$h"), not $5 Hz within 0.01%"
   else
     ok "$arch-header"
   fi
@@ -289,16 +277,16 @@ drops() {
   shift
   client "$arch" drops 60 TELLTALE_BUFFER=4096 -- "$@"
   if [ "$r" != 137 ]; then
-    bad "$arch-drops" "exit $r, not 137: $(head -3 "$dir/err")"
+    fail "$arch-drops" "exit $r, not 137: $(head -3 "$dir/err")"
     return
   fi
   (cd "$dir" && "$eventcnv" --summary f.log >summary 2>summary.err)
   found=$(cd "$dir" && "$eventcnv" f.log 2>/dev/null | grep -c " TestW ")
   dropped=$(awk '$1 == "dropped" { print $2 }' "$dir/summary")
   if ! grep -q "counted only in f.log.live" "$dir/summary.err"; then
-    bad "$arch-drops" "eventcnv does not count drops from the live file: $(head -3 "$dir/summary.err")"
+    fail "$arch-drops" "eventcnv does not count drops from the live file: $(head -3 "$dir/summary.err")"
   elif [ $((found + ${dropped:-0})) != 100000 ]; then
-    bad "$arch-drops" "$found TestW found and ${dropped:-no} dropped: not the 100000 emitted"
+    fail "$arch-drops" "$found TestW found and ${dropped:-no} dropped: not the 100000 emitted"
   else
     ok "$arch-drops"
   fi
@@ -315,13 +303,13 @@ big() {
   size=$(stat -c %s "$dir/f.log" 2>/dev/null || echo 0)
   count=$(cd "$dir" && "$eventcnv" --count f.log 2>count.err | awk '$2 == "TestS" { print $1 }')
   if [ "$r" != 0 ]; then
-    bad "$arch-big" "exit $r, not 0: $(head -3 "$dir/err")"
+    fail "$arch-big" "exit $r, not 0: $(head -3 "$dir/err")"
   elif [ -s "$dir/err" ]; then
-    bad "$arch-big" "the client said: $(head -3 "$dir/err")"
+    fail "$arch-big" "the client said: $(head -3 "$dir/err")"
   elif [ "$size" -le 2147483648 ]; then
-    bad "$arch-big" "the log is $size bytes, not past 2 GiB"
+    fail "$arch-big" "the log is $size bytes, not past 2 GiB"
   elif [ "${count:-0}" != 2200000 ] || [ -s "$dir/count.err" ]; then
-    bad "$arch-big" "${count:-no} TestS of 2200000 in $size bytes: $(head -3 "$dir/count.err")"
+    fail "$arch-big" "${count:-no} TestS of 2200000 in $size bytes: $(head -3 "$dir/count.err")"
   else
     ok "$arch-big"
   fi
@@ -357,7 +345,7 @@ have() {
   for c in "${missing[@]}"; do
     command -v "$c" >/dev/null 2>&1 && continue
     if apt-cache policy "$pkg" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-      bad "$arch" "$c is missing and package $pkg did not install (run .ci/install)"
+      fail "$arch" "$c is missing and package $pkg did not install (run .ci/install)"
     else
       skip "$arch" "$c is missing and package $pkg cannot be had from apt here"
     fi

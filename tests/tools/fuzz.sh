@@ -24,19 +24,10 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 seconds=${1:-${FUZZ_TIME:-60}}
 fuzzer=build/fuzz/fuzz_stream
 opts=(-timeout=5 -rss_limit_mb=2048 -malloc_limit_mb=80)
-
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
 
 if ! ninja build/fuzz/.all >/dev/null; then
   fail build "ninja fuzz failed (clang with -fsanitize=fuzzer: .ci/install)"

@@ -48,11 +48,10 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:?usage: tests/tools/gdb.sh CONFIG-DIR}
 bin=$PWD/$cfg/tests/gdb_target
 py=$PWD/tools/gdb/telltale.py
-passed=0
-failed=0
 tmp=$(mktemp -d)
 pid=
 other=
@@ -64,14 +63,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
 
 # events FILE -- the event lines of gdb's or the target's output, without
 # the time columns and with runs of spaces squeezed: "T1 Test TestW w=1"

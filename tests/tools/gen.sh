@@ -31,16 +31,12 @@
 #
 # GEN=FILE tests another generator (an older gen, to see a test fail).
 set -u
+. tests/lib/results.sh
 
 PYTHON=${PYTHON:-python3}
 CORE=eventdef.h
-passed=0
-failed=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-ok()   { passed=$((passed + 1)); echo "ok $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 # gen_run ARGS... -- run gen; leaves $rc, $tmp/out and $tmp/err
 gen_run() {
@@ -427,5 +423,4 @@ else
   ok gen/write-fails
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -143,6 +143,7 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 
 cfg=${1:?usage: tests/tools/heap.sh CONFIG}
 cfg=${cfg%/}
@@ -152,20 +153,14 @@ events="$top/$cfg/tests/malloc_events"
 preload="$top/build/libtelltale-malloc.so"
 source="$top/tests/clients/heap_target.c"
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 
 if ! cc -O0 -g -fno-omit-frame-pointer "$source" -o target 2>cc.err; then
-  echo "FAIL compile: $(head -3 cc.err)"
-  echo "0 passed, 1 failed"
-  exit 1
+  fail compile "$(head -3 cc.err)"
+  finish
 fi
 TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/a.log LD_PRELOAD="$preload" ./target 1
 TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/b.log LD_PRELOAD="$preload" ./target 2
@@ -188,56 +183,56 @@ bigBlocks 5
 plantedLeak 3"
 got=$(sites a.txt "MOST ALLOCATIONS")
 [ $r = 0 ] && [ "$got" = "$expect" ] && ok sites-allocations ||
-  bad sites-allocations "exit $r: $(echo $got) $(head -2 a.err)"
+  fail sites-allocations "exit $r: $(echo $got) $(head -2 a.err)"
 expect="bigBlocks 50000
 temporaries 5000
 growRealloc 3520
 manySmall 2400
 plantedLeak 231"
 got=$(sites a.txt "MOST BYTES ALLOCATED")
-[ "$got" = "$expect" ] && ok sites-bytes || bad sites-bytes "$(echo $got)"
+[ "$got" = "$expect" ] && ok sites-bytes || fail sites-bytes "$(echo $got)"
 got=$(sites a.txt "MOST BYTES LIVE AT THE PEAK")
 [ "$got" = "$(printf 'bigBlocks 50000\nplantedLeak 231')" ] && [ "$(summary a.txt peak)" = "heap 50231" ] &&
-  ok sites-peak || bad sites-peak "$(echo $got); summary $(summary a.txt peak)"
+  ok sites-peak || fail sites-peak "$(echo $got); summary $(summary a.txt peak)"
 got=$(sites a.txt "MOST TEMPORARY ALLOCATIONS")
 [ "$got" = "$(printf 'temporaries 50\ngrowRealloc 10\nmanySmall 1\nbigBlocks 1')" ] && ok sites-temporary ||
-  bad sites-temporary "$(echo $got)"
+  fail sites-temporary "$(echo $got)"
 got="$(summary a.txt allocations) $(summary a.txt temporary) $(summary a.txt leaked)"
 [ "$got" = "168 62 231" ] && grep -q "61151 bytes" a.txt && grep -q "231 bytes in 3 blocks" a.txt &&
-  ok summary || bad summary "allocations temporary leaked: $got"
+  ok summary || fail summary "allocations temporary leaked: $got"
 
 leak=$(section a.txt "LEAKS")
 if echo "$leak" | grep -q "231 bytes in 3 blocks from  plantedLeak  .*heap_target.c:$(line plantedLeak)\$" &&
    echo "$leak" | sed -n 2p | grep -q "^ *main  .*heap_target.c:"; then
   ok leak-named
 else
-  bad leak-named "$(echo "$leak" | head -3)"
+  fail leak-named "$(echo "$leak" | head -3)"
 fi
 
 printf '# the planted leak\n\nplanted*\n' >supp
 "$heap" --suppress supp a.log >s.txt 2>s.err
 leak=$(section s.txt "LEAKS")
 [ $? = 0 ] && ! grep -q plantedLeak <<<"$leak" && grep -q "^LEAKS.*231 bytes from 1 stack suppressed" s.txt &&
-  ok suppress || bad suppress "$(grep -A2 ^LEAKS s.txt)"
+  ok suppress || fail suppress "$(grep -A2 ^LEAKS s.txt)"
 "$heap" --suppress supp --folded leaked a.log >sf.txt
 "$heap" --suppress supp --diff a.log b.log >sd.txt
 "$heap" --suppress supp --flame leaked -o sf.svg a.log
 got="$(summary s.txt leaked) $(wc -l <sf.txt) $(awk '$1 == "leaked" { print $2, $3 }' sd.txt)"
 [ "$got" = "0 0 0 0" ] && grep -q "leaked       0 bytes in 0 blocks (and 231 bytes in 3 blocks suppressed)" s.txt &&
   ! grep -q plantedLeak sf.svg && ok suppress-everywhere ||
-  bad suppress-everywhere "summary, folded lines, diff old new: $got; $(grep leaked s.txt)"
+  fail suppress-everywhere "summary, folded lines, diff old new: $got; $(grep leaked s.txt)"
 
 "$heap" --diff a.log b.log >d.txt 2>d.err
 r=$?
 changed=$(section d.txt "CALL SITES THAT CHANGED" | awk '{ print $7, $1, $2, $3 }' | sort)
 [ $r = 0 ] && [ "$changed" = "$(printf 'manySmall 100 200 +100\ntemporaries 50 100 +50')" ] &&
-  ok diff || bad diff "exit $r: $(echo $changed) $(head -2 d.err)"
+  ok diff || fail diff "exit $r: $(echo $changed) $(head -2 d.err)"
 
 fsum() { "$heap" --folded "$1" a.log | awk '{ s += $NF } END { print s + 0 }'; }
 got="$(fsum allocations) $(fsum bytes) $(fsum leaked) $(fsum temporary) $(fsum peak)"
 "$heap" --folded leaked a.log >f.txt
 [ "$got" = "168 61151 231 62 50231" ] && grep -q "main;plantedLeak 3\$" <("$heap" --folded a.log) &&
-  [ "$(wc -l <f.txt)" = 1 ] && ok folded || bad folded "sums $got; $(head -2 f.txt)"
+  [ "$(wc -l <f.txt)" = 1 ] && ok folded || fail folded "sums $got; $(head -2 f.txt)"
 
 "$heap" --flame leaked -o flame.svg a.log && "$heap" --chart a.log >chart.svg &&
   "$heap" --pprof -o a.pb.gz a.log
@@ -245,12 +240,12 @@ r=$?
 wellformed() { python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$1" 2>&1; }
 [ $r = 0 ] && [ -z "$(wellformed flame.svg)" ] && [ -z "$(wellformed chart.svg)" ] &&
   grep -q plantedLeak flame.svg && grep -q target chart.svg && ok writers ||
-  bad writers "exit $r: $(wellformed flame.svg | tail -1) $(wellformed chart.svg | tail -1)"
+  fail writers "exit $r: $(wellformed flame.svg | tail -1) $(wellformed chart.svg | tail -1)"
 if [ -x "$top/build/pprof/pprof" ]; then
   got=$("$top/build/pprof/pprof" -top -sample_index=leaked a.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
   "$heap" --suppress supp --pprof -o s.pb.gz a.log
   sgot=$("$top/build/pprof/pprof" -top -sample_index=leaked s.pb.gz 2>&1 | awk '$NF == "plantedLeak" { print $1 }')
-  [ "$got" = 231B ] && [ -z "$sgot" ] && ok pprof-leaked || bad pprof-leaked "pprof -top: '$got', suppressed '$sgot'"
+  [ "$got" = 231B ] && [ -z "$sgot" ] && ok pprof-leaked || fail pprof-leaked "pprof -top: '$got', suppressed '$sgot'"
   cat >inl.c <<'EOF'
 #include <stdlib.h>
 static inline __attribute__((always_inline)) void *make(size_t n) { return malloc(n); }
@@ -262,7 +257,7 @@ EOF
     "$heap" --pprof -o inl.pb.gz inl.log
   got=$("$top/build/pprof/pprof" -traces inl.pb.gz 2>&1 | awk '/^ *721B / { on = 1 } on { $1 = $1; print } /^---/ { on = 0 }' |
         sed -n '1,3p' | tr '\n' ';')
-  [ "$got" = "721B make (inline);outer;main;" ] && ok pprof-inlined || bad pprof-inlined "pprof -traces: '$got'"
+  [ "$got" = "721B make (inline);outer;main;" ] && ok pprof-inlined || fail pprof-inlined "pprof -traces: '$got'"
   cat >rec.c <<'EOF'
 #include <stdlib.h>
 void *keep;
@@ -274,7 +269,7 @@ EOF
     "$heap" --pprof -o rec.pb.gz rec.log
   got=$("$top/build/pprof/pprof" -traces rec.pb.gz 2>&1 | awk '/^ *33B / { on = 1 } on { $1 = $1; print } /^---/ { on = 0 }' |
         sed -n '1,5p' | tr '\n' ';')
-  [ "$got" = "33B f;f;f;f;main;" ] && ok pprof-recursive || bad pprof-recursive "pprof -traces: '$got'"
+  [ "$got" = "33B f;f;f;f;main;" ] && ok pprof-recursive || fail pprof-recursive "pprof -traces: '$got'"
 else
   echo "skip pprof-leaked, pprof-inlined, pprof-recursive: build/pprof/pprof is not built (.ci/install builds it)"
 fi
@@ -282,7 +277,7 @@ fi
 "$heap" n.log >n.txt 2>n.err
 got="$(summary n.txt allocations) $(summary n.txt temporary) $(summary n.txt leaked)"
 [ "$got" = "168 62 231" ] && [ "$(sites n.txt "MOST ALLOCATIONS")" = "[unknown] 168" ] &&
-  grep -q "none recorded" n.txt && ok no-stacks || bad no-stacks "$got: $(sites n.txt "MOST ALLOCATIONS")"
+  grep -q "none recorded" n.txt && ok no-stacks || fail no-stacks "$got: $(sites n.txt "MOST ALLOCATIONS")"
 
 threads="$top/build/tests/malloc_threads"
 TELLTALE_STACKS=8 TELLTALE_FILE=$PWD/th.log LD_PRELOAD="$preload" "$threads" 20000 >th.expected
@@ -293,19 +288,19 @@ own=$(awk '$1 != "free" { s += $2 } END { print s }' th.expected)
 got=$(( $(summary th.txt allocations) - $(summary th0.txt allocations) ))
 [ "$got" = "$own" ] && grep -q "(0 of blocks never seen allocated)" th.txt &&
   [ "$(grep leaked th.txt)" = "$(grep leaked th0.txt)" ] && ok threads ||
-  bad threads "allocations $got, the program's $own; $(grep -E 'frees|leaked' th.txt | tr '\n' ' ') $(head -1 th.err)"
+  fail threads "allocations $got, the program's $own; $(grep -E 'frees|leaked' th.txt | tr '\n' ' ') $(head -1 th.err)"
 "$top/$cfg/eventcnv" th.log >th.events 2>th.cnv
 status=$?
 starts=$(grep -c ' ThreadStart ' th.events)
 exits=$(grep -c ' ThreadExit ' th.events)
 [ $status = 0 ] && [ "$starts" = $((exits + 1)) ] && [ "$starts" -ge 5 ] && ok threads-ended ||
-  bad threads-ended "eventcnv exit $status, $starts ThreadStart, $exits ThreadExit: $(head -1 th.cnv)"
+  fail threads-ended "eventcnv exit $status, $starts ThreadStart, $exits ThreadExit: $(head -1 th.cnv)"
 
 TELLTALE_FILE=skew.log "$events" skew >/dev/null
 "$heap" skew.log >k.txt 2>k.err
 [ $? = 0 ] && grep -q "frees        5 (1 of blocks never seen allocated)" k.txt &&
   grep -q "leaked       0 bytes in 0 blocks" k.txt && ok skew-order ||
-  bad skew-order "$(grep -E 'frees|leaked' k.txt)"
+  fail skew-order "$(grep -E 'frees|leaked' k.txt)"
 
 { TELLTALE_FILE=$PWD/killed.log LD_PRELOAD="$preload" bash -c 'echo x >/dev/null; kill -KILL $$'; } 2>/dev/null
 "$heap" killed.log >kl.txt 2>kl.err
@@ -313,19 +308,19 @@ r=$?
 [ $r = 0 ] && grep -q "killed.log: the stream did not end cleanly" kl.err &&
   grep -q "events were recovered from killed.log.live" kl.err &&
   [ "$(summary kl.txt allocations)" -gt 0 ] && ok unclean ||
-  bad unclean "exit $r: $(head -2 kl.err)"
+  fail unclean "exit $r: $(head -2 kl.err)"
 { TELLTALE_MAP=off TELLTALE_FILE=$PWD/killed2.log LD_PRELOAD="$preload" bash -c 'echo x >/dev/null; kill -KILL $$'; } 2>/dev/null
 "$heap" killed2.log >kl.txt 2>kl.err
 r=$?
 [ $r = 1 ] && grep -q "held in its buffers .* are lost: killed2.log.live, from which they are recovered, is not there" kl.err &&
-  ! grep -q "no allocation events" kl.err && ok unclean-lost || bad unclean-lost "exit $r: $(head -2 kl.err)"
+  ! grep -q "no allocation events" kl.err && ok unclean-lost || fail unclean-lost "exit $r: $(head -2 kl.err)"
 "$top/$cfg/eventcnv" --format telltale -o killed2.arc killed2.log 2>/dev/null
 python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[19] |= 2; open(sys.argv[2], "wb").write(b)' \
   killed2.arc flag.arc
 "$heap" flag.arc >fl.txt 2>fl.err
 r=$?
 [ $r != 0 ] && grep -q "offset 19: header damaged: its flags byte is 0x02" fl.err && ! grep -q recovered fl.txt &&
-  ! grep -q "were recovered" fl.err && ok archive-flag || bad archive-flag "exit $r: $(head -2 fl.err)"
+  ! grep -q "were recovered" fl.err && ok archive-flag || fail archive-flag "exit $r: $(head -2 fl.err)"
 
 TELLTALE_FILE=$PWD/true.log LD_PRELOAD="$preload" /bin/true
 mkdir pool && (cd pool && "$top/build/examples/pool" >/dev/null 2>&1)
@@ -337,7 +332,7 @@ for log in true.log pool/telltale.log; do
   [ $r = 0 ] && grep -q "$log: the log holds no allocation events: it was not written by libtelltale-malloc.so" na.err &&
     ! grep -q "unknown site" na.txt || why="$why $log exit $r: $(head -1 na.err) $(grep stacks na.txt);"
 done
-[ -z "$why" ] && ok no-allocations || bad no-allocations "$why"
+[ -z "$why" ] && ok no-allocations || fail no-allocations "$why"
 
 cp target changed
 TELLTALE_STACKS=16 TELLTALE_FILE=$PWD/changed.log LD_PRELOAD="$preload" ./changed 1
@@ -345,7 +340,7 @@ touch changed
 "$heap" changed.log >ch.txt 2>ch.err
 r=$?
 [ $r = 0 ] && [ "$(grep -c "changed was changed after the log began, so its frames may be named wrongly" ch.err)" = 1 ] &&
-  ! grep -q "changed after" a.err && ok changed-file || bad changed-file "exit $r: $(head -2 ch.err) $(head -1 a.err)"
+  ! grep -q "changed after" a.err && ok changed-file || fail changed-file "exit $r: $(head -2 ch.err) $(head -1 a.err)"
 
 cp a.log self.log
 ln -s self.log self-link.log
@@ -355,27 +350,27 @@ sum=$(cksum <self.log)
 "$heap" --diff -o ./self.log a.log self.log 2>>self.err; u="$u $?"
 [ "$u" = "2 2 2" ] && [ "$(cksum <self.log)" = "$sum" ] &&
   grep -q "^telltale-heap: -o self.log: it is a log to read: writing it would destroy the log" self.err && ok output-is-input ||
-  bad output-is-input "exit statuses $u: $(head -1 self.err)"
+  fail output-is-input "exit statuses $u: $(head -1 self.err)"
 
 cp a.log damaged.log
 printf '\377\377\377\377\377\377\377\377' | dd of=damaged.log bs=1 seek=$(( $(stat -c %s a.log) - 500 )) conv=notrunc 2>/dev/null
 "$heap" damaged.log >dm.txt 2>dm.err
 r=$?
 [ $r = 1 ] && grep -q "^telltale-heap: damaged.log: reading stopped at the damage at offset [0-9]" dm.err &&
-  ! grep -q "died" dm.err && ok damaged || bad damaged "exit $r: $(cat dm.err)"
+  ! grep -q "died" dm.err && ok damaged || fail damaged "exit $r: $(cat dm.err)"
 
 TELLTALE_FILE=$PWD/x.log LD_PRELOAD="$preload" bash -c ':; exec true'
 "$heap" x.log.exec1 >x.txt 2>x.err
 r=$?
 [ $r = 0 ] && grep -q "x.log.exec1: the log ends where the program exec'd another" x.err &&
-  ! grep -q "did not end cleanly" x.err && ok exec-end || bad exec-end "exit $r: $(head -2 x.err)"
+  ! grep -q "did not end cleanly" x.err && ok exec-end || fail exec-end "exit $r: $(head -2 x.err)"
 
 size=$(stat -c %s a.log)
 head -c $((size - 100)) a.log >cut.log
 "$heap" cut.log >cut.txt 2>cut.err
 r=$?
 [ $r = 1 ] && grep -q "^telltale-heap: cut.log: offset [0-9]*: " cut.err && grep -q "^SUMMARY" cut.txt &&
-  ok truncated || bad truncated "exit $r: $(head -2 cut.err)"
+  ok truncated || fail truncated "exit $r: $(head -2 cut.err)"
 
 "$heap" --folded nonsense a.log >/dev/null 2>fn.err
 r=$?
@@ -383,7 +378,7 @@ r=$?
 r="$r $?"
 [ "$r" = "2 2" ] && grep -q "^telltale-heap: --folded: unknown value nonsense" fn.err &&
   grep -q "^telltale-heap: --flame: unknown value nonsense" fn.err && ok unknown-value ||
-  bad unknown-value "exit $r: $(head -1 fn.err)"
+  fail unknown-value "exit $r: $(head -1 fn.err)"
 
 cat >tie.c <<'EOF'
 #include <stdlib.h>
@@ -403,12 +398,12 @@ cc -O0 -g -fno-omit-frame-pointer tie.c -o tie && TELLTALE_STACKS=8 TELLTALE_FIL
 "$heap" tie.log >tie.txt 2>tie.err
 got=$(section tie.txt "MOST ALLOCATIONS" | grep -o 'tie.c:[0-9]*' | tr '\n' ' ')
 [ "$got" = "tie.c:9 tie.c:10 " ] && grep -q "allocations  2 calls" tie.txt && grep -q "leaked       0 bytes in 0 blocks" tie.txt &&
-  ok ties || bad ties "'$got' $(grep -E 'calls|leaked' tie.txt)"
+  ok ties || fail ties "'$got' $(grep -E 'calls|leaked' tie.txt)"
 printf '#include <stdlib.h>\nint main(void) { return malloc(5) == 0; }\n' >one.c
 cc -O0 -g one.c -o one && TELLTALE_FILE=$PWD/one.log LD_PRELOAD="$preload" ./one
 "$heap" one.log >one.txt 2>one.err
 grep -q "leaked       5 bytes in 1 block\$" one.txt && grep -q "5 bytes in 1 block from" one.txt &&
-  ok plural || bad plural "$(grep -E 'calls|block' one.txt)"
+  ok plural || fail plural "$(grep -E 'calls|block' one.txt)"
 
 u=""
 "$heap" --help >/dev/null; u="$u $?"
@@ -420,7 +415,7 @@ echo "not a log" >junk.log
 "$heap" junk.log >/dev/null 2>junk.err; u="$u $?"
 "$heap" missing.log >/dev/null 2>/dev/null; u="$u $?"
 [ "$u" = " 0 2 2 2 2 1 1" ] && grep -q "^telltale-heap: junk.log: " junk.err && ok usage ||
-  bad usage "exit statuses$u: $(head -1 junk.err)"
+  fail usage "exit statuses$u: $(head -1 junk.err)"
 
 # Two libraries of the same size and layout, so that B is most often
 # mapped where A was; one call site in main and one in phase, so that
@@ -468,18 +463,18 @@ got="$(sites dl.txt "MOST ALLOCATIONS" | grep siteOf | sort | tr '\n' ' ')"
 leak=$(section dl.txt "LEAKS")
 [ "$got" = "siteOfA 3 siteOfB 5 " ] && echo "$leak" | grep -q "^ *100 bytes in 1 block from  siteOfA  .*libA.c:2\$" &&
   [ "$(echo "$leak" | grep -c 'from  siteOf')" = 1 ] && ok "dlclose-reload ($where)" ||
-  bad dlclose-reload "$where: '$got' $(echo "$leak" | grep -A1 siteOf) $(head -2 dl.err)"
+  fail dlclose-reload "$where: '$got' $(echo "$leak" | grep -A1 siteOf) $(head -2 dl.err)"
 if [ -x "$top/build/pprof/pprof" ]; then
   "$heap" --pprof -o dl.pb.gz dl.log
   got=$("$top/build/pprof/pprof" -top -sample_index=allocations dl.pb.gz 2>&1 | awk '$NF ~ /^siteOf/ { print $NF, $1 }' | sort | tr '\n' ' ')
-  [ "$got" = "siteOfA 3 siteOfB 5 " ] && ok dlclose-pprof || bad dlclose-pprof "pprof -top: '$got'"
+  [ "$got" = "siteOfA 3 siteOfB 5 " ] && ok dlclose-pprof || fail dlclose-pprof "pprof -top: '$got'"
 else
   echo "skip dlclose-pprof: build/pprof/pprof is not built (.ci/install builds it)"
 fi
 unmaps=$("$top/$cfg/eventcnv" dl.log 2>/dev/null | grep -c 'MapUnmap.*start=')
 "$top/$cfg/replay" -q dl.log >dl-replay.txt 2>&1
 r=$?
-[ "$unmaps" = 2 ] && [ $r = 0 ] && ok dlclose-read || bad dlclose-read "MapUnmap printed $unmaps, replay exit $r: $(head -2 dl-replay.txt)"
+[ "$unmaps" = 2 ] && [ $r = 0 ] && ok dlclose-read || fail dlclose-read "MapUnmap printed $unmaps, replay exit $r: $(head -2 dl-replay.txt)"
 
 # Threads allocating through libC all along while main loads and unloads
 # A and B 40 times each (their destructors allocate inside dlclose), and
@@ -558,7 +553,7 @@ r=$?
 got="$(sites dlt.txt "MOST ALLOCATIONS" | grep -E 'siteOf|bye' | sort | tr '\n' ' ')"
 expect="byeA 40 byeB 40 siteOfA 120 siteOfB 200 $(cat dlt.out) "
 [ $r = 0 ] && [ "$got" = "$expect" ] && grep -q "(0 of blocks never seen allocated)" dlt.txt && [ ! -s dlt.err ] &&
-  ok dlclose-threads || bad dlclose-threads "exit $r: '$got' against '$expect' $(grep frees dlt.txt) $(head -2 dlt.err)"
+  ok dlclose-threads || fail dlclose-threads "exit $r: '$got' against '$expect' $(grep frees dlt.txt) $(head -2 dlt.err)"
 
 # Two threads each loading, using and unloading its own library 300
 # times, so that A and B take each other's addresses while the other
@@ -605,7 +600,7 @@ r=$?
 got="$(sites dlr.txt "MOST ALLOCATIONS" | grep -E 'siteOf|bye|unknown' | sort | tr '\n' ' ')"
 [ $r = 0 ] && [ "$got" = "byeA 300 byeB 300 siteOfA 1200 siteOfB 1200 " ] &&
   grep -q "(0 of blocks never seen allocated)" dlr.txt && [ ! -s dlr.err ] &&
-  ok dlclose-race || bad dlclose-race "exit $r: '$got' $(grep frees dlr.txt) $(head -2 dlr.err)"
+  ok dlclose-race || fail dlclose-race "exit $r: '$got' $(grep frees dlr.txt) $(head -2 dlr.err)"
 
 if command -v c++ >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
   cat >tree.cc <<'EOF'
@@ -630,7 +625,7 @@ EOF
      grep -q "leaked       0 bytes in 0 blocks (and $pool bytes in 1 block suppressed)" tree.txt; then
     ok cxx-pool
   else
-    bad cxx-pool "leaked $(summary tree.txt leaked), $pool with --no-default-suppressions: $(section tree-all.txt LEAKS | head -2)"
+    fail cxx-pool "leaked $(summary tree.txt leaked), $pool with --no-default-suppressions: $(section tree-all.txt LEAKS | head -2)"
   fi
 else
   echo "skip cxx-site, cxx-pool: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
@@ -646,7 +641,7 @@ if command -v sqlite3 >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.
   done
   "$heap" sq.log >sq.txt 2>/dev/null
   grep -q "(0 of blocks never seen allocated)" sq.txt || why="$why $(grep frees sq.txt)"
-  [ -z "$why" ] && ok system-program || bad system-program "$why"
+  [ -z "$why" ] && ok system-program || fail system-program "$why"
 else
   echo "skip system-program: no sqlite3, or no libunwind.so.8 (Debian libunwind8)"
 fi
@@ -661,7 +656,7 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
     grep -v '^0x' | head -5)
   mine=$(sites a.txt "MOST ALLOCATIONS" | head -5)
   [ -n "$theirs" ] && [ "$theirs" = "$mine" ] && ok heaptrack-agree ||
-    bad heaptrack-agree "heaptrack: $(echo $theirs); heap: $(echo $mine)"
+    fail heaptrack-agree "heaptrack: $(echo $theirs); heap: $(echo $mine)"
   # "function count" of its MOST TEMPORARY list, sorted (ties in any order)
   theirs=$(heaptrack_print -f ht.* 2>/dev/null | awk '
     /^MOST TEMPORARY ALLOCATIONS/ { on = 1; next }
@@ -670,7 +665,7 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
     grep -v '^0x' | sort)
   mine=$(sites a.txt "MOST TEMPORARY ALLOCATIONS" | sort)
   [ -n "$theirs" ] && [ "$theirs" = "$mine" ] && ok heaptrack-temporary ||
-    bad heaptrack-temporary "heaptrack: $(echo $theirs); heap: $(echo $mine)"
+    fail heaptrack-temporary "heaptrack: $(echo $theirs); heap: $(echo $mine)"
 else
   echo "skip heaptrack-agree: heaptrack is not installed (Debian heaptrack)"
 fi
@@ -686,11 +681,10 @@ if "$top/$cfg/eventcnv" --format telltale --zstd -o z.tt a.log 2>z.err &&
   if cmp -s a.txt z.txt && cmp -s a.folded z.folded && [ -s a.folded ]; then
     ok archive
   else
-    bad archive "the reports differ: $(diff a.txt z.txt | head -3 | tr '\n' ' ')"
+    fail archive "the reports differ: $(diff a.txt z.txt | head -3 | tr '\n' ' ')"
   fi
 else
-  bad archive "no archive with zstd blocks: $(head -2 z.err)"
+  fail archive "no archive with zstd blocks: $(head -2 z.err)"
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

@@ -59,6 +59,7 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 
 cfg=${1:?usage: tests/tools/heapmore.sh CONFIG}
 cfg=${cfg%/}
@@ -67,11 +68,6 @@ heap="$top/$cfg/heap"
 replay="$top/$cfg/replay"
 preload="$top/build/libtelltale-malloc.so"
 unwind=/usr/lib/x86_64-linux-gnu/libunwind.so.8
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -105,7 +101,7 @@ if [ -e "$unwind" ] && cc -O0 -g -pthread threads.c -o threads 2>cc.err; then
      [ "$unknown" = 0 ]; then
     ok dwarf-threads
   else
-    bad dwarf-threads "exit $r: $(grep frees th.txt) replay unknown frees '$unknown' $(head -1 th.err)"
+    fail dwarf-threads "exit $r: $(grep frees th.txt) replay unknown frees '$unknown' $(head -1 th.err)"
   fi
 else
   echo "skip dwarf-threads: no libunwind.so.8 (Debian libunwind8), or no C compiler"
@@ -134,7 +130,7 @@ if [ -e "$unwind" ] && command -v g++ >/dev/null && g++ -O2 -g -pthread late.cc 
   if [ -n "$start" ] && [ "$start" = "$(printf '%24s_start  in late' '')" ] && [ "$said" = "??:?" ]; then
     ok no-line
   else
-    bad no-line "the _start frames: $(echo $start); addr2line says $said"
+    fail no-line "the _start frames: $(echo $start); addr2line says $said"
   fi
   "$heap" --folded late.log >late.folded 2>/dev/null
   "$heap" --flame -o late.svg late.log 2>/dev/null
@@ -145,12 +141,12 @@ if [ -e "$unwind" ] && command -v g++ >/dev/null && g++ -O2 -g -pthread late.cc 
   gzip -dc late.pb.gz | grep -aq "operator new" && why="$why pprof;"
   [ "$(grep -c ';work(int, int\*\*) [0-9]*$' late.folded)" = 2 ] || why="$why the work stacks: $(grep -c work late.folded);"
   [ -s late.svg ] && [ -s late.pb.gz ] && [ -z "$why" ] && ok no-allocator ||
-    bad no-allocator "operator new in:$why"
+    fail no-allocator "operator new in:$why"
   # short-templates
   "$heap" --short-templates --stacks late.log >short.txt 2>/dev/null
   want='std::thread::_M_start_thread(std::unique_ptr<>, void (*)())'
   grep -qF "$want" short.txt && ! grep -qF "$want" late.txt && ! grep -q 'unique_ptr<std' short.txt &&
-    ok short-templates || bad short-templates "$(grep -m1 _M_start_thread short.txt)"
+    ok short-templates || fail short-templates "$(grep -m1 _M_start_thread short.txt)"
 else
   echo "skip no-line, no-allocator, short-templates: no C++ compiler, or no libunwind.so.8 (Debian libunwind8)"
 fi
@@ -164,9 +160,9 @@ if cc -O0 -g -fno-omit-frame-pointer "$top/tests/clients/heap_target.c" -o targe
     printf '# LeakSanitizer\nleak:%s\n' "$text" >lsan.supp
     got="$got $("$heap" --suppress lsan.supp t.log 2>/dev/null | sed -n 's/^  leaked  *\([0-9]*\) bytes.*/\1/p')"
   done
-  [ "$got" = " 0 0 0 231" ] && ok lsan-suppress || bad lsan-suppress "leaked with each: $got"
+  [ "$got" = " 0 0 0 231" ] && ok lsan-suppress || fail lsan-suppress "leaked with each: $got"
 else
-  bad lsan-suppress "cannot compile: $(head -1 cc.err)"
+  fail lsan-suppress "cannot compile: $(head -1 cc.err)"
 fi
 
 # exec-lone
@@ -176,7 +172,7 @@ if [ -e ex.log ] && [ -e ex.log.exec2 ] && [ "$(echo $ends)" = "1 1" ] &&
    [ -z "$(ls ex.log*.live* 2>/dev/null)" ]; then
   ok exec-lone
 else
-  bad exec-lone "$(ls ex.log* | tr '\n' ' ') ends: $(echo $ends)"
+  fail exec-lone "$(ls ex.log* | tr '\n' ' ') ends: $(echo $ends)"
 fi
 
 # exec-threads
@@ -197,9 +193,9 @@ EOF
 if cc -O0 -pthread execthread.c -o execthread 2>cc.err; then
   TELLTALE_FILE=$PWD/et.log LD_PRELOAD="$preload" ./execthread
   [ -e et.log.exec1 ] && [ -e et.log.exec1.live ] && [ ! -e et.log.live.done ] && ok exec-threads ||
-    bad exec-threads "$(ls et.log* | tr '\n' ' ')"
+    fail exec-threads "$(ls et.log* | tr '\n' ' ')"
 else
-  bad exec-threads "cannot compile: $(head -1 cc.err)"
+  fail exec-threads "cannot compile: $(head -1 cc.err)"
 fi
 
 # tree-dir, tree-logs
@@ -217,10 +213,10 @@ if [ $r = 0 ] && [ "$logs" -ge 5 ] && [ "$procs" = "$logs" ] && grep -q "^TREE: 
    [ "$(grep -c '(0 of blocks never seen allocated)' tree.txt)" = $((logs + 1)) ]; then
   ok tree-dir
 else
-  bad tree-dir "exit $r, $logs logs, $procs reports, sum $sum, tree $(echo "$calls" | tail -1): $(grep 'never seen' tree.txt | grep -v '(0 of' | head -2)"
+  fail tree-dir "exit $r, $logs logs, $procs reports, sum $sum, tree $(echo "$calls" | tail -1): $(grep 'never seen' tree.txt | grep -v '(0 of' | head -2)"
 fi
 "$heap" tree/* >trees.txt 2>/dev/null
-cmp -s tree.txt trees.txt && ok tree-logs || bad tree-logs "$(diff tree.txt trees.txt | head -3)"
+cmp -s tree.txt trees.txt && ok tree-logs || fail tree-logs "$(diff tree.txt trees.txt | head -3)"
 
 # fork-inherited
 cat >fork.c <<'EOF'
@@ -254,10 +250,10 @@ if cc -O0 fork.c -o fork 2>cc.err; then
      grep -q "(3 of blocks never seen allocated)" fkalone.txt && grep -q "^  forked       by pid" fkalone.txt; then
     ok fork-inherited
   else
-    bad fork-inherited "$(grep -E 'frees|inherited' fk.txt | tr '\n' ' ')"
+    fail fork-inherited "$(grep -E 'frees|inherited' fk.txt | tr '\n' ' ')"
   fi
 else
-  bad fork-inherited "cannot compile: $(head -1 cc.err)"
+  fail fork-inherited "cannot compile: $(head -1 cc.err)"
 fi
 
 # bounded: the report of a log of 3 M events takes no more memory than
@@ -296,10 +292,10 @@ if cc -O1 -g -fno-omit-frame-pointer many.c -o many 2>cc.err; then
      grep -q "allocations  1500... calls" large.txt; then
     ok bounded
   else
-    bad bounded "peak RSS $small KiB for 0.3 M events, $large KiB for 3 M; $(diff large.txt whole.txt | head -3)"
+    fail bounded "peak RSS $small KiB for 0.3 M events, $large KiB for 3 M; $(diff large.txt whole.txt | head -3)"
   fi
 else
-  bad bounded "cannot compile: $(head -1 cc.err)"
+  fail bounded "cannot compile: $(head -1 cc.err)"
 fi
 
 # attach-late: a process started with recording off and its control
@@ -340,10 +336,10 @@ if cc -O0 late.c -o late-run 2>cc.err; then
   if [ $r = 0 ] && [ "${calls:-0}" -ge 16 ] && [ "${unknown:-99}" -le 16 ]; then
     ok attach-late
   else
-    bad attach-late "ctl exit $r ($(head -1 ctl.out)), $calls allocations, $unknown frees never seen"
+    fail attach-late "ctl exit $r ($(head -1 ctl.out)), $calls allocations, $unknown frees never seen"
   fi
 else
-  bad attach-late "cannot compile: $(head -1 cc.err)"
+  fail attach-late "cannot compile: $(head -1 cc.err)"
 fi
 
 # peak-rss: a program that touches 64 MiB: its max RSS, from PeakRss at
@@ -363,10 +359,9 @@ if cc -O0 rss.c -o rss 2>cc.err; then
   TELLTALE_FILE=$PWD/rss.log LD_PRELOAD="$preload" ./rss
   rss=$("$heap" rss.log 2>/dev/null | sed -n 's/^  max RSS  *\([0-9]*\) bytes.*/\1/p')
   [ "${rss:-0}" -ge $((64 << 20)) ] && [ "$rss" -lt $((512 << 20)) ] && ok peak-rss ||
-    bad peak-rss "max RSS '$rss'"
+    fail peak-rss "max RSS '$rss'"
 else
-  bad peak-rss "cannot compile: $(head -1 cc.err)"
+  fail peak-rss "cannot compile: $(head -1 cc.err)"
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

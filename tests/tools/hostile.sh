@@ -51,6 +51,7 @@
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/lib/results.sh"
 cfg=${1:?usage: tests/tools/hostile.sh CONFIG}
 case $cfg in /*) ;; *) cfg=$top/$cfg ;; esac
 eventcnv=$cfg/eventcnv
@@ -63,10 +64,6 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/hostile.XXXXXX") || exit 2
 running=
 trap '[ -n "$running" ] && kill $running 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 2
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
 # expect CASE STATUS ERR-SUBSTRING CMD... -- CMD ends within 60 s with
 # STATUS and says ERR-SUBSTRING on stderr; its stderr is CASE.err
@@ -76,10 +73,10 @@ expect() {
   timeout 60 "$@" >"$name.out" 2>"$name.err" </dev/null
   got=$?
   if [ $got != "$want" ]; then
-    bad "$name" "exit $got, expected $want: $(head -c 600 "$name.err")"
+    fail "$name" "exit $got, expected $want: $(head -c 600 "$name.err")"
     return 1
   elif [ -n "$sub" ] && ! grep -qF -- "$sub" "$name.err"; then
-    bad "$name" "stderr lacks '$sub': $(head -c 600 "$name.err")"
+    fail "$name" "stderr lacks '$sub': $(head -c 600 "$name.err")"
     return 1
   fi
   return 0
@@ -98,22 +95,22 @@ TELLTALE_FILE=huge.log "$events" huge $huge >/dev/null || exit 2
 python3 "$top/tests/lib/hostile/mk.py" v3-zstd-sound zs.tt "$eventcnv" || exit 2
 expect archive-launder 1 "offset 2717: a block marked zstd in a stream of version 3" \
     "$eventcnv" --format telltale --zstd -o zs.arc zs.tt &&
-  { [ ! -e zs.arc ] && ok archive-launder || bad archive-launder "an archive was made"; }
+  { [ ! -e zs.arc ] && ok archive-launder || fail archive-launder "an archive was made"; }
 
 # 2. No tool replaces its input.
 cp v3.tt a.tt
 expect out-stdin 2 "it is the log read from standard input" sh -c "exec '$eventcnv' -o a.tt - <a.tt" &&
-  { cmp -s v3.tt a.tt && ok out-stdin || bad out-stdin "the log changed"; }
+  { cmp -s v3.tt a.tt && ok out-stdin || fail out-stdin "the log changed"; }
 cp clean.log c.log
 expect heap-out-stdin 2 "it is the log read from standard input" sh -c "exec '$heap' -o c.log - <c.log" &&
-  { cmp -s clean.log c.log && ok heap-out-stdin || bad heap-out-stdin "the log changed"; }
+  { cmp -s clean.log c.log && ok heap-out-stdin || fail heap-out-stdin "the log changed"; }
 expect replay-svg-log 2 "it is a log to read" "$replay" -q --svg c.log c.log &&
-  { cmp -s clean.log c.log && ok replay-svg-log || bad replay-svg-log "the log changed"; }
+  { cmp -s clean.log c.log && ok replay-svg-log || fail replay-svg-log "the log changed"; }
 expect out-live 2 "it is the live file of a log to read" "$eventcnv" -o a.tt.live a.tt &&
   expect out-live 2 "it is the live file of a log to read" "$eventcnv" --format ctf -o a.tt.live a.tt &&
-  { [ ! -e a.tt.live ] && ok out-live || bad out-live "a.tt.live was made"; }
+  { [ ! -e a.tt.live ] && ok out-live || fail out-live "a.tt.live was made"; }
 expect stdout-log 2 "standard output: it is a log to read" sh -c "exec '$eventcnv' a.tt >>a.tt" &&
-  { cmp -s v3.tt a.tt && ok stdout-log || bad stdout-log "the log changed"; }
+  { cmp -s v3.tt a.tt && ok stdout-log || fail stdout-log "the log changed"; }
 mkfifo fifo
 expect out-fifo 1 "cannot write fifo: a FIFO that no one reads" "$eventcnv" -o fifo a.tt &&
   expect out-fifo 1 "cannot write fifo: a FIFO that no one reads" "$eventcnv" --format jsonl -o fifo a.tt &&
@@ -131,11 +128,11 @@ expect follow-full 1 "error writing output: No space left on device" \
 # 4. Memory on forged input: replay touches at most --touch-max.
 rss=$(python3 "$top/tests/lib/hostile/rss.py" 2000 replay-huge.err "$replay" -q huge.log)
 if [ "${rss% *}" != 0 ]; then
-  bad replay-huge "exit ${rss% *}: $(head -c 600 replay-huge.err)"
+  fail replay-huge "exit ${rss% *}: $(head -c 600 replay-huge.err)"
 elif [ "${rss#* }" -gt $rssMax ]; then
-  bad replay-huge "peak RSS ${rss#* } MB"
+  fail replay-huge "peak RSS ${rss#* } MB"
 elif ! grep -q "$huge blocks made past it were not touched" replay-huge.err; then
-  bad replay-huge "not said: $(head -c 600 replay-huge.err)"
+  fail replay-huge "not said: $(head -c 600 replay-huge.err)"
 else
   ok replay-huge
 fi
@@ -145,11 +142,11 @@ fi
 python3 "$top/tests/lib/hostile/mk.py" zstd-bomb bomb.tt "$eventcnv" || exit 2
 rss=$(python3 "$top/tests/lib/hostile/rss.py" 2000 zstd-bomb.err "$eventcnv" --resync --count bomb.tt)
 if [ "${rss% *}" != 1 ]; then
-  bad zstd-bomb "exit ${rss% *}: $(head -c 600 zstd-bomb.err)"
+  fail zstd-bomb "exit ${rss% *}: $(head -c 600 zstd-bomb.err)"
 elif [ "${rss#* }" -gt $bombMax ]; then
-  bad zstd-bomb "peak RSS ${rss#* } MB"
+  fail zstd-bomb "peak RSS ${rss#* } MB"
 elif ! grep -q "offset [0-9]*: expanding this block (thread 1, kind 0) would take the events held past 256 MiB" zstd-bomb.err; then
-  bad zstd-bomb "not said: $(head -c 600 zstd-bomb.err)"
+  fail zstd-bomb "not said: $(head -c 600 zstd-bomb.err)"
 else
   ok zstd-bomb
 fi
@@ -166,7 +163,7 @@ done
 grep -q '"time_ns":-' cl.jsonl && why="$why jsonl: a negative time_ns"
 [ "$(sqlite3 cl.sqlite 'SELECT count(*) FROM event WHERE time_ns < 0')" = 0 ] ||
   why="$why sqlite: a negative time_ns"
-[ -z "$why" ] && ok clock-limits || bad clock-limits "$why"
+[ -z "$why" ] && ok clock-limits || fail clock-limits "$why"
 
 # 6 and 7. A log's strings (program, registry, string fields, thread
 # names) with ESC, BEL, DEL, C1 and invalid UTF-8: every text output is
@@ -200,7 +197,7 @@ sqlite3 hs.db "SELECT fields FROM event_fields; SELECT program FROM process; SEL
 python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' hs.dbtext 2>/dev/null ||
   why="$why sqlite: not UTF-8;"
 grep -qF 'program       \033[2J\377\300\200\007' hs.header || why="$why header: $(grep program hs.header)"
-[ -z "$why" ] && ok hostile-strings || bad hostile-strings "$why"
+[ -z "$why" ] && ok hostile-strings || fail hostile-strings "$why"
 
 # 9. Inputs that would block: a MapExec naming what is now a FIFO is not
 # opened; --follow ends at a damaged block of a running program's log.
@@ -229,5 +226,4 @@ expect cut-agree 1 "no live file" "$eventcnv" --count cut.log &&
   expect cut-agree 1 "there is no live file to recover from" "$replay" -q cut.log &&
   ok cut-agree
 
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

@@ -61,6 +61,7 @@
 # "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:?usage: tests/tools/idioms.sh CONFIG [REPEAT [CASE...]]}
 cfg=${cfg%/}
 repeat=${2:-20}
@@ -75,15 +76,11 @@ plugin=$top/$cfg/tests/idioms_plugin.so
 eventcnv=$top/$cfg/eventcnv
 checker=$top/tests/clients/idioms/check.py
 for f in "$client" "$eventcnv"; do
-  [ -x "$f" ] || { echo "FAIL setup: $f is not built"; echo "0 passed, 1 failed"; exit 1; }
+  [ -x "$f" ] || { fail setup "$f is not built"; finish; }
 done
 cases=("$@")
 [ "${cases[*]:-}" = threads ] &&
   cases=(term-threads cancel-deferred)
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 tmp=$(mktemp -d)
 burners=()
 cleanup() {
@@ -115,9 +112,9 @@ launch() {
   pid=$!
 }
 
-# finish SECONDS: wait for $pid; its exit status in $status, "hang" if it
+# waitfor SECONDS: wait for $pid; its exit status in $status, "hang" if it
 # had not ended after SECONDS (then it is killed)
-finish() {
+waitfor() {
   local i=0 limit=$(( $1 * 20 ))
   while kill -0 "$pid" 2>/dev/null; do
     i=$((i + 1))
@@ -153,7 +150,7 @@ plain() {
   local d=$1 want=$2 mode=$3
   shift 3
   launch "$d" "${runenv[@]}" -- "$client" "$mode"
-  finish $limit
+  waitfor $limit
   verdict "$d" "$status" "$want" "$@"
 }
 
@@ -164,7 +161,7 @@ term() {
   for i in $(seq 400); do grep -q ready "$d/out" 2>/dev/null && break; sleep 0.025; done
   sleep "0.0$((RANDOM % 5))$((RANDOM % 10))"
   kill -TERM "$pid" 2>/dev/null
-  finish $limit
+  waitfor $limit
   verdict "$d" "$status" 3
 }
 
@@ -177,21 +174,21 @@ spawnrun() {
   else
     launch "$d" "${runenv[@]}" -- "$client" spawn
   fi
-  finish $limit
+  waitfor $limit
   verdict "$d" "$status" 0 --procs "${pattern:-telltale.log}" "$d/err"
 }
 
 pluginrun() {
   local d=$1
   launch "$d" "${runenv[@]}" TELLTALE_FILE=t.log -- "$host" "$plugin" 3
-  finish $limit
+  waitfor $limit
   verdict "$d" "$status" 134
 }
 
 overflowrun() {
   local d=$1
   launch "$d" "${runenv[@]}" TELLTALE_FILE=t.log TELLTALE_DUMP=4096 -- "$client" overflow
-  finish $limit
+  waitfor $limit
   verdict "$d" "$status" 139 --traceback "$d/err"
 }
 
@@ -201,7 +198,7 @@ badlog() {
   for n in a b c; do
     mkdir "$d/$n"
     launch "$d/$n" TELLTALE_FILE=$n.log -- "$client" simple
-    finish $limit
+    waitfor $limit
     why=$(verdict "$d/$n" "$status" 0)
     [ -n "$why" ] && { echo "the sound log $n.log: $why"; return; }
     cp "$d/$n/$n.log" "$d/$n.log"
@@ -236,7 +233,7 @@ many() {
   if [ $nbad = 0 ]; then
     ok "$name"
   else
-    bad "$name" "$nbad of $ran runs failed$([ "$ran" != "$times" ] && echo " (stopped after $hangs hangs)"); $first"
+    fail "$name" "$nbad of $ran runs failed$([ "$ran" != "$times" ] && echo " (stopped after $hangs hangs)"); $first"
   fi
 }
 
@@ -260,7 +257,7 @@ runenv=()
 if [ -x "$host" ] && [ -f "$plugin" ]; then
   many plugin $few pluginrun
 elif wanted plugin && [ "$cfg" = build ]; then
-  bad plugin "$host or $plugin is not built"
+  fail plugin "$host or $plugin is not built"
 fi
 many spawn $repeat c_spawn ""
 many spawn-t $repeat c_spawn "app.%t.log"
@@ -276,5 +273,4 @@ if wanted overflow; then
   burners=()
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -50,16 +50,11 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 top=$PWD
-passed=0
-failed=0
-skipped=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-ok()   { passed=$((passed + 1)); echo "ok $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
 have() { command -v "$1" >/dev/null 2>&1; }
 
 P=$tmp/prefix
@@ -88,8 +83,7 @@ decodes() {
 # install
 if ! PREFIX=$P ninja install >"$tmp/out" 2>&1; then
   fail install "ninja install: $(tail -n 3 "$tmp/out")"
-  echo "$passed passed, $failed failed"
-  exit 1
+  finish
 fi
 missing=""
 for f in bin/telltale-gen bin/eventcnv bin/telltale-replay bin/telltale-record bin/telltale-heap bin/telltale-ctl \
@@ -393,7 +387,4 @@ else
   ok uninstall-keeps
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ] || exit 1
-[ $skipped -eq 0 ] || exit 77    # a case that could not run is not passed
-exit 0
+finish

@@ -22,12 +22,9 @@
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:?usage: tests/tools/layout.sh CONFIG}
 cfg=${cfg%/}
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 why=""
 reader=""
@@ -41,7 +38,7 @@ for lib in "$cfg"/libtelltale-checking.a "$cfg"/libtelltale-optimised.a "$cfg"/l
   found=$(nm "$lib" 2>/dev/null | awk '$2 == "T" {print $3}' | grep -xF "$reader" | sort -u | tr '\n' ' ')
   [ -z "$found" ] || why="$why $lib defines $found"
 done
-if [ -z "$why" ]; then ok runtime-no-stream; else bad runtime-no-stream "$why"; fi
+if [ -z "$why" ]; then ok runtime-no-stream; else fail runtime-no-stream "$why"; fi
 
 why=""
 for o in eventdecode eventformat eventcheck eventpack; do
@@ -50,7 +47,7 @@ for o in eventdecode eventformat eventcheck eventpack; do
   calls=$(nm -u "$f" | awk '{print $NF}' | grep -vE '^(memcpy|memset|memmove|memcmp|memchr|strlen|strcmp|__stack_chk_fail|__cpu_model|__cpu_indicator_init|_GLOBAL_OFFSET_TABLE_|Event[A-Za-z]*)$' | tr '\n' ' ')
   [ -z "$calls" ] || why="$why $o.o calls $calls"
 done
-if [ -z "$why" ]; then ok event-layer-libc; else bad event-layer-libc "$why"; fi
+if [ -z "$why" ]; then ok event-layer-libc; else fail event-layer-libc "$why"; fi
 
 why=""
 for tool in "$cfg/replay" "$cfg/eventcnv"; do
@@ -58,7 +55,6 @@ for tool in "$cfg/replay" "$cfg/eventcnv"; do
   found=$(nm "$tool" | awk '$2 == "T" && ($3 == "sigaction" || $3 == "signal") {print $3}' | tr '\n' ' ')
   [ -z "$found" ] || why="$why $(basename "$tool") defines $found"
 done
-if [ -z "$why" ]; then ok tools-no-sigaction; else bad tools-no-sigaction "$why"; fi
+if [ -z "$why" ]; then ok tools-no-sigaction; else fail tools-no-sigaction "$why"; fi
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

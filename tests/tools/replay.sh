@@ -140,6 +140,7 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 
 cfg=${1:?usage: tests/tools/replay.sh CONFIG}
 cfg=${cfg%/}
@@ -152,11 +153,6 @@ replay="$top/$cfg/replay"
 events="$top/$cfg/tests/malloc_events"
 preload="$top/$rec/libtelltale-malloc.so"
 threads="$top/$rec/tests/malloc_threads"
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -191,30 +187,30 @@ delta() {   # the counts of report $1 less those of base.txt
   done | sort
 }
 if [ $r1 -ne 0 ]; then
-  bad threads-counts "replay exit $r1: $(head -3 work.err)"
+  fail threads-counts "replay exit $r1: $(head -3 work.err)"
 elif [ "$(delta work.txt)" = "$expected" ]; then
   ok threads-counts
 else
-  bad threads-counts "replayed $(delta work.txt | tr '\n' ' ') program $(echo "$expected" | tr '\n' ' ')"
+  fail threads-counts "replayed $(delta work.txt | tr '\n' ' ') program $(echo "$expected" | tr '\n' ' ')"
 fi
 anom() { echo "$(row "$1" 'unknown frees') $(row "$1" 'double frees') $(row "$1" 'duplicate live')"; }
 if [ "$(anom work.txt)" = "0 0 0" ] && grep -q "threads" work.txt; then
   ok threads-clean
 else
-  bad threads-clean "unknown/double/duplicate: $(anom work.txt)"
+  fail threads-clean "unknown/double/duplicate: $(anom work.txt)"
 fi
 "$replay" -q --serial work.log >serial.txt 2>&1
 if [ "$(delta serial.txt)" = "$expected" ] && [ "$(anom serial.txt)" = "0 0 0" ]; then
   ok threads-serial
 else
-  bad threads-serial "$(delta serial.txt | tr '\n' ' ') / $(anom serial.txt)"
+  fail threads-serial "$(delta serial.txt | tr '\n' ' ') / $(anom serial.txt)"
 fi
 "$replay" -q --strict work.log >strict.txt 2>strict.err
 r1=$?
 if [ $r1 -eq 0 ] && [ "$(row strict.txt 'free(NULL)')" -gt 0 ] 2>/dev/null && [ "$(anom strict.txt)" = "0 0 0" ]; then
   ok threads-strict
 else
-  bad threads-strict "exit $r1, free(NULL) $(row strict.txt 'free(NULL)'): $(head -2 strict.err)"
+  fail threads-strict "exit $r1, free(NULL) $(row strict.txt 'free(NULL)'): $(head -2 strict.err)"
 fi
 # archive: work.log made an archive with zstd blocks (eventcnv --format
 # telltale --zstd, design/telemetry.txt .zstd) replays the same
@@ -224,10 +220,10 @@ if "$top/$cfg/eventcnv" --format telltale --zstd -o work.zst work.log 2>/dev/nul
   if [ "$(delta zst.txt)" = "$expected" ] && [ "$(anom zst.txt)" = "0 0 0" ]; then
     ok archive
   else
-    bad archive "$(delta zst.txt | tr '\n' ' ') / $(anom zst.txt)"
+    fail archive "$(delta zst.txt | tr '\n' ' ') / $(anom zst.txt)"
   fi
 else
-  bad archive "no archive with zstd blocks of work.log"
+  fail archive "no archive with zstd blocks of work.log"
 fi
 handoff="$top/$rec/tests/malloc_handoff"
 anomalies=""
@@ -249,7 +245,7 @@ if [ -z "$anomalies" ] && [ "$(row handoff.txt malloc)" -ge 100000 ]; then
   echo "  (handoff: $inversions events out of causal order by clock in the 20 logs, put right)"
   ok handoff
 else
-  bad handoff "unknown/double/duplicate:$anomalies"
+  fail handoff "unknown/double/duplicate:$anomalies"
 fi
 TELLTALE_FILE=skew.log "$events" skew >skew.expected
 "$replay" skew.log >skew.txt 2>skew.err
@@ -258,7 +254,7 @@ if [ $r -eq 0 ] && [ "$(anom skew.txt)" = "1 0 0" ] && [ "$(row skew.txt malloc)
    [ "$(grep -c 'unknown free of 0x10300' skew.err)" = 1 ] && [ "$(grep -c 'replay: skew.log: offset' skew.err)" = 1 ]; then
   ok skew-order
 else
-  bad skew-order "exit $r, unknown/double/duplicate $(anom skew.txt): $(head -3 skew.err)"
+  fail skew-order "exit $r, unknown/double/duplicate $(anom skew.txt): $(head -3 skew.err)"
 fi
 if [ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
   "$replay" -q -a glibc,jemalloc work.log >je.txt 2>&1
@@ -267,7 +263,7 @@ if [ "$rec" = "$cfg" ] && [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; the
      [ "$(row je.txt 'unknown frees' 2)" = 0 ]; then
     ok threads-jemalloc
   else
-    bad threads-jemalloc "$(head -20 je.txt)"
+    fail threads-jemalloc "$(head -20 je.txt)"
   fi
 fi
 
@@ -320,7 +316,7 @@ EOF
        "$top/$cfg/eventcnv" --count exec.log.exec1 >/dev/null 2>&1; then
       ok exit-exec
     else
-      bad exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, ending '$end2', exec.log is ${prog2:-nothing}'s"
+      fail exit-exec "_exit child ${child:-none}: '$got1' pairs, clean $clean1; exec: '$got2' pairs kept, ending '$end2', exec.log is ${prog2:-nothing}'s"
     fi
     TELLTALE_FILE=fail.log LD_PRELOAD="$preload" ./ends fail
     got3=$(pairsIn fail.log)
@@ -329,7 +325,7 @@ EOF
        [ "$("$top/$cfg/eventcnv" --count fail.log | awk '$2 == "Exec" {print $1}')" = 1 ]; then
       ok exec-failed
     else
-      bad exec-failed "'$got3' pairs of 200000 around a failed exec (fail.log.exec1: $(ls fail.log.exec1 2>&1))"
+      fail exec-failed "'$got3' pairs of 200000 around a failed exec (fail.log.exec1: $(ls fail.log.exec1 2>&1))"
     fi
     # _exit while three threads allocate: every pair counted is in the log
     cat >busy.c <<'EOF2'
@@ -363,7 +359,7 @@ EOF2
       if [ -n "$made" ] && [ "$got4" -ge "$made" ] && [ "$got4" -le $((made + 3)) ]; then
         ok exit-threads
       else
-        bad exit-threads "$got4 mallocs in the log, $made made ($(head -c 300 busy.cnv))"
+        fail exit-threads "$got4 mallocs in the log, $made made ($(head -c 300 busy.cnv))"
       fi
       TELLTALE_FILE=bexec.log LD_PRELOAD="$preload" ./busy exec
       made=$(od -An -t d8 busy.count | tr -d ' ')
@@ -375,10 +371,10 @@ EOF2
          [ "$r" = 0 ] && [ ! -s bexec.cnv ] && [ "${end5#at an exec}" != "$end5" ]; then
         ok exec-threads
       else
-        bad exec-threads "$got5 mallocs in the log, $made made; eventcnv exit $r, end '$end5' ($(head -c 300 bexec.cnv))"
+        fail exec-threads "$got5 mallocs in the log, $made made; eventcnv exit $r, end '$end5' ($(head -c 300 bexec.cnv))"
       fi
     else
-      bad exit-threads "cannot compile: $(head -2 busy.err)"
+      fail exit-threads "cannot compile: $(head -2 busy.err)"
     fi
     "$replay" -q exec.log.exec1 >exec1.txt 2>exec1.err
     r=$?
@@ -386,10 +382,10 @@ EOF2
        ! grep -q "died" exec1.err && [ "$(row exec1.txt malloc)" -ge 1000 ]; then
       ok exec-end
     else
-      bad exec-end "exit $r: $(head -3 exec1.err)"
+      fail exec-end "exit $r: $(head -3 exec1.err)"
     fi
   else
-    bad exit-exec "cannot compile: $(head -2 ends.err)"
+    fail exit-exec "cannot compile: $(head -2 ends.err)"
   fi
 fi
 if [ "$rec" = "$cfg" ]; then
@@ -404,7 +400,7 @@ if [ "$rec" = "$cfg" ]; then
     if [ "$parent" = bash ] && [ "$child" = cxx ] && [ "$ends" = 11 ]; then
       ok cxx-child
     else
-      bad cxx-child "cxx.log is ${parent:-nothing}'s, cxx.log.* ${child:-nothing}'s, clean ends $ends"
+      fail cxx-child "cxx.log is ${parent:-nothing}'s, cxx.log.* ${child:-nothing}'s, clean ends $ends"
     fi
     TELLTALE_FILE=cxxd.log LD_PRELOAD="$preload" ./cxx
     "$top/$cfg/eventcnv" --count cxxd.log >cxxd.txt 2>cxxd.err
@@ -414,7 +410,7 @@ if [ "$rec" = "$cfg" ]; then
        "$top/$cfg/eventcnv" --header cxxd.log 2>/dev/null | grep -q '^end  *clean'; then
       ok cxx-direct
     else
-      bad cxx-direct "eventcnv exit $r: $(head -2 cxxd.err)"
+      fail cxx-direct "eventcnv exit $r: $(head -2 cxxd.err)"
     fi
     TELLTALE_PRELOAD="$preload" "$top/tools/replay/record" bx.log -- bash -c './cxx; ./cxx' >/dev/null 2>&1
     last=$("$top/$cfg/eventcnv" --header bx.log 2>/dev/null | grep -c -e '^program  *cxx$' -e '^end  *clean')
@@ -425,10 +421,10 @@ if [ "$rec" = "$cfg" ]; then
        grep -q "the log ends where the program exec'd another" bx.err && ! grep -q died bx.err; then
       ok bash-exec
     else
-      bad bash-exec "bx.log: $last of cxx and clean; bx.log.exec1 is ${shell:-nothing}'s; replay exit $r: $(head -2 bx.err)"
+      fail bash-exec "bx.log: $last of cxx and clean; bx.log.exec1 is ${shell:-nothing}'s; replay exit $r: $(head -2 bx.err)"
     fi
   else
-    bad cxx-child "cannot compile C++: $(head -2 cxx.err)"
+    fail cxx-child "cannot compile C++: $(head -2 cxx.err)"
   fi
 fi
 if [ "$rec" = "$cfg" ]; then
@@ -492,11 +488,11 @@ EOF
          [ "$mallocs" -ge "$made" ] && [ "$mallocs" -le $((made + 20)) ] && [ $r = 0 ] && [ ! -s sig.cnv ]; then
         ok "signal-handler${stacks:+ (stacks $stacks)}"
       else
-        bad "signal-handler${stacks:+ (stacks $stacks)}" "${frees:-0} of ${handled:-?} handlers' frees and $mallocs of ${made:-?} mallocs in the log; eventcnv exit $r: $(head -c 300 sig.cnv)"
+        fail "signal-handler${stacks:+ (stacks $stacks)}" "${frees:-0} of ${handled:-?} handlers' frees and $mallocs of ${made:-?} mallocs in the log; eventcnv exit $r: $(head -c 300 sig.cnv)"
       fi
     done
   else
-    bad signal-handler "cannot compile: $(head -2 sig.err)"
+    fail signal-handler "cannot compile: $(head -2 sig.err)"
   fi
 fi
 if [ "$rec" = "$cfg" ]; then
@@ -541,7 +537,7 @@ EOF
        [ "$(row deep.txt malloc)" -ge 10000 ] && [ "$(anom deep.txt)" = "0 0 0" ]; then
       ok stacks-fp
     else
-      bad stacks-fp "frames '$got'; counts $(counts deep.txt | tr '\n' ' ') against $(counts deep0.txt | tr '\n' ' ')"
+      fail stacks-fp "frames '$got'; counts $(counts deep.txt | tr '\n' ' ') against $(counts deep0.txt | tr '\n' ' ')"
     fi
     if [ -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ]; then
       TELLTALE_STACKS=16:dwarf TELLTALE_FILE=deepd.log LD_PRELOAD="$preload" ./deep-nofp 2>deepd.err
@@ -549,13 +545,13 @@ EOF
       if [ "$got" = "leaf middle outer main " ] && [ ! -s deepd.err ]; then
         ok stacks-dwarf
       else
-        bad stacks-dwarf "frames '$got': $(head -2 deepd.err)"
+        fail stacks-dwarf "frames '$got': $(head -2 deepd.err)"
       fi
     else
       echo "skip stacks-dwarf: libunwind.so.8 is not installed (Debian libunwind8)"
     fi
   else
-    bad stacks-fp "cannot compile, or no addr2line: $(head -2 deep.err)"
+    fail stacks-fp "cannot compile, or no addr2line: $(head -2 deep.err)"
   fi
   rm -f ends.log*
   TELLTALE_STACKS=8 TELLTALE_FILE=ends.log LD_PRELOAD="$preload" ./ends
@@ -568,7 +564,7 @@ EOF
   if [ "$(echo "$undefined" | wc -l)" = 2 ] && ! echo "$undefined" | awk '$2 == 0 || $3 != 0' | grep -q .; then
     ok stacks-fork
   else
-    bad stacks-fork "logs, stacked events, undefined ids: $(echo "$undefined" | tr '\n' ';')"
+    fail stacks-fork "logs, stacked events, undefined ids: $(echo "$undefined" | tr '\n' ';')"
   fi
 fi
 if [ "$rec" = "$cfg" ]; then
@@ -579,11 +575,11 @@ if [ "$rec" = "$cfg" ]; then
   status2=$?
   if [ "$status1" -ne 0 ] || [ "$status2" -ne 0 ] || [ "$(cat victim)" != secret ] ||
      [ "$(cat notlog.log)" != precious ]; then
-    bad file-refused "status $status1 and $status2, victim: $(head -c 20 victim), notlog.log: $(head -c 20 notlog.log)"
+    fail file-refused "status $status1 and $status2, victim: $(head -c 20 victim), notlog.log: $(head -c 20 notlog.log)"
   elif [ "$(grep -c telltale linked.err)" -ne 1 ] || [ "$(grep -c telltale notlog.err)" -ne 1 ] ||
        ! grep -q "not writing linked.log: it is a symbolic link" linked.err ||
        ! grep -q "not writing notlog.log: it is there and is not a telltale log" notlog.err; then
-    bad file-refused "stderr: $(head -2 linked.err) / $(head -2 notlog.err)"
+    fail file-refused "stderr: $(head -2 linked.err) / $(head -2 notlog.err)"
   else
     ok file-refused
   fi
@@ -599,13 +595,13 @@ if [ "$rec" = "$cfg" ]; then
   if [ $good -eq 1 ] && [ -s rec.log ] && [ "$n" -eq 2 ]; then
     ok record-command
   else
-    bad record-command "$(ls -la rec.log* 2>&1 | tr '\n' ' ')"
+    fail record-command "$(ls -la rec.log* 2>&1 | tr '\n' ' ')"
   fi
   mkdir dflt && (cd dflt && LD_PRELOAD="$preload" "$threads" 10 >/dev/null)
   if ls dflt/telltale-malloc.*.log >/dev/null 2>&1; then
     ok file-default
   else
-    bad file-default "$(ls dflt)"
+    fail file-default "$(ls dflt)"
   fi
 fi
 
@@ -621,7 +617,7 @@ if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ "$(counts clean.txt | sort)" = "$(sort cl
    [ "$(anom clean.txt) $(row clean.txt 'free(NULL)')" = "0 0 0 0" ] && [ ! -s clean.err ]; then
   ok clean
 else
-  bad clean "exit $r1/$r2: $(counts clean.txt | tr '\n' ' ') $(cat clean.err)"
+  fail clean "exit $r1/$r2: $(counts clean.txt | tr '\n' ' ') $(cat clean.err)"
 fi
 
 anomaly() {   # anomaly CASE ROW MESSAGE [STRICT-EXIT]
@@ -635,7 +631,7 @@ anomaly() {   # anomaly CASE ROW MESSAGE [STRICT-EXIT]
      [ "$(counts "$1.txt" | sort)" = "$(sort "$1.expected")" ]; then
     ok "$1"
   else
-    bad "$1" "exit $r1, strict exit $r2, $2=$(row "$1.txt" "$2"): $(cat "$1.err" "$1.strict" | head -3)"
+    fail "$1" "exit $r1, strict exit $r2, $2=$(row "$1.txt" "$2"): $(cat "$1.err" "$1.strict" | head -3)"
   fi
 }
 anomaly unknown 'unknown frees' 'unknown free'
@@ -649,7 +645,7 @@ broken() {   # broken CASE FILE PATTERN
   if [ $r -eq 1 ] && grep -q "$3" "$1.err"; then
     ok "$1"
   else
-    bad "$1" "exit $r: $(head -3 "$1.err")"
+    fail "$1" "exit $r: $(head -3 "$1.err")"
   fi
 }
 damaged() {   # damaged CASE FILE: replayed up to the damage, named, exit 1
@@ -660,7 +656,7 @@ damaged() {   # damaged CASE FILE: replayed up to the damage, named, exit 1
      [ "${n:-0}" -gt 0 ]; then
     ok "$1"
   else
-    bad "$1" "exit $r, ${n:-no} events: $(grep -A12 -m1 "leak of" "$1.err"; head -3 "$1.err")"
+    fail "$1" "exit $r, ${n:-no} events: $(grep -A12 -m1 "leak of" "$1.err"; head -3 "$1.err")"
   fi
 }
 size=$(stat -c %s work.log)
@@ -684,7 +680,7 @@ if [ $r -eq 0 ] && grep -q "killed.log: the stream did not end cleanly" killed.e
    [ -n "$got" ] && [ "$got" = "$want" ] && [ "$got" -gt 20000 ]; then
   ok killed
 else
-  bad killed "exit $r, replayed ${got:-none}, eventcnv counts ${want:-none}: $(head -3 killed.err)"
+  fail killed "exit $r, replayed ${got:-none}, eventcnv counts ${want:-none}: $(head -3 killed.err)"
 fi
 # The recorder's zstd blocks (.malloc.zstd): a program killed after
 # several blocks went to the log as zstd frames; its live file gives back
@@ -713,7 +709,7 @@ if grep -q "^zstd  *[1-9]" zkill/header && grep -q "recovered" zkill/header && [
    grep -q "TELLTALE_ZSTD='x' is not" zkillbad/err && [ "$(cat zkillbad/count)" = 150000 ]; then
   ok zstd-killed
 else
-  bad zstd-killed "zstd: $(grep -h '^zstd\|^end' zkill/header | tr '\n' ' ') counts $(cat zkill/count) $(cat zkill0/count) $(cat zkillbad/count): $(head -2 zkillbad/err)"
+  fail zstd-killed "zstd: $(grep -h '^zstd\|^end' zkill/header | tr '\n' ' ') counts $(cat zkill/count) $(cat zkill0/count) $(cat zkillbad/count): $(head -2 zkillbad/err)"
 fi
 head -c 5000 /dev/urandom >garbage.log
 broken not-a-log garbage.log "garbage.log: "
@@ -722,7 +718,7 @@ broken missing no-such.log "no-such.log: No such file"
 if [ $? -eq 1 ] && grep -q "unknown allocator 'bogus'" bad-alloc.err; then
   ok bad-alloc-name
 else
-  bad bad-alloc-name "$(cat bad-alloc.err)"
+  fail bad-alloc-name "$(cat bad-alloc.err)"
 fi
 "$replay" --no-such-option clean.log >/dev/null 2>usage1.err
 r1=$?
@@ -734,7 +730,7 @@ if [ "$r1 $r2 $r3" = "2 2 2" ] && grep -q "unknown option --no-such-option" usag
    grep -q "\-a needs a value" usage2.err; then
   ok usage
 else
-  bad usage "exit $r1 $r2 $r3: $(head -1 usage1.err) / $(head -1 usage2.err)"
+  fail usage "exit $r1 $r2 $r3: $(head -1 usage1.err) / $(head -1 usage2.err)"
 fi
 
 # --- pools ------------------------------------------------------------
@@ -744,7 +740,7 @@ if [ $? -eq 0 ] && [ "$(pools pool.txt)" = "2 100 60 2" ] && [ "$(anom pool.txt)
    [ "$(row pool.txt 'replay failures')" = 0 ]; then
   ok pool-events
 else
-  bad pool-events "$(pools pool.txt) / $(anom pool.txt) $(cat pool.err)"
+  fail pool-events "$(pools pool.txt) / $(anom pool.txt) $(cat pool.err)"
 fi
 TELLTALE_FILE=example.log "$top/$cfg/examples/pool" >/dev/null 2>&1
 want=$(for e in PoolCreate PoolAlloc PoolFree PoolDestroy; do
@@ -753,19 +749,19 @@ want=$(for e in PoolCreate PoolAlloc PoolFree PoolDestroy; do
 if [ $? -eq 0 ] && [ "$(pools example.txt) " = "$want" ] && [ "$(row example.txt 'pool alloc')" -gt 0 ]; then
   ok pool-example
 else
-  bad pool-example "replayed $(pools example.txt), eventcnv $want: $(cat example.err)"
+  fail pool-example "replayed $(pools example.txt), eventcnv $want: $(cat example.err)"
 fi
 "$replay" --pool "$top/$cfg/replay-pool-null.so" --strict example.log >user.txt 2>user.err
 if [ $? -eq 0 ] && [ "$(pools user.txt) " = "$want" ]; then
   ok pool-user
 else
-  bad pool-user "$(pools user.txt) $(cat user.err)"
+  fail pool-user "$(pools user.txt) $(cat user.err)"
 fi
 "$replay" --pool "$tmp/no-such-pool.so" example.log >/dev/null 2>poolbad.err
 if [ $? -eq 1 ] && grep -q "no-such-pool.so" poolbad.err; then
   ok pool-bad
 else
-  bad pool-bad "$(cat poolbad.err)"
+  fail pool-bad "$(cat poolbad.err)"
 fi
 
 # --- the chart --------------------------------------------------------
@@ -777,7 +773,7 @@ if [ -s chart.svg ] && [ "$(grep -c '<polyline' chart.svg)" -eq $((n + 1)) ] &&
    grep -q '</svg>' chart.svg && ! grep -q 'DO NOT'' EDIT' chart.svg; then
   ok svg
 else
-  bad svg "$(head -c 300 chart.svg 2>&1)"
+  fail svg "$(head -c 300 chart.svg 2>&1)"
 fi
 
 cp work.log "R&D<1>'s.log"
@@ -786,7 +782,7 @@ if "$replay" -q --svg "R&D.svg" "R&D<1>'s.log" >/dev/null 2>&1 &&
    grep -q "R&amp;D&lt;1&gt;&apos;s.log" "R&D.svg"; then
   ok svg-escape
 else
-  bad svg-escape "$(head -c 300 "R&D.svg" 2>&1)"
+  fail svg-escape "$(head -c 300 "R&D.svg" 2>&1)"
 fi
 start=$(date +%s%N)
 "$replay" -q --svg no-such-dir/chart.svg work.log >early.txt 2>early.err
@@ -796,7 +792,7 @@ if [ $r -eq 1 ] && grep -q "no-such-dir/chart.svg: No such file or directory" ea
    [ ! -s early.txt ]; then
   ok svg-early
 else
-  bad svg-early "exit $r after $ms ms: $(head -3 early.err)"
+  fail svg-early "exit $r after $ms ms: $(head -3 early.err)"
 fi
 libz=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 / {print $NF; exit}')
 if [ -n "$libz" ]; then
@@ -805,7 +801,7 @@ if [ -n "$libz" ]; then
   if [ $r -eq 1 ] && grep -q "does not define malloc" libz.err; then
     ok not-an-allocator
   else
-    bad not-an-allocator "exit $r: $(head -3 libz.err) $(head -3 libz.txt)"
+    fail not-an-allocator "exit $r: $(head -3 libz.err) $(head -3 libz.txt)"
   fi
 fi
 long=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
@@ -814,7 +810,7 @@ if [ "$rec" = "$cfg" ] && [ -e "$long" ]; then
   if grep -q -- " $long\$" wide.txt && [ "$(row wide.txt malloc)" = "$(row work.txt malloc)" ]; then
     ok wide-name
   else
-    bad wide-name "$(head -4 wide.txt)"
+    fail wide-name "$(head -4 wide.txt)"
   fi
 fi
 PYTHONMALLOC=malloc TELLTALE_FILE=peak.log LD_PRELOAD="$preload" python3 -c \
@@ -825,7 +821,7 @@ rss=$(row peak.txt 'peak RSS growth (MB)')
 if [ -n "$live" ] && awk -v l="$live" -v r="$rss" 'BEGIN { exit !(l >= 40 && r >= l) }'; then
   ok peak-short
 else
-  bad peak-short "peak live $live MB, peak RSS $rss MB: $(head -3 peak.txt)"
+  fail peak-short "peak live $live MB, peak RSS $rss MB: $(head -3 peak.txt)"
 fi
 
 # Many threads (.replay.threads.many): the logs are made by build/'s
@@ -853,10 +849,9 @@ manyThreads() {   # manyThreads NAME N [free]
         why="$why; --serial replays $(counts "$name.serial" | tr '\n' ' ')"
     fi
   fi
-  if [ -z "$why" ]; then ok "$name"; else bad "$name" "${why#; }"; fi
+  if [ -z "$why" ]; then ok "$name"; else fail "$name" "${why#; }"; fi
 }
 manyThreads many-threads 1000
 manyThreads many-threads-live 2000 free
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

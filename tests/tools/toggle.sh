@@ -19,6 +19,7 @@
 # N failed".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:?usage: tests/tools/toggle.sh CONFIG [TOGGLES]}
 cfg=${cfg%/}
 toggles=${2:-1000}
@@ -27,10 +28,8 @@ top=$PWD
 client=$top/$cfg/tests/toggle_client
 eventcnv=$top/$cfg/eventcnv
 for f in "$client" "$eventcnv" "$top/$cfg/ctl"; do
-  [ -x "$f" ] || { echo "FAIL setup: $f is not built"; echo "0 passed, 1 failed"; exit 1; }
+  [ -x "$f" ] || { fail setup "$f is not built"; finish; }
 done
-passed=0
-failed=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=detect_leaks=0
@@ -52,22 +51,22 @@ run() {
   { (cd "$dir" && exec env TELLTALE_CTL_DIR="$dir/ctl" "$@" "$client" "$n" expect $how >out 2>err); } 2>/dev/null
   r=$?
   if [ -n "$kill" ] && [ "$r" != 137 ]; then
-    failed=$((failed + 1)); echo "FAIL $name: exit $r, not 137: $(head -3 "$dir/err")"; return
+    fail "$name" "exit $r, not 137: $(head -3 "$dir/err")"; return
   elif [ -z "$kill" ] && [ "$r" != 0 ]; then
-    failed=$((failed + 1)); echo "FAIL $name: exit $r: $(head -3 "$dir/err")"; return
+    fail "$name" "exit $r: $(head -3 "$dir/err")"; return
   fi
   if out=$(python3 "$top/tests/clients/toggle/check.py" "$eventcnv" "$dir/telltale.log" "$dir/expect" $killed 2>&1); then
-    passed=$((passed + 1)); echo "ok $name ($out)"
+    ok "$name" "$out"
   else
-    failed=$((failed + 1)); echo "FAIL $name: $out"
+    fail "$name" "$out"
   fi
   # torn: the same files, a region torn as a kill during its retag
   # would leave it (tests/clients/toggle/torn.py, .sol.control.retag)
   if [ -n "$torn" ]; then
     if out=$(python3 "$top/tests/clients/toggle/torn.py" "$eventcnv" "$dir/telltale.log" 2>&1); then
-      passed=$((passed + 1)); echo "ok $name,torn ($(echo "$out" | grep -c '^ok') cases)"
+      ok "$name,torn" "$(echo "$out" | grep -c '^ok') cases"
     else
-      failed=$((failed + 1)); echo "FAIL $name,torn: $(echo "$out" | grep '^FAIL' | tr '\n' ' ')"
+      fail "$name,torn" "$(echo "$out" | grep '^FAIL' | tr '\n' ' ')"
     fi
   fi
   rm -rf "$dir"
@@ -111,17 +110,16 @@ gdbRun() {
   done
   wait
   if ! grep -q "output" "$dir/gdb.1"; then
-    failed=$((failed + 1)); echo "FAIL gdb: $(head -3 "$dir/gdb.1")"
+    fail "gdb" "$(head -3 "$dir/gdb.1")"
   elif grep -q "written to memory" "$dir"/gdb.*; then
-    failed=$((failed + 1)); echo "FAIL gdb: the extension did not call EventControl: $(grep -h 'written' "$dir"/gdb.* | head -1)"
+    fail "gdb" "the extension did not call EventControl: $(grep -h 'written' "$dir"/gdb.* | head -1)"
   elif out=$(python3 "$top/tests/clients/toggle/check.py" "$eventcnv" "$dir/telltale.log" "$dir/expect" 2>&1); then
-    passed=$((passed + 1)); echo "ok gdb ($out)"
+    ok "gdb" "$out"
   else
-    failed=$((failed + 1)); echo "FAIL gdb: $out"
+    fail "gdb" "$out"
   fi
 }
 if command -v gdb >/dev/null 2>&1 && [[ $cfg != *tsan* && $cfg != *san* ]]; then
   gdbRun 4
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -25,12 +25,9 @@
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:?usage: tests/tools/tools.sh CONFIG}
 cfg=${cfg%/}
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 version=$(sh packaging/version)
@@ -51,7 +48,7 @@ check() {
   [ $r = 0 ] || why="$why exit $r;"
   [ -s "$tmp/help.err" ] && why="$why stderr: $(head -1 "$tmp/help.err");"
   grep -qiE "^usage: $name( |$)" "$tmp/help" || why="$why no \"usage: $name\" line (first: $(head -1 "$tmp/help"));"
-  [ -z "$why" ] && ok "$name-help" || bad "$name-help" "$why"
+  [ -z "$why" ] && ok "$name-help" || fail "$name-help" "$why"
   # version
   why=""
   out=$("$@" --version 2>&1)
@@ -59,7 +56,7 @@ check() {
   [ $r = 0 ] || why="$why exit $r;"
   [ "$(echo "$out" | head -1)" = "$name (telltale) $version" ] ||
     why="$why first line \"$(echo "$out" | head -1)\", not \"$name (telltale) $version\";"
-  [ -z "$why" ] && ok "$name-version" || bad "$name-version" "$why"
+  [ -z "$why" ] && ok "$name-version" || fail "$name-version" "$why"
   # man
   why=""
   if [ ! -f "$page" ]; then
@@ -74,7 +71,7 @@ check() {
     done
     [ -z "$why" ] || why=" $page lacks:$why"
   fi
-  [ -z "$why" ] && ok "$name-man" || bad "$name-man" "$why"
+  [ -z "$why" ] && ok "$name-man" || fail "$name-man" "$why"
 }
 
 check eventcnv "$cfg/eventcnv"
@@ -101,7 +98,6 @@ done
 for v in $(grep -rhoE '"TELLTALE_[A-Z_]+"' src/event src/plinth | tr -d '"' | sort -u); do
   grep -qw "$v" "$tmp/man7" || why="$why $v;"
 done
-[ -z "$why" ] && ok telltale-man || bad telltale-man "man/telltale.7 lacks:$why"
+[ -z "$why" ] && ok telltale-man || fail telltale-man "man/telltale.7 lacks:$why"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -24,6 +24,7 @@
 # "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 cfg=${1:?usage: tests/tools/trust.sh CONFIG}
 cfg=${cfg%/}
 repeat=${2:-20}
@@ -33,12 +34,8 @@ client=$top/$cfg/tests/trust_client
 eventcnv=$top/$cfg/eventcnv
 checker=$top/tests/clients/trust/check.py
 for f in "$client" "$eventcnv"; do
-  [ -x "$f" ] || { echo "FAIL setup: $f is not built"; echo "0 passed, 1 failed"; exit 1; }
+  [ -x "$f" ] || { fail setup "$f is not built"; finish; }
 done
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The sanitizers' own handlers would take the faults before telltale.
@@ -83,7 +80,7 @@ many() {
   local name=$1 times=$2 why="" i
   shift 2
   for i in $(seq "$times"); do
-    why=$(run "$name" "$@") || { bad "$name" "run $i of $times: $why"; return; }
+    why=$(run "$name" "$@") || { fail "$name" "run $i of $times: $why"; return; }
   done
   ok "$name"
 }
@@ -141,10 +138,9 @@ killed() {   # killed NAME PROMISE [ENV...]
     fi
     rm -rf "$dir"
   done
-  if [ -z "$why" ]; then ok "$name"; else bad "$name" "$why"; fi
+  if [ -z "$why" ]; then ok "$name"; else fail "$name" "$why"; fi
 }
 killed kill exact
 killed kill-map-off prefix TELLTALE_MAP=off
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+finish

@@ -35,6 +35,7 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+. tests/lib/results.sh
 
 cfg=${1:?usage: tests/tools/varieties.sh CONFIG [CC]}
 cfg=${cfg%/}
@@ -46,18 +47,12 @@ if [ -z "$cc" ]; then
   esac
 fi
 
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if [ ! -f build/gen/test/eventgen.h ]; then
-  echo "FAIL setup: build/gen/test/eventgen.h is missing (run ninja first)"
-  echo "0 passed, 1 failed"
-  exit 1
+  fail setup "build/gen/test/eventgen.h is missing (run ninja first)"
+  finish
 fi
 cflags=(-std=c11 -O2 -Wall -Wextra -Werror -ffunction-sections
         -Ibuild/include -Isrc/event -Isrc/plinth -Ibuild/gen/test)
@@ -262,5 +257,4 @@ else
   ok eventcnv-quiet
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
