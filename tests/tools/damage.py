@@ -51,6 +51,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from results import result, summary  # noqa: E402
+
 STEP = re.compile(r' Step +worker=(\d+) seq=(\d+)')
 BLOCK_HEADER = 36
 
@@ -137,32 +140,21 @@ def main():
     client = os.path.abspath(os.path.join(cfg, 'tests', 'trust_client'))
     eventcnv = os.path.abspath(os.path.join(cfg, 'eventcnv'))
     rnd = random.Random(int(os.environ.get('DAMAGE_SEED', '1')))
-    passed = failed = 0
     tmp = tempfile.mkdtemp()
-
-    def result(name, why):
-        nonlocal passed, failed
-        if why:
-            failed += 1
-            print('FAIL %s: %s' % (name, why))
-        else:
-            passed += 1
-            print('ok %s' % name)
-
     try:
         # The sound pair.
         d = os.path.join(tmp, 'killed')
         os.mkdir(d)
         if not run_client(client, d, {}):
             result('killed', 'the client did not start')
-            return 1
+            return summary()
         log = open(os.path.join(d, 't.log'), 'rb').read()
         live = open(os.path.join(d, 't.log.live'), 'rb').read()
         status, steps, err, hang = read(eventcnv, os.path.join(d, 't.log'))
         counts = struct.unpack_from('8Q', open(os.path.join(d, 'counts'), 'rb').read(), 0)
         if hang:
             result('killed', hang)
-            return 1
+            return summary()
         want = sum(counts[1:5])     # workers 1 to 4
         result('killed', None if status == 0 and want <= len(steps) <= want + 4
                and judge(steps, status, err, len(steps)) is None
@@ -174,7 +166,6 @@ def main():
 
         # Damage, one byte at a time.
         def damaged(name, which, offset):
-            nonlocal passed
             dl = os.path.join(tmp, name)
             os.makedirs(dl, exist_ok=True)
             a, b = bytearray(log), bytearray(live)
@@ -360,8 +351,7 @@ def main():
             result('full-disk-finish', why)
     finally:
         shutil.rmtree(tmp)
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == '__main__':
