@@ -38,6 +38,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
+import results  # noqa: E402
+from results import result, summary  # noqa: E402
+
 LINE = re.compile(r'^\s*-?\d+\.\d{9} \S+ (T\d+)\s+(\S+)\s+(\S+)\s*(.*)$')
 FIELD = re.compile(r'(\w+)=(\S+)')
 MSG = re.compile(r'the program dropped (\d+) events of kind (\w+) \((?:(\d+) by EventsDropped, '
@@ -165,9 +169,8 @@ def main():
     eventcnv = os.path.join(top, cfg, 'eventcnv')
     for f in (client, eventcnv):
         if not os.access(f, os.X_OK):
-            print('FAIL setup: %s is not built' % f)
-            print('0 passed, 1 failed')
-            return 1
+            result('setup', '%s is not built' % f)
+            return summary()
     env = dict(os.environ, TELLTALE_WRITER='async,drop', TELLTALE_BUFFER='4096',
                TELLTALE_FILE='t.log', DROPS_COUNTS='counts',
                ASAN_OPTIONS='handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0',
@@ -182,7 +185,6 @@ def main():
     # file: the second log holds their events in order (.sol.live.session).
     modes += [('finish-return', 0, None), ('finish-kill', -9, None)]
     tmp = tempfile.mkdtemp()
-    passed = failed = 0
     stats = {}
     for mapping in ('on', 'off'):
         for mode, status, kill in modes:
@@ -254,20 +256,17 @@ def main():
                 s[2] += unrep > 0
                 s[3] += gap
                 if bad:
-                    failed += 1
-                    print('FAIL %s: %s (kept in %s)' % (name, '; '.join(bad), d))
+                    result(name, '%s (kept in %s)' % ('; '.join(bad), d))
                     shutil.copytree(d, d + '.kept')
                 else:
-                    passed += 1
-                    print('ok %s (unreported drops %d, unsaid %d)' % (name, unrep, gap))
+                    result(name, None, 'unreported drops %d, unsaid %d' % (unrep, gap))
                 shutil.rmtree(d)
-    if failed == 0:
+    if results.failed == 0:
         shutil.rmtree(tmp)
     for k, (runs, unrep, withUnrep, gap) in sorted(stats.items()):
         print('# %-18s runs %2d, with unreported drops %2d, unreported in all %d, unsaid %d'
               % (k, runs, withUnrep, unrep, gap))
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == '__main__':
