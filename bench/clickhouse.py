@@ -4,7 +4,7 @@
 # .design: design/export.txt .export.clickhouse
 #
 # Usage: bench/clickhouse.py EVENTCNV LOG EVENTS
-# Starts a clickhouse-server of its own on 127.0.0.1 (tests/clickhouse.py's
+# Starts a clickhouse-server of its own on 127.0.0.1 (tests/tools/clickhouse.py's
 # start_server), makes the table (--format clickhouse-ddl), then times,
 # one run each, on the same log, as TabSeparated (--format clickhouse)
 # and as Native (--format clickhouse-native):

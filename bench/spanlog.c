@@ -12,7 +12,7 @@
  * UserMark "needle" every 10,000.  First each thread allocates 100
  * objects and frees them in the same order: 100 overlapping spans, more
  * than the page's 64 lanes, so that it folds some.  Prints per thread how many events
- * and spans it wrote, what tests/html.py checks the page against.
+ * and spans it wrote, what tests/tools/html.py checks the page against.
  */
 
 #include <pthread.h>

@@ -9,7 +9,7 @@
  * microseconds, and half that where carry-less multiplication of 256-bit
  * registers (VPCLMULQDQ) works beside it.  Elsewhere a table
  * of 256 words.  The result is the standard CRC32C: "123456789" gives
- * 0xE3069283 (tests/test_eventread.c).  Depends on nothing but C11.
+ * 0xE3069283 (tests/unit/test_eventread.c).  Depends on nothing but C11.
  */
 
 #include <string.h>
@@ -80,7 +80,7 @@ static uint32_t checkTable(uint32_t crc, const unsigned char *p, size_t size)
  * cycle, so three lanes of LANE bytes run at once, and join: the CRC
  * of A then B is shift(crc of A) ^ (crc of B from 0), where shift
  * advances a CRC over LANE zero bytes, a linear map given by the tables
- * below (made by the same polynomial: tests/test_eventread.c checks the
+ * below (made by the same polynomial: tests/unit/test_eventread.c checks the
  * result against the table method).  Measured here: 0.05 ns a byte,
  * against 0.14 for one lane. */
 #define LANE 1024
@@ -311,7 +311,7 @@ static uint32_t checkHardware(uint32_t crc, const unsigned char *p, size_t size)
  * with x^(8n+31) and x^(8n-33) mod P (bit-reflected, as the crc32
  * instruction keeps them), so four 256-bit registers fold 128 bytes at
  * a time while the crc32 instruction works on three more lanes: the two
- * run on different units.  tests/test_eventread.c checks the constants
+ * run on different units.  tests/unit/test_eventread.c checks the constants
  * by the results.  Measured here on 64 KiB: 19 GB/s, against 10 for
  * the three lanes alone.  design/stream.txt .stream.check.fold */
 #define FOLD_LANE 64            /* bytes of each crc32 lane per 128 folded */
@@ -428,7 +428,7 @@ static int hardware(void)
   if (h < 0) {
     /* cpuid itself, not __builtin_cpu_supports: that needs libgcc's
      * __cpu_features2, and the event layer calls nothing outside
-     * string.h (tests/layout.sh event-layer-libc) */
+     * string.h (tests/tools/layout.sh event-layer-libc) */
     unsigned a, b, c, d, b7 = 0, c7 = 0, lo = 0, hi = 0;
     h = 0;
     if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) != 0) {

@@ -34,7 +34,7 @@
  * saved, levels and next; in EventKindBufStruct slot, slotSize, current
  * and previousEnd.  (And event.c's static labels: address and id.)
  * Rename one of them and the extension must change with it;
- * tests/gdb.sh checks it.
+ * tests/tools/gdb.sh checks it.
  */
 
 #ifndef eventint_h

@@ -295,7 +295,7 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
       }
       /* A program killed in the middle of write() leaves the log's
        * last block cut short: it is left out, or the recovered blocks
-       * appended after it would be read as its data (tests/test_death.c
+       * appended after it would be read as its data (tests/unit/test_death.c
        * death-4.1). */
       if (f->size - offset < f->blockHeaderLength
           || (memcmp(f->base + offset, EVENT_BLOCK_MAGIC, 4) == 0
