@@ -115,13 +115,10 @@ static int addBlock(EventStreamStruct *stream, const BlockStruct *block)
  * if it has none of its own (S: its length varies) */
 static unsigned fieldSize(char letter, const EventLayoutStruct *layout)
 {
-  switch (letter) {
-  case 'P': case 'A': return layout->pointerSize;
-  case 'W': return layout->wordSize;
-  case 'U': return 4;
-  case 'D': return 8;
-  default: return 0;            /* S, or a letter parseRegistry refused */
-  }
+  const EventTypeStruct *type = EventTypeOf(letter);
+  if (type == NULL)
+    return 0;                   /* a letter parseRegistry refused */
+  return EventTypeSize(type, layout->pointerSize, layout->wordSize);
 }
 
 /* fixedLength -- the length of every event of desc in this layout, or
