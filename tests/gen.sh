@@ -27,7 +27,8 @@
 # registry by name (--with malloc); the golden outputs
 # (tests/gen/expect/) match; telltale's codes are asserted (.gen.assert);
 # /dev/zero and a failed write are clean errors; strings longer than a
-# stream header carries are refused.
+# stream header carries are refused; gen's type letters are
+# eventdecode.c's (letters-agree).
 #
 # GEN=FILE tests another generator (an older gen, to see a test fail).
 set -u
@@ -350,6 +351,45 @@ if generate golden "$tmp/golden" tests/gen/good/small.h --core "$CORE"; then
     fail golden "$(grep -m 1 error "$tmp/cc")"
   else
     ok golden
+  fi
+fi
+
+# The type letters: gen's table (as eventgen.py carries it) and the C
+# one (eventdecode.c EventTypes) state the same facts, and EventTypeOf
+# knows exactly those letters.  design/telemetry.txt .gen.letters
+cat >"$tmp/letters.c" <<'EOF'
+#include <stdio.h>
+#include "eventdecode.h"
+int main(void)
+{
+  static const char *const form[] = {"unsigned", "double", "string"};
+  for (int c = 0; c < 256; ++c) {
+    const EventTypeStruct *t = EventTypeOf(c);
+    char size[16];
+    if (t == NULL)
+      continue;
+    if (t->size == EVENT_TYPE_POINTER) snprintf(size, sizeof size, "pointer");
+    else if (t->size == EVENT_TYPE_WORD) snprintf(size, sizeof size, "word");
+    else snprintf(size, sizeof size, "%u", t->size);
+    printf("%c %s %s %s %u %s\n", t->letter, t->ctype, size, form[t->form], t->hex, t->name);
+  }
+  return 0;
+}
+EOF
+if [ ! -f "$tmp/golden/eventgen.py" ]; then
+  fail letters-agree "gen wrote no eventgen.py"
+elif ! gcc -std=c11 -Wall -Wextra -Werror -Isrc/event -Isrc/decode -Ibuild/include \
+       "$tmp/letters.c" src/decode/eventdecode.c -o "$tmp/letters" >"$tmp/cc" 2>&1; then
+  fail letters-agree "$(grep -m 1 error "$tmp/cc")"
+else
+  "$tmp/letters" | sort >"$tmp/letters.c.out"
+  $PYTHON -c 'import sys; sys.path.insert(0, sys.argv[1]); import eventgen
+for l, t in sorted(eventgen.LETTERS.items()):
+    print(l, t["ctype"], t["size"], t["form"], t["hex"], t["name"])' "$tmp/golden" >"$tmp/letters.py.out"
+  if ! diff -u "$tmp/letters.py.out" "$tmp/letters.c.out" >"$tmp/diff" 2>&1; then
+    fail letters-agree "gen's LETTER_TABLE and eventdecode.c's EventTypes differ: $(grep -m 1 '^[-+][^-+]' "$tmp/diff")"
+  else
+    ok letters-agree
   fi
 fi
 
