@@ -371,7 +371,8 @@ int main(void)
     if (t->size == EVENT_TYPE_POINTER) snprintf(size, sizeof size, "pointer");
     else if (t->size == EVENT_TYPE_WORD) snprintf(size, sizeof size, "word");
     else snprintf(size, sizeof size, "%u", t->size);
-    printf("%c %s %s %s %u %s\n", t->letter, t->ctype, size, form[t->form], t->hex, t->name);
+    printf("%c %s %s %s %u %u %u %s\n", t->letter, t->ctype, size, form[t->form], t->hex, t->key,
+           t->value, t->name);
   }
   return 0;
 }
@@ -385,7 +386,7 @@ else
   "$tmp/letters" | sort >"$tmp/letters.c.out"
   $PYTHON -c 'import sys; sys.path.insert(0, sys.argv[1]); import eventgen
 for l, t in sorted(eventgen.LETTERS.items()):
-    print(l, t["ctype"], t["size"], t["form"], t["hex"], t["name"])' "$tmp/golden" >"$tmp/letters.py.out"
+    print(l, t["ctype"], t["size"], t["form"], t["hex"], t["key"], t["value"], t["name"])' "$tmp/golden" >"$tmp/letters.py.out"
   if ! diff -u "$tmp/letters.py.out" "$tmp/letters.c.out" >"$tmp/diff" 2>&1; then
     fail letters-agree "gen's LETTER_TABLE and eventdecode.c's EventTypes differ: $(grep -m 1 '^[-+][^-+]' "$tmp/diff")"
   else

@@ -33,14 +33,14 @@ void EventLayoutNative(EventLayoutStruct *layoutReturn)
 
 /* EventTypes -- the one table of type letters.  design/telemetry.txt
  * .reg.format .gen.letters
- *                letter size                form               hex ctype     name */
+ *                letter size                form               hex key value ctype     name */
 const EventTypeStruct EventTypes[32] = {
-  ['P' & 31] = {'P', EVENT_TYPE_POINTER, EventTypeUNSIGNED, 1, "EventP", "pointer"},
-  ['A' & 31] = {'A', EVENT_TYPE_POINTER, EventTypeUNSIGNED, 1, "EventA", "address"},
-  ['W' & 31] = {'W', EVENT_TYPE_WORD,    EventTypeUNSIGNED, 0, "EventW", "word"},
-  ['U' & 31] = {'U', 4,                  EventTypeUNSIGNED, 0, "EventU", "unsigned 32-bit"},
-  ['S' & 31] = {'S', EVENT_TYPE_REST,    EventTypeSTRING,   0, "EventS", "string"},
-  ['D' & 31] = {'D', 8,                  EventTypeDOUBLE,   0, "EventD", "double"},
+  ['P' & 31] = {'P', EVENT_TYPE_POINTER, EventTypeUNSIGNED, 1,  1,  0,    "EventP", "pointer"},
+  ['A' & 31] = {'A', EVENT_TYPE_POINTER, EventTypeUNSIGNED, 1,  1,  0,    "EventA", "address"},
+  ['W' & 31] = {'W', EVENT_TYPE_WORD,    EventTypeUNSIGNED, 0,  1,  1,    "EventW", "word"},
+  ['U' & 31] = {'U', 4,                  EventTypeUNSIGNED, 0,  1,  1,    "EventU", "unsigned 32-bit"},
+  ['S' & 31] = {'S', EVENT_TYPE_REST,    EventTypeSTRING,   0,  0,  0,    "EventS", "string"},
+  ['D' & 31] = {'D', 8,                  EventTypeDOUBLE,   0,  0,  1,    "EventD", "double"},
 };
 
 

@@ -46,6 +46,8 @@ typedef struct EventTypeStruct {
   unsigned char size;           /* bytes on the wire: 4 or 8, or one of: */
   unsigned char form;           /* EventTypeUNSIGNED, DOUBLE or STRING */
   unsigned char hex;            /* 1: shown in hex and may be labelled (P, A) */
+  unsigned char key;            /* 1: may key a span or counter (P, A, W, U) */
+  unsigned char value;          /* 1: may be a counter's value (W, U, D) */
   const char *ctype;            /* the emitter's C type (eventcom.h) */
   const char *name;             /* what it is, as tools name it */
 } EventTypeStruct;

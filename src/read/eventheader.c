@@ -134,9 +134,10 @@ static const char *checkFormat(const char *format, size_t length)
   if (strlen(format) != length)
     return "has a NUL in it";
   for (i = 0; i < length; ++i) {
-    if (strchr("PAWUSD", format[i]) == NULL)
+    const EventTypeStruct *type = EventTypeOf(format[i]);
+    if (type == NULL)
       return "has a letter other than P, A, W, U, S and D";
-    if (format[i] == 'S' && i + 1 != length)
+    if (type->form == EventTypeSTRING && i + 1 != length)
       return "has a string that is not last";
   }
   return NULL;
@@ -360,7 +361,8 @@ static int parseParam(ParseStruct *ps, unsigned code, unsigned *indexReturn, int
   if (mode == PARAM_KEY_OPTIONAL && *indexReturn == EVENT_COUNTER_NO_KEY)
     return 1;
   if (desc == NULL || *indexReturn >= desc->paramCount
-      || strchr(mode == PARAM_VALUE ? "WUD" : "PAWU", desc->format[*indexReturn]) == NULL) {
+      || !(mode == PARAM_VALUE ? EventTypeOf(desc->format[*indexReturn])->value
+                               : EventTypeOf(desc->format[*indexReturn])->key)) {
     eventFormatMessage(ps->msg, ps->msgSize, "offset %" PRIu64 ": %s, parameter %" PRIu64
                   " of event code 0x%04" PRIx64 ", cannot be one", (uint64_t)at, what,
                   (uint64_t)*indexReturn, (uint64_t)code);

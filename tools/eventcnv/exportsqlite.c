@@ -764,7 +764,7 @@ static int View(ExportStruct *ex, SqliteStruct *state)
       TableColumn(state, field, sizeof field, state->shapes[i].column[p]);
       SqlAdd(&sql, "%s", p > 0 ? ", " : "");
       SqlQuoted(&sql, '\'', desc->paramNames[p]);
-      if (letter == 'P' || letter == 'A')
+      if (EventTypeOf(letter)->hex)
         SqlAdd(&sql, ", printf('0x%%x', %s)", field);
       else if (letter == 'D')     /* as jsonl: 17 digits, infinities as strings */
         SqlAdd(&sql, ", CASE WHEN %s IS NULL THEN NULL WHEN %s = 9e999 THEN 'inf'"
