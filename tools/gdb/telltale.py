@@ -24,9 +24,10 @@ import gdb
 def _load_wire():
     """gen's eventgen.py of telltale's registry: the wire format
     (design/telemetry.txt .gen.wire).  Installed beside this file; in
-    the tree, build/gen/core/eventgen.py.  Found by this file's path,
-    which gdb gives only while it sources the file."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    the tree, build/gen/core/eventgen.py.  Found by this file's path as
+    its code has it: __file__ is the auto-load script's when that
+    sources this file."""
+    here = os.path.dirname(os.path.abspath(_load_wire.__code__.co_filename))
     for path in (os.path.join(here, "eventgen.py"),
                  os.path.join(here, os.pardir, os.pardir, "build", "gen", "core", "eventgen.py")):
         if os.path.isfile(path):
