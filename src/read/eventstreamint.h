@@ -67,7 +67,7 @@ typedef struct BlockStruct {
 
 /* HoleStruct -- a block the program died before writing whole, as its
  * header says, or with seq EVENT_SEQ_NONE if that is zeros too
- * (eventindex.c holeFind).  design/telemetry.txt .sol.writer.at */
+ * (eventholes.c eventHoleFind).  design/telemetry.txt .sol.writer.at */
 typedef struct HoleStruct {
   uint64_t offset, end;         /* in the stream */
   uint64_t seq;
@@ -167,7 +167,7 @@ struct EventStreamStruct {
 
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
-  IndexEntryStruct *indexes;    /* the log's block indexes, for indexCheck */
+  IndexEntryStruct *indexes;    /* the log's block indexes, for eventIndexCheck */
   HoleStruct *holes;            /* blocks the program died before writing whole,
                                    in file order (.sol.writer.at) */
   size_t holeCapacity;
@@ -238,9 +238,29 @@ static inline int eventKindOf(const EventStreamStruct *stream, unsigned wire, un
 
 /* eventindex.c */
 
+#define EVENT_SEQ_NONE UINT64_MAX /* a hole's block whose header is zeros too */
+
 extern void eventFill(EventStreamStruct *stream, size_t *pos, size_t need);
 extern int eventCodesInit(EventStreamStruct *stream);
 extern void eventIndexBlocks(EventStreamStruct *stream);
+extern size_t eventFindBlockMagic(const EventStreamStruct *stream, size_t from);
+
+/* eventexpand.c: a compact or zstd block's data, expanded */
+
+extern size_t eventBlockExpand(EventStreamStruct *stream, BlockStruct *block, const unsigned char *in,
+                               size_t inSize, int *sound);
+extern const unsigned char *eventBlockUnzstd(EventStreamStruct *stream, BlockStruct *block,
+                                             const unsigned char *in, size_t inSize,
+                                             size_t *sizeReturn);
+extern void eventRawTrim(EventStreamStruct *stream, BlockStruct *block);
+
+/* eventholes.c: blocks missing, repeated, or holes */
+
+extern int eventIndexNote(EventStreamStruct *stream, const BlockStruct *block);
+extern void eventIndexCheck(EventStreamStruct *stream);
+extern size_t eventHoleFind(EventStreamStruct *stream, size_t *pos, BlockStruct *block);
+extern void eventHoleAdd(EventStreamStruct *stream, const BlockStruct *block);
+extern void eventHolesCheck(EventStreamStruct *stream);
 
 /* eventIsFormat -- desc is known and has this format */
 static inline int eventIsFormat(const EventDescStruct *desc, const char *format)
