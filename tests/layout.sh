@@ -12,8 +12,8 @@
 # Usage: tests/layout.sh CONFIG      e.g. tests/layout.sh build
 #   runtime-no-stream   the runtime archives define none of what the
 #                       stream layer (eventstream.o, eventheader.o,
-#                       eventindex.o, eventexpand.o, eventholes.o: the
-#                       tools') defines
+#                       eventindex.o, eventexpand.o, eventholes.o,
+#                       eventmerge.o: the tools') defines
 #   event-layer-libc    the event layer (eventdecode.o, eventformat.o,
 #                       eventcheck.o, eventpack.o) calls nothing but memcpy-like
 #                       string.h functions: no malloc, no stdio
@@ -32,7 +32,7 @@ bad() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 
 why=""
 reader=""
-for o in eventstream eventheader eventindex eventexpand eventholes; do
+for o in eventstream eventheader eventindex eventexpand eventholes eventmerge; do
   defined=$(nm "$cfg/obj/$o.o" 2>/dev/null | awk '$2 == "T" {print $3}')
   [ -n "$defined" ] || why="$why $cfg/obj/$o.o defines nothing"
   reader="$reader$defined"$'\n'

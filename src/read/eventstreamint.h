@@ -224,6 +224,11 @@ extern int eventRegistryBlock(EventStreamStruct *stream, size_t pos, size_t end,
                               size_t msgSize);
 extern void eventRegistriesFree(EventStreamStruct *stream);
 
+/* eventmerge.c: the merge of the stream's registries */
+
+extern void eventKindWires(EventStreamStruct *stream);
+extern int eventMergeBuild(EventStreamStruct *stream, char *msg, size_t msgSize);
+
 /* eventKindOf -- the merged kind of a block's wire kind (its registry's
  * number above its kind), or -1; *regReturn gets the registry's index */
 static inline int eventKindOf(const EventStreamStruct *stream, unsigned wire, unsigned *regReturn)
