@@ -45,7 +45,7 @@ done
 if [ -z "$why" ]; then ok runtime-no-stream; else bad runtime-no-stream "$why"; fi
 
 why=""
-for o in eventdecode eventformat eventcheck eventpack; do
+for o in eventdecode eventformat eventdouble eventcheck eventpack; do
   f=$cfg/obj/$o.o
   [ -f "$f" ] || { why="$why $f is not built"; continue; }
   calls=$(nm -u "$f" | awk '{print $NF}' | grep -vE '^(memcpy|memset|memmove|memcmp|memchr|strlen|strcmp|__stack_chk_fail|__cpu_model|__cpu_indicator_init|_GLOBAL_OFFSET_TABLE_|Event[A-Za-z]*)$' | tr '\n' ' ')

@@ -257,8 +257,10 @@ static inline size_t EventUtf8Length(const unsigned char *s, size_t avail)
  * .export.text */
 extern size_t EventEscape(char *buf, size_t size, const char *s, size_t n);
 
-/* EventFormatDouble -- d as printf's "%.17g" would, into buf.
- * Returns the length, like EventFormat. */
+/* EventFormatDouble -- d as printf's "%.17g" would, into buf
+ * (eventdouble.c).  Returns the length, like EventFormat: at most
+ * EVENT_DOUBLE_TEXT_MAX - 1 ("-2.2250738585072014e-308" is 24). */
+#define EVENT_DOUBLE_TEXT_MAX 32
 extern size_t EventFormatDouble(char *buf, size_t size, double d);
 
 /* EventDecimalPairs, EventHexPairs -- "00" to "99", and "00" to "ff":
