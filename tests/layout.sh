@@ -15,7 +15,8 @@
 #                       eventindex.o, eventexpand.o, eventholes.o,
 #                       eventmerge.o: the tools') defines
 #   event-layer-libc    the event layer (eventdecode.o, eventformat.o,
-#                       eventcheck.o, eventpack.o) calls nothing but memcpy-like
+#                       eventdouble.o, eventcheck.o, eventpack.o) calls
+#                       nothing but memcpy-like
 #                       string.h functions: no malloc, no stdio
 #   tools-no-sigaction  replay and eventcnv, which want the clock and
 #                       the streams, do not define sigaction or signal
