@@ -91,6 +91,8 @@ if [ "$mode" = install ]; then
            eventcnv ctl replay heap libtelltale-malloc.so; do
     [ -e "$build/$f" ] || { echo "install.sh: $build/$f is not built: run ninja $build/.install" >&2; exit 1; }
   done
+  [ -e build/gen/core/eventgen.py ] ||
+    { echo "install.sh: build/gen/core/eventgen.py is not generated: run ninja $build/.install" >&2; exit 1; }
 fi
 
 # Programs.  gen finds the registries in PREFIX/share/telltale (.pack.gen);
@@ -143,6 +145,7 @@ put src/malloc/eventdef.h share/telltale/malloc/eventdef.h 644
 # The gdb extension, and gdb's auto-load file for libtelltale.so, which
 # sources it (.pack.gdb).
 put tools/gdb/telltale.py share/telltale/gdb/telltale.py 644
+put build/gen/core/eventgen.py share/telltale/gdb/eventgen.py 644   # its wire format (.gen.wire)
 cat >"$tmp/auto.py" <<PY
 # gdb auto-loads this file for libtelltale.so.$version: it loads
 # telltale's gdb commands ("help telltale").

@@ -1,6 +1,6 @@
 /* <src/decode/eventdecode.c> -- the event layer: one event's bytes to its fields
  *
- * .design: design/index.txt .req.share design/stream.txt .stream.event
+ * .design: design/telemetry.txt .req.share .stream.event
  *
  * See eventread.h for the interface.  string.h only: no allocation, no
  * stdio, no OS, so a signal handler may call it, and the runtime links
@@ -31,6 +31,19 @@ void EventLayoutNative(EventLayoutStruct *layoutReturn)
 }
 
 
+/* EventTypes -- the one table of type letters.  design/telemetry.txt
+ * .reg.format .gen.letters
+ *                letter size                form               hex key value ctype     name */
+const EventTypeStruct EventTypes[32] = {
+  ['P' & 31] = {'P', EVENT_TYPE_POINTER, EventTypeUNSIGNED, 1,  1,  0,    "EventP", "pointer"},
+  ['A' & 31] = {'A', EVENT_TYPE_POINTER, EventTypeUNSIGNED, 1,  1,  0,    "EventA", "address"},
+  ['W' & 31] = {'W', EVENT_TYPE_WORD,    EventTypeUNSIGNED, 0,  1,  1,    "EventW", "word"},
+  ['U' & 31] = {'U', 4,                  EventTypeUNSIGNED, 0,  1,  1,    "EventU", "unsigned 32-bit"},
+  ['S' & 31] = {'S', EVENT_TYPE_REST,    EventTypeSTRING,   0,  0,  0,    "EventS", "string"},
+  ['D' & 31] = {'D', 8,                  EventTypeDOUBLE,   0,  0,  1,    "EventD", "double"},
+};
+
+
 /* EventRegistryLookup -- binary search of a registry sorted by code */
 
 const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry, unsigned code)
@@ -55,7 +68,7 @@ const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry, 
 
 
 
-/* EventDecode -- decode one event.  design/stream.txt .stream.event
+/* EventDecode -- decode one event.  design/telemetry.txt .stream.event
  *
  * Each check comes before the read it guards: avail for the header,
  * then length (now known to be within avail) for every field.
@@ -80,7 +93,7 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
     return EventDecodeTRUNCATED;
   }
   rec->code = (unsigned)EventLoad(p, 2, bigEndian);
-  if (rec->code == 0)           /* design/stream.txt .stream.block */
+  if (rec->code == 0)           /* design/telemetry.txt .stream.block */
     return EventDecodeEND;
   if (avail < EVENT_HEADER_LEN) {
     *whyReturn = "event header truncated";
@@ -99,7 +112,7 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
   }
 
   desc = EventRegistryLookup(registry, rec->code);
-  if (desc == NULL)             /* design/stream.txt .stream.unknown */
+  if (desc == NULL)             /* design/telemetry.txt .stream.unknown */
     return EventDecodeUNKNOWN;
   return EventDecodeFields(layout, desc, p, length, rec, whyReturn);
 }
@@ -121,17 +134,18 @@ EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDes
   rec->kind = desc->kind;
   offset = EVENT_HEADER_LEN;
   for (i = 0; desc->format != NULL && desc->format[i] != '\0'; ++i) {
+    const EventTypeStruct *type;
     size_t size;
     if (i >= EVENT_PARAM_MAX) {
       *whyReturn = "the event's format has more than 16 parameters";
       return EventDecodeCORRUPT;
     }
-    switch (desc->format[i]) {
-    case 'P': case 'A': size = layout->pointerSize; break;
-    case 'W': size = layout->wordSize; break;
-    case 'U': size = 4; break;
-    case 'D': size = 8; break;
-    case 'S': {                 /* design/registry.txt .reg.format design/stream.txt .stream.event */
+    type = EventTypeOf(desc->format[i]);
+    if (type == NULL) {
+      *whyReturn = "the event's format has an unknown letter";
+      return EventDecodeCORRUPT;
+    }
+    if (type->form == EventTypeSTRING) {   /* design/telemetry.txt .reg.format .stream.event */
       size_t chars;
       if (desc->format[i + 1] != '\0') {
         *whyReturn = "the event's format has a string that is not last";
@@ -159,10 +173,7 @@ EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDes
       offset = length;
       continue;
     }
-    default:
-      *whyReturn = "the event's format has an unknown letter";
-      return EventDecodeCORRUPT;
-    }
+    size = EventTypeSize(type, layout->pointerSize, layout->wordSize);
     if (size != 4 && size != 8) {
       *whyReturn = "pointer or word size is not 4 or 8";
       return EventDecodeCORRUPT;
@@ -171,7 +182,7 @@ EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDes
       *whyReturn = "event is too short for its format";
       return EventDecodeCORRUPT;
     }
-    if (desc->format[i] == 'D') {
+    if (type->form == EventTypeDOUBLE) {
       uint64_t bits = EventLoad(p + offset, 8, bigEndian);
       memcpy(&rec->values[i].d, &bits, sizeof bits);
     } else {

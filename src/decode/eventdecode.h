@@ -36,6 +36,52 @@ typedef struct EventLayoutStruct {
 /* EventLayoutNative -- the layout of the running program */
 extern void EventLayoutNative(EventLayoutStruct *layoutReturn);
 
+/* EventTypeStruct -- the facts of one type letter of a format: the one
+ * table of them is EventTypes, and gen's LETTERS states the same facts
+ * (tests/gen.sh letters-agree checks that the two agree).  Fields are
+ * packed on the wire, so a letter has no alignment.
+ * design/telemetry.txt .reg.format .stream.event .gen.letters */
+typedef struct EventTypeStruct {
+  char letter;                  /* P, A, W, U, S or D; '\0' in a free entry */
+  unsigned char size;           /* bytes on the wire: 4 or 8, or one of: */
+  unsigned char form;           /* EventTypeUNSIGNED, DOUBLE or STRING */
+  unsigned char hex;            /* 1: shown in hex and may be labelled (P, A) */
+  unsigned char key;            /* 1: may key a span or counter (P, A, W, U) */
+  unsigned char value;          /* 1: may be a counter's value (W, U, D) */
+  const char *ctype;            /* the emitter's C type (eventcom.h) */
+  const char *name;             /* what it is, as tools name it */
+} EventTypeStruct;
+
+#define EVENT_TYPE_POINTER 1    /* size: the stream's pointer size (P, A) */
+#define EVENT_TYPE_WORD 2       /* size: the stream's word size (W) */
+#define EVENT_TYPE_REST 0       /* size: the rest of the event, with a NUL (S) */
+
+enum {
+  EventTypeUNSIGNED,            /* P, A, W, U: an unsigned integer, values[].u */
+  EventTypeDOUBLE,              /* D: an IEEE 754 double, values[].d */
+  EventTypeSTRING               /* S: the last field, values[].s */
+};
+
+/* EventTypes -- the type letters, each at its letter & 31 (the six are
+ * distinct there); the other entries are zero */
+extern const EventTypeStruct EventTypes[32];
+
+/* EventTypeOf -- the facts of letter, or NULL if it is not a type letter */
+static inline const EventTypeStruct *EventTypeOf(int letter)
+{
+  const EventTypeStruct *type = &EventTypes[(unsigned)letter & 31u];
+  return letter != '\0' && type->letter == letter ? type : NULL;
+}
+
+/* EventTypeSize -- the bytes of a field of type in a stream of these
+ * pointer and word sizes; 0 for S, whose length varies */
+static inline unsigned EventTypeSize(const EventTypeStruct *type, unsigned pointerSize,
+                                     unsigned wordSize)
+{
+  return type->size == EVENT_TYPE_POINTER ? pointerSize
+         : type->size == EVENT_TYPE_WORD ? wordSize : type->size;
+}
+
 /* EventValueUnion -- one decoded parameter.
  * P, A, W, U: u (zero-extended); D: d; S: s (points into the event,
  * NUL-terminated, stringLength characters). */
@@ -211,8 +257,10 @@ static inline size_t EventUtf8Length(const unsigned char *s, size_t avail)
  * .export.text */
 extern size_t EventEscape(char *buf, size_t size, const char *s, size_t n);
 
-/* EventFormatDouble -- d as printf's "%.17g" would, into buf.
- * Returns the length, like EventFormat. */
+/* EventFormatDouble -- d as printf's "%.17g" would, into buf
+ * (eventdouble.c).  Returns the length, like EventFormat: at most
+ * EVENT_DOUBLE_TEXT_MAX - 1 ("-2.2250738585072014e-308" is 24). */
+#define EVENT_DOUBLE_TEXT_MAX 32
 extern size_t EventFormatDouble(char *buf, size_t size, double d);
 
 /* EventDecimalPairs, EventHexPairs -- "00" to "99", and "00" to "ff":

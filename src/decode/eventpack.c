@@ -136,14 +136,12 @@ static __attribute__((noinline)) EventPackCodeStruct *encodeCode(EventPackStateS
   c->tag = state->count;
   c->fieldCount = desc->paramCount;
   for (unsigned i = 0; i < c->fieldCount; ++i) {
-    switch (desc->format[i]) {
-    case 'P': case 'A': c->types[i] = widthType[sizeof(void *)]; break;
-    case 'W': c->types[i] = widthType[sizeof(EventW)]; break;
-    case 'U': c->types[i] = TYPE_INT4; break;
-    case 'D': c->types[i] = TYPE_RAW8; break;
-    case 'S': c->types[i] = TYPE_STRING; break;
-    default: return NULL;
-    }
+    const EventTypeStruct *type = EventTypeOf(desc->format[i]);
+    if (type == NULL)
+      return NULL;
+    c->types[i] = type->form == EventTypeSTRING ? TYPE_STRING
+                  : type->form == EventTypeDOUBLE ? TYPE_RAW8
+                  : widthType[EventTypeSize(type, sizeof(EventP), sizeof(EventW))];
     c->last[i] = 0;
   }
   c->fixed = codeFixed(c);

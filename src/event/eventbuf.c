@@ -249,15 +249,11 @@ static size_t descFixedSize(const EventDescStruct *desc, int *stringReturn)
 {
   size_t size = EVENT_HEADER_LEN;
   *stringReturn = 0;
-  for (const char *f = desc->format; *f != '\0'; ++f)
-    switch (*f) {
-    case 'P': size += sizeof(EventP); break;
-    case 'A': size += sizeof(EventA); break;
-    case 'W': size += sizeof(EventW); break;
-    case 'U': size += sizeof(EventU); break;
-    case 'D': size += sizeof(EventD); break;
-    default: *stringReturn = 1; break;   /* S: the characters and a NUL */
-    }
+  for (const char *f = desc->format; *f != '\0'; ++f) {
+    const EventTypeStruct *type = EventTypeOf(*f);
+    size += EventTypeSize(type, sizeof(EventP), sizeof(EventW));
+    *stringReturn |= type->form == EventTypeSTRING;   /* S: the characters and a NUL */
+  }
   return size;
 }
 

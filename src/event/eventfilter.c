@@ -207,9 +207,7 @@ static int parse(const char *spec, EventSourceStruct *only, FilterStruct *f, cha
   f->letter = desc->format[f->param];
   f->offset = EVENT_HEADER_LEN;
   for (unsigned i = 0; i <= f->param; ++i) {
-    char l = desc->format[i];
-    f->size = l == 'P' || l == 'A' ? sizeof(void *) : l == 'W' ? sizeof(EventW) : l == 'U' ? 4
-              : l == 'D' ? 8 : 0;
+    f->size = EventTypeSize(EventTypeOf(desc->format[i]), sizeof(EventP), sizeof(EventW));
     if (i < f->param)
       f->offset += f->size;
   }

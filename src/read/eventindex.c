@@ -1,10 +1,12 @@
 /* <src/read/eventindex.c> -- the stream layer: the block index
  *
- * .design: design/stream.txt .stream.block .stream.check design/tools.txt .eventcnv.reader
+ * .design: design/telemetry.txt .stream.block .stream.check .eventcnv.reader
  *
  * eventIndexBlocks walks a stream's blocks in file order, reading a
  * scan's window on as it goes (eventFill), checks each block and every
- * event in it, and notes what the merge and the reader need.
+ * event in it, and notes what the merge and the reader need.  A block's
+ * data in compact or zstd form are expanded by eventexpand.c; the
+ * blocks missing, repeated or left as holes are found by eventholes.c.
  */
 
 #include "eventstreamint.h"
@@ -14,7 +16,7 @@
 #include <string.h>
 #include <zstd.h>
 
-/* Indexing the blocks.  design/stream.txt .stream.block
+/* Indexing the blocks.  design/telemetry.txt .stream.block
  *
  * eventIndexBlocks walks the blocks in file order and every event in them,
  * so that faults are found before any event is returned, and gathers
@@ -31,10 +33,8 @@ typedef struct IndexStruct {
   SyncStruct first, last;       /* ClockSyncs with the lowest and highest clock */
 } IndexStruct;
 
-#define EVENT_SEQ_NONE UINT64_MAX /* a hole's block whose header is zeros too */
-
-/* findBlockMagic -- the offset of the next "TTBK" at or after from, or size */
-static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
+/* eventFindBlockMagic -- the offset of the next "TTBK" at or after from, or size */
+size_t eventFindBlockMagic(const EventStreamStruct *stream, size_t from)
 {
   size_t pos = from;
   while (pos < stream->size && stream->size - pos >= 4) {
@@ -51,7 +51,7 @@ static size_t findBlockMagic(const EventStreamStruct *stream, size_t from)
 
 /* eventFill -- for a scan: make the window hold need bytes from *pos on,
  * or all there are to the end of the stream.  The window moves: *pos
- * is where the same byte is after.  design/tools.txt .eventcnv.scan */
+ * is where the same byte is after.  design/telemetry.txt .eventcnv.scan */
 void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
 {
   if (stream->read == NULL || stream->eof || stream->size - *pos >= need)
@@ -67,7 +67,7 @@ void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
     long n;
     /* The window grows as the bytes come, not to what a length field
      * claims: a corrupt length costs no more memory than the stream's
-     * own size.  design/tools.txt .eventcnv.scan */
+     * own size.  design/telemetry.txt .eventcnv.scan */
     if (stream->size == stream->windowCapacity) {
       size_t capacity = stream->windowCapacity * 2 < need ? stream->windowCapacity * 2 : need;
       unsigned char *bigger = realloc(stream->window, capacity);
@@ -115,13 +115,10 @@ static int addBlock(EventStreamStruct *stream, const BlockStruct *block)
  * if it has none of its own (S: its length varies) */
 static unsigned fieldSize(char letter, const EventLayoutStruct *layout)
 {
-  switch (letter) {
-  case 'P': case 'A': return layout->pointerSize;
-  case 'W': return layout->wordSize;
-  case 'U': return 4;
-  case 'D': return 8;
-  default: return 0;            /* S, or a letter parseRegistry refused */
-  }
+  const EventTypeStruct *type = EventTypeOf(letter);
+  if (type == NULL)
+    return 0;                   /* a letter parseRegistry refused */
+  return EventTypeSize(type, layout->pointerSize, layout->wordSize);
 }
 
 /* fixedLength -- the length of every event of desc in this layout, or
@@ -224,7 +221,7 @@ int eventCodesInit(EventStreamStruct *stream)
  * clock for the first and last, and the next position is known without
  * a load, so that the walk is not one load after another.  Returns where
  * it stopped.  Inlined twice, so that swap is a constant in each.
- * design/tools.txt .eventcnv.reader.run */
+ * design/telemetry.txt .eventcnv.reader.run */
 static inline __attribute__((always_inline))
 size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
                  const unsigned char *data, size_t pos,
@@ -277,7 +274,7 @@ size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
 
 /* noteOwn -- what the index notes of telltale's own events: StreamEnd,
  * StreamExec, the ClockSyncs with the lowest and highest clock, the drops, threads
- * started and ended.  design/stream.txt .stream.own */
+ * started and ended.  design/telemetry.txt .stream.own */
 static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info, IndexStruct *index,
                     const EventRecordStruct *rec)
 {
@@ -300,7 +297,7 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
   } else if (rec->code == EVENT_CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
              && rec->values[0].u <= 0xFFFF
              && eventKindOf(stream, (unsigned)rec->values[0].u, &reg) >= 0) {
-    /* its kind as blocks carry it: design/control.txt .sol.dropped, design/registry.txt .reg.many */
+    /* its kind as blocks carry it: design/telemetry.txt .sol.dropped, .reg.many */
     info->dropped[eventKindOf(stream, (unsigned)rec->values[0].u, &reg)] += rec->values[1].u;
   } else if (rec->code == EVENT_CODE_THREAD_START) {
     ++info->threadStarts;
@@ -315,7 +312,7 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
  * Most events take the first path: a code in the table with a fixed
  * length, and that length.  Every other event (a string, one of
  * telltale's own, an unknown code, a fault) is decoded in full.
- * design/tools.txt .eventcnv.reader */
+ * design/telemetry.txt .eventcnv.reader */
 static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -370,7 +367,7 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       res = EventDecodeCORRUPT;
       why = "event code 0 inside a block's data";
     }
-    if (res == EventDecodeUNKNOWN) {    /* design/stream.txt .stream.unknown */
+    if (res == EventDecodeUNKNOWN) {    /* design/telemetry.txt .stream.unknown */
       ++info->unknownCount;
       pos += rec.length;
       continue;
@@ -408,200 +405,6 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   return sound;
 }
 
-/* EVENT_EXPAND_HELD_MAX -- the expanded events a mapped stream holds at
- * most: 256 MiB, or 256 times the stream's bytes if that is more.
- * design/tools.txt .zstd.held */
-#define EVENT_EXPAND_HELD_MAX(size) \
-  ((size) > ((size_t)1 << 20) ? (size) * 256 : ((size_t)256 << 20))
-
-/* rawBuffer -- a buffer of size bytes for a block's events, expanded:
- * its own, kept until the stream is closed, or a scan's one buffer,
- * reused.  NULL if out of memory (said), or if it would take what the
- * stream holds past EVENT_EXPAND_HELD_MAX (said once, as the block's
- * fault). */
-static unsigned char *rawBuffer(EventStreamStruct *stream, const BlockStruct *block, size_t size)
-{
-  unsigned char *raw;
-  if (stream->read != NULL) {           /* a scan: one buffer, reused */
-    if (size > stream->scanRawSize) {
-      free(stream->scanRaw);
-      stream->scanRawSize = 0;
-      if ((stream->scanRaw = malloc(size)) == NULL) {
-        stream->outOfMemory = 1;
-        return NULL;
-      }
-      stream->scanRawSize = size;
-    }
-    return stream->scanRaw;
-  }
-  if (size > EVENT_EXPAND_HELD_MAX(stream->size) - stream->rawHeld
-      || stream->rawHeld > EVENT_EXPAND_HELD_MAX(stream->size)) {
-    if (!stream->expandCapped)
-      eventProblemAdd(stream, "offset %" PRIu64 ": expanding this block (thread %" PRIu64 ", kind %" PRIu64 ") would take the events held past %" PRIu64 " MiB, the most a reader holds of a log this size (256 MiB, or 256 times its bytes): none of its events are shown, nor those of later blocks that would",
-                      (uint64_t)(stream->origin + block->offset), (uint64_t)block->thread,
-                      (uint64_t)block->kind, (uint64_t)(EVENT_EXPAND_HELD_MAX(stream->size) >> 20));
-    stream->expandCapped = 1;
-    return NULL;
-  }
-  if (stream->rawCount == stream->rawCapacity) {
-    size_t capacity = stream->rawCapacity == 0 ? 64 : 2 * stream->rawCapacity;
-    unsigned char **bigger = realloc(stream->raws, capacity * sizeof *bigger);
-    if (bigger == NULL) {
-      stream->outOfMemory = 1;
-      return NULL;
-    }
-    stream->raws = bigger;
-    stream->rawCapacity = capacity;
-  }
-  if ((raw = malloc(size > 0 ? size : 1)) == NULL) {
-    stream->outOfMemory = 1;
-    return NULL;
-  }
-  stream->raws[stream->rawCount++] = raw;
-  stream->rawHeld += size;
-  stream->rawLastSize = size;
-  return raw;
-}
-
-/* rawTrim -- a block's own expanded buffer cut to the events indexed:
- * a damaged block's expansion (a zstd bomb's 64 MiB of nothing) is not
- * held while the rest is read.  design/tools.txt .zstd.held */
-static void rawTrim(EventStreamStruct *stream, BlockStruct *block)
-{
-  size_t allocated = stream->rawLastSize;
-  size_t start = block->offset + stream->info.blockHeaderLength;
-  size_t used = block->dataEnd > start ? block->dataEnd - start : 0;
-  unsigned char *smaller;
-  if (stream->read != NULL || block->raw == NULL || stream->rawCount == 0
-      || stream->raws[stream->rawCount - 1] != block->raw || used >= allocated)
-    return;
-  smaller = realloc(stream->raws[stream->rawCount - 1], used > 0 ? used : 1);
-  if (smaller == NULL)
-    return;
-  block->raw = stream->raws[stream->rawCount - 1] = smaller;
-  stream->rawHeld -= allocated - used;
-}
-
-/* blockExpand -- a compact block's events, in[0 .. inSize) (in the
- * stream, or a zstd block's output), expanded into a buffer of their
- * own (rawBuffer) at block->raw.  Returns the end of its expanded
- * events in the block's positions, for indexEvents.  If its data are
- * not sound (cut short is for the caller to say), reports it and sets
- * *sound to 0: the events before the fault are still expanded.
- * design/tools.txt .compact.reader */
-static size_t blockExpand(EventStreamStruct *stream, BlockStruct *block, const unsigned char *in,
-                          size_t inSize, int *sound)
-{
-  size_t start = block->offset + stream->info.blockHeaderLength, rawSize, limit, outSize = 0;
-  unsigned char *raw;
-  const char *why = NULL;
-
-  if (stream->pack == NULL && (stream->pack = malloc(sizeof *stream->pack)) == NULL) {
-    stream->outOfMemory = 1;
-    *sound = 0;
-    return start;
-  }
-  if (!EventPackRawSize(in, inSize, &rawSize)) {
-    why = "its raw size is unreadable or more than a block's";
-    limit = 0;
-  } else if (rawSize / EVENT_PACK_RATIO_MAX > inSize) {
-    /* No sound block expands so much: refused before it is allocated,
-     * unless it is cut short (then what its bytes can hold). */
-    if (!block->cut)
-      why = "its raw size is more than its bytes could expand to";
-    limit = block->cut ? inSize * EVENT_PACK_RATIO_MAX : 0;
-  } else {
-    limit = rawSize;
-  }
-  if ((raw = rawBuffer(stream, block, limit)) == NULL) {
-    *sound = 0;
-    return start;
-  }
-  block->raw = raw;
-  if (why == NULL && !EventPackDecode(stream->pack, in, inSize, stream->info.layout.bigEndian,
-                                      raw, limit, &outSize, &why) && block->cut)
-    why = NULL;                         /* cut short: blockCut says so */
-  if (why != NULL && !block->cut) {
-    eventProblemAdd(stream, "offset %" PRIu64 ": %s (thread %" PRIu64 ", kind %" PRIu64 "): the events before the fault are shown",
-               (uint64_t)(stream->origin + block->offset), why, (uint64_t)block->thread,
-               (uint64_t)block->kind);
-    *sound = 0;
-  }
-  return start + outSize;
-}
-
-/* blockUnzstd -- a zstd block's data, in[0 .. inSize), decompressed:
- * into a buffer of the block's own (rawBuffer, at block->raw) if they
- * are raw events, else into the stream's one buffer for blockExpand.
- * The frame must say its size, at most a block's and at most
- * EVENT_ZSTD_RATIO_MAX times its bytes, which is checked before
- * anything is allocated.  Returns the output, with *sizeReturn its
- * length; NULL, having said why unless the block is cut short (no
- * event of a frame cut short is shown), if it is not sound.
- * design/stream.txt .zstd.reader */
-/* EventZstdFrameCheck -- eventread.h: the one rule for what a zstd
- * block's frame may expand to (.zstd.reader) */
-const char *EventZstdFrameCheck(const unsigned char *in, size_t inSize, size_t *sizeReturn)
-{
-  unsigned long long size = ZSTD_getFrameContentSize(in, inSize);
-  if (size == ZSTD_CONTENTSIZE_ERROR)
-    return "its data are not a zstd frame";
-  if (size == ZSTD_CONTENTSIZE_UNKNOWN)
-    return "its zstd frame does not say its size";
-  if (size > EVENT_BLOCK_LENGTH_MAX || size / EVENT_ZSTD_RATIO_MAX > inSize)
-    return "its zstd frame's size is more than its bytes could expand to";
-  *sizeReturn = (size_t)size;
-  return NULL;
-}
-
-static const unsigned char *blockUnzstd(EventStreamStruct *stream, BlockStruct *block,
-                                        const unsigned char *in, size_t inSize, size_t *sizeReturn)
-{
-  size_t size = 0;
-  const char *why = EventZstdFrameCheck(in, inSize, &size);
-  unsigned char *out = NULL;
-  size_t got = 0;
-  if (why != NULL)
-    ;
-  else if (stream->zstd == NULL && (stream->zstd = ZSTD_createDCtx()) == NULL)
-    why = "out of memory";
-  else if (!block->compact)
-    block->raw = out = rawBuffer(stream, block, (size_t)size);
-  else {
-    if (size > stream->unzstdSize || stream->unzstd == NULL) {
-      free(stream->unzstd);
-      stream->unzstdSize = (size_t)size;
-      stream->unzstd = malloc(size > 0 ? (size_t)size : 1);
-    }
-    out = stream->unzstd;
-  }
-  if (why == NULL && out == NULL && stream->expandCapped) {
-    block->raw = NULL;
-    return NULL;                /* said by rawBuffer */
-  }
-  if (why == NULL && out == NULL) {
-    stream->outOfMemory = 1;
-    why = "out of memory";
-  }
-  if (why == NULL) {
-    got = ZSTD_decompressDCtx(stream->zstd, out, (size_t)size, in, inSize);
-    if (ZSTD_isError(got))
-      why = ZSTD_getErrorName(got);
-    else if (got != size)
-      why = "its zstd frame is shorter than it says";
-  }
-  if (why == NULL) {
-    *sizeReturn = got;
-    return out;
-  }
-  if (!block->cut)
-    eventProblemAdd(stream, "offset %" PRIu64 ": zstd block (thread %" PRIu64 ", kind %" PRIu64 "): %s, so none of its events are shown",
-                    (uint64_t)(stream->origin + block->offset), (uint64_t)block->thread,
-                    (uint64_t)block->kind, why);
-  block->raw = NULL;
-  return NULL;
-}
-
 /* blockEvents -- indexEvents for a block of any form: raw, compact,
  * zstd of either */
 static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
@@ -612,7 +415,7 @@ static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   int sound = 1;
   if (block->zstd) {
     ++stream->info.zstdBlocks;
-    data = blockUnzstd(stream, block, data, size, &size);
+    data = eventBlockUnzstd(stream, block, data, size, &size);
     if (data == NULL) {
       block->dataEnd = start;
       return 0;
@@ -620,11 +423,11 @@ static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
     end = start + size;
   }
   if (block->compact) {
-    end = blockExpand(stream, block, data, size, &sound);
+    end = eventBlockExpand(stream, block, data, size, &sound);
     ++stream->info.compactBlocks;
   }
   sound = indexEvents(stream, index, block, end) && sound;
-  rawTrim(stream, block);
+  eventRawTrim(stream, block);
   return sound;
 }
 
@@ -664,7 +467,7 @@ static int indexThreads(EventStreamStruct *stream)
 /* blockRead -- read the header of the block at pos into *block.
  * Returns 1 if it is sound; else 0, with what is wrong in what.  A
  * block running past the end of the stream is also marked cut.
- * design/stream.txt .stream.check */
+ * design/telemetry.txt .stream.check */
 static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
                      size_t whatSize)
 {
@@ -747,112 +550,6 @@ static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, 
   return 0;
 }
 
-/* indexNote -- note a block's index and offset, for indexCheck.
- * Returns 0, having said so, if a block with this index was read
- * already: the log holds it twice (spliced, or a write repeated), and
- * its events are not read again.  design/stream.txt .stream.check */
-static int indexNote(EventStreamStruct *stream, const BlockStruct *block)
-{
-  TableEntryStruct *first;
-  size_t offset = stream->origin + block->offset;
-  if (block->index == EVENT_BLOCK_INDEX_NONE)
-    return 1;
-  first = eventTableFind(&stream->seen, block->index);
-  if (first != NULL && first->used) {
-    ++stream->info.duplicateBlocks;
-    eventProblemAdd(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log again (first at offset %"
-               PRIu64 "): its events are not shown twice", (uint64_t)offset,
-               (uint64_t)block->index, first->value);
-    return 0;
-  }
-  if (eventTableSet(&stream->seen, block->index, offset))
-    stream->outOfMemory = 1;
-  if (stream->indexCount == stream->indexCapacity) {
-    size_t capacity = stream->indexCapacity == 0 ? 64 : stream->indexCapacity * 2;
-    IndexEntryStruct *bigger = realloc(stream->indexes, capacity * sizeof *bigger);
-    if (bigger == NULL) {
-      stream->outOfMemory = 1;
-      return 1;
-    }
-    stream->indexes = bigger;
-    stream->indexCapacity = capacity;
-  }
-  stream->indexes[stream->indexCount].index = block->index;
-  stream->indexes[stream->indexCount].offset = offset;
-  ++stream->indexCount;
-  return 1;
-}
-
-static int indexEntryCompare(const void *a, const void *b)
-{
-  const IndexEntryStruct *x = a, *y = b;
-  if (x->index != y->index)
-    return x->index < y->index ? -1 : 1;
-  return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-/* holeEndsAt -- does one of the holes the walk found end at offset?
- * They are in file order. */
-static int holeEndsAt(const EventStreamStruct *stream, uint64_t offset)
-{
-  size_t lo = 0, hi = stream->holes != NULL ? stream->info.holes : 0;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (stream->holes[mid].end < offset)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < stream->info.holes && stream->holes != NULL && stream->holes[lo].end == offset;
-}
-
-/* indexCheck -- every block the log was written with is there, in the
- * order written: the indexes read rise in file order from 0 to the
- * highest.  Only where the walk read to the end: a walk stopped at
- * damage reports that.  design/stream.txt .stream.check */
-static void indexCheck(EventStreamStruct *stream)
-{
-  EventStreamInfoStruct *info = &stream->info;
-  IndexEntryStruct *e = stream->indexes;
-  size_t n = stream->indexCount, reports = 0, outOfOrder = 0;
-  uint64_t expect = 0;
-  if (n == 0)
-    return;
-  for (size_t i = 1; i < n; ++i)
-    if (e[i].index < e[i - 1].index && outOfOrder++ == 0)
-      eventProblemAdd(stream, "offset %" PRIu64 ": block %" PRIu64 " of the log comes after block %"
-                 PRIu64 " (at offset %" PRIu64 "): the log's blocks are not in the order written",
-                 (uint64_t)e[i].offset, (uint64_t)e[i].index, (uint64_t)e[i - 1].index,
-                 (uint64_t)e[i - 1].offset);
-  info->misorderedBlocks = outOfOrder;
-  qsort(e, n, sizeof *e, indexEntryCompare);
-  for (size_t i = 0; i < n; ++i) {
-    if (e[i].index > expect && i > 0 && holeEndsAt(stream, e[i].offset))
-      info->holeBlocks += e[i].index - expect;     /* .sol.writer.at */
-    else if (e[i].index > expect) {
-      info->missingBlocks += e[i].index - expect;
-      if (++reports <= 8) {
-        if (e[i].index == expect + 1)
-          eventProblemAdd(stream, "block %" PRIu64 " of the log is missing: between offsets %" PRIu64
-                     " and %" PRIu64, expect,
-                     expect == 0 ? (uint64_t)info->headerLength : (uint64_t)e[i - 1].offset,
-                     (uint64_t)e[i].offset);
-        else if (expect == 0)
-          eventProblemAdd(stream, "blocks 0 to %" PRIu64 " of the log are missing: the first block "
-                     "there is at offset %" PRIu64, (uint64_t)e[i].index - 1,
-                     (uint64_t)e[i].offset);
-        else
-          eventProblemAdd(stream, "blocks %" PRIu64 " to %" PRIu64 " of the log are missing: between "
-                     "offsets %" PRIu64 " and %" PRIu64, expect, (uint64_t)e[i].index - 1,
-                     (uint64_t)e[i - 1].offset, (uint64_t)e[i].offset);
-      }
-    }
-    expect = (uint64_t)e[i].index + 1;
-  }
-  if (reports > 8)
-    eventProblemAdd(stream, "%" PRIu64 " more gaps in the log's blocks not listed", (uint64_t)reports - 8);
-}
-
 /* blockFault -- report a bad block at pos; with resync, skip to the
  * next block magic and return where it is, else return 0 (stop). */
 static size_t blockFault(EventStreamStruct *stream, size_t pos, const char *what)
@@ -864,7 +561,7 @@ static size_t blockFault(EventStreamStruct *stream, size_t pos, const char *what
     eventProblemAdd(stream, "offset %" PRIu64 ": %s", (uint64_t)(stream->origin + pos), what);
     return 0;
   }
-  next = findBlockMagic(stream, pos + 1);
+  next = eventFindBlockMagic(stream, pos + 1);
   info->skippedBytes += next - pos;
   if (next < size)
     eventProblemAdd(stream, "offset %" PRIu64 ": %s; skipped %" PRIu64 " bytes to the next block at offset %" PRIu64 "",
@@ -874,122 +571,6 @@ static size_t blockFault(EventStreamStruct *stream, size_t pos, const char *what
     eventProblemAdd(stream, "offset %" PRIu64 ": %s; skipped the last %" PRIu64 " bytes of the file",
                (uint64_t)(stream->origin + pos), what, (uint64_t)(next - pos));
   return next;
-}
-
-/* holeFind -- is the block at pos, which failed its check or has no
- * magic, one the program had its place for but died before writing
- * whole (.sol.writer.at)?  Its header is written first, under the lock,
- * then header and data in one write, which death cuts short at a page
- * boundary of the file: so its data are zeros from their start or from
- * a page boundary on.  Or, if death came before even the header, zeros
- * up to the next block.  Returns its length, 0 if it is not one; *block
- * (a failed blockRead's) then has its thread, kind and seq, or a seq of
- * EVENT_SEQ_NONE if the header is zeros too.  Moves the window of a
- * scan, and *pos with it. */
-
-static size_t holeFind(EventStreamStruct *stream, size_t *pos, BlockStruct *block)
-{
-  unsigned headerLength = stream->info.blockHeaderLength;
-  size_t start, end;
-  eventFill(stream, pos, (size_t)EVENT_BLOCK_LENGTH_MAX + headerLength);
-  start = *pos;
-  block->offset = start;
-  if (stream->size - start < headerLength)
-    return 0;
-  if (memcmp(stream->base + start, EVENT_BLOCK_MAGIC, 4) == 0) {
-    end = start + block->length;
-    return block->length >= headerLength && block->length <= stream->size - start
-           && EventBlockHole(stream->base + start, block->length, headerLength,
-                             stream->origin + start) ? end - start : 0;
-  }
-  end = findBlockMagic(stream, start + 1);
-  if (end >= stream->size)
-    return 0;                   /* at the end: a block cut short (blockCut) */
-  for (size_t i = start; i < end; ++i)
-    if (stream->base[i] != 0)
-      return 0;
-  block->seq = EVENT_SEQ_NONE;
-  block->length = (uint32_t)(end - start);
-  return end - start;
-}
-
-/* holeAdd -- a hole the walk found, kept for holesCheck */
-static void holeAdd(EventStreamStruct *stream, const BlockStruct *block)
-{
-  EventStreamInfoStruct *info = &stream->info;
-  if (info->holes == 0)
-    info->holeOffset = stream->origin + block->offset;
-  if (info->holes == stream->holeCapacity) {
-    size_t bigger = stream->holeCapacity == 0 ? 8 : 2 * stream->holeCapacity;
-    HoleStruct *more = realloc(stream->holes, bigger * sizeof *more);
-    if (more == NULL) {
-      stream->outOfMemory = 1;
-      return;
-    }
-    stream->holes = more;
-    stream->holeCapacity = bigger;
-  }
-  stream->holes[info->holes].offset = stream->origin + block->offset;
-  stream->holes[info->holes].end = stream->origin + block->offset + block->length;
-  stream->holes[info->holes].seq = block->seq;
-  stream->holes[info->holes].thread = block->thread;
-  stream->holes[info->holes].kind = block->kind;
-  stream->holes[info->holes].level = block->level;
-  stream->holes[info->holes].recovered = 0;
-  ++info->holes;
-}
-
-/* holesCheck -- each hole is a live block (only those are written after
- * the lock), so a log recovered from its live file has its events: a
- * recovered block of its thread, kind, level and seq.  A hole without
- * one is events lost, and said.  .sol.writer.at */
-static int holeSeqCompare(const void *a, const void *b)
-{
-  const HoleStruct *x = a, *y = b;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static void holesCheck(EventStreamStruct *stream)
-{
-  EventStreamInfoStruct *info = &stream->info;
-  size_t lost = 0, n = stream->holes != NULL ? info->holes : 0;
-  uint64_t first = UINT64_MAX;
-  if (info->holes == 0)
-    return;
-  /* by seq, so that each recovered block finds its holes at once (a
-   * damaged log may have many); indexCheck is done with file order */
-  qsort(stream->holes, n, sizeof *stream->holes, holeSeqCompare);
-  for (size_t j = 0; j < stream->blockCount; ++j) {
-    const BlockStruct *b = &stream->blocks[j];
-    size_t lo = 0, hi = n;
-    if (b->index != EVENT_BLOCK_INDEX_NONE)
-      continue;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (stream->holes[mid].seq < b->seq)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    for (; lo < n && stream->holes[lo].seq == b->seq; ++lo) {
-      HoleStruct *h = &stream->holes[lo];
-      h->recovered |= h->thread == b->thread && h->kind == b->kind && h->level == b->level;
-    }
-  }
-  for (size_t i = 0; i < info->holes; ++i)
-    if (i >= n || (!stream->holes[i].recovered || stream->holes[i].seq == EVENT_SEQ_NONE)) {
-      ++lost;
-      if (i < n && stream->holes[i].offset < first)
-        first = stream->holes[i].offset;
-    }
-  if (first == UINT64_MAX)
-    first = info->holeOffset;
-  info->holesLost = lost;
-  if (lost > 0)
-    eventProblemAdd(stream, "offset %" PRIu64 ": a block the program died before writing whole "
-               "(zeros where its events should be; %" PRIu64 " such block%s) and no live file "
-               "recovered %s: %s events are lost", first, (uint64_t)lost, lost == 1 ? "" : "s",
-               lost == 1 ? "it" : "them", lost == 1 ? "its" : "their");
 }
 
 /* blockCut -- the sound events of a block cut short by the end of the
@@ -1029,8 +610,8 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
 {
   EventStreamInfoStruct *info = &stream->info;
   if (complete)
-    indexCheck(stream);
-  holesCheck(stream);
+    eventIndexCheck(stream);
+  eventHolesCheck(stream);
   info->streamSize = stream->origin + stream->size;
   if (stream->read != NULL) {   /* the scan is over: its window goes */
     free(stream->window);
@@ -1047,7 +628,7 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
   /* The clock frequency: the header's, or from the header's start pair
    * and the last ClockSync by clock (so the result does not depend on
    * the order of blocks), by the rule the traceback uses too.
-   * design/runtime.txt .sol.clock */
+   * design/telemetry.txt .sol.clock */
   info->clockHz = info->headerHz;
   if (info->clockSyncCount >= 1)
     info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
@@ -1056,8 +637,8 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
 
 /* eventIndexBlocks -- walk the blocks in file order.  Each is checked
  * (blockRead), then its events (indexEvents).  At damage the walk stops,
- * or with resync goes on at the next block.  design/tools.txt
- * .eventcnv.reader, design/stream.txt .stream.check */
+ * or with resync goes on at the next block.  design/telemetry.txt
+ * .eventcnv.reader, .stream.check */
 void eventIndexBlocks(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -1080,16 +661,16 @@ void eventIndexBlocks(EventStreamStruct *stream)
       break;
     if (!blockRead(stream, pos, &block, what, sizeof what)) {
       if (block.cut) {          /* the end: its events, if not read already */
-        if (indexNote(stream, &block))
+        if (eventIndexNote(stream, &block))
           blockCut(stream, &index, &block, what);
         else
           ++info->badBlocks;
         complete = 0;
         break;
       }
-      hole = holeFind(stream, &pos, &block);
+      hole = eventHoleFind(stream, &pos, &block);
       if (hole > 0) {
-        holeAdd(stream, &block);
+        eventHoleAdd(stream, &block);
         pos += hole;
         continue;
       }
@@ -1101,7 +682,7 @@ void eventIndexBlocks(EventStreamStruct *stream)
       }
       continue;
     }
-    if (!indexNote(stream, &block)) {
+    if (!eventIndexNote(stream, &block)) {
       pos += block.length;
       continue;
     }

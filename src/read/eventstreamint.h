@@ -1,6 +1,6 @@
 /* <src/read/eventstreamint.h> -- what the stream layer's files share, and no one else
  *
- * .design: design/stream.txt .stream design/tools.txt .eventcnv.reader
+ * .design: design/telemetry.txt .stream .eventcnv.reader
  *
  * The stream layer (eventread.h's EventStream*) is one module in three
  * files, split by concern:
@@ -25,7 +25,7 @@
 #include "eventread.h"
 
 /* TableStruct -- a hash table from 64-bit keys to 64-bit values, for
- * the Intern and Label tables.  design/index.txt .req.intern */
+ * the Intern and Label tables.  design/telemetry.txt .req.intern */
 
 typedef struct TableEntryStruct {
   uint64_t key;
@@ -39,7 +39,7 @@ typedef struct TableStruct {
   size_t count;
 } TableStruct;
 
-/* BlockStruct -- a block found by the index.  design/stream.txt .stream.block */
+/* BlockStruct -- a block found by the index.  design/telemetry.txt .stream.block */
 
 typedef struct IndexEntryStruct {
   uint32_t index;               /* a block's index in the log (.stream.check) */
@@ -67,7 +67,7 @@ typedef struct BlockStruct {
 
 /* HoleStruct -- a block the program died before writing whole, as its
  * header says, or with seq EVENT_SEQ_NONE if that is zeros too
- * (eventindex.c holeFind).  design/control.txt .sol.writer.at */
+ * (eventholes.c eventHoleFind).  design/telemetry.txt .sol.writer.at */
 typedef struct HoleStruct {
   uint64_t offset, end;         /* in the stream */
   uint64_t seq;
@@ -78,7 +78,7 @@ typedef struct HoleStruct {
 
 /* SeqStruct -- the blocks of one (thread, kind), and a cursor in them.
  * Only the clock of the current event is read: its fields are decoded
- * when it is returned.  design/stream.txt .stream.order design/tools.txt .eventcnv.reader */
+ * when it is returned.  design/telemetry.txt .stream.order .eventcnv.reader */
 
 typedef struct SeqStruct {
   size_t block;                 /* current block: index into blocks */
@@ -90,7 +90,7 @@ typedef struct SeqStruct {
 
 /* CodeStruct -- what the index knows of a code, in a table of all
  * 65536, so that checking an event is a load, not a search.
- * design/tools.txt .eventcnv.reader */
+ * design/telemetry.txt .eventcnv.reader */
 
 typedef struct CodeStruct {
   uint32_t head;                /* if length is not 0: the first 4 bytes of each of its
@@ -106,7 +106,7 @@ typedef struct CodeStruct {
 /* RegStruct -- one of the registries a stream carries (3.0.6): its
  * events by their own codes, and where they are in the merge that is
  * the stream's registry, whose codes are the number above the code.
- * design/stream.txt .stream.header.registries */
+ * design/telemetry.txt .stream.header.registries */
 #define REG_OWNED 6
 typedef struct RegStruct {
   unsigned number;              /* as its blocks' kinds say */
@@ -129,7 +129,7 @@ struct EventStreamStruct {
 
   /* A scan (EventStreamScan) holds a window of the stream, bytes
    * origin to origin + size, and reads more as the index needs them.
-   * design/tools.txt .eventcnv.scan */
+   * design/telemetry.txt .eventcnv.scan */
   size_t origin;                /* stream offset of base[0]; 0 if not a scan */
   int eof;                      /* the stream ends at origin + size */
   unsigned char *window;
@@ -167,7 +167,7 @@ struct EventStreamStruct {
 
   BlockStruct *blocks;
   size_t blockCount, blockCapacity;
-  IndexEntryStruct *indexes;    /* the log's block indexes, for indexCheck */
+  IndexEntryStruct *indexes;    /* the log's block indexes, for eventIndexCheck */
   HoleStruct *holes;            /* blocks the program died before writing whole,
                                    in file order (.sol.writer.at) */
   size_t holeCapacity;
@@ -224,6 +224,11 @@ extern int eventRegistryBlock(EventStreamStruct *stream, size_t pos, size_t end,
                               size_t msgSize);
 extern void eventRegistriesFree(EventStreamStruct *stream);
 
+/* eventmerge.c: the merge of the stream's registries */
+
+extern void eventKindWires(EventStreamStruct *stream);
+extern int eventMergeBuild(EventStreamStruct *stream, char *msg, size_t msgSize);
+
 /* eventKindOf -- the merged kind of a block's wire kind (its registry's
  * number above its kind), or -1; *regReturn gets the registry's index */
 static inline int eventKindOf(const EventStreamStruct *stream, unsigned wire, unsigned *regReturn)
@@ -238,9 +243,29 @@ static inline int eventKindOf(const EventStreamStruct *stream, unsigned wire, un
 
 /* eventindex.c */
 
+#define EVENT_SEQ_NONE UINT64_MAX /* a hole's block whose header is zeros too */
+
 extern void eventFill(EventStreamStruct *stream, size_t *pos, size_t need);
 extern int eventCodesInit(EventStreamStruct *stream);
 extern void eventIndexBlocks(EventStreamStruct *stream);
+extern size_t eventFindBlockMagic(const EventStreamStruct *stream, size_t from);
+
+/* eventexpand.c: a compact or zstd block's data, expanded */
+
+extern size_t eventBlockExpand(EventStreamStruct *stream, BlockStruct *block, const unsigned char *in,
+                               size_t inSize, int *sound);
+extern const unsigned char *eventBlockUnzstd(EventStreamStruct *stream, BlockStruct *block,
+                                             const unsigned char *in, size_t inSize,
+                                             size_t *sizeReturn);
+extern void eventRawTrim(EventStreamStruct *stream, BlockStruct *block);
+
+/* eventholes.c: blocks missing, repeated, or holes */
+
+extern int eventIndexNote(EventStreamStruct *stream, const BlockStruct *block);
+extern void eventIndexCheck(EventStreamStruct *stream);
+extern size_t eventHoleFind(EventStreamStruct *stream, size_t *pos, BlockStruct *block);
+extern void eventHoleAdd(EventStreamStruct *stream, const BlockStruct *block);
+extern void eventHolesCheck(EventStreamStruct *stream);
 
 /* eventIsFormat -- desc is known and has this format */
 static inline int eventIsFormat(const EventDescStruct *desc, const char *format)

@@ -108,8 +108,10 @@ def oracle(st):
             threads.setdefault(values[0], {})["name"] = values[1]
         fields, lab, raw = {}, {}, {}
         for letter, (pname, _), value in zip(fmt, params, values):
-            raw[pname] = value & (mask_p if letter in "PA" else mask_w if letter == "W" else
-                                  0xFFFFFFFF) if letter in "PAWU" else value
+            if mkstream.wire.LETTERS[letter]["form"] == "unsigned":   # as wide as its field
+                raw[pname] = value & ((1 << 8 * mkstream.wire.letter_size(letter, st.psize, st.wsize)) - 1)
+            else:
+                raw[pname] = value
             if letter in "PA":
                 fields[pname] = "0x%x" % (value & mask_p)
                 lid = labels.get(value & mask_p)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# tests/lib/mkstream.py -- write deterministic synthetic telltale streams
+# tests/mkstream.py -- write deterministic synthetic telltale streams
 #
-# .design: design/stream.txt .stream
+# .design: design/telemetry.txt .stream
 #
-# Writes a stream exactly as design/stream.txt .stream describes it,
+# Writes a stream exactly as design/telemetry.txt .stream describes it,
 # independently of the C runtime, so that the reader (src/read/eventstream.c,
 # eventheader.c, eventindex.c) and
 # eventcnv can be tested against a second implementation of the format.
@@ -16,21 +16,40 @@
 #   mkstream.py --list                         list the variants
 #
 # The stream has its own registry: telltale's own events (0x0001-0x0009,
-# design/stream.txt .stream.own) in kind 0 "Telltale", and client
+# design/telemetry.txt .stream.own) in kind 0 "Telltale", and client
 # events covering every format letter.  Three threads emit into several
 # kinds with interleaved clocks, so a reader must merge the blocks to
 # print events in time order; one event has a code not in the registry.
 #
 # --expect is an oracle: it formats the events in Python as eventcnv's
-# default output should look (tests/data/golden/*.out were checked with it).
+# default output should look (tests/golden/*.out were checked with it).
+#
+# The format's constants (magics, the byte-order mark, header lengths
+# and offsets, the letters' sizes) are gen's eventgen.py of telltale's
+# registry (design/telemetry.txt .gen.wire), asserted against eventcom.h
+# when the C builds: run ninja first.  How the fields are laid out and
+# encoded is written here, from the design, as the second implementation.
 
 import argparse
+import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "build", "gen", "core"))
+import eventgen as wire  # noqa: E402
+
+FLAGS_AT = wire.EVENT_STREAM_FLAGS_AT
+HEADER_LENGTH_AT = wire.STREAM_HEADER["header_length"][0]
+MARK_AT = wire.STREAM_HEADER["mark"][0]
+VERSION_AT = wire.STREAM_HEADER["major"][0]
+BLOCK_LEN = wire.EVENT_BLOCK_HEADER_LEN
+LENGTH_AT = wire.BLOCK_HEADER["length"][0]      # a block header's fields
+BLOCK_FLAGS_AT = wire.BLOCK_HEADER["flags"][0]
+CHECK_AT = wire.BLOCK_HEADER["check"][0]
+
 VERSION = (1, 0, 0)
-VERSION2 = (2, 0, 0)            # checked blocks: design/stream.txt .stream.check
-VERSION3 = (3, 0, 0)            # compact blocks: design/runtime.txt .compact
+VERSION2 = (2, 0, 0)            # checked blocks: design/telemetry.txt .stream.check
+VERSION3 = (3, 0, 0)            # compact blocks: design/telemetry.txt .compact
 SESSION = 0x5E551011            # the session id of 2.0 streams
 
 
@@ -98,7 +117,7 @@ EVENTS = [
 
 BY_NAME = {e[1]: e for e in EVENTS}
 BY_CODE = {e[0]: e for e in EVENTS}
-UNKNOWN_CODE = 0x0200           # not in the registry: design/stream.txt .stream.unknown
+UNKNOWN_CODE = 0x0200           # not in the registry: design/telemetry.txt .stream.unknown
 
 START_CLOCK = 1000000000000
 HZ = 2000000000                 # 2 ticks per ns
@@ -124,7 +143,7 @@ class Stream:
         self.sync, self.end = sync, end
         self.many = many        # thousands of events, an address relabelled
         # spans: ([(name, begin, end, beginKey, endKey)], [(name, code, value, key)]),
-        # after the header's check from 2.0.1 (design/stream.txt .stream.header.span)
+        # after the header's check from 2.0.1 (design/telemetry.txt .stream.header.span)
         self.spans = spans
         self.blocks = []        # (thread, kind, seq, [event], pad)
         self.base = 0x7F0000000000 if psize == 8 else 0x40000000
@@ -143,19 +162,16 @@ class Stream:
         if code in BY_CODE:
             fields = b""
             for letter, value in zip(BY_CODE[code][5], values):
-                if letter in "PA":
-                    fields += self.uint(self.psize, value)
-                elif letter == "W":
-                    fields += self.uint(self.wsize, value)
-                elif letter == "U":
-                    fields += self.uint(4, value)
-                elif letter == "D":
+                form = wire.LETTERS[letter]["form"]
+                if form == "unsigned":
+                    fields += self.uint(wire.letter_size(letter, self.psize, self.wsize), value)
+                elif form == "double":
                     fields += struct.pack(self.e + "d", value)
-                elif letter == "S":
+                else:
                     fields += value + b"\0"
         else:
             fields = values[0]  # raw bytes
-        length = 12 + len(fields)
+        length = wire.EVENT_HEADER_LEN + len(fields)
         return struct.pack(self.e + "HHQ", code, length, clock) + fields
 
     def header(self):
@@ -183,20 +199,20 @@ class Stream:
             for name, code, value, key in counter_rows:
                 ext += s(name) + struct.pack("<HBB", code, value, key)
         flags_check = self.v2() and self.version[2] >= 5
-        length = 64 + len(var) + (4 if self.v2() else 0) + (len(ext) + 4 if ext else 0) \
+        length = wire.EVENT_STREAM_FIXED_LEN + len(var) + (4 if self.v2() else 0) + (len(ext) + 4 if ext else 0) \
             + (4 if flags_check else 0)
-        fixed = b"TELLTALE" + struct.pack("<HHH", *self.version)
-        fixed += struct.pack(self.e + "H", 0x0102)
+        fixed = wire.EVENT_STREAM_MAGIC + struct.pack("<HHH", *self.version)
+        fixed += struct.pack(self.e + "H", wire.EVENT_BYTE_ORDER_MARK)
         fixed += struct.pack("<BBBBIQQQQII", self.psize, self.wsize, 1, self.flags, length,
                              self.hz, START_CLOCK, REALTIME0, MONOTONIC0, PID,
                              SESSION if self.v2() else 0)
-        assert len(fixed) == 64
+        assert len(fixed) == wire.EVENT_STREAM_FIXED_LEN
         if self.v2():   # the header's check, flags byte as 0: .stream.header.check
             head = fixed + var
-            var += struct.pack("<I", crc32c(head[:19] + b"\0" + head[20:]))
+            var += struct.pack("<I", crc32c(head[:FLAGS_AT] + b"\0" + head[FLAGS_AT + 1:]))
         if ext:         # and the spans' own check
             head = fixed + var + ext
-            var += ext + struct.pack("<I", crc32c(head[:19] + b"\0" + head[20:]))
+            var += ext + struct.pack("<I", crc32c(head[:FLAGS_AT] + b"\0" + head[FLAGS_AT + 1:]))
         if flags_check:  # the flags' own check (2.0.5 on)
             var += struct.pack("<I", crc32c(bytes([self.flags])))
         return fixed + var
@@ -207,11 +223,11 @@ class Stream:
     def block_header(self, length, thread, kind, seq, index, session=SESSION, flags=0x10):
         """A block's header; in 2.0, with its check over header and body."""
         if not self.v2():
-            return b"TTBK" + struct.pack(self.e + "IIHHQ", length, thread, kind, 0, seq)
-        return b"TTBK" + struct.pack(self.e + "IIHHQIII", length, thread, kind, flags, seq,
+            return wire.EVENT_BLOCK_MAGIC + struct.pack(self.e + "IIHHQ", length, thread, kind, 0, seq)
+        return wire.EVENT_BLOCK_MAGIC + struct.pack(self.e + "IIHHQIII", length, thread, kind, flags, seq,
                                      session, index, 0)
 
-    # The compact form, written from design/stream.txt .compact.encoding
+    # The compact form, written from design/telemetry.txt .compact.encoding
     # alone: a second implementation beside src/decode/eventpack.c.
 
     def pack(self, events):
@@ -225,9 +241,8 @@ class Stream:
             if code not in BY_CODE:
                 return None
             fmt = BY_CODE[code][5]
-            types = [{"P": self.psize, "A": self.psize, "W": self.wsize, "U": 4}.get(c, c)
-                     for c in fmt]
-            types = [{4: 1, 8: 2, "D": 3, "S": 4}[t] for t in types]
+            types = [{"double": 3, "string": 4}.get(wire.LETTERS[c]["form"])
+                     or {4: 1, 8: 2}[wire.letter_size(c, self.psize, self.wsize)] for c in fmt]
             if code in index:
                 out.append(index[code])
             else:
@@ -252,12 +267,12 @@ class Stream:
         if not self.v2():
             return head + body
         check = crc32c(bytes(body), crc32c(bytes(head)))
-        return head[:32] + struct.pack(self.e + "I", check) + body
+        return head[:CHECK_AT] + struct.pack(self.e + "I", check) + body
 
     def build(self):
         """The stream's bytes; records each event's and block's offset."""
         out = bytearray(self.header())
-        hlen = 36 if self.v2() else 24
+        hlen = wire.EVENT_BLOCK_HEADER_LEN if self.v2() else wire.EVENT_BLOCK_HEADER_LEN_1
         for index, block in enumerate(self.blocks):
             thread, kind, seq, events, pad = block["thread"], block["kind"], block["seq"], \
                 block["events"], block["pad"]
@@ -268,7 +283,7 @@ class Stream:
                 ev["thread"], ev["kind"], ev["seq"] = thread, kind, seq
                 body += self.encode(ev)
             if pad and not self.v2():
-                body += b"\0" * pad     # code 0 ends the data: design/stream.txt .stream.block
+                body += b"\0" * pad     # code 0 ends the data: design/telemetry.txt .stream.block
             packed = self.pack(events) if self.compact else None
             block["compact"] = packed is not None
             if packed is not None:
@@ -359,14 +374,14 @@ def scenario(st):
                  ev("ThreadExit", 8600, 2)])                         # seq 8
     if st.many:   # more events than eventcnv formats in one batch, and
         # an address relabelled between them: each line shows the label
-        # of its moment (design/tools.txt .eventcnv.text)
+        # of its moment (design/telemetry.txt .eventcnv.text)
         for i in range(6):
             clock = 10000 + i * 100000
             block(1, 0, [ev("Intern", clock, 10 + i, "pool %d" % i),
                          ev("Label", clock + 1, a(0x1040), 10 + i)])
             block(2, 2, [ev("ObjectAlloc", clock + 2 + j, a(0x1040), j, 8) for j in range(2500)])
     last = []
-    if st.sync:   # 2 ms after the first: design/runtime.txt .sol.clock
+    if st.sync:   # 2 ms after the first: design/telemetry.txt .sol.clock
         last.append(ev("ClockSync", 4000000, MONOTONIC0 + 2000000, REALTIME0 + 2000000))
     if st.end:
         last.append(ev("StreamEnd", 4000100, len(blocks)))
@@ -391,7 +406,7 @@ def utf8_char(b, i):
 def escape(b):
     """An S field as eventcnv shows it: valid UTF-8 as itself but C1
     controls; other bytes outside printable ASCII in octal
-    (design/export.txt .export.text)."""
+    (design/telemetry.txt .export.text)."""
     out = []
     i = 0
     while i < len(b):
@@ -429,7 +444,7 @@ def fmt_double(d):
 
 def expect(st):
     # An event stamped before the one before it in its thread and kind
-    # is shown at that one's time (design/stream.txt .stream.order.back).
+    # is shown at that one's time (design/telemetry.txt .stream.order.back).
     shown, latest = {}, {}
     for b in sorted(st.blocks, key=lambda b: b["seq"]):
         for e in b["events"]:
@@ -553,7 +568,7 @@ def variant(name):
         # sound, but thread 2's Object events step back in time twice:
         # inside block seq 3, and from seq 3 to seq 6 (a recorder's
         # StackFrames stamped after the ReallocMove it precedes did so;
-        # design/stream.txt .stream.order.back)
+        # design/telemetry.txt .stream.order.back)
         st = sound(version=VERSION3)
         event_of(st, 3, 1)["clock"] = START_CLOCK + 3900
         event_of(st, 6, 0)["clock"] = START_CLOCK + 4300
@@ -572,12 +587,12 @@ def variant(name):
         return "truncated at %d, inside the registry: header length runs past end" % cut
 
     def m_huge_header(st, data):
-        data[20:24] = struct.pack("<I", 0xFFFFFF00)
+        data[HEADER_LENGTH_AT:HEADER_LENGTH_AT + 4] = struct.pack("<I", 0xFFFFFF00)
         return "header length 0xFFFFFF00 at offset 20"
 
     def m_huge_block(st, data):
         off = block_of(st, 3)["offset"]
-        data[off + 4:off + 8] = struct.pack(st.e + "I", 0xFFFFFF00)
+        data[off + LENGTH_AT:off + LENGTH_AT + 4] = struct.pack(st.e + "I", 0xFFFFFF00)
         return "block seq 3 at %d has length 0xFFFFFF00" % off
 
     def m_bad_magic(st, data):
@@ -585,15 +600,15 @@ def variant(name):
         return "file magic TELLTAIL"
 
     def m_bad_bom(st, data):
-        data[14:16] = b"\x03\x04"
+        data[MARK_AT:MARK_AT + 2] = b"\x03\x04"
         return "byte-order mark 03 04 at offset 14"
 
     def m_version5(st, data):
-        data[8:14] = struct.pack("<HHH", 5, 0, 0)
+        data[VERSION_AT:VERSION_AT + 6] = struct.pack("<HHH", 5, 0, 0)
         return "version 5.0.0 at offset 8"
 
     def m_median1(st, data):
-        data[8:14] = struct.pack("<HHH", 1, 1, 0)
+        data[VERSION_AT:VERSION_AT + 6] = struct.pack("<HHH", 1, 1, 0)
         return "version 1.1.0 at offset 8"
 
     def m_trunc_block(st, data):
@@ -667,7 +682,7 @@ def variant(name):
         return "the first half of block seq 3 appended at the end"
 
     def m4_flags_flip(st, data):
-        data[19] ^= 0x02
+        data[FLAGS_AT] ^= wire.EVENT_ARCHIVE_RECOVERED
         return "the recovered flag (offset 19) set in an archive whose flags' check says none"
 
     def m2_header_flip(st, data):
@@ -676,7 +691,7 @@ def variant(name):
 
     def m2_foreign(st, data):
         body = st.encode(ev("ObjectAlloc", 4800, st.addr(0x3000), 16, 8))
-        head = st.block_header(36 + len(body), 2, 2, 10, 10, session=0x0BADF00D)
+        head = st.block_header(BLOCK_LEN + len(body), 2, 2, 10, 10, session=0x0BADF00D)
         data += st.seal(head, body)
         return "a block of another session appended"
 
@@ -691,10 +706,10 @@ def variant(name):
     def reseal(st, data, b):
         """block b's check made again over what data holds now"""
         off = b["offset"]
-        length = struct.unpack_from(st.e + "I", data, off + 4)[0]
-        data[off + 32:off + 36] = b"\0\0\0\0"
+        length = struct.unpack_from(st.e + "I", data, off + LENGTH_AT)[0]
+        data[off + CHECK_AT:off + CHECK_AT + 4] = b"\0\0\0\0"
         check = crc32c(bytes(data[off:off + length]))
-        data[off + 32:off + 36] = struct.pack(st.e + "I", check)
+        data[off + CHECK_AT:off + CHECK_AT + 4] = struct.pack(st.e + "I", check)
 
     def compact_block(st, seq):
         b = block_of(st, seq)
@@ -703,12 +718,12 @@ def variant(name):
 
     def m3_flip(st, data):
         b = compact_block(st, 5)
-        data[b["offset"] + 36 + 9] ^= 0x04
+        data[b["offset"] + BLOCK_LEN + 9] ^= 0x04
         return "one bit of compact block seq 5 at %d flipped" % b["offset"]
 
     def m3_cut(st, data):
         b = compact_block(st, 5)
-        length = struct.unpack_from(st.e + "I", data, b["offset"] + 4)[0]
+        length = struct.unpack_from(st.e + "I", data, b["offset"] + LENGTH_AT)[0]
         del data[b["offset"] + length - 3:]
         return "compact block seq 5 at %d cut 3 bytes short, at the end of the log" % b["offset"]
 
@@ -717,7 +732,7 @@ def variant(name):
         # the second event's tag: after the raw size, the first
         # definition and event, which the decoder would read; the
         # tag found by decoding: the byte that follows the first event
-        off = b["offset"] + 36
+        off = b["offset"] + BLOCK_LEN
         data[off + tag_offset(st, b)] = 0x7E
         reseal(st, data, b)
         return "compact block seq 3 at %d: its second event's tag names an undefined code, " \
@@ -731,7 +746,7 @@ def variant(name):
     def marked(st, data, b, flags):
         """block b's flags made flags, its check made again; its offset"""
         off = b["offset"]
-        data[off + 14:off + 16] = struct.pack(st.e + "H", flags)
+        data[off + BLOCK_FLAGS_AT:off + BLOCK_FLAGS_AT + 2] = struct.pack(st.e + "H", flags)
         reseal(st, data, b)
         return off
 

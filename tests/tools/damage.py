@@ -53,9 +53,15 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from results import result, summary  # noqa: E402
+# gen's eventgen.py of telltale's registry: the wire format (design/registry.txt .gen.wire)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                                'build', 'gen', 'core'))
+import eventgen as wire  # noqa: E402
 
 STEP = re.compile(r' Step +worker=(\d+) seq=(\d+)')
-BLOCK_HEADER = 36
+BLOCK_HEADER = wire.EVENT_BLOCK_HEADER_LEN
+LENGTH_AT = wire.BLOCK_HEADER['length'][0]   # a block's fields
+SEQ_AT = wire.BLOCK_HEADER['seq'][0]
 
 
 def blocks(data, start):
@@ -63,7 +69,7 @@ def blocks(data, start):
     out = []
     pos = start
     while pos + BLOCK_HEADER <= len(data):
-        length = struct.unpack_from('<I', data, pos + 4)[0]
+        length = struct.unpack_from('<I', data, pos + LENGTH_AT)[0]
         if length < BLOCK_HEADER or pos + length > len(data):
             break
         out.append((pos, length))
@@ -72,7 +78,7 @@ def blocks(data, start):
 
 
 def header_length(data):
-    return struct.unpack_from('<I', data, 20)[0]
+    return struct.unpack_from('<I', data, wire.STREAM_HEADER['header_length'][0])[0]
 
 
 def run_client(client, d, env_extra, limit=None, mode='kill'):
@@ -162,7 +168,7 @@ def main():
         limit = len(steps)
         logBlocks = blocks(log, header_length(log))
         liveRegions = blocks(live, header_length(live))
-        liveBlocks = [b for b in liveRegions if live[b[0]:b[0] + 4] == b'TTBK']
+        liveBlocks = [b for b in liveRegions if live[b[0]:b[0] + len(wire.EVENT_BLOCK_MAGIC)] == wire.EVENT_BLOCK_MAGIC]
 
         # Damage, one byte at a time.
         def damaged(name, which, offset):
@@ -186,8 +192,9 @@ def main():
             return why
 
         cases = []
-        for field, lo, hi in (('seq', 16, 24), ('length', 4, 8), ('session', 24, 28),
-                              ('index', 28, 32), ('magic', 0, 4)):
+        for field in ('seq', 'length', 'session', 'index', 'magic'):
+            lo, size = wire.BLOCK_HEADER[field]
+            hi = lo + size
             for _ in range(runs):
                 if logBlocks:
                     o, _ = rnd.choice(logBlocks)
@@ -243,9 +250,9 @@ def main():
             dl = os.path.join(tmp, 'live-preparing')
             os.makedirs(dl)
             preparing = bytearray(live)
-            preparing[o:o + 4] = bytes(4)
+            preparing[o:o + len(wire.EVENT_BLOCK_MAGIC)] = bytes(len(wire.EVENT_BLOCK_MAGIC))
             preparing[o + BLOCK_HEADER:o + BLOCK_HEADER + 4] = bytes(4)
-            preparing[o + 16] ^= 0x5A
+            preparing[o + SEQ_AT] ^= 0x5A
             open(os.path.join(dl, 't.log'), 'wb').write(log)
             open(os.path.join(dl, 't.log.live'), 'wb').write(bytes(preparing))
             st, got, e, hang = read(eventcnv, os.path.join(dl, 't.log'))
@@ -266,10 +273,10 @@ def main():
         # exit 0, and the hole said.  Without the live file, or with its
         # header zeros too (which block it was is not known), exit 1 and
         # the loss said.
-        liveSeqs = {struct.unpack_from('<Q', live, o + 16)[0] for o, _ in liveBlocks}
+        liveSeqs = {struct.unpack_from('<Q', live, o + SEQ_AT)[0] for o, _ in liveBlocks}
         lastSend = {}
         for o, n in logBlocks:
-            seq = struct.unpack_from('<Q', log, o + 16)[0]
+            seq = struct.unpack_from('<Q', log, o + SEQ_AT)[0]
             if seq in liveSeqs and n > BLOCK_HEADER:
                 lastSend[seq] = (o, n)
 
@@ -308,8 +315,8 @@ def main():
             # zeroed (not a free region) is still damage, said.  Before
             # recovery knew holes, it took the log as passed over and
             # every such region as free, and lost its events unsaid.
-            holeSeq = struct.unpack_from('<Q', log, o + 16)[0]
-            other = [b for b in liveBlocks if struct.unpack_from('<Q', live, b[0] + 16)[0] != holeSeq]
+            holeSeq = struct.unpack_from('<Q', log, o + SEQ_AT)[0]
+            other = [b for b in liveBlocks if struct.unpack_from('<Q', live, b[0] + SEQ_AT)[0] != holeSeq]
             if other:
                 unfreed = bytearray(live)
                 unfreed[other[0][0]:other[0][0] + 4] = bytes(4)

@@ -69,7 +69,8 @@ for f in ./usr/bin/telltale-gen ./usr/include/telltale/event.h ./usr/lib/$multia
   dpkg-deb -c "$(deb libtelltale-dev)" | awk '{print $6}' | grep -qxF "$f" || why="$why no $f in libtelltale-dev;"
 done
 for f in ./usr/bin/eventcnv ./usr/bin/telltale-replay ./usr/bin/telltale-record ./usr/bin/telltale-heap ./usr/bin/telltale-ctl \
-         ./usr/lib/$multiarch/telltale/libtelltale-malloc.so ./usr/share/telltale/gdb/telltale.py; do
+         ./usr/lib/$multiarch/telltale/libtelltale-malloc.so ./usr/share/telltale/gdb/telltale.py \
+         ./usr/share/telltale/gdb/eventgen.py; do
   dpkg-deb -c "$(deb telltale-tools)" | awk '{print $6}' | grep -qxF "$f" || why="$why no $f in telltale-tools;"
 done
 dpkg-deb -f "$(deb libtelltale-dev)" Depends | grep -qF "libtelltale0 (= $version)" ||

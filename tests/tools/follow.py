@@ -66,15 +66,18 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from results import result, summary  # noqa: E402
 import follow_child  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "build", "gen", "core"))
+import eventgen as wire  # noqa: E402  gen's wire format: design/telemetry.txt .gen.wire
 
 
 def blocks(data):
-    """The offsets of the stream's blocks (2.0: 36-byte block headers)."""
-    pos = struct.unpack_from("<I", data, 20)[0]
+    """The offsets of the stream's blocks (2.0 on), by gen's wire format."""
+    pos = struct.unpack_from("<I", data, wire.STREAM_HEADER["header_length"][0])[0]
     out = []
-    while pos + 36 <= len(data) and data[pos:pos + 4] == b"TTBK":
+    magic = wire.EVENT_BLOCK_MAGIC
+    while pos + wire.EVENT_BLOCK_HEADER_LEN <= len(data) and data[pos:pos + len(magic)] == magic:
         out.append(pos)
-        pos += struct.unpack_from("<I", data, pos + 4)[0]
+        pos += struct.unpack_from("<I", data, pos + wire.BLOCK_HEADER["length"][0])[0]
     return out, pos
 
 

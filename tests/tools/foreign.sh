@@ -86,7 +86,7 @@ build() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
                src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
                src/event/eventsource.c \
-               src/decode/eventdecode.c src/decode/eventformat.c \
+               src/decode/eventdecode.c src/decode/eventformat.c src/decode/eventdouble.c \
                src/decode/eventcheck.c src/decode/eventpack.c src/event/eventcompact.c \
                src/plinth/plinth.c src/plinth/plinthio.c \
                src/plinth/plinthsig.c src/plinth/plinthctl.c; do

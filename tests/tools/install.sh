@@ -92,7 +92,7 @@ for f in bin/telltale-gen bin/eventcnv bin/telltale-replay bin/telltale-record b
          lib/cmake/telltale/telltaleConfig.cmake lib/cmake/telltale/telltaleConfigVersion.cmake \
          include/telltale/event.h include/telltale/eventcom.h include/telltale/eventapi.h \
          include/telltale/plinth.h include/telltale/plinthclock.h include/telltale/replaypool.h \
-         share/telltale/eventdef.h share/telltale/malloc/eventdef.h share/telltale/gdb/telltale.py \
+         share/telltale/eventdef.h share/telltale/malloc/eventdef.h share/telltale/gdb/telltale.py share/telltale/gdb/eventgen.py \
          "share/gdb/auto-load$P/lib/libtelltale.so.$version-gdb.py" \
          share/man/man7/telltale.7 share/man/man1/eventcnv.1 share/man/man1/telltale-gen.1 \
          share/man/man1/telltale-replay.1 share/man/man1/telltale-record.1 share/man/man1/telltale-heap.1 \

@@ -12,9 +12,11 @@
 # Usage: tests/tools/layout.sh CONFIG      e.g. tests/tools/layout.sh build
 #   runtime-no-stream   the runtime archives define none of what the
 #                       stream layer (eventstream.o, eventheader.o,
-#                       eventindex.o: the tools') defines
+#                       eventindex.o, eventexpand.o, eventholes.o,
+#                       eventmerge.o: the tools') defines
 #   event-layer-libc    the event layer (eventdecode.o, eventformat.o,
-#                       eventcheck.o, eventpack.o) calls nothing but memcpy-like
+#                       eventdouble.o, eventcheck.o, eventpack.o) calls
+#                       nothing but memcpy-like
 #                       string.h functions: no malloc, no stdio
 #   tools-no-sigaction  replay and eventcnv, which want the clock and
 #                       the streams, do not define sigaction or signal
@@ -28,7 +30,7 @@ cfg=${cfg%/}
 
 why=""
 reader=""
-for o in eventstream eventheader eventindex; do
+for o in eventstream eventheader eventindex eventexpand eventholes eventmerge; do
   defined=$(nm "$cfg/obj/$o.o" 2>/dev/null | awk '$2 == "T" {print $3}')
   [ -n "$defined" ] || why="$why $cfg/obj/$o.o defines nothing"
   reader="$reader$defined"$'\n'
@@ -41,7 +43,7 @@ done
 if [ -z "$why" ]; then ok runtime-no-stream; else fail runtime-no-stream "$why"; fi
 
 why=""
-for o in eventdecode eventformat eventcheck eventpack; do
+for o in eventdecode eventformat eventdouble eventcheck eventpack; do
   f=$cfg/obj/$o.o
   [ -f "$f" ] || { why="$why $f is not built"; continue; }
   calls=$(nm -u "$f" | awk '{print $NF}' | grep -vE '^(memcpy|memset|memmove|memcmp|memchr|strlen|strcmp|__stack_chk_fail|__cpu_model|__cpu_indicator_init|_GLOBAL_OFFSET_TABLE_|Event[A-Za-z]*)$' | tr '\n' ' ')

@@ -370,7 +370,7 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
     return 0;
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const char *label;
-    if (desc->format[i] != 'P' && desc->format[i] != 'A')
+    if (!EventTypeOf(desc->format[i])->hex)
       continue;
     label = ex->fmt.label(ex->fmt.labelClosure, rec->values[i].u);
     if (label == NULL)

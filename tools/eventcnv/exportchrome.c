@@ -102,7 +102,7 @@ static void ThreadName(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
  * .export.json) */
 static void PutKey(ExportOutStruct *out, const SpanStruct *span)
 {
-  if (span->keyLetter == 'P' || span->keyLetter == 'A') {
+  if (EventTypeOf(span->keyLetter)->hex) {
     ExportPutChar(out, '"');
     ExportPutHex(out, span->key);
     ExportPutChar(out, '"');

@@ -199,12 +199,12 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
     ExportPutUnsigned(&m, CtfId(registry, desc));
     ExportPutString(&m, ";\n  stream_id = 0;\n  fields := struct {");
     for (unsigned p = 0; p < desc->paramCount; ++p) {
-      char letter = desc->format[p];
-      int wide = letter == 'P' || letter == 'A' ? info->layout.pointerSize == 8
-                 : info->layout.wordSize == 8;
-      ExportPutString(&m, letter == 'P' || letter == 'A' ? (wide ? " hex64_t _" : " hex32_t _")
-                      : letter == 'W' ? (wide ? " uint64_t _" : " uint32_t _")
-                      : letter == 'U' ? " uint32_t _" : letter == 'D' ? " double_t _" : " string _");
+      const EventTypeStruct *type = EventTypeOf(desc->format[p]);
+      int wide = EventTypeSize(type, info->layout.pointerSize, info->layout.wordSize) == 8;
+      ExportPutString(&m, type->form == EventTypeSTRING ? " string _"
+                      : type->form == EventTypeDOUBLE ? " double_t _"
+                      : type->hex ? (wide ? " hex64_t _" : " hex32_t _")
+                      : wide ? " uint64_t _" : " uint32_t _");
       ExportPutString(&m, desc->paramNames[p]);
       ExportPutChar(&m, ';');
     }
@@ -383,10 +383,9 @@ static int CtfBegin(ExportStruct *ex)
   struct dirent *entry;
   memset(state, 0, sizeof *state);
   state->dir = -1;
-  state->size['P' & 31] = state->size['A' & 31] = (unsigned char)ex->info->layout.pointerSize;
-  state->size['W' & 31] = (unsigned char)ex->info->layout.wordSize;
-  state->size['U' & 31] = 4;
-  state->size['D' & 31] = 8;
+  for (unsigned i = 0; i < 32; ++i)
+    state->size[i] = (unsigned char)EventTypeSize(&EventTypes[i], ex->info->layout.pointerSize,
+                                                  ex->info->layout.wordSize);
   state->byIndex = ByIndex(ex->registry);
   ex->state = state;
   /* A new or empty directory: a trace is all the files in it. */

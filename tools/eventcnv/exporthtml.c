@@ -181,7 +181,7 @@ static void spanBar(void *closure, SpanWhat what, const SpanStruct *span)
   bar->begin = span->beginNs;
   bar->end = what == SpanCLOSED ? span->endNs : state->lastNs[state->ex->source];
   bar->key = span->key;
-  bar->flags = (what == SpanCLOSED ? 0u : 1u) | (span->keyLetter == 'P' || span->keyLetter == 'A' ? 2u : 0u)
+  bar->flags = (what == SpanCLOSED ? 0u : 1u) | (EventTypeOf(span->keyLetter)->hex ? 2u : 0u)
                | (span->onThread ? 0u : 4u);
   ++state->spanCount;
 }

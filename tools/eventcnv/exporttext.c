@@ -148,7 +148,7 @@ static int labelNote(BatchStruct *b, EntryStruct *e, EventStreamStruct *stream)
   EventStreamDecode(stream, &e->head, &rec);
   for (unsigned i = 0; format != NULL && format[i] != '\0' && i < EVENT_PARAM_MAX; ++i) {
     const char *label;
-    if (format[i] != 'P' && format[i] != 'A')
+    if (!EventTypeOf(format[i])->hex)
       continue;
     label = EventStreamLabel(stream, rec.values[i].u);
     if (label == NULL)

@@ -349,7 +349,7 @@ static int fieldsView(ExportStruct *ex, SqliteStruct *state)
       tableColumn(state, field, sizeof field, state->shapes[i].column[p]);
       SqliteSqlAdd(&sql, "%s", p > 0 ? ", " : "");
       sqlQuoted(&sql, '\'', desc->paramNames[p]);
-      if (letter == 'P' || letter == 'A')
+      if (EventTypeOf(letter)->hex)
         SqliteSqlAdd(&sql, ", printf('0x%%x', %s)", field);
       else if (letter == 'D')     /* as jsonl: 17 digits, infinities as strings */
         SqliteSqlAdd(&sql, ", CASE WHEN %s IS NULL THEN NULL WHEN %s = 9e999 THEN 'inf'"

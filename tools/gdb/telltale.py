@@ -13,22 +13,45 @@
 # (.sol.control.cut), and otherwise write each registry's control and
 # record sets.
 
+import importlib.util
+import os
 import re
 import struct
 
 import gdb
 
+
+def _load_wire():
+    """gen's eventgen.py of telltale's registry: the wire format
+    (design/telemetry.txt .gen.wire).  Installed beside this file; in
+    the tree, build/gen/core/eventgen.py.  Found by this file's path as
+    its code has it: __file__ is the auto-load script's when that
+    sources this file."""
+    here = os.path.dirname(os.path.abspath(_load_wire.__code__.co_filename))
+    for path in (os.path.join(here, "eventgen.py"),
+                 os.path.join(here, os.pardir, os.pardir, "build", "gen", "core", "eventgen.py")):
+        if os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location("telltale_eventgen", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise gdb.GdbError("telltale: eventgen.py, the wire format, is not beside %s "
+                       "(run ninja, or install telltale)" % here)
+
+
+wire = _load_wire()
+
 # eventcom.h's sizes are read from the program's debug info (Limits, and
 # _block_header_len); these are macros that no type carries, or the
-# fallback where debug info lacks the type, so they are copied.
-EVENT_BLOCK_HEADER_LEN = 36    # sizeof(EventBlockHeaderStruct)
-EVENT_NAME_MAX = 63
+# fallback where debug info lacks the type, so they are gen's copies.
+EVENT_BLOCK_HEADER_LEN = wire.EVENT_BLOCK_HEADER_LEN
+EVENT_NAME_MAX = wire.EVENT_NAME_MAX
 DUMP_DEFAULT = 20
 SLOT_SIZE_MAX = 1 << 30         # larger than any buffer (64M), for sanity checks
 THREAD_LIMIT = 1 << 20          # more threads than this means a corrupt list
 NS_PER_SECOND = 1000000000
 SYNC_SPAN_MIN = 1000000         # ns between ClockSyncs to trust them, when the rate is unknown
-SYNC_SPAN = 100000000           # EVENT_SYNC_SPAN_NS (eventcom.h): .sol.clock
+SYNC_SPAN = wire.EVENT_SYNC_SPAN_NS   # .sol.clock
 M64 = (1 << 64) - 1
 ELAPSED_WIDTH = 15              # column widths of EventFormat (eventformat.c)
 THREAD_WIDTH = 3
@@ -95,10 +118,12 @@ def _live_identity(session):
         return None             # gdb cannot read it either, and says so
     except OSError as err:
         return "%s cannot be read (%s)" % (name, err.strerror)
-    if len(head) < 64 or head[:8] != b"TELLTALE":
+    if (len(head) < wire.EVENT_STREAM_FIXED_LEN
+            or head[:wire.EVENT_STREAM_MAGIC_LEN] != wire.EVENT_STREAM_MAGIC):
         return "%s is not a telltale live file" % name
-    clock, rt = struct.unpack_from("<QQ", head, 32)
-    pid = struct.unpack_from("<I", head, 56)[0]
+    clock, = struct.unpack_from("<Q", head, wire.STREAM_HEADER["start_clock"][0])
+    rt, = struct.unpack_from("<Q", head, wire.STREAM_HEADER["start_realtime"][0])
+    pid, = struct.unpack_from("<I", head, wire.STREAM_HEADER["pid"][0])
     if clock != start or rt != realtime:
         return ("%s on disk is another session's (pid %d, start clock %d), not this core's "
                 "(start clock %d)" % (name, pid, clock, start))
@@ -421,7 +446,10 @@ def _decode(layout, limits, events, data, off):
     for i, letter in enumerate(fmt):
         if i >= limits.param_max:
             raise Corrupt("the event's format has more than %d parameters" % limits.param_max)
-        if letter == "S":
+        type_ = wire.LETTERS.get(letter)
+        if type_ is None:
+            raise Corrupt("the event's format has an unknown letter")
+        if type_["form"] == "string":
             if i + 1 != len(fmt):
                 raise Corrupt("the event's format has a string that is not last")
             if length - pos < 1:
@@ -436,13 +464,10 @@ def _decode(layout, limits, events, data, off):
             values.append(s)
             pos = length
             continue
-        size = {"P": layout.pointer, "A": layout.pointer, "W": layout.word,
-                "U": 4, "D": 8}.get(letter)
-        if size is None:
-            raise Corrupt("the event's format has an unknown letter")
+        size = wire.letter_size(letter, layout.pointer, layout.word)
         if length - pos < size:
             raise Corrupt("event is too short for its format")
-        if letter == "D":
+        if type_["form"] == "double":
             values.append(struct.unpack_from(o + "d", data, off + pos)[0])
         else:
             values.append(struct.unpack_from(o + ("I" if size == 4 else "Q"), data, off + pos)[0])
@@ -526,16 +551,17 @@ def _format(registry, clock, labels, ev):
     for i, letter in enumerate(fmt):
         v = values[i]
         line.append(" %s=" % (names[i] if names[i] is not None else "p%d" % i))
-        if letter in "PA":
+        type_ = wire.LETTERS.get(letter, {"form": None, "hex": 0})
+        if type_["hex"]:
             line.append("0x%x" % v)
             label = labels.get(v)
             if label is not None:
                 line.append("[%s]" % _escaped(label))
-        elif letter in "WU":
+        elif type_["form"] == "unsigned":
             line.append("%d" % v)
-        elif letter == "D":
+        elif type_["form"] == "double":
             line.append(_double(v))
-        elif letter == "S":
+        elif type_["form"] == "string":
             line.append('"%s"' % _escaped(v))
         else:
             line.append("?")

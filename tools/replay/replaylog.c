@@ -72,7 +72,7 @@ static void findEvents(const EventRegistryStruct *reg)
         for (j = 0; j < d->paramCount; ++j)
           if (strcmp(d->paramNames[j], evDesc[ev].params[p]) == 0)
             break;
-        if (j == d->paramCount || strchr("PAWU", d->format[j]) == NULL)
+        if (j == d->paramCount || EventTypeOf(d->format[j])->form != EventTypeUNSIGNED)
           ok = 0;
         idx[p] = j;
       }
