@@ -2,13 +2,11 @@
  *
  * .design: design/telemetry.txt
  *
- * The hot path is inline in event.h.  The runtime is one module in four
- * files (eventint.h says what they share): this one holds the hot path's
- * globals, messages, kind and event control, the environment and the
- * session's start (EventInit), and interned strings and labels;
- * eventbuf.c the threads and their buffers, the slow path, flush and
- * finish; eventout.c the stream header, the streams, the live file and
- * the writer; eventdump.c the traceback and deaths.  Everything
+ * The hot path is inline in event.h.  The runtime is one module in
+ * several files (eventint.h lists them and says what they share): this
+ * one holds the hot path's globals, messages, kind and event control,
+ * the environment and the session's start (EventInit), and interned
+ * strings and labels.  Everything
  * platform-specific goes through the plinth; these files include no OS
  * headers.
  *

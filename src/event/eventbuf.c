@@ -4,7 +4,7 @@
  *
  * The slow path of EventReserve (event.h): setting a thread up, making a
  * kind's buffer, and making room when it is full, as a block sent to the
- * streams (eventout.c) with the older half kept for the flight recorder.
+ * streams (eventout.c, eventwriter.c) with the older half kept for the flight recorder.
  * Each thread's buffers come in levels, one for its ordinary code and
  * one for each signal handler nested on it.  Here too: flushing a
  * thread's buffers, the thread's exit, the session's finish, and the
@@ -1155,7 +1155,8 @@ void eventAfterFork(void)
   EventThreadStruct *t, *next;
   eventSession.finished = 0;      /* the child's own session may open its file */
   eventSession.ending = 0;
-  eventOutAfterFork();
+  eventWriterAfterFork();
+  eventLiveAfterFork();
   eventCtlAfterFork();
   for (t = eventSession.threads; t != NULL; t = next) {
     next = t->next;

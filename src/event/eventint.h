@@ -2,13 +2,14 @@
  *
  * .design: design/telemetry.txt
  *
- * The runtime is one module in six files, split by concern:
+ * The runtime is one module in several files, split by concern:
  *   event.c      initialization, the environment, kind and event control,
  *                interned strings and labels, and messages
  *   eventbuf.c   threads, their buffers and signal levels, the slow
  *                path, flushing, the session's finish, and fork
- *   eventout.c   the stream header, the streams, the live file and the
- *                asynchronous writer
+ *   eventout.c   the stream header and the streams
+ *   eventlive.c  the live file: its header, drop counts and regions
+ *   eventwriter.c  the writes after the lock, and the asynchronous writer
  *   eventdump.c  the traceback, the snapshot, and what telltale does at
  *                a death
  *   eventctl.c   the control page and thread, for telltale-ctl
@@ -16,7 +17,7 @@
  *   eventsource.c  the registries in the process, their slots, and
  *                kind and event control by registry
  * The hot path is inline in event.h.  This header holds the session and
- * thread structures and the names that cross between the four files.
+ * thread structures and the names that cross between the files.
  * Only those files include it.
  *
  * Names.  API names are EventXxx (event.h).  A function or variable one
@@ -217,7 +218,7 @@ typedef struct EventSessionStruct {
   uint64_t liveRegions, liveRegionsSaid;  /* regions made; the count in its header */
   unsigned liveGen;             /* the live file's generation: one more at each end */
   PlinthStream liveLog;         /* the log the live file is beside */
-  struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse (eventout.c) */
+  struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse (eventlive.c) */
   int mapAllowed;               /* TELLTALE_MAP is not off */
   int async;                    /* the asynchronous writer: .sol.writer */
   int dropWhenBehind;           /* TELLTALE_WRITER=async,drop */
@@ -301,29 +302,52 @@ extern void eventUnload(void);
 extern void eventAfterFork(void);
 
 
-/* eventout.c: the stream header, streams, the live file, the writer */
+/* eventout.c: the stream header, the streams */
 
 extern void eventSessionClock(void);
 extern void eventSessionStart(void);
 extern void eventClockSync(void);
+extern int eventHeaderBuild(size_t padTo, unsigned char **baseReturn, size_t *sizeReturn);
 extern void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
                              unsigned level, uint64_t seq);
 extern void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind,
                            unsigned slot, const unsigned char *data, size_t size, uint64_t seq);
+extern void eventBlockWriteTo(EventStreamEntryStruct *streams, size_t count, uint32_t serial,
+                              unsigned kind, unsigned level, const unsigned char *data,
+                              size_t size, uint64_t seq);
+extern void eventStreamLost(size_t i, PlinthStream stream, int code, const unsigned char *data,
+                            size_t size);
+extern void eventStreamOpenFailed(const char *path, int code, const char *consequence);
 extern void eventLostReport(void);
-extern int eventLiveRegion(size_t size, unsigned char **baseReturn);
-extern void eventLiveRegionRelease(unsigned char *base, size_t size);
-extern void eventLiveRegionsSay(void);
-extern void eventLiveDropped(unsigned kind);
-extern void eventLiveSlotsLeft(unsigned base, unsigned count);
-extern void eventLiveEnd(void);
-extern void eventLiveRetagging(int on);
-extern void eventWriterIdle(void);
 extern int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn);
 extern int eventStreamWriteHeader(PlinthStream stream);
 extern int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial,
                                  unsigned kind, unsigned level, const unsigned char *data,
                                  size_t size, uint64_t seq);
+extern void eventRegistryAnnounce(EventSourceStruct *source);
+
+
+/* eventlive.c: the live file (.sol.live) */
+
+extern void eventLiveStart(PlinthStream log, int logFailed);
+extern void eventLiveLogFailed(PlinthStream stream);
+extern int eventLiveRegion(size_t size, unsigned char **baseReturn);
+extern void eventLiveRegionRelease(unsigned char *base, size_t size);
+extern void eventLiveRegionsSay(void);
+extern void eventLiveDropped(unsigned kind);
+extern void eventLiveSlotsSay(void);
+extern void eventLiveSlotsLeft(unsigned base, unsigned count);
+extern void eventLiveEnd(void);
+extern void eventLiveRetagging(int on);
+extern void eventLiveAfterFork(void);
+
+
+/* eventwriter.c: the writes after the lock, the writer thread (.sol.writer) */
+
+extern int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
+                              unsigned slot, const unsigned char *data, size_t size,
+                              uint64_t seq);
+extern void eventWriterIdle(void);
 extern void eventWriterPoke(void);
 extern void eventWriterStop(void);
 extern void eventWritesDo(EventThreadStruct *thread);
@@ -332,8 +356,7 @@ extern int eventWritesUnsettled(void);
 extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
 extern int eventSlotDetach(EventKindBufStruct *kb, unsigned s);
 extern void eventSlotsReturned(void);
-extern void eventOutAfterFork(void);
-extern void eventRegistryAnnounce(EventSourceStruct *source);
+extern void eventWriterAfterFork(void);
 
 
 /* eventfilter.c: dynamic filters (.sol.filter) */
