@@ -544,6 +544,7 @@ int EventBufferSizeSet(size_t size)
 int EventInit(void)
 {
   const char *value;
+  int mapAllowed;
   PlinthLockClaim();
   if (eventSession.initialized) {
     PlinthLockRelease();
@@ -554,19 +555,22 @@ int EventInit(void)
   eventSession.bufferSize = envBuffer();
   eventSourcesJoin();           /* telltale's registry's kinds, first: .reg.many */
   envFile();
-  eventSession.mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  eventLiveAllow(mapAllowed);
   (void)EventCompact(envSwitch("TELLTALE_COMPACT", 0));   /* .compact.choice */
   /* A core then holds the live file's buffers, for the gdb extension. */
-  if (eventSession.mapAllowed)
+  if (mapAllowed)
     (void)PlinthCoreSharedFiles();
   value = PlinthGetEnv("TELLTALE_WRITER");
   if (value != NULL && value[0] != '\0') {
     if (strcmp(value, "sync") == 0)
-      eventSession.async = 0;
+      eventWriterAsyncSet(0);
     else if (strcmp(value, "async") == 0 || strcmp(value, "async,block") == 0)
-      eventSession.async = 1;
-    else if (strcmp(value, "async,drop") == 0)
-      eventSession.async = eventSession.dropWhenBehind = 1;
+      eventWriterAsyncSet(1);
+    else if (strcmp(value, "async,drop") == 0) {
+      eventWriterAsyncSet(1);
+      eventWriterDropsSet(1);
+    }
     else
       envBadValue("TELLTALE_WRITER", value, "must be sync, async (async,block) or async,drop",
                   "the default, sync");

@@ -134,24 +134,6 @@ static void threadAnnounce(EventThreadStruct *thread)
     eventClockSync();
 }
 
-/* slotRelease -- give up a slot: a region of the live file goes on the
- * free list, marked free (magic zeroed, length kept) so that recovery
- * passes over it; memory is freed.  Lock held. */
-static void slotRelease(EventKindBufStruct *kb, unsigned s)
-{
-  if (kb->slot[s] == NULL)
-    return;
-  (void)eventSlotBusy(kb, s, 1);     /* the writer may still read it */
-  if (!kb->mapped[s])
-    PlinthPagesFree(kb->slot[s], kb->slotSize[s]);
-  else if (!eventLiveSlot(kb, s))
-    PlinthStreamUnmap(NULL, kb->slot[s], kb->slotSize[s]);  /* an ended session's */
-  else
-    eventLiveRegionRelease(kb->slot[s], kb->slotSize[s]);
-  kb->slot[s] = NULL;
-  kb->mapped[s] = 0;
-}
-
 /* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
  *
  * If the session has a live file, the slot is a region of the live file
@@ -168,60 +150,18 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
   /* The writer may still be writing what the slot held: hand a live
    * region over to it (.sol.writer.detach), else wait for it, or, when
    * dropping rather than waiting, say so (.sol.writer). */
-  if (eventSlotDetach(kb, s) && eventSlotBusy(kb, s, !eventSession.dropWhenBehind))
+  if (eventSlotFree(kb, s))
     return 11; /* EAGAIN */
   if (output)
     eventSessionStart();
   /* A kind whose output is off fills a region too, marked so that
    * recovery takes nothing from it, so that output switched on later
    * has its events in the live file at once (.sol.control.cut). */
-  if (eventSession.live != NULL && !eventSession.liveFailed) {
-    size_t size = eventRoundUp(thread->bufferSize, PlinthPageSize());
-    if (eventLiveSlot(kb, s) && kb->slotSize[s] == size) {
-      /* Reused: its old events were all sent.  They stay, but the data
-       * end at the first zero code, which slotUse puts at the start and
-       * every EVENT_END moves along.  .sol.live */
-      memset(kb->slot[s], 0, 4);              /* not a block until its new header */
-    } else {
-      unsigned char *base;
-      int res = eventLiveRegion(size, &base);
-      if (res != 0) {
-        eventSession.liveFailed = 1;
-        eventSay("cannot extend ", eventSession.liveName, ": ", PlinthStrError(res),
-                 "; events emitted just before a crash may be lost", NULL);
-        goto memory;
-      }
-      slotRelease(kb, s);
-      kb->slot[s] = base;
-      kb->slotSize[s] = size;
-      kb->mapped[s] = 1;
-      kb->liveGen[s] = eventSession.liveGen;
-    }
-    kb->seq[s] = eventSession.blocks++;
-    /* The data end at once, before the header makes this a block; the
-     * header's magic goes last, after its checked fields.  .sol.recover */
-    memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);
-    {
-      unsigned char header[EVENT_BLOCK_HEADER_LEN];
-      uint32_t check;
-      eventBlockHeader(header, size, thread->serial, kind, level, kb->seq[s]);
-      if (!output) {
-        uint32_t off = EVENT_LIVE_OUTPUT_OFF;
-        memcpy(header + offsetof(EventBlockHeaderStruct, index), &off, sizeof off);
-      }
-      check = EventLiveCheck(header);
-      memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
-      atomic_signal_fence(memory_order_release);
-      memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);
-      atomic_signal_fence(memory_order_release);
-      memcpy(kb->slot[s], header, 4);
-    }
-    eventLiveRegionsSay();
+  /* A live region, or else memory.  .sol.live */
+  if (eventLiveSlotPrepare(thread, level, kind, s, output) == 0)
     return 0;
-  }
-memory:
   if (kb->mapped[s])
-    slotRelease(kb, s);
+    eventSlotRelease(kb, s);
   if (kb->slot[s] == NULL) {
     kb->slot[s] = PlinthPagesAlloc(thread->bufferSize);
     if (kb->slot[s] == NULL)
@@ -370,23 +310,6 @@ static void *dropped(unsigned kind, void *sink);
  * setting.  A live region is retagged at the cut, so that recovery
  * takes from it only what was emitted while output was on. */
 
-/* liveRetag -- a live slot's block starts afresh at data offset from
- * (a new number, as its events before were not output), or holds
- * nothing to recover (EVENT_LIVE_OUTPUT_OFF).  Lock held. */
-static void liveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s,
-                      uint32_t from)
-{
-  EventKindBufStruct *kb = &thread->levels[level][kind];
-  unsigned char header[EVENT_BLOCK_HEADER_LEN];
-  uint32_t check;
-  kb->seq[s] = eventSession.blocks++;
-  eventBlockHeader(header, kb->slotSize[s], thread->serial, kind, level, kb->seq[s]);
-  memcpy(header + offsetof(EventBlockHeaderStruct, index), &from, sizeof from);
-  check = EventLiveCheck(header);
-  memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
-  memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);  /* the magic stays */
-}
-
 /* outputCut -- cut every buffer of the kinds whose output changed from
  * was to now: send (or pass over) its committed events, then retag its
  * live region.  A region whose output goes off is retagged only once
@@ -418,7 +341,7 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
           data = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
           if (!retagging)       /* a kill may tear the header being rewritten */
             eventLiveRetagging(retagging = 1);
-          liveRetag(t, level, kind, s, (now & SLOT_BIT(kind)) != 0
+          eventLiveRetag(t, level, kind, s, (now & SLOT_BIT(kind)) != 0
                                        ? (uint32_t)(kb->sent - data) : EVENT_LIVE_OUTPUT_OFF);
         }
   }
@@ -845,8 +768,8 @@ static void threadRelease(EventThreadStruct *thread)
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
       EventKindBufStruct *kb = &thread->levels[level][kind];
-      slotRelease(kb, 0);
-      slotRelease(kb, 1);
+      eventSlotRelease(kb, 0);
+      eventSlotRelease(kb, 1);
       kb->previousEnd = 0;
       kb->current = 0;
       memset(&thread->saved[level][kind], 0, sizeof thread->saved[level][kind]);
@@ -1006,7 +929,7 @@ static void finish(int atExit)
    * drop after the report below could never be reported (.sol.writer).
    * A drop before is counted under this lock, so the report sees it. */
   if (atExit)
-    eventSession.dropWhenBehind = 0;
+    eventWriterDropsSet(0);
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next) {
     eventThreadFlush(t, t == self);
     if (t != self)
@@ -1068,9 +991,9 @@ int EventExecBefore(void)
     PlinthLockRelease();
     return 0;                   /* nothing emitted, nothing to end */
   }
-  async = eventSession.async;
+  async = eventWriterIsAsync();
   eventWriterIdle();            /* as EventWriterAsync(0, 0) */
-  eventSession.async = 0;
+  eventWriterAsyncSet(0);
   self = eventThreadState;
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     eventThreadFlush(t, t == self);
@@ -1104,7 +1027,7 @@ void EventExecFailed(int before, int error)
     kindFlush(self, self->level, SLOT_OWN, 1);
   }
   eventWriterIdle();
-  eventSession.async = before == 2;
+  eventWriterAsyncSet(before == 2);
   PlinthLockRelease();
 }
 
@@ -1195,8 +1118,8 @@ void eventSlotsLeave(unsigned base, unsigned count)
     for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
       for (unsigned slot = base; slot < base + count; ++slot) {
         EventKindBufStruct *kb = &t->levels[level][slot];
-        slotRelease(kb, 0);
-        slotRelease(kb, 1);
+        eventSlotRelease(kb, 0);
+        eventSlotRelease(kb, 1);
         memset(kb, 0, sizeof *kb);
         memset(&t->saved[level][slot], 0, sizeof t->saved[level][slot]);
         t->hot[slot] = NULL;

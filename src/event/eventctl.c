@@ -75,7 +75,7 @@ static void status(void)
     }
     say(eventSession.fileName);
   }
-  say(eventSession.async ? " writer async" : " writer sync");
+  say(eventWriterIsAsync() ? " writer async" : " writer sync");
   PlinthLockRelease();
   say("\n");
   /* Each registry's kinds, by the names the environment takes

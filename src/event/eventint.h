@@ -109,7 +109,7 @@ typedef struct EventKindBufStruct {
   unsigned char mapped[2];      /* 1: the slot is a region of the live file */
   uint64_t seq[2];              /* live slots: the block's sequence number */
   unsigned liveGen[2];          /* live slots: the live file they are regions of
-                                   (eventSession.liveGen): .sol.live.session */
+                                   (eventLiveGen): .sol.live.session */
   unsigned pending[2];          /* writer jobs reading the slot (queue lock) */
   unsigned current;             /* the slot being filled */
   uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
@@ -210,18 +210,8 @@ typedef struct EventSessionStruct {
   EventThreadStruct *threads;
   size_t streamCount;
   EventStreamEntryStruct streams[STREAM_LIMIT];
-  PlinthStream live;            /* the live file, or NULL: .sol.live */
-  char liveName[FILE_NAME_MAX + sizeof ".live"];
-  int liveFailed;               /* mapping failed; reported once */
-  int liveKeep;                 /* the log lost writes: keep the live file */
-  size_t liveHeaderLength;      /* its header, a page or more */
-  uint64_t liveRegions, liveRegionsSaid;  /* regions made; the count in its header */
-  unsigned liveGen;             /* the live file's generation: one more at each end */
-  PlinthStream liveLog;         /* the log the live file is beside */
-  struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse (eventlive.c) */
-  int mapAllowed;               /* TELLTALE_MAP is not off */
-  int async;                    /* the asynchronous writer: .sol.writer */
-  int dropWhenBehind;           /* TELLTALE_WRITER=async,drop */
+  char liveName[FILE_NAME_MAX + sizeof ".live"];  /* the live file's: eventlive.c
+                                   writes it, the gdb extension reads it (.gdb) */
   int signals;                  /* the fatal-signal handlers are installed */
   volatile int dumped;          /* the traceback has been written */
   unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
@@ -267,18 +257,6 @@ extern const char *eventLabelLookup(void *closure, uint64_t address);
 static inline size_t eventRoundUp(size_t size, size_t to)
 {
   return (size + to - 1) / to * to;
-}
-
-/* eventLiveSlot -- is slot s a region of this session's live file?  A
- * thread still emitting when EventFinish ended the session keeps the
- * ended one's regions until it prepares its slots again: until then its
- * sends are numbered as memory slots' are, each afresh in the new
- * session, so that they read in order there, and such a region is
- * neither reused nor handed to the writer.  Lock held.
- * design/telemetry.txt .sol.live.session */
-static inline int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
-{
-  return kb->mapped[s] && kb->liveGen[s] == eventSession.liveGen;
 }
 
 
@@ -331,9 +309,16 @@ extern void eventRegistryAnnounce(EventSourceStruct *source);
 
 extern void eventLiveStart(PlinthStream log, int logFailed);
 extern void eventLiveLogFailed(PlinthStream stream);
-extern int eventLiveRegion(size_t size, unsigned char **baseReturn);
+extern void eventLiveAllow(int allowed);
+extern const char *eventLiveName(void);
+extern int eventLiveSlot(const EventKindBufStruct *kb, unsigned s);
+extern unsigned eventLiveGen(void);
+extern void eventSlotRelease(EventKindBufStruct *kb, unsigned s);
+extern int eventLiveSlotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
+                                unsigned s, int output);
+extern void eventLiveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s,
+                           uint32_t from);
 extern void eventLiveRegionRelease(unsigned char *base, size_t size);
-extern void eventLiveRegionsSay(void);
 extern void eventLiveDropped(unsigned kind);
 extern void eventLiveSlotsSay(void);
 extern void eventLiveSlotsLeft(unsigned base, unsigned count);
@@ -354,7 +339,10 @@ extern void eventWritesDo(EventThreadStruct *thread);
 extern void eventWritesFlush(void);
 extern int eventWritesUnsettled(void);
 extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
-extern int eventSlotDetach(EventKindBufStruct *kb, unsigned s);
+extern int eventSlotFree(EventKindBufStruct *kb, unsigned s);
+extern int eventWriterIsAsync(void);
+extern void eventWriterAsyncSet(int async);
+extern void eventWriterDropsSet(int drop);
 extern void eventSlotsReturned(void);
 extern void eventWriterAfterFork(void);
 

@@ -23,6 +23,22 @@ typedef struct LiveRegionStruct {
   size_t size;
 } LiveRegionStruct;
 
+/* liveFile -- the live file's state: this file's alone, which the
+ * others ask through its functions (eventLive*).  Its name is in
+ * eventSession.liveName, written only here, where the gdb extension
+ * reads it (.gdb).  Lock held.  design/telemetry.txt .sol.live */
+static struct {
+  PlinthStream stream;          /* the live file, or NULL: .sol.live */
+  int allowed;                  /* TELLTALE_MAP is not off */
+  int failed;                   /* mapping failed; reported once */
+  int keep;                     /* the log lost writes: keep the live file */
+  size_t headerLength;          /* its header, a page or more */
+  uint64_t regions, regionsSaid;  /* regions made; the count in its header */
+  unsigned gen;                 /* its generation: one more at each end */
+  PlinthStream log;             /* the log the live file is beside */
+  LiveRegionStruct *free;       /* regions to reuse */
+} liveFile;
+
 
 /* The live file's drop counts: the page of its header that holds them
  * is mapped, so that a drop is counted there at once, and a program
@@ -49,18 +65,18 @@ static void liveFlagsSet(unsigned set, unsigned clear)
   now = atomic_load(&liveFlags);
   do {
     wrote = now;
-    (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &wrote, 1);
+    (void)PlinthStreamWriteAt(liveFile.stream, EVENT_STREAM_FLAGS_AT, &wrote, 1);
     now = atomic_load(&liveFlags);
   } while (now != wrote);
 }
 
 static void liveDropsMap(void)
 {
-  size_t page = PlinthPageSize(), length = eventSession.liveHeaderLength;
+  size_t page = PlinthPageSize(), length = liveFile.headerLength;
   void *base;
   atomic_store(&liveFlags, 0);
   if (length < page
-      || PlinthStreamMapAt(eventSession.live, length - page, page, liveDropsPage, &base) != 0)
+      || PlinthStreamMapAt(liveFile.stream, length - page, page, liveDropsPage, &base) != 0)
     return;                     /* then the header says nothing of drops */
   liveDropsPage = base;
   atomic_store(&liveDrops, (_Atomic uintptr_t *)((unsigned char *)base + page
@@ -128,7 +144,7 @@ void eventLiveStart(PlinthStream log, int logFailed)
   const char *name;
   size_t n;
   int res;
-  if (!eventSession.mapAllowed || eventSession.live != NULL)
+  if (!liveFile.allowed || liveFile.stream != NULL)
     return;
   name = PlinthStreamDescribe(log);
   n = strlen(name);
@@ -136,20 +152,20 @@ void eventLiveStart(PlinthStream log, int logFailed)
     return;
   memcpy(eventSession.liveName, name, n);
   memcpy(eventSession.liveName + n, ".live", sizeof ".live");
-  eventSession.liveLog = log;
-  res = PlinthStreamOpenLog(&eventSession.live, eventSession.liveName, EVENT_STREAM_MAGIC,
+  liveFile.log = log;
+  res = PlinthStreamOpenLog(&liveFile.stream, eventSession.liveName, EVENT_STREAM_MAGIC,
                             EVENT_STREAM_MAGIC_LEN);
   if (res != 0) {
-    eventSession.live = NULL;
+    liveFile.stream = NULL;
     eventStreamOpenFailed(eventSession.liveName, res,
                      "; events emitted just before a crash may be lost");
     return;
   }
   res = eventHeaderBuild(PlinthPageSize(), &header, &headerSize);
   if (res == 0) {
-    eventSession.liveHeaderLength = headerSize;
-    eventSession.liveRegions = eventSession.liveRegionsSaid = 0;
-    res = PlinthStreamWrite(eventSession.live, header, headerSize);
+    liveFile.headerLength = headerSize;
+    liveFile.regions = liveFile.regionsSaid = 0;
+    res = PlinthStreamWrite(liveFile.stream, header, headerSize);
     PlinthFree(header);
   }
   if (res == 0)
@@ -158,9 +174,9 @@ void eventLiveStart(PlinthStream log, int logFailed)
     eventLiveLogFailed(log);
   if (res != 0) {
     eventSay("cannot write ", eventSession.liveName, ": ", PlinthStrError(res), NULL);
-    PlinthStreamClose(eventSession.live);
+    PlinthStreamClose(liveFile.stream);
     (void)PlinthRemoveFile(eventSession.liveName);
-    eventSession.live = NULL;
+    liveFile.stream = NULL;
   }
 }
 
@@ -170,9 +186,9 @@ void eventLiveStart(PlinthStream log, int logFailed)
  * incomplete.  .sol.recover */
 void eventLiveLogFailed(PlinthStream stream)
 {
-  if (eventSession.live == NULL || stream != eventSession.liveLog)
+  if (liveFile.stream == NULL || stream != liveFile.log)
     return;
-  eventSession.liveKeep = 1;
+  liveFile.keep = 1;
   liveFlagsSet(EVENT_LIVE_LOG_FAILED, 0);
 }
 
@@ -182,7 +198,7 @@ void eventLiveLogFailed(PlinthStream stream)
  * Lock held.  .sol.control.retag */
 void eventLiveRetagging(int on)
 {
-  if (eventSession.live != NULL)
+  if (liveFile.stream != NULL)
     liveFlagsSet(on ? EVENT_LIVE_RETAG : 0, on ? 0 : EVENT_LIVE_RETAG);
 }
 
@@ -191,30 +207,30 @@ void eventLiveRetagging(int on)
 void eventLiveEnd(void)
 {
   liveDropsUnmap();
-  ++eventSession.liveGen;       /* its regions that threads hold are stale: .sol.live.session */
-  while (eventSession.liveFree != NULL) {
-    LiveRegionStruct *region = eventSession.liveFree;
-    eventSession.liveFree = region->next;
-    PlinthStreamUnmap(eventSession.live, region->base, region->size);
+  ++liveFile.gen;       /* its regions that threads hold are stale: .sol.live.session */
+  while (liveFile.free != NULL) {
+    LiveRegionStruct *region = liveFile.free;
+    liveFile.free = region->next;
+    PlinthStreamUnmap(liveFile.stream, region->base, region->size);
     PlinthFree(region);
   }
-  if (eventSession.live != NULL) {
-    PlinthStreamClose(eventSession.live);
-    if (!eventSession.liveKeep)
+  if (liveFile.stream != NULL) {
+    PlinthStreamClose(liveFile.stream);
+    if (!liveFile.keep)
       (void)PlinthRemoveFile(eventSession.liveName);
-    eventSession.live = NULL;
+    liveFile.stream = NULL;
   }
-  eventSession.liveFailed = 0;
-  eventSession.liveKeep = 0;
+  liveFile.failed = 0;
+  liveFile.keep = 0;
 }
 /* The live file's regions ------------------------------------------ */
 
-/* eventLiveRegion -- a region of the live file of the given size */
-int eventLiveRegion(size_t size, unsigned char **baseReturn)
+/* liveRegion -- a region of the live file of the given size */
+static int liveRegion(size_t size, unsigned char **baseReturn)
 {
   void *base;
   int res;
-  for (LiveRegionStruct **p = &eventSession.liveFree; *p != NULL; p = &(*p)->next)
+  for (LiveRegionStruct **p = &liveFile.free; *p != NULL; p = &(*p)->next)
     if ((*p)->size == size) {
       LiveRegionStruct *region = *p;
       *p = region->next;
@@ -222,11 +238,11 @@ int eventLiveRegion(size_t size, unsigned char **baseReturn)
       PlinthFree(region);
       return 0;
     }
-  res = PlinthStreamMap(eventSession.live, size, &base);
+  res = PlinthStreamMap(liveFile.stream, size, &base);
   if (res == 0) {
     memset(base, 0, EVENT_BLOCK_HEADER_LEN);
     *baseReturn = base;
-    ++eventSession.liveRegions;
+    ++liveFile.regions;
   }
   return res;
 }
@@ -239,34 +255,162 @@ void eventLiveRegionRelease(unsigned char *base, size_t size)
   LiveRegionStruct *region = NULL;
   /* Without a live file (after EventFinish, or in the child of fork,
    * where the region is the parent's) the region is only unmapped. */
-  if (eventSession.live != NULL) {
+  if (liveFile.stream != NULL) {
     memset(base, 0, 4);
     region = PlinthAlloc(sizeof *region);
   }
   if (region == NULL)
-    PlinthStreamUnmap(eventSession.live, base, size);
+    PlinthStreamUnmap(liveFile.stream, base, size);
   else {
     region->base = base;
     region->size = size;
-    region->next = eventSession.liveFree;
-    eventSession.liveFree = region;
+    region->next = liveFile.free;
+    liveFile.free = region;
   }
 }
 
-/* eventLiveRegionsSay -- the count of regions, in the live file's header's
+/* liveRegionsSay -- the count of regions, in the live file's header's
  * last bytes, once a new region has its header: a reader knows how many
  * to find, so a live file cut short or zeroed is not taken for a whole
  * one.  A write in place: a full disk allows it.  .sol.recover */
-void eventLiveRegionsSay(void)
+static void liveRegionsSay(void)
 {
   unsigned char bytes[EVENT_LIVE_REGIONS_LEN];
-  if (eventSession.liveRegions == eventSession.liveRegionsSaid)
+  if (liveFile.regions == liveFile.regionsSaid)
     return;
   for (size_t i = 0; i < sizeof bytes; ++i)
-    bytes[i] = (unsigned char)(eventSession.liveRegions >> (8 * i));
-  if (PlinthStreamWriteAt(eventSession.live, eventSession.liveHeaderLength - sizeof bytes, bytes,
+    bytes[i] = (unsigned char)(liveFile.regions >> (8 * i));
+  if (PlinthStreamWriteAt(liveFile.stream, liveFile.headerLength - sizeof bytes, bytes,
                           sizeof bytes) == 0)
-    eventSession.liveRegionsSaid = eventSession.liveRegions;
+    liveFile.regionsSaid = liveFile.regions;
+}
+
+
+/* The slots that are regions -------------------------------------- */
+
+/* eventLiveSlot -- is slot s a region of this session's live file?  A
+ * thread still emitting when EventFinish ended the session keeps the
+ * ended one's regions until it prepares its slots again: until then its
+ * sends are numbered as memory slots' are, each afresh in the new
+ * session, so that they read in order there, and such a region is
+ * neither reused nor handed to the writer.  Lock held.
+ * design/telemetry.txt .sol.live.session */
+int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
+{
+  return kb->mapped[s] && kb->liveGen[s] == liveFile.gen;
+}
+
+/* eventLiveGen -- the live file's generation, for a slot that takes a
+ * region of it (kb->liveGen).  Lock held.  .sol.live.session */
+unsigned eventLiveGen(void)
+{
+  return liveFile.gen;
+}
+
+/* eventSlotRelease -- give up a slot: a region of the live file goes on
+ * the free list, marked free (magic zeroed, length kept) so that
+ * recovery passes over it; memory is freed.  Lock held. */
+void eventSlotRelease(EventKindBufStruct *kb, unsigned s)
+{
+  if (kb->slot[s] == NULL)
+    return;
+  (void)eventSlotBusy(kb, s, 1);     /* the writer may still read it */
+  if (!kb->mapped[s])
+    PlinthPagesFree(kb->slot[s], kb->slotSize[s]);
+  else if (!eventLiveSlot(kb, s))
+    PlinthStreamUnmap(NULL, kb->slot[s], kb->slotSize[s]);  /* an ended session's */
+  else
+    eventLiveRegionRelease(kb->slot[s], kb->slotSize[s]);
+  kb->slot[s] = NULL;
+  kb->mapped[s] = 0;
+}
+
+/* eventLiveSlotPrepare -- make slot s of a kind a region of the live
+ * file, ready to fill: reused if the slot has one, its old events, all
+ * sent or passed over, cleared, under a fresh block header that says
+ * whether the kind's output is on.  0, or nonzero if the session has no
+ * live file or it cannot grow: then the caller makes the slot memory.
+ * Lock held.  design/telemetry.txt .sol.live, .sol.control.cut */
+int eventLiveSlotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s,
+                         int output)
+{
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  size_t size;
+  if (liveFile.stream == NULL || liveFile.failed)
+    return 1;
+  size = eventRoundUp(thread->bufferSize, PlinthPageSize());
+  if (eventLiveSlot(kb, s) && kb->slotSize[s] == size) {
+    /* Reused: its old events were all sent.  They stay, but the data
+     * end at the first zero code, which slotUse puts at the start and
+     * every EVENT_END moves along.  .sol.live */
+    memset(kb->slot[s], 0, 4);              /* not a block until its new header */
+  } else {
+    unsigned char *base;
+    int res = liveRegion(size, &base);
+    if (res != 0) {
+      liveFile.failed = 1;
+      eventSay("cannot extend ", eventSession.liveName, ": ", PlinthStrError(res),
+               "; events emitted just before a crash may be lost", NULL);
+      return res;
+    }
+    eventSlotRelease(kb, s);
+    kb->slot[s] = base;
+    kb->slotSize[s] = size;
+    kb->mapped[s] = 1;
+    kb->liveGen[s] = liveFile.gen;
+  }
+  kb->seq[s] = eventSession.blocks++;
+  /* The data end at once, before the header makes this a block; the
+   * header's magic goes last, after its checked fields.  .sol.recover */
+  memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);
+  {
+    unsigned char header[EVENT_BLOCK_HEADER_LEN];
+    uint32_t check;
+    eventBlockHeader(header, size, thread->serial, kind, level, kb->seq[s]);
+    if (!output) {
+      uint32_t off = EVENT_LIVE_OUTPUT_OFF;
+      memcpy(header + offsetof(EventBlockHeaderStruct, index), &off, sizeof off);
+    }
+    check = EventLiveCheck(header);
+    memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
+    atomic_signal_fence(memory_order_release);
+    memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);
+    atomic_signal_fence(memory_order_release);
+    memcpy(kb->slot[s], header, 4);
+  }
+  liveRegionsSay();
+  return 0;
+}
+
+/* eventLiveRetag -- a live slot's block starts afresh at data offset
+ * from (a new number, as its events before were not output), or holds
+ * nothing to recover (EVENT_LIVE_OUTPUT_OFF).  Lock held.
+ * .sol.control.cut */
+void eventLiveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s,
+                    uint32_t from)
+{
+  EventKindBufStruct *kb = &thread->levels[level][kind];
+  unsigned char header[EVENT_BLOCK_HEADER_LEN];
+  uint32_t check;
+  kb->seq[s] = eventSession.blocks++;
+  eventBlockHeader(header, kb->slotSize[s], thread->serial, kind, level, kb->seq[s]);
+  memcpy(header + offsetof(EventBlockHeaderStruct, index), &from, sizeof from);
+  check = EventLiveCheck(header);
+  memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
+  memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);  /* the magic stays */
+}
+
+/* eventLiveAllow -- TELLTALE_MAP: may the session have a live file? */
+void eventLiveAllow(int allowed)
+{
+  liveFile.allowed = allowed;
+}
+
+/* eventLiveName -- the live file's name, or NULL if the session has
+ * none.  Async-signal-safe (the traceback's). */
+const char *eventLiveName(void)
+{
+  return liveFile.stream != NULL ? eventSession.liveName : NULL;
 }
 
 /* eventLiveAfterFork -- in the child of fork(): the live file is the
@@ -276,13 +420,13 @@ void eventLiveAfterFork(void)
   /* The parent's live file is the parent's: unmap its regions (in the
    * child only) rather than reuse them, and let go of the stream. */
   liveDropsUnmap();
-  if (eventSession.live != NULL) {
-    PlinthStreamClose(eventSession.live);
-    eventSession.live = NULL;
+  if (liveFile.stream != NULL) {
+    PlinthStreamClose(liveFile.stream);
+    liveFile.stream = NULL;
   }
-  while (eventSession.liveFree != NULL) {
-    LiveRegionStruct *region = eventSession.liveFree;
-    eventSession.liveFree = region->next;
+  while (liveFile.free != NULL) {
+    LiveRegionStruct *region = liveFile.free;
+    liveFile.free = region->next;
     PlinthStreamUnmap(NULL, region->base, region->size);
     PlinthFree(region);
   }

@@ -659,7 +659,7 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
   if (size == 0)
     return;
   eventSessionStart();
-  if (eventSession.async && eventWriterEnqueue(thread, level, kind, slot, data, size, seq) == 0)
+  if (eventWriterIsAsync() && eventWriterEnqueue(thread, level, kind, slot, data, size, seq) == 0)
     return;
   for (size_t i = 0; i < eventSession.streamCount; ++i) {
     EventStreamEntryStruct *entry = &eventSession.streams[i];

@@ -94,6 +94,29 @@ int eventWritesUnsettled(void)
 
 #define JOB_LIMIT 256
 
+/* The writer's mode: blocks go to it (writerAsync), and, when it is
+ * behind, events are dropped and counted rather than waited for
+ * (writerDrops: TELLTALE_WRITER=async,drop).  This file's alone; the
+ * others ask through eventWriterIsAsync and set through
+ * eventWriterAsyncSet and eventWriterDropsSet.  Plinth lock held to
+ * change them; the child of fork keeps them. */
+static int writerAsync, writerDrops;
+
+int eventWriterIsAsync(void)
+{
+  return writerAsync;
+}
+
+void eventWriterAsyncSet(int async)
+{
+  writerAsync = async != 0;
+}
+
+void eventWriterDropsSet(int drop)
+{
+  writerDrops = drop != 0;
+}
+
 typedef struct JobStruct {
   EventStreamEntryStruct streams[STREAM_LIMIT];  /* the session's, when queued */
   size_t streamCount;
@@ -144,7 +167,7 @@ static int writerLast(void)
   last = PlinthLastThread();
   if (last) {
     PlinthLockClaim();
-    eventSession.async = 0;
+    writerAsync = 0;
     writer.started = 0;         /* (eventWriterIdle waits for no one) */
     PlinthLockRelease();
   }
@@ -159,7 +182,7 @@ static int writerLast(void)
 void eventWriterStop(void)
 {
   PlinthLockClaim();
-  eventSession.async = 0;
+  writerAsync = 0;
   PlinthLockRelease();
   if (!writer.started)
     return;
@@ -226,7 +249,7 @@ int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
   if (!writer.started) {
     if (PlinthWriterStart(writerRun) != 0) {
       eventSay("cannot start the writer thread: writing synchronously", NULL);
-      eventSession.async = 0;
+      writerAsync = 0;
       return 1;
     }
     writer.started = 1;
@@ -277,13 +300,13 @@ int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait)
   return busy;
 }
 
-/* eventSlotDetach -- free slot s of a live region the writer still
+/* slotDetach -- free slot s of a live region the writer still
  * reads by handing the region to the writer's jobs, taking in exchange
  * a region they are done with, if there is one of its size: 0 if the
  * slot is free (its region kept, exchanged, or handed over and none
  * taken), else nonzero.  Plinth lock held; no memory is allocated or
  * freed, as a signal handler may be here.  .sol.writer.detach */
-int eventSlotDetach(EventKindBufStruct *kb, unsigned s)
+static int slotDetach(EventKindBufStruct *kb, unsigned s)
 {
   DetachedStruct *d = NULL;
   int busy;
@@ -314,11 +337,20 @@ int eventSlotDetach(EventKindBufStruct *kb, unsigned s)
     kb->pending[s] = 0;
     kb->slot[s] = done;
     kb->mapped[s] = done != NULL;
-    kb->liveGen[s] = eventSession.liveGen;
+    kb->liveGen[s] = eventLiveGen();
   }
   busy = kb->pending[s] > 0;
   PlinthQueueRelease();
   return busy;
+}
+
+/* eventSlotFree -- make slot s free of the writer's jobs: a live
+ * region they read handed over to them (slotDetach), else waited for,
+ * or, when dropping rather than waiting, not: 0 if the slot is free,
+ * else nonzero.  Plinth lock held.  .sol.writer, .sol.writer.detach */
+int eventSlotFree(EventKindBufStruct *kb, unsigned s)
+{
+  return slotDetach(kb, s) && eventSlotBusy(kb, s, !writerDrops);
 }
 
 /* eventSlotsReturned -- give back to the live file the regions handed
@@ -348,8 +380,8 @@ int EventWriterAsync(int async, int drop)
   PlinthLockClaim();
   if (!async)
     eventWriterIdle();
-  eventSession.async = async != 0;
-  eventSession.dropWhenBehind = async && drop;
+  writerAsync = async != 0;
+  writerDrops = async && drop;
   PlinthLockRelease();
   return 0;
 }
