@@ -147,6 +147,8 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
   int output = (eventOutputApplied & SLOT_BIT(kind)) != 0;
+  AVER_LOCKED();
+  AVER(s < 2);
   /* The writer may still be writing what the slot held: hand a live
    * region over to it (.sol.writer.detach), else wait for it, or, when
    * dropping rather than waiting, say so (.sol.writer). */
@@ -176,6 +178,7 @@ static void slotUse(EventThreadStruct *thread, unsigned level, unsigned kind, un
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
   EventBufStruct *buf = hotBuf(thread, level, kind);
+  AVER(s < 2 && kb->slot[s] != NULL);
   kb->current = s;
   buf->next = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
   buf->limit = (uintptr_t)kb->slot[s] + kb->slotSize[s] - EVENT_END_SLACK;
@@ -269,12 +272,17 @@ static void kindFlushAs(EventThreadStruct *thread, unsigned level, unsigned kind
   EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned s = kb->current;
   uintptr_t end;
+  AVER_LOCKED();
   if (kb->slot[s] == NULL)
     return;
   if (own)
     end = hotBuf(thread, level, kind)->next;
   else
     end = committedEnd(kind, kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
+  /* The committed positions lie in the slot's data: sent where slotUse
+   * or the last flush left it, end no further than the slot's end. */
+  AVER(kb->sent >= (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN);
+  AVER(end <= (uintptr_t)kb->slot[s] + kb->slotSize[s]);
   if (end <= kb->sent)
     return;
   if (!output) {
@@ -320,6 +328,7 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
   EventThreadStruct *self = eventThreadState;
   EventSlotSet changed = was ^ now;
   int retagging = 0;
+  AVER_LOCKED();
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1 && (changed & was) != 0)
       eventWriterIdle();
@@ -355,6 +364,7 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
 void eventOutputCut(void)
 {
   EventSlotSet now = eventOutputNow();
+  AVER_LOCKED();
   if (now != eventOutputApplied) {
     outputCut(eventOutputApplied, now);
     eventOutputApplied = now;
@@ -395,6 +405,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned other = 1 - kb->current;
   int res;
+  AVER(kb->slot[kb->current] != NULL);
   ringsWait(thread);
   PlinthLockClaim();
   outputSeen();
@@ -490,6 +501,7 @@ static void dropsReport(int last)
  * zero if LEVEL_NONE: the slow path then drops and counts */
 static void levelSwitch(EventThreadStruct *thread, unsigned level)
 {
+  AVER(level < LEVEL_LIMIT || level == LEVEL_NONE);
   if (thread->deeper == 0)
     hotSave(thread, thread->level);
   if (level == LEVEL_NONE) {
@@ -616,6 +628,7 @@ int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp)
     return DEPTH_LIMIT + 1;
   }
   frame = &thread->frames[++thread->depth];
+  AVER(thread->depth <= DEPTH_LIMIT);
   frame->low = low;
   frame->high = high;
   frame->level = LEVEL_NONE;                /* (levelFree looks at it) */
@@ -756,6 +769,7 @@ void *EventReserveIn(EventSourceStruct *source, unsigned kind, size_t size)
  * it interrupted.  design/telemetry.txt .sol.signal.level, .sol.flush */
 void eventThreadFlush(EventThreadStruct *thread, int own)
 {
+  AVER_LOCKED();
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < eventSlotsEnd; ++kind)
       kindFlush(thread, level, kind,
@@ -793,6 +807,7 @@ static void threadFree(EventThreadStruct *thread)
  * each is counted as dropped.  Lock held, after the flush.  .sol.cancel */
 static void exitAbandoned(EventThreadStruct *thread)
 {
+  AVER_LOCKED();
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
       EventKindBufStruct *kb = &thread->levels[level][kind];
@@ -867,6 +882,7 @@ static void sessionClose(int flush)
   int unsettled = eventWritesUnsettled();   /* .sol.writer.at */
   for (size_t i = 0; i < eventSession.streamCount; ++i) {
     EventStreamEntryStruct *entry = &eventSession.streams[i];
+  AVER_LOCKED();
     if (flush)
       (void)PlinthStreamFlush(entry->stream);
     if (entry->owned && !unsettled)
@@ -1076,6 +1092,10 @@ void eventUnload(void)
 void eventAfterFork(void)
 {
   EventThreadStruct *t, *next;
+  /* The child has one thread, but claims the lock (fresh in the child:
+   * PlinthAtFork) as every other path does, so that what is said to run
+   * with it held does.  .sol.fork */
+  PlinthLockClaim();
   eventSession.finished = 0;      /* the child's own session may open its file */
   eventSession.ending = 0;
   eventWriterAfterFork();
@@ -1094,6 +1114,7 @@ void eventAfterFork(void)
     atomic_store(&dropCount[kind], 0);
   sessionClose(0);
   eventFileAfterFork();
+  PlinthLockRelease();
 }
 
 
@@ -1105,6 +1126,7 @@ void eventAfterFork(void)
 void eventSlotsLeave(unsigned base, unsigned count)
 {
   EventThreadStruct *self = eventThreadState;
+  AVER_LOCKED();
   eventOutputCut();
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     for (unsigned level = 0; level < LEVEL_LIMIT; ++level)

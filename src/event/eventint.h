@@ -47,6 +47,24 @@
 #include "event.h"
 #include "plinth.h"
 
+/* AVER -- an invariant of the runtime, checked in the checking variety
+ * as the MPS's AVERs are: a failure is EVENT_ASSERT's, which prints the
+ * condition, its file and line and the latest events, flushes and
+ * aborts (.sol.assert).  In the other varieties it compiles to nothing
+ * and its condition is not evaluated, only type-checked: telemetry
+ * never takes a program down there.  Never on the emitter's hot path
+ * (event.h), in any variety (.req.perf).
+ *
+ * AVER_LOCKED -- the calling thread holds the plinth's lock, where a
+ * comment says "Lock held"; AVER_UNLOCKED, where it says "Lock not held". */
+#if EVENT_VARIETY == EVENT_VARIETY_CHECKING
+#define AVER(condition) EVENT_ASSERT(condition)
+#else
+#define AVER(condition) ((void)sizeof(!(condition)))
+#endif
+#define AVER_LOCKED() AVER(PlinthLockHeld())
+#define AVER_UNLOCKED() AVER(!PlinthLockHeld())
+
 #define STREAM_LIMIT 8
 #define TEXT_LINE_MAX 4096
 #define FILE_NAME_MAX 1023      /* characters in TELLTALE_FILE */

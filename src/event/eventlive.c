@@ -99,6 +99,7 @@ static void liveDropsUnmap(void)
 void eventLiveSlotsSay(void)
 {
   unsigned char *map;
+  AVER_LOCKED();
   if (atomic_load(&liveDrops) == NULL)
     return;
   map = (unsigned char *)atomic_load(&liveDrops) - EVENT_LIVE_SLOTS_LEN;
@@ -115,6 +116,7 @@ void eventLiveSlotsSay(void)
 void eventLiveSlotsLeft(unsigned base, unsigned count)
 {
   _Atomic uintptr_t *counts = atomic_load(&liveDrops);
+  AVER_LOCKED();
   if (counts == NULL)
     return;
   for (unsigned slot = base; slot < base + count; ++slot)
@@ -144,6 +146,7 @@ void eventLiveStart(PlinthStream log, int logFailed)
   const char *name;
   size_t n;
   int res;
+  AVER_LOCKED();
   if (!liveFile.allowed || liveFile.stream != NULL)
     return;
   name = PlinthStreamDescribe(log);
@@ -198,6 +201,7 @@ void eventLiveLogFailed(PlinthStream stream)
  * Lock held.  .sol.control.retag */
 void eventLiveRetagging(int on)
 {
+  AVER_LOCKED();
   if (liveFile.stream != NULL)
     liveFlagsSet(on ? EVENT_LIVE_RETAG : 0, on ? 0 : EVENT_LIVE_RETAG);
 }
@@ -206,6 +210,7 @@ void eventLiveRetagging(int on)
  * so the live file goes, unless the log lost writes.  Lock held. */
 void eventLiveEnd(void)
 {
+  AVER_LOCKED();
   liveDropsUnmap();
   ++liveFile.gen;       /* its regions that threads hold are stale: .sol.live.session */
   while (liveFile.free != NULL) {
@@ -230,6 +235,7 @@ static int liveRegion(size_t size, unsigned char **baseReturn)
 {
   void *base;
   int res;
+  AVER_LOCKED();
   for (LiveRegionStruct **p = &liveFile.free; *p != NULL; p = &(*p)->next)
     if ((*p)->size == size) {
       LiveRegionStruct *region = *p;
@@ -253,6 +259,8 @@ static int liveRegion(size_t size, unsigned char **baseReturn)
 void eventLiveRegionRelease(unsigned char *base, size_t size)
 {
   LiveRegionStruct *region = NULL;
+  AVER_LOCKED();
+  AVER(base != NULL && size > 0);
   /* Without a live file (after EventFinish, or in the child of fork,
    * where the region is the parent's) the region is only unmapped. */
   if (liveFile.stream != NULL) {
@@ -276,6 +284,7 @@ void eventLiveRegionRelease(unsigned char *base, size_t size)
 static void liveRegionsSay(void)
 {
   unsigned char bytes[EVENT_LIVE_REGIONS_LEN];
+  AVER_LOCKED();
   if (liveFile.regions == liveFile.regionsSaid)
     return;
   for (size_t i = 0; i < sizeof bytes; ++i)
@@ -297,6 +306,7 @@ static void liveRegionsSay(void)
  * design/telemetry.txt .sol.live.session */
 int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
 {
+  AVER_LOCKED();
   return kb->mapped[s] && kb->liveGen[s] == liveFile.gen;
 }
 
@@ -304,6 +314,7 @@ int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
  * region of it (kb->liveGen).  Lock held.  .sol.live.session */
 unsigned eventLiveGen(void)
 {
+  AVER_LOCKED();
   return liveFile.gen;
 }
 
@@ -312,6 +323,8 @@ unsigned eventLiveGen(void)
  * recovery passes over it; memory is freed.  Lock held. */
 void eventSlotRelease(EventKindBufStruct *kb, unsigned s)
 {
+  AVER_LOCKED();
+  AVER(s < 2);
   if (kb->slot[s] == NULL)
     return;
   (void)eventSlotBusy(kb, s, 1);     /* the writer may still read it */
@@ -336,6 +349,8 @@ int eventLiveSlotPrepare(EventThreadStruct *thread, unsigned level, unsigned kin
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
   size_t size;
+  AVER_LOCKED();
+  AVER(s < 2 && thread->bufferSize > 0);
   if (liveFile.stream == NULL || liveFile.failed)
     return 1;
   size = eventRoundUp(thread->bufferSize, PlinthPageSize());
@@ -392,6 +407,7 @@ void eventLiveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, un
   EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned char header[EVENT_BLOCK_HEADER_LEN];
   uint32_t check;
+  AVER_LOCKED();
   kb->seq[s] = eventSession.blocks++;
   eventBlockHeader(header, kb->slotSize[s], thread->serial, kind, level, kb->seq[s]);
   memcpy(header + offsetof(EventBlockHeaderStruct, index), &from, sizeof from);

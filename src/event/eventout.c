@@ -135,6 +135,7 @@ static void putRegistry(HeaderBufStruct *h, const EventRegistryStruct *reg)
 static void putSources(HeaderBufStruct *h)
 {
   unsigned n = 0;
+  AVER_LOCKED();
   for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
     n += eventSources[i] != NULL && eventSources[i]->number != 0;
   putLE(h, n, 2);
@@ -256,6 +257,7 @@ static void streamFail(size_t i, PlinthStream stream, int code)
 /* streamFailed -- streamFail for an entry of eventSession.streams.  Lock held. */
 static void streamFailed(EventStreamEntryStruct *entry, int code)
 {
+  AVER_LOCKED();
   entry->failed = 1;
   streamFail((size_t)(entry - eventSession.streams), entry->stream, code);
 }
@@ -284,6 +286,7 @@ static void streamLose(size_t i, const unsigned char *data, size_t size)
  * held; the writer idle. */
 void eventLostReport(void)
 {
+  AVER_LOCKED();
   for (size_t i = 0; i < eventSession.streamCount; ++i) {
     uintptr_t n = atomic_exchange(&streamLost[i], 0);
     if (n != 0) {
@@ -538,6 +541,7 @@ static int logOpen(PlinthStream *streamReturn)
  * design/telemetry.txt .sol.session */
 void eventSessionStart(void)
 {
+  AVER_LOCKED();
   if (eventSession.started)
     return;
   eventEnvCheck();              /* names no registry had: .reg.many */
@@ -649,6 +653,8 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
                       const unsigned char *data, size_t size, uint64_t seq)
 {
   unsigned deferred = atomic_load_explicit(&thread->writesCount, memory_order_relaxed);
+  AVER_LOCKED();
+  AVER(level < LEVEL_LIMIT && kind < SLOT_LIMIT && slot < 2);
   /* Only a live slot's block is written after the lock: should the
    * program die before it is, the live file has its events; and only by
    * the thread itself (one cancelled in its slow path left writesDefer
@@ -752,6 +758,7 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
 void eventRegistryAnnounce(EventSourceStruct *source)
 {
   HeaderBufStruct h;
+  AVER_LOCKED();
   eventLiveSlotsSay();
   if (source == NULL || !eventSession.started)
     return;                     /* the headers will have it */
@@ -805,6 +812,7 @@ int eventStreamWriteHeader(PlinthStream stream)
 {
   HeaderBufStruct h;
   int res = headerBuild(&h, 0);
+  AVER_LOCKED();
   if (res == 0) {
     res = PlinthStreamWrite(stream, h.base, h.size);
     PlinthFree(h.base);
@@ -817,6 +825,7 @@ int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial,
 {
   EventStreamEntryStruct entry;
   int failed = 0;
+  AVER_LOCKED();
   memset(&entry, 0, sizeof entry);
   entry.stream = stream;
   entry.binary = 1;

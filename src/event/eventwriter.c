@@ -54,6 +54,7 @@ void eventWritesDo(EventThreadStruct *thread)
 static void writesSettle(int wait)
 {
   EventThreadStruct *self = eventThreadState;
+  AVER_LOCKED();
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next) {
     unsigned n = atomic_load_explicit(&t->writesCount, memory_order_acquire);
     for (unsigned i = 0; i < n; ++i)
@@ -76,6 +77,7 @@ void eventWritesFlush(void)
  * into a closed descriptor, or one the program opened since.  Lock held. */
 int eventWritesUnsettled(void)
 {
+  AVER_LOCKED();
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     if (atomic_load_explicit(&t->writesCount, memory_order_acquire) != 0)
       return 1;
@@ -181,6 +183,7 @@ static int writerLast(void)
  * writing is synchronous from here on.  .sol.unload */
 void eventWriterStop(void)
 {
+  AVER_UNLOCKED();
   PlinthLockClaim();
   writerAsync = 0;
   PlinthLockRelease();
@@ -211,6 +214,7 @@ static void writerRun(void)
 {
   for (;;) {
     JobStruct job;
+    AVER_UNLOCKED();            /* the writer never takes it: .sol.writer */
     PlinthQueueClaim();
     while (writer.count == 0) {
       if (writer.stop) {
@@ -233,6 +237,7 @@ static void writerRun(void)
     eventBlockWriteTo(job.streams, job.streamCount, job.serial, job.kind, job.level, job.data,
                       job.size, job.seq);
     PlinthQueueClaim();
+    AVER(*writer.writingPending > 0);
     --*writer.writingPending;   /* the job's, or its region's if detached since */
     writer.writingPending = NULL;
     PlinthQueueWake();
@@ -246,6 +251,8 @@ int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
                        const unsigned char *data, size_t size, uint64_t seq)
 {
   JobStruct *job;
+  AVER_LOCKED();
+  AVER(size > 0 && slot < 2);
   if (!writer.started) {
     if (PlinthWriterStart(writerRun) != 0) {
       eventSay("cannot start the writer thread: writing synchronously", NULL);
@@ -257,6 +264,7 @@ int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
   PlinthQueueClaim();
   while (writer.count == JOB_LIMIT)
     PlinthQueueWait();
+  AVER(writer.count < JOB_LIMIT);
   job = &writer.jobs[(writer.head + writer.count) % JOB_LIMIT];
   memcpy(job->streams, eventSession.streams, sizeof job->streams);
   job->streamCount = eventSession.streamCount;
@@ -310,6 +318,7 @@ static int slotDetach(EventKindBufStruct *kb, unsigned s)
 {
   DetachedStruct *d = NULL;
   int busy;
+  AVER_LOCKED();
   if (!writer.started)
     return 0;
   PlinthQueueClaim();
@@ -323,6 +332,7 @@ static int slotDetach(EventKindBufStruct *kb, unsigned s)
     }
   if (d != NULL) {
     unsigned *from = &kb->pending[s];
+    AVER(d->base == NULL || d->pending == 0);
     unsigned char *done = d->base;
     for (size_t i = 0; i < writer.count; ++i) {
       JobStruct *job = &writer.jobs[(writer.head + i) % JOB_LIMIT];
@@ -350,6 +360,7 @@ static int slotDetach(EventKindBufStruct *kb, unsigned s)
  * else nonzero.  Plinth lock held.  .sol.writer, .sol.writer.detach */
 int eventSlotFree(EventKindBufStruct *kb, unsigned s)
 {
+  AVER_LOCKED();
   return slotDetach(kb, s) && eventSlotBusy(kb, s, !writerDrops);
 }
 
@@ -359,6 +370,7 @@ void eventSlotsReturned(void)
 {
   DetachedStruct done[DETACH_LIMIT];
   size_t n = 0;
+  AVER_LOCKED();
   if (!writer.started)
     return;
   PlinthQueueClaim();
