@@ -96,6 +96,7 @@ build() {
   local src objs=("$o/client.o" "$o/eventgen.o" "$o/core-eventgen.o")
   runtime() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
+               src/event/eventlevel.c src/event/eventfinish.c \
                src/event/eventlive.c src/event/eventwriter.c \
                src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
                src/event/eventsource.c \

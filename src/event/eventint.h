@@ -5,8 +5,10 @@
  * The runtime is one module in several files, split by concern:
  *   event.c      initialization, the environment, kind and event control,
  *                interned strings and labels, and messages
- *   eventbuf.c   threads, their buffers and signal levels, the slow
- *                path, flushing, the session's finish, and fork
+ *   eventbuf.c   threads and their buffers, the slow path, flushing,
+ *                output control's cuts, drops, and fork
+ *   eventlevel.c  signal levels: a handler's buffers, longjmp out of one
+ *   eventfinish.c  the session's end: finish, exec, unload
  *   eventout.c   the stream header and the streams
  *   eventlive.c  the live file: its header, drop counts and regions
  *   eventwriter.c  the writes after the lock, and the asynchronous writer
@@ -278,24 +280,38 @@ static inline size_t eventRoundUp(size_t size, size_t to)
 }
 
 
-/* eventbuf.c: threads, buffers, signal levels, flush, finish, fork */
+/* eventbuf.c: threads, buffers, the slow path, flush, fork */
 
 extern EventThreadStruct *eventThreadEnsure(void);
 extern int eventCommitted(const EventRegistryStruct *registry, const unsigned char *p,
                           uintptr_t limit, size_t *lengthReturn);
+extern uintptr_t eventCommittedEnd(unsigned slot, uintptr_t p, uintptr_t limit);
 extern void eventThreadFlush(EventThreadStruct *thread, int own);
-extern void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp);
+extern void eventThreadRelease(EventThreadStruct *thread);
+extern void eventTlsClear(void);
+extern void eventOwnFlush(void);
 extern EventSlotSet eventOutputApplied;
 extern void eventOutputCut(void);
 extern void eventSlotsLeave(unsigned base, unsigned count);
+extern void eventDropCount(unsigned kind);
+extern void eventDropsReport(int last);
+extern void eventRingsFreeze(int on);
+extern void eventAfterFork(void);
+
+
+/* eventlevel.c: signal levels (.sol.signal.level) */
+
+extern void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp);
 extern int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp);
 extern void eventSignalLeave(int token);
 extern void eventSignalJump(uintptr_t sp);
-extern void eventDropCount(unsigned kind);
-extern void eventRingsFreeze(int on);
+
+
+/* eventfinish.c: the session's end (.sol.finish) */
+
+extern void eventSessionClose(int flush);
 extern void eventAtExit(void);
 extern void eventUnload(void);
-extern void eventAfterFork(void);
 
 
 /* eventout.c: the stream header, the streams */
