@@ -97,7 +97,7 @@ build() {
   runtime() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
                src/event/eventlevel.c src/event/eventfinish.c \
-               src/event/eventlive.c src/event/eventwriter.c \
+               src/event/eventhead.c src/event/eventlive.c src/event/eventwriter.c \
                src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
                src/event/eventsource.c \
                src/decode/eventdecode.c src/decode/eventformat.c \

@@ -9,7 +9,8 @@
  *                output control's cuts, drops, and fork
  *   eventlevel.c  signal levels: a handler's buffers, longjmp out of one
  *   eventfinish.c  the session's end: finish, exec, unload
- *   eventout.c   the stream header and the streams
+ *   eventhead.c  the stream header, built
+ *   eventout.c   the streams
  *   eventlive.c  the live file: its header, drop counts and regions
  *   eventwriter.c  the writes after the lock, and the asynchronous writer
  *   eventdump.c  the traceback, the snapshot, and what telltale does at
@@ -314,12 +315,18 @@ extern void eventAtExit(void);
 extern void eventUnload(void);
 
 
-/* eventout.c: the stream header, the streams */
+/* eventhead.c: the stream header (.stream.header) */
+
+extern int eventHeaderBuild(size_t padTo, unsigned char **baseReturn, size_t *sizeReturn);
+extern int eventRegistryBlockBuild(const EventSourceStruct *source, unsigned char **baseReturn,
+                                   size_t *sizeReturn);
+
+
+/* eventout.c: the streams */
 
 extern void eventSessionClock(void);
 extern void eventSessionStart(void);
 extern void eventClockSync(void);
-extern int eventHeaderBuild(size_t padTo, unsigned char **baseReturn, size_t *sizeReturn);
 extern void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
                              unsigned level, uint64_t seq);
 extern void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind,
