@@ -681,8 +681,7 @@ void EventFlush(void)
   outputSeen();
   eventThreadFlush(thread, 1);
   eventWriterIdle();
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  eventStreamsFlush();
   PlinthLockRelease();
 }
 

@@ -420,8 +420,7 @@ static int flushAll(void)
   eventWritesFlush();           /* blocks placed before these: .sol.writer.at */
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     eventThreadFlush(t, 0);
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  eventStreamsFlush();
   return 0;
 }
 

@@ -18,17 +18,8 @@
  * count: the next event starts a new session.  Lock held. */
 void eventSessionClose(int flush)
 {
-  int unsettled = eventWritesUnsettled();   /* .sol.writer.at */
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
-    EventStreamEntryStruct *entry = &eventSession.streams[i];
   AVER_LOCKED();
-    if (flush)
-      (void)PlinthStreamFlush(entry->stream);
-    if (entry->owned && !unsettled)
-      PlinthStreamClose(entry->stream);
-  }
-  eventSession.streamCount = 0;
-  eventSession.started = 0;
+  eventStreamsClose(flush);
   eventSession.blocks = 0;
   eventSession.startClock = 0;
   eventSession.syncClock = 0;
@@ -76,7 +67,7 @@ static void finish(int atExit)
     exitsUnseen(0);
   self = eventThreadState;
   PlinthLockClaim();
-  if (eventSession.ending || (eventSession.threads == NULL && eventSession.streamCount == 0)) {
+  if (eventSession.ending || (eventSession.threads == NULL && eventStreamCount() == 0)) {
     PlinthLockRelease();
     return;
   }
@@ -102,8 +93,7 @@ static void finish(int atExit)
   if (atExit && running > 0) {
     eventWriterIdle();
     eventLostReport();
-    for (size_t i = 0; i < eventSession.streamCount; ++i)
-      (void)PlinthStreamFlush(eventSession.streams[i].stream);
+    eventStreamsFlush();
     eventSession.ending = 1;
     PlinthLockRelease();
     return;
@@ -157,8 +147,7 @@ int EventExecBefore(void)
   EVENT_WU(StreamExec, (EventW)eventSession.blocks, 0);
   eventOwnFlush();
   eventWriterIdle();            /* the deferred writes (.sol.writer.at) */
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  eventStreamsFlush();
   PlinthLockRelease();
   return async ? 2 : 1;
 }

@@ -221,7 +221,6 @@ typedef struct EventStreamEntryStruct {
 
 typedef struct EventSessionStruct {
   int initialized;
-  int started;                  /* the streams have their headers */
   int finished;                 /* EventFinish ran; no default stream now */
   int ending;                   /* it ran at exit with threads still running,
                                    whose later events still go out: .sol.finish */
@@ -229,8 +228,6 @@ typedef struct EventSessionStruct {
   uint64_t blocks;              /* blocks written: the next sequence number */
   uint32_t threadSerial;        /* serial of the last thread set up */
   EventThreadStruct *threads;
-  size_t streamCount;
-  EventStreamEntryStruct streams[STREAM_LIMIT];
   char liveName[FILE_NAME_MAX + sizeof ".live"];  /* the live file's: eventlive.c
                                    writes it, the gdb extension reads it (.gdb) */
   int signals;                  /* the fatal-signal handlers are installed */
@@ -242,7 +239,6 @@ typedef struct EventSessionStruct {
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
   uint32_t id;                  /* the session id, in every block (.stream.check) */
-  uint32_t streamIndex[STREAM_LIMIT];  /* each stream's next block index */
   EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
   uint64_t syncMonotonic;
   /* the intern table: open addressing, strings owned.  inSession: the
@@ -327,6 +323,9 @@ extern int eventRegistryBlockBuild(const EventSourceStruct *source, unsigned cha
 extern void eventSessionClock(void);
 extern void eventSessionStart(void);
 extern void eventClockSync(void);
+extern size_t eventStreamCount(void);
+extern void eventStreamsFlush(void);
+extern void eventStreamsClose(int flush);
 extern void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
                              unsigned level, uint64_t seq);
 extern void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind,
@@ -372,7 +371,8 @@ extern void eventLiveAfterFork(void);
 
 extern int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
                               unsigned slot, const unsigned char *data, size_t size,
-                              uint64_t seq);
+                              uint64_t seq, const EventStreamEntryStruct *streams,
+                              size_t streamCount);
 extern void eventWriterIdle(void);
 extern void eventWriterPoke(void);
 extern void eventWriterStop(void);

@@ -22,13 +22,24 @@
 
 /* Streams ---------------------------------------------------------- */
 
+/* streamList -- the session's streams: this file's alone, which the
+ * others reach through its functions (eventStreamCount,
+ * eventStreamsFlush, eventStreamsClose; eventBlockSend hands the
+ * writer a copy).  Lock held.  design/telemetry.txt .sol.multi */
+static struct {
+  int started;                          /* the streams have their headers */
+  size_t count;
+  EventStreamEntryStruct entries[STREAM_LIMIT];
+  uint32_t index[STREAM_LIMIT];         /* each stream's next block index */
+} streamList;
+
 /* Write failures.  A binary stream whose write failed is written no
  * more: a full disk fails every write, and a block after a cut one would
  * be read as damage.  The failure is said once, by whichever thread meets
  * it first (an emitter under the lock, or the writer, which never takes
  * it), and the events of every block not written whole to the stream are
  * counted, to be said when the session ends.  Indexed like
- * eventSession.streams.  design/telemetry.txt .sol.writer.fail */
+ * streamList.entries.  design/telemetry.txt .sol.writer.fail */
 static _Atomic int streamFailure[STREAM_LIMIT];    /* the first failure's errno code, or 0 */
 static _Atomic uintptr_t streamLost[STREAM_LIMIT]; /* events not written whole to it (a word:
                                                     lock-free on 32-bit platforms too) */
@@ -43,12 +54,12 @@ static void streamFail(size_t i, PlinthStream stream, int code)
              "; nothing more is written to it, and the events lost are counted", NULL);
 }
 
-/* streamFailed -- streamFail for an entry of eventSession.streams.  Lock held. */
+/* streamFailed -- streamFail for an entry of streamList.entries.  Lock held. */
 static void streamFailed(EventStreamEntryStruct *entry, int code)
 {
   AVER_LOCKED();
   entry->failed = 1;
-  streamFail((size_t)(entry - eventSession.streams), entry->stream, code);
+  streamFail((size_t)(entry - streamList.entries), entry->stream, code);
 }
 
 /* countEvents -- how many events a block's data hold */
@@ -76,13 +87,13 @@ static void streamLose(size_t i, const unsigned char *data, size_t size)
 void eventLostReport(void)
 {
   AVER_LOCKED();
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
+  for (size_t i = 0; i < streamList.count; ++i) {
     uintptr_t n = atomic_exchange(&streamLost[i], 0);
     if (n != 0) {
       char number[24];
       eventFormatUnsigned(number, n);
       eventSay(number, " events were not written to ",
-               PlinthStreamDescribe(eventSession.streams[i].stream), " after its write failed (",
+               PlinthStreamDescribe(streamList.entries[i].stream), " after its write failed (",
                PlinthStrError(atomic_load(&streamFailure[i])), ")", NULL);
     }
   }
@@ -139,15 +150,15 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventSlotSet ki
     return 22;
   (void)EventInit();
   PlinthLockClaim();
-  if (eventSession.streamCount == STREAM_LIMIT) {
+  if (streamList.count == STREAM_LIMIT) {
     PlinthLockRelease();
     return 28; /* ENOSPC */
   }
-  atomic_store(&streamFailure[eventSession.streamCount], 0);
-  atomic_store(&streamLost[eventSession.streamCount], 0);
-  entry = &eventSession.streams[eventSession.streamCount];
+  atomic_store(&streamFailure[streamList.count], 0);
+  atomic_store(&streamLost[streamList.count], 0);
+  entry = &streamList.entries[streamList.count];
   memset(entry, 0, sizeof *entry);
-  entry->index = &eventSession.streamIndex[eventSession.streamCount++];
+  entry->index = &streamList.index[streamList.count++];
   *entry->index = 0;
   entry->stream = stream;
   entry->binary = binary;
@@ -155,7 +166,7 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventSlotSet ki
   entry->kinds = kinds;
   eventSession.finished = 0;
   eventSessionClock();
-  if (binary && eventSession.started)
+  if (binary && streamList.started)
     streamHeader(entry);
   PlinthLockRelease();
   return 0;
@@ -177,8 +188,8 @@ int EventSourceStreamAddText(EventSourceStruct *source, PlinthStream stream, Eve
 
 static int hasBinaryStream(void)
 {
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    if (eventSession.streams[i].binary)
+  for (size_t i = 0; i < streamList.count; ++i)
+    if (streamList.entries[i].binary)
       return 1;
   return 0;
 }
@@ -331,7 +342,7 @@ static int logOpen(PlinthStream *streamReturn)
 void eventSessionStart(void)
 {
   AVER_LOCKED();
-  if (eventSession.started)
+  if (streamList.started)
     return;
   eventEnvCheck();              /* names no registry had: .reg.many */
   eventSessionClock();
@@ -350,7 +361,7 @@ void eventSessionStart(void)
     else
       (void)streamAdd(stream, 1, 1, 0);
   }
-  if (eventSession.mirrorKinds != 0 && eventSession.streamCount < STREAM_LIMIT) {
+  if (eventSession.mirrorKinds != 0 && streamList.count < STREAM_LIMIT) {
     PlinthStream stream;
     if (PlinthStreamOpenFd(&stream, 2, 0) == 0)
       (void)streamAdd(stream, 0, 1, eventSession.mirrorKinds);
@@ -358,15 +369,15 @@ void eventSessionStart(void)
   /* Set started only now: streamAdd writes the header itself when the
    * session has started, so setting it before the default stream was
    * added wrote that stream's header twice. */
-  eventSession.started = 1;
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    if (eventSession.streams[i].binary)
-      streamHeader(&eventSession.streams[i]);
+  streamList.started = 1;
+  for (size_t i = 0; i < streamList.count; ++i)
+    if (streamList.entries[i].binary)
+      streamHeader(&streamList.entries[i]);
   /* The live file goes beside the first binary stream that is a
    * regular file.  .sol.live */
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    if (eventSession.streams[i].binary && PlinthStreamMappable(eventSession.streams[i].stream)) {
-      eventLiveStart(eventSession.streams[i].stream, eventSession.streams[i].failed);
+  for (size_t i = 0; i < streamList.count; ++i)
+    if (streamList.entries[i].binary && PlinthStreamMappable(streamList.entries[i].stream)) {
+      eventLiveStart(streamList.entries[i].stream, streamList.entries[i].failed);
       break;
     }
   eventCtlStart(0);             /* a fork's child: its own page, .ctl.fork */
@@ -454,10 +465,11 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
   if (size == 0)
     return;
   eventSessionStart();
-  if (eventWriterIsAsync() && eventWriterEnqueue(thread, level, kind, slot, data, size, seq) == 0)
+  if (eventWriterIsAsync() && eventWriterEnqueue(thread, level, kind, slot, data, size, seq, streamList.entries,
+                                                 streamList.count) == 0)
     return;
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
-    EventStreamEntryStruct *entry = &eventSession.streams[i];
+  for (size_t i = 0; i < streamList.count; ++i) {
+    EventStreamEntryStruct *entry = &streamList.entries[i];
     EventWriteStruct *defer = defers && deferred < WRITE_LIMIT
                               ? &thread->writes[deferred] : NULL;
     int failed = 0;
@@ -521,7 +533,7 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
       return 0;
     }
     defer->stream = entry->stream;
-    defer->entry = (size_t)(entry - eventSession.streams);
+    defer->entry = (size_t)(entry - streamList.entries);
     defer->offset = at;
     defer->data = data;
     defer->size = size;
@@ -550,7 +562,7 @@ void eventRegistryAnnounce(EventSourceStruct *source)
   size_t size;
   AVER_LOCKED();
   eventLiveSlotsSay();
-  if (source == NULL || !eventSession.started)
+  if (source == NULL || !streamList.started)
     return;                     /* the headers will have it */
   if (eventRegistryBlockBuild(source, &base, &size) != 0) {
     eventSay("registry '", source->registry->name, "' joined, but memory ran out to write it ",
@@ -559,8 +571,8 @@ void eventRegistryAnnounce(EventSourceStruct *source)
   }
   /* The block is the header's room, then the registry: one write, so
    * that no other block lands inside it. */
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
-    EventStreamEntryStruct *entry = &eventSession.streams[i];
+  for (size_t i = 0; i < streamList.count; ++i) {
+    EventStreamEntryStruct *entry = &streamList.entries[i];
     EventBlockHeaderStruct *bh = (EventBlockHeaderStruct *)base;
     int res;
     if (!entry->binary || entry->failed)
@@ -634,4 +646,37 @@ void eventBlockWriteTo(EventStreamEntryStruct *streams, size_t count, uint32_t s
     if (failed != 0)
       eventStreamLost(i, streams[i].stream, failed, data, size);
   }
+}
+
+/* eventStreamCount -- how many streams the session has.  Lock held. */
+size_t eventStreamCount(void)
+{
+  AVER_LOCKED();
+  return streamList.count;
+}
+
+/* eventStreamsFlush -- flush every stream of the session.  Lock held,
+ * or a death's flush that could not take it (eventdump.c). */
+void eventStreamsFlush(void)
+{
+  for (size_t i = 0; i < streamList.count; ++i)
+    (void)PlinthStreamFlush(streamList.entries[i].stream);
+}
+
+/* eventStreamsClose -- close the streams telltale opened (flushing each
+ * first, with flush), unless a thread is still in its writes after the
+ * lock (eventWritesUnsettled), and forget them all.  Lock held. */
+void eventStreamsClose(int flush)
+{
+  int unsettled = eventWritesUnsettled();   /* .sol.writer.at */
+  AVER_LOCKED();
+  for (size_t i = 0; i < streamList.count; ++i) {
+    EventStreamEntryStruct *entry = &streamList.entries[i];
+    if (flush)
+      (void)PlinthStreamFlush(entry->stream);
+    if (entry->owned && !unsettled)
+      PlinthStreamClose(entry->stream);
+  }
+  streamList.count = 0;
+  streamList.started = 0;
 }

@@ -245,10 +245,12 @@ static void writerRun(void)
   }
 }
 
-/* eventWriterEnqueue -- queue a block for the writer.  Plinth lock held.
+/* eventWriterEnqueue -- queue a block for the writer, to the session's
+ * streams as they are now (a copy of them).  Plinth lock held.
  * Returns nonzero if there is no writer: the caller writes it. */
 int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
-                       const unsigned char *data, size_t size, uint64_t seq)
+                       const unsigned char *data, size_t size, uint64_t seq,
+                       const EventStreamEntryStruct *streams, size_t streamCount)
 {
   JobStruct *job;
   AVER_LOCKED();
@@ -266,8 +268,8 @@ int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
     PlinthQueueWait();
   AVER(writer.count < JOB_LIMIT);
   job = &writer.jobs[(writer.head + writer.count) % JOB_LIMIT];
-  memcpy(job->streams, eventSession.streams, sizeof job->streams);
-  job->streamCount = eventSession.streamCount;
+  memcpy(job->streams, streams, streamCount * sizeof *streams);
+  job->streamCount = streamCount;
   job->data = data;
   job->size = size;
   job->seq = seq;
