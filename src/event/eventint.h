@@ -206,7 +206,14 @@ extern _Thread_local EventThreadStruct *eventThreadState
   __attribute__((tls_model("initial-exec")));
 
 
-/* The session (event.c defines it).  design/telemetry.txt .sol.session */
+/* The session (event.c defines it).  design/telemetry.txt .sol.session
+ *
+ * Its parts that one file uses are that file's own, static there, and
+ * the others reach them through its functions: the streams are
+ * eventout.c's (streamList), the live file's state eventlive.c's
+ * (liveFile), the writer's mode eventwriter.c's.  What is left in
+ * eventSession is what several files share, or what the gdb extension
+ * reads by name. */
 
 typedef struct EventStreamEntryStruct {
   PlinthStream stream;
