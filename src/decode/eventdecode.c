@@ -1,6 +1,6 @@
 /* <src/decode/eventdecode.c> -- the event layer: one event's bytes to its fields
  *
- * .design: design/telemetry.txt .req.share .stream.event
+ * .design: design/index.txt .req.share design/stream.txt .stream.event
  *
  * See eventread.h for the interface.  string.h only: no allocation, no
  * stdio, no OS, so a signal handler may call it, and the runtime links
@@ -31,7 +31,7 @@ void EventLayoutNative(EventLayoutStruct *layoutReturn)
 }
 
 
-/* EventTypes -- the one table of type letters.  design/telemetry.txt
+/* EventTypes -- the one table of type letters.  design/registry.txt
  * .reg.format .gen.letters
  *                letter size                form               hex key value ctype     name */
 const EventTypeStruct EventTypes[32] = {
@@ -68,7 +68,7 @@ const EventDescStruct *EventRegistryLookup(const EventRegistryStruct *registry, 
 
 
 
-/* EventDecode -- decode one event.  design/telemetry.txt .stream.event
+/* EventDecode -- decode one event.  design/stream.txt .stream.event
  *
  * Each check comes before the read it guards: avail for the header,
  * then length (now known to be within avail) for every field.
@@ -93,7 +93,7 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
     return EventDecodeTRUNCATED;
   }
   rec->code = (unsigned)EventLoad(p, 2, bigEndian);
-  if (rec->code == 0)           /* design/telemetry.txt .stream.block */
+  if (rec->code == 0)           /* design/stream.txt .stream.block */
     return EventDecodeEND;
   if (avail < EVENT_HEADER_LEN) {
     *whyReturn = "event header truncated";
@@ -112,7 +112,7 @@ EventDecodeRes EventDecode(const EventLayoutStruct *layout,
   }
 
   desc = EventRegistryLookup(registry, rec->code);
-  if (desc == NULL)             /* design/telemetry.txt .stream.unknown */
+  if (desc == NULL)             /* design/stream.txt .stream.unknown */
     return EventDecodeUNKNOWN;
   return EventDecodeFields(layout, desc, p, length, rec, whyReturn);
 }
@@ -145,7 +145,7 @@ EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDes
       *whyReturn = "the event's format has an unknown letter";
       return EventDecodeCORRUPT;
     }
-    if (type->form == EventTypeSTRING) {   /* design/telemetry.txt .reg.format .stream.event */
+    if (type->form == EventTypeSTRING) {   /* design/registry.txt .reg.format design/stream.txt .stream.event */
       size_t chars;
       if (desc->format[i + 1] != '\0') {
         *whyReturn = "the event's format has a string that is not last";

@@ -38,9 +38,9 @@ extern void EventLayoutNative(EventLayoutStruct *layoutReturn);
 
 /* EventTypeStruct -- the facts of one type letter of a format: the one
  * table of them is EventTypes, and gen's LETTERS states the same facts
- * (tests/gen.sh letters-agree checks that the two agree).  Fields are
+ * (tests/tools/gen.sh letters-agree checks that the two agree).  Fields are
  * packed on the wire, so a letter has no alignment.
- * design/telemetry.txt .reg.format .stream.event .gen.letters */
+ * design/registry.txt .reg.format design/stream.txt .stream.event design/registry.txt .gen.letters */
 typedef struct EventTypeStruct {
   char letter;                  /* P, A, W, U, S or D; '\0' in a free entry */
   unsigned char size;           /* bytes on the wire: 4 or 8, or one of: */

@@ -1,6 +1,6 @@
 /* <src/decode/eventdouble.c> -- the event layer: a double as "%.17g" prints it
  *
- * .design: design/telemetry.txt .req.share .eventcnv.line
+ * .design: design/index.txt .req.share design/tools.txt .eventcnv.line
  *
  * See eventdecode.h for the interface.  string.h only, as eventdecode.c:
  * the traceback formats events inside a signal handler, where printf

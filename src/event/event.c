@@ -2,13 +2,11 @@
  *
  * .design: design/runtime.txt
  *
- * The hot path is inline in event.h.  The runtime is one module in four
- * files (eventint.h says what they share): this one holds the hot path's
- * globals, messages, kind and event control, the environment and the
- * session's start (EventInit), and interned strings and labels;
- * eventbuf.c the threads and their buffers, the slow path, flush and
- * finish; eventout.c the stream header, the streams, the live file and
- * the writer; eventdump.c the traceback and deaths.  Everything
+ * The hot path is inline in event.h.  The runtime is one module in
+ * several files (eventint.h lists them and says what they share): this
+ * one holds the hot path's globals, messages, kind and event control,
+ * the environment and the session's start (EventInit), and interned
+ * strings and labels.  Everything
  * platform-specific goes through the plinth; these files include no OS
  * headers.
  *
@@ -546,6 +544,7 @@ int EventBufferSizeSet(size_t size)
 int EventInit(void)
 {
   const char *value;
+  int mapAllowed;
   PlinthLockClaim();
   if (eventSession.initialized) {
     PlinthLockRelease();
@@ -556,19 +555,22 @@ int EventInit(void)
   eventSession.bufferSize = envBuffer();
   eventSourcesJoin();           /* telltale's registry's kinds, first: .reg.many */
   envFile();
-  eventSession.mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  mapAllowed = envSwitch("TELLTALE_MAP", 1);
+  eventLiveAllow(mapAllowed);
   (void)EventCompact(envSwitch("TELLTALE_COMPACT", 0));   /* .compact.choice */
   /* A core then holds the live file's buffers, for the gdb extension. */
-  if (eventSession.mapAllowed)
+  if (mapAllowed)
     (void)PlinthCoreSharedFiles();
   value = PlinthGetEnv("TELLTALE_WRITER");
   if (value != NULL && value[0] != '\0') {
     if (strcmp(value, "sync") == 0)
-      eventSession.async = 0;
+      eventWriterAsyncSet(0);
     else if (strcmp(value, "async") == 0 || strcmp(value, "async,block") == 0)
-      eventSession.async = 1;
-    else if (strcmp(value, "async,drop") == 0)
-      eventSession.async = eventSession.dropWhenBehind = 1;
+      eventWriterAsyncSet(1);
+    else if (strcmp(value, "async,drop") == 0) {
+      eventWriterAsyncSet(1);
+      eventWriterDropsSet(1);
+    }
     else
       envBadValue("TELLTALE_WRITER", value, "must be sync, async (async,block) or async,drop",
                   "the default, sync");

@@ -1,14 +1,15 @@
-/* <src/event/eventbuf.c> -- threads, their buffers, the slow path, flush and finish
+/* <src/event/eventbuf.c> -- threads, their buffers, the slow path and flush
  *
  * .design: design/runtime.txt
  *
  * The slow path of EventReserve (event.h): setting a thread up, making a
  * kind's buffer, and making room when it is full, as a block sent to the
- * streams (eventout.c) with the older half kept for the flight recorder.
- * Each thread's buffers come in levels, one for its ordinary code and
- * one for each signal handler nested on it.  Here too: flushing a
- * thread's buffers, the thread's exit, the session's finish, and the
- * child's start after fork.
+ * streams (eventout.c, eventwriter.c) with the older half kept for the
+ * flight recorder.  Each thread's buffers come in levels, one for its
+ * ordinary code and one for each signal handler nested on it
+ * (eventlevel.c moves a thread between them).  Here too: flushing a
+ * thread's buffers, output control's cuts, drops, the thread's exit and
+ * the child's start after fork; the session's end is eventfinish.c's.
  *
  * Locking: the plinth's lock guards the session and the thread list.  A
  * thread's buffers are written only by that thread, except at
@@ -46,33 +47,9 @@ static EventBufStruct *hotBuf(EventThreadStruct *thread, unsigned level, unsigne
   return &thread->saved[level][slot];
 }
 
-/* hotSave, hotLoad, hotClear -- the running level's next and limit of
- * every slot the thread has used, put aside, brought back, or zeroed
- * (the slow path then runs).  Signal-safe. */
-static void hotSave(EventThreadStruct *thread, unsigned level)
-{
-  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot)
-    if (thread->hot[slot] != NULL)
-      thread->saved[level][slot] = *thread->hot[slot];
-}
-
-static void hotLoad(EventThreadStruct *thread, unsigned level)
-{
-  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot)
-    if (thread->hot[slot] != NULL)
-      *thread->hot[slot] = thread->saved[level][slot];
-}
-
-static void hotClear(EventThreadStruct *thread)
-{
-  for (unsigned slot = 0; slot < eventSlotsEnd; ++slot)
-    if (thread->hot[slot] != NULL)
-      memset(thread->hot[slot], 0, sizeof *thread->hot[slot]);
-}
-
-/* tlsClear -- every source's next and limit, zero on the calling
+/* eventTlsClear -- every source's next and limit, zero on the calling
  * thread: it has no buffers (it exits, or is a fork's child) */
-static void tlsClear(void)
+void eventTlsClear(void)
 {
   for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
     if (eventSources[i] != NULL)
@@ -134,24 +111,6 @@ static void threadAnnounce(EventThreadStruct *thread)
     eventClockSync();
 }
 
-/* slotRelease -- give up a slot: a region of the live file goes on the
- * free list, marked free (magic zeroed, length kept) so that recovery
- * passes over it; memory is freed.  Lock held. */
-static void slotRelease(EventKindBufStruct *kb, unsigned s)
-{
-  if (kb->slot[s] == NULL)
-    return;
-  (void)eventSlotBusy(kb, s, 1);     /* the writer may still read it */
-  if (!kb->mapped[s])
-    PlinthPagesFree(kb->slot[s], kb->slotSize[s]);
-  else if (!eventLiveSlot(kb, s))
-    PlinthStreamUnmap(NULL, kb->slot[s], kb->slotSize[s]);  /* an ended session's */
-  else
-    eventLiveRegionRelease(kb->slot[s], kb->slotSize[s]);
-  kb->slot[s] = NULL;
-  kb->mapped[s] = 0;
-}
-
 /* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
  *
  * If the session has a live file, the slot is a region of the live file
@@ -165,63 +124,23 @@ static int slotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
   int output = (eventOutputApplied & SLOT_BIT(kind)) != 0;
+  AVER_LOCKED();
+  AVER(s < 2);
   /* The writer may still be writing what the slot held: hand a live
    * region over to it (.sol.writer.detach), else wait for it, or, when
    * dropping rather than waiting, say so (.sol.writer). */
-  if (eventSlotDetach(kb, s) && eventSlotBusy(kb, s, !eventSession.dropWhenBehind))
+  if (eventSlotFree(kb, s))
     return 11; /* EAGAIN */
   if (output)
     eventSessionStart();
   /* A kind whose output is off fills a region too, marked so that
    * recovery takes nothing from it, so that output switched on later
    * has its events in the live file at once (.sol.control.cut). */
-  if (eventSession.live != NULL && !eventSession.liveFailed) {
-    size_t size = eventRoundUp(thread->bufferSize, PlinthPageSize());
-    if (eventLiveSlot(kb, s) && kb->slotSize[s] == size) {
-      /* Reused: its old events were all sent.  They stay, but the data
-       * end at the first zero code, which slotUse puts at the start and
-       * every EVENT_END moves along.  .sol.live */
-      memset(kb->slot[s], 0, 4);              /* not a block until its new header */
-    } else {
-      unsigned char *base;
-      int res = eventLiveRegion(size, &base);
-      if (res != 0) {
-        eventSession.liveFailed = 1;
-        eventSay("cannot extend ", eventSession.liveName, ": ", PlinthStrError(res),
-                 "; events emitted just before a crash may be lost", NULL);
-        goto memory;
-      }
-      slotRelease(kb, s);
-      kb->slot[s] = base;
-      kb->slotSize[s] = size;
-      kb->mapped[s] = 1;
-      kb->liveGen[s] = eventSession.liveGen;
-    }
-    kb->seq[s] = eventSession.blocks++;
-    /* The data end at once, before the header makes this a block; the
-     * header's magic goes last, after its checked fields.  .sol.recover */
-    memset(kb->slot[s] + EVENT_BLOCK_HEADER_LEN, 0, EVENT_END_SLACK);
-    {
-      unsigned char header[EVENT_BLOCK_HEADER_LEN];
-      uint32_t check;
-      eventBlockHeader(header, size, thread->serial, kind, level, kb->seq[s]);
-      if (!output) {
-        uint32_t off = EVENT_LIVE_OUTPUT_OFF;
-        memcpy(header + offsetof(EventBlockHeaderStruct, index), &off, sizeof off);
-      }
-      check = EventLiveCheck(header);
-      memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
-      atomic_signal_fence(memory_order_release);
-      memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);
-      atomic_signal_fence(memory_order_release);
-      memcpy(kb->slot[s], header, 4);
-    }
-    eventLiveRegionsSay();
+  /* A live region, or else memory.  .sol.live */
+  if (eventLiveSlotPrepare(thread, level, kind, s, output) == 0)
     return 0;
-  }
-memory:
   if (kb->mapped[s])
-    slotRelease(kb, s);
+    eventSlotRelease(kb, s);
   if (kb->slot[s] == NULL) {
     kb->slot[s] = PlinthPagesAlloc(thread->bufferSize);
     if (kb->slot[s] == NULL)
@@ -236,6 +155,7 @@ static void slotUse(EventThreadStruct *thread, unsigned level, unsigned kind, un
 {
   EventKindBufStruct *kb = &thread->levels[level][kind];
   EventBufStruct *buf = hotBuf(thread, level, kind);
+  AVER(s < 2 && kb->slot[s] != NULL);
   kb->current = s;
   buf->next = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
   buf->limit = (uintptr_t)kb->slot[s] + kb->slotSize[s] - EVENT_END_SLACK;
@@ -297,9 +217,9 @@ int eventCommitted(const EventRegistryStruct *registry, const unsigned char *p, 
   return 1;
 }
 
-/* committedEnd -- the end of the committed events from p on, in a slot
+/* eventCommittedEnd -- the end of the committed events from p on, in a slot
  * that ends at limit */
-static uintptr_t committedEnd(unsigned slot, uintptr_t p, uintptr_t limit)
+uintptr_t eventCommittedEnd(unsigned slot, uintptr_t p, uintptr_t limit)
 {
   size_t length;
   const EventRegistryStruct *registry = eventSlotRegistry(slot);
@@ -325,12 +245,17 @@ static void kindFlushAs(EventThreadStruct *thread, unsigned level, unsigned kind
   EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned s = kb->current;
   uintptr_t end;
+  AVER_LOCKED();
   if (kb->slot[s] == NULL)
     return;
   if (own)
     end = hotBuf(thread, level, kind)->next;
   else
-    end = committedEnd(kind, kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
+    end = eventCommittedEnd(kind, kb->sent, (uintptr_t)kb->slot[s] + kb->slotSize[s]);
+  /* The committed positions lie in the slot's data: sent where slotUse
+   * or the last flush left it, end no further than the slot's end. */
+  AVER(kb->sent >= (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN);
+  AVER(end <= (uintptr_t)kb->slot[s] + kb->slotSize[s]);
   if (end <= kb->sent)
     return;
   if (!output) {
@@ -366,23 +291,6 @@ static void *dropped(unsigned kind, void *sink);
  * setting.  A live region is retagged at the cut, so that recovery
  * takes from it only what was emitted while output was on. */
 
-/* liveRetag -- a live slot's block starts afresh at data offset from
- * (a new number, as its events before were not output), or holds
- * nothing to recover (EVENT_LIVE_OUTPUT_OFF).  Lock held. */
-static void liveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s,
-                      uint32_t from)
-{
-  EventKindBufStruct *kb = &thread->levels[level][kind];
-  unsigned char header[EVENT_BLOCK_HEADER_LEN];
-  uint32_t check;
-  kb->seq[s] = eventSession.blocks++;
-  eventBlockHeader(header, kb->slotSize[s], thread->serial, kind, level, kb->seq[s]);
-  memcpy(header + offsetof(EventBlockHeaderStruct, index), &from, sizeof from);
-  check = EventLiveCheck(header);
-  memcpy(header + offsetof(EventBlockHeaderStruct, check), &check, sizeof check);
-  memcpy(kb->slot[s] + 4, header + 4, EVENT_BLOCK_HEADER_LEN - 4);  /* the magic stays */
-}
-
 /* outputCut -- cut every buffer of the kinds whose output changed from
  * was to now: send (or pass over) its committed events, then retag its
  * live region.  A region whose output goes off is retagged only once
@@ -393,6 +301,7 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
   EventThreadStruct *self = eventThreadState;
   EventSlotSet changed = was ^ now;
   int retagging = 0;
+  AVER_LOCKED();
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1 && (changed & was) != 0)
       eventWriterIdle();
@@ -414,7 +323,7 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
           data = (uintptr_t)kb->slot[s] + EVENT_BLOCK_HEADER_LEN;
           if (!retagging)       /* a kill may tear the header being rewritten */
             eventLiveRetagging(retagging = 1);
-          liveRetag(t, level, kind, s, (now & SLOT_BIT(kind)) != 0
+          eventLiveRetag(t, level, kind, s, (now & SLOT_BIT(kind)) != 0
                                        ? (uint32_t)(kb->sent - data) : EVENT_LIVE_OUTPUT_OFF);
         }
   }
@@ -428,6 +337,7 @@ static void outputCut(EventSlotSet was, EventSlotSet now)
 void eventOutputCut(void)
 {
   EventSlotSet now = eventOutputNow();
+  AVER_LOCKED();
   if (now != eventOutputApplied) {
     outputCut(eventOutputApplied, now);
     eventOutputApplied = now;
@@ -468,6 +378,7 @@ static int bufferFull(EventThreadStruct *thread, unsigned level, unsigned kind)
   EventKindBufStruct *kb = &thread->levels[level][kind];
   unsigned other = 1 - kb->current;
   int res;
+  AVER(kb->slot[kb->current] != NULL);
   ringsWait(thread);
   PlinthLockClaim();
   outputSeen();
@@ -529,14 +440,14 @@ void eventDropCount(unsigned kind)
   (void)dropped(kind, NULL);
 }
 
-/* dropsReport -- emit EventsDropped for the kinds that lost events,
+/* eventDropsReport -- emit EventsDropped for the kinds that lost events,
  * from a thread that has a buffer for them (or the report would be
  * lost as well; another thread, or EventFinish, reports instead).
  * Threads report at once (exiting, flushing, outside the lock), so
  * each takes the count it reports by exchange: a load and a subtract
  * let two take the same drops, and the count went below zero, to be
  * reported next as nearly 2^64.  .sol.dropped */
-static void dropsReport(int last)
+void eventDropsReport(int last)
 {
   EventThreadStruct *thread = eventThreadState;
   EventKindBufStruct *kb;
@@ -559,177 +470,14 @@ static void dropsReport(int last)
   }
 }
 
-/* levelSwitch -- the running code's next and limit become level's, or
- * zero if LEVEL_NONE: the slow path then drops and counts */
-static void levelSwitch(EventThreadStruct *thread, unsigned level)
+/* eventOwnFlush -- send the calling thread's buffer of telltale's own
+ * kind at its running level, if it has one.  Lock held. */
+void eventOwnFlush(void)
 {
-  if (thread->deeper == 0)
-    hotSave(thread, thread->level);
-  if (level == LEVEL_NONE) {
-    ++thread->deeper;
-    hotClear(thread);
-    return;
-  }
-  thread->deeper = 0;
-  thread->level = level;
-  hotLoad(thread, level);
-}
-
-/* levelFree -- a level no running code uses, or LEVEL_NONE */
-static unsigned levelFree(const EventThreadStruct *thread)
-{
-  for (unsigned level = 0; level < LEVEL_LIMIT; ++level) {
-    unsigned d = 0;
-    while (d <= thread->depth && thread->frames[d].level != level)
-      ++d;
-    if (d > thread->depth)
-      return level;
-  }
-  return LEVEL_NONE;
-}
-
-/* levelAbandon -- the code that used a level (not running) was left by
- * a longjmp: an event it was half way through is never committed, so
- * next goes back to the end of its committed events, where its data
- * end, and the event is counted as dropped.  .sol.signal.jump */
-static void levelAbandon(EventThreadStruct *thread, unsigned level)
-{
-  if (level == LEVEL_NONE)
-    return;
-  PlinthLockClaim();            /* kb->sent: a flush may move it */
-  /* Its blocks placed in the log but not yet written (.sol.writer.at)
-   * are written now, before the level's slots are used again: the code
-   * that was to write them never will.  (Code still in its own writes
-   * writes the same bytes again.) */
-  eventWritesDo(thread);
-  for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
-    EventKindBufStruct *kb = &thread->levels[level][kind];
-    EventBufStruct *buf = &thread->saved[level][kind];
-    uintptr_t end;
-    if (kb->slot[kb->current] == NULL || buf->next <= kb->sent)
-      continue;
-    end = committedEnd(kind, kb->sent, buf->next);
-    if (end < buf->next) {
-      memset((void *)end, 0, 4);              /* the data end here */
-      buf->next = end;
-      (void)dropped(kind, NULL);
-      ++kb->drops;
-    }
-  }
-  PlinthLockRelease();
-}
-
-/* eventHandlersLeft -- the handlers on top of the thread's stack of
- * them that code at sp is not in were left by longjmp: pop them.  The
- * running code keeps its level, which the level below it gives up (its
- * half-written event abandoned); code that ran with no level takes the
- * level below back, unless a handler interrupted it (sp is then the
- * interrupted one's, thread->running 0), as it may be in the slow path.
- * design/plinth.txt .sol.signal.jump */
-static void handlersLeft(EventThreadStruct *thread, uintptr_t sp, int running)
-{
-  while (thread->depth > 0) {
-    EventHandlerFrameStruct *top = &thread->frames[thread->depth];
-    EventHandlerFrameStruct *below = top - 1;
-    if (sp >= top->low && sp < top->high)
-      break;                    /* still in it */
-    if (top->level != LEVEL_NONE) {
-      levelAbandon(thread, below->level);
-      below->level = top->level;
-    } else if (below->level == LEVEL_NONE)
-      --thread->deeper;
-    else if (running) {
-      levelAbandon(thread, below->level);
-      thread->deeper = 1;       /* levelSwitch: nothing to save */
-      levelSwitch(thread, below->level);
-    } else
-      break;
-    --thread->depth;
-  }
-}
-
-/* (Under the lock, which blocks signals: a handler that came half way
- * through would see the frames half popped, a level given up twice, and
- * roll back the running one's next over committed events.) */
-void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp)
-{
-  if (thread != NULL && thread->depth > 0) {
-    PlinthLockClaim();
-    handlersLeft(thread, sp, 1);
-    PlinthLockRelease();
-  }
-}
-
-/* eventSignalJump -- the thread is about to longjmp to code at sp: the
- * handlers it leaves are popped now, exactly, as its next and limit go
- * with it.  .sol.signal.jump */
-void eventSignalJump(uintptr_t sp)
-{
-  eventHandlersLeft(eventThreadState, sp);
-}
-
-/* eventSignalEnter, eventSignalLeave -- a handler the program installed
- * starts or ends on this thread (the plinth's trampoline calls them,
- * with every signal blocked).  The running level's next and limit are
- * put aside and a free level's brought in, so that the handler's events
- * go into buffers of their own: an event it interrupted, half written,
- * is left as it was.  With no level free, next and limit are zero, and
- * the slow path drops and counts.  The token is the handler's depth.
- * design/plinth.txt .sol.signal.level, .sol.signal.jump */
-int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp)
-{
-  EventThreadStruct *thread = eventThreadState;
-  EventHandlerFrameStruct *frame;
-  if (thread == NULL)
-    return 0;                   /* no buffers to protect */
-  if (sp != 0 && thread->depth > 0)
-    handlersLeft(thread, sp, 0);
-  if (thread->depth == DEPTH_LIMIT) {
-    ++thread->unseen;           /* (no level free: it drops) */
-    return DEPTH_LIMIT + 1;
-  }
-  frame = &thread->frames[++thread->depth];
-  frame->low = low;
-  frame->high = high;
-  frame->level = LEVEL_NONE;                /* (levelFree looks at it) */
-  frame->level = thread->deeper == 0 ? levelFree(thread) : LEVEL_NONE;
-  levelSwitch(thread, frame->level);
-  return (int)thread->depth;
-}
-
-void eventSignalLeave(int token)
-{
-  EventThreadStruct *thread = eventThreadState;
-  unsigned to, deeper = 0, level = 0;
-  if (token == 0 || thread == NULL)
-    return;
-  if (token == DEPTH_LIMIT + 1) {
-    if (thread->unseen > 0)
-      --thread->unseen;
-    return;
-  }
-  if ((unsigned)token > thread->depth)
-    return;                     /* seen left already, or the session was reset */
-  /* Handlers above this one were left by longjmp into it: the levels
-   * they and it held, but the running one, were interrupted for good. */
-  to = (unsigned)token - 1;
-  for (unsigned d = (unsigned)token; d <= thread->depth; ++d)
-    if (thread->deeper > 0 || thread->frames[d].level != thread->level)
-      levelAbandon(thread, thread->frames[d].level);
-  for (unsigned d = 0; d <= to; ++d)
-    if (thread->frames[d].level == LEVEL_NONE)
-      ++deeper;
-    else
-      level = thread->frames[d].level;
-  if (thread->deeper == 0)
-    hotSave(thread, thread->level);
-  thread->depth = to;
-  thread->level = level;
-  thread->deeper = deeper;
-  if (deeper == 0)
-    hotLoad(thread, level);
-  else
-    hotClear(thread);
+  EventThreadStruct *self = eventThreadState;
+  AVER_LOCKED();
+  if (self != NULL)
+    kindFlush(self, self->level, SLOT_OWN, 1);
 }
 
 /* eventThreadEnsure -- the calling thread, set up and announced on its first
@@ -829,20 +577,21 @@ void *EventReserveIn(EventSourceStruct *source, unsigned kind, size_t size)
  * it interrupted.  design/plinth.txt .sol.signal.level, design/control.txt .sol.flush */
 void eventThreadFlush(EventThreadStruct *thread, int own)
 {
+  AVER_LOCKED();
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < eventSlotsEnd; ++kind)
       kindFlush(thread, level, kind,
                 own && level == thread->level && thread->deeper == 0);
 }
 
-/* threadRelease -- give up a thread's buffers */
-static void threadRelease(EventThreadStruct *thread)
+/* eventThreadRelease -- give up a thread's buffers */
+void eventThreadRelease(EventThreadStruct *thread)
 {
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
       EventKindBufStruct *kb = &thread->levels[level][kind];
-      slotRelease(kb, 0);
-      slotRelease(kb, 1);
+      eventSlotRelease(kb, 0);
+      eventSlotRelease(kb, 1);
       kb->previousEnd = 0;
       kb->current = 0;
       memset(&thread->saved[level][kind], 0, sizeof thread->saved[level][kind]);
@@ -857,7 +606,7 @@ static void threadFree(EventThreadStruct *thread)
     eventSession.threads = thread->next;
   if (thread->next != NULL)
     thread->next->prev = thread->prev;
-  threadRelease(thread);
+  eventThreadRelease(thread);
   PlinthPagesFree(thread, sizeof *thread);
 }
 
@@ -866,6 +615,7 @@ static void threadFree(EventThreadStruct *thread)
  * each is counted as dropped.  Lock held, after the flush.  .sol.cancel */
 static void exitAbandoned(EventThreadStruct *thread)
 {
+  AVER_LOCKED();
   for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
     for (unsigned kind = 0; kind < eventSlotsEnd; ++kind) {
       EventKindBufStruct *kb = &thread->levels[level][kind];
@@ -873,7 +623,7 @@ static void exitAbandoned(EventThreadStruct *thread)
       if (kb->slot[kb->current] == NULL)
         continue;
       next = hotBuf(thread, level, kind)->next;
-      if (kb->slot[kb->current] != NULL && next > kb->sent && committedEnd(kind, kb->sent, next) < next) {
+      if (kb->slot[kb->current] != NULL && next > kb->sent && eventCommittedEnd(kind, kb->sent, next) < next) {
         (void)dropped(kind, NULL);
         ++kb->drops;
       }
@@ -897,7 +647,7 @@ static void threadExit(void *arg)
   if (!thread->exitSaid)
     EVENT_U(ThreadExit, thread->serial);
   exitedSerial = thread->serial;
-  dropsReport(1);
+  eventDropsReport(1);
   PlinthLockClaim();
   /* Up to the last committed event at every level: an asynchronous
    * cancel, or a handler's pthread_exit, may have cut one short. */
@@ -906,7 +656,7 @@ static void threadExit(void *arg)
   altStack = thread->altStack;
   threadFree(thread);
   eventThreadState = NULL;           /* before a handler can run again */
-  tlsClear();
+  eventTlsClear();
   eventWriterPoke();            /* was it the last thread but the writer? */
   eventCtlPoke();
   PlinthLockRelease();
@@ -922,221 +672,12 @@ void EventFlush(void)
     return;
   eventHandlersLeft(thread, (uintptr_t)__builtin_frame_address(0));
   eventClockSync();
-  dropsReport(0);
+  eventDropsReport(0);
   PlinthLockClaim();
   outputSeen();
   eventThreadFlush(thread, 1);
   eventWriterIdle();
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    (void)PlinthStreamFlush(eventSession.streams[i].stream);
-  PlinthLockRelease();
-}
-
-/* sessionClose -- close the streams telltale opened (flushing each
- * first, with flush), and forget the streams, the start and the block
- * count: the next event starts a new session.  Lock held. */
-static void sessionClose(int flush)
-{
-  int unsettled = eventWritesUnsettled();   /* .sol.writer.at */
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
-    EventStreamEntryStruct *entry = &eventSession.streams[i];
-    if (flush)
-      (void)PlinthStreamFlush(entry->stream);
-    if (entry->owned && !unsettled)
-      PlinthStreamClose(entry->stream);
-  }
-  eventSession.streamCount = 0;
-  eventSession.started = 0;
-  eventSession.blocks = 0;
-  eventSession.startClock = 0;
-  eventSession.syncClock = 0;
-  eventInternSessionEnd();
-}
-
-/* exitsUnseen -- at the end, ThreadExit for each thread that is gone
- * although its exit never ran: its first event came after its key
- * destructors (.sol.thread.late); with all, for every other thread
- * whose exit was not said (at unload: .sol.unload).  Emitted here,
- * under its serial. */
-static void exitsUnseen(int all)
-{
-  uint32_t serials[64];
-  size_t n;
-  do {
-    n = 0;
-    PlinthLockClaim();
-    for (EventThreadStruct *t = eventSession.threads; t != NULL && n < 64; t = t->next)
-      if (t != eventThreadState && !t->exitSaid && (all || !PlinthThreadAlive(t->osid))) {
-        t->exitSaid = 1;
-        serials[n++] = t->serial;
-      }
-    PlinthLockRelease();
-    for (size_t i = 0; i < n; ++i)
-      EVENT_U(ThreadExit, serials[i]);
-  } while (n == 64);
-}
-
-/* finish -- end the session.  design/runtime.txt .sol.finish
- *
- * Every thread's committed events are sent, then the calling thread's
- * ClockSync and StreamEnd.  At exit, threads still running go on
- * emitting until the process ends: the session then stays open for
- * them (streams, live file, writer), so that what they emit after
- * StreamEnd follows it in the log, or is recovered from the live file.
- * Otherwise the streams close, and what threads still running emit
- * afterwards is not in this session's log. */
-static void finish(int atExit)
-{
-  EventThreadStruct *self;
-  unsigned running = 0;
-  eventHandlersLeft(eventThreadState, (uintptr_t)__builtin_frame_address(0));
-  if (!eventSession.ending && eventSession.threads != NULL)
-    exitsUnseen(0);
-  self = eventThreadState;
-  PlinthLockClaim();
-  if (eventSession.ending || (eventSession.threads == NULL && eventSession.streamCount == 0)) {
-    PlinthLockRelease();
-    return;
-  }
-  /* At exit, threads still running wait for the writer from here on: a
-   * drop after the report below could never be reported (.sol.writer).
-   * A drop before is counted under this lock, so the report sees it. */
-  if (atExit)
-    eventSession.dropWhenBehind = 0;
-  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next) {
-    eventThreadFlush(t, t == self);
-    if (t != self)
-      running += !t->exitSaid;  /* gone ones emit no more */
-  }
-  /* The report below is the session's last: with every block written,
-   * its buffer has room, and it is not dropped.  .sol.dropped */
-  eventWriterIdle();
-  PlinthLockRelease();
-  eventClockSync();
-  dropsReport(1);
-  PlinthLockClaim();
-  EVENT_W(StreamEnd, (EventW)eventSession.blocks);
-  if (eventThreadState != NULL) {
-    self = eventThreadState;
-    kindFlush(self, self->level, SLOT_OWN, 1);
-  }
-  if (atExit && running > 0) {
-    eventWriterIdle();
-    eventLostReport();
-    for (size_t i = 0; i < eventSession.streamCount; ++i)
-      (void)PlinthStreamFlush(eventSession.streams[i].stream);
-    eventSession.ending = 1;
-    PlinthLockRelease();
-    return;
-  }
-  if (eventThreadState != NULL) {
-    self = eventThreadState;
-    /* The next session starts this thread's buffers afresh. */
-    threadRelease(self);
-    tlsClear();
-  }
-  eventWriterIdle();                 /* every block written before the streams close */
-  eventSlotsReturned();
-  eventLostReport();
-  sessionClose(1);
-  eventLiveEnd();
-  eventSession.finished = 1;
-  PlinthLockRelease();
-}
-
-void EventFinish(void)
-{
-  finish(0);
-}
-
-/* EventExecBefore, EventExecFailed -- the program is about to exec,
- * or the exec failed.  design/plinth.txt .sol.exec
- *
- * As finish, but the session stays open in case the exec fails: every
- * thread's committed events are sent, then the drops and StreamExec, on
- * this thread, because the writer thread does not outlive the exec. */
-int EventExecBefore(void)
-{
-  EventThreadStruct *self;
-  int async;
-  PlinthLockClaim();
-  if (eventSession.ending || eventSession.threads == NULL) {
-    PlinthLockRelease();
-    return 0;                   /* nothing emitted, nothing to end */
-  }
-  async = eventSession.async;
-  eventWriterIdle();            /* as EventWriterAsync(0, 0) */
-  eventSession.async = 0;
-  self = eventThreadState;
-  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-    eventThreadFlush(t, t == self);
-  eventWriterIdle();
-  PlinthLockRelease();
-  eventClockSync();
-  dropsReport(1);
-  PlinthLockClaim();
-  EVENT_WU(StreamExec, (EventW)eventSession.blocks, 0);
-  if (eventThreadState != NULL) {
-    self = eventThreadState;
-    kindFlush(self, self->level, SLOT_OWN, 1);
-  }
-  eventWriterIdle();            /* the deferred writes (.sol.writer.at) */
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    (void)PlinthStreamFlush(eventSession.streams[i].stream);
-  PlinthLockRelease();
-  return async ? 2 : 1;
-}
-
-void EventExecFailed(int before, int error)
-{
-  EventThreadStruct *self;
-  if (before == 0)
-    return;
-  PlinthLockClaim();
-  /* Sent now: a log whose last StreamExec says 0 ended at the exec. */
-  EVENT_WU(StreamExec, (EventW)eventSession.blocks, error > 0 ? (EventU)error : 1);
-  if (eventThreadState != NULL) {
-    self = eventThreadState;
-    kindFlush(self, self->level, SLOT_OWN, 1);
-  }
-  eventWriterIdle();
-  eventSession.async = before == 2;
-  PlinthLockRelease();
-}
-
-/* eventAtExit -- the process is exiting: finish the session */
-void eventAtExit(void)
-{
-  eventCtlStop(0);
-  finish(1);
-}
-
-/* eventUnload -- the library is being unloaded (dlclose): no thread can emit through it again, so a session left
- * open for threads still running is closed now, their committed events
- * sent; then nothing of it may run again: the writer ends, threads'
- * exits and signals no longer call it.  .sol.unload */
-void eventUnload(void)
-{
-  /* Threads still running have left the session, as at their exit:
-   * none can emit into it again.  Then it ends whole, as with no thread
-   * running (its exit handler may come after, and finds it ended). */
-  exitsUnseen(1);
-  eventCtlStop(1);
-  finish(1);
-  eventWriterStop();
-  PlinthLockClaim();
-  if (eventSession.ending) {
-    for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-      eventThreadFlush(t, 0);
-    eventWritesFlush();
-    eventLostReport();
-    sessionClose(1);
-    eventLiveEnd();
-    eventSession.finished = 1;
-  }
-  PlinthThreadOnExitStop();
-  PlinthSignalsUnload();
-  eventSession.signals = 0;
+  eventStreamsFlush();
   PlinthLockRelease();
 }
 
@@ -1149,23 +690,29 @@ void eventUnload(void)
 void eventAfterFork(void)
 {
   EventThreadStruct *t, *next;
+  /* The child has one thread, but claims the lock (fresh in the child:
+   * PlinthAtFork) as every other path does, so that what is said to run
+   * with it held does.  .sol.fork */
+  PlinthLockClaim();
   eventSession.finished = 0;      /* the child's own session may open its file */
   eventSession.ending = 0;
-  eventOutAfterFork();
+  eventWriterAfterFork();
+  eventLiveAfterFork();
   eventCtlAfterFork();
   for (t = eventSession.threads; t != NULL; t = next) {
     next = t->next;
     threadFree(t);
   }
   eventThreadState = NULL;
-  tlsClear();
+  eventTlsClear();
   eventSession.threadSerial = 0;
   /* The parent's drops are the parent's to report: counted again in
    * the child's log they would be reported twice.  .sol.dropped */
   for (unsigned kind = 0; kind < SLOT_LIMIT; ++kind)
     atomic_store(&dropCount[kind], 0);
-  sessionClose(0);
+  eventSessionClose(0);
   eventFileAfterFork();
+  PlinthLockRelease();
 }
 
 
@@ -1177,6 +724,7 @@ void eventAfterFork(void)
 void eventSlotsLeave(unsigned base, unsigned count)
 {
   EventThreadStruct *self = eventThreadState;
+  AVER_LOCKED();
   eventOutputCut();
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
@@ -1190,8 +738,8 @@ void eventSlotsLeave(unsigned base, unsigned count)
     for (unsigned level = 0; level < LEVEL_LIMIT; ++level)
       for (unsigned slot = base; slot < base + count; ++slot) {
         EventKindBufStruct *kb = &t->levels[level][slot];
-        slotRelease(kb, 0);
-        slotRelease(kb, 1);
+        eventSlotRelease(kb, 0);
+        eventSlotRelease(kb, 1);
         memset(kb, 0, sizeof *kb);
         memset(&t->saved[level][slot], 0, sizeof t->saved[level][slot]);
         t->hot[slot] = NULL;

@@ -66,7 +66,7 @@ static void status(void)
   say(program);
   say(" log ");
   PlinthLockClaim();
-  if (eventSession.noDefault && eventSession.streamCount == 0)
+  if (eventSession.noDefault && eventStreamCount() == 0)
     say("(none)");
   else {
     if (eventSession.fileName[0] != '/' && cwd[0] != '\0') {
@@ -75,7 +75,7 @@ static void status(void)
     }
     say(eventSession.fileName);
   }
-  say(eventSession.async ? " writer async" : " writer sync");
+  say(eventWriterIsAsync() ? " writer async" : " writer sync");
   PlinthLockRelease();
   say("\n");
   /* Each registry's kinds, by the names the environment takes
@@ -122,8 +122,7 @@ static int flush(void)
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     eventThreadFlush(t, 0);
   eventWriterIdle();
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  eventStreamsFlush();
   PlinthLockRelease();
   say("flushed");
   return 0;

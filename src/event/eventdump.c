@@ -415,13 +415,12 @@ int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn)
  * the live file keeps the rest.  .sol.death, .sol.writer */
 static int flushAll(void)
 {
-  if (eventSession.async)
+  if (eventWriterIsAsync())
     return 16; /* EBUSY */
   eventWritesFlush();           /* blocks placed before these: .sol.writer.at */
   for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
     eventThreadFlush(t, 0);
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    (void)PlinthStreamFlush(eventSession.streams[i].stream);
+  eventStreamsFlush();
   return 0;
 }
 
@@ -461,7 +460,7 @@ static void death(const char *what, const char *detail, EventClock since)
   if (!locked)
     eventSay("another thread holds telltale's lock: buffers are not flushed;",
              " eventcnv recovers them from ",
-             eventSession.live != NULL ? eventSession.liveName : "(no live file)", NULL);
+             eventLiveName() != NULL ? eventLiveName() : "(no live file)", NULL);
   else {
     (void)flushAll();
     PlinthLockRelease();

@@ -2,13 +2,17 @@
  *
  * .design: design/plinth.txt
  *
- * The runtime is one module in six files, split by concern:
+ * The runtime is one module in several files, split by concern:
  *   event.c      initialization, the environment, kind and event control,
  *                interned strings and labels, and messages
- *   eventbuf.c   threads, their buffers and signal levels, the slow
- *                path, flushing, the session's finish, and fork
- *   eventout.c   the stream header, the streams, the live file and the
- *                asynchronous writer
+ *   eventbuf.c   threads and their buffers, the slow path, flushing,
+ *                output control's cuts, drops, and fork
+ *   eventlevel.c  signal levels: a handler's buffers, longjmp out of one
+ *   eventfinish.c  the session's end: finish, exec, unload
+ *   eventhead.c  the stream header, built
+ *   eventout.c   the streams
+ *   eventlive.c  the live file: its header, drop counts and regions
+ *   eventwriter.c  the writes after the lock, and the asynchronous writer
  *   eventdump.c  the traceback, the snapshot, and what telltale does at
  *                a death
  *   eventctl.c   the control page and thread, for telltale-ctl
@@ -16,7 +20,7 @@
  *   eventsource.c  the registries in the process, their slots, and
  *                kind and event control by registry
  * The hot path is inline in event.h.  This header holds the session and
- * thread structures and the names that cross between the four files.
+ * thread structures and the names that cross between the files.
  * Only those files include it.
  *
  * Names.  API names are EventXxx (event.h).  A function or variable one
@@ -45,6 +49,24 @@
 
 #include "event.h"
 #include "plinth.h"
+
+/* AVER -- an invariant of the runtime (.sol.aver), checked in the checking variety
+ * as the MPS's AVERs are: a failure is EVENT_ASSERT's, which prints the
+ * condition, its file and line and the latest events, flushes and
+ * aborts (.sol.assert).  In the other varieties it compiles to nothing
+ * and its condition is not evaluated, only type-checked: telemetry
+ * never takes a program down there.  Never on the emitter's hot path
+ * (event.h), in any variety (.req.perf).
+ *
+ * AVER_LOCKED -- the calling thread holds the plinth's lock, where a
+ * comment says "Lock held"; AVER_UNLOCKED, where it says "Lock not held". */
+#if EVENT_VARIETY == EVENT_VARIETY_CHECKING
+#define AVER(condition) EVENT_ASSERT(condition)
+#else
+#define AVER(condition) ((void)sizeof(!(condition)))
+#endif
+#define AVER_LOCKED() AVER(PlinthLockHeld())
+#define AVER_UNLOCKED() AVER(!PlinthLockHeld())
 
 #define STREAM_LIMIT 8
 #define TEXT_LINE_MAX 4096
@@ -108,7 +130,7 @@ typedef struct EventKindBufStruct {
   unsigned char mapped[2];      /* 1: the slot is a region of the live file */
   uint64_t seq[2];              /* live slots: the block's sequence number */
   unsigned liveGen[2];          /* live slots: the live file they are regions of
-                                   (eventSession.liveGen): .sol.live.session */
+                                   (eventLiveGen): .sol.live.session */
   unsigned pending[2];          /* writer jobs reading the slot (queue lock) */
   unsigned current;             /* the slot being filled */
   uintptr_t previousEnd;        /* end of the data in the other slot, or 0 */
@@ -184,7 +206,14 @@ extern _Thread_local EventThreadStruct *eventThreadState
   __attribute__((tls_model("initial-exec")));
 
 
-/* The session (event.c defines it).  design/runtime.txt .sol.session */
+/* The session (event.c defines it).  design/runtime.txt .sol.session
+ *
+ * Its parts that one file uses are that file's own, static there, and
+ * the others reach them through its functions: the streams are
+ * eventout.c's (streamList), the live file's state eventlive.c's
+ * (liveFile), the writer's mode eventwriter.c's.  What is left in
+ * eventSession is what several files share, or what the gdb extension
+ * reads by name. */
 
 typedef struct EventStreamEntryStruct {
   PlinthStream stream;
@@ -199,7 +228,6 @@ typedef struct EventStreamEntryStruct {
 
 typedef struct EventSessionStruct {
   int initialized;
-  int started;                  /* the streams have their headers */
   int finished;                 /* EventFinish ran; no default stream now */
   int ending;                   /* it ran at exit with threads still running,
                                    whose later events still go out: .sol.finish */
@@ -207,20 +235,8 @@ typedef struct EventSessionStruct {
   uint64_t blocks;              /* blocks written: the next sequence number */
   uint32_t threadSerial;        /* serial of the last thread set up */
   EventThreadStruct *threads;
-  size_t streamCount;
-  EventStreamEntryStruct streams[STREAM_LIMIT];
-  PlinthStream live;            /* the live file, or NULL: .sol.live */
-  char liveName[FILE_NAME_MAX + sizeof ".live"];
-  int liveFailed;               /* mapping failed; reported once */
-  int liveKeep;                 /* the log lost writes: keep the live file */
-  size_t liveHeaderLength;      /* its header, a page or more */
-  uint64_t liveRegions, liveRegionsSaid;  /* regions made; the count in its header */
-  unsigned liveGen;             /* the live file's generation: one more at each end */
-  PlinthStream liveLog;         /* the log the live file is beside */
-  struct LiveRegionStruct *liveFree;  /* regions of the live file to reuse (eventout.c) */
-  int mapAllowed;               /* TELLTALE_MAP is not off */
-  int async;                    /* the asynchronous writer: .sol.writer */
-  int dropWhenBehind;           /* TELLTALE_WRITER=async,drop */
+  char liveName[FILE_NAME_MAX + sizeof ".live"];  /* the live file's: eventlive.c
+                                   writes it, the gdb extension reads it (.gdb) */
   int signals;                  /* the fatal-signal handlers are installed */
   volatile int dumped;          /* the traceback has been written */
   unsigned dumpCount;           /* events in the traceback: TELLTALE_DUMP */
@@ -230,7 +246,6 @@ typedef struct EventSessionStruct {
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
   uint32_t id;                  /* the session id, in every block (.stream.check) */
-  uint32_t streamIndex[STREAM_LIMIT];  /* each stream's next block index */
   EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
   uint64_t syncMonotonic;
   /* the intern table: open addressing, strings owned.  inSession: the
@@ -268,72 +283,116 @@ static inline size_t eventRoundUp(size_t size, size_t to)
   return (size + to - 1) / to * to;
 }
 
-/* eventLiveSlot -- is slot s a region of this session's live file?  A
- * thread still emitting when EventFinish ended the session keeps the
- * ended one's regions until it prepares its slots again: until then its
- * sends are numbered as memory slots' are, each afresh in the new
- * session, so that they read in order there, and such a region is
- * neither reused nor handed to the writer.  Lock held.
- * design/control.txt .sol.live.session */
-static inline int eventLiveSlot(const EventKindBufStruct *kb, unsigned s)
-{
-  return kb->mapped[s] && kb->liveGen[s] == eventSession.liveGen;
-}
 
-
-/* eventbuf.c: threads, buffers, signal levels, flush, finish, fork */
+/* eventbuf.c: threads, buffers, the slow path, flush, fork */
 
 extern EventThreadStruct *eventThreadEnsure(void);
 extern int eventCommitted(const EventRegistryStruct *registry, const unsigned char *p,
                           uintptr_t limit, size_t *lengthReturn);
+extern uintptr_t eventCommittedEnd(unsigned slot, uintptr_t p, uintptr_t limit);
 extern void eventThreadFlush(EventThreadStruct *thread, int own);
-extern void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp);
+extern void eventThreadRelease(EventThreadStruct *thread);
+extern void eventTlsClear(void);
+extern void eventOwnFlush(void);
 extern EventSlotSet eventOutputApplied;
 extern void eventOutputCut(void);
 extern void eventSlotsLeave(unsigned base, unsigned count);
-extern int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp);
-extern void eventSignalLeave(int token);
-extern void eventSignalJump(uintptr_t sp);
 extern void eventDropCount(unsigned kind);
+extern void eventDropsReport(int last);
 extern void eventRingsFreeze(int on);
-extern void eventAtExit(void);
-extern void eventUnload(void);
 extern void eventAfterFork(void);
 
 
-/* eventout.c: the stream header, streams, the live file, the writer */
+/* eventlevel.c: signal levels (.sol.signal.level) */
+
+extern void eventHandlersLeft(EventThreadStruct *thread, uintptr_t sp);
+extern int eventSignalEnter(uintptr_t low, uintptr_t high, uintptr_t sp);
+extern void eventSignalLeave(int token);
+extern void eventSignalJump(uintptr_t sp);
+
+
+/* eventfinish.c: the session's end (.sol.finish) */
+
+extern void eventSessionClose(int flush);
+extern void eventAtExit(void);
+extern void eventUnload(void);
+
+
+/* eventhead.c: the stream header (.stream.header) */
+
+extern int eventHeaderBuild(size_t padTo, unsigned char **baseReturn, size_t *sizeReturn);
+extern int eventRegistryBlockBuild(const EventSourceStruct *source, unsigned char **baseReturn,
+                                   size_t *sizeReturn);
+
+
+/* eventout.c: the streams */
 
 extern void eventSessionClock(void);
 extern void eventSessionStart(void);
 extern void eventClockSync(void);
+extern size_t eventStreamCount(void);
+extern void eventStreamsFlush(void);
+extern void eventStreamsClose(int flush);
 extern void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsigned kind,
                              unsigned level, uint64_t seq);
 extern void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind,
                            unsigned slot, const unsigned char *data, size_t size, uint64_t seq);
+extern void eventBlockWriteTo(EventStreamEntryStruct *streams, size_t count, uint32_t serial,
+                              unsigned kind, unsigned level, const unsigned char *data,
+                              size_t size, uint64_t seq);
+extern void eventStreamLost(size_t i, PlinthStream stream, int code, const unsigned char *data,
+                            size_t size);
+extern void eventStreamOpenFailed(const char *path, int code, const char *consequence);
 extern void eventLostReport(void);
-extern int eventLiveRegion(size_t size, unsigned char **baseReturn);
-extern void eventLiveRegionRelease(unsigned char *base, size_t size);
-extern void eventLiveRegionsSay(void);
-extern void eventLiveDropped(unsigned kind);
-extern void eventLiveSlotsLeft(unsigned base, unsigned count);
-extern void eventLiveEnd(void);
-extern void eventLiveRetagging(int on);
-extern void eventWriterIdle(void);
 extern int eventSnapshotWrite(PlinthStream stream, uint64_t *eventsReturn);
 extern int eventStreamWriteHeader(PlinthStream stream);
 extern int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial,
                                  unsigned kind, unsigned level, const unsigned char *data,
                                  size_t size, uint64_t seq);
+extern void eventRegistryAnnounce(EventSourceStruct *source);
+
+
+/* eventlive.c: the live file (.sol.live) */
+
+extern void eventLiveStart(PlinthStream log, int logFailed);
+extern void eventLiveLogFailed(PlinthStream stream);
+extern void eventLiveAllow(int allowed);
+extern const char *eventLiveName(void);
+extern int eventLiveSlot(const EventKindBufStruct *kb, unsigned s);
+extern unsigned eventLiveGen(void);
+extern void eventSlotRelease(EventKindBufStruct *kb, unsigned s);
+extern int eventLiveSlotPrepare(EventThreadStruct *thread, unsigned level, unsigned kind,
+                                unsigned s, int output);
+extern void eventLiveRetag(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned s,
+                           uint32_t from);
+extern void eventLiveRegionRelease(unsigned char *base, size_t size);
+extern void eventLiveDropped(unsigned kind);
+extern void eventLiveSlotsSay(void);
+extern void eventLiveSlotsLeft(unsigned base, unsigned count);
+extern void eventLiveEnd(void);
+extern void eventLiveRetagging(int on);
+extern void eventLiveAfterFork(void);
+
+
+/* eventwriter.c: the writes after the lock, the writer thread (.sol.writer) */
+
+extern int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
+                              unsigned slot, const unsigned char *data, size_t size,
+                              uint64_t seq, const EventStreamEntryStruct *streams,
+                              size_t streamCount);
+extern void eventWriterIdle(void);
 extern void eventWriterPoke(void);
 extern void eventWriterStop(void);
 extern void eventWritesDo(EventThreadStruct *thread);
 extern void eventWritesFlush(void);
 extern int eventWritesUnsettled(void);
 extern int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait);
-extern int eventSlotDetach(EventKindBufStruct *kb, unsigned s);
+extern int eventSlotFree(EventKindBufStruct *kb, unsigned s);
+extern int eventWriterIsAsync(void);
+extern void eventWriterAsyncSet(int async);
+extern void eventWriterDropsSet(int drop);
 extern void eventSlotsReturned(void);
-extern void eventOutAfterFork(void);
-extern void eventRegistryAnnounce(EventSourceStruct *source);
+extern void eventWriterAfterFork(void);
 
 
 /* eventfilter.c: dynamic filters (.sol.filter) */

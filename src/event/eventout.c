@@ -1,15 +1,14 @@
-/* <src/event/eventout.c> -- the stream header, the streams, the live file, the writer
+/* <src/event/eventout.c> -- the streams
  *
- * .design: design/stream.txt
+ * .design: design/runtime.txt
  *
- * What leaves the buffers: the stream header, with the registry the
- * program was built with (.stream.header); blocks of events to each
+ * What leaves the buffers: the stream header (built by eventhead.c,
+ * .stream.header) and the registry blocks; blocks of events to each
  * binary stream and as text to each mirror (.sol.block, .sol.multi);
- * write failures, counted (.sol.writer.fail); the live file, whose
- * regions the buffers of output kinds live in, so that a death loses
- * nothing (.sol.live); and the asynchronous writer thread (.sol.writer).
- * The session's clock pairs are here too, since the header carries the
- * first (.sol.clock).
+ * write failures, counted (.sol.writer.fail).  The session's clock
+ * pairs are here too, since the header carries the first (.sol.clock).
+ * The live file is eventlive.c's, and the asynchronous writer, with the
+ * writes after the lock, eventwriter.c's.
  *
  * Locking: the plinth's lock guards the session and the stream list; the
  * writer never takes it, and takes the queue lock instead.
@@ -21,211 +20,18 @@
 #include "eventpack.h"
 #include "eventdecode.h"
 
-/* LiveRegionStruct -- a region of the live file no thread is using */
-typedef struct LiveRegionStruct {
-  struct LiveRegionStruct *next;
-  unsigned char *base;
-  size_t size;
-} LiveRegionStruct;
-
-
-/* The stream header ------------------------------------------------ */
-
-/* HeaderBuf -- a growable byte buffer for building the header */
-typedef struct HeaderBufStruct {
-  unsigned char *base;
-  size_t size, limit;
-  int failed;
-} HeaderBufStruct;
-
-static void put(HeaderBufStruct *h, const void *p, size_t n)
-{
-  if (h->failed)
-    return;
-  if (h->size + n > h->limit) {
-    size_t limit = h->limit == 0 ? 4096 : h->limit;
-    unsigned char *base;
-    while (limit < h->size + n)
-      limit *= 2;
-    base = PlinthAlloc(limit);
-    if (base == NULL) {
-      h->failed = 1;
-      return;
-    }
-    if (h->size > 0)
-      memcpy(base, h->base, h->size);
-    PlinthFree(h->base);
-    h->base = base;
-    h->limit = limit;
-  }
-  memcpy(h->base + h->size, p, n);
-  h->size += n;
-}
-
-static void putLE(HeaderBufStruct *h, uint64_t value, size_t n)
-{
-  unsigned char bytes[8];
-  for (size_t i = 0; i < n; ++i)
-    bytes[i] = (unsigned char)(value >> (8 * i));
-  put(h, bytes, n);
-}
-
-static void putStr(HeaderBufStruct *h, const char *s)
-{
-  size_t len = s == NULL ? 0 : strlen(s);
-  if (len > 0xFFFF)
-    len = 0xFFFF;
-  putLE(h, len, 2);
-  put(h, s, len);
-}
-
-/* spansLength, putSpans -- the spans and counters that follow the
- * header's check, and their length.  design/stream.txt .stream.header.span */
-static size_t spansLength(const EventRegistryStruct *reg)
-{
-  size_t n = 4;
-  for (unsigned i = 0; i < reg->spanCount; ++i)
-    n += 2 + strlen(reg->spans[i].name) + 6;
-  for (unsigned i = 0; i < reg->counterCount; ++i)
-    n += 2 + strlen(reg->counters[i].name) + 4;
-  return n;
-}
-
-static void putSpans(HeaderBufStruct *h, const EventRegistryStruct *reg)
-{
-  putLE(h, reg->spanCount, 2);
-  for (unsigned i = 0; i < reg->spanCount; ++i) {
-    const EventSpanDescStruct *span = &reg->spans[i];
-    putStr(h, span->name);
-    putLE(h, span->begin, 2);
-    putLE(h, span->end, 2);
-    putLE(h, span->beginKey, 1);
-    putLE(h, span->endKey, 1);
-  }
-  putLE(h, reg->counterCount, 2);
-  for (unsigned i = 0; i < reg->counterCount; ++i) {
-    const EventCounterDescStruct *counter = &reg->counters[i];
-    putStr(h, counter->name);
-    putLE(h, counter->code, 2);
-    putLE(h, counter->value, 1);
-    putLE(h, counter->key, 1);
-  }
-}
-
-/* putRegistry -- a registry's name, kinds and events, as the header's
- * variable part has them.  .stream.header.var */
-static void putRegistry(HeaderBufStruct *h, const EventRegistryStruct *reg)
-{
-  putStr(h, reg->name);
-  putLE(h, reg->kindCount, 2);
-  for (unsigned i = 0; i < reg->kindCount; ++i) {
-    putStr(h, reg->kinds[i].name);
-    putStr(h, reg->kinds[i].doc);
-  }
-  putLE(h, reg->eventCount, 2);
-  for (unsigned i = 0; i < reg->eventCount; ++i) {
-    const EventDescStruct *e = &reg->events[i];
-    putLE(h, e->code, 2);
-    putLE(h, e->kind, 1);
-    putLE(h, (e->always ? 1u : 0u) | (e->retired ? 2u : 0u), 1);
-    putStr(h, e->format);
-    putStr(h, e->name);
-    putStr(h, e->doc);
-    for (unsigned j = 0; j < e->paramCount; ++j) {
-      putStr(h, e->paramNames[j]);
-      putStr(h, e->paramDocs[j]);
-    }
-  }
-}
-
-/* putSources -- the registries after the first (3.0.6): a count, then
- * each one's number, registry and spans; each as a registry block
- * carries it too.  Lock held.  .stream.header.registries */
-static void putSources(HeaderBufStruct *h)
-{
-  unsigned n = 0;
-  for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
-    n += eventSources[i] != NULL && eventSources[i]->number != 0;
-  putLE(h, n, 2);
-  for (unsigned i = 0; i < SOURCE_LIMIT; ++i)
-    if (eventSources[i] != NULL && eventSources[i]->number != 0) {
-      putLE(h, eventSources[i]->number, 2);
-      putRegistry(h, eventSources[i]->registry);
-      putSpans(h, eventSources[i]->registry);
-    }
-}
-
-/* headerBuild -- the stream header.  design/stream.txt .stream.header */
-static int headerBuild(HeaderBufStruct *h, size_t padTo)
-{
-  uint16_t bom = EVENT_BYTE_ORDER_MARK;
-  char program[256];
-  const EventRegistryStruct *reg = EVENT_SOURCE.registry;   /* number 0: .reg.many */
-  memset(h, 0, sizeof *h);
-  put(h, EVENT_STREAM_MAGIC, EVENT_STREAM_MAGIC_LEN);
-  putLE(h, EventStreamMajor(), 2);      /* .compact.hook */
-  putLE(h, EVENT_VERSION_MEDIAN, 2);
-  putLE(h, EVENT_VERSION_MINOR, 2);
-  put(h, &bom, 2);                      /* data byte order, .stream.header */
-  putLE(h, sizeof(EventP), 1);
-  putLE(h, sizeof(EventW), 1);
-  putLE(h, 1, 1);                       /* IEEE 754 binary64 */
-  putLE(h, 0, 1);
-  putLE(h, 0, 4);                       /* header length, filled in below */
-  putLE(h, PlinthClockFrequency(), 8);
-  putLE(h, eventSession.startClock, 8);
-  putLE(h, eventSession.startRealtime, 8);
-  putLE(h, eventSession.startMonotonic, 8);
-  putLE(h, PlinthProcessId(), 4);
-  putLE(h, eventSession.id, 4);              /* .stream.check */
-  if (PlinthProgramName(program, sizeof program) != 0)
-    program[0] = '\0';
-  putStr(h, program);
-  putRegistry(h, reg);
-  /* The header's length, then its check over all before it, flags
-   * byte as 0 (a live file's changes), the spans and their check, and
-   * the flags' own check, .stream.header.check; a live
-   * file's header is padded to a page, its drop counts and regions'
-   * count in its last bytes (.sol.dropped, .sol.recover). */
-  if (h->failed) {
-    PlinthFree(h->base);
-    return 12; /* ENOMEM */
-  }
-  {
-    size_t varEnd = h->size, total;
-    HeaderBufStruct more;               /* the other registries (3.0.6) */
-    memset(&more, 0, sizeof more);
-    putSources(&more);
-    total = varEnd + 4 + spansLength(reg) + 4 + 4 + more.size + 4;
-    if (padTo > 0)
-      total = eventRoundUp(total + EVENT_LIVE_SLOTS_LEN + EVENT_LIVE_DROPS_LEN
-                           + EVENT_LIVE_REGIONS_LEN, padTo);
-    for (size_t i = 0; i < 4; ++i)
-      h->base[20 + i] = (unsigned char)(total >> (8 * i));
-    putLE(h, EventHeaderCheck(h->base, varEnd), 4);
-    putSpans(h, reg);                   /* 2.0.1, .stream.header.span */
-    if (!h->failed) {
-      putLE(h, EventHeaderCheck(h->base, h->size), 4);
-      putLE(h, EventFlagsCheck(h->base), 4);   /* 3.0.5: flags 0, .stream.header.check */
-    }
-    h->failed |= more.failed;
-    if (!h->failed && more.size > 0)
-      put(h, more.base, more.size);
-    PlinthFree(more.base);
-    if (!h->failed)
-      putLE(h, EventHeaderCheck(h->base, h->size), 4);  /* 3.0.6: .stream.header.registries */
-    while (h->size < total && !h->failed)
-      putLE(h, 0, 1);
-  }
-  if (h->failed) {
-    PlinthFree(h->base);
-    return 12; /* ENOMEM */
-  }
-  return 0;
-}
-
-
 /* Streams ---------------------------------------------------------- */
+
+/* streamList -- the session's streams: this file's alone, which the
+ * others reach through its functions (eventStreamCount,
+ * eventStreamsFlush, eventStreamsClose; eventBlockSend hands the
+ * writer a copy).  Lock held.  design/runtime.txt .sol.multi */
+static struct {
+  int started;                          /* the streams have their headers */
+  size_t count;
+  EventStreamEntryStruct entries[STREAM_LIMIT];
+  uint32_t index[STREAM_LIMIT];         /* each stream's next block index */
+} streamList;
 
 /* Write failures.  A binary stream whose write failed is written no
  * more: a full disk fails every write, and a block after a cut one would
@@ -233,28 +39,27 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
  * it first (an emitter under the lock, or the writer, which never takes
  * it), and the events of every block not written whole to the stream are
  * counted, to be said when the session ends.  Indexed like
- * eventSession.streams.  design/control.txt .sol.writer.fail */
+ * streamList.entries.  design/control.txt .sol.writer.fail */
 static _Atomic int streamFailure[STREAM_LIMIT];    /* the first failure's errno code, or 0 */
 static _Atomic uintptr_t streamLost[STREAM_LIMIT]; /* events not written whole to it (a word:
                                                     lock-free on 32-bit platforms too) */
-
-static void liveLogFailed(PlinthStream stream);
 
 /* streamFail -- a write to stream i failed with code */
 static void streamFail(size_t i, PlinthStream stream, int code)
 {
   int none = 0;
-  liveLogFailed(stream);
+  eventLiveLogFailed(stream);
   if (atomic_compare_exchange_strong(&streamFailure[i], &none, code))
     eventSay("cannot write to ", PlinthStreamDescribe(stream), ": ", PlinthStrError(code),
              "; nothing more is written to it, and the events lost are counted", NULL);
 }
 
-/* streamFailed -- streamFail for an entry of eventSession.streams.  Lock held. */
+/* streamFailed -- streamFail for an entry of streamList.entries.  Lock held. */
 static void streamFailed(EventStreamEntryStruct *entry, int code)
 {
+  AVER_LOCKED();
   entry->failed = 1;
-  streamFail((size_t)(entry - eventSession.streams), entry->stream, code);
+  streamFail((size_t)(entry - streamList.entries), entry->stream, code);
 }
 
 /* countEvents -- how many events a block's data hold */
@@ -281,21 +86,22 @@ static void streamLose(size_t i, const unsigned char *data, size_t size)
  * held; the writer idle. */
 void eventLostReport(void)
 {
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
+  AVER_LOCKED();
+  for (size_t i = 0; i < streamList.count; ++i) {
     uintptr_t n = atomic_exchange(&streamLost[i], 0);
     if (n != 0) {
       char number[24];
       eventFormatUnsigned(number, n);
       eventSay(number, " events were not written to ",
-               PlinthStreamDescribe(eventSession.streams[i].stream), " after its write failed (",
+               PlinthStreamDescribe(streamList.entries[i].stream), " after its write failed (",
                PlinthStrError(atomic_load(&streamFailure[i])), ")", NULL);
     }
   }
 }
 
-/* streamOpenFailed -- say why the log (or its live file) at path is not
+/* eventStreamOpenFailed -- say why the log (or its live file) at path is not
  * written.  design/plinth.txt .plinth.stream.file */
-static void streamOpenFailed(const char *path, int code, const char *consequence)
+void eventStreamOpenFailed(const char *path, int code, const char *consequence)
 {
   static const struct { int code; const char *why; } whys[] = {
     { 17 /* EEXIST */, "it is there and is not a telltale log; set TELLTALE_FILE to another name" },
@@ -336,195 +142,6 @@ static void streamHeader(EventStreamEntryStruct *entry)
     streamFailed(entry, res);
 }
 
-/* The live file's drop counts: the page of its header that holds them
- * is mapped, so that a drop is counted there at once, and a program
- * killed before it reports its drops (EventsDropped) leaves the count
- * for recovery.  One address serves every session: a session's end
- * covers the page with private memory (PlinthMemoryCover), and the
- * next maps its own there, so a drop racing with the end never
- * faults.  design/control.txt .sol.dropped */
-static void *liveDropsPage;                 /* the address, once mapped */
-static _Atomic uintptr_t *_Atomic liveDrops;  /* the counts, while mapped */
-static void liveSlotsSay(void);
-static _Atomic unsigned char liveFlags;     /* the live file's flags byte */
-
-/* liveFlagsSet -- set and clear flags of the live file's header, in
- * place.  The writer thread (a failed write) and a control call (a
- * retag) may race: each writes the byte, then writes again until what
- * it wrote is the byte as it stands, so the last write is right. */
-static void liveFlagsSet(unsigned set, unsigned clear)
-{
-  unsigned char now, wrote;
-  if (set != 0)
-    atomic_fetch_or(&liveFlags, (unsigned char)set);
-  if (clear != 0)
-    atomic_fetch_and(&liveFlags, (unsigned char)~clear);
-  now = atomic_load(&liveFlags);
-  do {
-    wrote = now;
-    (void)PlinthStreamWriteAt(eventSession.live, EVENT_STREAM_FLAGS_AT, &wrote, 1);
-    now = atomic_load(&liveFlags);
-  } while (now != wrote);
-}
-
-static void liveDropsMap(void)
-{
-  size_t page = PlinthPageSize(), length = eventSession.liveHeaderLength;
-  void *base;
-  atomic_store(&liveFlags, 0);
-  if (length < page
-      || PlinthStreamMapAt(eventSession.live, length - page, page, liveDropsPage, &base) != 0)
-    return;                     /* then the header says nothing of drops */
-  liveDropsPage = base;
-  atomic_store(&liveDrops, (_Atomic uintptr_t *)((unsigned char *)base + page
-                                                 - EVENT_LIVE_REGIONS_LEN - EVENT_LIVE_DROPS_LEN));
-  liveSlotsSay();
-  liveFlagsSet(EVENT_LIVE_DROPS, 0);
-}
-
-/* liveDropsUnmap -- the live file's counts are not this process's to
- * keep (the session ended, or this is the child of fork) */
-static void liveDropsUnmap(void)
-{
-  atomic_store(&liveDrops, NULL);
-  PlinthMemoryCover(liveDropsPage, PlinthPageSize());
-}
-
-/* liveSlotsSay -- each slot's kind, as blocks carry it, before the
- * drop counts, so that recovery knows whose they are; written again
- * when a registry joins or leaves.  Lock held.  .reg.many */
-static void liveSlotsSay(void)
-{
-  unsigned char *map;
-  if (atomic_load(&liveDrops) == NULL)
-    return;
-  map = (unsigned char *)atomic_load(&liveDrops) - EVENT_LIVE_SLOTS_LEN;
-  _Static_assert(EVENT_LIVE_SLOTS == SLOT_LIMIT, "the live file has a word for every slot");
-  for (unsigned slot = 0; slot < SLOT_LIMIT; ++slot) {
-    unsigned wire = eventSlots[slot].source != NULL ? eventSlotWire(slot) : 0xFFFFu;
-    map[2 * slot] = (unsigned char)wire;              /* little-endian, as the header */
-    map[2 * slot + 1] = (unsigned char)(wire >> 8);
-  }
-}
-
-/* eventLiveSlotsLeft -- slots a registry gave up: their counts go,
- * and the map says they are free.  Lock held. */
-void eventLiveSlotsLeft(unsigned base, unsigned count)
-{
-  _Atomic uintptr_t *counts = atomic_load(&liveDrops);
-  if (counts == NULL)
-    return;
-  for (unsigned slot = base; slot < base + count; ++slot)
-    for (unsigned w = 0; w < 8 / sizeof(uintptr_t); ++w)
-      atomic_store(&counts[slot * (8 / sizeof(uintptr_t)) + w], 0);
-  liveSlotsSay();
-}
-
-/* eventLiveDropped -- an event of the kind was dropped: counted in the
- * live file, if there is one, before the count that EventsDropped
- * reports, so that the live file never counts fewer.  Signal-safe. */
-void eventLiveDropped(unsigned kind)
-{
-  _Atomic uintptr_t *counts = atomic_load(&liveDrops);
-  if (counts != NULL)
-    atomic_fetch_add_explicit(&counts[kind * (8 / sizeof(uintptr_t))], 1, memory_order_relaxed);
-}
-
-/* liveStart -- open the live file beside the first binary stream that
- * is a regular file: its header, padded to a page, then the regions
- * that the buffers of output kinds live in.  Lock held.
- * design/control.txt .sol.live */
-static void liveStart(void)
-{
-  EventStreamEntryStruct *entry = NULL;
-  HeaderBufStruct h;
-  const char *name;
-  size_t n;
-  int res;
-  if (!eventSession.mapAllowed || eventSession.live != NULL)
-    return;
-  for (size_t i = 0; i < eventSession.streamCount && entry == NULL; ++i)
-    if (eventSession.streams[i].binary && PlinthStreamMappable(eventSession.streams[i].stream))
-      entry = &eventSession.streams[i];
-  if (entry == NULL)
-    return;
-  name = PlinthStreamDescribe(entry->stream);
-  n = strlen(name);
-  if (n + sizeof ".live" > sizeof eventSession.liveName)
-    return;
-  memcpy(eventSession.liveName, name, n);
-  memcpy(eventSession.liveName + n, ".live", sizeof ".live");
-  eventSession.liveLog = entry->stream;
-  res = PlinthStreamOpenLog(&eventSession.live, eventSession.liveName, EVENT_STREAM_MAGIC,
-                            EVENT_STREAM_MAGIC_LEN);
-  if (res != 0) {
-    eventSession.live = NULL;
-    streamOpenFailed(eventSession.liveName, res,
-                     "; events emitted just before a crash may be lost");
-    return;
-  }
-  res = headerBuild(&h, PlinthPageSize());
-  if (res == 0) {
-    eventSession.liveHeaderLength = h.size;
-    eventSession.liveRegions = eventSession.liveRegionsSaid = 0;
-    res = PlinthStreamWrite(eventSession.live, h.base, h.size);
-    PlinthFree(h.base);
-  }
-  if (res == 0)
-    liveDropsMap();
-  if (res == 0 && entry->failed)
-    liveLogFailed(entry->stream);
-  if (res != 0) {
-    eventSay("cannot write ", eventSession.liveName, ": ", PlinthStrError(res), NULL);
-    PlinthStreamClose(eventSession.live);
-    (void)PlinthRemoveFile(eventSession.liveName);
-    eventSession.live = NULL;
-  }
-}
-
-/* liveLogFailed -- the log beside the live file lost a write: say so in
- * the live file's header (a write in place, which a full disk allows),
- * and keep the live file at the end, so that a reader knows the log is
- * incomplete.  .sol.recover */
-static void liveLogFailed(PlinthStream stream)
-{
-  if (eventSession.live == NULL || stream != eventSession.liveLog)
-    return;
-  eventSession.liveKeep = 1;
-  liveFlagsSet(EVENT_LIVE_LOG_FAILED, 0);
-}
-
-/* eventLiveRetagging -- live regions' headers are being rewritten in
- * place (on nonzero) or no longer: a kill in between may leave one
- * torn, which the flag tells recovery to take as holding nothing.
- * Lock held.  .sol.control.retag */
-void eventLiveRetagging(int on)
-{
-  if (eventSession.live != NULL)
-    liveFlagsSet(on ? EVENT_LIVE_RETAG : 0, on ? 0 : EVENT_LIVE_RETAG);
-}
-
-/* eventLiveEnd -- the session ends cleanly: every event is in the streams,
- * so the live file goes, unless the log lost writes.  Lock held. */
-void eventLiveEnd(void)
-{
-  liveDropsUnmap();
-  ++eventSession.liveGen;       /* its regions that threads hold are stale: .sol.live.session */
-  while (eventSession.liveFree != NULL) {
-    LiveRegionStruct *region = eventSession.liveFree;
-    eventSession.liveFree = region->next;
-    PlinthStreamUnmap(eventSession.live, region->base, region->size);
-    PlinthFree(region);
-  }
-  if (eventSession.live != NULL) {
-    PlinthStreamClose(eventSession.live);
-    if (!eventSession.liveKeep)
-      (void)PlinthRemoveFile(eventSession.liveName);
-    eventSession.live = NULL;
-  }
-  eventSession.liveFailed = 0;
-  eventSession.liveKeep = 0;
-}
 
 static int streamAdd(PlinthStream stream, int binary, int owned, EventSlotSet kinds)
 {
@@ -533,15 +150,15 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventSlotSet ki
     return 22;
   (void)EventInit();
   PlinthLockClaim();
-  if (eventSession.streamCount == STREAM_LIMIT) {
+  if (streamList.count == STREAM_LIMIT) {
     PlinthLockRelease();
     return 28; /* ENOSPC */
   }
-  atomic_store(&streamFailure[eventSession.streamCount], 0);
-  atomic_store(&streamLost[eventSession.streamCount], 0);
-  entry = &eventSession.streams[eventSession.streamCount];
+  atomic_store(&streamFailure[streamList.count], 0);
+  atomic_store(&streamLost[streamList.count], 0);
+  entry = &streamList.entries[streamList.count];
   memset(entry, 0, sizeof *entry);
-  entry->index = &eventSession.streamIndex[eventSession.streamCount++];
+  entry->index = &streamList.index[streamList.count++];
   *entry->index = 0;
   entry->stream = stream;
   entry->binary = binary;
@@ -549,7 +166,7 @@ static int streamAdd(PlinthStream stream, int binary, int owned, EventSlotSet ki
   entry->kinds = kinds;
   eventSession.finished = 0;
   eventSessionClock();
-  if (binary && eventSession.started)
+  if (binary && streamList.started)
     streamHeader(entry);
   PlinthLockRelease();
   return 0;
@@ -571,8 +188,8 @@ int EventSourceStreamAddText(EventSourceStruct *source, PlinthStream stream, Eve
 
 static int hasBinaryStream(void)
 {
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    if (eventSession.streams[i].binary)
+  for (size_t i = 0; i < streamList.count; ++i)
+    if (streamList.entries[i].binary)
       return 1;
   return 0;
 }
@@ -724,7 +341,8 @@ static int logOpen(PlinthStream *streamReturn)
  * design/runtime.txt .sol.session */
 void eventSessionStart(void)
 {
-  if (eventSession.started)
+  AVER_LOCKED();
+  if (streamList.started)
     return;
   eventEnvCheck();              /* names no registry had: .reg.many */
   eventSessionClock();
@@ -737,13 +355,13 @@ void eventSessionStart(void)
     if (res != 0 && strcmp(blame, eventSession.fileName) != 0)
       keepFailed(eventSession.fileName, blame, res);
     else if (res != 0)
-      streamOpenFailed(eventSession.fileName, res, "");
+      eventStreamOpenFailed(eventSession.fileName, res, "");
     else if ((res = logOpen(&stream)) != 0)
-      streamOpenFailed(eventSession.fileName, res, "");
+      eventStreamOpenFailed(eventSession.fileName, res, "");
     else
       (void)streamAdd(stream, 1, 1, 0);
   }
-  if (eventSession.mirrorKinds != 0 && eventSession.streamCount < STREAM_LIMIT) {
+  if (eventSession.mirrorKinds != 0 && streamList.count < STREAM_LIMIT) {
     PlinthStream stream;
     if (PlinthStreamOpenFd(&stream, 2, 0) == 0)
       (void)streamAdd(stream, 0, 1, eventSession.mirrorKinds);
@@ -751,11 +369,17 @@ void eventSessionStart(void)
   /* Set started only now: streamAdd writes the header itself when the
    * session has started, so setting it before the default stream was
    * added wrote that stream's header twice. */
-  eventSession.started = 1;
-  for (size_t i = 0; i < eventSession.streamCount; ++i)
-    if (eventSession.streams[i].binary)
-      streamHeader(&eventSession.streams[i]);
-  liveStart();
+  streamList.started = 1;
+  for (size_t i = 0; i < streamList.count; ++i)
+    if (streamList.entries[i].binary)
+      streamHeader(&streamList.entries[i]);
+  /* The live file goes beside the first binary stream that is a
+   * regular file.  .sol.live */
+  for (size_t i = 0; i < streamList.count; ++i)
+    if (streamList.entries[i].binary && PlinthStreamMappable(streamList.entries[i].stream)) {
+      eventLiveStart(streamList.entries[i].stream, streamList.entries[i].failed);
+      break;
+    }
   eventCtlStart(0);             /* a fork's child: its own page, .ctl.thread */
 }
 
@@ -824,13 +448,13 @@ void eventBlockHeader(unsigned char *base, size_t length, uint32_t serial, unsig
 static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned kind,
                       unsigned level, const unsigned char *data, size_t size, uint64_t seq,
                       EventWriteStruct *defer, int *failed);
-static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
-                         const unsigned char *data, size_t size, uint64_t seq);
 
 void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
                       const unsigned char *data, size_t size, uint64_t seq)
 {
   unsigned deferred = atomic_load_explicit(&thread->writesCount, memory_order_relaxed);
+  AVER_LOCKED();
+  AVER(level < LEVEL_LIMIT && kind < SLOT_LIMIT && slot < 2);
   /* Only a live slot's block is written after the lock: should the
    * program die before it is, the live file has its events; and only by
    * the thread itself (one cancelled in its slow path left writesDefer
@@ -841,10 +465,11 @@ void eventBlockSend(EventThreadStruct *thread, unsigned level, unsigned kind, un
   if (size == 0)
     return;
   eventSessionStart();
-  if (eventSession.async && writerEnqueue(thread, level, kind, slot, data, size, seq) == 0)
+  if (eventWriterIsAsync() && eventWriterEnqueue(thread, level, kind, slot, data, size, seq, streamList.entries,
+                                                 streamList.count) == 0)
     return;
-  for (size_t i = 0; i < eventSession.streamCount; ++i) {
-    EventStreamEntryStruct *entry = &eventSession.streams[i];
+  for (size_t i = 0; i < streamList.count; ++i) {
+    EventStreamEntryStruct *entry = &streamList.entries[i];
     EventWriteStruct *defer = defers && deferred < WRITE_LIMIT
                               ? &thread->writes[deferred] : NULL;
     int failed = 0;
@@ -908,7 +533,7 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
       return 0;
     }
     defer->stream = entry->stream;
-    defer->entry = (size_t)(entry - eventSession.streams);
+    defer->entry = (size_t)(entry - streamList.entries);
     defer->offset = at;
     defer->data = data;
     defer->size = size;
@@ -933,51 +558,34 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
  * design/stream.txt .stream.block.registry */
 void eventRegistryAnnounce(EventSourceStruct *source)
 {
-  HeaderBufStruct h;
-  liveSlotsSay();
-  if (source == NULL || !eventSession.started)
+  unsigned char *base;
+  size_t size;
+  AVER_LOCKED();
+  eventLiveSlotsSay();
+  if (source == NULL || !streamList.started)
     return;                     /* the headers will have it */
-  memset(&h, 0, sizeof h);
-  putLE(&h, source->number, 2);
-  putRegistry(&h, source->registry);
-  putSpans(&h, source->registry);
-  if (h.failed) {
+  if (eventRegistryBlockBuild(source, &base, &size) != 0) {
     eventSay("registry '", source->registry->name, "' joined, but memory ran out to write it ",
              "into the log: its events there cannot be decoded", NULL);
-    PlinthFree(h.base);
     return;
   }
   /* The block is the header's room, then the registry: one write, so
    * that no other block lands inside it. */
-  {
-    HeaderBufStruct b;
-    memset(&b, 0, sizeof b);
-    for (size_t i = 0; i < EVENT_BLOCK_HEADER_LEN; ++i)
-      putLE(&b, 0, 1);
-    put(&b, h.base, h.size);
-    PlinthFree(h.base);
-    if (b.failed) {
-      PlinthFree(b.base);
-      eventSay("registry '", source->registry->name, "' joined, but memory ran out to write it ",
-               "into the log: its events there cannot be decoded", NULL);
-      return;
-    }
-    for (size_t i = 0; i < eventSession.streamCount; ++i) {
-      EventStreamEntryStruct *entry = &eventSession.streams[i];
-      EventBlockHeaderStruct *bh = (EventBlockHeaderStruct *)b.base;
-      int res;
-      if (!entry->binary || entry->failed)
-        continue;
-      eventBlockHeader(b.base, b.size, source->number, EVENT_BLOCK_KIND_REGISTRY, 0, 0);
-      bh->flags = (uint16_t)(bh->flags | EVENT_BLOCK_CHECKED);
-      bh->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
-      bh->check = EventBlockCheck(b.base, b.size);
-      res = PlinthStreamWrite(entry->stream, b.base, b.size);
-      if (res != 0)
-        streamFailed(entry, res);
-    }
-    PlinthFree(b.base);
+  for (size_t i = 0; i < streamList.count; ++i) {
+    EventStreamEntryStruct *entry = &streamList.entries[i];
+    EventBlockHeaderStruct *bh = (EventBlockHeaderStruct *)base;
+    int res;
+    if (!entry->binary || entry->failed)
+      continue;
+    eventBlockHeader(base, size, source->number, EVENT_BLOCK_KIND_REGISTRY, 0, 0);
+    bh->flags = (uint16_t)(bh->flags | EVENT_BLOCK_CHECKED);
+    bh->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
+    bh->check = EventBlockCheck(base, size);
+    res = PlinthStreamWrite(entry->stream, base, size);
+    if (res != 0)
+      streamFailed(entry, res);
   }
+  PlinthFree(base);
 }
 
 /* eventStreamWriteHeader, eventStreamWriteBlock -- a header, and a block
@@ -985,11 +593,13 @@ void eventRegistryAnnounce(EventSourceStruct *source)
  * *index is the stream's next block index.  0 or an errno code.  Lock held. */
 int eventStreamWriteHeader(PlinthStream stream)
 {
-  HeaderBufStruct h;
-  int res = headerBuild(&h, 0);
+  unsigned char *base;
+  size_t size;
+  int res = eventHeaderBuild(0, &base, &size);
+  AVER_LOCKED();
   if (res == 0) {
-    res = PlinthStreamWrite(stream, h.base, h.size);
-    PlinthFree(h.base);
+    res = PlinthStreamWrite(stream, base, size);
+    PlinthFree(base);
   }
   return res;
 }
@@ -999,6 +609,7 @@ int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial,
 {
   EventStreamEntryStruct entry;
   int failed = 0;
+  AVER_LOCKED();
   memset(&entry, 0, sizeof entry);
   entry.stream = stream;
   entry.binary = 1;
@@ -1008,445 +619,64 @@ int eventStreamWriteBlock(PlinthStream stream, uint32_t *index, uint32_t serial,
   return failed;
 }
 
-/* writeReserved -- write a block blockWrite deferred, with its check, at
- * its place: 0 or an errno code.  Async-signal-safe. */
-static int writeReserved(const EventWriteStruct *w)
+/* eventStreamLost -- a block written after the lock, or by the writer,
+ * failed with code: stream i is failed, and the block's events lost.
+ * Async-signal-safe.  .sol.writer.fail */
+void eventStreamLost(size_t i, PlinthStream stream, int code, const unsigned char *data,
+                     size_t size)
 {
-  unsigned char header[EVENT_BLOCK_HEADER_LEN];
-  EventBlockHeaderStruct *h = (EventBlockHeaderStruct *)header;
-  memcpy(header, w->header, sizeof header);
-  h->check = EventCheck(EventCheck(0, header, sizeof header), w->data, w->size);
-  return PlinthStreamWriteTwoAt(w->stream, w->offset, header, sizeof header, w->data, w->size);
+  streamFail(i, stream, code);
+  streamLose(i, data, size);
 }
 
-/* eventWritesDo -- the calling thread writes its deferred blocks, after
- * the lock.  .sol.writer.at */
-void eventWritesDo(EventThreadStruct *thread)
+/* eventBlockWriteTo -- the writer's job: one block to each of the
+ * streams the session had when it was queued, a failed one's events
+ * counted.  The plinth's lock not held.  .sol.writer */
+void eventBlockWriteTo(EventStreamEntryStruct *streams, size_t count, uint32_t serial,
+                       unsigned kind, unsigned level, const unsigned char *data, size_t size,
+                       uint64_t seq)
 {
-  unsigned n = atomic_load_explicit(&thread->writesCount, memory_order_relaxed);
-  if (n == 0)
-    return;
-  PlinthCancelHold();           /* a block cut short is a hole: .sol.cancel */
-  for (unsigned i = 0; i < n; ++i) {
-    const EventWriteStruct *w = &thread->writes[i];
-    int res = writeReserved(w);
-    if (res != 0) {
-      streamFail(w->entry, w->stream, res);
-      streamLose(w->entry, w->data, w->size);
+  for (size_t i = 0; i < count; ++i) {
+    int failed = 0;
+    if (streams[i].binary && atomic_load(&streamFailure[i]) != 0) {
+      streamLose(i, data, size);        /* failed: written no more */
+      continue;
     }
-  }
-  atomic_store_explicit(&thread->writesCount, 0, memory_order_release);
-  PlinthCancelRelease();
-}
-
-/* writesSettle -- every block placed but perhaps not yet written is
- * written now, by the caller (the same bytes to the same place: what a
- * block holds changes only under the lock); with wait, the caller then
- * waits, a second at most, for the other threads to be out of their
- * writes, so that a stream is not closed under them.  Lock held.
- * .sol.writer.at */
-static void writesSettle(int wait)
-{
-  EventThreadStruct *self = eventThreadState;
-  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next) {
-    unsigned n = atomic_load_explicit(&t->writesCount, memory_order_acquire);
-    for (unsigned i = 0; i < n; ++i)
-      (void)writeReserved(&t->writes[i]);
-  }
-  if (wait)
-    for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-      for (unsigned waited = 0; t != self && waited < 50000
-           && atomic_load_explicit(&t->writesCount, memory_order_acquire) != 0; ++waited)
-        PlinthSleepNs(20000);
-}
-
-void eventWritesFlush(void)
-{
-  writesSettle(0);
-}
-
-/* eventWritesUnsettled -- is a thread still in its writes after
- * writesSettle waited?  Then the streams are not closed: it would write
- * into a closed descriptor, or one the program opened since.  Lock held. */
-int eventWritesUnsettled(void)
-{
-  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-    if (atomic_load_explicit(&t->writesCount, memory_order_acquire) != 0)
-      return 1;
-  return 0;
-}
-
-
-/* The asynchronous writer.  design/control.txt .sol.writer
- *
- * In async mode a block is not written by the thread that fills it: it
- * becomes a job on a queue, and the writer thread writes it while the
- * emitter goes on in its other slot.  The job points into the slot, so
- * the slot is not reused until the job is done (pending, under the queue
- * lock).  The writer never claims the plinth lock, so an emitter may wait
- * for it while holding that lock. */
-
-#define JOB_LIMIT 256
-
-typedef struct JobStruct {
-  EventStreamEntryStruct streams[STREAM_LIMIT];  /* the session's, when queued */
-  size_t streamCount;
-  const unsigned char *data;
-  size_t size;
-  uint64_t seq;
-  uint32_t serial;
-  unsigned kind, level;
-  unsigned *pending;            /* the slot's count, to decrement when done */
-} JobStruct;
-
-/* DetachedStruct -- a live slot's region handed to the writer, with the
- * count of jobs still reading it.  .sol.writer.detach */
-#define DETACH_LIMIT 16
-
-typedef struct DetachedStruct {
-  unsigned pending;             /* jobs reading the region */
-  unsigned char *base;          /* NULL: the record is not in use */
-  size_t size;
-} DetachedStruct;
-
-static struct {
-  JobStruct jobs[JOB_LIMIT];
-  size_t head, count;           /* the queue: jobs[head .. head + count) */
-  unsigned *writingPending;     /* the count of the job the writer holds, or NULL */
-  int started;
-  unsigned poked;               /* looks left soon after a thread's exit */
-  int stop;                     /* end when idle: the library is unloaded */
-  DetachedStruct detached[DETACH_LIMIT];
-} writer;
-
-/* The writer is a thread of the process, and glibc ends a process
- * whose main thread called pthread_exit only when its last thread
- * ends; so the writer, when idle, looks whether it is the last, and if
- * so ends as that thread would have (the atexit handlers then run on it,
- * writing synchronously).  It looks soon after a thread's exit, and
- * every WRITER_LOOK_NS, for threads that never emitted.  .sol.writer.last */
-#define WRITER_LOOK_NS ((uint64_t)100000000)
-#define WRITER_POKED_NS ((uint64_t)1000000)
-#define WRITER_POKED_LOOKS 100
-
-/* writerLast -- is the writer the process's last thread?  Queue lock
- * held; if it is, it writes no more. */
-static int writerLast(void)
-{
-  int last;
-  PlinthQueueRelease();
-  last = PlinthLastThread();
-  if (last) {
-    PlinthLockClaim();
-    eventSession.async = 0;
-    writer.started = 0;         /* (eventWriterIdle waits for no one) */
-    PlinthLockRelease();
-  }
-  PlinthQueueClaim();
-  return last && writer.count == 0;
-}
-
-/* eventWriterStop -- the writer writes what it has and ends, and is
- * waited for: its code is about to be unloaded.  Lock not held (the
- * writer's own exit may emit, as the allocation recorder's free does);
- * writing is synchronous from here on.  .sol.unload */
-void eventWriterStop(void)
-{
-  PlinthLockClaim();
-  eventSession.async = 0;
-  PlinthLockRelease();
-  if (!writer.started)
-    return;
-  PlinthQueueClaim();
-  writer.stop = 1;
-  PlinthQueueWake();
-  PlinthQueueRelease();
-  PlinthWriterJoin();
-  writer.started = 0;
-}
-
-/* eventWriterPoke -- a thread exited: the writer looks soon whether it
- * is the last */
-void eventWriterPoke(void)
-{
-  if (!writer.started)
-    return;
-  PlinthQueueClaim();
-  writer.poked = WRITER_POKED_LOOKS;
-  PlinthQueueWake();
-  PlinthQueueRelease();
-}
-
-/* writerRun -- the writer thread: write jobs as they come */
-static void writerRun(void)
-{
-  for (;;) {
-    JobStruct job;
-    PlinthQueueClaim();
-    while (writer.count == 0) {
-      if (writer.stop) {
-        PlinthQueueRelease();
-        return;
-      }
-      PlinthQueueWaitFor(writer.poked > 0 ? WRITER_POKED_NS : WRITER_LOOK_NS);
-      if (writer.poked > 0)
-        --writer.poked;
-      if (writer.count == 0 && writerLast()) {
-        PlinthQueueRelease();
-        return;
-      }
-    }
-    job = writer.jobs[writer.head];
-    writer.head = (writer.head + 1) % JOB_LIMIT;
-    --writer.count;
-    writer.writingPending = job.pending;
-    PlinthQueueRelease();
-    for (size_t i = 0; i < job.streamCount; ++i) {
-      int failed = 0;
-      if (job.streams[i].binary && atomic_load(&streamFailure[i]) != 0) {
-        streamLose(i, job.data, job.size);     /* failed: written no more */
-        continue;
-      }
-      (void)blockWrite(&job.streams[i], job.serial, job.kind, job.level, job.data, job.size,
-                       job.seq, NULL, &failed);
-      if (failed != 0) {
-        streamFail(i, job.streams[i].stream, failed);
-        streamLose(i, job.data, job.size);
-      }
-    }
-    PlinthQueueClaim();
-    --*writer.writingPending;   /* the job's, or its region's if detached since */
-    writer.writingPending = NULL;
-    PlinthQueueWake();
-    PlinthQueueRelease();
+    (void)blockWrite(&streams[i], serial, kind, level, data, size, seq, NULL, &failed);
+    if (failed != 0)
+      eventStreamLost(i, streams[i].stream, failed, data, size);
   }
 }
 
-/* writerEnqueue -- queue a block for the writer.  Plinth lock held.
- * Returns nonzero if there is no writer: the caller writes it. */
-static int writerEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind, unsigned slot,
-                         const unsigned char *data, size_t size, uint64_t seq)
+/* eventStreamCount -- how many streams the session has.  Lock held. */
+size_t eventStreamCount(void)
 {
-  JobStruct *job;
-  if (!writer.started) {
-    if (PlinthWriterStart(writerRun) != 0) {
-      eventSay("cannot start the writer thread: writing synchronously", NULL);
-      eventSession.async = 0;
-      return 1;
-    }
-    writer.started = 1;
+  AVER_LOCKED();
+  return streamList.count;
+}
+
+/* eventStreamsFlush -- flush every stream of the session.  Lock held,
+ * or a death's flush that could not take it (eventdump.c). */
+void eventStreamsFlush(void)
+{
+  for (size_t i = 0; i < streamList.count; ++i)
+    (void)PlinthStreamFlush(streamList.entries[i].stream);
+}
+
+/* eventStreamsClose -- close the streams telltale opened (flushing each
+ * first, with flush), unless a thread is still in its writes after the
+ * lock (eventWritesUnsettled), and forget them all.  Lock held. */
+void eventStreamsClose(int flush)
+{
+  int unsettled = eventWritesUnsettled();   /* .sol.writer.at */
+  AVER_LOCKED();
+  for (size_t i = 0; i < streamList.count; ++i) {
+    EventStreamEntryStruct *entry = &streamList.entries[i];
+    if (flush)
+      (void)PlinthStreamFlush(entry->stream);
+    if (entry->owned && !unsettled)
+      PlinthStreamClose(entry->stream);
   }
-  PlinthQueueClaim();
-  while (writer.count == JOB_LIMIT)
-    PlinthQueueWait();
-  job = &writer.jobs[(writer.head + writer.count) % JOB_LIMIT];
-  memcpy(job->streams, eventSession.streams, sizeof job->streams);
-  job->streamCount = eventSession.streamCount;
-  job->data = data;
-  job->size = size;
-  job->seq = seq;
-  job->serial = thread->serial;
-  job->kind = kind;
-  job->level = level;
-  job->pending = &thread->levels[level][kind].pending[slot];
-  ++*job->pending;
-  ++writer.count;
-  PlinthQueueWake();
-  PlinthQueueRelease();
-  return 0;
-}
-
-/* eventWriterIdle -- wait until the writer has written every queued job */
-void eventWriterIdle(void)
-{
-  writesSettle(1);
-  if (!writer.started)
-    return;
-  PlinthQueueClaim();
-  while (writer.count > 0 || writer.writingPending != NULL)
-    PlinthQueueWait();
-  PlinthQueueRelease();
-}
-
-/* eventSlotBusy -- does a job still read slot s?  With wait, wait until not. */
-int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait)
-{
-  int busy;
-  if (!writer.started)
-    return 0;
-  PlinthQueueClaim();
-  while (wait && kb->pending[s] > 0)
-    PlinthQueueWait();
-  busy = kb->pending[s] > 0;
-  PlinthQueueRelease();
-  return busy;
-}
-
-/* eventSlotDetach -- free slot s of a live region the writer still
- * reads by handing the region to the writer's jobs, taking in exchange
- * a region they are done with, if there is one of its size: 0 if the
- * slot is free (its region kept, exchanged, or handed over and none
- * taken), else nonzero.  Plinth lock held; no memory is allocated or
- * freed, as a signal handler may be here.  .sol.writer.detach */
-int eventSlotDetach(EventKindBufStruct *kb, unsigned s)
-{
-  DetachedStruct *d = NULL;
-  int busy;
-  if (!writer.started)
-    return 0;
-  PlinthQueueClaim();
-  if (kb->pending[s] > 0 && eventLiveSlot(kb, s))
-    for (size_t i = 0; i < DETACH_LIMIT; ++i) {
-      DetachedStruct *r = &writer.detached[i];
-      if (r->base == NULL ? d == NULL : r->pending == 0 && r->size == kb->slotSize[s])
-        d = r;
-      if (d != NULL && d->base != NULL)
-        break;
-    }
-  if (d != NULL) {
-    unsigned *from = &kb->pending[s];
-    unsigned char *done = d->base;
-    for (size_t i = 0; i < writer.count; ++i) {
-      JobStruct *job = &writer.jobs[(writer.head + i) % JOB_LIMIT];
-      if (job->pending == from)
-        job->pending = &d->pending;
-    }
-    if (writer.writingPending == from)
-      writer.writingPending = &d->pending;
-    d->pending = kb->pending[s];
-    d->base = kb->slot[s];
-    d->size = kb->slotSize[s];
-    kb->pending[s] = 0;
-    kb->slot[s] = done;
-    kb->mapped[s] = done != NULL;
-    kb->liveGen[s] = eventSession.liveGen;
-  }
-  busy = kb->pending[s] > 0;
-  PlinthQueueRelease();
-  return busy;
-}
-
-/* eventSlotsReturned -- give back to the live file the regions handed
- * to the writer, once it is done with them.  Plinth lock held. */
-void eventSlotsReturned(void)
-{
-  DetachedStruct done[DETACH_LIMIT];
-  size_t n = 0;
-  if (!writer.started)
-    return;
-  PlinthQueueClaim();
-  for (size_t i = 0; i < DETACH_LIMIT; ++i)
-    if (writer.detached[i].base != NULL && writer.detached[i].pending == 0) {
-      done[n++] = writer.detached[i];
-      writer.detached[i].base = NULL;
-    }
-  PlinthQueueRelease();
-  for (size_t i = 0; i < n; ++i)
-    eventLiveRegionRelease(done[i].base, done[i].size);
-}
-
-/* EventWriterAsync -- write blocks on the writer thread (1) or on the
- * emitting thread (0, the default).  drop: when the writer is behind,
- * drop and count events (EventsDropped) rather than wait for it. */
-int EventWriterAsync(int async, int drop)
-{
-  PlinthLockClaim();
-  if (!async)
-    eventWriterIdle();
-  eventSession.async = async != 0;
-  eventSession.dropWhenBehind = async && drop;
-  PlinthLockRelease();
-  return 0;
-}
-
-
-/* The live file's regions ------------------------------------------ */
-
-/* eventLiveRegion -- a region of the live file of the given size */
-int eventLiveRegion(size_t size, unsigned char **baseReturn)
-{
-  void *base;
-  int res;
-  for (LiveRegionStruct **p = &eventSession.liveFree; *p != NULL; p = &(*p)->next)
-    if ((*p)->size == size) {
-      LiveRegionStruct *region = *p;
-      *p = region->next;
-      *baseReturn = region->base;
-      PlinthFree(region);
-      return 0;
-    }
-  res = PlinthStreamMap(eventSession.live, size, &base);
-  if (res == 0) {
-    memset(base, 0, EVENT_BLOCK_HEADER_LEN);
-    *baseReturn = base;
-    ++eventSession.liveRegions;
-  }
-  return res;
-}
-
-/* eventLiveRegionRelease -- a slot's region is given up: it goes on the
- * free list, marked free (magic zeroed, length kept) so that recovery
- * passes over it.  Lock held. */
-void eventLiveRegionRelease(unsigned char *base, size_t size)
-{
-  LiveRegionStruct *region = NULL;
-  /* Without a live file (after EventFinish, or in the child of fork,
-   * where the region is the parent's) the region is only unmapped. */
-  if (eventSession.live != NULL) {
-    memset(base, 0, 4);
-    region = PlinthAlloc(sizeof *region);
-  }
-  if (region == NULL)
-    PlinthStreamUnmap(eventSession.live, base, size);
-  else {
-    region->base = base;
-    region->size = size;
-    region->next = eventSession.liveFree;
-    eventSession.liveFree = region;
-  }
-}
-
-/* eventLiveRegionsSay -- the count of regions, in the live file's header's
- * last bytes, once a new region has its header: a reader knows how many
- * to find, so a live file cut short or zeroed is not taken for a whole
- * one.  A write in place: a full disk allows it.  .sol.recover */
-void eventLiveRegionsSay(void)
-{
-  unsigned char bytes[EVENT_LIVE_REGIONS_LEN];
-  if (eventSession.liveRegions == eventSession.liveRegionsSaid)
-    return;
-  for (size_t i = 0; i < sizeof bytes; ++i)
-    bytes[i] = (unsigned char)(eventSession.liveRegions >> (8 * i));
-  if (PlinthStreamWriteAt(eventSession.live, eventSession.liveHeaderLength - sizeof bytes, bytes,
-                          sizeof bytes) == 0)
-    eventSession.liveRegionsSaid = eventSession.liveRegions;
-}
-
-/* eventOutAfterFork -- in the child of fork(): the writer and the live
- * file are the parent's.  design/plinth.txt .sol.fork */
-void eventOutAfterFork(void)
-{
-  /* The writer thread is the parent's: the child starts its own when it
-   * needs one, and the parent's queued jobs are the parent's, as are
-   * the regions they read. */
-  for (size_t i = 0; i < DETACH_LIMIT; ++i)
-    if (writer.detached[i].base != NULL)
-      PlinthStreamUnmap(NULL, writer.detached[i].base, writer.detached[i].size);
-  memset(&writer, 0, sizeof writer);
-  /* The parent's threads write their own deferred blocks. */
-  for (EventThreadStruct *t = eventSession.threads; t != NULL; t = t->next)
-    atomic_store(&t->writesCount, 0);
-  /* The parent's live file is the parent's: unmap its regions (in the
-   * child only) rather than reuse them, and let go of the stream. */
-  liveDropsUnmap();
-  if (eventSession.live != NULL) {
-    PlinthStreamClose(eventSession.live);
-    eventSession.live = NULL;
-  }
-  while (eventSession.liveFree != NULL) {
-    LiveRegionStruct *region = eventSession.liveFree;
-    eventSession.liveFree = region->next;
-    PlinthStreamUnmap(NULL, region->base, region->size);
-    PlinthFree(region);
-  }
+  streamList.count = 0;
+  streamList.started = 0;
 }

@@ -13,10 +13,9 @@
  *   - dlsym may allocate while the real functions are being looked up:
  *     those allocations come from a small static arena and are never
  *     recorded; freeing them does nothing.
- *   - the runtime's own allocations (event.c, eventbuf.c, eventout.c,
- *     eventdump.c, plinth.c) are compiled with malloc and free renamed
- *     to TelltaleReal* below, so they go straight to the real allocator
- *     and are never recorded.
+ *   - the runtime's own allocations (src/event, plinth.c) are compiled
+ *     with malloc and free renamed to TelltaleReal* below, so they go
+ *     straight to the real allocator and are never recorded.
  *   - anything else the runtime calls that allocates (pthread keys,
  *     atexit, and pthread_create, renamed too, for the writer thread)
  *     runs with the thread-local flag inside set, so the wrapper passes
@@ -232,7 +231,7 @@ static inline int ready(void)
 
 
 /* The runtime's own allocations -------------------------------------
- * event.c, eventbuf.c, eventout.c, eventdump.c and plinth.c are
+ * The runtime's files (src/event) and plinth.c are
  * compiled for this library with -Dmalloc=TelltaleRealMalloc and so on
  * (ninja/targets.ninja, ninja/runtime.ninja), so that
  * telltale's buffers are never recorded.  design/recorder.txt .malloc.reentry */

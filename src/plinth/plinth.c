@@ -422,6 +422,13 @@ void PlinthLockRelease(void)
     (void)pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
+/* PlinthLockHeld -- plinth.h */
+
+int PlinthLockHeld(void)
+{
+  return lockDepth > 0;
+}
+
 /* The writer's queue lock and its condition.  design/control.txt .sol.writer */
 static pthread_mutex_t queueLock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int queueHeld;     /* this thread holds queueLock */

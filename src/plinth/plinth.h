@@ -133,6 +133,10 @@ extern int PlinthThreadName(char *buf, size_t size);  /* the calling thread's na
 extern void PlinthLockClaim(void);
 extern void PlinthLockRelease(void);
 
+/* PlinthLockHeld -- does the calling thread hold the lock?  A
+ * thread-local load, for the runtime's checks (AVER_LOCKED, eventint.h). */
+extern int PlinthLockHeld(void);
+
 /* PlinthLockTry -- claim the lock if no other thread holds it; 1 if claimed.
  * For a signal handler, which must not wait for a thread it interrupted. */
 extern int PlinthLockTry(void);

@@ -1,6 +1,6 @@
 /* <src/read/eventexpand.c> -- the stream layer: a block's data expanded
  *
- * .design: design/telemetry.txt .compact.reader .zstd.block .zstd.held
+ * .design: design/tools.txt .compact.reader design/stream.txt .zstd.block design/tools.txt .zstd.held
  *
  * A compact block's events expanded to the form the runtime wrote, and
  * a zstd block's data decompressed, each into a buffer the stream
@@ -17,7 +17,7 @@
 
 /* EVENT_EXPAND_HELD_MAX -- the expanded events a mapped stream holds at
  * most: 256 MiB, or 256 times the stream's bytes if that is more.
- * design/telemetry.txt .zstd.held */
+ * design/tools.txt .zstd.held */
 #define EVENT_EXPAND_HELD_MAX(size) \
   ((size) > ((size_t)1 << 20) ? (size) * 256 : ((size_t)256 << 20))
 
@@ -72,7 +72,7 @@ static unsigned char *rawBuffer(EventStreamStruct *stream, const BlockStruct *bl
 
 /* eventRawTrim -- a block's own expanded buffer cut to the events indexed:
  * a damaged block's expansion (a zstd bomb's 64 MiB of nothing) is not
- * held while the rest is read.  design/telemetry.txt .zstd.held */
+ * held while the rest is read.  design/tools.txt .zstd.held */
 void eventRawTrim(EventStreamStruct *stream, BlockStruct *block)
 {
   size_t allocated = stream->rawLastSize;
@@ -95,7 +95,7 @@ void eventRawTrim(EventStreamStruct *stream, BlockStruct *block)
  * events in the block's positions, for indexEvents.  If its data are
  * not sound (cut short is for the caller to say), reports it and sets
  * *sound to 0: the events before the fault are still expanded.
- * design/telemetry.txt .compact.reader */
+ * design/tools.txt .compact.reader */
 size_t eventBlockExpand(EventStreamStruct *stream, BlockStruct *block, const unsigned char *in,
                           size_t inSize, int *sound)
 {
@@ -145,7 +145,7 @@ size_t eventBlockExpand(EventStreamStruct *stream, BlockStruct *block, const uns
  * anything is allocated.  Returns the output, with *sizeReturn its
  * length; NULL, having said why unless the block is cut short (no
  * event of a frame cut short is shown), if it is not sound.
- * design/telemetry.txt .zstd.reader */
+ * design/stream.txt .zstd.reader */
 /* EventZstdFrameCheck -- eventread.h: the one rule for what a zstd
  * block's frame may expand to (.zstd.reader) */
 const char *EventZstdFrameCheck(const unsigned char *in, size_t inSize, size_t *sizeReturn)

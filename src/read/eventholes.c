@@ -1,6 +1,6 @@
 /* <src/read/eventholes.c> -- the stream layer: blocks missing, repeated, or holes
  *
- * .design: design/telemetry.txt .stream.check .sol.writer.at
+ * .design: design/stream.txt .stream.check design/control.txt .sol.writer.at
  *
  * What the walk of eventindex.c notes of each block's place: its index
  * (a block read twice is refused, and the indexes read must rise from
@@ -17,7 +17,7 @@
 /* eventIndexNote -- note a block's index and offset, for eventIndexCheck.
  * Returns 0, having said so, if a block with this index was read
  * already: the log holds it twice (spliced, or a write repeated), and
- * its events are not read again.  design/telemetry.txt .stream.check */
+ * its events are not read again.  design/stream.txt .stream.check */
 int eventIndexNote(EventStreamStruct *stream, const BlockStruct *block)
 {
   TableEntryStruct *first;
@@ -76,7 +76,7 @@ static int holeEndsAt(const EventStreamStruct *stream, uint64_t offset)
 /* eventIndexCheck -- every block the log was written with is there, in the
  * order written: the indexes read rise in file order from 0 to the
  * highest.  Only where the walk read to the end: a walk stopped at
- * damage reports that.  design/telemetry.txt .stream.check */
+ * damage reports that.  design/stream.txt .stream.check */
 void eventIndexCheck(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;

@@ -1,6 +1,6 @@
 /* <src/read/eventindex.c> -- the stream layer: the block index
  *
- * .design: design/telemetry.txt .stream.block .stream.check .eventcnv.reader
+ * .design: design/stream.txt .stream.block .stream.check design/tools.txt .eventcnv.reader
  *
  * eventIndexBlocks walks a stream's blocks in file order, reading a
  * scan's window on as it goes (eventFill), checks each block and every
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <zstd.h>
 
-/* Indexing the blocks.  design/telemetry.txt .stream.block
+/* Indexing the blocks.  design/stream.txt .stream.block
  *
  * eventIndexBlocks walks the blocks in file order and every event in them,
  * so that faults are found before any event is returned, and gathers
@@ -51,7 +51,7 @@ size_t eventFindBlockMagic(const EventStreamStruct *stream, size_t from)
 
 /* eventFill -- for a scan: make the window hold need bytes from *pos on,
  * or all there are to the end of the stream.  The window moves: *pos
- * is where the same byte is after.  design/telemetry.txt .eventcnv.scan */
+ * is where the same byte is after.  design/tools.txt .eventcnv.scan */
 void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
 {
   if (stream->read == NULL || stream->eof || stream->size - *pos >= need)
@@ -67,7 +67,7 @@ void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
     long n;
     /* The window grows as the bytes come, not to what a length field
      * claims: a corrupt length costs no more memory than the stream's
-     * own size.  design/telemetry.txt .eventcnv.scan */
+     * own size.  design/tools.txt .eventcnv.scan */
     if (stream->size == stream->windowCapacity) {
       size_t capacity = stream->windowCapacity * 2 < need ? stream->windowCapacity * 2 : need;
       unsigned char *bigger = realloc(stream->window, capacity);
@@ -221,7 +221,7 @@ int eventCodesInit(EventStreamStruct *stream)
  * clock for the first and last, and the next position is known without
  * a load, so that the walk is not one load after another.  Returns where
  * it stopped.  Inlined twice, so that swap is a constant in each.
- * design/telemetry.txt .eventcnv.reader.run */
+ * design/tools.txt .eventcnv.reader.run */
 static inline __attribute__((always_inline))
 size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
                  const unsigned char *data, size_t pos,
@@ -274,7 +274,7 @@ size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
 
 /* noteOwn -- what the index notes of telltale's own events: StreamEnd,
  * StreamExec, the ClockSyncs with the lowest and highest clock, the drops, threads
- * started and ended.  design/telemetry.txt .stream.own */
+ * started and ended.  design/stream.txt .stream.own */
 static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info, IndexStruct *index,
                     const EventRecordStruct *rec)
 {
@@ -297,7 +297,7 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
   } else if (rec->code == EVENT_CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
              && rec->values[0].u <= 0xFFFF
              && eventKindOf(stream, (unsigned)rec->values[0].u, &reg) >= 0) {
-    /* its kind as blocks carry it: design/telemetry.txt .sol.dropped, .reg.many */
+    /* its kind as blocks carry it: design/control.txt .sol.dropped, design/registry.txt .reg.many */
     info->dropped[eventKindOf(stream, (unsigned)rec->values[0].u, &reg)] += rec->values[1].u;
   } else if (rec->code == EVENT_CODE_THREAD_START) {
     ++info->threadStarts;
@@ -312,7 +312,7 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
  * Most events take the first path: a code in the table with a fixed
  * length, and that length.  Every other event (a string, one of
  * telltale's own, an unknown code, a fault) is decoded in full.
- * design/telemetry.txt .eventcnv.reader */
+ * design/tools.txt .eventcnv.reader */
 static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   EventStreamInfoStruct *info = &stream->info;
@@ -367,7 +367,7 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
       res = EventDecodeCORRUPT;
       why = "event code 0 inside a block's data";
     }
-    if (res == EventDecodeUNKNOWN) {    /* design/telemetry.txt .stream.unknown */
+    if (res == EventDecodeUNKNOWN) {    /* design/stream.txt .stream.unknown */
       ++info->unknownCount;
       pos += rec.length;
       continue;
@@ -467,7 +467,7 @@ static int indexThreads(EventStreamStruct *stream)
 /* blockRead -- read the header of the block at pos into *block.
  * Returns 1 if it is sound; else 0, with what is wrong in what.  A
  * block running past the end of the stream is also marked cut.
- * design/telemetry.txt .stream.check */
+ * design/stream.txt .stream.check */
 static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
                      size_t whatSize)
 {
@@ -628,7 +628,7 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
   /* The clock frequency: the header's, or from the header's start pair
    * and the last ClockSync by clock (so the result does not depend on
    * the order of blocks), by the rule the traceback uses too.
-   * design/telemetry.txt .sol.clock */
+   * design/runtime.txt .sol.clock */
   info->clockHz = info->headerHz;
   if (info->clockSyncCount >= 1)
     info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
@@ -637,8 +637,8 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
 
 /* eventIndexBlocks -- walk the blocks in file order.  Each is checked
  * (blockRead), then its events (indexEvents).  At damage the walk stops,
- * or with resync goes on at the next block.  design/telemetry.txt
- * .eventcnv.reader, .stream.check */
+ * or with resync goes on at the next block.  design/tools.txt
+ * .eventcnv.reader, design/stream.txt .stream.check */
 void eventIndexBlocks(EventStreamStruct *stream)
 {
   EventStreamInfoStruct *info = &stream->info;

@@ -1,6 +1,6 @@
 /* <src/read/eventmerge.c> -- the stream layer: the merge of a stream's registries
  *
- * .design: design/telemetry.txt .stream.header.registries .stream.block.registry
+ * .design: design/stream.txt .stream.header.registries .stream.block.registry
  *
  * A stream carries telltale's registry and those of the libraries and
  * program that joined the process (eventheader.c parses each); a

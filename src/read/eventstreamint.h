@@ -1,6 +1,6 @@
 /* <src/read/eventstreamint.h> -- what the stream layer's files share, and no one else
  *
- * .design: design/telemetry.txt .stream .eventcnv.reader
+ * .design: design/stream.txt .stream design/tools.txt .eventcnv.reader
  *
  * The stream layer (eventread.h's EventStream*) is one module in three
  * files, split by concern:
@@ -25,7 +25,7 @@
 #include "eventread.h"
 
 /* TableStruct -- a hash table from 64-bit keys to 64-bit values, for
- * the Intern and Label tables.  design/telemetry.txt .req.intern */
+ * the Intern and Label tables.  design/index.txt .req.intern */
 
 typedef struct TableEntryStruct {
   uint64_t key;
@@ -39,7 +39,7 @@ typedef struct TableStruct {
   size_t count;
 } TableStruct;
 
-/* BlockStruct -- a block found by the index.  design/telemetry.txt .stream.block */
+/* BlockStruct -- a block found by the index.  design/stream.txt .stream.block */
 
 typedef struct IndexEntryStruct {
   uint32_t index;               /* a block's index in the log (.stream.check) */
@@ -67,7 +67,7 @@ typedef struct BlockStruct {
 
 /* HoleStruct -- a block the program died before writing whole, as its
  * header says, or with seq EVENT_SEQ_NONE if that is zeros too
- * (eventholes.c eventHoleFind).  design/telemetry.txt .sol.writer.at */
+ * (eventholes.c eventHoleFind).  design/control.txt .sol.writer.at */
 typedef struct HoleStruct {
   uint64_t offset, end;         /* in the stream */
   uint64_t seq;
@@ -78,7 +78,7 @@ typedef struct HoleStruct {
 
 /* SeqStruct -- the blocks of one (thread, kind), and a cursor in them.
  * Only the clock of the current event is read: its fields are decoded
- * when it is returned.  design/telemetry.txt .stream.order .eventcnv.reader */
+ * when it is returned.  design/stream.txt .stream.order design/tools.txt .eventcnv.reader */
 
 typedef struct SeqStruct {
   size_t block;                 /* current block: index into blocks */
@@ -90,7 +90,7 @@ typedef struct SeqStruct {
 
 /* CodeStruct -- what the index knows of a code, in a table of all
  * 65536, so that checking an event is a load, not a search.
- * design/telemetry.txt .eventcnv.reader */
+ * design/tools.txt .eventcnv.reader */
 
 typedef struct CodeStruct {
   uint32_t head;                /* if length is not 0: the first 4 bytes of each of its
@@ -106,7 +106,7 @@ typedef struct CodeStruct {
 /* RegStruct -- one of the registries a stream carries (3.0.6): its
  * events by their own codes, and where they are in the merge that is
  * the stream's registry, whose codes are the number above the code.
- * design/telemetry.txt .stream.header.registries */
+ * design/stream.txt .stream.header.registries */
 #define REG_OWNED 6
 typedef struct RegStruct {
   unsigned number;              /* as its blocks' kinds say */
@@ -129,7 +129,7 @@ struct EventStreamStruct {
 
   /* A scan (EventStreamScan) holds a window of the stream, bytes
    * origin to origin + size, and reads more as the index needs them.
-   * design/telemetry.txt .eventcnv.scan */
+   * design/tools.txt .eventcnv.scan */
   size_t origin;                /* stream offset of base[0]; 0 if not a scan */
   int eof;                      /* the stream ends at origin + size */
   unsigned char *window;

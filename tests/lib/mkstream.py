@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# tests/mkstream.py -- write deterministic synthetic telltale streams
+# tests/lib/mkstream.py -- write deterministic synthetic telltale streams
 #
-# .design: design/telemetry.txt .stream
+# .design: design/stream.txt .stream
 #
-# Writes a stream exactly as design/telemetry.txt .stream describes it,
+# Writes a stream exactly as design/stream.txt .stream describes it,
 # independently of the C runtime, so that the reader (src/read/eventstream.c,
 # eventheader.c, eventindex.c) and
 # eventcnv can be tested against a second implementation of the format.
@@ -16,17 +16,17 @@
 #   mkstream.py --list                         list the variants
 #
 # The stream has its own registry: telltale's own events (0x0001-0x0009,
-# design/telemetry.txt .stream.own) in kind 0 "Telltale", and client
+# design/stream.txt .stream.own) in kind 0 "Telltale", and client
 # events covering every format letter.  Three threads emit into several
 # kinds with interleaved clocks, so a reader must merge the blocks to
 # print events in time order; one event has a code not in the registry.
 #
 # --expect is an oracle: it formats the events in Python as eventcnv's
-# default output should look (tests/golden/*.out were checked with it).
+# default output should look (tests/data/golden/*.out were checked with it).
 #
 # The format's constants (magics, the byte-order mark, header lengths
 # and offsets, the letters' sizes) are gen's eventgen.py of telltale's
-# registry (design/telemetry.txt .gen.wire), asserted against eventcom.h
+# registry (design/registry.txt .gen.wire), asserted against eventcom.h
 # when the C builds: run ninja first.  How the fields are laid out and
 # encoded is written here, from the design, as the second implementation.
 
@@ -48,8 +48,8 @@ BLOCK_FLAGS_AT = wire.BLOCK_HEADER["flags"][0]
 CHECK_AT = wire.BLOCK_HEADER["check"][0]
 
 VERSION = (1, 0, 0)
-VERSION2 = (2, 0, 0)            # checked blocks: design/telemetry.txt .stream.check
-VERSION3 = (3, 0, 0)            # compact blocks: design/telemetry.txt .compact
+VERSION2 = (2, 0, 0)            # checked blocks: design/stream.txt .stream.check
+VERSION3 = (3, 0, 0)            # compact blocks: design/runtime.txt .compact
 SESSION = 0x5E551011            # the session id of 2.0 streams
 
 
@@ -117,7 +117,7 @@ EVENTS = [
 
 BY_NAME = {e[1]: e for e in EVENTS}
 BY_CODE = {e[0]: e for e in EVENTS}
-UNKNOWN_CODE = 0x0200           # not in the registry: design/telemetry.txt .stream.unknown
+UNKNOWN_CODE = 0x0200           # not in the registry: design/stream.txt .stream.unknown
 
 START_CLOCK = 1000000000000
 HZ = 2000000000                 # 2 ticks per ns
@@ -143,7 +143,7 @@ class Stream:
         self.sync, self.end = sync, end
         self.many = many        # thousands of events, an address relabelled
         # spans: ([(name, begin, end, beginKey, endKey)], [(name, code, value, key)]),
-        # after the header's check from 2.0.1 (design/telemetry.txt .stream.header.span)
+        # after the header's check from 2.0.1 (design/stream.txt .stream.header.span)
         self.spans = spans
         self.blocks = []        # (thread, kind, seq, [event], pad)
         self.base = 0x7F0000000000 if psize == 8 else 0x40000000
@@ -227,7 +227,7 @@ class Stream:
         return wire.EVENT_BLOCK_MAGIC + struct.pack(self.e + "IIHHQIII", length, thread, kind, flags, seq,
                                      session, index, 0)
 
-    # The compact form, written from design/telemetry.txt .compact.encoding
+    # The compact form, written from design/stream.txt .compact.encoding
     # alone: a second implementation beside src/decode/eventpack.c.
 
     def pack(self, events):
@@ -283,7 +283,7 @@ class Stream:
                 ev["thread"], ev["kind"], ev["seq"] = thread, kind, seq
                 body += self.encode(ev)
             if pad and not self.v2():
-                body += b"\0" * pad     # code 0 ends the data: design/telemetry.txt .stream.block
+                body += b"\0" * pad     # code 0 ends the data: design/stream.txt .stream.block
             packed = self.pack(events) if self.compact else None
             block["compact"] = packed is not None
             if packed is not None:
@@ -374,14 +374,14 @@ def scenario(st):
                  ev("ThreadExit", 8600, 2)])                         # seq 8
     if st.many:   # more events than eventcnv formats in one batch, and
         # an address relabelled between them: each line shows the label
-        # of its moment (design/telemetry.txt .eventcnv.text)
+        # of its moment (design/tools.txt .eventcnv.text)
         for i in range(6):
             clock = 10000 + i * 100000
             block(1, 0, [ev("Intern", clock, 10 + i, "pool %d" % i),
                          ev("Label", clock + 1, a(0x1040), 10 + i)])
             block(2, 2, [ev("ObjectAlloc", clock + 2 + j, a(0x1040), j, 8) for j in range(2500)])
     last = []
-    if st.sync:   # 2 ms after the first: design/telemetry.txt .sol.clock
+    if st.sync:   # 2 ms after the first: design/runtime.txt .sol.clock
         last.append(ev("ClockSync", 4000000, MONOTONIC0 + 2000000, REALTIME0 + 2000000))
     if st.end:
         last.append(ev("StreamEnd", 4000100, len(blocks)))
@@ -406,7 +406,7 @@ def utf8_char(b, i):
 def escape(b):
     """An S field as eventcnv shows it: valid UTF-8 as itself but C1
     controls; other bytes outside printable ASCII in octal
-    (design/telemetry.txt .export.text)."""
+    (design/export.txt .export.text)."""
     out = []
     i = 0
     while i < len(b):
@@ -444,7 +444,7 @@ def fmt_double(d):
 
 def expect(st):
     # An event stamped before the one before it in its thread and kind
-    # is shown at that one's time (design/telemetry.txt .stream.order.back).
+    # is shown at that one's time (design/stream.txt .stream.order.back).
     shown, latest = {}, {}
     for b in sorted(st.blocks, key=lambda b: b["seq"]):
         for e in b["events"]:
@@ -568,7 +568,7 @@ def variant(name):
         # sound, but thread 2's Object events step back in time twice:
         # inside block seq 3, and from seq 3 to seq 6 (a recorder's
         # StackFrames stamped after the ReallocMove it precedes did so;
-        # design/telemetry.txt .stream.order.back)
+        # design/stream.txt .stream.order.back)
         st = sound(version=VERSION3)
         event_of(st, 3, 1)["clock"] = START_CLOCK + 3900
         event_of(st, 6, 0)["clock"] = START_CLOCK + 4300

@@ -67,7 +67,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from results import result, summary  # noqa: E402
 import follow_child  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "build", "gen", "core"))
-import eventgen as wire  # noqa: E402  gen's wire format: design/telemetry.txt .gen.wire
+import eventgen as wire  # noqa: E402  gen's wire format: design/registry.txt .gen.wire
 
 
 def blocks(data):

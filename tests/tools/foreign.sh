@@ -84,6 +84,8 @@ build() {
   local src objs=("$o/client.o" "$o/eventgen.o" "$o/core-eventgen.o")
   runtime() {
     for src in src/event/event.c src/event/eventbuf.c src/event/eventout.c \
+               src/event/eventlevel.c src/event/eventfinish.c \
+               src/event/eventhead.c src/event/eventlive.c src/event/eventwriter.c \
                src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
                src/event/eventsource.c \
                src/decode/eventdecode.c src/decode/eventformat.c src/decode/eventdouble.c \

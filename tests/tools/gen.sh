@@ -352,7 +352,7 @@ fi
 
 # The type letters: gen's table (as eventgen.py carries it) and the C
 # one (eventdecode.c EventTypes) state the same facts, and EventTypeOf
-# knows exactly those letters.  design/telemetry.txt .gen.letters
+# knows exactly those letters.  design/registry.txt .gen.letters
 cat >"$tmp/letters.c" <<'EOF'
 #include <stdio.h>
 #include "eventdecode.h"

@@ -23,7 +23,7 @@ import gdb
 
 def _load_wire():
     """gen's eventgen.py of telltale's registry: the wire format
-    (design/telemetry.txt .gen.wire).  Installed beside this file; in
+    (design/registry.txt .gen.wire).  Installed beside this file; in
     the tree, build/gen/core/eventgen.py.  Found by this file's path as
     its code has it: __file__ is the auto-load script's when that
     sources this file."""
