@@ -70,8 +70,8 @@ void ExportOutGrow(ExportOutStruct *out, size_t need)
   out->size = size;
 }
 
-/* DecimalDigits -- how many digits v has in decimal */
-static unsigned DecimalDigits(uint64_t v)
+/* decimalDigits -- how many digits v has in decimal */
+static unsigned decimalDigits(uint64_t v)
 {
   static const uint64_t tens[] = {
     1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
@@ -83,8 +83,8 @@ static unsigned DecimalDigits(uint64_t v)
   return n + (v >= tens[n]) + (n == 0 && v == 0);
 }
 
-/* DigitsTo -- v's last n digits, two at a time from the end, at p */
-static void DigitsTo(char *p, uint64_t v, unsigned n)
+/* digitsTo -- v's last n digits, two at a time from the end, at p */
+static void digitsTo(char *p, uint64_t v, unsigned n)
 {
   char *q = p + n;
   for (; n >= 2 && v > UINT32_MAX; n -= 2) {
@@ -106,14 +106,14 @@ static void DigitsTo(char *p, uint64_t v, unsigned n)
 
 char *ExportUnsignedTo(char *p, uint64_t v)
 {
-  unsigned n = DecimalDigits(v);
-  DigitsTo(p, v, n);
+  unsigned n = decimalDigits(v);
+  digitsTo(p, v, n);
   return p + n;
 }
 
 char *ExportZeroPaddedTo(char *p, uint64_t v, unsigned n)
 {
-  DigitsTo(p, v, n);
+  digitsTo(p, v, n);
   return p + n;
 }
 
@@ -225,7 +225,7 @@ void ExportPutJsonString(ExportOutStruct *out, const char *s, size_t len)
 
 /* Threads, times, fields */
 
-static size_t Slot(uint32_t serial, size_t limit)
+static size_t slot(uint32_t serial, size_t limit)
 {
   return (size_t)(serial * 2654435761u) & (limit - 1);
 }
@@ -234,7 +234,7 @@ const ExportThreadStruct *ExportThreadFind(const ExportStruct *ex, uint32_t seri
 {
   if (ex->threadLimit == 0)
     return NULL;
-  for (size_t i = Slot(serial, ex->threadLimit);; i = (i + 1) & (ex->threadLimit - 1)) {
+  for (size_t i = slot(serial, ex->threadLimit);; i = (i + 1) & (ex->threadLimit - 1)) {
     const ExportThreadStruct *thread = &ex->threads[i];
     if (!thread->used)
       return NULL;
@@ -255,7 +255,7 @@ ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial)
       return NULL;
     for (size_t i = 0; i < ex->threadLimit; ++i)
       if (old[i].used) {
-        size_t j = Slot(old[i].serial, limit);
+        size_t j = slot(old[i].serial, limit);
         while (table[j].used)
           j = (j + 1) & (limit - 1);
         table[j] = old[i];
@@ -264,7 +264,7 @@ ExportThreadStruct *ExportThread(ExportStruct *ex, uint32_t serial)
     ex->threads = table;
     ex->threadLimit = limit;
   }
-  size_t i = Slot(serial, ex->threadLimit);
+  size_t i = slot(serial, ex->threadLimit);
   while (ex->threads[i].used)
     i = (i + 1) & (ex->threadLimit - 1);
   thread = &ex->threads[i];
@@ -394,7 +394,7 @@ int ExportPutJsonLabels(ExportOutStruct *out, const char *prefix, const ExportSt
 
 /* Progress.  design/tools.txt .export.progress */
 
-static double Now(void)
+static double now(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -407,7 +407,7 @@ static double programStart;
 
 __attribute__((constructor)) static void programStarts(void)
 {
-  programStart = Now();
+  programStart = now();
 }
 
 void ProgressStart(ProgressStruct *progress, uint64_t total)
@@ -421,7 +421,7 @@ void ProgressStart(ProgressStruct *progress, uint64_t total)
 
 void ProgressShow(ProgressStruct *progress, uint64_t done)
 {
-  double elapsed = Now() - progress->start;
+  double elapsed = now() - progress->start;
   progress->next = done + (1u << 16);
   if (elapsed < 1.0)
     return;
@@ -457,7 +457,7 @@ static const ExportWriterStruct *const writers[] = {
   &ExportClickhouse, &ExportClickhouseDdl, &ExportClickhouseNative,
 };
 
-static const ExportWriterStruct *FindWriter(const char *name)
+static const ExportWriterStruct *findWriter(const char *name)
 {
   for (size_t i = 0; i < sizeof writers / sizeof writers[0]; ++i)
     if (strcmp(writers[i]->name, name) == 0)
@@ -467,23 +467,23 @@ static const ExportWriterStruct *FindWriter(const char *name)
 
 int ExportFormatKnown(const char *name)
 {
-  return FindWriter(name) != NULL;
+  return findWriter(name) != NULL;
 }
 
 int ExportNeedsFile(const char *name)
 {
-  const ExportWriterStruct *writer = FindWriter(name);
+  const ExportWriterStruct *writer = findWriter(name);
   return writer != NULL && writer->needsFile;
 }
 
 int ExportOneLog(const char *name)
 {
-  const ExportWriterStruct *writer = FindWriter(name);
+  const ExportWriterStruct *writer = findWriter(name);
   return writer != NULL && writer->oneLog;
 }
 
-/* OwnEvent -- telltale's own event of this name in the registry, or NULL */
-static const EventDescStruct *OwnEvent(const EventRegistryStruct *registry, const char *name)
+/* ownEvent -- telltale's own event of this name in the registry, or NULL */
+static const EventDescStruct *ownEvent(const EventRegistryStruct *registry, const char *name)
 {
   for (unsigned i = 0; i < registry->eventCount; ++i)
     if (registry->events[i].code < EVENT_CODE_RESERVED_LIMIT
@@ -492,8 +492,8 @@ static const EventDescStruct *OwnEvent(const EventRegistryStruct *registry, cons
   return NULL;
 }
 
-/* JsonDup -- s as a JSON string, then tail, in malloc'd memory */
-static char *JsonDup(const char *s, const char *tail, size_t *lengthReturn)
+/* jsonDup -- s as a JSON string, then tail, in malloc'd memory */
+static char *jsonDup(const char *s, const char *tail, size_t *lengthReturn)
 {
   ExportOutStruct mem;
   memset(&mem, 0, sizeof mem);
@@ -509,8 +509,8 @@ static char *JsonDup(const char *s, const char *tail, size_t *lengthReturn)
   return mem.buf;
 }
 
-/* MakeNames -- every event's and kind's names as JSON, once */
-static int MakeNames(ExportSourceStruct *ex)
+/* makeNames -- every event's and kind's names as JSON, once */
+static int makeNames(ExportSourceStruct *ex)
 {
   const EventRegistryStruct *registry = ex->registry;
   ex->names = calloc(registry->eventCount + 1, sizeof *ex->names);
@@ -519,17 +519,17 @@ static int MakeNames(ExportSourceStruct *ex)
   for (unsigned i = 0; i < registry->eventCount; ++i) {
     const EventDescStruct *desc = &registry->events[i];
     ExportNamesStruct *names = &ex->names[i];
-    names->event = JsonDup(desc->name, "", &names->eventLength);
+    names->event = jsonDup(desc->name, "", &names->eventLength);
     if (names->event == NULL)
       return 1;
     for (unsigned p = 0; p < desc->paramCount && p < EVENT_PARAM_MAX; ++p) {
-      names->keys[p] = JsonDup(desc->paramNames[p], ":", &names->keyLengths[p]);
+      names->keys[p] = jsonDup(desc->paramNames[p], ":", &names->keyLengths[p]);
       if (names->keys[p] == NULL)
         return 1;
     }
   }
   for (unsigned k = 0; k < EVENT_STREAM_KIND_LIMIT; ++k) {
-    ex->kindNames[k] = JsonDup(k < registry->kindCount ? registry->kinds[k].name : "?", "",
+    ex->kindNames[k] = jsonDup(k < registry->kindCount ? registry->kinds[k].name : "?", "",
                                &ex->kindNameLengths[k]);
     if (ex->kindNames[k] == NULL)
       return 1;
@@ -537,7 +537,7 @@ static int MakeNames(ExportSourceStruct *ex)
   return 0;
 }
 
-static void FreeNames(ExportSourceStruct *ex)
+static void freeNames(ExportSourceStruct *ex)
 {
   if (ex->names != NULL)
     for (unsigned i = 0; i < ex->registry->eventCount; ++i) {
@@ -550,9 +550,9 @@ static void FreeNames(ExportSourceStruct *ex)
     free(ex->kindNames[k]);
 }
 
-/* Track -- what telltale's own events say about threads, kept whether
+/* track -- what telltale's own events say about threads, kept whether
  * or not the event passes the filter */
-static int Track(ExportStruct *ex, const EventRecordStruct *rec)
+static int track(ExportStruct *ex, const EventRecordStruct *rec)
 {
   ExportThreadStruct *thread;
   if (rec->desc == ex->threadStart) {
@@ -571,8 +571,8 @@ static int Track(ExportStruct *ex, const EventRecordStruct *rec)
   return 0;
 }
 
-/* Load, Save -- a log's part of ex, in and out */
-static void Load(ExportStruct *ex, const ExportSourceStruct *src)
+/* load, save -- a log's part of ex, in and out */
+static void load(ExportStruct *ex, const ExportSourceStruct *src)
 {
   ex->stream = src->stream;
   ex->info = src->info;
@@ -591,7 +591,7 @@ static void Load(ExportStruct *ex, const ExportSourceStruct *src)
   ex->offsetNs = src->offsetNs;
 }
 
-static void Save(const ExportStruct *ex, ExportSourceStruct *src)
+static void save(const ExportStruct *ex, ExportSourceStruct *src)
 {
   src->threads = ex->threads;           /* ExportThread may have grown it */
   src->threadLimit = ex->threadLimit;
@@ -602,14 +602,14 @@ int ExportUse(ExportStruct *ex, size_t i)
 {
   if (i == ex->source)
     return 0;
-  Save(ex, &ex->sources[ex->source]);
+  save(ex, &ex->sources[ex->source]);
   ex->source = i;
-  Load(ex, &ex->sources[i]);
+  load(ex, &ex->sources[i]);
   return ex->state != NULL && ex->writer->source != NULL ? ex->writer->source(ex) : 0;
 }
 
-/* Sources -- each log's part: its registry's names, its own events */
-static int Sources(ExportStruct *ex, EventStreamStruct **streams, size_t count)
+/* sourcesLoad -- each log's part: its registry's names, its own events */
+static int sourcesLoad(ExportStruct *ex, EventStreamStruct **streams, size_t count)
 {
   ex->sources = calloc(count, sizeof *ex->sources);
   if (ex->sources == NULL)
@@ -621,23 +621,23 @@ static int Sources(ExportStruct *ex, EventStreamStruct **streams, size_t count)
     src->info = EventStreamInfo(streams[i]);
     src->registry = src->info->registry;
     EventStreamFormatContext(streams[i], &src->fmt);
-    src->threadStart = OwnEvent(src->registry, "ThreadStart");
-    src->threadName = OwnEvent(src->registry, "ThreadName");
-    src->intern = OwnEvent(src->registry, "Intern");
-    src->label = OwnEvent(src->registry, "Label");
+    src->threadStart = ownEvent(src->registry, "ThreadStart");
+    src->threadName = ownEvent(src->registry, "ThreadName");
+    src->intern = ownEvent(src->registry, "Intern");
+    src->label = ownEvent(src->registry, "Label");
     if (i == 0 || src->info->startRealtime < ex->originNs)
       ex->originNs = src->info->startRealtime;
-    if (MakeNames(src) != 0)
+    if (makeNames(src) != 0)
       return 1;
   }
   for (size_t i = 0; i < count; ++i)
     ex->sources[i].offsetNs = MergeWallNs(ex->sources[i].info->startRealtime - ex->originNs);
-  Load(ex, &ex->sources[0]);
+  load(ex, &ex->sources[0]);
   return 0;
 }
 
-/* OpenOut -- the output of a writer that streams: stdout or the file */
-static int OpenOut(ExportStruct *ex)
+/* openOut -- the output of a writer that streams: stdout or the file */
+static int openOut(ExportStruct *ex)
 {
   ex->out.fd = STDOUT_FILENO;
   if (ex->outPath != NULL) {
@@ -650,10 +650,10 @@ static int OpenOut(ExportStruct *ex)
   return 0;
 }
 
-/* Loop -- every event of the logs, merged, through the writer; with a
+/* mergeLoop -- every event of the logs, merged, through the writer; with a
  * window, only those at its offsets, numbered on from its rows */
-static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure,
-                ExportWindowStruct *window)
+static int mergeLoop(ExportStruct *ex, ExportFilterFunction filter, void *closure,
+                     ExportWindowStruct *window)
 {
   const ExportWriterStruct *writer = ex->writer;
   MergeStruct merge;
@@ -678,7 +678,7 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure,
     ProgressTick(progress, ++read);
     if (rec->desc == NULL)
       continue;
-    if (ExportUse(ex, source) != 0 || Track(ex, rec) != 0) {
+    if (ExportUse(ex, source) != 0 || track(ex, rec) != 0) {
       status = 1;
       break;
     }
@@ -704,9 +704,9 @@ static int Loop(ExportStruct *ex, ExportFilterFunction filter, void *closure,
   return status;
 }
 
-/* PassesAll -- whether filter passes every event the log may hold:
+/* passesAll -- whether filter passes every event the log may hold:
  * each of its registry's events in each of its kinds */
-static int PassesAll(const ExportStruct *ex, ExportFilterFunction filter, void *closure)
+static int passesAll(const ExportStruct *ex, ExportFilterFunction filter, void *closure)
 {
   const EventRegistryStruct *registry = ex->registry;
   for (unsigned kind = 0; kind < registry->kindCount; ++kind)
@@ -726,7 +726,7 @@ int ExportRunWindow(EventStreamStruct **streams, size_t count, const char *name,
                     const char *outPath, ExportFilterFunction filter, void *closure,
                     ExportWindowStruct *window)
 {
-  const ExportWriterStruct *writer = FindWriter(name);
+  const ExportWriterStruct *writer = findWriter(name);
   ExportStruct ex;
   int status = 0, begun = 0;
 
@@ -736,12 +736,12 @@ int ExportRunWindow(EventStreamStruct **streams, size_t count, const char *name,
   ex.writer = writer;
   ex.outPath = outPath != NULL && strcmp(outPath, "-") == 0 ? NULL : outPath;
   ex.out.fd = -1;
-  if (!writer->needsFile && OpenOut(&ex) != 0)
+  if (!writer->needsFile && openOut(&ex) != 0)
     return 1;
 
   /* Once begun, a writer's end is called however begin and the loop
    * end: it frees its state. */
-  if (Sources(&ex, streams, count) != 0) {
+  if (sourcesLoad(&ex, streams, count) != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
     status = 1;
   } else {
@@ -751,9 +751,9 @@ int ExportRunWindow(EventStreamStruct **streams, size_t count, const char *name,
   }
   if (status == 0) {
     int whole = -1;
-    if (writer == &ExportCtf && count == 1 && window == NULL && PassesAll(&ex, filter, closure))
+    if (writer == &ExportCtf && count == 1 && window == NULL && passesAll(&ex, filter, closure))
       whole = ExportCtfBlocks(&ex);
-    if (whole > 0 || (whole < 0 && Loop(&ex, filter, closure, window) != 0))
+    if (whole > 0 || (whole < 0 && mergeLoop(&ex, filter, closure, window) != 0))
       status = 1;
   }
   if (begun && writer->end(&ex) != 0)
@@ -771,10 +771,10 @@ int ExportRunWindow(EventStreamStruct **streams, size_t count, const char *name,
   }
   free(ex.out.buf);
   if (ex.sources != NULL) {
-    Save(&ex, &ex.sources[ex.source]);
+    save(&ex, &ex.sources[ex.source]);
     for (size_t i = 0; i < ex.sourceCount; ++i) {
       free(ex.sources[i].threads);
-      FreeNames(&ex.sources[i]);
+      freeNames(&ex.sources[i]);
     }
   }
   free(ex.sources);

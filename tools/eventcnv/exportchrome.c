@@ -46,15 +46,15 @@ typedef struct ChromeStruct {
 
 static ChromeStruct chrome;
 
-/* Element -- start an element of traceEvents */
-static void Element(ExportOutStruct *out, ChromeStruct *state)
+/* elementStart -- start an element of traceEvents */
+static void elementStart(ExportOutStruct *out, ChromeStruct *state)
 {
   ExportPutString(out, state->first ? "\n{" : ",\n{");
   state->first = 0;
 }
 
-/* PutTs -- ns as microseconds with three decimals */
-static void PutTs(ExportOutStruct *out, int64_t ns)
+/* putTs -- ns as microseconds with three decimals */
+static void putTs(ExportOutStruct *out, int64_t ns)
 {
   uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
   char frac[4] = {'.', (char)('0' + u / 100 % 10), (char)('0' + u / 10 % 10), (char)('0' + u % 10)};
@@ -64,13 +64,13 @@ static void PutTs(ExportOutStruct *out, int64_t ns)
   ExportPut(out, frac, sizeof frac);
 }
 
-/* ThreadName -- the metadata naming thread serial: its name, or T and
+/* threadMeta -- the metadata naming thread serial: its name, or T and
  * its serial until it has one */
-static void ThreadName(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
-                       ExportThreadStruct *thread)
+static void threadMeta(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
+                     ExportThreadStruct *thread)
 {
   ExportOutStruct *out = &ex->out;
-  Element(out, state);
+  elementStart(out, state);
   ExportPutString(out, "\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0");
   ExportPut(out, state->process.buf, state->process.used);
   ExportPutString(out, ",\"tid\":");
@@ -85,7 +85,7 @@ static void ThreadName(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
   }
   ExportPutString(out, "}}");
   if (!thread->announced) {     /* threads in serial order, not by name */
-    Element(out, state);
+    elementStart(out, state);
     ExportPutString(out, "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0");
     ExportPut(out, state->process.buf, state->process.used);
     ExportPutString(out, ",\"tid\":");
@@ -97,10 +97,10 @@ static void ThreadName(ExportStruct *ex, ChromeStruct *state, uint32_t serial,
   thread->announced = 1;
 }
 
-/* PutKey -- a span's key in its parameter's own form: P and A as
+/* putKey -- a span's key in its parameter's own form: P and A as
  * "0x...", U and W as numbers (W above 2^53 as a decimal string, as
  * .export.json) */
-static void PutKey(ExportOutStruct *out, const SpanStruct *span)
+static void putKey(ExportOutStruct *out, const SpanStruct *span)
 {
   if (EventTypeOf(span->keyLetter)->hex) {
     ExportPutChar(out, '"');
@@ -115,8 +115,8 @@ static void PutKey(ExportOutStruct *out, const SpanStruct *span)
   }
 }
 
-/* SpanHead -- an element's name, cat, ph and ts, pid and tid */
-static void SpanHead(ChromeStruct *state, const SpanStruct *span, const char *ph, int64_t ns,
+/* spanHead -- an element's name, cat, ph and ts, pid and tid */
+static void spanHead(ChromeStruct *state, const SpanStruct *span, const char *ph, int64_t ns,
                      uint32_t thread)
 {
   ExportStruct *ex = state->ex;
@@ -127,26 +127,26 @@ static void SpanHead(ChromeStruct *state, const SpanStruct *span, const char *ph
     return;
   }
   if (!t->announced)
-    ThreadName(ex, state, thread, t);
-  Element(out, state);
+    threadMeta(ex, state, thread, t);
+  elementStart(out, state);
   ExportPutString(out, "\"name\":\"");
   ExportPutString(out, ex->registry->spans[span->span].name);   /* a C identifier */
   ExportPutString(out, "\",\"cat\":\"span\",\"ph\":\"");
   ExportPutString(out, ph);
   ExportPutString(out, "\",\"ts\":");
-  PutTs(out, ns);
+  putTs(out, ns);
   ExportPut(out, state->process.buf, state->process.used);
   ExportPutString(out, ",\"tid\":");
   ExportPutUnsigned(out, thread);
 }
 
-/* SpanSlice -- a span when it closes or at the end: on its thread, a
+/* spanSlice -- a span when it closes or at the end: on its thread, a
  * complete slice (ph X) that nests among the thread's others; else an
  * async slice (ph b and e, by id, named after the span, so that a
  * reader groups them by name), with a flow from a mark on the begin
  * thread to one on the end thread when they differ.
  * design/export.txt .export.span.thread */
-static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
+static void spanSlice(void *closure, SpanWhat what, const SpanStruct *span)
 {
   ChromeStruct *state = closure;
   ExportOutStruct *out = &state->ex->out;
@@ -154,11 +154,11 @@ static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
   if (what == SpanOPENED)
     return;
   if (span->onThread) {
-    SpanHead(state, span, "X", span->beginNs, span->beginThread);
+    spanHead(state, span, "X", span->beginNs, span->beginThread);
     ExportPutString(out, ",\"dur\":");
-    PutTs(out, MergeSubNs(endNs, span->beginNs));
+    putTs(out, MergeSubNs(endNs, span->beginNs));
     ExportPutString(out, ",\"args\":{\"key\":");
-    PutKey(out, span);
+    putKey(out, span);
     ExportPutString(out, ",\"seq\":");
     ExportPutUnsigned(out, span->beginSeq);
     if (what == SpanCLOSED) {
@@ -171,17 +171,17 @@ static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
     return;
   }
   uint64_t id = ++state->asyncIds;
-  SpanHead(state, span, "b", span->beginNs, span->beginThread);
+  spanHead(state, span, "b", span->beginNs, span->beginThread);
   ExportPutString(out, ",\"id\":\"");
   ExportPutHex(out, id);
   ExportPutString(out, "\",\"args\":{\"key\":");
-  PutKey(out, span);
+  putKey(out, span);
   ExportPutString(out, ",\"thread\":");
   ExportPutUnsigned(out, span->beginThread);
   ExportPutString(out, ",\"seq\":");
   ExportPutUnsigned(out, span->beginSeq);
   ExportPutString(out, "}}");
-  SpanHead(state, span, "e", span->endNs, span->endThread);
+  spanHead(state, span, "e", span->endNs, span->endThread);
   ExportPutString(out, ",\"id\":\"");
   ExportPutHex(out, id);
   ExportPutString(out, "\",\"args\":{\"end_thread\":");
@@ -190,20 +190,20 @@ static void SpanSlice(void *closure, SpanWhat what, const SpanStruct *span)
   ExportPutUnsigned(out, span->endSeq);
   ExportPutString(out, "}}");
   if (span->endThread != span->beginThread) {   /* the flow: flow events v2 */
-    SpanHead(state, span, "X", span->beginNs, span->beginThread);
+    spanHead(state, span, "X", span->beginNs, span->beginThread);
     ExportPutString(out, ",\"dur\":0,\"bind_id\":\"");
     ExportPutHex(out, id);
     ExportPutString(out, "\",\"flow_out\":true,\"args\":{\"flow\":\"begin\"}}");
-    SpanHead(state, span, "X", span->endNs, span->endThread);
+    spanHead(state, span, "X", span->endNs, span->endThread);
     ExportPutString(out, ",\"dur\":0,\"bind_id\":\"");
     ExportPutHex(out, id);
     ExportPutString(out, "\",\"flow_in\":true,\"args\":{\"flow\":\"end\"}}");
   }
 }
 
-/* Counter -- counter i's new value from rec: a counter event on the
+/* counterEvent -- counter i's new value from rec: a counter event on the
  * track of its name and key.  design/export.txt .export.chrome */
-static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStruct *rec, int i)
+static void counterEvent(ExportStruct *ex, ChromeStruct *state, const EventRecordStruct *rec, int i)
 {
   ExportOutStruct *out = &ex->out;
   const EventCounterDescStruct *counter = &ex->registry->counters[i];
@@ -211,7 +211,7 @@ static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStru
   char letter = rec->desc->format[counter->value];
   if (letter == 'D' && !(value->d - value->d == 0))   /* JSON has no NaN or infinity */
     return;
-  Element(out, state);
+  elementStart(out, state);
   ExportPutString(out, "\"name\":\"");
   ExportPutString(out, counter->name);
   if (counter->key != EVENT_COUNTER_NO_KEY) {
@@ -231,7 +231,7 @@ static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStru
     ExportPutChar(out, ']');
   }
   ExportPutString(out, "\",\"ph\":\"C\",\"ts\":");
-  PutTs(out, ExportElapsedNs(ex, rec->clock));
+  putTs(out, ExportElapsedNs(ex, rec->clock));
   ExportPut(out, state->process.buf, state->process.used);
   ExportPutString(out, ",\"args\":{");
   ExportPut(out, ex->names[rec->desc - ex->registry->events].keys[counter->value],
@@ -243,9 +243,9 @@ static void Counter(ExportStruct *ex, ChromeStruct *state, const EventRecordStru
   ExportPutString(out, "}}");
 }
 
-/* ChromeSource -- the log at hand changed: its pid, and its process's
+/* chromeSource -- the log at hand changed: its pid, and its process's
  * name before its first event */
-static int ChromeSource(ExportStruct *ex)
+static int chromeSource(ExportStruct *ex)
 {
   ChromeStruct *state = ex->state;
   ExportOutStruct *out = &ex->out;
@@ -258,14 +258,14 @@ static int ChromeSource(ExportStruct *ex)
   if (state->source->announced)
     return 0;
   state->source->announced = 1;
-  Element(out, state);
+  elementStart(out, state);
   ExportPutString(out, "\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0");
   ExportPut(out, state->process.buf, state->process.used);
   ExportPutString(out, ",\"tid\":0,\"args\":{\"name\":");
   ExportPutJsonString(out, ex->info->program, strlen(ex->info->program));
   ExportPutString(out, "}}");
   if (ex->registry->spanCount > 0) {
-    state->source->spans = SpanTrackerCreate(ex->registry, 0, SpanSlice, state);
+    state->source->spans = SpanTrackerCreate(ex->registry, 0, spanSlice, state);
     if (state->source->spans == NULL) {
       fprintf(stderr, "eventcnv: out of memory\n");
       return 1;
@@ -274,7 +274,7 @@ static int ChromeSource(ExportStruct *ex)
   return 0;
 }
 
-static int ChromeBegin(ExportStruct *ex)
+static int chromeBegin(ExportStruct *ex)
 {
   ExportOutStruct *out = &ex->out;
   const EventStreamInfoStruct *info = ex->info;
@@ -300,12 +300,12 @@ static int ChromeBegin(ExportStruct *ex)
   ExportPutString(out, ",\"telltale_version\":\"");
   ExportPutString(out, version);
   ExportPutString(out, "\"},\"traceEvents\":[");
-  return ChromeSource(ex);
+  return chromeSource(ex);
 }
 
-/* ChromeEvery -- a thread's name when ThreadName gives it, whatever
+/* chromeEvery -- a thread's name when ThreadName gives it, whatever
  * the filter */
-static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int chromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   ChromeStruct *state = ex->state;
   int64_t ns = ExportElapsedNs(ex, rec->clock);
@@ -313,7 +313,7 @@ static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
     state->source->lastNs = ns;
   if (rec->desc == ex->threadName) {
     uint32_t serial = (uint32_t)rec->values[0].u;
-    ThreadName(ex, ex->state, serial, ExportThread(ex, serial));   /* Track made it */
+    threadMeta(ex, ex->state, serial, ExportThread(ex, serial));   /* track made it */
   }
   if (state->source->spans != NULL && SpanTrackerEvent(state->source->spans, rec, ns, seq) != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
@@ -321,11 +321,11 @@ static int ChromeEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
   }
   for (int i = SpanCounterOf(ex->registry, rec->code, -1); i >= 0;
        i = SpanCounterOf(ex->registry, rec->code, i))
-    Counter(ex, state, rec, i);
+    counterEvent(ex, state, rec, i);
   return 0;
 }
 
-static int ChromeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int chromeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   ExportOutStruct *out = &ex->out;
   ChromeStruct *state = ex->state;
@@ -338,14 +338,14 @@ static int ChromeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
     return 0;
   }
   if (!thread->announced)
-    ThreadName(ex, state, rec->thread, thread);
-  Element(out, state);
+    threadMeta(ex, state, rec->thread, thread);
+  elementStart(out, state);
   ExportPutString(out, "\"name\":");
   ExportPut(out, names->event, names->eventLength);
   ExportPutString(out, ",\"cat\":");
   ExportPut(out, ex->kindNames[kind], ex->kindNameLengths[kind]);
   ExportPutString(out, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
-  PutTs(out, ExportElapsedNs(ex, rec->clock));
+  putTs(out, ExportElapsedNs(ex, rec->clock));
   ExportPut(out, state->process.buf, state->process.used);
   ExportPutString(out, ",\"tid\":");
   ExportPutUnsigned(out, rec->thread);
@@ -356,7 +356,7 @@ static int ChromeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
   return 0;
 }
 
-static int ChromeEnd(ExportStruct *ex)
+static int chromeEnd(ExportStruct *ex)
 {
   ChromeStruct *state = ex->state;
   if (state == NULL)
@@ -373,5 +373,5 @@ static int ChromeEnd(ExportStruct *ex)
   return 0;
 }
 
-const ExportWriterStruct ExportChrome = {"chrome", 0, ChromeBegin, ChromeEvent, ChromeEvery, ChromeEnd,
-                                         ChromeSource, 0};
+const ExportWriterStruct ExportChrome = {"chrome", 0, chromeBegin, chromeEvent, chromeEvery, chromeEnd,
+                                         chromeSource, 0};

@@ -50,9 +50,9 @@ typedef struct ClickhouseStruct {
 
 static ClickhouseStruct clickhouse;
 
-/* PutTsv -- s (len bytes) as a TabSeparated value: backslash, tab and
+/* putTsv -- s (len bytes) as a TabSeparated value: backslash, tab and
  * line break escaped */
-static void PutTsv(ExportOutStruct *out, const char *s, size_t len)
+static void putTsv(ExportOutStruct *out, const char *s, size_t len)
 {
   size_t run = 0;
   for (size_t i = 0; i < len; ++i)
@@ -64,39 +64,39 @@ static void PutTsv(ExportOutStruct *out, const char *s, size_t len)
   ExportPut(out, s + run, len - run);
 }
 
-/* Safe -- a log's string as valid UTF-8 with its control bytes
+/* safe -- a log's string as valid UTF-8 with its control bytes
  * escaped (.export.text), as a JSON string holds it between its
  * quotes, in scratch; its length, or (size_t)-1 if out of memory */
-static size_t Safe(ExportOutStruct *scratch, const char *s, size_t len)
+static size_t safe(ExportOutStruct *scratch, const char *s, size_t len)
 {
   scratch->used = 0;
   ExportPutJsonString(scratch, s, len);
   return scratch->err != 0 || scratch->used < 2 ? (size_t)-1 : scratch->used - 2;
 }
 
-/* PutText -- Safe's text as a TabSeparated value */
-static void PutText(ExportOutStruct *out, ExportOutStruct *scratch, const char *s, size_t len)
+/* putText -- safe's text as a TabSeparated value */
+static void putText(ExportOutStruct *out, ExportOutStruct *scratch, const char *s, size_t len)
 {
-  size_t n = Safe(scratch, s, len);
+  size_t n = safe(scratch, s, len);
   if (n == (size_t)-1) {
     if (out->err == 0)
       out->err = scratch->err != 0 ? scratch->err : ENOMEM;
     return;
   }
-  PutTsv(out, scratch->buf + 1, n);
+  putTsv(out, scratch->buf + 1, n);
 }
 
-/* ClickhouseSource -- the log at hand's columns, made once */
-static int ClickhouseSource(ExportStruct *ex)
+/* clickhouseSource -- the log at hand's columns, made once */
+static int clickhouseSource(ExportStruct *ex)
 {
   ClickhouseStruct *state = &clickhouse;
   ExportOutStruct *who = &state->who;
   who->used = 0;
-  PutText(who, &state->cell, state->host, strlen(state->host));
+  putText(who, &state->cell, state->host, strlen(state->host));
   ExportPutChar(who, '\t');
   ExportPutUnsigned(who, ex->info->pid);
   ExportPutChar(who, '\t');
-  PutText(who, &state->cell, ex->info->program, strlen(ex->info->program));
+  putText(who, &state->cell, ex->info->program, strlen(ex->info->program));
   ExportPutChar(who, '\t');
   ExportPutUnsigned(who, ex->info->session);
   ExportPutChar(who, '\t');
@@ -109,14 +109,14 @@ static int ClickhouseSource(ExportStruct *ex)
       ? ex->info->registryOf[ex->info->kindWire[k] >> EVENT_BLOCK_REGISTRY_SHIFT] : NULL;
     const char *name = r != NULL ? r->name : ex->registry->name;   /* the last: unknown kinds */
     state->regAt[k] = state->regs.used;
-    PutText(&state->regs, &state->cell, name, strlen(name));
+    putText(&state->regs, &state->cell, name, strlen(name));
     ExportPutChar(&state->regs, '\t');
     state->regEnd[k] = state->regs.used;
   }
   return who->err != 0 || state->regs.err != 0;
 }
 
-static int ClickhouseBegin(ExportStruct *ex)
+static int clickhouseBegin(ExportStruct *ex)
 {
   const char *host = getenv("TELLTALE_HOST");
   memset(&clickhouse, 0, sizeof clickhouse);
@@ -126,10 +126,10 @@ static int ClickhouseBegin(ExportStruct *ex)
   else if (gethostname(clickhouse.host, sizeof clickhouse.host - 1) != 0)
     strcpy(clickhouse.host, "localhost");
   ex->state = &clickhouse;
-  return ClickhouseSource(ex);
+  return clickhouseSource(ex);
 }
 
-static int ClickhouseEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int clickhouseEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   ExportOutStruct *out = &ex->out;
   ClickhouseStruct *state = ex->state;
@@ -154,7 +154,7 @@ static int ClickhouseEvent(ExportStruct *ex, const EventRecordStruct *rec, uint6
     ExportPutString(out, "\\N");
   ExportPutChar(out, '\t');
   if (thread != NULL && thread->name != NULL)
-    PutText(out, &state->cell, thread->name, thread->nameLength);
+    putText(out, &state->cell, thread->name, thread->nameLength);
   else
     ExportPutString(out, "\\N");
   ExportPutChar(out, '\t');
@@ -164,11 +164,11 @@ static int ClickhouseEvent(ExportStruct *ex, const EventRecordStruct *rec, uint6
   ExportPutChar(out, '\t');
   state->cell.used = 0;
   ExportPutJsonFields(&state->cell, ex, rec);
-  PutTsv(out, state->cell.buf, state->cell.used);
+  putTsv(out, state->cell.buf, state->cell.used);
   ExportPutChar(out, '\t');
   state->cell.used = 0;
   if (ExportPutJsonLabels(&state->cell, "", ex, rec))
-    PutTsv(out, state->cell.buf, state->cell.used);
+    putTsv(out, state->cell.buf, state->cell.used);
   else
     ExportPut(out, "{}", 2);
   ExportPutChar(out, '\n');
@@ -177,7 +177,7 @@ static int ClickhouseEvent(ExportStruct *ex, const EventRecordStruct *rec, uint6
   return 0;
 }
 
-static int ClickhouseEnd(ExportStruct *ex)
+static int clickhouseEnd(ExportStruct *ex)
 {
   ClickhouseStruct *state = ex->state;
   if (state == NULL)
@@ -188,30 +188,30 @@ static int ClickhouseEnd(ExportStruct *ex)
   return 0;
 }
 
-const ExportWriterStruct ExportClickhouse = {"clickhouse", 0, ClickhouseBegin, ClickhouseEvent, NULL,
-                                             ClickhouseEnd, ClickhouseSource, 0};
+const ExportWriterStruct ExportClickhouse = {"clickhouse", 0, clickhouseBegin, clickhouseEvent, NULL,
+                                             clickhouseEnd, clickhouseSource, 0};
 
 /* clickhouse-ddl: the table alone */
 
-static int DdlBegin(ExportStruct *ex)
+static int ddlBegin(ExportStruct *ex)
 {
   ExportPutString(&ex->out, ddl);
   return 0;
 }
 
-static int DdlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int ddlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   (void)ex, (void)rec, (void)seq;
   return 0;
 }
 
-static int DdlEnd(ExportStruct *ex)
+static int ddlEnd(ExportStruct *ex)
 {
   (void)ex;
   return 0;
 }
 
-const ExportWriterStruct ExportClickhouseDdl = {"clickhouse-ddl", 0, DdlBegin, DdlEvent, NULL, DdlEnd,
+const ExportWriterStruct ExportClickhouseDdl = {"clickhouse-ddl", 0, ddlBegin, ddlEvent, NULL, ddlEnd,
                                                 NULL, 0};
 
 
@@ -245,8 +245,8 @@ typedef struct NativeStruct {
 
 static NativeStruct native;
 
-/* NativeVarint -- v as ClickHouse's unsigned LEB128 */
-static void NativeVarint(ExportOutStruct *out, uint64_t v)
+/* nativeVarint -- v as ClickHouse's unsigned LEB128 */
+static void nativeVarint(ExportOutStruct *out, uint64_t v)
 {
   char b[10];
   size_t n = 0;
@@ -257,46 +257,46 @@ static void NativeVarint(ExportOutStruct *out, uint64_t v)
   ExportPut(out, b, n);
 }
 
-/* NativeString -- len bytes of s as a String value: length, then bytes */
-static void NativeString(ExportOutStruct *out, const char *s, size_t len)
+/* nativeString -- len bytes of s as a String value: length, then bytes */
+static void nativeString(ExportOutStruct *out, const char *s, size_t len)
 {
-  NativeVarint(out, len);
+  nativeVarint(out, len);
   ExportPut(out, s, len);
 }
 
-/* NativeText -- Safe's text of s as a String value */
-static void NativeText(NativeStruct *state, ExportOutStruct *out, const char *s, size_t len)
+/* nativeText -- safe's text of s as a String value */
+static void nativeText(NativeStruct *state, ExportOutStruct *out, const char *s, size_t len)
 {
-  size_t n = Safe(&state->cell, s, len);
+  size_t n = safe(&state->cell, s, len);
   if (n == (size_t)-1) {
     if (out->err == 0)
       out->err = ENOMEM;
     return;
   }
-  NativeString(out, state->cell.buf + 1, n);
+  nativeString(out, state->cell.buf + 1, n);
 }
 
-/* NativeFixed -- v's n low bytes, little-endian, as UInt32, UInt64, Int64 are */
-static void NativeFixed(ExportOutStruct *out, uint64_t v, unsigned n)
+/* nativeFixed -- v's n low bytes, little-endian, as UInt32, UInt64, Int64 are */
+static void nativeFixed(ExportOutStruct *out, uint64_t v, unsigned n)
 {
   unsigned char b[8];
   EventStore(b, v, n, 0);
   ExportPut(out, (const char *)b, n);
 }
 
-/* NativeFlush -- the block of rows gathered, to ex->out; 0, or 1 if
+/* nativeFlush -- the block of rows gathered, to ex->out; 0, or 1 if
  * out of memory */
-static int NativeFlush(ExportStruct *ex, NativeStruct *state)
+static int nativeFlush(ExportStruct *ex, NativeStruct *state)
 {
   ExportOutStruct *out = &ex->out;
   int err = 0;
   if (state->rows == 0)
     return 0;
-  NativeVarint(out, NATIVE_COLUMNS);
-  NativeVarint(out, state->rows);
+  nativeVarint(out, NATIVE_COLUMNS);
+  nativeVarint(out, state->rows);
   for (unsigned c = 0; c < NATIVE_COLUMNS; ++c) {
-    NativeString(out, nativeColumn[c][0], strlen(nativeColumn[c][0]));
-    NativeString(out, nativeColumn[c][1], strlen(nativeColumn[c][1]));
+    nativeString(out, nativeColumn[c][0], strlen(nativeColumn[c][0]));
+    nativeString(out, nativeColumn[c][1], strlen(nativeColumn[c][1]));
     if (c == NATIVE_TID || c == NATIVE_THREAD_NAME) {   /* the null map first */
       ExportOutStruct *nulls = &state->nulls[c == NATIVE_THREAD_NAME];
       ExportPut(out, nulls->buf, nulls->used);
@@ -315,7 +315,7 @@ static int NativeFlush(ExportStruct *ex, NativeStruct *state)
   return 0;
 }
 
-static int NativeBegin(ExportStruct *ex)
+static int nativeBegin(ExportStruct *ex)
 {
   const char *host = getenv("TELLTALE_HOST");
   memset(&native, 0, sizeof native);
@@ -330,7 +330,7 @@ static int NativeBegin(ExportStruct *ex)
   return 0;
 }
 
-static int NativeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int nativeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   NativeStruct *state = ex->state;
   ExportOutStruct *col = state->column;
@@ -340,46 +340,46 @@ static int NativeEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t 
     ? ex->info->registryOf[ex->info->kindWire[rec->kind] >> EVENT_BLOCK_REGISTRY_SHIFT] : NULL;
   const char *registry = reg != NULL ? reg->name : ex->registry->name;
   const char *kind = rec->kind < ex->registry->kindCount ? ex->registry->kinds[rec->kind].name : "?";
-  NativeText(state, &col[NATIVE_HOST], state->host, strlen(state->host));
-  NativeFixed(&col[NATIVE_PID], ex->info->pid, 4);
-  NativeText(state, &col[NATIVE_PROGRAM], ex->info->program, strlen(ex->info->program));
-  NativeFixed(&col[NATIVE_SESSION], ex->info->session, 4);
-  NativeText(state, &col[NATIVE_REGISTRY], registry, strlen(registry));
-  NativeFixed(&col[NATIVE_SEQ], seq, 8);
-  NativeFixed(&col[NATIVE_TIME], (uint64_t)MergeAddNs(MergeWallNs(ex->originNs), elapsed), 8);
-  NativeFixed(&col[NATIVE_ELAPSED], (uint64_t)elapsed, 8);
-  NativeFixed(&col[NATIVE_THREAD], rec->thread, 4);
+  nativeText(state, &col[NATIVE_HOST], state->host, strlen(state->host));
+  nativeFixed(&col[NATIVE_PID], ex->info->pid, 4);
+  nativeText(state, &col[NATIVE_PROGRAM], ex->info->program, strlen(ex->info->program));
+  nativeFixed(&col[NATIVE_SESSION], ex->info->session, 4);
+  nativeText(state, &col[NATIVE_REGISTRY], registry, strlen(registry));
+  nativeFixed(&col[NATIVE_SEQ], seq, 8);
+  nativeFixed(&col[NATIVE_TIME], (uint64_t)MergeAddNs(MergeWallNs(ex->originNs), elapsed), 8);
+  nativeFixed(&col[NATIVE_ELAPSED], (uint64_t)elapsed, 8);
+  nativeFixed(&col[NATIVE_THREAD], rec->thread, 4);
   ExportPutChar(&state->nulls[0], thread != NULL && thread->started ? 0 : 1);
-  NativeFixed(&col[NATIVE_TID], thread != NULL && thread->started ? thread->osid : 0, 8);
+  nativeFixed(&col[NATIVE_TID], thread != NULL && thread->started ? thread->osid : 0, 8);
   ExportPutChar(&state->nulls[1], thread != NULL && thread->name != NULL ? 0 : 1);
   if (thread != NULL && thread->name != NULL)
-    NativeText(state, &col[NATIVE_THREAD_NAME], thread->name, thread->nameLength);
+    nativeText(state, &col[NATIVE_THREAD_NAME], thread->name, thread->nameLength);
   else
-    NativeString(&col[NATIVE_THREAD_NAME], "", 0);
-  NativeString(&col[NATIVE_KIND], kind, strlen(kind));
-  NativeString(&col[NATIVE_EVENT], rec->desc->name, strlen(rec->desc->name));
+    nativeString(&col[NATIVE_THREAD_NAME], "", 0);
+  nativeString(&col[NATIVE_KIND], kind, strlen(kind));
+  nativeString(&col[NATIVE_EVENT], rec->desc->name, strlen(rec->desc->name));
   state->cell.used = 0;
   ExportPutJsonFields(&state->cell, ex, rec);
-  NativeString(&col[NATIVE_FIELDS], state->cell.buf, state->cell.used);
+  nativeString(&col[NATIVE_FIELDS], state->cell.buf, state->cell.used);
   state->cell.used = 0;
   if (ExportPutJsonLabels(&state->cell, "", ex, rec))
-    NativeString(&col[NATIVE_LABELS], state->cell.buf, state->cell.used);
+    nativeString(&col[NATIVE_LABELS], state->cell.buf, state->cell.used);
   else
-    NativeString(&col[NATIVE_LABELS], "{}", 2);
+    nativeString(&col[NATIVE_LABELS], "{}", 2);
   if (state->cell.err != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
     return 1;
   }
-  return ++state->rows == NATIVE_BLOCK_ROWS ? NativeFlush(ex, state) : 0;
+  return ++state->rows == NATIVE_BLOCK_ROWS ? nativeFlush(ex, state) : 0;
 }
 
-static int NativeEnd(ExportStruct *ex)
+static int nativeEnd(ExportStruct *ex)
 {
   NativeStruct *state = ex->state;
   int status;
   if (state == NULL)
     return 0;
-  status = NativeFlush(ex, state);
+  status = nativeFlush(ex, state);
   for (unsigned c = 0; c < NATIVE_COLUMNS; ++c)
     free(state->column[c].buf);
   free(state->nulls[0].buf);
@@ -388,5 +388,5 @@ static int NativeEnd(ExportStruct *ex)
   return status;
 }
 
-const ExportWriterStruct ExportClickhouseNative = {"clickhouse-native", 0, NativeBegin, NativeEvent,
-                                                   NULL, NativeEnd, NULL, 0};
+const ExportWriterStruct ExportClickhouseNative = {"clickhouse-native", 0, nativeBegin, nativeEvent,
+                                                   NULL, nativeEnd, NULL, 0};

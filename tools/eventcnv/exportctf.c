@@ -15,7 +15,7 @@
  * (ExportCtfBlocks): OUT/stream_T_K_L holds the sequence of thread T, kind K
  * and signal level L, each packet blocks of it copied whole, only each
  * event's clock rewritten.  Otherwise each event is written on its own
- * (CtfEvent): OUT/stream_T_K holds thread T's events of kind K.  Packets
+ * (ctfEvent): OUT/stream_T_K holds thread T's events of kind K.  Packets
  * are at most PACKET_SIZE bytes (or a block), written as each fills; a
  * packet's context names its kind, thread, OS thread id and thread name
  * (design/export.txt .export.ctf.thread).
@@ -44,14 +44,14 @@
 
 /* CtfThreadStruct -- what a packet's context says of its thread: the
  * OS id of its ThreadStart and the name of its latest ThreadName, by
- * clock (Threads finds them before the first packet); 0 and "" where
+ * clock (threadsFind finds them before the first packet); 0 and "" where
  * the log has none.  design/export.txt .export.ctf.thread */
 typedef struct CtfThreadStruct {
   uint64_t osid;
   char *name;                   /* NULL: none */
   size_t nameLength;
   EventClock nameClock;
-  struct CtfStreamStruct *streams;  /* the thread's, a kind each (CtfEvent) */
+  struct CtfStreamStruct *streams;  /* the thread's, a kind each (ctfEvent) */
 } CtfThreadStruct;
 
 /* CtfStreamStruct -- a thread's stream of one kind: its packet being
@@ -78,15 +78,15 @@ typedef struct CtfStruct {
   int dir;                      /* the output directory */
   int failed;
   unsigned char size[32];       /* by letter & 31: a P, A, W, U or D field's bytes */
-  int byIndex;                  /* event class ids are indexes (CtfId) */
+  int byIndex;                  /* event class ids are indexes (ctfId) */
 } CtfStruct;
 
 static CtfStruct ctf;
 
-/* Le -- v's n low bytes at p, little-endian: one store on a
+/* putLe -- v's n low bytes at p, little-endian: one store on a
  * little-endian machine, where EventStore's loop is a store a byte.
  * design/export.txt .export.ctf.fast */
-static inline void Le(unsigned char *p, uint64_t v, unsigned n)
+static inline void putLe(unsigned char *p, uint64_t v, unsigned n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   memcpy(p, &v, n);
@@ -95,7 +95,7 @@ static inline void Le(unsigned char *p, uint64_t v, unsigned n)
 #endif
 }
 
-static int Failed(ExportStruct *ex, CtfStruct *state, const char *what, int err)
+static int ctfFail(ExportStruct *ex, CtfStruct *state, const char *what, int err)
 {
   if (!state->failed)
     fprintf(stderr, "eventcnv: cannot write %s%s%s: %s\n", ex->outPath, what[0] != '\0' ? "/" : "",
@@ -104,7 +104,7 @@ static int Failed(ExportStruct *ex, CtfStruct *state, const char *what, int err)
   return 1;
 }
 
-static int WriteAll(int fd, const unsigned char *p, size_t n)
+static int writeAll(int fd, const unsigned char *p, size_t n)
 {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
@@ -119,13 +119,13 @@ static int WriteAll(int fd, const unsigned char *p, size_t n)
   return 0;
 }
 
-/* Metadata -- the TSDL.  design/export.txt .export.ctf */
-/* CtfId -- an event class's id: its code, or where a registry's code
+/* writeMetadata -- the TSDL.  design/export.txt .export.ctf */
+/* ctfId -- an event class's id: its code, or where a registry's code
  * has its number above it (several registries, .stream.header.registries),
  * too wide for the header's 16 bits, its index in the registry; then no
  * block is copied whole, as its events carry their own codes.
  * design/export.txt .export.ctf.header */
-static int ByIndex(const EventRegistryStruct *registry)
+static int idsByIndex(const EventRegistryStruct *registry)
 {
   for (unsigned i = 0; i < registry->eventCount; ++i)
     if (registry->events[i].code > 0xFFFF)
@@ -133,12 +133,12 @@ static int ByIndex(const EventRegistryStruct *registry)
   return 0;
 }
 
-static unsigned CtfId(const EventRegistryStruct *registry, const EventDescStruct *desc)
+static unsigned ctfId(const EventRegistryStruct *registry, const EventDescStruct *desc)
 {
-  return ByIndex(registry) ? (unsigned)(desc - registry->events) : desc->code;
+  return idsByIndex(registry) ? (unsigned)(desc - registry->events) : desc->code;
 }
 
-static int Metadata(ExportStruct *ex, CtfStruct *state)
+static int writeMetadata(ExportStruct *ex, CtfStruct *state)
 {
   const EventRegistryStruct *registry = ex->registry;
   const EventStreamInfoStruct *info = ex->info;
@@ -196,7 +196,7 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
     ExportPutString(&m, "\nevent {\n  name = ");
     ExportPutJsonString(&m, desc->name, strlen(desc->name));
     ExportPutString(&m, ";\n  id = ");
-    ExportPutUnsigned(&m, CtfId(registry, desc));
+    ExportPutUnsigned(&m, ctfId(registry, desc));
     ExportPutString(&m, ";\n  stream_id = 0;\n  fields := struct {");
     for (unsigned p = 0; p < desc->paramCount; ++p) {
       const EventTypeStruct *type = EventTypeOf(desc->format[p]);
@@ -212,29 +212,29 @@ static int Metadata(ExportStruct *ex, CtfStruct *state)
   }
   if (m.err != 0) {
     free(m.buf);
-    return Failed(ex, state, "metadata", m.err);
+    return ctfFail(ex, state, "metadata", m.err);
   }
   fd = openat(state->dir, "metadata", O_WRONLY | O_CREAT | O_TRUNC, 0666);
   if (fd < 0) {
     free(m.buf);
-    return Failed(ex, state, "metadata", errno);
+    return ctfFail(ex, state, "metadata", errno);
   }
-  err = WriteAll(fd, (unsigned char *)m.buf, m.used);
+  err = writeAll(fd, (unsigned char *)m.buf, m.used);
   free(m.buf);
   if (close(fd) != 0 && err == 0)
     err = errno;
-  return err != 0 ? Failed(ex, state, "metadata", err) : 0;
+  return err != 0 ? ctfFail(ex, state, "metadata", err) : 0;
 }
 
-/* Head -- the bytes of a packet's header and context on stream */
-static size_t Head(const CtfThreadStruct *info)
+/* headSize -- the bytes of a packet's header and context on stream */
+static size_t headSize(const CtfThreadStruct *info)
 {
   return PACKET_HEADER_SIZE + info->nameLength + 1;
 }
 
-/* Seal -- a packet's header and context, for used bytes of it (the
- * first Head(stream->info) of which are kept for them) */
-static void Seal(unsigned char *packet, size_t used, const CtfStreamStruct *stream, uint64_t begin,
+/* seal -- a packet's header and context, for used bytes of it (the
+ * first headSize(stream->info) of which are kept for them) */
+static void seal(unsigned char *packet, size_t used, const CtfStreamStruct *stream, uint64_t begin,
                  uint64_t end)
 {
   EventStore(packet, CTF_MAGIC, 4, 0);
@@ -251,35 +251,35 @@ static void Seal(unsigned char *packet, size_t used, const CtfStreamStruct *stre
   packet[PACKET_HEADER_SIZE + stream->info->nameLength] = 0;
 }
 
-/* FlushPacket -- write thread's packet, its sizes and times filled in */
-static int FlushPacket(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream)
+/* flushPacket -- write thread's packet, its sizes and times filled in */
+static int flushPacket(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream)
 {
   char name[32];
   int fd, err;
   if (stream->used <= stream->head)
     return 0;
-  Seal(stream->packet, stream->used, stream, stream->begin, stream->end);
+  seal(stream->packet, stream->used, stream, stream->begin, stream->end);
   snprintf(name, sizeof name, "stream_%lu_%u", (unsigned long)stream->thread, stream->kind);
   fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_APPEND, 0666);
   if (fd < 0)
-    return Failed(ex, state, name, errno);
-  err = WriteAll(fd, stream->packet, stream->used);
+    return ctfFail(ex, state, name, errno);
+  err = writeAll(fd, stream->packet, stream->used);
   if (close(fd) != 0 && err == 0)
     err = errno;
   state->buffered -= stream->used;
   stream->used = 0;
-  return err != 0 ? Failed(ex, state, name, err) : 0;
+  return err != 0 ? ctfFail(ex, state, name, err) : 0;
 }
 
-/* Room -- room for need more bytes in stream's packet: it grows, or is
+/* roomFor -- room for need more bytes in stream's packet: it grows, or is
  * written when full (or when every packet together is too big) */
-static int Room(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream, size_t need)
+static int roomFor(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream, size_t need)
 {
-  if (stream->used + need > PACKET_SIZE && FlushPacket(ex, state, stream) != 0)
+  if (stream->used + need > PACKET_SIZE && flushPacket(ex, state, stream) != 0)
     return 1;
   if (state->buffered + need > BUFFERED_MAX)
     for (CtfStreamStruct *s = state->streams; s != NULL; s = s->next)
-      if (FlushPacket(ex, state, s) != 0)
+      if (flushPacket(ex, state, s) != 0)
         return 1;
   if (stream->head + stream->used + need > stream->size) {
     size_t size = stream->size > 0 ? stream->size : 4096;
@@ -287,31 +287,31 @@ static int Room(ExportStruct *ex, CtfStruct *state, CtfStreamStruct *stream, siz
       size *= 2;
     unsigned char *bigger = realloc(stream->packet, size);
     if (bigger == NULL)
-      return Failed(ex, state, "", ENOMEM);
+      return ctfFail(ex, state, "", ENOMEM);
     stream->packet = bigger;
     stream->size = size;
   }
   return 0;
 }
 
-/* Info -- what ex's thread table keeps for serial in a CTF packet's
+/* threadInfo -- what ex's thread table keeps for serial in a CTF packet's
  * context; NULL (said) if out of memory */
-static CtfThreadStruct *Info(ExportStruct *ex, CtfStruct *state, uint32_t serial)
+static CtfThreadStruct *threadInfo(ExportStruct *ex, CtfStruct *state, uint32_t serial)
 {
   ExportThreadStruct *thread = ExportThread(ex, serial);
   if (thread == NULL)
-    return Failed(ex, state, "", ENOMEM), NULL;
+    return ctfFail(ex, state, "", ENOMEM), NULL;
   if (thread->writer == NULL && (thread->writer = calloc(1, sizeof(CtfThreadStruct))) == NULL)
-    return Failed(ex, state, "", ENOMEM), NULL;
+    return ctfFail(ex, state, "", ENOMEM), NULL;
   return thread->writer;
 }
 
-/* Threads -- each thread's OS id (its ThreadStart) and name (its
+/* threadsFind -- each thread's OS id (its ThreadStart) and name (its
  * latest ThreadName by clock) from telltale's own kind's blocks, before
  * any packet is written: a packet's context names its thread, and its
  * events may come before the ThreadName that does.  0, or 1 said.
  * design/export.txt .export.ctf.thread */
-static int Threads(ExportStruct *ex, CtfStruct *state)
+static int threadsFind(ExportStruct *ex, CtfStruct *state)
 {
   size_t count = EventStreamBlockCount(ex->stream);
   unsigned big = ex->info->layout.bigEndian, word = ex->info->layout.wordSize;
@@ -329,7 +329,7 @@ static int Threads(ExportStruct *ex, CtfStruct *state)
         break;                  /* cannot be: the index checked every event */
       if ((code == EVENT_CODE_THREAD_START && length >= EVENT_HEADER_LEN + 4 + word)
           || (code == EVENT_CODE_THREAD_NAME && length > EVENT_HEADER_LEN + 4)) {
-        if ((info = Info(ex, state, (uint32_t)EventLoad(p + EVENT_HEADER_LEN, 4, big))) == NULL)
+        if ((info = threadInfo(ex, state, (uint32_t)EventLoad(p + EVENT_HEADER_LEN, 4, big))) == NULL)
           return 1;
         if (code == EVENT_CODE_THREAD_START)
           info->osid = EventLoad(p + EVENT_HEADER_LEN + 4, word, big);
@@ -338,7 +338,7 @@ static int Threads(ExportStruct *ex, CtfStruct *state)
           size_t n = strnlen((const char *)s, length - EVENT_HEADER_LEN - 4);
           char *name = malloc(n + 1);
           if (name == NULL)
-            return Failed(ex, state, "", ENOMEM);
+            return ctfFail(ex, state, "", ENOMEM);
           memcpy(name, s, n);
           name[n] = '\0';
           free(info->name);
@@ -353,9 +353,9 @@ static int Threads(ExportStruct *ex, CtfStruct *state)
   return 0;
 }
 
-static CtfStreamStruct *Stream(ExportStruct *ex, CtfStruct *state, uint32_t serial, unsigned kind)
+static CtfStreamStruct *streamOf(ExportStruct *ex, CtfStruct *state, uint32_t serial, unsigned kind)
 {
-  CtfThreadStruct *info = Info(ex, state, serial);
+  CtfThreadStruct *info = threadInfo(ex, state, serial);
   CtfStreamStruct *stream;
   if (info == NULL)
     return NULL;
@@ -364,11 +364,11 @@ static CtfStreamStruct *Stream(ExportStruct *ex, CtfStruct *state, uint32_t seri
       return stream;
   stream = calloc(1, sizeof *stream);
   if (stream == NULL)
-    return Failed(ex, state, "", ENOMEM), NULL;
+    return ctfFail(ex, state, "", ENOMEM), NULL;
   stream->thread = serial;
   stream->kind = kind;
   stream->info = info;
-  stream->head = Head(info);
+  stream->head = headSize(info);
   stream->sibling = info->streams;
   info->streams = stream;
   stream->next = state->streams;
@@ -376,7 +376,7 @@ static CtfStreamStruct *Stream(ExportStruct *ex, CtfStruct *state, uint32_t seri
   return stream;
 }
 
-static int CtfBegin(ExportStruct *ex)
+static int ctfBegin(ExportStruct *ex)
 {
   CtfStruct *state = &ctf;
   DIR *d;
@@ -386,17 +386,17 @@ static int CtfBegin(ExportStruct *ex)
   for (unsigned i = 0; i < 32; ++i)
     state->size[i] = (unsigned char)EventTypeSize(&EventTypes[i], ex->info->layout.pointerSize,
                                                   ex->info->layout.wordSize);
-  state->byIndex = ByIndex(ex->registry);
+  state->byIndex = idsByIndex(ex->registry);
   ex->state = state;
   /* A new or empty directory: a trace is all the files in it. */
   if (mkdir(ex->outPath, 0777) != 0 && errno != EEXIST)
-    return Failed(ex, state, "", errno);
+    return ctfFail(ex, state, "", errno);
   state->dir = open(ex->outPath, O_RDONLY | O_DIRECTORY);
   if (state->dir < 0)
-    return Failed(ex, state, "", errno);
+    return ctfFail(ex, state, "", errno);
   d = fdopendir(dup(state->dir));
   if (d == NULL)
-    return Failed(ex, state, "", errno);
+    return ctfFail(ex, state, "", errno);
   while ((entry = readdir(d)) != NULL)
     if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) {
       closedir(d);
@@ -406,21 +406,21 @@ static int CtfBegin(ExportStruct *ex)
       return 1;
     }
   closedir(d);
-  return Metadata(ex, state) != 0 || Threads(ex, state) != 0;
+  return writeMetadata(ex, state) != 0 || threadsFind(ex, state) != 0;
 }
 
-static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int ctfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   CtfStruct *state = ex->state;
   const EventDescStruct *desc = rec->desc;
   CtfStreamStruct *stream = state->last != NULL && state->last->thread == rec->thread
-    && state->last->kind == rec->kind ? state->last : Stream(ex, state, rec->thread, rec->kind);
+    && state->last->kind == rec->kind ? state->last : streamOf(ex, state, rec->thread, rec->kind);
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   uint64_t ts = elapsed > 0 ? (uint64_t)elapsed : 0;   /* the clock starts at 0 */
   size_t need = EVENT_HEADER_LEN + (size_t)desc->paramCount * 8 + rec->stringLength + 1;
   unsigned char *p;
   (void)seq;
-  if (stream == NULL || Room(ex, state, stream, need) != 0)
+  if (stream == NULL || roomFor(ex, state, stream, need) != 0)
     return 1;
   state->last = stream;
   if (stream->used == 0) {
@@ -430,9 +430,9 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   }
   stream->end = ts;
   p = stream->packet + stream->used;
-  Le(p, state->byIndex ? (uint64_t)(desc - ex->registry->events) : desc->code, 2);
-  Le(p + 2, ts, 2);
-  Le(p + 4, ts, 8);
+  putLe(p, state->byIndex ? (uint64_t)(desc - ex->registry->events) : desc->code, 2);
+  putLe(p + 2, ts, 2);
+  putLe(p + 4, ts, 8);
   p += EVENT_HEADER_LEN;
   for (unsigned i = 0; i < desc->paramCount; ++i) {
     const EventValueUnion *v = &rec->values[i];
@@ -445,7 +445,7 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
     }
     /* Eight bytes (D's bits are the union's), of which a field of 4 is
      * the low ones: the next field, or need's 8 a field, takes the rest. */
-    Le(p, v->u, 8);
+    putLe(p, v->u, 8);
     p += state->size[letter & 31];
   }
   state->buffered += (size_t)(p - stream->packet) - stream->used;
@@ -453,7 +453,7 @@ static int CtfEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
   return 0;
 }
 
-/* CtfClockStruct -- the stream's clock, for CtfNs */
+/* CtfClockStruct -- the stream's clock, for ctfNs */
 typedef struct CtfClockStruct {
   const ExportStruct *ex;
   EventClock start;
@@ -461,12 +461,12 @@ typedef struct CtfClockStruct {
   double nsPerTick;
 } CtfClockStruct;
 
-/* CtfNs -- CtfEvent's time of an event at clock value, exactly:
+/* ctfNs -- ctfEvent's time of an event at clock value, exactly:
  * floor(ticks * 10^9 / hz), guessed in a double and made exact by at
  * most one step, which the remainder (from 128-bit products, no
  * division) says; where one step would not do, ExportElapsedNs's own.
  * design/export.txt .export.ctf.time */
-static inline uint64_t CtfNs(const CtfClockStruct *clock, EventClock value)
+static inline uint64_t ctfNs(const CtfClockStruct *clock, EventClock value)
 {
   uint64_t ticks = value - clock->start, hz = clock->hz;
   int64_t elapsed;
@@ -494,10 +494,10 @@ static inline uint64_t CtfNs(const CtfClockStruct *clock, EventClock value)
   return elapsed > 0 ? (uint64_t)elapsed : 0;
 }
 
-/* Whole -- whether the log may be copied block by block: every block
+/* copiesWhole -- whether the log may be copied block by block: every block
  * read, none cut, damaged or foreign, little-endian as CTF here is.
  * design/export.txt .export.ctf.fallback */
-static int Whole(ExportStruct *ex)
+static int copiesWhole(ExportStruct *ex)
 {
   const EventStreamInfoStruct *info = ex->info;
   size_t count;
@@ -508,7 +508,7 @@ static int Whole(ExportStruct *ex)
   if (info->layout.bigEndian || info->doubleFormat != 1 || info->stopped || info->badBlocks > 0
       || info->skippedBytes > 0 || info->missingBlocks > 0 || info->duplicateBlocks > 0
       || info->misorderedBlocks > 0 || EventStreamProblemCount(ex->stream) > 0
-      || ByIndex(ex->registry))
+      || idsByIndex(ex->registry))
     return 0;
   count = EventStreamBlockCount(ex->stream);
   for (size_t i = 0; i < count; ++i) {
@@ -519,7 +519,7 @@ static int Whole(ExportStruct *ex)
   return count > 0;
 }
 
-/* CopyBlock -- block's events after used bytes of packet (which has
+/* copyBlock -- block's events after used bytes of packet (which has
  * room): each event's clock made ns in place, and unknown events
  * (known[code] 0) taken out.  Returns the bytes used after it; *begin
  * is set if *empty, and then *empty cleared; *end is the last time.
@@ -527,7 +527,7 @@ static int Whole(ExportStruct *ex)
  * is given it, and said (EventStreamClockBack), as the merge does, so
  * that no stream goes back in time.  design/stream.txt
  * .stream.order.back */
-static size_t CopyBlock(ExportStruct *ex, unsigned char *packet, size_t used,
+static size_t copyBlock(ExportStruct *ex, unsigned char *packet, size_t used,
                         const EventStreamBlockStruct *block, const unsigned char *known,
                         const CtfClockStruct *clock, int *empty, uint64_t *begin, uint64_t *end,
                         EventClock *latest)
@@ -563,7 +563,7 @@ static size_t CopyBlock(ExportStruct *ex, unsigned char *packet, size_t used,
     }
     high = value;
     at += length;
-    value = CtfNs(&c, value);
+    value = ctfNs(&c, value);
     memcpy(p + 2, &value, 2);
     memcpy(p + 4, &value, 8);
     if (none) {
@@ -598,11 +598,11 @@ int ExportCtfBlocks(ExportStruct *ex)
   char name[64];
   int err = 0;
 
-  if (state->failed || !Whole(ex))
+  if (state->failed || !copiesWhole(ex))
     return -1;
   known = calloc(65536, 1);
   if (known == NULL)
-    return Failed(ex, state, "", ENOMEM);
+    return ctfFail(ex, state, "", ENOMEM);
   for (unsigned i = 0; i < registry->eventCount; ++i)
     known[registry->events[i].code & 0xFFFF] = 1;
   clock.ex = ex;
@@ -614,7 +614,7 @@ int ExportCtfBlocks(ExportStruct *ex)
   name[0] = '\0';
   for (size_t i = 0; i < count && err == 0; i = next) {
     EventStreamBlockStruct first, block;
-    CtfStreamStruct seq;        /* what Seal needs of the sequence */
+    CtfStreamStruct seq;        /* what seal needs of the sequence */
     size_t used = 0;            /* bytes in packet, its header included; 0: none */
     uint64_t begin = 0, end = 0;
     EventClock latest = 0;
@@ -623,11 +623,11 @@ int ExportCtfBlocks(ExportStruct *ex)
     memset(&seq, 0, sizeof seq);
     seq.thread = first.thread;
     seq.kind = first.kind;
-    if ((seq.info = Info(ex, state, first.thread)) == NULL) {
+    if ((seq.info = threadInfo(ex, state, first.thread)) == NULL) {
       err = ENOMEM;
       break;
     }
-    seq.head = Head(seq.info);
+    seq.head = headSize(seq.info);
     snprintf(name, sizeof name, "stream_%lu_%u_%u", (unsigned long)first.thread, first.kind,
              first.level);
     fd = openat(state->dir, name, O_WRONLY | O_CREAT | O_TRUNC, 0666);
@@ -641,8 +641,8 @@ int ExportCtfBlocks(ExportStruct *ex)
         break;
       if (used > 0 && used + block.size > PACKET_SIZE) {
         if (!empty) {
-          Seal(packet, used, &seq, begin, end);
-          if ((err = WriteAll(fd, packet, used)) != 0)
+          seal(packet, used, &seq, begin, end);
+          if ((err = writeAll(fd, packet, used)) != 0)
             break;
         }
         used = 0;
@@ -660,13 +660,13 @@ int ExportCtfBlocks(ExportStruct *ex)
         packet = bigger;
         packetSize = size;
       }
-      used = CopyBlock(ex, packet, used, &block, known, &clock, &empty, &begin, &end, &latest);
+      used = copyBlock(ex, packet, used, &block, known, &clock, &empty, &begin, &end, &latest);
       read += block.events;
       ProgressTick(&progress, read);
     }
     if (err == 0 && !empty) {
-      Seal(packet, used, &seq, begin, end);
-      err = WriteAll(fd, packet, used);
+      seal(packet, used, &seq, begin, end);
+      err = writeAll(fd, packet, used);
     }
     if (close(fd) != 0 && err == 0)
       err = errno;
@@ -674,10 +674,10 @@ int ExportCtfBlocks(ExportStruct *ex)
   ProgressEnd(&progress);
   free(known);
   free(packet);
-  return err != 0 ? Failed(ex, state, err == ENOMEM ? "" : name, err) : 0;
+  return err != 0 ? ctfFail(ex, state, err == ENOMEM ? "" : name, err) : 0;
 }
 
-static int CtfEnd(ExportStruct *ex)
+static int ctfEnd(ExportStruct *ex)
 {
   CtfStruct *state = ex->state;
   int failed = state->failed;
@@ -685,7 +685,7 @@ static int CtfEnd(ExportStruct *ex)
   for (stream = state->streams; stream != NULL; stream = next) {
     next = stream->next;
     if (!failed)
-      failed = FlushPacket(ex, state, stream);
+      failed = flushPacket(ex, state, stream);
     free(stream->packet);
     free(stream);
   }
@@ -703,4 +703,4 @@ static int CtfEnd(ExportStruct *ex)
 
 /* One log: a CTF trace is one clock and one stream file per thread
  * serial, which the threads of several processes would share. */
-const ExportWriterStruct ExportCtf = {"ctf", 1, CtfBegin, CtfEvent, NULL, CtfEnd, NULL, 1};
+const ExportWriterStruct ExportCtf = {"ctf", 1, ctfBegin, ctfEvent, NULL, ctfEnd, NULL, 1};

@@ -15,9 +15,9 @@
 
 #define NS_PER_SECOND 1000000000
 
-/* PutThreadAndProcess -- the thread's columns, as JSON members (json)
+/* putThreadAndProcess -- the thread's columns, as JSON members (json)
  * or CSV cells (!json).  design/export.txt .export.json */
-static void PutThreadAndProcess(ExportOutStruct *out, uint32_t serial,
+static void putThreadAndProcess(ExportOutStruct *out, uint32_t serial,
                                 const ExportThreadStruct *thread, int json)
 {
   ExportPutString(out, json ? ",\"thread\":" : ",");
@@ -34,7 +34,7 @@ static void PutThreadAndProcess(ExportOutStruct *out, uint32_t serial,
     ExportPutString(out, "null");
 }
 
-static void PutTimes(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec,
+static void putTimes(ExportOutStruct *out, const ExportStruct *ex, const EventRecordStruct *rec,
                      int json)
 {
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
@@ -44,7 +44,7 @@ static void PutTimes(ExportOutStruct *out, const ExportStruct *ex, const EventRe
   ExportPutSigned(out, elapsed);
 }
 
-static const char *KindName(const ExportStruct *ex, unsigned kind)
+static const char *kindName(const ExportStruct *ex, unsigned kind)
 {
   return kind < ex->registry->kindCount ? ex->registry->kinds[kind].name : "?";
 }
@@ -92,16 +92,16 @@ typedef struct JsonlStruct {
 
 static JsonlStruct jsonl;
 
-/* JsonlSource -- the log at hand changed: make who again */
-static int JsonlSource(ExportStruct *ex)
+/* jsonlSource -- the log at hand changed: make who again */
+static int jsonlSource(ExportStruct *ex)
 {
   (void)ex;
   jsonl.whoThread = NULL;
   return 0;
 }
 
-/* JsonlHeads -- each log's events' heads */
-static int JsonlHeads(ExportStruct *ex, JsonlStruct *state)
+/* jsonlHeads -- each log's events' heads */
+static int jsonlHeads(ExportStruct *ex, JsonlStruct *state)
 {
   state->heads = calloc(ex->sourceCount, sizeof *state->heads);
   state->labelled = calloc(ex->sourceCount, sizeof *state->labelled);
@@ -134,20 +134,20 @@ static int JsonlHeads(ExportStruct *ex, JsonlStruct *state)
   return 0;
 }
 
-static int JsonlBegin(ExportStruct *ex)
+static int jsonlBegin(ExportStruct *ex)
 {
   memset(&jsonl, 0, sizeof jsonl);
   jsonl.who.fd = -1;
   ex->state = &jsonl;
-  if (JsonlHeads(ex, &jsonl) != 0) {
+  if (jsonlHeads(ex, &jsonl) != 0) {
     fprintf(stderr, "eventcnv: out of memory\n");
     return 1;
   }
   return 0;
 }
 
-/* JsonlEvery -- a log's labels are looked up once it has a Label */
-static int JsonlEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+/* jsonlEvery -- a log's labels are looked up once it has a Label */
+static int jsonlEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   (void)seq;
   if (rec->desc == ex->label)
@@ -155,9 +155,9 @@ static int JsonlEvery(ExportStruct *ex, const EventRecordStruct *rec, uint64_t s
   return 0;
 }
 
-/* JsonlWho -- the thread's and process's members, made again only when
+/* jsonlWho -- the thread's and process's members, made again only when
  * the thread, or what the log has said of it, changed */
-static void JsonlWho(ExportStruct *ex, JsonlStruct *state, uint32_t serial)
+static void jsonlWho(ExportStruct *ex, JsonlStruct *state, uint32_t serial)
 {
   const ExportThreadStruct *thread = ExportThreadFind(ex, serial);
   ExportOutStruct *who = &state->who;
@@ -167,7 +167,7 @@ static void JsonlWho(ExportStruct *ex, JsonlStruct *state, uint32_t serial)
       && state->whoNameLength == thread->nameLength)
     return;
   who->used = 0;
-  PutThreadAndProcess(who, serial, thread, 1);
+  putThreadAndProcess(who, serial, thread, 1);
   ExportPutString(who, ",\"pid\":");
   ExportPutUnsigned(who, ex->info->pid);
   ExportPutString(who, ",\"program\":");
@@ -185,8 +185,8 @@ static void JsonlWho(ExportStruct *ex, JsonlStruct *state, uint32_t serial)
   }
 }
 
-/* JsonlNs -- ns at o, its second's digits made once */
-static char *JsonlNs(SecondsStruct *seconds, char *o, int64_t ns)
+/* jsonlNs -- ns at o, its second's digits made once */
+static char *jsonlNs(SecondsStruct *seconds, char *o, int64_t ns)
 {
   uint64_t second;
   if (ns < NS_PER_SECOND)
@@ -201,9 +201,9 @@ static char *JsonlNs(SecondsStruct *seconds, char *o, int64_t ns)
   return ExportZeroPaddedTo(o, (uint64_t)ns % NS_PER_SECOND, 9);
 }
 
-/* JsonlSeq -- seq at o: the last one's digits counted up where it
+/* jsonlSeq -- seq at o: the last one's digits counted up where it
  * follows it */
-static char *JsonlSeq(JsonlStruct *state, char *o, uint64_t seq)
+static char *jsonlSeq(JsonlStruct *state, char *o, uint64_t seq)
 {
   char *d = state->seqDigits;
   size_t i = state->seqLength;
@@ -223,7 +223,7 @@ static char *JsonlSeq(JsonlStruct *state, char *o, uint64_t seq)
   return ExportCopy(o, d, state->seqLength);
 }
 
-static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int jsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   ExportOutStruct *out = &ex->out;
   JsonlStruct *state = ex->state;
@@ -232,18 +232,18 @@ static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t s
   int64_t elapsed = ExportElapsedNs(ex, rec->clock);
   size_t max;
   char *o;
-  JsonlWho(ex, state, rec->thread);
+  jsonlWho(ex, state, rec->thread);
   max = 128 + state->who.used + head->length + head->fieldsMax
     + EXPORT_JSON_STRING_MAX(rec->stringLength);
   o = ExportReserve(out, max);
   if (o == NULL)
     return 0;                   /* out->err says why */
   memcpy(o, "{\"seq\":", 7);
-  o = JsonlSeq(state, o + 7, seq);
+  o = jsonlSeq(state, o + 7, seq);
   memcpy(o, ",\"time_ns\":", 11);
-  o = JsonlNs(&state->time, o + 11, MergeAddNs(MergeWallNs(ex->originNs), elapsed));
+  o = jsonlNs(&state->time, o + 11, MergeAddNs(MergeWallNs(ex->originNs), elapsed));
   memcpy(o, ",\"elapsed_ns\":", 14);
-  o = JsonlNs(&state->elapsed, o + 14, elapsed);
+  o = jsonlNs(&state->elapsed, o + 14, elapsed);
   memcpy(o, state->who.buf, state->who.used);
   o += state->who.used;
   if (rec->kind == desc->kind) {
@@ -266,7 +266,7 @@ static int JsonlEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t s
   return 0;
 }
 
-static int JsonlEnd(ExportStruct *ex)
+static int jsonlEnd(ExportStruct *ex)
 {
   JsonlStruct *state = ex->state;
   if (state == NULL)
@@ -282,8 +282,8 @@ static int JsonlEnd(ExportStruct *ex)
   return 0;
 }
 
-const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, JsonlEvery, JsonlEnd,
-                                        JsonlSource, 0};
+const ExportWriterStruct ExportJsonl = {"jsonl", 0, jsonlBegin, jsonlEvent, jsonlEvery, jsonlEnd,
+                                        jsonlSource, 0};
 
 
 /* CSV (RFC 4180): a header row, then a row per event; a cell with a
@@ -293,8 +293,8 @@ const ExportWriterStruct ExportJsonl = {"jsonl", 0, JsonlBegin, JsonlEvent, Json
 static const char csvHeader[] =
   "seq,time_ns,elapsed_ns,thread,tid,thread_name,pid,program,kind,event,fields,labels\r\n";
 
-/* PutCell -- s as a CSV cell, quoted if it needs to be */
-static void PutCell(ExportOutStruct *out, const char *s, size_t len)
+/* putCell -- s as a CSV cell, quoted if it needs to be */
+static void putCell(ExportOutStruct *out, const char *s, size_t len)
 {
   size_t i, run = 0;
   for (i = 0; i < len; ++i)
@@ -315,10 +315,10 @@ static void PutCell(ExportOutStruct *out, const char *s, size_t len)
   ExportPutChar(out, '"');
 }
 
-/* PutTextCell -- s (len bytes) as a cell of text: what a JSON string of
+/* putTextCell -- s (len bytes) as a cell of text: what a JSON string of
  * it holds between its quotes, so valid UTF-8 with control bytes
  * escaped (.export.text), then quoted as a cell; scratch is memory */
-static void PutTextCell(ExportOutStruct *out, ExportOutStruct *scratch, const char *s, size_t len)
+static void putTextCell(ExportOutStruct *out, ExportOutStruct *scratch, const char *s, size_t len)
 {
   scratch->used = 0;
   ExportPutJsonString(scratch, s, len);
@@ -327,7 +327,7 @@ static void PutTextCell(ExportOutStruct *out, ExportOutStruct *scratch, const ch
       out->err = scratch->err;
     return;
   }
-  PutCell(out, scratch->buf + 1, scratch->used - 2);
+  putCell(out, scratch->buf + 1, scratch->used - 2);
 }
 
 typedef struct CsvStruct {
@@ -337,31 +337,31 @@ typedef struct CsvStruct {
 
 static CsvStruct csv;
 
-/* CsvSource -- the program's cell, made once per log */
-static int CsvSource(ExportStruct *ex)
+/* csvSource -- the program's cell, made once per log */
+static int csvSource(ExportStruct *ex)
 {
   csv.program.used = 0;
-  PutTextCell(&csv.program, &csv.cell, ex->info->program, strlen(ex->info->program));
+  putTextCell(&csv.program, &csv.cell, ex->info->program, strlen(ex->info->program));
   return 0;
 }
 
-static int CsvBegin(ExportStruct *ex)
+static int csvBegin(ExportStruct *ex)
 {
   memset(&csv, 0, sizeof csv);
   csv.cell.fd = csv.program.fd = -1;
-  CsvSource(ex);
+  csvSource(ex);
   ex->state = &csv;
   ExportPutString(&ex->out, csvHeader);
   return 0;
 }
 
-static int CsvEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
+static int csvEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq)
 {
   ExportOutStruct *out = &ex->out;
   CsvStruct *state = ex->state;
   const ExportThreadStruct *thread = ExportThreadFind(ex, rec->thread);
   ExportPutUnsigned(out, seq);
-  PutTimes(out, ex, rec, 0);
+  putTimes(out, ex, rec, 0);
   /* thread, tid and thread_name: the name is text, not JSON */
   ExportPutChar(out, ',');
   ExportPutUnsigned(out, rec->thread);
@@ -370,30 +370,30 @@ static int CsvEvent(ExportStruct *ex, const EventRecordStruct *rec, uint64_t seq
     ExportPutUnsigned(out, thread->osid);
   ExportPutChar(out, ',');
   if (thread != NULL && thread->name != NULL)
-    PutTextCell(out, &state->cell, thread->name, thread->nameLength);
+    putTextCell(out, &state->cell, thread->name, thread->nameLength);
   ExportPutChar(out, ',');
   ExportPutUnsigned(out, ex->info->pid);
   ExportPutChar(out, ',');
   ExportPut(out, state->program.buf, state->program.used);
   ExportPutChar(out, ',');
-  ExportPutString(out, KindName(ex, rec->kind));
+  ExportPutString(out, kindName(ex, rec->kind));
   ExportPutChar(out, ',');
   ExportPutString(out, rec->desc->name);
   ExportPutChar(out, ',');
   state->cell.used = 0;
   ExportPutJsonFields(&state->cell, ex, rec);
-  PutCell(out, state->cell.buf, state->cell.used);
+  putCell(out, state->cell.buf, state->cell.used);
   ExportPutChar(out, ',');
   state->cell.used = 0;
   if (ExportPutJsonLabels(&state->cell, "", ex, rec))
-    PutCell(out, state->cell.buf, state->cell.used);
+    putCell(out, state->cell.buf, state->cell.used);
   ExportPut(out, "\r\n", 2);
   if (state->cell.err != 0 && out->err == 0)
     out->err = state->cell.err;
   return 0;
 }
 
-static int CsvEnd(ExportStruct *ex)
+static int csvEnd(ExportStruct *ex)
 {
   CsvStruct *state = ex->state;
   free(state->cell.buf);
@@ -401,4 +401,4 @@ static int CsvEnd(ExportStruct *ex)
   return 0;
 }
 
-const ExportWriterStruct ExportCsv = {"csv", 0, CsvBegin, CsvEvent, NULL, CsvEnd, CsvSource, 0};
+const ExportWriterStruct ExportCsv = {"csv", 0, csvBegin, csvEvent, NULL, csvEnd, csvSource, 0};
