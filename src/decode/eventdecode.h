@@ -221,6 +221,13 @@ extern size_t EventFormatTimes(char *buf, size_t size, EventClock clock,
 extern uint64_t EventClockRate(uint64_t headerHz, EventClock startClock,
                                uint64_t startMonotonic, EventClock clock, uint64_t monotonic);
 
+/* EventClockSplit -- delta clock ticks at hz (0: nanoseconds) as whole
+ * seconds and nanoseconds, truncated, exactly; cache, if not NULL,
+ * remembers the latest second's range.  EventFormat's time columns use
+ * it (eventclock.c). */
+extern void EventClockSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *cache,
+                            uint64_t *secondsReturn, uint64_t *nsReturn);
+
 /* EventUtf8Length -- the length of the valid UTF-8 sequence at s (of
  * at most avail bytes) whose first byte is >= 0x80, or 0 if it is not
  * one: no overlong forms, surrogates or code points above U+10FFFF.

@@ -27,39 +27,6 @@
                                             characters), a head's last block and the NUL */
 
 
-/* mulDiv -- floor(a * b / c), for c > 0 and a quotient below 2^64
- *
- * Exact, with a 128-bit product and long division, so that times are
- * the same on every platform and compiler.
- */
-
-static uint64_t mulDiv(uint64_t a, uint64_t b, uint64_t c)
-{
-  uint64_t aLo, aHi, bLo, bHi, p0, p1, p2, p3, mid, lo, hi, q, r;
-  int i;
-  if (b == 0 || a <= UINT64_MAX / b)    /* the product fits: the same quotient, at once */
-    return a * b / c;
-  aLo = a & 0xFFFFFFFFu, aHi = a >> 32;
-  bLo = b & 0xFFFFFFFFu, bHi = b >> 32;
-  p0 = aLo * bLo, p1 = aLo * bHi, p2 = aHi * bLo, p3 = aHi * bHi;
-  mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
-  lo = (p0 & 0xFFFFFFFFu) | mid << 32;
-  hi = p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
-  q = 0, r = 0;
-  for (i = 127; i >= 0; --i) {
-    uint64_t carry = r >> 63;
-    uint64_t bit = i >= 64 ? hi >> (i - 64) & 1 : lo >> i & 1;
-    r = r << 1 | bit;
-    q <<= 1;
-    if (carry || r >= c) {
-      r -= c;
-      q |= 1;
-    }
-  }
-  return q;
-}
-
-
 /* WriterStruct -- text into a fixed buffer, counting what does not fit
  *
  * Characters are stored while there is room for them and a NUL; len
@@ -451,35 +418,6 @@ void EventFormatContextInit(EventFormatContextStruct *ctx, const EventRegistrySt
 }
 
 
-/* elapsedSplit -- delta clock ticks as whole seconds and nanoseconds.
- * A cache remembers the clock range of the latest second, so that
- * events within it cost one division, not two. */
-static void elapsedSplit(uint64_t delta, uint64_t hz, EventFormatCacheStruct *cache,
-                         uint64_t *secondsReturn, uint64_t *nsReturn)
-{
-  uint64_t rest;
-  if (hz == 0) {
-    *secondsReturn = delta / NS_PER_SECOND;
-    *nsReturn = delta % NS_PER_SECOND;
-    return;
-  }
-  if (cache != NULL && cache->secondValid && cache->hz == hz && delta >= cache->secondStart
-      && delta - cache->secondStart < hz) {
-    *secondsReturn = cache->seconds;
-    rest = delta - cache->secondStart;
-  } else {
-    *secondsReturn = delta / hz;
-    rest = delta % hz;
-    if (cache != NULL) {
-      cache->secondValid = 1;
-      cache->hz = hz;
-      cache->seconds = *secondsReturn;
-      cache->secondStart = delta - rest;
-    }
-  }
-  *nsReturn = mulDiv(rest, NS_PER_SECOND, hz);
-}
-
 /* timesAt, putTimes -- the elapsed and the wall-clock columns, at p
  * (at most TIMES_ROOM bytes) or to a writer
  *
@@ -499,7 +437,7 @@ static inline char *timesAt(char *p, EventClock clock, const EventFormatContextS
   unsigned digits, elapsedLen;
 
   delta = negative ? ctx->startClock - clock : clock - ctx->startClock;
-  elapsedSplit(delta, ctx->clockHz, negative ? NULL : cache, &seconds, &ns);
+  EventClockSplit(delta, ctx->clockHz, negative ? NULL : cache, &seconds, &ns);
 
   if (!negative && cache != NULL && cache->elapsedValid && cache->elapsedSeconds == seconds) {
     memcpy(p, cache->elapsed, sizeof cache->elapsed);   /* the rest is written over */
@@ -557,25 +495,6 @@ static void putTimes(WriterStruct *w, EventClock clock, const EventFormatContext
   putChars(w, text, (size_t)(timesAt(text, clock, ctx) - text));
 }
 
-
-/* EventClockRate -- the clock's rate: the header's, or the rate between
- * the start pair and a later ClockSync pair at least EVENT_SYNC_SPAN_NS
- * after it.  The traceback and the reader use this one rule, so they
- * agree on every event's time.  design/runtime.txt .sol.clock */
-uint64_t EventClockRate(uint64_t headerHz, EventClock startClock, uint64_t startMonotonic,
-                        EventClock clock, uint64_t monotonic)
-{
-  uint64_t ticks, ns, hz;
-  if (clock <= startClock || monotonic <= startMonotonic
-      || (headerHz != 0 && monotonic - startMonotonic < EVENT_SYNC_SPAN_NS))
-    return headerHz;
-  ticks = clock - startClock;
-  ns = monotonic - startMonotonic;
-  if (ticks / ns >= UINT64_MAX / NS_PER_SECOND)
-    return headerHz;
-  hz = mulDiv(ticks, NS_PER_SECOND, ns);
-  return hz != 0 ? hz : headerHz;
-}
 
 /* EventFormatTimes -- the first two columns of EventFormat's line */
 

@@ -89,6 +89,7 @@ build() {
                src/event/eventdump.c src/event/eventctl.c src/event/eventfilter.c \
                src/event/eventsource.c \
                src/decode/eventdecode.c src/decode/eventformat.c src/decode/eventdouble.c \
+               src/decode/eventclock.c \
                src/decode/eventcheck.c src/decode/eventpack.c src/event/eventcompact.c \
                src/plinth/plinth.c src/plinth/plinthio.c \
                src/plinth/plinthsig.c src/plinth/plinthctl.c; do

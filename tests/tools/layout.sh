@@ -15,7 +15,8 @@
 #                       eventindex.o, eventexpand.o, eventholes.o,
 #                       eventmerge.o: the tools') defines
 #   event-layer-libc    the event layer (eventdecode.o, eventformat.o,
-#                       eventdouble.o, eventcheck.o, eventpack.o) calls
+#                       eventdouble.o, eventclock.o, eventcheck.o,
+#                       eventpack.o) calls
 #                       nothing but memcpy-like
 #                       string.h functions: no malloc, no stdio
 #   tools-no-sigaction  replay and eventcnv, which want the clock and
@@ -43,7 +44,7 @@ done
 if [ -z "$why" ]; then ok runtime-no-stream; else fail runtime-no-stream "$why"; fi
 
 why=""
-for o in eventdecode eventformat eventdouble eventcheck eventpack; do
+for o in eventdecode eventformat eventdouble eventclock eventcheck eventpack; do
   f=$cfg/obj/$o.o
   [ -f "$f" ] || { why="$why $f is not built"; continue; }
   calls=$(nm -u "$f" | awk '{print $NF}' | grep -vE '^(memcpy|memset|memmove|memcmp|memchr|strlen|strcmp|__stack_chk_fail|__cpu_model|__cpu_indicator_init|_GLOBAL_OFFSET_TABLE_|Event[A-Za-z]*)$' | tr '\n' ' ')

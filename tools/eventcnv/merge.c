@@ -10,7 +10,7 @@
 
 #define NS_PER_SECOND 1000000000u
 
-/* MergeClockNs -- as PutTimes in eventformat.c computes ELAPSED */
+/* MergeClockNs -- as EventClockSplit (eventclock.c) computes ELAPSED */
 int64_t MergeClockNs(const EventFormatContextStruct *fmt, EventClock clock)
 {
   int negative = clock < fmt->startClock;
