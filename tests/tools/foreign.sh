@@ -91,8 +91,8 @@ build() {
                src/decode/eventdecode.c src/decode/eventformat.c src/decode/eventdouble.c \
                src/decode/eventclock.c \
                src/decode/eventcheck.c src/decode/eventpack.c src/event/eventcompact.c \
-               src/plinth/plinth.c src/plinth/plinthio.c \
-               src/plinth/plinthsig.c src/plinth/plinthctl.c; do
+               src/plinth/plinth.c src/plinth/plinththread.c src/plinth/plinthio.c \
+               src/plinth/plinthopen.c src/plinth/plinthsig.c src/plinth/plinthctl.c; do
       objs+=("$o/$(basename "$src" .c).o")
       "$cc" "${cflags[@]}" -Ibuild/include -Isrc/event -Isrc/decode -Isrc/plinth -I"$out/gen/core" -D_GNU_SOURCE \
         -c "$src" -o "${objs[-1]}" || return 1
