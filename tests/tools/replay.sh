@@ -232,7 +232,10 @@ for i in $(seq 1 20); do
   TELLTALE_FILE=handoff.log LD_PRELOAD="$preload" "$handoff" 50000
   "$replay" -q handoff.log >handoff.txt 2>&1
   a=$(anom handoff.txt)
-  [ "$a" = "0 0 0" ] || anomalies="$anomalies run $i: $a;"
+  # An anomaly is named with its offset and address (replay without -q),
+  # so that a failure says how far apart the two events' clocks were.
+  [ "$a" = "0 0 0" ] ||
+    anomalies="$anomalies run $i: $a ($("$replay" handoff.log 2>&1 | grep -m2 ' of 0x' | tr '\n' ' '));"
   # frees of a block not live, and allocations of an address live, in
   # the log's own order by clock: what replay had to put right
   n=$("$top/$cfg/eventcnv" handoff.log 2>/dev/null | awk '
