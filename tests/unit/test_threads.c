@@ -661,9 +661,14 @@ static void threads_2_2_fork_pattern(void **state)
   assert_true(n > 0);
   self[n] = '\0';
   assert_int_equal(mkdir("pattern", 0700), 0);
+  /* No thread of telltale's runs when the child forks (sync writer, no
+   * control thread): the ASan of clang 14 takes no lock around fork, so
+   * a fork while another thread is inside its allocator leaves the
+   * grandchild's allocator locked for ever (seen in build/san, the
+   * grandchild hung at exit in LeakSanitizer). */
   snprintf(command, sizeof command,
-           "cd pattern && env TELLTALE_FILE=f.%%p.log TELLTALE_WRITER=sync '%s' --fork-pattern-child",
-           self);
+           "cd pattern && env TELLTALE_FILE=f.%%p.log TELLTALE_WRITER=sync TELLTALE_CTL=off "
+           "'%s' --fork-pattern-child", self);
   p = popen(command, "r");
   assert_non_null(p);
   if (fgets(out, sizeof out, p) == NULL)
