@@ -16,20 +16,15 @@
 #include <string.h>
 
 #include "heapreader.h"
+#include "report.h"
 
 #define SAMPLE_LIMIT 2000       /* time slices of the memory chart */
 
-void HeapReaderOutOfMemory(void)
-{
-  fprintf(stderr, "telltale-heap: out of memory\n");
-  exit(1);
-}
-
 void *HeapReaderRealloc(void *p, size_t size)
 {
-  void *q = realloc(p, size);
+  void *q = realloc(p, size == 0 ? 1 : size);
   if (q == NULL)
-    HeapReaderOutOfMemory();
+    ReportOutOfMemory();
   return q;
 }
 
@@ -57,7 +52,7 @@ static void blocksGrow(ReaderStruct *r)
   r->capacity = oldCapacity == 0 ? 4096 : oldCapacity * 2;
   r->blocks = calloc(r->capacity, sizeof *r->blocks);
   if (r->blocks == NULL)
-    HeapReaderOutOfMemory();
+    ReportOutOfMemory();
   for (size_t i = 0; i < oldCapacity; ++i)
     if (old[i].address != 0)
       r->blocks[slotOf(r, old[i].address)] = old[i];

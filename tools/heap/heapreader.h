@@ -80,8 +80,6 @@ typedef struct ReaderStruct {
 } ReaderStruct;
 
 /* heaplive.c */
-/* HeapReaderOutOfMemory -- say so, and exit 1 */
-extern void HeapReaderOutOfMemory(void) __attribute__((noreturn));
 /* HeapReaderRealloc -- realloc, or exit out of memory */
 extern void *HeapReaderRealloc(void *p, size_t size);
 extern void HeapReaderInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInfoStruct *info,

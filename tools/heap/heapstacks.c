@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "heapreader.h"
+#include "report.h"
 
 /* FRAME_CHUNK -- addresses a chunk of framesCarve holds: 4 MiB */
 #define FRAME_CHUNK ((size_t)1 << 20)
@@ -24,7 +25,7 @@ static uint32_t *framesCarve(HeapLogStruct *log, size_t depth)
   if (log->frameChunkCount == 0 || FRAME_CHUNK - log->frameChunkUsed < depth) {
     uint32_t *chunk = calloc(FRAME_CHUNK, sizeof *chunk);
     if (chunk == NULL)
-      HeapReaderOutOfMemory();
+      ReportOutOfMemory();
     log->frameChunks = HeapReaderRealloc(log->frameChunks, (log->frameChunkCount + 1) * sizeof *log->frameChunks);
     log->frameChunks[log->frameChunkCount++] = chunk;
     log->frameChunkUsed = 0;
@@ -71,7 +72,7 @@ static uint32_t addressIndex(ReaderStruct *r, uint64_t address)
     size_t oldCount = r->addressSlotCount;
     r->addressSlotCount = oldCount == 0 ? 4096 : oldCount * 2;
     if ((r->addressSlots = calloc(r->addressSlotCount, sizeof *r->addressSlots)) == NULL)
-      HeapReaderOutOfMemory();
+      ReportOutOfMemory();
     for (size_t k = 0; k < oldCount; ++k)
       if (old[k] != 0)
         r->addressSlots[addressSlot(r, log->addresses[old[k] - 1])] = old[k];
@@ -143,7 +144,7 @@ void HeapReaderMapExec(ReaderStruct *r, const EventRecordStruct *rec, const Code
     ++log->mapVersion;
   m.born = log->mapVersion;
   if (m.path != NULL && (m.path = strdup(m.path)) == NULL)
-    HeapReaderOutOfMemory();              /* it points into the events, which go */
+    ReportOutOfMemory();              /* it points into the events, which go */
   log->maps = HeapReaderRealloc(log->maps, (log->mapCount + 1) * sizeof *log->maps);
   log->maps[log->mapCount++] = m;
 }

@@ -22,15 +22,8 @@
 #include <unistd.h>
 
 #include "heapint.h"
+#include "heapreader.h"
 #include "report.h"
-
-static void *xrealloc(void *p, size_t size)
-{
-  void *q = realloc(p, size == 0 ? 1 : size);
-  if (q == NULL)
-    ReportOutOfMemory();
-  return q;
-}
 
 /* endsWith -- whether name ends with suffix */
 static int endsWith(const char *name, const char *suffix)
@@ -67,7 +60,7 @@ size_t HeapTreeLogs(const char *const *paths, size_t pathCount, char ***logsRetu
     struct dirent *d;
     size_t first = count;
     if (stat(paths[p], &st) != 0 || !S_ISDIR(st.st_mode)) {
-      logs = xrealloc(logs, (count + 1) * sizeof *logs);
+      logs = HeapReaderRealloc(logs, (count + 1) * sizeof *logs);
       if ((logs[count++] = strdup(paths[p])) == NULL)
         ReportOutOfMemory();
       continue;
@@ -81,13 +74,13 @@ size_t HeapTreeLogs(const char *const *paths, size_t pathCount, char ***logsRetu
       char *path;
       if (d->d_name[0] == '.' || endsWith(d->d_name, ".live") || endsWith(d->d_name, ".live.done"))
         continue;
-      path = xrealloc(NULL, n);
+      path = HeapReaderRealloc(NULL, n);
       snprintf(path, n, "%s/%s", paths[p], d->d_name);
       if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !isLog(path)) {
         free(path);
         continue;
       }
-      logs = xrealloc(logs, (count + 1) * sizeof *logs);
+      logs = HeapReaderRealloc(logs, (count + 1) * sizeof *logs);
       logs[count++] = path;
     }
     (void)closedir(dir);
@@ -135,7 +128,7 @@ static size_t parentOf(const TreeLogStruct *t, size_t i)
 
 int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles, int sitesOnly)
 {
-  TreeLogStruct *t = xrealloc(NULL, count * sizeof *t);
+  TreeLogStruct *t = HeapReaderRealloc(NULL, count * sizeof *t);
   int bad = 0;
   memset(t, 0, count * sizeof *t);
   for (size_t i = 0; i < count; ++i) {
@@ -150,7 +143,7 @@ int HeapTreeProfile(char *const *logs, size_t count, HeapProfileStruct *profiles
     if (!t[i].peek.forked || (p = parentOf(t, i)) == SIZE_MAX)
       continue;
     t[i].parent = p;
-    t[p].snaps = xrealloc(t[p].snaps, (t[p].snapCount + 1) * sizeof *t[p].snaps);
+    t[p].snaps = HeapReaderRealloc(t[p].snaps, (t[p].snapCount + 1) * sizeof *t[p].snaps);
     t[p].snaps[t[p].snapCount++] = (HeapSnapStruct){t[i].peek.forkClock, NULL, 0, 0};
   }
   for (size_t i = 0; i < count; ++i)
@@ -186,12 +179,12 @@ void HeapTreeMerge(const HeapProfileStruct *profiles, size_t count, HeapProfileS
   memset(tree, 0, sizeof *tree);
   for (size_t i = 0; i < count; ++i)
     stacks += profiles[i].profile.stackCount;
-  tree->stacks = xrealloc(NULL, stacks * sizeof *tree->stacks);
-  tree->logIndex = xrealloc(NULL, stacks * sizeof *tree->logIndex);
-  tree->origin = xrealloc(NULL, stacks * sizeof *tree->origin);
-  tree->originIndex = xrealloc(NULL, stacks * sizeof *tree->originIndex);
+  tree->stacks = HeapReaderRealloc(NULL, stacks * sizeof *tree->stacks);
+  tree->logIndex = HeapReaderRealloc(NULL, stacks * sizeof *tree->logIndex);
+  tree->origin = HeapReaderRealloc(NULL, stacks * sizeof *tree->origin);
+  tree->originIndex = HeapReaderRealloc(NULL, stacks * sizeof *tree->originIndex);
   tree->sitesOnly = count > 0 && profiles[0].sitesOnly;
-  log->stacks = xrealloc(NULL, stacks * sizeof *log->stacks);
+  log->stacks = HeapReaderRealloc(NULL, stacks * sizeof *log->stacks);
   snprintf(path, sizeof path, "the tree of %zu log%s", count, count == 1 ? "" : "s");
   log->path = NULL;
   log->program = strdup(count > 0 && profiles[0].log.program != NULL ? profiles[0].log.program : "");
