@@ -274,6 +274,7 @@ int main(int argc, char **argv)
     /* -o for text: stdout goes to the file, once the streams are open */
     status = EXIT_BAD_STREAM;
   } else {
+    ProgressOutput(!CnvIsExport(&opt) || opt.output == NULL || strcmp(opt.output, "-") == 0);
     status = print(&opt, logs, sound);
     if (fflush(stdout) != 0 || ferror(stdout)) {
       Report("error writing output: %s", strerror(errno));

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define OUT_BUFFER_SIZE ((size_t)1 << 20)
@@ -410,10 +411,28 @@ __attribute__((constructor)) static void programStarts(void)
   programStart = now();
 }
 
+/* outputOnStdout -- the conversion writes stdout (ProgressOutput) */
+static int outputOnStdout;
+
+void ProgressOutput(int onStdout)
+{
+  outputOnStdout = onStdout;
+}
+
+/* quietFor -- the output is on a terminal or a pipe (a pager, most
+ * likely, drawing on the same terminal as stderr): lines drawn over
+ * it would spoil it */
+static int quietFor(void)
+{
+  struct stat st;
+  return outputOnStdout
+    && (isatty(STDOUT_FILENO) || (fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)));
+}
+
 void ProgressStart(ProgressStruct *progress, uint64_t total)
 {
   memset(progress, 0, sizeof *progress);
-  progress->on = isatty(STDERR_FILENO);
+  progress->on = isatty(STDERR_FILENO) && !quietFor();
   progress->total = total;
   progress->next = 1u << 16;
   progress->start = progress->on ? programStart : 0;
@@ -431,15 +450,23 @@ void ProgressShow(ProgressStruct *progress, uint64_t done)
   progress->shown = 1;
 }
 
-/* The loop's progress, kept until the writer's end: a writer that
- * finishes on a thread of its own (SQLite) may take a while after the
- * last event is read, and says so too (ProgressWaiting). */
+/* The loop's progress, kept until the writer's end: a writer whose end
+ * takes a while after the last event is read (SQLite's inserting
+ * thread, its index and commit) says so too (ProgressWaiting), at most
+ * five times a second, however often it is called. */
 static ProgressStruct loopProgress;
+static double waitingShown;
 
 void ProgressWaiting(void)
 {
-  if (loopProgress.on)
-    ProgressShow(&loopProgress, loopProgress.total);
+  double t;
+  if (!loopProgress.on)
+    return;
+  t = now();
+  if (t - waitingShown < 0.2)
+    return;
+  waitingShown = t;
+  ProgressShow(&loopProgress, loopProgress.total);
 }
 
 void ProgressEnd(ProgressStruct *progress)

@@ -274,16 +274,20 @@ extern int ExportCtfBlocks(ExportStruct *ex);
  * it is a terminal and the work has taken a second: silent otherwise.
  * design/tools.txt .export.progress */
 typedef struct ProgressStruct {
-  int on;                       /* stderr is a terminal */
+  int on;                       /* stderr is a terminal, the output not */
   int shown;                    /* a line is on it, to be cleared */
   uint64_t total, next;         /* events in all; when to look at the clock again */
   double start;
 } ProgressStruct;
 
+/* ProgressOutput -- whether the conversion's output is stdout, said
+ * once before any ProgressStart */
+extern void ProgressOutput(int onStdout);
 extern void ProgressStart(ProgressStruct *progress, uint64_t total);
 extern void ProgressShow(ProgressStruct *progress, uint64_t done);
 extern void ProgressEnd(ProgressStruct *progress);
-/* ProgressWaiting -- a writer's end is still at work on the loop's events */
+/* ProgressWaiting -- a writer's end is still at work on the loop's
+ * events; cheap enough to call often */
 extern void ProgressWaiting(void);
 
 /* ProgressTick -- done events of total have been read */

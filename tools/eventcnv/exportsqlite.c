@@ -292,6 +292,14 @@ static int sqliteBegin(ExportStruct *ex)
   return SqliteInserterStart(ex, state);
 }
 
+/* stillWorking -- SQLite's progress handler at the end: go on */
+static int stillWorking(void *unused)
+{
+  (void)unused;
+  ProgressWaiting();
+  return 0;
+}
+
 static int sqliteEnd(ExportStruct *ex)
 {
   SqliteStruct *state = ex->state;
@@ -302,6 +310,9 @@ static int sqliteEnd(ExportStruct *ex)
         SpanTrackerFinish(state->spans[i]);
   }
   SqliteInserterStop(state);
+  /* the index and the commit take a while on a big log: say so */
+  if (state->db != NULL)
+    sqlite3_progress_handler(state->db, 100000, stillWorking, NULL);
   failed = state->failed || state->readFailed;
   if (!failed && state->shapes != NULL)
     failed = SqliteFlush(ex, state);
