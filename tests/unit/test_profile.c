@@ -65,13 +65,19 @@ static const ProfileFrameStruct stack3[] = {F_NO_SYMBOL, F_MAIN};
 static const ProfileFrameStruct stack4[] = {F_NO_MODULE, F_CONTROL, F_MAIN};
 static const ProfileFrameStruct stack5[] = {F_MAIN};
 
+/*                            allocations  bytes  peak  leaked  temporary */
+static uint64_t values1[] = {3, 300, 100, 0, 1};
+static uint64_t values2[] = {2, 200, 50, 50, 0};
+static uint64_t values3[] = {1, 1000, 1000, 1000, 0};
+static uint64_t values4[] = {4, 40, 0, 0, 4};
+static uint64_t values5[] = {1, 8, 8, 8, 0};
+
 static const ProfileStackStruct smallStacks[] = {
-  /*                 allocations  bytes  peak  leaked  temporary */
-  {stack1, 3, {3, 300, 100, 0, 1}},
-  {stack2, 3, {2, 200, 50, 50, 0}},
-  {stack3, 2, {1, 1000, 1000, 1000, 0}},
-  {stack4, 3, {4, 40, 0, 0, 4}},
-  {stack5, 1, {1, 8, 8, 8, 0}},
+  {stack1, 3, values1},
+  {stack2, 3, values2},
+  {stack3, 2, values3},
+  {stack4, 3, values4},
+  {stack5, 1, values5},
 };
 
 static const ProfileSampleStruct smallSamples[] = {
@@ -95,6 +101,7 @@ static const ProfileStruct smallProfile = {
 #define BIG_SAMPLES 200000
 static ProfileFrameStruct bigFrames[BIG_STACKS][BIG_DEPTH];
 static ProfileStackStruct bigStacks[BIG_STACKS];
+static uint64_t bigValues[BIG_STACKS][PROFILE_VALUE_LIMIT];
 static ProfileSampleStruct bigSamples[BIG_SAMPLES];
 static char bigNames[BIG_FUNCTIONS][32];
 static ProfileStruct bigProfile;
@@ -130,6 +137,7 @@ static void bigMake(void)
     }
     bigStacks[s].frames = bigFrames[s];
     bigStacks[s].depth = depth;
+    bigStacks[s].values = bigValues[s];
     bigStacks[s].values[ProfileAllocations] = 1 + random64() % 100;
     bigStacks[s].values[ProfileBytes] = random64() % 3 == 0 ? random64() % 1000000 : random64() % 100;
     bigStacks[s].values[ProfilePeak] = random64() % 5000;

@@ -285,10 +285,15 @@ static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t 
 {
   static const ProfileFrameStruct unknown = {0, "[unknown]", NULL, 0, NULL, 0};
   size_t depth = 0;
+  uint32_t node = s->node;      /* innermost first: .heap.bounded.stacks */
   for (size_t a = 0; a < s->depth || (a == 0 && depth == 0); ++a) {
     const ProfileFrameStruct *frames = &unknown;  /* no stack recorded */
-    size_t n = s->depth > 0 ? HeapSymbolise(hp->symbols, hp->log.addresses[s->addresses[a]],
-                                            s->mapVersion, &frames) : 1;
+    size_t n = 1;
+    if (node != 0) {
+      const HeapNodeStruct *f = &hp->log.nodes[node - 1];
+      n = HeapSymbolise(hp->symbols, hp->log.addresses[f->address], s->mapVersion, &frames);
+      node = f->parent;
+    }
     if (n == 0)
       ReportOutOfMemory();
     if (count + depth + n > *capacityReturn) {
@@ -308,26 +313,64 @@ static size_t symbolise(HeapProfileStruct *hp, const HeapStackStruct *s, size_t 
  * the text report (.heap.site); the count taken */
 static size_t allocatorStrip(ProfileFrameStruct *frames, size_t depth)
 {
-  ProfileStackStruct stack = {frames, depth, {0}};
+  ProfileStackStruct stack = {frames, depth, NULL};
   size_t site = HeapSite(&stack);
   memmove(frames, frames + site, (depth - site) * sizeof *frames);
   return site;
 }
 
+/* SitesStruct -- the call sites' frames kept so far, by hash: index +
+ * 1 in hp->frames, 0 empty */
+typedef struct SitesStruct {
+  uint32_t *slots;
+  size_t mask;
+} SitesStruct;
+
+static int frameSame(const ProfileFrameStruct *a, const ProfileFrameStruct *b)
+{
+  return a->address == b->address && a->function == b->function && a->file == b->file
+    && a->line == b->line && a->module == b->module && a->moduleOffset == b->moduleOffset;
+}
+
+/* siteShared -- where a frame as the one at hp->frames[at] is kept
+ * already, or at, kept from now on */
+static size_t siteShared(SitesStruct *sites, const HeapProfileStruct *hp, size_t at)
+{
+  const ProfileFrameStruct *f = &hp->frames[at];
+  uint64_t h = (f->address ^ (uint64_t)(uintptr_t)f->function ^ f->line) * 0x9E3779B97F4A7C15u;
+  size_t i = (size_t)(h >> 29) & sites->mask;
+  while (sites->slots[i] != 0) {
+    if (frameSame(&hp->frames[sites->slots[i] - 1], f))
+      return sites->slots[i] - 1;
+    i = (i + 1) & sites->mask;
+  }
+  sites->slots[i] = (uint32_t)at + 1;
+  return at;
+}
+
 /* HeapProfile -- the log's used stacks, symbolised; sitesOnly, each
  * keeps its call site's frame alone (the text reports need no more but
- * for the few stacks they print, which HeapStackFull names again):
- * 48 bytes a stack, not 48 a frame, for a log of 266,000 stacks of 35
- * frames.  .heap.bounded */
+ * for the few stacks they print, which HeapStackFull names again), and
+ * the stacks of one call site share its frame: 48 bytes a site, not 48
+ * a frame, for a log of 266,000 stacks of 35 frames.  .heap.bounded */
 int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsStruct *opt,
                 int sitesOnly)
 {
   HeapLogStruct *log = &hp->log;
   size_t frames = 0, capacity = 0, n = 0, used = 0, *first;
+  SitesStruct sites = {NULL, 0};
   int bad = HeapRead(path, log, opt);
   hp->sitesOnly = sitesOnly;
   for (size_t i = 0; i < log->stackCount; ++i)
     used += log->stacks[i].used != 0;
+  if (sitesOnly) {
+    size_t slots = 1024;
+    while (slots < 2 * (used + 1))
+      slots *= 2;
+    if ((sites.slots = calloc(slots, sizeof *sites.slots)) == NULL)
+      ReportOutOfMemory();
+    sites.mask = slots - 1;
+  }
   hp->stacks = calloc(used + 1, sizeof *hp->stacks);
   hp->logIndex = calloc(used + 1, sizeof *hp->logIndex);
   first = calloc(used + 1, sizeof *first);    /* each stack's frames, until they stay put */
@@ -336,17 +379,23 @@ int HeapProfile(const char *path, HeapProfileStruct *hp, const HeapReadOptionsSt
     ReportOutOfMemory();
   for (size_t i = 0; i < log->stackCount; ++i) {
     ProfileStackStruct *p = &hp->stacks[n];
+    size_t at;
     if (!log->stacks[i].used)
       continue;
     first[n] = frames;
     hp->logIndex[n++] = i;
-    memcpy(p->values, log->stacks[i].values, sizeof p->values);
+    p->values = log->stacks[i].values;
     p->depth = symbolise(hp, &log->stacks[i], frames, &capacity);
     p->depth -= allocatorStrip(&hp->frames[frames], p->depth);
     if (sitesOnly && p->depth > 1)
       p->depth = 1;
-    frames += p->depth;
+    at = sitesOnly && p->depth == 1 ? siteShared(&sites, hp, frames) : frames;
+    if (at != frames)
+      first[n - 1] = at;        /* its site's frame is kept: the one written goes */
+    else
+      frames += p->depth;
   }
+  free(sites.slots);
   /* symbolise grew the buffer to twice what it held, and sitesOnly
    * keeps a frame a stack of it: no room to spare kept (.heap.bounded) */
   if (frames > 0 && (hp->frames = realloc(hp->frames, frames * sizeof *hp->frames)) == NULL)
@@ -372,6 +421,7 @@ ProfileStackStruct HeapStackFull(const HeapProfileStruct *hp, size_t i)
   s = &hp->log.stacks[hp->logIndex[i]];
   scratch.symbols = hp->symbols;
   scratch.log.addresses = hp->log.addresses;
+  scratch.log.nodes = hp->log.nodes;
   full.depth = symbolise(&scratch, s, 0, &capacity);
   full.depth -= allocatorStrip(scratch.frames, full.depth);
   full.frames = scratch.frames;

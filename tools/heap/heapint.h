@@ -20,12 +20,23 @@
 
 #define HEAP_HISTOGRAM_LIMIT 65  /* size classes: 0, then [2^k, 2^(k+1)) */
 
+/* HeapNodeStruct -- a frame of the log's tree of call paths: a stack
+ * is its innermost frame's node, and its callers are the parents, so
+ * that stacks share the frames of the paths they share
+ * (.heap.bounded.stacks) */
+typedef struct HeapNodeStruct {
+  uint32_t parent;              /* its caller's node + 1; 0: the outermost */
+  uint32_t address;             /* an index of the log's addresses */
+} HeapNodeStruct;
+
 /* HeapStackStruct -- a stack as the log gives it, before symbols */
 typedef struct HeapStackStruct {
-  uint32_t *addresses;          /* innermost first, as indexes of the log's
-                                   addresses: a stack costs 4 bytes a frame */
-  uint32_t depth;
-  uint32_t defined;             /* frames defined so far by StackFrames */
+  uint32_t *pending;            /* its frames while StackFrames define them,
+                                   innermost first as indexes of the log's
+                                   addresses; then NULL, and node is set */
+  uint32_t node;                /* its innermost frame's node + 1; 0: none */
+  uint16_t depth;               /* at most 4096 */
+  uint16_t defined;             /* frames defined so far by StackFrames */
   uint64_t values[PROFILE_VALUE_LIMIT];
   uint64_t live;                /* requested bytes live now */
   uint64_t liveBlocks;          /* blocks live now: at the end, leaked */
@@ -94,9 +105,8 @@ typedef struct HeapLogStruct {
   size_t stackCount;
   uint64_t *addresses;          /* the return addresses of the stacks, once each */
   size_t addressCount;
-  uint32_t **frameChunks;       /* the stacks' addresses are carved from these:
-                                   a malloc each cost 16 bytes a stack more */
-  size_t frameChunkCount, frameChunkUsed;   /* in the last chunk */
+  HeapNodeStruct *nodes;        /* the tree of call paths */
+  size_t nodeCount;
   HeapMapStruct *maps;          /* in the order given */
   size_t mapCount;
   uint64_t mapVersion;          /* one more at each change of the mappings */

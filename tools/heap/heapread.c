@@ -226,6 +226,7 @@ static int readWith(HeapLogStruct *log, const SourceStruct *src,
     free(r->seriesLive);
   }
   HeapReaderFinish(r, sourceInfo(src));
+  HeapReaderStacksEnd(r);
   if (opt == NULL || !opt->quiet) {
     bad |= sayEnd(r, sourceInfo(src), bad ? sourceProblem(src) : NULL, recovered, bad);
     sayChanged(log, sourceInfo(src)->startRealtime);
@@ -320,9 +321,7 @@ int HeapPeek(const char *path, HeapLogStruct *log)
 
 void HeapLogFree(HeapLogStruct *log)
 {
-  for (size_t i = 0; i < log->frameChunkCount; ++i)
-    free(log->frameChunks[i]);
-  free(log->frameChunks);
+  free(log->nodes);
   free(log->addresses);
   for (size_t i = 0; i < log->mapCount; ++i)
     free((char *)log->maps[i].path);

@@ -77,6 +77,8 @@ typedef struct ReaderStruct {
   size_t seriesNext;            /* the next row's slice */
   uint32_t *addressSlots;       /* the log's addresses by hash: index + 1, 0 empty */
   size_t addressSlotCount, addressCapacity;
+  uint32_t *nodeSlots;          /* the log's nodes by parent and address: node + 1 */
+  size_t nodeSlotCount, nodeCapacity;
 } ReaderStruct;
 
 /* heaplive.c */
@@ -95,6 +97,9 @@ extern void HeapReaderFinish(ReaderStruct *r, const EventStreamInfoStruct *info)
 /* HeapReaderStack -- the log's stack of id, made if new (0: unknown) */
 extern HeapStackStruct *HeapReaderStack(ReaderStruct *r, uint64_t id);
 extern void HeapReaderStackFrames(ReaderStruct *r, const EventRecordStruct *rec, const CodeStruct *c);
+/* HeapReaderStacksEnd -- the stacks still being defined take their
+ * place in the tree as they are, and the tree's index goes */
+extern void HeapReaderStacksEnd(ReaderStruct *r);
 extern int HeapReaderMapsEnd(HeapLogStruct *log, uint64_t start, uint64_t end);
 extern void HeapReaderMapExec(ReaderStruct *r, const EventRecordStruct *rec, const CodeStruct *c);
 

@@ -2,9 +2,10 @@
  *
  * .design: design/heap.txt .heap .heap.symbols.time
  *
- * A stack's frames come in StackFrames events, eight at a time; they are
- * kept as indexes of the log's addresses, four bytes a frame, in chunks
- * that never move.  The mappings come in MapExec and MapUnmap events,
+ * A stack's frames come in StackFrames events, eight at a time, as
+ * indexes of the log's addresses; once all are defined, the stack is a
+ * node of the tree of call paths, which shares the frames that stacks
+ * share.  The mappings come in MapExec and MapUnmap events,
  * each in force from one version of the map to another, so that a
  * stack is named with the mappings of its time.
  */
@@ -15,23 +16,73 @@
 #include "heapreader.h"
 #include "report.h"
 
-/* FRAME_CHUNK -- addresses a chunk of framesCarve holds: 4 MiB */
-#define FRAME_CHUNK ((size_t)1 << 20)
-
-/* framesCarve -- room for a stack's depth address indexes, zeroed, from
- * the log's chunks, which never move (depth is at most 4096) */
-static uint32_t *framesCarve(HeapLogStruct *log, size_t depth)
+/* nodeSlot -- where the node of (parent, address) is in the tree's
+ * index, or would go */
+static size_t nodeSlot(const ReaderStruct *r, uint32_t parent, uint32_t address)
 {
-  if (log->frameChunkCount == 0 || FRAME_CHUNK - log->frameChunkUsed < depth) {
-    uint32_t *chunk = calloc(FRAME_CHUNK, sizeof *chunk);
-    if (chunk == NULL)
-      ReportOutOfMemory();
-    log->frameChunks = HeapReaderRealloc(log->frameChunks, (log->frameChunkCount + 1) * sizeof *log->frameChunks);
-    log->frameChunks[log->frameChunkCount++] = chunk;
-    log->frameChunkUsed = 0;
+  size_t mask = r->nodeSlotCount - 1, i;
+  uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u ^ address) * 0xBF58476D1CE4E5B9u;
+  i = (size_t)(h ^ h >> 31) & mask;     /* both small numbers mixed into the low bits */
+  for (;;) {
+    const HeapNodeStruct *n;
+    if (r->nodeSlots[i] == 0)
+      return i;
+    n = &r->log->nodes[r->nodeSlots[i] - 1];
+    if (n->parent == parent && n->address == address)
+      return i;
+    i = (i + 1) & mask;
   }
-  log->frameChunkUsed += depth;
-  return log->frameChunks[log->frameChunkCount - 1] + log->frameChunkUsed - depth;
+}
+
+/* nodeOf -- the node + 1 of address called from parent's frame, made
+ * if new */
+static uint32_t nodeOf(ReaderStruct *r, uint32_t parent, uint32_t address)
+{
+  HeapLogStruct *log = r->log;
+  size_t i;
+  if ((log->nodeCount + 1) * 2 > r->nodeSlotCount) {
+    free(r->nodeSlots);
+    r->nodeSlotCount = r->nodeSlotCount == 0 ? 4096 : r->nodeSlotCount * 2;
+    if ((r->nodeSlots = calloc(r->nodeSlotCount, sizeof *r->nodeSlots)) == NULL)
+      ReportOutOfMemory();
+    for (size_t k = 0; k < log->nodeCount; ++k)
+      r->nodeSlots[nodeSlot(r, log->nodes[k].parent, log->nodes[k].address)] = (uint32_t)k + 1;
+  }
+  i = nodeSlot(r, parent, address);
+  if (r->nodeSlots[i] != 0)
+    return r->nodeSlots[i];
+  if (log->nodeCount == r->nodeCapacity) {
+    r->nodeCapacity = r->nodeCapacity == 0 ? 4096 : r->nodeCapacity + r->nodeCapacity / 2;
+    log->nodes = HeapReaderRealloc(log->nodes, r->nodeCapacity * sizeof *log->nodes);
+  }
+  log->nodes[log->nodeCount] = (HeapNodeStruct){parent, address};
+  r->nodeSlots[i] = (uint32_t)++log->nodeCount;
+  return r->nodeSlots[i];
+}
+
+/* stackPlace -- s's frames, defined, take their place in the tree:
+ * from the outermost in */
+static void stackPlace(ReaderStruct *r, HeapStackStruct *s)
+{
+  uint32_t node = 0;
+  for (size_t k = s->depth; k-- > 0;)
+    node = nodeOf(r, node, s->pending[k]);
+  s->node = node;
+  free(s->pending);
+  s->pending = NULL;
+}
+
+void HeapReaderStacksEnd(ReaderStruct *r)
+{
+  HeapLogStruct *log = r->log;
+  for (size_t i = 0; i < log->stackCount; ++i)
+    if (log->stacks[i].pending != NULL)
+      stackPlace(r, &log->stacks[i]);
+  free(r->nodeSlots);
+  r->nodeSlots = NULL;
+  r->nodeSlotCount = 0;
+  if (log->nodeCount > 0)       /* no room to spare kept */
+    log->nodes = HeapReaderRealloc(log->nodes, log->nodeCount * sizeof *log->nodes);
 }
 
 HeapStackStruct *HeapReaderStack(ReaderStruct *r, uint64_t id)
@@ -40,9 +91,11 @@ HeapStackStruct *HeapReaderStack(ReaderStruct *r, uint64_t id)
   if (id > 0xFFFFFFFu)
     id = 0;                     /* no recorder makes so many: the unknown stack */
   if (id >= r->stacksCapacity) {
-    size_t n = r->stacksCapacity * 2;
-    while (n <= id)
-      n *= 2;
+    /* grown by a quarter: doubling left up to half of it spare, and
+     * zeroed, at the reading's peak (.heap.bounded.stacks) */
+    size_t n = r->stacksCapacity + r->stacksCapacity / 4;
+    if (n <= id)
+      n = (size_t)id + 1 + (size_t)id / 4;
     log->stacks = HeapReaderRealloc(log->stacks, n * sizeof *log->stacks);
     memset(log->stacks + r->stacksCapacity, 0, (n - r->stacksCapacity) * sizeof *log->stacks);
     r->stacksCapacity = n;
@@ -99,15 +152,18 @@ void HeapReaderStackFrames(ReaderStruct *r, const EventRecordStruct *rec, const 
   if (id == 0 || depth == 0 || depth > 4096 || index >= depth || c->param[3] + 8 > EVENT_PARAM_MAX)
     return;
   s = HeapReaderStack(r, id);
-  if (s->addresses == NULL) {
-    s->addresses = framesCarve(r->log, (size_t)depth);
-    s->depth = (uint32_t)depth;
+  if (s->pending == NULL && s->node == 0 && s->depth == 0) {
+    if ((s->pending = calloc((size_t)depth, sizeof *s->pending)) == NULL)
+      ReportOutOfMemory();
+    s->depth = (uint16_t)depth;
     s->mapVersion = (uint32_t)r->log->mapVersion;     /* .heap.symbols.time */
   }
-  if (s->addresses == NULL || s->depth != depth)
-    return;
+  if (s->pending == NULL || s->depth != depth)
+    return;             /* placed already, or another depth: damage */
   for (unsigned k = 0; k < 8 && index + k < depth; ++k, ++s->defined)
-    s->addresses[index + k] = addressIndex(r, rec->values[c->param[3] + k].u);
+    s->pending[index + k] = addressIndex(r, rec->values[c->param[3] + k].u);
+  if (s->defined >= depth)
+    stackPlace(r, s);
   r->log->stacked = 1;
 }
 

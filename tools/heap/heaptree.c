@@ -194,7 +194,9 @@ void HeapTreeMerge(const HeapProfileStruct *profiles, size_t count, HeapProfileS
     for (size_t s = 0; s < hp->profile.stackCount; ++s, ++n) {
       tree->stacks[n] = hp->stacks[s];
       log->stacks[n] = l->stacks[hp->logIndex[s]];
-      log->stacks[n].addresses = NULL;
+      log->stacks[n].pending = NULL;
+      log->stacks[n].node = 0;   /* the origin's log names it */
+      tree->stacks[n].values = log->stacks[n].values;
       tree->logIndex[n] = n;
       tree->origin[n] = hp;
       tree->originIndex[n] = s;

@@ -52,7 +52,8 @@ extern const char *const ProfileValueUnit[PROFILE_VALUE_LIMIT];   /* "count" or 
 typedef struct ProfileStackStruct {
   const ProfileFrameStruct *frames;
   size_t depth;
-  uint64_t values[PROFILE_VALUE_LIMIT];
+  uint64_t *values;             /* PROFILE_VALUE_LIMIT of them, the reader's own:
+                                   kept once (.heap.bounded.stacks) */
 } ProfileStackStruct;
 
 /* ProfileSampleStruct -- heap in use at one moment, for the chart */
