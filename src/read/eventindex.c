@@ -24,15 +24,6 @@
  * ClockSync events, StreamEnd, the unknown codes.
  */
 
-typedef struct SyncStruct {
-  EventClock clock;
-  uint64_t monotonic;
-} SyncStruct;
-
-typedef struct IndexStruct {
-  SyncStruct first, last;       /* ClockSyncs with the lowest and highest clock */
-} IndexStruct;
-
 /* eventFindBlockMagic -- the offset of the next "TTBK" at or after from, or size */
 size_t eventFindBlockMagic(const EventStreamStruct *stream, size_t from)
 {
@@ -93,8 +84,8 @@ void eventFill(EventStreamStruct *stream, size_t *pos, size_t need)
   }
 }
 
-/* addBlock -- note a block, at its stream offset */
-static int addBlock(EventStreamStruct *stream, const BlockStruct *block)
+/* eventBlockAdd -- note a block, at its stream offset */
+int eventBlockAdd(EventStreamStruct *stream, const BlockStruct *block)
 {
   if (stream->blockCount == stream->blockCapacity) {
     size_t newCapacity = stream->blockCapacity == 0 ? 64 : stream->blockCapacity * 2;
@@ -405,9 +396,9 @@ static int indexEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruc
   return sound;
 }
 
-/* blockEvents -- indexEvents for a block of any form: raw, compact,
+/* eventBlockEvents -- indexEvents for a block of any form: raw, compact,
  * zstd of either */
-static int blockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
+int eventBlockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block, size_t end)
 {
   size_t start = block->offset + stream->info.blockHeaderLength;
   const unsigned char *data = stream->base + start;
@@ -464,12 +455,12 @@ static int indexThreads(EventStreamStruct *stream)
   return 1;
 }
 
-/* blockRead -- read the header of the block at pos into *block.
+/* eventBlockRead -- read the header of the block at pos into *block.
  * Returns 1 if it is sound; else 0, with what is wrong in what.  A
  * block running past the end of the stream is also marked cut.
  * design/stream.txt .stream.check */
-static int blockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
-                     size_t whatSize)
+int eventBlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
+                   size_t whatSize)
 {
   const EventStreamInfoStruct *info = &stream->info;
   const unsigned char *p = stream->base + pos;
@@ -581,16 +572,16 @@ static void blockCut(EventStreamStruct *stream, IndexStruct *index, BlockStruct 
 {
   EventStreamInfoStruct *info = &stream->info;
   ++info->badBlocks;
-  (void)blockEvents(stream, index, block, stream->size);
+  (void)eventBlockEvents(stream, index, block, stream->size);
   eventProblemAdd(stream, "offset %" PRIu64 ": %s: the %" PRIu64 " whole events before the cut are shown, unchecked; the rest of the block is lost",
              (uint64_t)(stream->origin + block->offset), what, (uint64_t)block->events);
-  if (block->dataEnd > block->offset + info->blockHeaderLength && !addBlock(stream, block))
+  if (block->dataEnd > block->offset + info->blockHeaderLength && !eventBlockAdd(stream, block))
     stream->outOfMemory = 1;
 }
 
-/* blockFetch -- for a scan: the block header at *pos, then the whole
+/* eventBlockFetch -- for a scan: the block header at *pos, then the whole
  * block, into the window (eventFill).  Otherwise nothing. */
-static void blockFetch(EventStreamStruct *stream, size_t *pos)
+void eventBlockFetch(EventStreamStruct *stream, size_t *pos)
 {
   const EventStreamInfoStruct *info = &stream->info;
   unsigned headerLength = info->blockHeaderLength;
@@ -612,14 +603,24 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
   if (complete)
     eventIndexCheck(stream);
   eventHolesCheck(stream);
-  info->streamSize = stream->origin + stream->size;
   if (stream->read != NULL) {   /* the scan is over: its window goes */
+    /* A walk stopped at damage still says the stream's size, as the
+     * mapped reader does, not where its window was.  design/tools.txt
+     * .eventcnv.scan.split */
+    while (!stream->eof) {
+      size_t end = stream->size;
+      eventFill(stream, &end, stream->windowCapacity);
+      stream->origin += stream->size;
+      stream->size = 0;
+    }
+    info->streamSize = stream->origin + stream->size;
     free(stream->window);
     stream->window = NULL;
     stream->base = NULL;
     stream->size = 0;
     stream->merging = 1;        /* and it has no events to merge */
-  }
+  } else
+    info->streamSize = stream->size;
   if (info->eventCount == 0)
     info->firstClock = 0;
   if (!indexThreads(stream))
@@ -636,7 +637,7 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
 }
 
 /* eventIndexBlocks -- walk the blocks in file order.  Each is checked
- * (blockRead), then its events (indexEvents).  At damage the walk stops,
+ * (eventBlockRead), then its events (indexEvents).  At damage the walk stops,
  * or with resync goes on at the next block.  design/tools.txt
  * .eventcnv.reader, design/stream.txt .stream.check */
 void eventIndexBlocks(EventStreamStruct *stream)
@@ -651,15 +652,19 @@ void eventIndexBlocks(EventStreamStruct *stream)
   memset(&index, 0, sizeof index);
   info->firstClock = UINT64_MAX;
   info->lastClock = 0;
+  if (stream->split != NULL)
+    eventScanStart(stream);
   for (;;) {
     BlockStruct block;
     char what[200];
     size_t hole;
 
-    blockFetch(stream, &pos);
+    if (stream->split != NULL && stream->origin + pos >= stream->splitNext)
+      eventScanTake(stream, &index, &pos);   /* design/tools.txt .eventcnv.scan.split */
+    eventBlockFetch(stream, &pos);
     if (pos >= stream->size)
       break;
-    if (!blockRead(stream, pos, &block, what, sizeof what)) {
+    if (!eventBlockRead(stream, pos, &block, what, sizeof what)) {
       if (block.cut) {          /* the end: its events, if not read already */
         if (eventIndexNote(stream, &block))
           blockCut(stream, &index, &block, what);
@@ -689,6 +694,8 @@ void eventIndexBlocks(EventStreamStruct *stream)
     ++info->blockCount;
     if (block.registry) {       /* .stream.block.registry */
       char msg[400];
+      if (stream->split != NULL)
+        eventScanStop(stream);  /* they read by the registry it changes */
       if (!eventRegistryBlock(stream, pos + headerLength, pos + block.length, msg, sizeof msg)
           || !eventCodesInit(stream)) {
         eventProblemAdd(stream, "offset %" PRIu64 ": registry block: %s",
@@ -698,10 +705,10 @@ void eventIndexBlocks(EventStreamStruct *stream)
       pos += block.length;
       continue;
     }
-    if (!blockEvents(stream, &index, &block, pos + block.length)) {
+    if (!eventBlockEvents(stream, &index, &block, pos + block.length)) {
       ++info->badBlocks;
       if (!resync) {
-        if (block.dataEnd > pos + headerLength && !addBlock(stream, &block))
+        if (block.dataEnd > pos + headerLength && !eventBlockAdd(stream, &block))
           stream->outOfMemory = 1;
         complete = 0;
         info->stopped = pos + block.length < stream->size || stream->read != NULL;
@@ -713,11 +720,13 @@ void eventIndexBlocks(EventStreamStruct *stream)
       ++info->unindexedBlocks;
       info->unindexedEvents += block.events;
     }
-    if (block.dataEnd > pos + headerLength && !addBlock(stream, &block)) {
+    if (block.dataEnd > pos + headerLength && !eventBlockAdd(stream, &block)) {
       stream->outOfMemory = 1;
       break;
     }
     pos += block.length;
   }
+  if (stream->split != NULL)
+    eventScanStop(stream);
   indexEnd(stream, &index, complete);
 }

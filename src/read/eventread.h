@@ -149,6 +149,23 @@ extern EventStreamRes EventStreamScan(EventStreamStruct **streamReturn,
                                       EventStreamReadFunction read, void *closure,
                                       char *msg, size_t msgSize);
 
+/* EventStreamReadAtFunction -- read up to size bytes of a stream at
+ * offset into buf, as pread(2) does: returns how many, 0 at its end, or
+ * -1 if it cannot be read.  Called from several threads at once. */
+typedef long (*EventStreamReadAtFunction)(void *closure, unsigned char *buf, size_t size,
+                                          uint64_t offset);
+
+/* EventStreamScanSplit -- EventStreamScan of a stream of about size
+ * bytes that can be read at any offset, its index split over jobs
+ * threads, each reading its own part of the stream: the info, counts,
+ * threads and problems are EventStreamScan's, whatever the stream
+ * holds.  jobs of 1 or less reads it on one thread.  design/tools.txt
+ * .eventcnv.scan.split */
+extern EventStreamRes EventStreamScanSplit(EventStreamStruct **streamReturn,
+                                           EventStreamReadAtFunction readAt, void *closure,
+                                           uint64_t size, unsigned jobs, char *msg,
+                                           size_t msgSize);
+
 extern void EventStreamClose(EventStreamStruct *stream);
 
 extern const EventStreamInfoStruct *EventStreamInfo(const EventStreamStruct *stream);

@@ -336,10 +336,16 @@ EventStreamRes EventStreamOpen(EventStreamStruct **streamReturn,
  * file order, into memory that stays warm.  design/tools.txt
  * .eventcnv.scan .eventcnv.scan.copy */
 
-#define SCAN_WINDOW (256u * 1024u)      /* fastest of 64K to 4M, measured */
-
 EventStreamRes EventStreamScan(EventStreamStruct **streamReturn, EventStreamReadFunction read,
                                void *closure, char *msg, size_t msgSize)
+{
+  return eventScanOpen(streamReturn, read, closure, NULL, msg, msgSize);
+}
+
+/* eventScanOpen -- EventStreamScan, its index split as split says if
+ * that is not NULL; the stream owns split, even on failure */
+EventStreamRes eventScanOpen(EventStreamStruct **streamReturn, EventStreamReadFunction read,
+                             void *closure, ScanSplitStruct *split, char *msg, size_t msgSize)
 {
   EventStreamStruct *stream;
   EventStreamRes res;
@@ -353,9 +359,14 @@ EventStreamRes EventStreamScan(EventStreamStruct **streamReturn, EventStreamRead
     stream->window = malloc(SCAN_WINDOW);
   if (stream == NULL || stream->window == NULL) {
     eventFormatMessage(msg, msgSize, "offset 0: out of memory");
+    if (stream == NULL)
+      eventScanFree(split);
+    else
+      stream->split = split;
     EventStreamClose(stream);
     return EventStreamERROR;
   }
+  stream->split = split;
   stream->base = stream->window;
   stream->windowCapacity = SCAN_WINDOW;
   stream->read = read;
@@ -381,6 +392,7 @@ void EventStreamClose(EventStreamStruct *stream)
   size_t i;
   if (stream == NULL)
     return;
+  eventScanFree(stream->split);
   for (i = 0; i < stream->problemCount; ++i)
     free(stream->problems[i]);
   free(stream->problems);

@@ -7,6 +7,7 @@
  *   eventheader.c  the stream header and the registry it carries
  *   eventindex.c   the block index: every block and event checked, in
  *                  file order, before any event is returned
+ *   eventscan.c    a scan's index split over threads, the same result
  *   eventstream.c  the interface: open, scan, the merge in time order,
  *                  labels, counts and problems
  * Names follow eventint.h's rule: what one of these files defines and
@@ -136,6 +137,8 @@ struct EventStreamStruct {
   size_t windowCapacity;
   EventStreamReadFunction read; /* NULL if not a scan */
   void *readClosure;
+  struct ScanSplitStruct *split;  /* a scan split over threads, or NULL */
+  size_t splitNext;             /* where the walk next looks at it (eventScanTake) */
 
   EventStreamInfoStruct info;
 
@@ -245,10 +248,38 @@ static inline int eventKindOf(const EventStreamStruct *stream, unsigned wire, un
 
 #define EVENT_SEQ_NONE UINT64_MAX /* a hole's block whose header is zeros too */
 
+/* IndexStruct -- what the walk notes beside the stream's info */
+typedef struct SyncStruct {
+  EventClock clock;
+  uint64_t monotonic;
+} SyncStruct;
+
+typedef struct IndexStruct {
+  SyncStruct first, last;       /* ClockSyncs with the lowest and highest clock */
+} IndexStruct;
+
 extern void eventFill(EventStreamStruct *stream, size_t *pos, size_t need);
 extern int eventCodesInit(EventStreamStruct *stream);
 extern void eventIndexBlocks(EventStreamStruct *stream);
 extern size_t eventFindBlockMagic(const EventStreamStruct *stream, size_t from);
+extern int eventBlockAdd(EventStreamStruct *stream, const BlockStruct *block);
+extern int eventBlockRead(EventStreamStruct *stream, size_t pos, BlockStruct *block, char *what,
+                          size_t whatSize);
+extern void eventBlockFetch(EventStreamStruct *stream, size_t *pos);
+extern int eventBlockEvents(EventStreamStruct *stream, IndexStruct *index, BlockStruct *block,
+                            size_t end);
+
+/* eventscan.c: a scan split over threads.  design/tools.txt .eventcnv.scan.split */
+
+typedef struct ScanSplitStruct ScanSplitStruct;
+#define SCAN_WINDOW (256u * 1024u)      /* a scan's window: fastest of 64K to 4M, measured */
+extern EventStreamRes eventScanOpen(EventStreamStruct **streamReturn, EventStreamReadFunction read,
+                                    void *closure, ScanSplitStruct *split, char *msg,
+                                    size_t msgSize);
+extern void eventScanStart(EventStreamStruct *stream);
+extern void eventScanTake(EventStreamStruct *stream, IndexStruct *index, size_t *pos);
+extern void eventScanStop(EventStreamStruct *stream);
+extern void eventScanFree(ScanSplitStruct *split);
 
 /* eventexpand.c: a compact or zstd block's data, expanded */
 

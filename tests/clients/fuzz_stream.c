@@ -19,7 +19,10 @@
  *   1 scan     EventStreamScan of the payload through a read function
  *              that gives it in chunks of a size chosen by param bits
  *              0-2, and with param bit 3 fails instead of ending; then
- *              what --count and --summary read.
+ *              what --count and --summary read.  Unless it fails, the
+ *              same of EventStreamScanSplit on 2 to 5 threads (param
+ *              bits 4-5), which must say all the same
+ *              (.eventcnv.scan.split).
  *   2 recover  EventRecover: the payload is a 4-byte little-endian
  *              length n, then n bytes of log (fewer if the payload is
  *              shorter), then the live file.  A merged stream is then
@@ -68,18 +71,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static size_t heapNow, heapPeak;
 
+/* The hooks run on a split scan's threads too. */
 static void mallocHook(const volatile void *p, size_t n)
 {
+  size_t now = __atomic_add_fetch(&heapNow, n, __ATOMIC_RELAXED);
   (void)p;
-  heapNow += n;
-  if (heapNow > heapPeak)
-    heapPeak = heapNow;
+  if (now > __atomic_load_n(&heapPeak, __ATOMIC_RELAXED))
+    __atomic_store_n(&heapPeak, now, __ATOMIC_RELAXED);
 }
 
 static void freeHook(const volatile void *p)
 {
   if (p != NULL && __sanitizer_get_ownership((const void *)p))
-    heapNow -= __sanitizer_get_allocated_size((const void *)p);
+    __atomic_sub_fetch(&heapNow, __sanitizer_get_allocated_size((const void *)p),
+                       __ATOMIC_RELAXED);
 }
 
 enum { ENTRY_OPEN, ENTRY_SCAN, ENTRY_RECOVER, ENTRY_EVENT, ENTRY_COUNT };
@@ -262,6 +267,55 @@ static long chunkRead(void *closure, unsigned char *buf, size_t size)
 
 static const size_t chunkSizes[8] = {65536, 1, 3, 24, 64, 4095, 4096, (size_t)1 << 20};
 
+/* chunkReadAt -- an EventStreamReadAtFunction of the same chunks */
+static long chunkReadAt(void *closure, unsigned char *buf, size_t size, uint64_t offset)
+{
+  const ChunkReaderStruct *reader = closure;
+  size_t n = offset < reader->size ? reader->size - (size_t)offset : 0;
+  n = n < reader->chunk ? n : reader->chunk;
+  n = n < size ? n : size;
+  memcpy(buf, reader->data + offset, n);
+  return (long)n;
+}
+
+/* scanSaid -- all a scanned stream answers, as text in buf, to compare */
+static void scanSaid(const EventStreamStruct *stream, char *buf, size_t size)
+{
+  const EventStreamInfoStruct *info = EventStreamInfo(stream);
+  const EventRegistryStruct *registry = info->registry;
+  size_t n = 0;
+#define SAY(...) \
+  do { \
+    if (n < size) \
+      n += (size_t)snprintf(buf + n, size - n, __VA_ARGS__); \
+  } while (0)
+  SAY("%zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %llu %d %d %d %d",
+      info->blockCount, info->compactBlocks, info->zstdBlocks, info->unindexedBlocks,
+      info->unindexedEvents, info->eventCount, info->unknownCount, info->clockSyncCount,
+      info->skippedBytes, info->badBlocks, info->missingBlocks, info->duplicateBlocks,
+      info->misorderedBlocks, info->holes, info->holesLost, info->holeBlocks,
+      info->threadStarts + 1000 * info->threadExits, (unsigned long long)info->streamSize,
+      info->stopped, info->streamEnd, info->streamSnapshot, info->streamExec);
+  SAY(" %llu %llu %llu %llu\n", (unsigned long long)info->firstClock,
+      (unsigned long long)info->lastClock, (unsigned long long)info->clockHz,
+      (unsigned long long)info->holeOffset);
+  for (unsigned kind = 0; kind < registry->kindCount; ++kind) {
+    SAY("%llu", (unsigned long long)info->dropped[kind]);
+    for (size_t i = 0; i < registry->eventCount; ++i)
+      SAY(" %zu", EventStreamCount(stream, kind, registry->events[i].code));
+    SAY("\n");
+  }
+  for (size_t i = 0; i < EventStreamThreadCount(stream); ++i) {
+    uint32_t thread;
+    size_t count;
+    EventStreamThread(stream, i, &thread, &count);
+    SAY("T%u %zu\n", (unsigned)thread, count);
+  }
+  for (size_t i = 0; i < EventStreamProblemCount(stream); ++i)
+    SAY("%s\n", EventStreamProblem(stream, i));
+#undef SAY
+}
+
 static void entryScan(const uint8_t *data, size_t size, unsigned param)
 {
   EventStreamStruct *stream = NULL;
@@ -271,6 +325,12 @@ static void entryScan(const uint8_t *data, size_t size, unsigned param)
   if (res != EventStreamOK) {
     promise(stream == NULL);
     promise(memchr(msg, '\0', sizeof msg) != NULL);
+    if (!reader.fail) {         /* split, it fails alike */
+      char splitMsg[sizeof msg];
+      promise(EventStreamScanSplit(&stream, chunkReadAt, &reader, size, 2 + ((param >> 4) & 3),
+                                   splitMsg, sizeof splitMsg) == res);
+      promise(stream == NULL && strcmp(msg, splitMsg) == 0);
+    }
     return;
   }
   {
@@ -291,6 +351,17 @@ static void entryScan(const uint8_t *data, size_t size, unsigned param)
       sinkString(EventStreamProblem(stream, i));
     /* A scanned stream holds no events (eventread.h). */
     promise(EventStreamNext(stream, &rec) != EventStreamOK);
+  }
+  if (!reader.fail) {           /* split, it says the same (eventread.h) */
+    static char one[1 << 16], split[1 << 16];
+    EventStreamStruct *other = NULL;
+    unsigned jobs = 2 + ((param >> 4) & 3);
+    res = EventStreamScanSplit(&other, chunkReadAt, &reader, size, jobs, msg, sizeof msg);
+    promise(res == EventStreamOK && other != NULL);
+    scanSaid(stream, one, sizeof one);
+    scanSaid(other, split, sizeof split);
+    promise(strcmp(one, split) == 0);
+    EventStreamClose(other);
   }
   EventStreamClose(stream);
 }

@@ -112,11 +112,44 @@ static long readSome(void *closure, unsigned char *buf, size_t size)
   }
 }
 
+/* readAt -- an EventStreamReadAtFunction for a ScanInputStruct, on
+ * several threads at once */
+static long readAt(void *closure, unsigned char *buf, size_t size, uint64_t offset)
+{
+  ScanInputStruct *input = closure;
+  for (;;) {
+    ssize_t n = pread(input->fd, buf, size, (off_t)offset);
+    if (n >= 0)
+      return (long)n;
+    if (errno != EINTR) {
+      __atomic_store_n(&input->err, errno, __ATOMIC_RELAXED);
+      return -1;
+    }
+  }
+}
+
+/* scanJobs -- the threads to scan a file of size bytes on: jobs (0: one
+ * a processor), each with a range of at least INPUT_SCAN_RANGE_MIN.
+ * design/tools.txt .eventcnv.scan.split */
+#define INPUT_SCAN_RANGE_MIN ((uint64_t)4 << 20)
+#define INPUT_SCAN_JOBS_MAX 64
+static unsigned scanJobs(unsigned jobs, uint64_t size)
+{
+  uint64_t most = size / INPUT_SCAN_RANGE_MIN;
+  if (jobs == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    jobs = cpus < 1 ? 1 : cpus > INPUT_SCAN_JOBS_MAX ? INPUT_SCAN_JOBS_MAX : (unsigned)cpus;
+  }
+  jobs = jobs < INPUT_SCAN_JOBS_MAX ? jobs : INPUT_SCAN_JOBS_MAX;
+  return most < jobs ? (most > 0 ? (unsigned)most : 1) : jobs;
+}
+
 EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, char *msg,
-                         size_t msgSize, const char *programName)
+                         size_t msgSize, const char *programName, unsigned jobs)
 {
   EventStreamRes res;
   ScanInputStruct input;
+  struct stat st;
   input.fd = STDIN_FILENO;
   input.err = 0;
   if (path != NULL && strcmp(path, "-") != 0) {
@@ -126,7 +159,14 @@ EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, cha
       return EventStreamERROR;
     }
   }
-  res = EventStreamScan(streamReturn, readSome, &input, msg, msgSize);
+  /* A regular file large enough is split; a pipe, stdin or a small
+   * file is read on one thread, as is every file with --jobs 1. */
+  if (input.fd != STDIN_FILENO && jobs != 1 && fstat(input.fd, &st) == 0 && S_ISREG(st.st_mode)
+      && scanJobs(jobs, (uint64_t)st.st_size) > 1)
+    res = EventStreamScanSplit(streamReturn, readAt, &input, (uint64_t)st.st_size,
+                               scanJobs(jobs, (uint64_t)st.st_size), msg, msgSize);
+  else
+    res = EventStreamScan(streamReturn, readSome, &input, msg, msgSize);
   if (res != EventStreamOK && input.err != 0)   /* as InputRead says it */
     snprintf(msg, msgSize, "%s", strerror(input.err));
   else if (input.err != 0)

@@ -44,9 +44,10 @@ extern int InputReadFd(int fd, InputStruct *in);
 extern void InputFree(InputStruct *in);
 
 /* InputScan -- index the stream at path (NULL or "-": stdin) as it is
- * read, for --count and --summary.  design/tools.txt .eventcnv.scan */
+ * read, for --count and --summary, a large file on up to jobs threads
+ * (0: one a processor).  design/tools.txt .eventcnv.scan .eventcnv.scan.split */
 extern EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, char *msg,
-                                size_t msgSize, const char *programName);
+                                size_t msgSize, const char *programName, unsigned jobs);
 
 /* InputLiveExists -- whether path has a live file, for InputRecoverLive */
 extern int InputLiveExists(const char *path);

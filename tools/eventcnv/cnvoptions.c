@@ -99,7 +99,8 @@ static const OptionStruct options[] = {
    "write to the file OUT (replaced), not standard output;\n"
    "never a FILE given or its live file", NULL},
   {"--jobs",     NULL, OptionValue,    AT(jobs),     "N",
-   "format text on N threads (default: one a processor);\n"
+   "format text, or scan a large file for --count and\n"
+   "--summary, on N threads (default: one a processor);\n"
    "the output is the same", NULL},
   {"--help",     NULL, OptionHelp,     0,            NULL,
    "print this help and exit", NULL},

@@ -44,7 +44,8 @@ static EventStreamStruct *openLog(const CnvOptionsStruct *opt, const char *path,
   if ((opt->count || opt->summary) && !opt->resync && !InputLiveExists(path)) {
     /* No events to print: read the stream once, in order, not mapped.
      * design/tools.txt .eventcnv.scan */
-    res = InputScan(path, &stream, msg, sizeof msg, ReportToolName());
+    res = InputScan(path, &stream, msg, sizeof msg, ReportToolName(),
+                    opt->jobs != NULL ? (unsigned)atoi(opt->jobs) : 0);
   } else {
     err = InputRead(path, in);
     if (err != 0) {
