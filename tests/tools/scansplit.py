@@ -5,7 +5,8 @@
 
 Usage: scansplit.py CONFIG [EVENTS]     e.g. scansplit.py build/san
 
-Makes a log of EVENTS events (default 5,000,000) with build/bench/bench,
+Makes a log of EVENTS events (default 1,000,000: 36 MB, past the size
+that splits, in ranges of 12 MB on 3 threads) with build/bench/bench,
 raw and compact, and copies of the raw one changed where a split scan
 could go wrong: a byte flipped in a block in each part of the file, at
 the block where each part starts, an event's length broken under a
@@ -183,7 +184,7 @@ def main():
         print(__doc__)
         return 2
     cfg = sys.argv[1]
-    events = sys.argv[2] if len(sys.argv) > 2 else "5000000"
+    events = sys.argv[2] if len(sys.argv) > 2 else "1000000"
     eventcnv = os.path.join(cfg, "eventcnv")
     bench = os.path.join("build", "bench", "bench")
     if not os.access(bench, os.X_OK) or not os.access(eventcnv, os.X_OK):
