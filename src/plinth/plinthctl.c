@@ -272,7 +272,7 @@ int PlinthCtlThreadStart(void (*run)(void))
   /* It needs little stack: not the 8 MiB of address space a default
    * thread takes from a program that may count it (RLIMIT_AS). */
   (void)pthread_attr_setstacksize(&attr, (size_t)512 << 10);
-  res = pthread_create(&ctlThread, &attr, ctlRun, (void *)(uintptr_t)run);
+  res = PlinthOwnThreadCreate(&ctlThread, &attr, ctlRun, (void *)(uintptr_t)run);
   (void)pthread_attr_destroy(&attr);
   return res;
 }

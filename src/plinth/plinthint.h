@@ -14,6 +14,7 @@
 #ifndef plinthint_h
 #define plinthint_h
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdatomic.h>
@@ -33,6 +34,11 @@ extern void PlinthAllButFaults(sigset_t *set);
  * the control thread): every signal but the faults blocked, named,
  * and not counted by PlinthLastThread */
 extern void PlinthOwnThreadRun(const char *name, void (*run)(void));
+
+/* PlinthOwnThreadCreate -- pthread_create for a thread of telltale's
+ * own: born with every signal but the faults blocked (.sol.signal.own) */
+extern int PlinthOwnThreadCreate(pthread_t *thread, const pthread_attr_t *attr,
+                                 void *(*start)(void *), void *arg);
 
 /* PlinthFdWrite -- write size bytes to fd, at most most in one write(),
  * retrying short writes and EINTR; 0 or an errno code.  Async-signal-safe. */

@@ -33,6 +33,7 @@
 
 #include "plinth.h"
 #include "plinthclock.h"
+#include "plinthint.h"
 
 static char tempDir[] = "/tmp/test_plinth.XXXXXX";
 
@@ -685,6 +686,32 @@ static void *threadNameBody(void *p)
   return NULL;
 }
 
+
+/* own_thread_mask -- a thread of telltale's own is born with the
+ * program's signals blocked, before it runs a line, and its creator's
+ * mask is as it was: design/plinth.txt .sol.signal.own */
+static void *maskProbe(void *arg)
+{
+  sigset_t now;
+  (void)pthread_sigmask(SIG_BLOCK, NULL, &now);
+  *(int *)arg = sigismember(&now, SIGALRM) == 1 && sigismember(&now, SIGTERM) == 1
+    && sigismember(&now, SIGSEGV) == 0;
+  return NULL;
+}
+
+static void own_thread_mask(void **state)
+{
+  pthread_t thread;
+  int blocked = -1;
+  sigset_t mask;
+  (void)state;
+  assert_int_equal(PlinthOwnThreadCreate(&thread, NULL, maskProbe, &blocked), 0);
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  assert_int_equal(blocked, 1);
+  (void)pthread_sigmask(SIG_BLOCK, NULL, &mask);
+  assert_int_equal(sigismember(&mask, SIGALRM), 0);
+}
+
 /* thread-2: PlinthThreadName returns the name pthread_setname_np set. */
 
 static void thread_name(void **state)
@@ -923,6 +950,7 @@ int main(void)
     cmocka_unit_test(stream_fd_sigpipe),
     cmocka_unit_test(thread_on_exit),
     cmocka_unit_test(thread_name),
+    cmocka_unit_test(own_thread_mask),
     cmocka_unit_test(lock_recursive),
     cmocka_unit_test(fork_lock),
     cmocka_unit_test(process_basics),
