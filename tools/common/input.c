@@ -150,6 +150,7 @@ EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, cha
   EventStreamRes res;
   ScanInputStruct input;
   struct stat st;
+  unsigned threads = 1;
   input.fd = STDIN_FILENO;
   input.err = 0;
   if (path != NULL && strcmp(path, "-") != 0) {
@@ -161,10 +162,11 @@ EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, cha
   }
   /* A regular file large enough is split; a pipe, stdin or a small
    * file is read on one thread, as is every file with --jobs 1. */
-  if (input.fd != STDIN_FILENO && jobs != 1 && fstat(input.fd, &st) == 0 && S_ISREG(st.st_mode)
-      && scanJobs(jobs, (uint64_t)st.st_size) > 1)
-    res = EventStreamScanSplit(streamReturn, readAt, &input, (uint64_t)st.st_size,
-                               scanJobs(jobs, (uint64_t)st.st_size), msg, msgSize);
+  if (input.fd != STDIN_FILENO && fstat(input.fd, &st) == 0 && S_ISREG(st.st_mode))
+    threads = scanJobs(jobs, (uint64_t)st.st_size);
+  if (threads > 1)
+    res = EventStreamScanSplit(streamReturn, readAt, &input, (uint64_t)st.st_size, threads,
+                               msg, msgSize);
   else
     res = EventStreamScan(streamReturn, readSome, &input, msg, msgSize);
   if (res != EventStreamOK && input.err != 0)   /* as InputRead says it */
