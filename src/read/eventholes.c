@@ -94,7 +94,7 @@ void eventIndexCheck(EventStreamStruct *stream)
   info->misorderedBlocks = outOfOrder;
   qsort(e, n, sizeof *e, indexEntryCompare);
   for (size_t i = 0; i < n; ++i) {
-    if (e[i].index > expect && i > 0 && holeEndsAt(stream, e[i].offset))
+    if (e[i].index > expect && holeEndsAt(stream, e[i].offset))
       info->holeBlocks += e[i].index - expect;     /* .sol.writer.at */
     else if (e[i].index > expect) {
       info->missingBlocks += e[i].index - expect;
