@@ -33,7 +33,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  7      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  8      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
                                        2: StreamExec, .sol.exec; 3: a live region's
                                        index says where its block starts, or that
@@ -42,9 +42,12 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                        EventsFiltered and filtered blocks,
                                        .sol.filter; 5: the header's flags have a
                                        check of their own, .stream.header.check;
-                                       6: several registries, .stream.header.registries) */
+                                       6: several registries, .stream.header.registries;
+                                       7: a live file's retag flag; 8: a live file's
+                                       places of blocks, .sol.writer.at) */
 #define EVENT_VERSION_FLAGS_CHECKED 5  /* the minor from which they do */
 #define EVENT_VERSION_REGISTRIES 6  /* the minor from which a stream has several registries */
+#define EVENT_VERSION_PLACES 8      /* the minor from which a live file has places */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
                                        writes it only under a block transform
@@ -71,6 +74,11 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_LIVE_SLOTS_LEN    (2 * EVENT_LIVE_SLOTS)  /* ... after each slot's kind, as blocks
                                                 carry it, a u16 (3.0.6; .reg.many) */
 #define EVENT_LIVE_DROPS_LEN_5  (8 * 32)     /* before 3.0.6: per kind a word, no slots */
+#define EVENT_LIVE_PLACES       32           /* ... after the places of blocks being written
+                                                after the lock (3.0.8; .sol.writer.at): */
+#define EVENT_LIVE_PLACE_LEN    48           /* each a u32 ticket (0: free), the block's
+                                                header, and its offset in the log (a u64 at 40) */
+#define EVENT_LIVE_PLACES_LEN   (EVENT_LIVE_PLACES * EVENT_LIVE_PLACE_LEN)
 #define EVENT_BLOCK_MAGIC       "TTBK"       /* 4 bytes, first in every block */
 #define EVENT_BLOCK_LEVEL_MASK  0x000Fu      /* flags: the signal level (1.0.1) */
 #define EVENT_BLOCK_CHECKED     0x0010u      /* flags: check holds the block's CRC32C (2.0) */

@@ -183,8 +183,8 @@ static int headerBuild(HeaderBufStruct *h, size_t padTo)
     putSources(&more);
     total = varEnd + 4 + spansLength(reg) + 4 + 4 + more.size + 4;
     if (padTo > 0)
-      total = eventRoundUp(total + EVENT_LIVE_SLOTS_LEN + EVENT_LIVE_DROPS_LEN
-                           + EVENT_LIVE_REGIONS_LEN, padTo);
+      total = eventRoundUp(total + EVENT_LIVE_PLACES_LEN + EVENT_LIVE_SLOTS_LEN
+                           + EVENT_LIVE_DROPS_LEN + EVENT_LIVE_REGIONS_LEN, padTo);
     for (size_t i = 0; i < 4; ++i)
       h->base[20 + i] = (unsigned char)(total >> (8 * i));
     putLE(h, EventHeaderCheck(h->base, varEnd), 4);

@@ -170,6 +170,7 @@ typedef struct EventWriteStruct {
   const unsigned char *data;    /* its events */
   size_t size;
   unsigned char header[36];     /* EVENT_BLOCK_HEADER_LEN, check not yet in */
+  uint32_t place;               /* its place's ticket in the live file, or 0 */
 } EventWriteStruct;
 
 #define WRITE_LIMIT (2 * STREAM_LIMIT)  /* a full buffer and its Telltale kind's */
@@ -367,6 +368,8 @@ extern void eventLiveRetag(EventThreadStruct *thread, unsigned level, unsigned k
                            uint32_t from);
 extern void eventLiveRegionRelease(unsigned char *base, size_t size);
 extern void eventLiveDropped(unsigned kind);
+extern uint32_t eventLivePlace(PlinthStream stream, uint64_t offset, const unsigned char *header);
+extern void eventLivePlaced(uint32_t ticket);
 extern void eventLiveSlotsSay(void);
 extern void eventLiveSlotsLeft(unsigned base, unsigned count);
 extern void eventLiveEnd(void);

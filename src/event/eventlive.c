@@ -135,6 +135,66 @@ void eventLiveDropped(unsigned kind)
     atomic_fetch_add_explicit(&counts[kind * (8 / sizeof(uintptr_t))], 1, memory_order_relaxed);
 }
 
+/* The places of blocks written after the lock (.sol.writer.at): a
+ * thread that gets a block's place in the log under the lock notes it
+ * here, header and offset, in the mapped page, where a store costs no
+ * write; it frees the entry when its write is done.  A death in
+ * between leaves the entry, from which recovery puts the header back
+ * where the log has zeros.  The ticket, stored last, says an entry is
+ * used and whose it is, so that a late free cannot free another's. */
+EVENT_STATIC_ASSERT(EVENT_LIVE_PLACES_LEN + EVENT_LIVE_SLOTS_LEN + EVENT_LIVE_DROPS_LEN
+                    + EVENT_LIVE_REGIONS_LEN <= 4096, "the live file's counts fit its last page");
+EVENT_STATIC_ASSERT(EVENT_BLOCK_HEADER_LEN + 4 <= 40, "a place's header is before its offset");
+
+static uint32_t placeTicket;    /* the last ticket given; lock held */
+
+static unsigned char *livePlaces(void)
+{
+  _Atomic uintptr_t *counts = atomic_load(&liveDrops);
+  return counts == NULL ? NULL
+         : (unsigned char *)counts - EVENT_LIVE_SLOTS_LEN - EVENT_LIVE_PLACES_LEN;
+}
+
+/* eventLivePlace -- a block of stream, whose header is header, has its
+ * place at offset: noted, if the stream is the live file's log and an
+ * entry is free.  Returns its ticket, or 0: then the caller writes the
+ * header there now.  Lock held. */
+uint32_t eventLivePlace(PlinthStream stream, uint64_t offset, const unsigned char *header)
+{
+  unsigned char *places = livePlaces();
+  AVER_LOCKED();
+  if (places == NULL || stream != liveFile.log)
+    return 0;
+  for (unsigned i = 0; i < EVENT_LIVE_PLACES; ++i) {
+    unsigned char *p = places + i * EVENT_LIVE_PLACE_LEN;
+    _Atomic uint32_t *ticket = (_Atomic uint32_t *)p;
+    if (atomic_load_explicit(ticket, memory_order_acquire) != 0)
+      continue;
+    if (++placeTicket == 0)
+      ++placeTicket;
+    memcpy(p + 4, header, EVENT_BLOCK_HEADER_LEN);
+    memcpy(p + 40, &offset, sizeof offset);
+    atomic_store_explicit(ticket, placeTicket, memory_order_release);
+    return placeTicket;
+  }
+  return 0;
+}
+
+/* eventLivePlaced -- the block of that ticket is written: its entry is
+ * free.  Async-signal-safe; the lock not held. */
+void eventLivePlaced(uint32_t ticket)
+{
+  unsigned char *places = livePlaces();
+  if (places == NULL || ticket == 0)
+    return;
+  for (unsigned i = 0; i < EVENT_LIVE_PLACES; ++i) {
+    uint32_t expect = ticket;
+    if (atomic_compare_exchange_strong((_Atomic uint32_t *)(places + i * EVENT_LIVE_PLACE_LEN),
+                                       &expect, 0))
+      return;
+  }
+}
+
 /* eventLiveStart -- open the live file beside log, a binary stream
  * that is a regular file (logFailed: a write to it failed already): its
  * header, padded to a page, then the regions that the buffers of output

@@ -522,12 +522,14 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
   h->flags = (uint16_t)(h->flags | EVENT_BLOCK_CHECKED | compact
                         | (filtered ? EVENT_BLOCK_FILTERED : 0));
   h->index = __atomic_fetch_add(entry->index, 1, __ATOMIC_RELAXED);
-  /* Its header goes there now, so that a reader finds which block a
-   * program that died before writing the rest lost, and whether the
-   * live file has it.  .sol.writer.at */
+  /* The live file notes its place and header, or its header goes there
+   * now, so that a reader finds which block a program that died before
+   * writing the rest lost, and whether the live file has it.
+   * .sol.writer.at */
   if (defer != NULL && data == events
       && PlinthStreamReserve(entry->stream, EVENT_BLOCK_HEADER_LEN + size, &at) == 0) {
-    res = PlinthStreamWriteAt(entry->stream, at, header, sizeof header);
+    defer->place = eventLivePlace(entry->stream, at, header);
+    res = defer->place != 0 ? 0 : PlinthStreamWriteAt(entry->stream, at, header, sizeof header);
     if (res != 0) {
       *failed = res;
       return 0;

@@ -40,6 +40,7 @@ void eventWritesDo(EventThreadStruct *thread)
     if (res != 0) {
       eventStreamLost(w->entry, w->stream, res, w->data, w->size);
     }
+    eventLivePlaced(w->place);
   }
   atomic_store_explicit(&thread->writesCount, 0, memory_order_release);
   PlinthCancelRelease();

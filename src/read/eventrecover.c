@@ -686,6 +686,56 @@ uint64_t EventDropsUnreported(const EventRecoverStruct *result,
   return counted <= info->dropped[kind] ? 0 : counted - info->dropped[kind];
 }
 
+/* placesPatch -- the headers of blocks the program died before writing
+ * (3.0.8): an entry of the live file's places whose header is not in
+ * the log, where the log has zeros or that header's own bytes, goes
+ * there in a copy of the log (*copyReturn, malloc'd; NULL if none is
+ * needed), which makes the block a hole that its live block fills.
+ * Returns 0 if memory ran out.  design/control.txt .sol.writer.at */
+static int placesPatch(const FileStruct *log, const FileStruct *live, unsigned char **copyReturn)
+{
+  size_t trailer = EVENT_LIVE_PLACES_LEN + EVENT_LIVE_SLOTS_LEN + EVENT_LIVE_DROPS_LEN
+                   + EVENT_LIVE_REGIONS_LEN;
+  const unsigned char *places;
+  unsigned char *copy = NULL;
+  *copyReturn = NULL;
+  if (live->major != 3 || live->minor < EVENT_VERSION_PLACES
+      || live->headerLength < EVENT_STREAM_FIXED_LEN + trailer)
+    return 1;
+  places = live->base + live->headerLength - trailer;
+  for (unsigned i = 0; i < EVENT_LIVE_PLACES; ++i) {
+    const unsigned char *p = places + i * EVENT_LIVE_PLACE_LEN, *header = p + 4;
+    const unsigned char *at;
+    uint64_t offset = EventLoad(p + 40, 8, live->big);
+    EventBlockHeaderStruct h;
+    int differs = 0, fits = 1;
+    if (EventLoad(p, 4, live->big) == 0 || memcmp(header, EVENT_BLOCK_MAGIC, 4) != 0
+        || offset < log->headerLength || offset > log->size
+        || log->size - offset < EVENT_BLOCK_HEADER_LEN)
+      continue;
+    EventBlockDecode(&h, header, live->major, live->big);
+    if (h.session != log->session || h.length < EVENT_BLOCK_HEADER_LEN
+        || h.length > EVENT_BLOCK_LENGTH_MAX + EVENT_BLOCK_HEADER_LEN)
+      continue;
+    at = (copy != NULL ? copy : log->base) + offset;
+    for (size_t b = 0; b < offsetof(EventBlockHeaderStruct, check); ++b) {
+      differs |= at[b] != header[b];
+      fits &= at[b] == 0 || at[b] == header[b];
+    }
+    if (!differs || !fits)
+      continue;
+    if (copy == NULL) {
+      copy = malloc(log->size);
+      if (copy == NULL)
+        return 0;
+      memcpy(copy, log->base, log->size);
+    }
+    memcpy(copy + offset, header, EVENT_BLOCK_HEADER_LEN);
+  }
+  *copyReturn = copy;
+  return 1;
+}
+
 /* EventRecover -- the log with the live file's unsent events appended.
  *
  * On success returns 0 and a malloc'd stream in *streamReturn (the
@@ -700,12 +750,19 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   RecoverStruct r;
   int failed = 0;
   ExpandedStruct x = {NULL, NULL, 0, 0};
+  unsigned char *patched;       /* the log with headers put back: placesPatch */
 
   memset(result, 0, sizeof *result);
   memset(&r, 0, sizeof r);
   r.result = result;
   if (!filesRead(&r.log, &r.live, logBytes, logSize, liveBytes, liveSize, msg, msgSize))
     return 1;
+  if (!placesPatch(&r.log, &r.live, &patched)) {
+    message(msg, msgSize, "out of memory");
+    return 1;
+  }
+  if (patched != NULL)
+    r.log.base = logBytes = patched;
   liveDropsRead(&r.live, result);
   r.log.size = sentCollect(&r.log, &r.sent, &r.sentCount, &failed, &x, &r.logUnsound);
   free(x.state);
@@ -713,6 +770,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   if (r.out == NULL) {
     free(x.base);
     free(r.sent);
+    free(patched);
     message(msg, msgSize, "out of memory");
     return 1;
   }
@@ -723,6 +781,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   if (!liveSeqsCollect(&r.live, &r.liveSeqs, &r.liveSeqCount)) {
     free(x.base);
     free(r.sent);
+    free(patched);
     free(r.out);
     message(msg, msgSize, "out of memory");
     return 1;
@@ -731,6 +790,7 @@ int EventRecover(const unsigned char *logBytes, size_t logSize,
   free(r.liveSeqs);
   free(x.base);
   free(r.sent);
+  free(patched);
   *streamReturn = r.out;
   *sizeReturn = r.outSize;
   return 0;

@@ -310,7 +310,32 @@ def main():
             if page < o + n:
                 holeCase('hole-cut-on-page', page, o + n, True, 0, recovered)
             holeCase('hole-no-live', o + BLOCK_HEADER, o + n, False, 1, lost)
-            holeCase('hole-header-too', o, o + n, True, 1, lost)
+            # Which block it was is known only from the live file's places
+            # (3.0.8, .sol.writer.at): without its place there (the
+            # program's own, if it died writing this block, taken out
+            # here), the loss is said.  With its place, as a program
+            # leaves it that dies before the write after the lock, its
+            # header is put back and its events recovered.  A place of
+            # another session's block is not taken.
+            places = header_length(live) - (wire.EVENT_LIVE_PLACES * wire.EVENT_LIVE_PLACE_LEN
+                                            + 10 * wire.EVENT_LIVE_SLOTS
+                                            + wire.EVENT_LIVE_REGIONS_LEN)
+            unplaced = bytearray(live)
+            for at in range(places, places + wire.EVENT_LIVE_PLACES * wire.EVENT_LIVE_PLACE_LEN,
+                            wire.EVENT_LIVE_PLACE_LEN):
+                if struct.unpack_from('<Q', unplaced, at + 40)[0] == o:
+                    struct.pack_into('<I', unplaced, at, 0)
+            holeCase('hole-header-too', o, o + n, True, 1, lost, bytes(unplaced))
+            placed = bytearray(unplaced)
+            at = places
+            while struct.unpack_from('<I', placed, at)[0] != 0:
+                at += wire.EVENT_LIVE_PLACE_LEN     # the program's own: kept
+            struct.pack_into('<I', placed, at, 7)
+            placed[at + 4:at + 4 + BLOCK_HEADER] = log[o:o + BLOCK_HEADER]
+            struct.pack_into('<Q', placed, at + 40, o)
+            holeCase('hole-header-placed', o, o + n, True, 0, recovered, bytes(placed))
+            placed[at + 4 + wire.BLOCK_HEADER['session'][0]] ^= 0x5A
+            holeCase('hole-header-placed-elsewhere', o, o + n, True, 1, lost, bytes(placed))
             # A hole leaves the log no less sound: a live block's magic
             # zeroed (not a free region) is still damage, said.  Before
             # recovery knew holes, it took the log as passed over and

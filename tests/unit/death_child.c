@@ -47,6 +47,14 @@
  *                1000 the count so far is written (a uint64_t) to
  *                fd 3, a pipe to the parent, which kills it with
  *                SIGKILL at a moment of its choosing.
+ *   stall-kill   no prelude: a second thread emits TestThread 1, seq
+ *                0, 1, ... until its first block's write after the
+ *                lock, which never returns (pwritev, interposed here);
+ *                then main emits CHILD_STALL_EVENTS TestW, whose
+ *                blocks go after the stalled one's place, writes the
+ *                stalled thread's seq (a uint64_t) to fd 3, and
+ *                raise(SIGKILL)s: a block placed and never written,
+ *                whose header only the live file has (.sol.writer.at)
  *   drops-kill, drops-exit, drops-segv
  *                no prelude: the log (TELLTALE_FILE) and fd 3, a pipe
  *                nobody reads, as its streams, 4 KiB buffers, and the
@@ -77,16 +85,19 @@
  *   handler-abort  the same, but the handler calls abort()  SIGABRT
  */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "event.h"
@@ -350,6 +361,60 @@ static void dropsEmit(void)
     EVENT_W(TestW, i);
 }
 
+/* stall-kill (above): pwritev64, the write after the lock
+ * (PlinthStreamWriteTwoAt), never returns for the stalling thread once
+ * it is armed; every other call is libc's. */
+static _Atomic int stallState;          /* 0 off, 1 armed, 2 stalled */
+static pthread_t stallThread;
+static _Atomic uint64_t stallSeq;       /* the seq the thread is emitting */
+
+ssize_t stallPwritev(int fd, const struct iovec *iov, int count, int64_t offset)
+  __asm__("pwritev64");         /* the plinth's, built with 64-bit offsets */
+
+ssize_t stallPwritev(int fd, const struct iovec *iov, int count, int64_t offset)
+{
+  static ssize_t (*real)(int, const struct iovec *, int, int64_t);
+  if (atomic_load(&stallState) == 1 && pthread_equal(pthread_self(), stallThread)) {
+    atomic_store(&stallState, 2);
+    for (;;)
+      pause();
+  }
+  if (real == NULL)
+    *(void **)&real = dlsym(RTLD_NEXT, "pwritev64");
+  return real(fd, iov, count, offset);
+}
+
+static void *stallEmit(void *arg)
+{
+  (void)arg;
+  stallThread = pthread_self();
+  atomic_store(&stallState, 1);
+  for (EventW seq = 0;; ++seq) {
+    atomic_store(&stallSeq, seq);
+    EVENT_UWW(TestThread, 1, seq, ChildCheck(1, seq));
+  }
+  return NULL;
+}
+
+static void stallKill(void)
+{
+  pthread_t thread;
+  uint64_t seq;
+  if (pthread_create(&thread, NULL, stallEmit, NULL) != 0)
+    _exit(99);
+  for (unsigned waited = 0; atomic_load(&stallState) != 2; ++waited) {
+    if (waited == 20000)
+      _exit(98);                /* 20 s, and no write stalled */
+    usleep(1000);
+  }
+  for (EventW i = 0; i < CHILD_STALL_EVENTS; ++i)
+    EVENT_W(TestW, i);
+  seq = atomic_load(&stallSeq);
+  if (write(3, &seq, sizeof seq) != sizeof seq)
+    _exit(97);
+  (void)raise(SIGKILL);
+}
+
 int main(int argc, char **argv)
 {
   const char *death = argc == 2 ? argv[1] : "";
@@ -359,6 +424,10 @@ int main(int argc, char **argv)
   if (strcmp(death, "kill") == 0) {
     kill9Loop();
     return 97;
+  }
+  if (strcmp(death, "stall-kill") == 0) {
+    stallKill();
+    return 2;
   }
   if (strncmp(death, "drops-", 6) == 0) {
     dropsEmit();

@@ -18,6 +18,7 @@
 #define CHILD_RETURN_STATUS 5       /* return-main */
 #define CHILD_DROPS_STATUS 6        /* drops-exit */
 #define CHILD_DROP_EVENTS 100000u   /* drops-*: TestW emitted, most dropped */
+#define CHILD_STALL_EVENTS 20000u   /* stall-kill: TestW after the stall, several blocks */
 #define CHILD_LATE_MS 150           /* late-segv: longer than EVENT_SYNC_SPAN_NS */
 #define CHILD_LATE_EVENTS 10
 #define CHILD_CHAIN_STATUS 42       /* the program's own SIGSEGV handler */

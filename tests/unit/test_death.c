@@ -51,6 +51,14 @@
  *               log is readable, its TestW are a contiguous prefix, and
  *               at most the buffer being filled and the one being
  *               written are lost
+ *   death-4.3   stall-kill: a thread's block placed in the log and never
+ *               written (its write after the lock stalls), blocks of
+ *               another thread after it, then SIGKILL: the log alone
+ *               has zeros where the block's header would be, as the
+ *               header is no longer written under the lock, and says
+ *               the block lost; with its live file every event of both
+ *               threads is there and nothing is said lost
+ *               (.sol.writer.at)
  *   death-5.1   eventcnv --header says "end  clean" after a clean end
  *   death-5.2   late-segv: every TestW in the traceback has the same
  *               elapsed and wall-clock times as in eventcnv's output of
@@ -681,6 +689,75 @@ static void death_4_2_kill_written(void **state)
 }
 
 
+/* death-4.3: a block placed and never written -------------------------- */
+
+/* firstGap -- the offset of the first place after the stream header
+ * where the log has no block magic, walking the blocks by their
+ * lengths; 0 if there is none before the end */
+static size_t firstGap(const unsigned char *bytes, size_t size)
+{
+  size_t at;
+  uint32_t length;
+  assert_true(size >= EVENT_STREAM_FIXED_LEN);
+  memcpy(&length, bytes + 20, 4);
+  at = length;
+  while (size - at >= EVENT_BLOCK_HEADER_LEN) {
+    if (memcmp(bytes + at, EVENT_BLOCK_MAGIC, 4) != 0)
+      return at;
+    memcpy(&length, bytes + at + 4, 4);
+    if (length < EVENT_BLOCK_HEADER_LEN || length > size - at)
+      return 0;
+    at += length;
+  }
+  return 0;
+}
+
+static void death_4_3_stall_kill(void **state)
+{
+  int fds[2];
+  ChildStruct c = {"stall-kill", 0, 0, 0, -1};
+  uint64_t seq = 0;
+  LogStruct alone, log;
+  size_t size, gap;
+  unsigned char *bytes;
+  (void)state;
+  assert_int_equal(pipe(fds), 0);
+  c.pipeFd = fds[1];
+  {
+    pid_t pid = childStart(&c);
+    assert_int_equal(close(fds[1]), 0);
+    expectSignal(childWait(pid), SIGKILL, "stall-kill");
+  }
+  assert_int_equal(read(fds[0], &seq, sizeof seq), sizeof seq);
+  close(fds[0]);
+  bytes = (unsigned char *)readFile(logPath, &size);
+  gap = firstGap(bytes, size);
+  if (gap == 0)
+    fail_msg("stall-kill: the log has no gap where the stalled block was placed");
+  for (size_t i = 0; i < EVENT_BLOCK_HEADER_LEN; ++i)
+    if (bytes[gap + i] != 0)
+      fail_msg("stall-kill: byte %zu of the header at offset %zu is %u, not 0: "
+               "written under the lock", i, gap, bytes[gap + i]);
+  free(bytes);
+  logRead(&alone, &log);
+  print_message("stall-kill: the thread stalled at seq %" PRIu64 ", the hole at offset %zu; "
+                "the log holds %zu TestW and %" PRIu64 " TestThread, %zu recovered\n", seq, gap,
+                log.w, log.threadNext[1], log.recovered);
+  if (alone.problems == 0 || strstr(alone.problem, "died before writing whole") == NULL)
+    fail_msg("stall-kill: the log alone does not say the block lost: %s",
+             alone.problems > 0 ? alone.problem : "no problem said");
+  assert_int_equal(log.live, 1);
+  if (log.problems != 0)
+    fail_msg("stall-kill: the log has %zu problem(s); first: %s", log.problems, log.problem);
+  if (log.w != CHILD_STALL_EVENTS || log.wWrong != 0)
+    fail_msg("stall-kill: %zu TestW (%zu out of place), not %u", log.w, log.wWrong,
+             CHILD_STALL_EVENTS);
+  if (log.threadWrong != 0 || log.threadNext[1] != seq)
+    fail_msg("stall-kill: TestThread 0..%" PRIu64 " (%zu wrong), where the thread was "
+             "emitting seq %" PRIu64 " when it stalled", log.threadNext[1], log.threadWrong, seq);
+}
+
+
 /* death-5.1: eventcnv says how the stream ended ------------------------- */
 
 static void eventcnvHeader(const char *expect, const char *what)
@@ -987,6 +1064,7 @@ int main(void)
     cmocka_unit_test(death_3_4_core),
     cmocka_unit_test(death_4_1_kill_mapped),
     cmocka_unit_test(death_4_2_kill_written),
+    cmocka_unit_test(death_4_3_stall_kill),
     cmocka_unit_test(death_5_1_eventcnv_end),
     cmocka_unit_test(death_5_2_traceback_times),
     cmocka_unit_test(death_6_1_recover_then_fault),
