@@ -241,6 +241,24 @@ def main():
         with open(path, "wb") as f:
             f.write(inner_block(log))
         same(eventcnv, "inner-block", path)
+        # A range's thread whose read fails: the walk reads its bytes
+        # itself, so nothing is lost and nothing said; the walk's own
+        # failure is said.  (The build configuration only: preloading
+        # into a sanitizer's program is refused.)
+        shim = os.path.join(cfg, "tests", "preadfail.so")
+        if os.path.basename(cfg.rstrip("/")) == "build":
+            env = dict(os.environ, LD_PRELOAD=os.path.abspath(shim))
+            one = run(eventcnv, ["--jobs", "1", "--count", raw])
+            p = subprocess.run([eventcnv, "--jobs", "2", "--count", raw], env=env, timeout=600,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            result("read-fails-in-range", None if (p.returncode, p.stdout, p.stderr) == one else
+                   "exit %d, %r%r against exit %d, %r" % (p.returncode, p.stdout[-200:],
+                                                          p.stderr[-300:], one[0], one[1][-200:]))
+            env["PREADFAIL"] = "first"
+            p = subprocess.run([eventcnv, "--jobs", "2", "--count", raw], env=env, timeout=600,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            result("read-fails-in-walk", None if b"Input/output error" in p.stderr else
+                   "exit %d, the walk's failed read not said: %r" % (p.returncode, p.stderr[-300:]))
     finally:
         shutil.rmtree(tmp)
     return summary()

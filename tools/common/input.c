@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,7 @@ void InputFree(InputStruct *in)
 typedef struct ScanInputStruct {
   int fd;
   int err;                      /* errno of a failed read, or 0 */
+  pthread_t walker;             /* the thread whose reads' errors count */
 } ScanInputStruct;
 
 static long readSome(void *closure, unsigned char *buf, size_t size)
@@ -113,7 +115,10 @@ static long readSome(void *closure, unsigned char *buf, size_t size)
 }
 
 /* readAt -- an EventStreamReadAtFunction for a ScanInputStruct, on
- * several threads at once */
+ * several threads at once.  Only the walk's own failures are the
+ * input's: a range's thread that fails stops there, and the walk reads
+ * those bytes itself (.eventcnv.scan.split), so its error would say a
+ * loss there is none of. */
 static long readAt(void *closure, unsigned char *buf, size_t size, uint64_t offset)
 {
   ScanInputStruct *input = closure;
@@ -122,7 +127,8 @@ static long readAt(void *closure, unsigned char *buf, size_t size, uint64_t offs
     if (n >= 0)
       return (long)n;
     if (errno != EINTR) {
-      __atomic_store_n(&input->err, errno, __ATOMIC_RELAXED);
+      if (pthread_equal(pthread_self(), input->walker))
+        input->err = errno;
       return -1;
     }
   }
@@ -153,6 +159,7 @@ EventStreamRes InputScan(const char *path, EventStreamStruct **streamReturn, cha
   unsigned threads = 1;
   input.fd = STDIN_FILENO;
   input.err = 0;
+  input.walker = pthread_self();
   if (path != NULL && strcmp(path, "-") != 0) {
     input.fd = open(path, O_RDONLY);
     if (input.fd < 0) {
