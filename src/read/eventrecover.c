@@ -364,6 +364,11 @@ static size_t sentCollect(const FileStruct *f, SentStruct **sentReturn, size_t *
     ++count;
     offset += h.length;
   }
+  /* A last block's first bytes alone (a header written in part, as a
+   * pwritev cut short by death may leave: .sol.writer.at) are left out
+   * too, or the recovered blocks would be read as its header. */
+  if (cut == f->size && offset < f->size)
+    cut = offset;
   for (size_t i = 0; i < count; ++i) {
     if (sent[i].expandedAt != SIZE_MAX)
       sent[i].data = x->base + sent[i].expandedAt;
