@@ -122,11 +122,11 @@ void eventIndexCheck(EventStreamStruct *stream)
 
 /* eventHoleFind -- is the block at pos, which failed its check or has no
  * magic, one the program had its place for but died before writing
- * whole (.sol.writer.at)?  Its header is written first, under the lock,
- * then header and data in one write, which death cuts short at a page
- * boundary of the file: so its data are zeros from their start or from
- * a page boundary on.  Or, if death came before even the header, zeros
- * up to the next block.  Returns its length, 0 if it is not one; *block
+ * whole (.sol.writer.at)?  Header and data go in one write after the
+ * lock, which death cuts short at a page boundary of the file, and the
+ * live file has the header (recovery puts it back): so its data are
+ * zeros from their start or from a page boundary on.  Or, with no header
+ * there, zeros up to the next block.  Returns its length, 0 if it is not one; *block
  * (a failed blockRead's) then has its thread, kind and seq, or a seq of
  * EVENT_SEQ_NONE if the header is zeros too.  Moves the window of a
  * scan, and *pos with it. */

@@ -26,8 +26,8 @@
 
 /* wholeBlocks -- the end of the last whole block in the first size
  * bytes of a stream: what a writer has written whole so far.  A block
- * after done whose check fails is not yet: its header goes before its
- * data, which its thread writes after the lock (.sol.writer.at). */
+ * after done whose check fails, or zeros where one was placed, is not
+ * yet: its thread writes it after the lock (.sol.writer.at). */
 static size_t wholeBlocks(const unsigned char *p, size_t size, const EventStreamInfoStruct *info,
                           size_t done)
 {
