@@ -141,12 +141,16 @@ void eventLiveDropped(unsigned kind)
  * write; it frees the entry when its write is done.  A death in
  * between leaves the entry, from which recovery puts the header back
  * where the log has zeros.  The ticket, stored last, says an entry is
- * used and whose it is, so that a late free cannot free another's. */
+ * used and whose it is, so that a late free cannot free another's; its
+ * low bits are the entry's index. */
 EVENT_STATIC_ASSERT(EVENT_LIVE_PLACES_LEN + EVENT_LIVE_SLOTS_LEN + EVENT_LIVE_DROPS_LEN
                     + EVENT_LIVE_REGIONS_LEN <= 4096, "the live file's counts fit its last page");
 EVENT_STATIC_ASSERT(EVENT_BLOCK_HEADER_LEN + 4 <= 40, "a place's header is before its offset");
 
-static uint32_t placeTicket;    /* the last ticket given; lock held */
+#define PLACE_BITS 5            /* a ticket's low bits: its entry */
+EVENT_STATIC_ASSERT(EVENT_LIVE_PLACES <= 1u << PLACE_BITS, "a ticket names its entry");
+
+static uint32_t placeCount;     /* places given, the tickets' high bits; lock held */
 
 static unsigned char *livePlaces(void)
 {
@@ -170,12 +174,14 @@ uint32_t eventLivePlace(PlinthStream stream, uint64_t offset, const unsigned cha
     _Atomic uint32_t *ticket = (_Atomic uint32_t *)p;
     if (atomic_load_explicit(ticket, memory_order_acquire) != 0)
       continue;
-    if (++placeTicket == 0)
-      ++placeTicket;
+    uint32_t given;
+    if ((++placeCount & (UINT32_MAX >> PLACE_BITS)) == 0)
+      ++placeCount;             /* never 0 above the index: 0 is free */
+    given = placeCount << PLACE_BITS | i;
     memcpy(p + 4, header, EVENT_BLOCK_HEADER_LEN);
     memcpy(p + 40, &offset, sizeof offset);
-    atomic_store_explicit(ticket, placeTicket, memory_order_release);
-    return placeTicket;
+    atomic_store_explicit(ticket, given, memory_order_release);
+    return given;
   }
   return 0;
 }
@@ -185,14 +191,10 @@ uint32_t eventLivePlace(PlinthStream stream, uint64_t offset, const unsigned cha
 void eventLivePlaced(uint32_t ticket)
 {
   unsigned char *places = livePlaces();
-  if (places == NULL || ticket == 0)
-    return;
-  for (unsigned i = 0; i < EVENT_LIVE_PLACES; ++i) {
-    uint32_t expect = ticket;
-    if (atomic_compare_exchange_strong((_Atomic uint32_t *)(places + i * EVENT_LIVE_PLACE_LEN),
-                                       &expect, 0))
-      return;
-  }
+  unsigned i = ticket & ((1u << PLACE_BITS) - 1);
+  if (places != NULL && ticket != 0 && i < EVENT_LIVE_PLACES)
+    (void)atomic_compare_exchange_strong((_Atomic uint32_t *)(places + i * EVENT_LIVE_PLACE_LEN),
+                                         &ticket, 0);
 }
 
 /* eventLiveStart -- open the live file beside log, a binary stream

@@ -739,6 +739,27 @@ static void death_4_3_stall_kill(void **state)
       fail_msg("stall-kill: byte %zu of the header at offset %zu is %u, not 0: "
                "written under the lock", i, gap, bytes[gap + i]);
   free(bytes);
+  /* Places are freed as their writes end: only the stalled thread's
+   * (its block, and its Telltale kind's after it) are left. */
+  {
+    size_t liveSize, used = 0;
+    uint32_t headerLength;
+    unsigned char *live = (unsigned char *)readFile(livePath, &liveSize);
+    const unsigned char *places;
+    memcpy(&headerLength, live + 20, 4);
+    assert_true(headerLength <= liveSize);
+    places = live + headerLength - (EVENT_LIVE_PLACES_LEN + EVENT_LIVE_SLOTS_LEN
+                                    + EVENT_LIVE_DROPS_LEN + EVENT_LIVE_REGIONS_LEN);
+    for (unsigned i = 0; i < EVENT_LIVE_PLACES; ++i) {
+      uint32_t ticket;
+      memcpy(&ticket, places + i * EVENT_LIVE_PLACE_LEN, 4);
+      used += ticket != 0;
+    }
+    free(live);
+    if (used < 1 || used > 2)
+      fail_msg("stall-kill: %zu places used in the live file, not the stalled thread's 1 or 2",
+               used);
+  }
   logRead(&alone, &log);
   print_message("stall-kill: the thread stalled at seq %" PRIu64 ", the hole at offset %zu; "
                 "the log holds %zu TestW and %" PRIu64 " TestThread, %zu recovered\n", seq, gap,
