@@ -54,8 +54,8 @@ static inline unsigned char *putVarint(unsigned char *o, uint64_t v)
   return o;
 }
 
-/* getVarint -- a varint at in[*pos .. size); 0 if cut short or too long */
-static int getVarint(const unsigned char *in, size_t size, size_t *pos, uint64_t *vReturn)
+/* varintLong -- getVarint's varints of more than one byte */
+static int varintLong(const unsigned char *in, size_t size, size_t *pos, uint64_t *vReturn)
 {
   uint64_t v = 0;
   unsigned shift = 0;
@@ -75,6 +75,17 @@ static int getVarint(const unsigned char *in, size_t size, size_t *pos, uint64_t
   *pos = p;
   *vReturn = v;
   return 1;
+}
+
+/* getVarint -- a varint at in[*pos .. size); 0 if cut short or too
+ * long.  Most are one byte, taken here without a loop or a call. */
+static inline int getVarint(const unsigned char *in, size_t size, size_t *pos, uint64_t *vReturn)
+{
+  if (*pos < size && in[*pos] < 0x80) {
+    *vReturn = in[(*pos)++];
+    return 1;
+  }
+  return varintLong(in, size, pos, vReturn);
 }
 
 static uint64_t zig64(uint64_t d) { return d << 1 ^ (0 - (d >> 63)); }
