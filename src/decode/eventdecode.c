@@ -196,3 +196,23 @@ EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDes
   }
   return EventDecodeOK;
 }
+
+/* EventDescPlan -- eventdecode.h */
+unsigned EventDescPlan(const EventDescStruct *desc, const EventLayoutStruct *layout,
+                       unsigned char plan[EVENT_PARAM_MAX])
+{
+  unsigned length = EVENT_HEADER_LEN, i;
+  memset(plan, 0, EVENT_PARAM_MAX);
+  for (i = 0; desc->format != NULL && desc->format[i] != '\0'; ++i) {
+    const EventTypeStruct *type = EventTypeOf(desc->format[i]);
+    unsigned size;
+    if (i >= EVENT_PARAM_MAX || type == NULL || type->form == EventTypeSTRING
+        || ((size = EventTypeSize(type, layout->pointerSize, layout->wordSize)) != 4 && size != 8)) {
+      memset(plan, 0, EVENT_PARAM_MAX);
+      return 0;
+    }
+    plan[i] = (unsigned char)size;
+    length += size;
+  }
+  return length;
+}

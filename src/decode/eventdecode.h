@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "eventcom.h"
 
 /* EVENT_STREAM_KIND_LIMIT -- kinds in a stream's registry: the merge of
@@ -139,6 +140,31 @@ extern EventDecodeRes EventDecode(const EventLayoutStruct *layout,
 extern EventDecodeRes EventDecodeFields(const EventLayoutStruct *layout, const EventDescStruct *desc,
                                         const unsigned char *p, size_t length,
                                         EventRecordStruct *rec, const char **whyReturn);
+
+/* EventDescPlan -- the length of every event of desc in this layout,
+ * with each field's size (4 or 8) in plan and 0 after the last; 0 if
+ * its length varies (a string) or a letter is unknown.  With a plan, an
+ * event of that length in the machine's byte order decodes without a
+ * look at the format (EventDecodePlanned).  design/tools.txt
+ * .eventcnv.reader.plan */
+extern unsigned EventDescPlan(const EventDescStruct *desc, const EventLayoutStruct *layout,
+                              unsigned char plan[EVENT_PARAM_MAX]);
+
+/* EventDecodePlanned -- the fields at p (after the event header), in
+ * the machine's byte order, by plan, into values */
+static inline void EventDecodePlanned(const unsigned char *plan, const unsigned char *p,
+                                      EventValueUnion *values)
+{
+  for (unsigned i = 0; i < EVENT_PARAM_MAX && plan[i] != 0; p += plan[i++]) {
+    uint32_t narrow;
+    if (plan[i] == 8) {
+      memcpy(&values[i], p, 8);
+    } else {
+      memcpy(&narrow, p, 4);
+      values[i].u = narrow;
+    }
+  }
+}
 
 /* EventLabelFunction -- the label of an address, or NULL if it has none */
 typedef const char *(*EventLabelFunction)(void *closure, uint64_t address);

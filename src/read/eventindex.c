@@ -102,30 +102,6 @@ int eventBlockAdd(EventStreamStruct *stream, const BlockStruct *block)
   return 1;
 }
 
-/* fieldSize -- the size of a field of this letter in this layout, or 0
- * if it has none of its own (S: its length varies) */
-static unsigned fieldSize(char letter, const EventLayoutStruct *layout)
-{
-  const EventTypeStruct *type = EventTypeOf(letter);
-  if (type == NULL)
-    return 0;                   /* a letter parseRegistry refused */
-  return EventTypeSize(type, layout->pointerSize, layout->wordSize);
-}
-
-/* fixedLength -- the length of every event of desc in this layout, or
- * 0 if it has a string (its length varies) */
-static unsigned fixedLength(const EventDescStruct *desc, const EventLayoutStruct *layout)
-{
-  unsigned length = EVENT_HEADER_LEN, i;
-  for (i = 0; desc->format[i] != '\0'; ++i) {
-    unsigned size = fieldSize(desc->format[i], layout);
-    if (size == 0)
-      return 0;
-    length += size;
-  }
-  return length;
-}
-
 /* eventCodesInit -- the direct table of codes of each registry, and
  * the counts.  An event of a fixed length and not one of telltale's own
  * (which the index reads) is sound if its length is that length: its
@@ -186,14 +162,12 @@ int eventCodesInit(EventStreamStruct *stream)
       unsigned code = reg->reg.events[i].code & 0xFFFF;
       const EventDescStruct *desc = &registry->events[m];
       CodeStruct *c = &codes[code];
-      unsigned char head[4];
+      unsigned char head[4], *plan = stream->plans + (size_t)m * EVENT_PARAM_MAX;
       c->event = (uint16_t)(m + 1);
-      c->length = code < EVENT_CODE_RESERVED_LIMIT ? 0 : (uint16_t)fixedLength(desc, &stream->info.layout);
+      c->length = code < EVENT_CODE_RESERVED_LIMIT
+                  ? 0 : (uint16_t)EventDescPlan(desc, &stream->info.layout, plan);
       c->head = code == 0 ? 0xFFFFFFFFu : 0;
       if (c->length != 0) {
-        unsigned char *plan = stream->plans + (size_t)m * EVENT_PARAM_MAX;
-        for (unsigned f = 0; f < EVENT_PARAM_MAX && desc->format[f] != '\0'; ++f)
-          plan[f] = (unsigned char)fieldSize(desc->format[f], &stream->info.layout);
         EventStore(head, code, 2, stream->info.layout.bigEndian);
         EventStore(head + 2, c->length, 2, stream->info.layout.bigEndian);
         memcpy(&c->head, head, sizeof head);

@@ -527,18 +527,8 @@ void EventStreamDecode(const EventStreamStruct *stream, const EventStreamHeadStr
       && stream->plans[(size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX] != 0) {
     /* Of a fixed length, which the index checked: by its plan.
      * design/tools.txt .eventcnv.reader.plan */
-    const unsigned char *plan = stream->plans + (size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX;
-    const unsigned char *p = head->bytes + EVENT_HEADER_LEN;
-    EventValueUnion *values = recReturn->values;
-    for (unsigned i = 0; i < EVENT_PARAM_MAX && plan[i] != 0; p += plan[i++]) {
-      uint32_t narrow;
-      if (plan[i] == 8) {
-        memcpy(&values[i], p, 8);
-      } else {
-        memcpy(&narrow, p, 4);
-        values[i].u = narrow;
-      }
-    }
+    EventDecodePlanned(stream->plans + (size_t)(head->desc - stream->registry.events) * EVENT_PARAM_MAX,
+                       head->bytes + EVENT_HEADER_LEN, recReturn->values);
   } else {
     /* indexEvents checked it: this cannot fail. */
     (void)EventDecodeFields(&stream->info.layout, head->desc, head->bytes, head->length, recReturn, &why);

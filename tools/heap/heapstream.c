@@ -67,6 +67,8 @@ struct HeapStreamStruct {
   EventPackStateStruct pack;
   int owed;                     /* the top sequence is owed a step (advance) */
   const EventDescStruct *descs[EVENT_CODE_LIMIT];       /* by code; NULL unknown */
+  unsigned char (*plans)[EVENT_PARAM_MAX];      /* by code, in the machine's order */
+  uint16_t *fixed;              /* by code: the length its plan decodes, or 0 */
   EventClock syncClock;         /* the ClockSync of the highest clock */
   uint64_t syncMonotonic;
   int synced;
@@ -295,6 +297,7 @@ int HeapStreamOpen(const char *path, HeapStreamStruct **streamReturn)
 {
   HeapStreamStruct *hs;
   HeaderReadStruct h;
+  EventLayoutStruct native;
   struct stat st;
   char msg[256], live[4096 + 8];
   *streamReturn = NULL;
@@ -327,9 +330,21 @@ int HeapStreamOpen(const char *path, HeapStreamStruct **streamReturn)
     goto decline;
   hs->info.blockCount = hs->blockCount;
   hs->info.clockHz = hs->info.headerHz;
-  for (unsigned i = 0; i < hs->info.registry->eventCount; ++i)
-    if (hs->info.registry->events[i].code < EVENT_CODE_LIMIT)
-      hs->descs[hs->info.registry->events[i].code] = &hs->info.registry->events[i];
+  hs->plans = calloc(EVENT_CODE_LIMIT, sizeof *hs->plans);
+  hs->fixed = calloc(EVENT_CODE_LIMIT, sizeof *hs->fixed);
+  if (hs->plans == NULL || hs->fixed == NULL)
+    goto decline;
+  EventLayoutNative(&native);
+  for (unsigned i = 0; i < hs->info.registry->eventCount; ++i) {
+    const EventDescStruct *desc = &hs->info.registry->events[i];
+    if (desc->code >= EVENT_CODE_LIMIT)
+      continue;
+    hs->descs[desc->code] = desc;
+    /* A fixed event not of telltale's own, in this machine's order, by
+     * its plan, as the stream decodes one (.eventcnv.reader.plan) */
+    if (desc->code >= EVENT_CODE_RESERVED_LIMIT && hs->info.layout.bigEndian == native.bigEndian)
+      hs->fixed[desc->code] = (uint16_t)EventDescPlan(desc, &hs->info.layout, hs->plans[desc->code]);
+  }
   *streamReturn = hs;
   return 0;
 decline:
@@ -409,7 +424,11 @@ int HeapStreamNext(HeapStreamStruct *hs, EventRecordStruct *rec)
     rec->code = code;
     rec->length = length;
     rec->stringLength = 0;
-    if (EventDecodeFields(&hs->info.layout, desc, p, length, rec, &why) != EventDecodeOK)
+    if (length == hs->fixed[code]) {
+      rec->desc = desc;
+      rec->kind = desc->kind;
+      EventDecodePlanned(hs->plans[code], p + EVENT_HEADER_LEN, rec->values);
+    } else if (EventDecodeFields(&hs->info.layout, desc, p, length, rec, &why) != EventDecodeOK)
       return -1;                /* its block's check held: cannot be */
     rec->thread = b->thread;
     rec->offset = b->offset;
@@ -434,6 +453,8 @@ void HeapStreamClose(HeapStreamStruct *hs)
   free(hs->seqs);
   free(hs->heap);
   free(hs->blocks);
+  free(hs->plans);
+  free(hs->fixed);
   free(hs->packed);
   free(hs->frame);
   if (hs->scan != NULL)
