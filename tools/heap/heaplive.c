@@ -45,10 +45,24 @@ static size_t slotOf(const ReaderStruct *r, uint64_t address)
   return i;
 }
 
+/* probeOf -- slotOf, as the latest liveAt found it if the table has
+ * not changed since: the skew check and the change look up one
+ * address.  design/heap.txt .heap.bounded.time */
+static size_t probeOf(ReaderStruct *r, uint64_t address)
+{
+  if (!r->probeValid || r->probeAddress != address) {
+    r->probeAddress = address;
+    r->probeSlot = slotOf(r, address);
+  }
+  r->probeValid = 0;            /* the caller changes the table */
+  return r->probeSlot;
+}
+
 static void blocksGrow(ReaderStruct *r)
 {
   BlockStruct *old = r->blocks;
   size_t oldCapacity = r->capacity;
+  r->probeValid = 0;
   r->capacity = oldCapacity == 0 ? 4096 : oldCapacity * 2;
   r->blocks = calloc(r->capacity, sizeof *r->blocks);
   if (r->blocks == NULL)
@@ -81,7 +95,10 @@ static void blockRemove(ReaderStruct *r, size_t i)
 static int liveAt(void *closure, uint64_t address)
 {
   ReaderStruct *r = closure;
-  return r->blocks[slotOf(r, address)].address == address;
+  r->probeAddress = address;
+  r->probeSlot = slotOf(r, address);
+  r->probeValid = 1;
+  return r->blocks[r->probeSlot].address == address;
 }
 
 static ThreadStruct *threadOf(ReaderStruct *r, uint32_t serial)
@@ -208,7 +225,7 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
   size_t i;
   if ((r->count + 1) * 4 > r->capacity * 3)
     blocksGrow(r);
-  i = slotOf(r, address);
+  i = probeOf(r, address);
   if (r->blocks[i].address == address && r->blocks[i].stack == INHERITED)
     --r->count;                 /* its parent's, lost */
   else if (r->blocks[i].address == address) {      /* still live: the program lost it */
@@ -243,7 +260,7 @@ static int allocate(ReaderStruct *r, const EventRecordStruct *rec, uint64_t addr
 static int release(ReaderStruct *r, const EventRecordStruct *rec, uint64_t address)
 {
   HeapLogStruct *log = r->log;
-  size_t i = slotOf(r, address);
+  size_t i = probeOf(r, address);
   HeapStackStruct *s;
   int temporary;
   ++log->frees;
@@ -302,6 +319,35 @@ static void reallocEvent(ReaderStruct *r, const EventRecordStruct *rec, const ui
   }
   SkewFirst(&r->skew, v[1], rec->thread);
   allocate(r, rec, v[1], v[2], stack);
+}
+
+/* HeapReaderPrefetch -- heapreader.h */
+void HeapReaderPrefetch(const ReaderStruct *r, const EventRecordStruct *rec)
+{
+  const CodeStruct *c = &r->codes[rec->code < EVENT_CODE_LIMIT ? rec->code : 0];
+  uint64_t a = 0, b = 0;
+  switch ((HeapEv)c->ev) {
+  case EvMalloc:
+  case EvMemalign:
+  case EvCalloc:
+    a = rec->values[c->param[1 + (c->ev == EvCalloc)]].u;
+    break;
+  case EvRealloc:
+    b = rec->values[c->param[1]].u;
+    /* fall through */
+  case EvFree:
+  case EvReallocMove:
+    a = rec->values[c->param[0]].u;
+    break;
+  default:
+    return;
+  }
+  if (r->capacity == 0)
+    return;
+  if (a != 0)
+    __builtin_prefetch(&r->blocks[homeOf(r, a)]);
+  if (b != 0)
+    __builtin_prefetch(&r->blocks[homeOf(r, b)]);
 }
 
 /* HeapReaderEvent -- one event of the log */

@@ -162,21 +162,56 @@ static const char *sourceProblem(const SourceStruct *src)
 }
 
 /* readAll -- every event; 1 if the stream is damaged (said) */
+/* readOne -- rec, in its turn */
+static void readOne(ReaderStruct *r, const EventRecordStruct *rec)
+{
+  if (r->skew.count > 0)
+    SkewExpire(&r->skew, rec->clock, 0);
+  if (r->opt != NULL && r->snapNext < r->opt->snapCount)
+    HeapReaderSnap(r, rec->clock, 0);
+  if (r->seriesLive != NULL)
+    HeapReaderSeriesRow(r, rec->clock, 0);
+  HeapReaderEvent(r, rec);
+}
+
+/* readAhead -- the stream's events, each decoded READ_AHEAD events
+ * before its turn with its table slots asked for (HeapReaderPrefetch).
+ * A record's strings last only until the next HeapStreamNext, so one
+ * with a string is taken, with those before it, before the next.
+ * design/heap.txt .heap.bounded.time */
+#define READ_AHEAD 16
+static int readAhead(ReaderStruct *r, HeapStreamStruct *hs)
+{
+  EventRecordStruct ring[READ_AHEAD];
+  size_t head = 0, count = 0;
+  int got = 1, hold = 0;
+  for (;;) {
+    while (got > 0 && !hold && count < READ_AHEAD) {
+      EventRecordStruct *rec = &ring[(head + count) % READ_AHEAD];
+      if ((got = HeapStreamNext(hs, rec)) <= 0)
+        break;
+      ++count;
+      if (rec->desc->paramCount > 0 && rec->desc->format[rec->desc->paramCount - 1] == 'S')
+        hold = 1;
+      else
+        HeapReaderPrefetch(r, rec);
+    }
+    if (count == 0)
+      return got;
+    readOne(r, &ring[head]);
+    head = (head + 1) % READ_AHEAD;
+    if (--count == 0)
+      hold = 0;
+  }
+}
+
 static int readAll(ReaderStruct *r, const SourceStruct *src)
 {
   EventRecordStruct rec;
   EventStreamRes res;
   int got;
   if (src->hs != NULL) {
-    while ((got = HeapStreamNext(src->hs, &rec)) > 0) {
-      if (r->skew.count > 0)
-        SkewExpire(&r->skew, rec.clock, 0);
-      if (r->opt != NULL && r->snapNext < r->opt->snapCount)
-        HeapReaderSnap(r, rec.clock, 0);
-      if (r->seriesLive != NULL)
-        HeapReaderSeriesRow(r, rec.clock, 0);
-      HeapReaderEvent(r, &rec);
-    }
+    got = readAhead(r, src->hs);
     SkewExpire(&r->skew, 0, 1);
     HeapReaderSnap(r, 0, 1);
     if (got < 0) {
@@ -186,15 +221,8 @@ static int readAll(ReaderStruct *r, const SourceStruct *src)
     }
     return 0;
   }
-  while ((res = EventStreamNext(src->stream, &rec)) == EventStreamOK) {
-    if (r->skew.count > 0)
-      SkewExpire(&r->skew, rec.clock, 0);
-    if (r->opt != NULL && r->snapNext < r->opt->snapCount)
-      HeapReaderSnap(r, rec.clock, 0);
-    if (r->seriesLive != NULL)
-      HeapReaderSeriesRow(r, rec.clock, 0);
-    HeapReaderEvent(r, &rec);
-  }
+  while ((res = EventStreamNext(src->stream, &rec)) == EventStreamOK)
+    readOne(r, &rec);
   SkewExpire(&r->skew, 0, 1);
   HeapReaderSnap(r, 0, 1);
   if (res == EventStreamERROR || EventStreamProblemCount(src->stream) > 0) {

@@ -54,6 +54,9 @@ typedef struct ReaderStruct {
   CodeStruct codes[EVENT_CODE_LIMIT];
   BlockStruct *blocks;
   size_t capacity, count;
+  uint64_t probeAddress;        /* the latest liveAt's address and slot, */
+  size_t probeSlot;             /* until the table changes (probeValid 0) */
+  int probeValid;
   ThreadStruct *threads;
   size_t threadLimit;
   uint64_t live, peakEpoch;
@@ -79,6 +82,9 @@ typedef struct ReaderStruct {
   size_t addressSlotCount, addressCapacity;
   uint32_t *nodeSlots;          /* the log's nodes by parent and address: node + 1 */
   size_t nodeSlotCount, nodeCapacity;
+  uint32_t (*path)[2];          /* the stack placed last, from its outermost frame:
+                                   address index and node + 1 (stackPlace) */
+  size_t pathDepth, pathCapacity;
 } ReaderStruct;
 
 /* heaplive.c */
@@ -87,6 +93,10 @@ extern void *HeapReaderRealloc(void *p, size_t size);
 extern void HeapReaderInit(ReaderStruct *r, HeapLogStruct *log, const EventStreamInfoStruct *info,
                            const HeapReadOptionsStruct *opt);
 extern void HeapReaderEvent(ReaderStruct *r, const EventRecordStruct *rec);
+/* HeapReaderPrefetch -- ask for the live-block table's slots that rec
+ * will look up, some events before HeapReaderEvent takes it: the table
+ * is larger than the caches, and a look a miss.  .heap.bounded.time */
+extern void HeapReaderPrefetch(const ReaderStruct *r, const EventRecordStruct *rec);
 extern void HeapReaderSnap(ReaderStruct *r, EventClock clock, int end);
 extern void HeapReaderSeriesRow(ReaderStruct *r, EventClock clock, int end);
 /* HeapReaderNs -- a clock reading, in ns from the log's start */

@@ -61,12 +61,30 @@ static uint32_t nodeOf(ReaderStruct *r, uint32_t parent, uint32_t address)
 }
 
 /* stackPlace -- s's frames, defined, take their place in the tree:
- * from the outermost in */
+ * from the outermost in.  The outer frames it shares with the stack
+ * placed before it, as stacks defined one after another mostly do, are
+ * that one's nodes, found without a look in the index.
+ * design/heap.txt .heap.bounded.time */
 static void stackPlace(ReaderStruct *r, HeapStackStruct *s)
 {
   uint32_t node = 0;
-  for (size_t k = s->depth; k-- > 0;)
+  size_t j = 0, same;
+  if (s->depth > r->pathCapacity) {
+    r->pathCapacity = s->depth;
+    r->path = HeapReaderRealloc(r->path, r->pathCapacity * sizeof *r->path);
+  }
+  for (same = 0; same < r->pathDepth && same < s->depth; ++same)
+    if (r->path[same][0] != s->pending[s->depth - 1 - same])
+      break;
+  for (size_t k = s->depth; k-- > 0; ++j) {
+    if (j < same) {
+      node = r->path[j][1];
+      continue;
+    }
     node = nodeOf(r, node, s->pending[k]);
+    r->path[j][0] = s->pending[k], r->path[j][1] = node;
+  }
+  r->pathDepth = s->depth;
   s->node = node;
   free(s->pending);
   s->pending = NULL;
@@ -81,6 +99,9 @@ void HeapReaderStacksEnd(ReaderStruct *r)
   free(r->nodeSlots);
   r->nodeSlots = NULL;
   r->nodeSlotCount = 0;
+  free(r->path);
+  r->path = NULL;
+  r->pathDepth = r->pathCapacity = 0;
   if (log->nodeCount > 0)       /* no room to spare kept */
     log->nodes = HeapReaderRealloc(log->nodes, log->nodeCount * sizeof *log->nodes);
 }
