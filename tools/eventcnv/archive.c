@@ -11,8 +11,10 @@
  * with its thread, kind, flags, sequence number, session and index, its
  * data compact if they were raw and in this machine's layout, then
  * zstd if that is shorter, and its check made again over the bytes
- * written; anything else (a damaged block, bytes between blocks, a
- * block cut short) as it was, so that a reader finds the same faults.
+ * written; a hole (a block death cut short, .sol.writer.hole) as its
+ * header and zeros; anything else (a damaged block, bytes between
+ * blocks, a block cut short) as it was, so that a reader finds the
+ * same faults.
  */
 
 #define _POSIX_C_SOURCE 200809L   /* fdopen */
@@ -161,6 +163,34 @@ static int blockWrite(ArchiveStruct *a, const unsigned char *p, EventBlockHeader
   return fwrite(a->block, 1, h.length, a->out) == h.length;
 }
 
+/* holeLength -- the length of the block at pos if the log's reader
+ * takes it as a hole (a write cut short by death: its data zeros from
+ * their start or from a page boundary of the log, EventBlockHole), else
+ * 0.  .sol.writer.hole */
+static size_t holeLength(const EventStreamInfoStruct *info, const unsigned char *base, size_t pos,
+                         size_t size)
+{
+  EventBlockHeaderStruct h;
+  if (info->major < 3 || size - pos < EVENT_BLOCK_HEADER_LEN
+      || memcmp(base + pos, EVENT_BLOCK_MAGIC, 4) != 0)
+    return 0;
+  EventBlockDecode(&h, base + pos, info->major, info->layout.bigEndian);
+  return h.length >= EVENT_BLOCK_HEADER_LEN && h.length <= size - pos
+         && EventBlockHole(base + pos, h.length, EVENT_BLOCK_HEADER_LEN, pos) ? h.length : 0;
+}
+
+/* holeWrite -- such a hole, its header and then zeros: zeros from their
+ * start are a hole at any offset, as the archive's blocks before it
+ * are of other lengths than the log's.  0 if the output fails */
+static int holeWrite(ArchiveStruct *a, const unsigned char *p, size_t length)
+{
+  if (!grow(&a->block, &a->blockSize, length))
+    return 0;
+  memcpy(a->block, p, EVENT_BLOCK_HEADER_LEN);
+  memset(a->block + EVENT_BLOCK_HEADER_LEN, 0, length - EVENT_BLOCK_HEADER_LEN);
+  return fwrite(a->block, 1, length, a->out) == length;
+}
+
 /* headerInsert -- n zero bytes at at in the header h of *length bytes
  * (room for them after it), its length field made the new length */
 static void headerInsert(unsigned char *h, uint32_t *length, size_t at, size_t n)
@@ -283,9 +313,13 @@ int ArchiveWrite(const unsigned char *base, size_t size, const EventStreamInfoSt
   ok = headerWrite(&a, base);
   while (ok && pos < size) {
     EventBlockHeaderStruct h;
+    size_t hole;
     if (blockSound(info, base + pos, size - pos, &h)) {
       ok = blockWrite(&a, base + pos, h);
       pos += h.length;
+    } else if ((hole = holeLength(info, base, pos, size)) != 0) {
+      ok = holeWrite(&a, base + pos, hole);
+      pos += hole;
     } else {                    /* as it is: the reader finds the same fault */
       size_t next = nextMagic(base, pos, size);
       ok = fwrite(base + pos, 1, next - pos, a.out) == next - pos;
