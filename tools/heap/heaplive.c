@@ -324,30 +324,12 @@ static void reallocEvent(ReaderStruct *r, const EventRecordStruct *rec, const ui
 /* HeapReaderPrefetch -- heapreader.h */
 void HeapReaderPrefetch(const ReaderStruct *r, const EventRecordStruct *rec)
 {
-  const CodeStruct *c = &r->codes[rec->code < EVENT_CODE_LIMIT ? rec->code : 0];
-  uint64_t a = 0, b = 0;
-  switch ((HeapEv)c->ev) {
-  case EvMalloc:
-  case EvMemalign:
-  case EvCalloc:
-    a = rec->values[c->param[1 + (c->ev == EvCalloc)]].u;
-    break;
-  case EvRealloc:
-    b = rec->values[c->param[1]].u;
-    /* fall through */
-  case EvFree:
-  case EvReallocMove:
-    a = rec->values[c->param[0]].u;
-    break;
-  default:
-    return;
+  const CodeStruct *c = &r->codes[rec->code];
+  for (unsigned k = 0; k < c->looks; ++k) {
+    uint64_t address = rec->values[c->param[c->lookFrom + k]].u;
+    if (address != 0)
+      __builtin_prefetch(&r->blocks[homeOf(r, address)]);
   }
-  if (r->capacity == 0)
-    return;
-  if (a != 0)
-    __builtin_prefetch(&r->blocks[homeOf(r, a)]);
-  if (b != 0)
-    __builtin_prefetch(&r->blocks[homeOf(r, b)]);
 }
 
 /* HeapReaderEvent -- one event of the log */

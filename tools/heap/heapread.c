@@ -60,7 +60,7 @@ static void findEvents(ReaderStruct *r, const EventRegistryStruct *reg)
   for (unsigned i = 0; i < reg->eventCount; ++i) {
     const EventDescStruct *d = &reg->events[i];
     for (size_t e = 0; e < sizeof evNames / sizeof evNames[0]; ++e) {
-      CodeStruct c = {(unsigned char)evNames[e].ev, {0}, 0};
+      CodeStruct c = {(unsigned char)evNames[e].ev, {0}, 0, 0, 0, 0};
       int ok = d->code < EVENT_CODE_LIMIT && strcmp(d->name, evNames[e].name) == 0;
       for (unsigned p = 0; ok && p < 5 && evNames[e].params[p] != NULL; ++p) {
         unsigned j = 0;
@@ -70,6 +70,10 @@ static void findEvents(ReaderStruct *r, const EventRegistryStruct *reg)
         c.param[p] = (unsigned char)j;
         c.stacked |= strcmp(evNames[e].params[p], "stack") == 0;
       }
+      c.lookFrom = (unsigned char)(c.ev == EvMalloc || c.ev == EvMemalign ? 1 : c.ev == EvCalloc ? 2 : 0);
+      c.looks = (unsigned char)(c.ev == EvRealloc ? 2 : c.ev == EvFree || c.ev == EvReallocMove
+                                || c.lookFrom != 0 ? 1 : 0);
+      c.string = d->paramCount > 0 && d->format[d->paramCount - 1] == 'S';
       if (ok)
         r->codes[d->code] = c;
     }
@@ -174,26 +178,29 @@ static void readOne(ReaderStruct *r, const EventRecordStruct *rec)
   HeapReaderEvent(r, rec);
 }
 
-/* readAhead -- the stream's events, each decoded READ_AHEAD events
- * before its turn with its table slots asked for (HeapReaderPrefetch).
- * A record's strings last only until the next HeapStreamNext, so one
- * with a string is taken, with those before it, before the next.
- * design/heap.txt .heap.bounded.time */
+/* readAhead -- the stream's events; once the live-block table is past
+ * AHEAD_FROM bytes, each decoded READ_AHEAD events before its turn with
+ * its table slots asked for (HeapReaderPrefetch).  A record's strings
+ * last only until the next HeapStreamNext, so one with a string is
+ * taken, with those before it, before the next.  design/heap.txt
+ * .heap.bounded.time */
 #define READ_AHEAD 16
+#define AHEAD_FROM ((size_t)4 << 20)
 static int readAhead(ReaderStruct *r, HeapStreamStruct *hs)
 {
   EventRecordStruct ring[READ_AHEAD];
   size_t head = 0, count = 0;
   int got = 1, hold = 0;
   for (;;) {
-    while (got > 0 && !hold && count < READ_AHEAD) {
+    int ahead = r->capacity * sizeof *r->blocks >= AHEAD_FROM;
+    while (got > 0 && !hold && count < (ahead ? READ_AHEAD : 1)) {
       EventRecordStruct *rec = &ring[(head + count) % READ_AHEAD];
       if ((got = HeapStreamNext(hs, rec)) <= 0)
         break;
       ++count;
-      if (rec->desc->paramCount > 0 && rec->desc->format[rec->desc->paramCount - 1] == 'S')
+      if (r->codes[rec->code].string)
         hold = 1;
-      else
+      else if (ahead)
         HeapReaderPrefetch(r, rec);
     }
     if (count == 0)

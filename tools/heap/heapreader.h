@@ -31,6 +31,10 @@ typedef struct CodeStruct {
   unsigned char ev;             /* HeapEv */
   unsigned char param[5];       /* value index of each parameter */
   unsigned char stacked;        /* it has a stack parameter */
+  unsigned char lookFrom, looks; /* param[lookFrom ..] are the addresses it
+                                   looks up: looks of them (HeapReaderPrefetch) */
+  unsigned char string;         /* it has a string, which lasts only until
+                                   the next record is read (readAhead) */
 } CodeStruct;
 
 /* Live blocks, by address: linear probing, deletion by backward shift */
