@@ -304,8 +304,8 @@ def main():
                 r = subprocess.run([eventcnv, '--format', 'telltale', '--zstd', '-o', a,
                                     os.path.join(dl, 't.log')], capture_output=True, timeout=60)
                 ast, agot, ae, ahang = read(eventcnv, a)
-                if r.returncode != 0:
-                    why = 'archive: exit %d: %s' % (r.returncode, r.stderr[:300])
+                if r.returncode != st or not os.path.exists(a):
+                    why = 'archive: exit %d, not %d: %s' % (r.returncode, st, r.stderr[:300])
                 elif ahang or ast != st or agot != got or not re.search(said, ae):
                     why = 'the archive reads otherwise: %s, exit %s, %d steps: %s' % (
                         ahang, ast, len(agot or []), (ae or '')[:300])
@@ -333,6 +333,17 @@ def main():
             if cuts:
                 lo, hi = min(cuts, key=lambda c: c[1] - c[0])
                 holeCase('hole-cut-on-last-page', lo, hi, True, 0, recovered, archived=True)
+            # The same without the live file, from any block of the log
+            # (a sent block is whole, so most cross a page): the hole is
+            # lost, and the archive says so too, not damage.
+            cuts = [((bo + bn - 1) // 4096 * 4096, bo + bn) for bo, bn in logBlocks
+                    if (bo + bn - 1) // 4096 * 4096 > bo + BLOCK_HEADER]
+            cuts = [(lo, hi) for lo, hi in cuts if hi - lo >= 256 and any(log[lo:hi])]
+            if not cuts:
+                result('hole-cut-on-last-page-lost', 'no block of the log crosses a page')
+            else:
+                lo, hi = min(cuts, key=lambda c: c[1] - c[0])
+                holeCase('hole-cut-on-last-page-lost', lo, hi, False, 1, lost, archived=True)
             holeCase('hole-no-live', o + BLOCK_HEADER, o + n, False, 1, lost)
             # Which block it was is known only from the live file's places
             # (3.0.8, .sol.writer.at): without its place there (the
