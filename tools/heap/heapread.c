@@ -165,7 +165,6 @@ static const char *sourceProblem(const SourceStruct *src)
   return EventStreamProblemCount(src->stream) > 0 ? EventStreamProblem(src->stream, 0) : NULL;
 }
 
-/* readAll -- every event; 1 if the stream is damaged (said) */
 /* readOne -- rec, in its turn */
 static void readOne(ReaderStruct *r, const EventRecordStruct *rec)
 {
@@ -212,6 +211,7 @@ static int readAhead(ReaderStruct *r, HeapStreamStruct *hs)
   }
 }
 
+/* readAll -- every event; 1 if the stream is damaged (said) */
 static int readAll(ReaderStruct *r, const SourceStruct *src)
 {
   EventRecordStruct rec;
