@@ -396,6 +396,15 @@ def cases(eventcnv, config, tmp, port):
     result("clickhouse-rate", None if load.returncode == 0 and got == [[str(n)]] and n >= 1000000
            else "exit %d, %r rows of %d: %r" % (load.returncode, got, n, load.stderr[:300]))
 
+    # bench/run's ClickHouse rows, from bench/clickhouse.py on the same log
+    # (it starts a server of its own): a line for each format's load.
+    run = subprocess.run([sys.executable, os.path.join(top, "bench", "clickhouse.py"), eventcnv, big,
+                          str(n)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = run.stdout.decode(errors="replace")
+    loads = [line for line in out.splitlines() if line.startswith("ClickHouse load, ")]
+    result("clickhouse-bench", None if run.returncode == 0 and len(loads) == 2
+           else "exit %d, %d load lines: %s" % (run.returncode, len(loads), out[-300:]))
+
 
 # The cluster: two servers, A and B, each a shard of cluster two_shards.
 SHARDS = """  <remote_servers><two_shards>
