@@ -512,6 +512,20 @@ static int regAppend(EventStreamStruct *stream, unsigned number, FieldsStruct *f
   return 1;
 }
 
+/* regDrop -- the registry regAppend appended last leaves again, as
+ * the merge refused it: a block of its kinds is then in no registry of
+ * the stream, and read as damage, not by the stream's old merge */
+static void regDrop(EventStreamStruct *stream)
+{
+  RegStruct *r = &stream->regs[--stream->regCount];
+  stream->regOf[r->number] = 0;
+  for (unsigned j = 0; j < REG_OWNED; ++j)
+    free(r->owned[j]);
+  free(r->eventMap);
+  free(r->codes);
+  memset(r, 0, sizeof *r);
+}
+
 /* parseMore -- one more registry at ps: its number, its registry and
  * its spans, taken into regs */
 static int parseMore(ParseStruct *ps)
@@ -590,7 +604,11 @@ int eventRegistryBlock(EventStreamStruct *stream, size_t pos, size_t end, char *
   ps.end = end;
   ps.msg = msg;
   ps.msgSize = msgSize;
-  ok = parseMore(&ps) && eventMergeBuild(stream, msg, msgSize);
+  ok = parseMore(&ps);
+  if (ok && !eventMergeBuild(stream, msg, msgSize)) {
+    regDrop(stream);            /* refused: its blocks are in no registry */
+    ok = 0;
+  }
   stream->strings = wasStrings;
   stream->stringsSize = wasSize;
   stream->stringsUsed = wasUsed;
