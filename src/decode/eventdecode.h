@@ -20,11 +20,6 @@
 #include <string.h>
 #include "eventcom.h"
 
-/* EVENT_STREAM_KIND_LIMIT -- kinds in a stream's registry: the merge of
- * every registry the stream carries (design/stream.txt
- * .stream.header.registries), each of at most EVENT_KIND_LIMIT */
-#define EVENT_STREAM_KIND_LIMIT 256
-
 
 /* EventLayoutStruct -- how a stream's data is laid out.
  * design/stream.txt .stream.header design/index.txt .req.port */

@@ -248,6 +248,11 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
 #define EVENT_CODE_RESERVED_LIMIT 0x0100u    /* codes below are telltale's own */
 #define EVENT_PARAM_MAX      16     /* parameters per event */
 #define EVENT_KIND_LIMIT     32     /* kinds per registry, core and client */
+/* EVENT_STREAM_KIND_LIMIT -- kinds in a stream's registry: the reader's
+ * merge of every registry the stream carries (design/stream.txt
+ * .stream.header.registries); the runtime records no more in a
+ * process's life (design/registry.txt .reg.many) */
+#define EVENT_STREAM_KIND_LIMIT 256
 #define EVENT_NAME_MAX       63     /* characters in an event or kind name */
 #define EVENT_STRING_MAX     1023   /* characters in an S parameter; longer is truncated */
 #define EVENT_HEADER_LEN     12     /* code (2) + length (2) + clock (8) */

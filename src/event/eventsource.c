@@ -46,6 +46,7 @@ EventSlotStruct eventSlots[SLOT_LIMIT];
 _Atomic unsigned eventSlotsEnd;
 EventSourceStruct *eventSources[SOURCE_LIMIT];
 static unsigned numberNext = 1;     /* numbers are never used twice (.reg.many) */
+static unsigned kindsJoined;        /* kinds of every registry that joined (.reg.many) */
 
 #define KIND_OWN EVENT_KIND_BIT(EventKindTelltale)  /* always on: .sol.control.own */
 
@@ -233,11 +234,13 @@ static int join(EventSourceStruct *source)
     source->registry = reg = &trimmed;
   }
   base = slotsClaim(reg->kindCount);
-  if (free == SOURCE_LIMIT || base == SLOT_LIMIT || numberNext > REGISTRY_NUMBER_MAX) {
+  if (free == SOURCE_LIMIT || base == SLOT_LIMIT || numberNext > REGISTRY_NUMBER_MAX
+      || kindsJoined + reg->kindCount > EVENT_STREAM_KIND_LIMIT) {
     refuse(source, "there is no room for another registry in this process "
-                   "(16 at once, 64 kinds in all, 254 in a process's life)");
+                   "(16 at once, 64 kinds in all, 254 registries and 256 kinds in a process's life)");
     return 28; /* ENOSPC */
   }
+  kindsJoined += reg->kindCount;
   source->number = source == &EVENT_SOURCE ? 0 : numberNext++;
   /* Only a registry that dlopen brought leaves, at dlclose, not at
    * exit: objects loaded at start-up are never unloaded, and at exit
