@@ -544,9 +544,16 @@ static int blockWrite(EventStreamEntryStruct *entry, uint32_t serial, unsigned k
   }
   check = EventCheck(0, header, EVENT_BLOCK_HEADER_LEN);
   h->check = EventCheck(check, data, size);
-  res = PlinthStreamWrite(entry->stream, header, sizeof header);
-  if (res == 0)
-    res = PlinthStreamWrite(entry->stream, data, size);
+  /* One place for header and events, so that no other write lands
+   * between them: the writer thread writes without the lock.
+   * design/control.txt .sol.writer.one */
+  if (PlinthStreamReserve(entry->stream, EVENT_BLOCK_HEADER_LEN + size, &at) == 0) {
+    res = PlinthStreamWriteTwoAt(entry->stream, at, header, sizeof header, data, size);
+  } else {
+    res = PlinthStreamWrite(entry->stream, header, sizeof header);
+    if (res == 0)
+      res = PlinthStreamWrite(entry->stream, data, size);
+  }
   EventCompactDone(data);
   if (filtered)
     eventFilterDone(kept);
@@ -566,6 +573,7 @@ void eventRegistryAnnounce(EventSourceStruct *source)
   eventLiveSlotsSay();
   if (source == NULL || !streamList.started)
     return;                     /* the headers will have it */
+  eventWriterIdle();            /* no block of the writer's half written: .sol.writer.one */
   if (eventRegistryBlockBuild(source, &base, &size) != 0) {
     eventSay("registry '", source->registry->name, "' joined, but memory ran out to write it ",
              "into the log: its events there cannot be decoded", NULL);

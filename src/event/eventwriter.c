@@ -186,6 +186,7 @@ void eventWriterStop(void)
 {
   AVER_UNLOCKED();
   PlinthLockClaim();
+  eventWriterIdle();            /* before others write: .sol.writer.one */
   writerAsync = 0;
   PlinthLockRelease();
   if (!writer.started)
