@@ -16,12 +16,21 @@
  * from main, kill by SIGKILL (the log is then recovered from its live
  * file), exit by exit(7) from worker 0 half way, while the others emit
  * into every registry.
+ *
+ *   app COUNTS PLUGIN churn LOADS
+ *
+ * The plugin loaded, called once and closed LOADS times while THREADS
+ * workers emit app's Work as fast as they can: each load writes a
+ * registry block into the log while the blocks of the workers' events
+ * are being written (run with TELLTALE_WRITER=async, by the writer
+ * thread).  COUNTS gets how many each worker emitted.
  */
 
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +74,51 @@ static void *pluginWorker(void *arg)
   return NULL;
 }
 
+static atomic_int churnStop;
+static unsigned long churned[THREADS];
+
+static void *churnWorker(void *arg)
+{
+  unsigned slot = (unsigned)(uintptr_t)arg;
+  unsigned long seq = 0;
+  while (!atomic_load_explicit(&churnStop, memory_order_relaxed))
+    EVENT_UUW(Work, 1, slot, seq++);
+  churned[slot] = seq;
+  return NULL;
+}
+
+/* churn -- the plugin loaded and closed while the workers emit */
+static int churn(const char *countsPath, const char *pluginPath, unsigned long loads)
+{
+  pthread_t threads[THREADS];
+  FILE *counts;
+  for (unsigned i = 0; i < THREADS; ++i)
+    if (pthread_create(&threads[i], NULL, churnWorker, (void *)(uintptr_t)i) != 0)
+      return 3;
+  for (unsigned long load = 0; load < loads; ++load) {
+    void *handle = dlopen(pluginPath, RTLD_NOW);
+    if (handle == NULL || (plugin = (PluginCallFunction *)dlsym(handle, PLUGIN_CALL)) == NULL) {
+      fprintf(stderr, "app: %s\n", dlerror());
+      return 3;
+    }
+    plugin(20, load);
+    if (dlclose(handle) != 0)
+      return 3;
+  }
+  atomic_store(&churnStop, 1);
+  for (unsigned i = 0; i < THREADS; ++i)
+    pthread_join(threads[i], NULL);
+  counts = fopen(countsPath, "w");
+  if (counts == NULL)
+    return 3;
+  fprintf(counts, "{\"loads\": %lu, \"work\": [", loads);
+  for (unsigned i = 0; i < THREADS; ++i)
+    fprintf(counts, "%s%lu", i > 0 ? ", " : "", churned[i]);
+  fprintf(counts, "]}\n");
+  fclose(counts);
+  return 0;
+}
+
 static void run(void *(*fn)(void *), unsigned first, unsigned count)
 {
   pthread_t threads[THREADS];
@@ -80,8 +134,10 @@ int main(int argc, char **argv)
   void *handle;
   FILE *counts;
   int fd;
+  if (argc == 5 && strcmp(argv[3], "churn") == 0)
+    return churn(argv[1], argv[2], strtoul(argv[4], NULL, 10));
   if (argc != 4) {
-    fprintf(stderr, "usage: app COUNTS PLUGIN return|kill|exit\n");
+    fprintf(stderr, "usage: app COUNTS PLUGIN return|kill|exit, or app COUNTS PLUGIN churn LOADS\n");
     return 2;
   }
   EventThreadNameSet("main");

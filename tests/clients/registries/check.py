@@ -320,14 +320,15 @@ def sameName(build, tmp, top):
     return so, None
 
 
-def run(build, tmp, name, mode, env=None, plugin=None):
+def run(build, tmp, name, mode, env=None, plugin=None, extra=()):
     d = os.path.join(tmp, name)
     os.makedirs(d)
     e = dict(os.environ)
     e.update({"TELLTALE_FILE": "r.log"})
     e.update(env or {})
     p = subprocess.run([os.path.join(build, "tests", "registries", "app"), "counts",
-                        plugin or os.path.join(build, "tests", "registries", "plugin.so"), mode],
+                        plugin or os.path.join(build, "tests", "registries", "plugin.so"), mode]
+                       + list(extra),
                        cwd=d, env=e, capture_output=True, text=True, timeout=120)
     with open(os.path.join(d, "counts")) as f:
         counts = json.load(f)
@@ -440,6 +441,43 @@ def main():
                "exit %d: %s" % (p.returncode, p.stderr[:300]))
         report("record-off/jsonl", compare(jsonlRows(build, os.path.join(d, "r.log")),
                                             expected(counts, cache=False)))
+
+        # churn: the plugin's registry blocks go into the log while the
+        # writer thread writes the workers' blocks; no block may land
+        # inside another (.sol.writer.one), and every event is read.
+        # Three runs: one in two failed before.  Then past the kinds a
+        # process may join in its life (.reg.many): each load refused
+        # is said, and the log still reads whole.
+        def churn(name, loads):
+            p, d, counts = run(build, tmp, name, "churn", {"TELLTALE_WRITER": "async"},
+                               extra=[str(loads)])
+            r = cnv(build, "--count", os.path.join(d, "r.log"))
+            got = {}
+            for line in r.stdout.splitlines():
+                if len(line.split()) == 2:
+                    n, event = line.split()
+                    event = "PluginCall" if event.endswith("PluginCall") else event
+                    got[event] = got.get(event, 0) + int(n)
+            refused = p.stderr.count("telltale: registry 'plugin' of ")
+            said = p.stderr.count("254 registries and 256 kinds in a process's life")
+            want = {"app:Work": sum(counts["work"]), "PluginCall": counts["loads"] - refused}
+            why = ("exit %d: %s" % (p.returncode, p.stderr[:300]) if p.returncode != 0
+                   or said != refused or len(p.stderr.splitlines()) != refused
+                   else "eventcnv exit %d: %s" % (r.returncode, r.stderr[:300])
+                   if r.returncode != 0 or r.stderr
+                   else None if all(got.get(k) == n for k, n in want.items())
+                   else "counted %r, emitted %r" % ({k: got.get(k) for k in want}, want))
+            return why, refused
+
+        why = None
+        for i in range(3):
+            why, refused = churn("churn%d" % i, 24)
+            why = why or (refused != 0 and "refused %d of 24 loads" % refused)
+            if why:
+                break
+        report("churn", why)
+        why, refused = churn("churn-past", 40)
+        report("churn-past", why or (refused == 0 and "none of 40 loads refused"))
     return summary()
 
 
