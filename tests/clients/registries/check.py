@@ -56,6 +56,7 @@ import io
 import json
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,7 @@ EVENTS = {   # registry -> events, with the check of each one's fields
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
 from results import result as report, summary  # noqa: E402
+import mkstream  # noqa: E402
 
 
 def expected(counts, cache=True, plugin=True):
@@ -320,6 +322,52 @@ def sameName(build, tmp, top):
     return so, None
 
 
+def kindsPast(build, log):
+    """A log whose registries have more kinds than a reader takes, as an
+    older runtime wrote: churn's log with copies of the plugin's last
+    registry block under new numbers, then a block of the last of them.
+    The reader must say both, not crash (it did)."""
+    with open(log, "rb") as f:
+        d = bytearray(f.read())
+    blocks, pos = [], d.find(b"TTBK")
+    while 0 <= pos < len(d) - 36:
+        length, = struct.unpack_from("<I", d, pos + 4)
+        blocks.append((pos, length))
+        pos += length
+    kind = lambda b: struct.unpack_from("<H", d, b[0] + 12)[0]
+    regs = [b for b in blocks if kind(b) == 0xFFFF]
+    last, = struct.unpack_from("<H", d, regs[-1][0] + 36)
+    calls = [b for b in blocks if kind(b) >> 8 == last]
+    if not regs or not calls:
+        return "no plugin registry block and block of its events in %s" % log
+    index = max(struct.unpack_from("<I", d, b[0] + 28)[0] for b in blocks)
+
+    def copy(b, number=None, kind=None):
+        nonlocal index
+        block = bytearray(d[b[0]:b[0] + b[1]])
+        if number is not None:
+            struct.pack_into("<H", block, 36, number)
+        if kind is not None:
+            struct.pack_into("<H", block, 12, kind)
+        index += 1
+        struct.pack_into("<II", block, 28, index, 0)
+        struct.pack_into("<I", block, 32, mkstream.crc32c(bytes(block)))
+        return block
+    more = bytearray()
+    for n in range(last + 1, last + 11):
+        more += copy(regs[-1], number=n)
+    more += copy(calls[-1], kind=(last + 10) << 8 | kind(calls[-1]) & 0xFF)
+    past = log + ".past"
+    with open(past, "wb") as f:
+        f.write(d[:pos] + more)
+    r = cnv(build, "--count", past)
+    if r.returncode != 1 or "more than a reader takes (256)" not in r.stderr \
+            or "(registry %d, kind %d) is in no registry of the stream" % (
+                last + 10, kind(calls[-1]) & 0xFF) not in r.stderr:
+        return "eventcnv exit %d: %s" % (r.returncode, r.stderr[-400:])
+    return None
+
+
 def run(build, tmp, name, mode, env=None, plugin=None, extra=()):
     d = os.path.join(tmp, name)
     os.makedirs(d)
@@ -478,6 +526,7 @@ def main():
         report("churn", why)
         why, refused = churn("churn-past", 40)
         report("churn-past", why or (refused == 0 and "none of 40 loads refused"))
+        report("reader-kinds-past", kindsPast(build, os.path.join(tmp, "churn0", "r.log")))
     return summary()
 
 
