@@ -158,6 +158,12 @@ static struct {
  * writing synchronously).  It looks soon after a thread's exit, and
  * every WRITER_LOOK_NS, for threads that never emitted.  .sol.writer.last */
 #define WRITER_LOOK_NS ((uint64_t)100000000)
+/* A sleeping writer is woken once this many jobs are queued, by a job
+ * not in the live file, or by a thread about to wait for it
+ * (writerAwait): each wake costs the emitting thread more than the
+ * events of its block at 100 ns of work an event, and the writer finds
+ * fewer within WRITER_LOOK_NS anyway.  .sol.writer.wake */
+#define WRITER_WAKE_JOBS 4
 #define WRITER_POKED_NS ((uint64_t)1000000)
 #define WRITER_POKED_LOOKS 100
 
@@ -209,6 +215,15 @@ void eventWriterPoke(void)
   writer.poked = WRITER_POKED_LOOKS;
   PlinthQueueWake();
   PlinthQueueRelease();
+}
+
+/* writerAwait -- wait on the queue for the writer, waking it first:
+ * it may be asleep with fewer than WRITER_WAKE_JOBS jobs queued.  Queue
+ * lock held. */
+static void writerAwait(void)
+{
+  PlinthQueueWake();
+  PlinthQueueWait();
 }
 
 /* writerRun -- the writer thread: write jobs as they come */
@@ -267,7 +282,7 @@ int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
   }
   PlinthQueueClaim();
   while (writer.count == JOB_LIMIT)
-    PlinthQueueWait();
+    writerAwait();
   AVER(writer.count < JOB_LIMIT);
   job = &writer.jobs[(writer.head + writer.count) % JOB_LIMIT];
   memcpy(job->streams, streams, streamCount * sizeof *streams);
@@ -281,7 +296,8 @@ int eventWriterEnqueue(EventThreadStruct *thread, unsigned level, unsigned kind,
   job->pending = &thread->levels[level][kind].pending[slot];
   ++*job->pending;
   ++writer.count;
-  PlinthQueueWake();
+  if (writer.count >= WRITER_WAKE_JOBS || !eventLiveSlot(&thread->levels[level][kind], slot))
+    PlinthQueueWake();
   PlinthQueueRelease();
   return 0;
 }
@@ -294,7 +310,7 @@ void eventWriterIdle(void)
     return;
   PlinthQueueClaim();
   while (writer.count > 0 || writer.writingPending != NULL)
-    PlinthQueueWait();
+    writerAwait();
   PlinthQueueRelease();
 }
 
@@ -306,7 +322,7 @@ int eventSlotBusy(EventKindBufStruct *kb, unsigned s, int wait)
     return 0;
   PlinthQueueClaim();
   while (wait && kb->pending[s] > 0)
-    PlinthQueueWait();
+    writerAwait();
   busy = kb->pending[s] > 0;
   PlinthQueueRelease();
   return busy;
