@@ -47,7 +47,8 @@
   RELATION( ThreadExit   , 0x0009, TRUE  , Telltale, U    ) \
   RELATION( StreamExec   , 0x000A, TRUE  , Telltale, WU   ) \
   RELATION( StreamSnapshot, 0x000B, TRUE , Telltale, WW   ) \
-  RELATION( EventsFiltered, 0x000C, TRUE , Telltale, UWW  )
+  RELATION( EventsFiltered, 0x000C, TRUE , Telltale, UWW  ) \
+  RELATION( RegistryRefused, 0x000D, TRUE, Telltale, US   )
 
 /* Documentation.  design/registry.txt .reg.doc
  * One DOC row per event, then one PARAM(LETTER, name, "doc") row per
@@ -89,6 +90,9 @@
   DOC(EventsFiltered, "ends a block a dynamic filter wrote: events of the kind it left out, and how much of the buffer the block covers") \
     PARAM(U, kind,    "the block's kind, as its header carries it") \
     PARAM(W, count,   "events the filters left out of the block") \
-    PARAM(W, covered, "bytes of the thread's buffer the block stands for, for recovery")
+    PARAM(W, covered, "bytes of the thread's buffer the block stands for, for recovery") \
+  DOC(RegistryRefused, "a registry that joined the process was refused: nothing it emits is recorded") \
+    PARAM(U, error,   "why, as an errno: 28 no room (the registry limits), 17 another has its name, 22 built against another telltale") \
+    PARAM(S, which,   "the registry, the object that brought it, and why, as said on stderr")
 
 #endif /* eventdef_h */

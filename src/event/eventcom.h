@@ -33,7 +33,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  8      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  9      /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
                                        2: StreamExec, .sol.exec; 3: a live region's
                                        index says where its block starts, or that
@@ -44,7 +44,8 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                        check of their own, .stream.header.check;
                                        6: several registries, .stream.header.registries;
                                        7: a live file's retag flag; 8: a live file's
-                                       places of blocks, .sol.writer.at) */
+                                       places of blocks, .sol.writer.at;
+                                       9: RegistryRefused, .reg.many) */
 #define EVENT_VERSION_FLAGS_CHECKED 5  /* the minor from which they do */
 #define EVENT_VERSION_REGISTRIES 6  /* the minor from which a stream has several registries */
 #define EVENT_VERSION_PLACES 8      /* the minor from which a live file has places */
@@ -274,6 +275,7 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
 #define EVENT_CODE_STREAM_EXEC     0x000Au
 #define EVENT_CODE_STREAM_SNAPSHOT 0x000Bu
 #define EVENT_CODE_EVENTS_FILTERED 0x000Cu
+#define EVENT_CODE_REGISTRY_REFUSED 0x000Du
 
 /* EventHeaderStruct -- first 12 bytes of every event.  design/stream.txt .stream.event
  *

@@ -191,15 +191,46 @@ static unsigned slotsClaim(unsigned count)
   return SLOT_LIMIT;
 }
 
-static void refuse(EventSourceStruct *source, const char *why)
+/* A refusal waits here, under the lock, to be emitted as RegistryRefused
+ * once the lock is released (refusalSay): the log says what it lacks. */
+static struct {
+  unsigned error;               /* 0: none waits */
+  char which[512];
+} refusal;
+
+static void refuse(EventSourceStruct *source, const char *why, unsigned error)
 {
   char object[256];
+  const char *name = source->registry != NULL ? source->registry->name : "?";
   __atomic_store_n(&source->state, 2, __ATOMIC_RELEASE);
   atomic_store(source->record, 0);    /* its emitters take the filtered path */
   PlinthObjectName(source, object, sizeof object);
-  eventSay("registry '", source->registry != NULL ? source->registry->name : "?",
-           "' of ", object[0] != '\0' ? object : "an unknown object",
-           " is not recorded: ", why, NULL);
+  if (object[0] == '\0')
+    eventCopyString(object, sizeof object, "an unknown object");
+  eventSay("registry '", name, "' of ", object, " is not recorded: ", why, NULL);
+  if (refusal.error == 0) {
+    size_t n = 0;
+    const char *parts[] = {"'", name, "' of ", object, ": ", why};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
+      for (const char *p = parts[i]; *p != '\0' && n + 1 < sizeof refusal.which; ++p)
+        refusal.which[n++] = *p;
+    refusal.which[n] = '\0';
+    refusal.error = error;
+  }
+}
+
+/* refusalSay -- emit the refusal that waits, if any.  Lock not held. */
+static void refusalSay(void)
+{
+  char which[sizeof refusal.which];
+  unsigned error;
+  PlinthLockClaim();
+  error = refusal.error;
+  memcpy(which, refusal.which, sizeof which);
+  refusal.error = 0;
+  PlinthLockRelease();
+  if (error != 0)
+    EVENT_US(RegistryRefused, error, which);
 }
 
 /* join -- a source joins: a number, slots, the environment's settings,
@@ -211,7 +242,7 @@ static int join(EventSourceStruct *source)
   if (source->state != 0)
     return source->state == 1 ? 0 : 22;   /* (lock held: no other writer) */
   if (source->size != sizeof(EventSourceStruct) || reg == NULL) {
-    refuse(source, "it was built against another telltale (its source is not this runtime's)");
+    refuse(source, "it was built against another telltale (its source is not this runtime's)", 22);
     return 22;
   }
   for (i = 0; i < SOURCE_LIMIT; ++i) {
@@ -220,7 +251,7 @@ static int join(EventSourceStruct *source)
         free = i;
     } else if (strcmp(eventSources[i]->registry->name, reg->name) == 0) {
       refuse(source, "another registry in this process has its name; give each its own "
-                     "(EVENT_REGISTRY_NAME in its eventdef.h)");
+                     "(EVENT_REGISTRY_NAME in its eventdef.h)", 17);
       return 17; /* EEXIST */
     }
   }
@@ -237,7 +268,8 @@ static int join(EventSourceStruct *source)
   if (free == SOURCE_LIMIT || base == SLOT_LIMIT || numberNext > REGISTRY_NUMBER_MAX
       || kindsJoined + reg->kindCount > EVENT_STREAM_KIND_LIMIT) {
     refuse(source, "there is no room for another registry in this process "
-                   "(16 at once, 64 kinds in all, 254 registries and 256 kinds in a process's life)");
+                   "(16 at once, 64 kinds in all, 254 registries and 256 kinds in a process's life)",
+           28);
     return 28; /* ENOSPC */
   }
   kindsJoined += reg->kindCount;
@@ -293,6 +325,8 @@ int eventSourceReady(EventSourceStruct *source)
   PlinthLockClaim();
   res = join(source);
   PlinthLockRelease();
+  if (res != 0)
+    refusalSay();               /* .reg.many */
   return res;
 }
 

@@ -264,6 +264,13 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
              && eventKindOf(stream, (unsigned)rec->values[0].u, &reg) >= 0) {
     /* its kind as blocks carry it: design/control.txt .sol.dropped, design/registry.txt .reg.many */
     info->dropped[eventKindOf(stream, (unsigned)rec->values[0].u, &reg)] += rec->values[1].u;
+  } else if (rec->code == EVENT_CODE_REGISTRY_REFUSED && eventIsFormat(rec->desc, "US")) {
+    if (info->registriesRefused++ == 0) {   /* .reg.many */
+      size_t n = strlen(rec->values[1].s);
+      n = n < sizeof info->registryRefused ? n : sizeof info->registryRefused - 1;
+      memcpy(info->registryRefused, rec->values[1].s, n);
+      info->registryRefused[n] = '\0';
+    }
   } else if (rec->code == EVENT_CODE_THREAD_START) {
     ++info->threadStarts;
   } else if (rec->code == EVENT_CODE_THREAD_EXIT) {

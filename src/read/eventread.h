@@ -103,6 +103,9 @@ typedef struct EventStreamInfoStruct {
                                    number above its own index (.stream.block.registry) */
   uint64_t dropped[EVENT_STREAM_KIND_LIMIT];  /* events the program dropped, by kind:
                                    the sum of the EventsDropped events */
+  size_t registriesRefused;     /* RegistryRefused events: registries whose events
+                                   the program did not record (3.0.9, .reg.many) */
+  char registryRefused[256];    /* the first one's registry, object and why */
   size_t threadStarts, threadExits;  /* ThreadStart and ThreadExit events: the
                                    threads still running when the stream
                                    ended (.sol.finish) */

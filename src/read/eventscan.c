@@ -238,6 +238,7 @@ static int rangeStream(EventStreamStruct *stream, ScanRangeStruct *r)
   info->lastClock = 0;
   memset(info->dropped, 0, sizeof info->dropped);
   info->threadStarts = info->threadExits = 0;
+  info->registriesRefused = 0;
   memset(&r->index, 0, sizeof r->index);
   return s->window != NULL && s->counts != NULL;
 }
@@ -332,6 +333,9 @@ static int rangeTake(EventStreamStruct *stream, IndexStruct *index, ScanRangeStr
     info->dropped[k] += found->dropped[k];
   info->threadStarts += found->threadStarts;
   info->threadExits += found->threadExits;
+  if (info->registriesRefused == 0)
+    memcpy(info->registryRefused, found->registryRefused, sizeof info->registryRefused);
+  info->registriesRefused += found->registriesRefused;
   return 1;
 }
 

@@ -263,6 +263,20 @@ static void reportDropped(const EventStreamInfoStruct *info,
   }
 }
 
+/* reportRefused -- registries the program refused (RegistryRefused):
+ * their events are not in the log, which says so.  design/registry.txt
+ * .reg.many */
+static void reportRefused(const EventStreamInfoStruct *info, const char *name)
+{
+  if (info->registriesRefused == 1)
+    ReportFile(name, "the program refused registry %s: its events are not in the log",
+               info->registryRefused);
+  else if (info->registriesRefused > 1)
+    ReportFile(name, "the program refused %llu registries (the first: %s): their events are "
+               "not in the log", (unsigned long long)info->registriesRefused,
+               info->registryRefused);
+}
+
 /* CnvFinish -- say what went wrong with a log, and what was lost; returns
  * the exit status.  design/tools.txt .eventcnv.exit */
 int CnvFinish(const CnvOptionsStruct *opt, CnvLogStruct *log, int status)
@@ -273,7 +287,9 @@ int CnvFinish(const CnvOptionsStruct *opt, CnvLogStruct *log, int status)
   reportWarnings(info, &log->recovered, log->name);
   if (!complete(info, &log->recovered))
     status = EXIT_BAD_STREAM;
-  if (opt->count || opt->summary || opt->spans || (!opt->header && !opt->list))
+  if (opt->count || opt->summary || opt->spans || (!opt->header && !opt->list)) {
     reportDropped(info, &log->recovered, log->name);
+    reportRefused(info, log->name);
+  }
   return status;
 }
