@@ -191,14 +191,12 @@ static unsigned slotsClaim(unsigned count)
   return SLOT_LIMIT;
 }
 
-/* A refusal waits here, under the lock, to be emitted as RegistryRefused
- * once the lock is released (refusalSay): the log says what it lacks. */
-static struct {
-  unsigned error;               /* 0: none waits */
-  char which[512];
-} refusal;
+/* refuse -- the source records nothing, and says why on stderr; which,
+ * unless NULL, gets what RegistryRefused says once the lock is released
+ * (eventSourceReady), so that the log says what it lacks.  .reg.many */
+#define WHICH_SIZE 512
 
-static void refuse(EventSourceStruct *source, const char *why, unsigned error)
+static void refuse(EventSourceStruct *source, const char *why, char *which)
 {
   char object[256];
   const char *name = source->registry != NULL ? source->registry->name : "?";
@@ -208,41 +206,28 @@ static void refuse(EventSourceStruct *source, const char *why, unsigned error)
   if (object[0] == '\0')
     eventCopyString(object, sizeof object, "an unknown object");
   eventSay("registry '", name, "' of ", object, " is not recorded: ", why, NULL);
-  if (refusal.error == 0) {
+  if (which != NULL) {
     size_t n = 0;
     const char *parts[] = {"'", name, "' of ", object, ": ", why};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
-      for (const char *p = parts[i]; *p != '\0' && n + 1 < sizeof refusal.which; ++p)
-        refusal.which[n++] = *p;
-    refusal.which[n] = '\0';
-    refusal.error = error;
+      for (const char *p = parts[i]; *p != '\0' && n + 1 < WHICH_SIZE; ++p)
+        which[n++] = *p;
+    which[n] = '\0';
   }
 }
 
-/* refusalSay -- emit the refusal that waits, if any.  Lock not held. */
-static void refusalSay(void)
-{
-  char which[sizeof refusal.which];
-  unsigned error;
-  PlinthLockClaim();
-  error = refusal.error;
-  memcpy(which, refusal.which, sizeof which);
-  refusal.error = 0;
-  PlinthLockRelease();
-  if (error != 0)
-    EVENT_US(RegistryRefused, error, which);
-}
-
 /* join -- a source joins: a number, slots, the environment's settings,
- * and its tables in every stream.  Lock held. */
-static int join(EventSourceStruct *source)
+ * and its tables in every stream.  Lock held.  A refusal's text goes
+ * into which (WHICH_SIZE bytes), unless NULL. */
+static int join(EventSourceStruct *source, char *which)
 {
   unsigned i, free = SOURCE_LIMIT, base;
   const EventRegistryStruct *reg = source->registry;
   if (source->state != 0)
     return source->state == 1 ? 0 : 22;   /* (lock held: no other writer) */
   if (source->size != sizeof(EventSourceStruct) || reg == NULL) {
-    refuse(source, "it was built against another telltale (its source is not this runtime's)", 22);
+    refuse(source, "it was built against another telltale (its source is not this runtime's)",
+           which);
     return 22;
   }
   for (i = 0; i < SOURCE_LIMIT; ++i) {
@@ -251,7 +236,7 @@ static int join(EventSourceStruct *source)
         free = i;
     } else if (strcmp(eventSources[i]->registry->name, reg->name) == 0) {
       refuse(source, "another registry in this process has its name; give each its own "
-                     "(EVENT_REGISTRY_NAME in its eventdef.h)", 17);
+                     "(EVENT_REGISTRY_NAME in its eventdef.h)", which);
       return 17; /* EEXIST */
     }
   }
@@ -269,7 +254,7 @@ static int join(EventSourceStruct *source)
       || kindsJoined + reg->kindCount > EVENT_STREAM_KIND_LIMIT) {
     refuse(source, "there is no room for another registry in this process "
                    "(16 at once, 64 kinds in all, 254 registries and 256 kinds in a process's life)",
-           28);
+           which);
     return 28; /* ENOSPC */
   }
   kindsJoined += reg->kindCount;
@@ -304,10 +289,10 @@ static int join(EventSourceStruct *source)
 void eventSourcesJoin(void)
 {
   if (EVENT_SOURCE.state == 0)
-    (void)join(&EVENT_SOURCE);
+    (void)join(&EVENT_SOURCE, NULL);
   if (&legacyRegistry != NULL && legacySource.state == 0) {
     legacySource.registry = &legacyRegistry;
-    (void)join(&legacySource);
+    (void)join(&legacySource, NULL);
   }
 }
 
@@ -317,16 +302,17 @@ void eventSourcesJoin(void)
 int eventSourceReady(EventSourceStruct *source)
 {
   int res;
+  char which[WHICH_SIZE] = "";
   if (source == NULL)
     return 22; /* EINVAL: a call with no registry records and changes nothing */
   if (__atomic_load_n(&source->state, __ATOMIC_ACQUIRE) == 1)
     return 0;
   (void)EventInit();
   PlinthLockClaim();
-  res = join(source);
+  res = join(source, which);
   PlinthLockRelease();
-  if (res != 0)
-    refusalSay();               /* .reg.many */
+  if (which[0] != '\0')        /* refused now: .reg.many */
+    EVENT_US(RegistryRefused, (EventU)res, which);
   return res;
 }
 

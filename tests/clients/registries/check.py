@@ -336,9 +336,9 @@ def kindsPast(build, log):
         pos += length
     kind = lambda b: struct.unpack_from("<H", d, b[0] + 12)[0]
     regs = [b for b in blocks if kind(b) == 0xFFFF]
-    last, = struct.unpack_from("<H", d, regs[-1][0] + 36)
+    last = struct.unpack_from("<H", d, regs[-1][0] + 36)[0] if regs else None
     calls = [b for b in blocks if kind(b) >> 8 == last]
-    if not regs or not calls:
+    if not calls:
         return "no plugin registry block and block of its events in %s" % log
     index = max(struct.unpack_from("<I", d, b[0] + 28)[0] for b in blocks)
 
