@@ -48,7 +48,8 @@
   RELATION( StreamExec   , 0x000A, TRUE  , Telltale, WU   ) \
   RELATION( StreamSnapshot, 0x000B, TRUE , Telltale, WW   ) \
   RELATION( EventsFiltered, 0x000C, TRUE , Telltale, UWW  ) \
-  RELATION( RegistryRefused, 0x000D, TRUE, Telltale, US   )
+  RELATION( RegistryRefused, 0x000D, TRUE, Telltale, US   ) \
+  RELATION( ClockRate    , 0x000E, TRUE  , Telltale, WW   )
 
 /* Documentation.  design/registry.txt .reg.doc
  * One DOC row per event, then one PARAM(LETTER, name, "doc") row per
@@ -93,6 +94,9 @@
     PARAM(W, covered, "bytes of the thread's buffer the block stands for, for recovery") \
   DOC(RegistryRefused, "a registry that joined the process was refused: nothing it emits is recorded") \
     PARAM(U, error,   "why, as an errno: 28 no room (the registry limits), 17 another has its name, 22 built against another telltale") \
-    PARAM(S, which,   "the registry, the object that brought it, and why, as said on stderr")
+    PARAM(S, which,   "the registry, the object that brought it, and why, as said on stderr") \
+  DOC(ClockRate, "a ClockSync that fixes the clock's rate for the whole stream: one a stream, a second after the start or at the end") \
+    PARAM(W, monotonic, "CLOCK_MONOTONIC in nanoseconds") \
+    PARAM(W, realtime,  "CLOCK_REALTIME in nanoseconds since the epoch")
 
 #endif /* eventdef_h */

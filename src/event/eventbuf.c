@@ -108,7 +108,7 @@ static void threadAnnounce(EventThreadStruct *thread)
     EVENT_US(ThreadName, thread->serial, name);
   }
   if (thread->serial == 1)
-    eventClockSync();
+    (void)eventClockSync(EventSyncAny);
 }
 
 /* slotPrepare -- make slot s of a kind ready to fill.  Lock held.
@@ -671,7 +671,7 @@ void EventFlush(void)
   if (thread == NULL)
     return;
   eventHandlersLeft(thread, (uintptr_t)__builtin_frame_address(0));
-  eventClockSync();
+  (void)eventClockSync(EventSyncAny);
   eventDropsReport(0);
   PlinthLockClaim();
   outputSeen();
@@ -679,6 +679,23 @@ void EventFlush(void)
   eventWriterIdle();
   eventStreamsFlush();
   PlinthLockRelease();
+}
+
+/* eventClockRateSend -- the control thread's ClockRate, once it is due
+ * (eventClockRateWait): emitted, written at once so that --follow may
+ * print, and the thread then leaves the session as an exiting thread
+ * does, so that the end does not wait for it.  .sol.clock.rate */
+void eventClockRateSend(void)
+{
+  EventThreadStruct *thread;
+  if (!eventClockSync(EventSyncRate) || (thread = eventThreadState) == NULL)
+    return;
+  PlinthLockClaim();
+  eventThreadFlush(thread, 1);
+  eventWriterIdle();
+  eventStreamsFlush();
+  PlinthLockRelease();
+  threadExit(thread);
 }
 
 /* eventAfterFork -- in the child of fork(): the parent's buffered events are

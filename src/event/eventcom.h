@@ -33,7 +33,7 @@ typedef uint64_t EventClock;        /* cycle counter value */
 #define EVENT_VERSION_MAJOR  3      /* the file format changed (2: checked blocks,
                                        3: compact blocks, .compact.version) */
 #define EVENT_VERSION_MEDIAN 0      /* an existing telltale event changed */
-#define EVENT_VERSION_MINOR  9      /* a telltale event or header field was added
+#define EVENT_VERSION_MINOR  10     /* a telltale event or header field was added
                                        (1: spans and counters, .stream.header.span;
                                        2: StreamExec, .sol.exec; 3: a live region's
                                        index says where its block starts, or that
@@ -45,10 +45,12 @@ typedef uint64_t EventClock;        /* cycle counter value */
                                        6: several registries, .stream.header.registries;
                                        7: a live file's retag flag; 8: a live file's
                                        places of blocks, .sol.writer.at;
-                                       9: RegistryRefused, .reg.many) */
+                                       9: RegistryRefused, .reg.many;
+                                       10: ClockRate, .sol.clock.rate) */
 #define EVENT_VERSION_FLAGS_CHECKED 5  /* the minor from which they do */
 #define EVENT_VERSION_REGISTRIES 6  /* the minor from which a stream has several registries */
 #define EVENT_VERSION_PLACES 8      /* the minor from which a live file has places */
+#define EVENT_VERSION_RATE 10       /* the minor from which ClockRate fixes the clock's rate */
 #define EVENT_VERSION_ZSTD_MAJOR 4  /* an archive's major: its blocks may be zstd
                                        (eventcnv --zstd, .zstd.version); the runtime
                                        writes it only under a block transform
@@ -239,10 +241,13 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
                           uint64_t offset);
 
 /* The clock.  A reader takes the clock's rate from the stream header,
- * unless a ClockSync is at least this long (CLOCK_MONOTONIC) after the
- * header's start pair: the rate between the two pairs is better then.
- * design/runtime.txt .sol.clock */
+ * unless the stream's ClockRate (before 3.0.10, its latest ClockSync)
+ * is at least EVENT_SYNC_SPAN_NS (CLOCK_MONOTONIC) after the header's
+ * start pair: the rate between the two pairs is better then.  The
+ * runtime emits ClockRate once EVENT_RATE_SPAN_NS have passed, or at
+ * the end.  design/runtime.txt .sol.clock .sol.clock.rate */
 #define EVENT_SYNC_SPAN_NS   100000000u
+#define EVENT_RATE_SPAN_NS   1000000000u
 
 /* Limits.  design/registry.txt .reg.limits */
 #define EVENT_CODE_LIMIT     0x10000u        /* codes are 16 bits, 0x0001-0xFFFF */
@@ -276,6 +281,7 @@ extern int EventBlockHole(const unsigned char *p, size_t length, size_t headerLe
 #define EVENT_CODE_STREAM_SNAPSHOT 0x000Bu
 #define EVENT_CODE_EVENTS_FILTERED 0x000Cu
 #define EVENT_CODE_REGISTRY_REFUSED 0x000Du
+#define EVENT_CODE_CLOCK_RATE      0x000Eu
 
 /* EventHeaderStruct -- first 12 bytes of every event.  design/stream.txt .stream.event
  *

@@ -272,6 +272,7 @@ static void run(void)
     uint32_t word = __atomic_load_n(&page->state, __ATOMIC_ACQUIRE);
     uint32_t number = EVENT_CTL_NUMBER(word);
     unsigned poked;
+    uint64_t rate, look;
     if (atomic_load(&stopping))
       return;
     if (EVENT_CTL_STATE(word) == EventCtlAsked
@@ -292,8 +293,15 @@ static void run(void)
     }
     if (EVENT_CTL_STATE(word) == EventCtlAsked || EVENT_CTL_STATE(word) == EventCtlWithdrawn)
       continue;                 /* the word changed under the swap: look again */
+    /* The session's ClockRate, a second after its start (.sol.clock.rate) */
+    rate = eventClockRateWait();
+    if (rate == 0) {
+      eventClockRateSend();
+      continue;
+    }
     poked = atomic_load(&pokes);
-    (void)PlinthFutexWait(&page->state, word, poked > 0 ? CTL_POKED_NS : CTL_LOOK_NS);
+    look = poked > 0 ? CTL_POKED_NS : CTL_LOOK_NS;
+    (void)PlinthFutexWait(&page->state, word, rate < look ? rate : look);
     if (poked > 0)
       atomic_fetch_sub(&pokes, 1);
     if (PlinthLastThread())

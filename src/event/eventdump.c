@@ -264,11 +264,11 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
   if (count > DUMP_LIMIT)
     count = DUMP_LIMIT;
   /* The clock's rate by the reader's rule (.sol.clock), from the
-   * latest ClockSync in the stream: at death, one emitted now, at a
+   * stream's ClockRate: at death, emitted now if it was not sent, at a
    * level of its own (.sol.signal.level). */
   if (dying && locked && eventThreadState != NULL) {
     int token = eventSignalEnter(0, UINTPTR_MAX, 0);  /* never seen as left */
-    eventClockSync();
+    (void)eventClockSync(EventSyncFinal);
     eventSignalLeave(token);
   }
   n = dumpSelect(count, self, bound, &mine, &rest);
@@ -282,9 +282,7 @@ static void dump(int fd, unsigned count, EventThreadStruct *self, const char *wh
         context.kindWidth = (unsigned)width;
     }
   context.label = eventLabelLookup;
-  context.clockHz = EventClockRate(PlinthClockFrequency(), eventSession.startClock,
-                                   eventSession.startMonotonic, eventSession.syncClock,
-                                   eventSession.syncMonotonic);
+  context.clockHz = eventClockHz();
   context.startClock = eventSession.startClock;
   context.startRealtime = eventSession.startRealtime;
   dumpHeading(fd, n, self, why, mine, rest, &context, bound, dying);

@@ -22,7 +22,7 @@ void eventSessionClose(int flush)
   eventStreamsClose(flush);
   eventSession.blocks = 0;
   eventSession.startClock = 0;
-  eventSession.syncClock = 0;
+  eventSession.rateClock = 0;
   eventInternSessionEnd();
 }
 
@@ -85,7 +85,7 @@ static void finish(int atExit)
    * its buffer has room, and it is not dropped.  .sol.dropped */
   eventWriterIdle();
   PlinthLockRelease();
-  eventClockSync();
+  (void)eventClockSync(EventSyncFinal);
   eventDropsReport(1);
   PlinthLockClaim();
   EVENT_W(StreamEnd, (EventW)eventSession.blocks);
@@ -141,7 +141,7 @@ int EventExecBefore(void)
     eventThreadFlush(t, t == self);
   eventWriterIdle();
   PlinthLockRelease();
-  eventClockSync();
+  (void)eventClockSync(EventSyncFinal);
   eventDropsReport(1);
   PlinthLockClaim();
   EVENT_WU(StreamExec, (EventW)eventSession.blocks, 0);

@@ -247,8 +247,9 @@ typedef struct EventSessionStruct {
   int noDefault;                /* TELLTALE_FILE=none */
   uint64_t startClock, startRealtime, startMonotonic;
   uint32_t id;                  /* the session id, in every block (.stream.check) */
-  EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
-  uint64_t syncMonotonic;
+  int rateClaimed;              /* ClockRate is emitted, or being: .sol.clock.rate */
+  EventClock rateClock;         /* its pair, once emitted; 0 before */
+  uint64_t rateMonotonic;
   /* the intern table: open addressing, strings owned.  inSession: the
    * string's Intern event is in this session's stream (.sol.intern) */
   struct { char *string; EventW id; int inSession; } *interns;
@@ -330,7 +331,15 @@ extern int eventRegistryBlockBuild(const EventSourceStruct *source, unsigned cha
 
 extern void eventSessionClock(void);
 extern void eventSessionStart(void);
-extern void eventClockSync(void);
+typedef enum EventSyncMode {    /* eventClockSync's: .sol.clock.rate */
+  EventSyncAny,                 /* ClockSync, or ClockRate if it is due */
+  EventSyncFinal,               /* ClockRate if it is not sent, else ClockSync */
+  EventSyncRate                 /* ClockRate if it is due, else nothing */
+} EventSyncMode;
+extern int eventClockSync(EventSyncMode mode);
+extern uint64_t eventClockRateWait(void);
+extern void eventClockRateSend(void);
+extern uint64_t eventClockHz(void);
 extern size_t eventStreamCount(void);
 extern void eventStreamsFlush(void);
 extern void eventStreamsClose(int flush);

@@ -219,6 +219,8 @@ void eventSessionClock(void)
     return;
   clockPair(&eventSession.startClock, &eventSession.startMonotonic, &eventSession.startRealtime);
   eventSession.id = sessionId();
+  eventSession.rateClaimed = 0;
+  eventSession.rateClock = 0;
 }
 
 /* clockPair -- the event clock and the system clocks at one moment.
@@ -248,32 +250,78 @@ static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
   *realtimeReturn = realtime - (after - *monotonicReturn);
 }
 
+/* eventClockRateWait -- ns until the session's ClockRate is due, 0 if
+ * it is due now, UINT64_MAX if it is sent or no session has started:
+ * for the control thread, which sends it.  .sol.clock.rate */
+uint64_t eventClockRateWait(void)
+{
+  uint64_t wait = UINT64_MAX, now;
+  PlinthLockClaim();
+  if (!eventSession.rateClaimed && eventSession.startClock != 0) {
+    now = PlinthMonotonicNs() - eventSession.startMonotonic;
+    wait = now >= EVENT_RATE_SPAN_NS ? 0 : EVENT_RATE_SPAN_NS - now;
+  }
+  PlinthLockRelease();
+  return wait;
+}
+
 /* eventClockSync -- emit ClockSync from a pair read after the event is
  * reserved, so that a slow path taken to reserve it (setting the thread
- * up, writing a full buffer) falls outside the pair; the session keeps
- * the latest pair, for the traceback's clock rate. */
-void eventClockSync(void)
+ * up, writing a full buffer) falls outside the pair.  The session's one
+ * ClockRate instead, if it is not sent and EVENT_RATE_SPAN_NS have passed
+ * since the start, or this is the end (EventSyncFinal): the session keeps
+ * its pair, for the traceback's clock rate.  EventSyncRate: ClockRate or
+ * nothing.  Returns 1 if it was ClockRate.  design/runtime.txt
+ * .sol.clock.rate */
+int eventClockSync(EventSyncMode mode)
 {
   EventClock clock = 0;
   uint64_t monotonic = 0, realtime;
+  int rate = 0;
 #if EVENT_VARIETY != EVENT_VARIETY_OFF   /* the generated emitters' rule: .sol.variety */
-  EVENT_BEGIN(ClockSync)
-    clockPair(&clock, &monotonic, &realtime);
-    _event->header.clock = clock;
-    _event->monotonic = (EventW)monotonic;
-    _event->realtime = (EventW)realtime;
-  EVENT_END(ClockSync)
-  if (clock != 0) {
+  PlinthLockClaim();
+  if (!eventSession.rateClaimed
+      && (mode == EventSyncFinal
+          || (eventSession.startClock != 0
+              && PlinthMonotonicNs() - eventSession.startMonotonic >= EVENT_RATE_SPAN_NS)))
+    eventSession.rateClaimed = rate = 1;
+  PlinthLockRelease();
+  if (!rate && mode == EventSyncRate)
+    return 0;
+  if (rate) {
+    EVENT_BEGIN(ClockRate)
+      clockPair(&clock, &monotonic, &realtime);
+      _event->header.clock = clock;
+      _event->monotonic = (EventW)monotonic;
+      _event->realtime = (EventW)realtime;
+    EVENT_END(ClockRate)
+  } else {
+    EVENT_BEGIN(ClockSync)
+      clockPair(&clock, &monotonic, &realtime);
+      _event->header.clock = clock;
+      _event->monotonic = (EventW)monotonic;
+      _event->realtime = (EventW)realtime;
+    EVENT_END(ClockSync)
+  }
+  if (rate && clock != 0) {
     PlinthLockClaim();
-    if (clock > eventSession.syncClock) {
-      eventSession.syncClock = clock;
-      eventSession.syncMonotonic = monotonic;
-    }
+    eventSession.rateClock = clock;
+    eventSession.rateMonotonic = monotonic;
     PlinthLockRelease();
   }
 #else
-  (void)clock, (void)monotonic, (void)realtime;
+  (void)clock, (void)monotonic, (void)realtime, (void)mode;
 #endif
+  return rate;
+}
+
+/* eventClockHz -- the clock's rate by the reader's rule (.sol.clock):
+ * the ClockRate's, once it is sent, else the plinth's estimate */
+uint64_t eventClockHz(void)
+{
+  return EventClockRate(PlinthClockFrequency(), eventSession.startClock,
+                        eventSession.startMonotonic, eventSession.rateClock,
+                        eventSession.rateMonotonic);
 }
 
 /* A log another process is writing (it holds the log's lock) is never
@@ -395,7 +443,7 @@ static void textMirror(EventStreamEntryStruct *entry, const unsigned char *data,
     return;
   EventLayoutNative(&layout);
   EventFormatContextInit(&context, eventSlotView(kind));
-  context.clockHz = PlinthClockFrequency();
+  context.clockHz = eventClockHz();
   context.startClock = eventSession.startClock;
   context.startRealtime = eventSession.startRealtime;
   while (offset + EVENT_HEADER_LEN <= size) {

@@ -238,7 +238,7 @@ size_t walkFixed(const EventStreamStruct *stream, const CodeStruct *codes,
 }
 
 /* noteOwn -- what the index notes of telltale's own events: StreamEnd,
- * StreamExec, the ClockSyncs with the lowest and highest clock, the drops, threads
+ * StreamExec, the ClockSyncs with the lowest and highest clock, the ClockRate, the drops, threads
  * started and ended.  design/stream.txt .stream.own */
 static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info, IndexStruct *index,
                     const EventRecordStruct *rec)
@@ -250,7 +250,8 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
     info->streamSnapshot = 1;
   } else if (rec->code == EVENT_CODE_STREAM_EXEC && eventIsFormat(rec->desc, "WU")) {
     info->streamExec = rec->values[1].u == 0;   /* .sol.exec */
-  } else if (rec->code == EVENT_CODE_CLOCK_SYNC && eventIsFormat(rec->desc, "WW")) {
+  } else if ((rec->code == EVENT_CODE_CLOCK_SYNC || rec->code == EVENT_CODE_CLOCK_RATE)
+             && eventIsFormat(rec->desc, "WW")) {
     SyncStruct sync;
     sync.clock = rec->clock;
     sync.monotonic = rec->values[0].u;
@@ -259,6 +260,10 @@ static void noteOwn(const EventStreamStruct *stream, EventStreamInfoStruct *info
     if (info->clockSyncCount == 0 || sync.clock > index->last.clock)
       index->last = sync;
     ++info->clockSyncCount;
+    if (rec->code == EVENT_CODE_CLOCK_RATE && (!info->clockRated || sync.clock < index->rate.clock)) {
+      index->rate = sync;
+      info->clockRated = 1;
+    }
   } else if (rec->code == EVENT_CODE_EVENTS_DROPPED && rec->desc->paramCount == 2
              && rec->values[0].u <= 0xFFFF
              && eventKindOf(stream, (unsigned)rec->values[0].u, &reg) >= 0) {
@@ -608,13 +613,20 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
     stream->outOfMemory = 1;
 
   /* The clock frequency: the header's, or from the header's start pair
-   * and the last ClockSync by clock (so the result does not depend on
-   * the order of blocks), by the rule the traceback uses too.
-   * design/runtime.txt .sol.clock */
+   * and the ClockRate (one a stream, written a second after the start or
+   * at the end), else the last ClockSync by clock (a log before 3.0.10,
+   * or one whose program was killed before its ClockRate), so that the
+   * result does not depend on the order of blocks; by the rule the
+   * traceback uses too.  design/runtime.txt .sol.clock .sol.clock.rate */
   info->clockHz = info->headerHz;
-  if (info->clockSyncCount >= 1)
+  if (info->clockRated)
+    info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
+                                   index->rate.clock, index->rate.monotonic);
+  else if (info->clockSyncCount >= 1)
     info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
                                    index->last.clock, index->last.monotonic);
+  info->lastSyncClock = index->last.clock;
+  info->lastSyncMonotonic = index->last.monotonic;
 }
 
 /* eventIndexBlocks -- walk the blocks in file order.  Each is checked

@@ -49,9 +49,10 @@ typedef struct EventStreamInfoStruct {
                                    on), or 0: for a tool that rewrites the header
                                    (.zstd.writer) */
   uint64_t headerHz;            /* clock frequency in the header, 0 if unknown */
-  uint64_t clockHz;             /* the frequency used: from ClockSync events if
-                                   two are at least 1 ms apart, else headerHz;
-                                   0: the clock counts ns */
+  uint64_t clockHz;             /* the frequency used: from the start pair and
+                                   ClockRate (else the latest ClockSync) if at
+                                   least 100 ms apart, else headerHz; 0: the
+                                   clock counts ns.  design/runtime.txt .sol.clock */
   EventClock startClock;
   uint64_t startRealtime;       /* ns since the epoch */
   uint64_t startMonotonic;      /* ns */
@@ -73,7 +74,10 @@ typedef struct EventStreamInfoStruct {
   size_t unindexedEvents;       /* and their events */
   size_t eventCount;            /* events with known codes */
   size_t unknownCount;          /* events skipped: code not in the registry */
-  size_t clockSyncCount;
+  size_t clockSyncCount;        /* ClockSyncs and ClockRates */
+  int clockRated;               /* a ClockRate fixes the rate (3.0.10 on) */
+  EventClock lastSyncClock;     /* the ClockSync (or ClockRate) of the highest clock, */
+  uint64_t lastSyncMonotonic;   /* and its CLOCK_MONOTONIC, if clockSyncCount */
   size_t skippedBytes;          /* bytes skipped because they were corrupt */
   size_t badBlocks;             /* blocks not read: damaged, cut short, another session's */
   size_t missingBlocks;         /* block indexes absent from the log (2.0 on) */

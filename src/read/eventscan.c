@@ -232,6 +232,7 @@ static int rangeStream(EventStreamStruct *stream, ScanRangeStruct *r)
   /* what the walk of its blocks finds (rangeTake) */
   info->blockCount = info->unindexedBlocks = info->unindexedEvents = 0;
   info->eventCount = info->unknownCount = info->clockSyncCount = 0;
+  info->clockRated = 0;
   info->streamEnd = info->streamSnapshot = 0;
   info->streamExec = -1;        /* none seen */
   info->firstClock = UINT64_MAX;
@@ -322,6 +323,10 @@ static int rangeTake(EventStreamStruct *stream, IndexStruct *index, ScanRangeStr
     if (info->clockSyncCount == 0 || r->index.last.clock > index->last.clock)
       index->last = r->index.last;
     info->clockSyncCount += found->clockSyncCount;
+  }
+  if (found->clockRated && (!info->clockRated || r->index.rate.clock < index->rate.clock)) {
+    index->rate = r->index.rate;
+    info->clockRated = 1;
   }
   info->streamEnd |= found->streamEnd;
   info->streamSnapshot |= found->streamSnapshot;

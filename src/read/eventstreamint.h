@@ -256,6 +256,8 @@ typedef struct SyncStruct {
 
 typedef struct IndexStruct {
   SyncStruct first, last;       /* ClockSyncs with the lowest and highest clock */
+  SyncStruct rate;              /* the ClockRate (the lowest clock's, if several),
+                                   if info->clockRated */
 } IndexStruct;
 
 extern void eventFill(EventStreamStruct *stream, size_t *pos, size_t need);

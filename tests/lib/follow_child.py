@@ -10,6 +10,8 @@
 #   end    each thread does 60000 steps; then a clean exit
 #   kill   the threads go on; main sleeps until it is killed
 #   segv   the same, but after 1.5 s main dies of its own SIGSEGV
+#   late   the same, after 4 s: once --follow has stopped waiting for
+#          the stream's ClockRate (design/tools.txt .eventcnv.follow.time)
 
 import os
 import subprocess
@@ -28,14 +30,14 @@ def work(steps, pause):
             time.sleep(pause)
 
 
-def start(log, recorder, mode):
-    """This program in MODE, recorded into log: once its log has a header,
-    its Popen.  The interpreter itself, not a wrapper script, which would
-    exec it and end the log there."""
+def start(log, recorder, mode, env=None):
+    """This program in MODE, recorded into log, with env added: once its
+    log has a header, its Popen.  The interpreter itself, not a wrapper
+    script, which would exec it and end the log there."""
     prog = subprocess.Popen([os.path.realpath(sys.executable), os.path.abspath(__file__), mode],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=dict(os.environ, TELLTALE_FILE=log, LD_PRELOAD=recorder,
-                                     TELLTALE_BUFFER="4096"))
+                                     TELLTALE_BUFFER="4096", **(env or {})))
     wait_for(log)
     return prog
 
@@ -59,8 +61,8 @@ def main():
         for t in threads:
             t.join()
         return 0
-    time.sleep(1.5)
-    if mode == "segv":
+    time.sleep(4 if mode == "late" else 1.5)
+    if mode in ("segv", "late"):
         import ctypes
         ctypes.string_at(0)
     time.sleep(60)

@@ -317,8 +317,9 @@ def cases(eventcnv, config, tmp, port):
     if not why and not (early > 0 and running):
         why = "no row in the table while the program ran (%d rows, running %s)" % (early, running)
     if not why:
-        # Times shipped before the end's ClockSync are reckoned at the rate
-        # known then, and --follow says by how much they may differ
+        # Times shipped before the stream's ClockRate, once --follow
+        # stops waiting for it, are reckoned at the rate known then, and
+        # --follow says by how much they may differ
         # (.eventcnv.follow.time): all else is the same.
         said = re.search(rb"puts them up to (\d+) ns", err)
         bound = int(said.group(1)) if said else 0

@@ -32,15 +32,26 @@
 #                      log without --follow
 #   follow-kill9       followed while it runs: tests/lib/follow_child.py (under the malloc
 #                      recorder, 4 KiB buffers, three threads) killed by
-#                      SIGKILL after blocks were printed: eventcnv ends by
-#                      itself with every line a later read prints, each
-#                      thread's and kind's in the same order, the same
-#                      times, message and exit status
+#                      SIGKILL after 1.5 s: eventcnv ends by itself with
+#                      every line a later read prints, each thread's and
+#                      kind's in the same order, the same times, message
+#                      and exit status (no ClockRate: the recorder has no
+#                      control thread)
 #   follow-segv        the same, the program dying of its own SIGSEGV:
-#                      the same lines; its death's ClockSync changes the
-#                      clock rate a later read takes, and eventcnv says by
-#                      how much the times it printed differ, which is the
-#                      largest difference found (.eventcnv.follow.time)
+#                      eventcnv waited for the death's ClockRate, and
+#                      prints the same times (.eventcnv.follow.time)
+#   follow-rate        the same with the control thread, dying of SIGSEGV
+#                      after 4 s: eventcnv printed while the program ran
+#                      (the control thread sent ClockRate a second after
+#                      the start), and the same times, for the death's
+#                      ClockSync does not change the rate
+#   follow-late        the program dying of SIGSEGV after 4 s, without the
+#                      control thread: eventcnv stopped waiting for
+#                      ClockRate and printed at the header's rate; the
+#                      death's ClockRate changes the rate a later read
+#                      takes, and eventcnv says by how much the times it
+#                      printed differ, which is the largest difference
+#                      found
 #   follow-empty       an empty log no process holds (a child killed
 #                      before its header): eventcnv ends by itself, saying
 #                      what eventcnv says of it, exit 1
@@ -81,9 +92,9 @@ def blocks(data):
     return out, pos
 
 
-SAID = re.compile(rb"[^\n]*: times printed before a later ClockSync reached the file were reckoned at "
-                  rb"the clock rate known then; a read of the log now puts them up to (\d+) ns "
-                  rb"(earlier|later)\n")
+SAID = re.compile(rb"[^\n]*: times printed before the clock's rate reached the file \(its ClockRate\) "
+                  rb"were reckoned at the rate known then; a read of the log now puts them up to "
+                  rb"(\d+) ns (earlier|later)\n")
 
 
 def sequences(out):
@@ -98,26 +109,45 @@ def sequences(out):
 
 def dies(eventcnv, recorder, tmp, how):
     """A Python program followed while it runs, dying by SIGKILL or its own
-    SIGSEGV after eventcnv has printed some of its blocks: None if eventcnv
-    ends by itself and prints what a later read prints, else why not."""
+    SIGSEGV: None if eventcnv ends by itself and prints what a later read
+    prints, else why not."""
     log = os.path.join(tmp, how + ".log")
-    prog = follow_child.start(log, recorder, "kill" if how == "kill9" else how)
+    prog = follow_child.start(log, recorder, {"kill9": "kill", "rate": "late"}.get(how, how),
+                              {"TELLTALE_CTL": "1" if how == "rate" else "0"})
+    began = time.monotonic()
     f = subprocess.Popen([eventcnv, "--follow", log], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
+    got = {"out": [], "first": None}
+
+    def read():
+        for line in f.stdout:
+            if got["first"] is None:
+                got["first"] = time.monotonic() - began
+            got["out"].append(line)
+    reader = threading.Thread(target=read)
+    reader.start()
     if how == "kill9":
         time.sleep(1.5)
         prog.kill()
+    ended = None
     try:
-        out, err = f.communicate(timeout=60)
+        prog.wait(timeout=60)
+        ended = time.monotonic() - began
+        f.wait(timeout=60)
     except subprocess.TimeoutExpired:
         f.kill()
-        f.communicate()
         prog.kill()
         prog.wait()
         return "still following 60 s after the program died"
-    rc = prog.wait()
+    finally:
+        reader.join()
+    out, err = b"".join(got["out"]), f.stderr.read()
+    rc = prog.returncode
     if rc != (-9 if how == "kill9" else -11):
         return "the program ended with %d" % rc
+    if how == "rate" and (got["first"] is None or got["first"] > ended - 0.5):
+        return "nothing printed while the program ran (first line at %s s, its end at %.1f s)" % (
+            got["first"], ended)
     plain = subprocess.run([eventcnv, log], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     said = SAID.search(err)
     rest = SAID.sub(b"", err)
@@ -138,11 +168,11 @@ def dies(eventcnv, recorder, tmp, how):
     lines = sum(len(v) for v in want.values())
     if lines < 1000 or len(want) < 6:
         return "only %d lines in %d sequences" % (lines, len(want))
-    if how == "kill9":   # no ClockSync after the start: the same times
+    if how != "late":   # printed at the rate a later read takes: the same times
         return None if worst == 0 and said is None else "times up to %d ns apart, said %r" % (
             worst, said and said.group(0))
-    # Its death's ClockSync: said, with the largest difference (to 2 ns:
-    # each printed time is rounded down to a ns).
+    # Printed before the death's ClockRate: said, with the largest
+    # difference (to 2 ns: each printed time is rounded down to a ns).
     if said is None:
         return "times up to %d ns apart, not said" % worst
     stated = int(said.group(1)) * (1 if said.group(2) == b"earlier" else -1)
@@ -278,7 +308,7 @@ def main():
             why = "still following 20 s after the program was killed"
         prog.wait()
         result("follow-death", why)
-        for how in ("kill9", "segv"):
+        for how in ("kill9", "segv", "rate", "late"):
             result("follow-" + how, dies(eventcnv, recorder, tmp, how))
         empty = os.path.join(tmp, "empty.log.999999")
         open(empty, "wb").close()

@@ -258,6 +258,27 @@ static void followPrint(const CnvOptionsStruct *opt, FollowStruct *f, EventStrea
 }
 
 
+/* FOLLOW_RATE_GRACE_NS -- how long past the second at which the
+ * control thread sends the stream's ClockRate --follow waits for it
+ * before it prints at the rate known then (a program without the
+ * control thread sends it at a flush or its end).  design/tools.txt
+ * .eventcnv.follow.time */
+#define FOLLOW_RATE_GRACE_NS ((uint64_t)2000000000)
+
+/* followHeld -- whether --follow waits to print: the stream (3.0.10 on)
+ * has no ClockRate in the file yet, and its program may still send it
+ * soon, so that a time printed is the time a later read prints */
+static int followHeld(const EventStreamInfoStruct *info)
+{
+  struct timespec t;
+  uint64_t now;
+  if (info->clockRated || info->major < 3 || info->minor < EVENT_VERSION_RATE)
+    return 0;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+  return now < info->startMonotonic + EVENT_RATE_SPAN_NS + FOLLOW_RATE_GRACE_NS;
+}
+
 /* followOnce -- the events of the whole blocks that follow f->done in
  * the stream as it is now, in time order; moves f->done on, and sets
  * f->ended to 1 at StreamEnd, 2 if the stream now ends at an exec
@@ -297,7 +318,10 @@ static int followOnce(const CnvOptionsStruct *opt, FollowStruct *f)
   if (info->streamExec)
     f->ended = 2;
   f->startClock = info->startClock;
-  followPrint(opt, f, stream, f->done, whole, &f->ended);
+  if (followHeld(info))
+    whole = f->done;            /* printed once the rate is known */
+  else
+    followPrint(opt, f, stream, f->done, whole, &f->ended);
   EventStreamClose(stream);
   InputFree(&in);
   if (whole > f->done)
@@ -334,10 +358,10 @@ static double followNs(const FollowStruct *f, EventClock clock, uint64_t hz)
 
 /* followRateSay -- say how far the times printed are from a later
  * read's, which reckons every time at the rate the whole log gives
- * (hz): a ClockSync that reached the file after a time was printed (a
- * flush, the end, a death) may have changed it.  A time once printed
- * cannot change, and one that differs is not passed over in silence.
- * design/tools.txt .eventcnv.follow.time */
+ * (hz): a ClockRate that reached the file after --follow stopped waiting
+ * for it (or, before 3.0.10, a later ClockSync) changed it.  A time once
+ * printed cannot change, and one that differs is not passed over in
+ * silence.  design/tools.txt .eventcnv.follow.time */
 static void followRateSay(const FollowStruct *f, uint64_t hz)
 {
   double worst = 0.0;
@@ -351,8 +375,9 @@ static void followRateSay(const FollowStruct *f, uint64_t hz)
   if ((double)up < fabs(worst))
     ++up;
   if (worst != 0.0)
-    ReportFile(f->path, "times printed before a later ClockSync reached the file were reckoned at "
-               "the clock rate known then; a read of the log now puts them up to %llu ns %s%s", up,
+    ReportFile(f->path, "times printed before the clock's rate reached the file (its ClockRate) "
+               "were reckoned at the rate known then; a read of the log now puts them up to "
+               "%llu ns %s%s", up,
                worst > 0 ? "earlier" : "later",
                f->rates == sizeof f->rate / sizeof f->rate[0] ? " (at least)" : "");
 }

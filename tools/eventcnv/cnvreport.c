@@ -122,8 +122,18 @@ static void printHeader(const EventStreamInfoStruct *info, size_t problems,
   else if (info->clockHz == info->headerHz)
     printf("clock         %llu Hz\n", (unsigned long long)info->clockHz);
   else
-    printf("clock         %llu Hz from ClockSync events (the header says %llu Hz)\n",
-           (unsigned long long)info->clockHz, (unsigned long long)info->headerHz);
+    printf("clock         %llu Hz from %s (the header says %llu Hz)\n",
+           (unsigned long long)info->clockHz, info->clockRated ? "ClockRate" : "ClockSync events",
+           (unsigned long long)info->headerHz);
+  /* How far that rate's times stray from CLOCK_MONOTONIC by the last
+   * pair: a time is an estimate, and says how good.  .sol.clock.rate */
+  if (info->clockHz != 0 && info->clockSyncCount > 0 && info->lastSyncClock > info->startClock
+      && info->lastSyncMonotonic > info->startMonotonic) {
+    double at = (double)(info->lastSyncClock - info->startClock) * 1e9 / (double)info->clockHz;
+    double real = (double)(info->lastSyncMonotonic - info->startMonotonic);
+    printf("clock drift   %+.0f ns at the last ClockSync, %.3f s after the start\n", at - real,
+           real / 1e9);
+  }
   printf("byte order    %s-endian\n", info->layout.bigEndian ? "big" : "little");
   printf("pointer size  %u bytes\n", info->layout.pointerSize);
   printf("word size     %u bytes\n", info->layout.wordSize);

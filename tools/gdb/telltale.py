@@ -751,16 +751,22 @@ def _clock(registry, session, events):
     points = [(start, monotonic)] if start != 0 and monotonic != 0 else []
     for ev in events:
         desc = ev[6]
-        if desc is not None and desc[0] == "ClockSync" and desc[1] == "WW":
+        if desc is not None and desc[0] in ("ClockSync", "ClockRate") and desc[1] == "WW":
             points.append((ev[0], ev[7][0]))
+    try:
+        rate = (int(session["rateClock"]), int(session["rateMonotonic"]))
+    except (gdb.MemoryError, gdb.error):
+        rate = (0, 0)           # a program before ClockRate
     if hz != 0:
-        # The runtime's and the reader's rule (EventClockRate): the latest
-        # ClockSync, if it is at least SYNC_SPAN after the start pair.
-        if points and start != 0:
-            c, m = max(points)
+        # The runtime's and the reader's rule (EventClockRate): the
+        # ClockRate, else the latest ClockSync, if it is at least
+        # SYNC_SPAN after the start pair.  .sol.clock.rate
+        if (points or rate[0] != 0) and start != 0:
+            c, m = rate if rate[0] != 0 else max(points)
             if m - monotonic >= SYNC_SPAN and c > start:
                 hz = (c - start) * NS_PER_SECOND // (m - monotonic)
-                return Clock(hz, start, realtime, "%d Hz, from ClockSync events" % hz)
+                return Clock(hz, start, realtime, "%d Hz, from %s" % (
+                    hz, "the session's ClockRate" if rate[0] != 0 else "ClockSync events"))
         return Clock(hz, start, realtime, "%d Hz, the plinth's estimate, from memory" % hz)
     # A ClockSync's clock is read after its monotonic time, sometimes
     # long after (a thread's first event takes the slow path in between),

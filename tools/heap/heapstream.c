@@ -69,7 +69,7 @@ struct HeapStreamStruct {
   const EventDescStruct *descs[EVENT_CODE_LIMIT];       /* by code; NULL unknown */
   unsigned char (*plans)[EVENT_PARAM_MAX];      /* by code, in the machine's order */
   uint16_t *fixed;              /* by code: the length its plan decodes, or 0 */
-  EventClock syncClock;         /* the ClockSync of the highest clock */
+  EventClock syncClock;         /* the ClockRate, else the ClockSync of the highest clock */
   uint64_t syncMonotonic;
   int synced;
 };
@@ -326,6 +326,7 @@ int HeapStreamOpen(const char *path, HeapStreamStruct **streamReturn)
   hs->info.streamEnd = hs->info.streamExec = 0;
   hs->info.firstClock = hs->info.lastClock = 0;
   hs->info.clockSyncCount = 0;
+  hs->info.clockRated = 0;
   if (!walk(hs, (uint64_t)st.st_size) || !mergeStart(hs))
     goto decline;
   hs->info.blockCount = hs->blockCount;
@@ -366,12 +367,17 @@ static void noteOwn(HeapStreamStruct *hs, const EventRecordStruct *rec)
     info->streamEnd = 1;
   } else if (rec->code == EVENT_CODE_STREAM_EXEC && rec->desc->paramCount >= 2) {
     info->streamExec = rec->values[1].u == 0;   /* .sol.exec */
-  } else if (rec->code == EVENT_CODE_CLOCK_SYNC && rec->desc->paramCount >= 1) {
+  } else if ((rec->code == EVENT_CODE_CLOCK_SYNC || rec->code == EVENT_CODE_CLOCK_RATE)
+             && rec->desc->paramCount >= 1) {
+    /* ClockRate, else the latest ClockSync: design/runtime.txt .sol.clock.rate */
+    int rate = rec->code == EVENT_CODE_CLOCK_RATE;
     ++info->clockSyncCount;
-    if (!hs->synced || rec->clock > hs->syncClock) {
+    if (rate ? !info->clockRated || rec->clock < hs->syncClock
+             : !info->clockRated && (!hs->synced || rec->clock > hs->syncClock)) {
       hs->syncClock = rec->clock;
       hs->syncMonotonic = rec->values[0].u;
       hs->synced = 1;
+      info->clockRated |= rate;
       info->clockHz = EventClockRate(info->headerHz, info->startClock, info->startMonotonic,
                                      hs->syncClock, hs->syncMonotonic);
     }
