@@ -22,7 +22,7 @@ void eventSessionClose(int flush)
   eventStreamsClose(flush);
   eventSession.blocks = 0;
   eventSession.startClock = 0;
-  eventSession.rateClock = 0;
+  eventSession.rateClock = eventSession.syncClock = 0;
   eventInternSessionEnd();
 }
 

@@ -250,6 +250,8 @@ typedef struct EventSessionStruct {
   int rateClaimed;              /* ClockRate is emitted, or being: .sol.clock.rate */
   EventClock rateClock;         /* its pair, once emitted; 0 before */
   uint64_t rateMonotonic;
+  EventClock syncClock;         /* the latest ClockSync's pair: .sol.clock */
+  uint64_t syncMonotonic;
   /* the intern table: open addressing, strings owned.  inSession: the
    * string's Intern event is in this session's stream (.sol.intern) */
   struct { char *string; EventW id; int inSession; } *interns;

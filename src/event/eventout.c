@@ -220,7 +220,7 @@ void eventSessionClock(void)
   clockPair(&eventSession.startClock, &eventSession.startMonotonic, &eventSession.startRealtime);
   eventSession.id = sessionId();
   eventSession.rateClaimed = 0;
-  eventSession.rateClock = 0;
+  eventSession.rateClock = eventSession.syncClock = 0;
 }
 
 /* clockPair -- the event clock and the system clocks at one moment.
@@ -269,8 +269,9 @@ uint64_t eventClockRateWait(void)
  * reserved, so that a slow path taken to reserve it (setting the thread
  * up, writing a full buffer) falls outside the pair.  The session's one
  * ClockRate instead, if it is not sent and EVENT_RATE_SPAN_NS have passed
- * since the start, or this is the end (EventSyncFinal): the session keeps
- * its pair, for the traceback's clock rate.  EventSyncRate: ClockRate or
+ * since the start, or this is the end (EventSyncFinal).  The session
+ * keeps its pair, and the latest ClockSync's, for the traceback's clock
+ * rate (eventClockHz).  EventSyncRate: ClockRate or
  * nothing.  Returns 1 if it was ClockRate.  design/runtime.txt
  * .sol.clock.rate */
 int eventClockSync(EventSyncMode mode)
@@ -303,10 +304,16 @@ int eventClockSync(EventSyncMode mode)
       _event->realtime = (EventW)realtime;
     EVENT_END(ClockSync)
   }
-  if (rate && clock != 0) {
+  if (clock != 0) {
     PlinthLockClaim();
-    eventSession.rateClock = clock;
-    eventSession.rateMonotonic = monotonic;
+    if (rate) {
+      eventSession.rateClock = clock;
+      eventSession.rateMonotonic = monotonic;
+    }
+    if (clock > eventSession.syncClock) {
+      eventSession.syncClock = clock;
+      eventSession.syncMonotonic = monotonic;
+    }
     PlinthLockRelease();
   }
 #else
@@ -316,12 +323,14 @@ int eventClockSync(EventSyncMode mode)
 }
 
 /* eventClockHz -- the clock's rate by the reader's rule (.sol.clock):
- * the ClockRate's, once it is sent, else the plinth's estimate */
+ * the ClockRate's, once it is sent, else the latest ClockSync's */
 uint64_t eventClockHz(void)
 {
+  int rated = eventSession.rateClock != 0;
   return EventClockRate(PlinthClockFrequency(), eventSession.startClock,
-                        eventSession.startMonotonic, eventSession.rateClock,
-                        eventSession.rateMonotonic);
+                        eventSession.startMonotonic,
+                        rated ? eventSession.rateClock : eventSession.syncClock,
+                        rated ? eventSession.rateMonotonic : eventSession.syncMonotonic);
 }
 
 /* A log another process is writing (it holds the log's lock) is never

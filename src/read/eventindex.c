@@ -627,6 +627,9 @@ static void indexEnd(EventStreamStruct *stream, const IndexStruct *index, int co
                                    index->last.clock, index->last.monotonic);
   info->lastSyncClock = index->last.clock;
   info->lastSyncMonotonic = index->last.monotonic;
+  info->rateSyncClock = info->clockRated ? index->rate.clock : index->last.clock;
+  if (info->clockHz == info->headerHz)
+    info->rateSyncClock = 0;
 }
 
 /* eventIndexBlocks -- walk the blocks in file order.  Each is checked

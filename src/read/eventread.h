@@ -78,6 +78,7 @@ typedef struct EventStreamInfoStruct {
   int clockRated;               /* a ClockRate fixes the rate (3.0.10 on) */
   EventClock lastSyncClock;     /* the ClockSync (or ClockRate) of the highest clock, */
   uint64_t lastSyncMonotonic;   /* and its CLOCK_MONOTONIC, if clockSyncCount */
+  EventClock rateSyncClock;     /* the pair's that gives clockHz; 0: the header's rate */
   size_t skippedBytes;          /* bytes skipped because they were corrupt */
   size_t badBlocks;             /* blocks not read: damaged, cut short, another session's */
   size_t missingBlocks;         /* block indexes absent from the log (2.0 on) */

@@ -8,6 +8,7 @@
 # allocates on three threads, a short pause every 200 steps, so that
 # blocks reach the log while it runs.  MODE:
 #   end    each thread does 60000 steps; then a clean exit
+#   long   the same, 150000 steps: a run of several seconds
 #   kill   the threads go on; main sleeps until it is killed
 #   segv   the same, but after 1.5 s main dies of its own SIGSEGV
 #   late   the same, after 4 s: once --follow has stopped waiting for
@@ -52,8 +53,9 @@ def wait_for(log):
 
 def main():
     mode = sys.argv[1]
-    end = mode == "end"
-    threads = [threading.Thread(target=work, args=(60000 if end else 100000, 0.005 if end else 0.002),
+    end = mode in ("end", "long")
+    steps = {"end": 60000, "long": 150000}.get(mode, 100000)
+    threads = [threading.Thread(target=work, args=(steps, 0.005 if end else 0.002),
                                 daemon=not end) for _ in range(3)]
     for t in threads:
         t.start()

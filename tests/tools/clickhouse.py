@@ -293,7 +293,10 @@ def cases(eventcnv, config, tmp, port):
 
     # The third, shipped by --follow as it runs.
     py = os.path.join(tmp, "py.log")
-    prog = follow_child.start(py, recorder, "end")
+    # With the control thread, whose ClockRate lets --follow ship rows a
+    # second after the start (.eventcnv.follow.time), and long enough that
+    # they reach the table before its end.
+    prog = follow_child.start(py, recorder, "long", {"TELLTALE_CTL": "1"})
     followBound = {}
     insert = "%s --port %d --query 'INSERT INTO telltale.event FORMAT TabSeparated'" % (CLIENT, port)
     follow = subprocess.Popen([eventcnv, "--follow", "--format", "clickhouse", "--insert", insert, py],

@@ -24,7 +24,7 @@
 #   ARCH-MODE           the exit status is the ending's; CONFIG/eventcnv
 #                       on x86-64 decodes the log to exactly the native
 #                       log's lines, thread by thread, once times,
-#                       thread serials, OS thread ids, ClockSync values
+#                       thread serials, OS thread ids, ClockSync and ClockRate values
 #                       and the block count are taken out; the times are
 #                       sane: in order, within a minute of the start,
 #                       and the start within five minutes of now
@@ -122,7 +122,7 @@ build() {
 }
 
 # normalize -- eventcnv's lines as "THREAD-NAME<TAB>line", times, thread
-# serials, OS ids and names, ClockSync and block counts out, each
+# serials, OS ids and names, ClockSync, ClockRate and block counts out, each
 # thread's lines in their order, threads sorted by name
 normalize() {
   awk '
@@ -131,7 +131,7 @@ normalize() {
         name[$3] = substr($0, RSTART + 6, RLENGTH - 7)
       next
     }
-    $5 == "ClockSync" { next }
+    $5 == "ClockSync" || $5 == "ClockRate" { next }
     {
       t = $3
       line = $0
@@ -233,10 +233,10 @@ run() {
 
 # traceback ARCH -- the traceback of the abort, decoded by the runtime
 # on the platform (its shared decoder, .sol.traceback), says so and has
-# the native one's events, times, OS ids and names and ClockSync out
+# the native one's events, times, OS ids and names, ClockSync and ClockRate out
 traceback() {
   local arch=$1 dir=$out/$1/run-abort
-  awk '/^ +[0-9]+\.[0-9]+ / && $5 != "ClockSync" {
+  awk '/^ +[0-9]+\.[0-9]+ / && $5 != "ClockSync" && $5 != "ClockRate" {
          $1 = ""; $2 = ""
          sub(/osid=[0-9]+/, "osid=*")
          if ($5 == "ThreadName" && !named[$3]++)
@@ -254,7 +254,7 @@ traceback() {
 }
 
 # header ARCH ORDER POINTER WORD [HZ] -- eventcnv --header says so; its
-# clock rate is the header's, or one from a ClockSync (.sol.clock), so
+# clock rate is the header's, or one from ClockRate (.sol.clock), so
 # within 0.01% of HZ
 header() {
   local arch=$1 h=$out/$1/run-finish/header want got

@@ -148,7 +148,14 @@ else
   fail gdb-refuse "$(grep '^telltale' "$tmp/live")"
 fi
 
-# EventDump through the process, against the extension, in a second session.
+# EventDump through the process, against the extension, in a second session,
+# once the control thread has sent the session's ClockRate (a second after
+# the start: .sol.clock.rate), so that the clock's rate cannot change
+# between the two dumps.
+for _ in $(seq 100); do
+  "$cfg/eventcnv" --count "$TELLTALE_FILE" 2>/dev/null | grep -q ' ClockRate$' && break
+  sleep 0.1
+done
 : >"$tmp/err"
 gdb -p "$pid" -batch -nx -x "$py" -ex 'print/x EventSource_telltale_tests_in_eventgen_c.control' -ex 'call EventDump(4096)' \
     -ex 'telltale dump 4096' >"$tmp/both" 2>&1
@@ -215,7 +222,9 @@ fi
 # Without the plinth's frequency: one from the ClockSync events, within 3%
 # (the target lives for tens of milliseconds, and on a loaded machine a
 # preemption between the paired clock reads shows at about 1%).
-hz=$(sed -n 's/^telltale: the last 5 of .*(clock: \([0-9]*\) Hz, the plinth.s estimate, from memory):$/\1/p' "$tmp/live")
+# (The live dump's rate is the plinth's, or the session's ClockRate once
+# the target has run a second: .sol.clock.rate.)
+hz=$(sed -n 's/^telltale: the last 5 of .*(clock: \([0-9]*\) Hz, \(the plinth.s estimate, from memory\|from the session.s ClockRate\)):$/\1/p' "$tmp/live")
 synced=$(sed -n 's/^telltale: the last 1 of .*(clock: \([0-9]*\) Hz, from ClockSync events):$/\1/p' "$tmp/clocksync")
 if [ -n "$hz" ] && [ -n "$synced" ] &&
    [ $(( (synced - hz) * 100 / hz )) -lt 3 ] && [ $(( (hz - synced) * 100 / hz )) -lt 3 ]; then

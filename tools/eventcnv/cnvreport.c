@@ -127,8 +127,13 @@ static void printHeader(const EventStreamInfoStruct *info, size_t problems,
            (unsigned long long)info->headerHz);
   /* How far that rate's times stray from CLOCK_MONOTONIC by the last
    * pair: a time is an estimate, and says how good.  .sol.clock.rate */
-  if (info->clockHz != 0 && info->clockSyncCount > 0 && info->lastSyncClock > info->startClock
-      && info->lastSyncMonotonic > info->startMonotonic) {
+  if (info->clockHz != 0 && info->rateSyncClock == 0)
+    printf("clock drift   unknown: the rate is the header's estimate, with no ClockSync "
+           "100 ms after the start\n");
+  else if (info->clockHz != 0 && info->lastSyncClock == info->rateSyncClock)
+    printf("clock drift   unknown: no ClockSync after the one that gives the rate\n");
+  else if (info->clockHz != 0 && info->lastSyncClock > info->startClock
+           && info->lastSyncMonotonic > info->startMonotonic) {
     double at = (double)(info->lastSyncClock - info->startClock) * 1e9 / (double)info->clockHz;
     double real = (double)(info->lastSyncMonotonic - info->startMonotonic);
     printf("clock drift   %+.0f ns at the last ClockSync, %.3f s after the start\n", at - real,
