@@ -251,13 +251,14 @@ static void clockPair(EventClock *clockReturn, uint64_t *monotonicReturn,
 }
 
 /* eventClockRateWait -- ns until the session's ClockRate is due, 0 if
- * it is due now, UINT64_MAX if it is sent or no session has started:
+ * it is due now, UINT64_MAX if it is sent or the session has no streams
+ * yet (no event was emitted: the control thread must not make the log):
  * for the control thread, which sends it.  .sol.clock.rate */
 uint64_t eventClockRateWait(void)
 {
   uint64_t wait = UINT64_MAX, now;
   PlinthLockClaim();
-  if (!eventSession.rateClaimed && eventSession.startClock != 0) {
+  if (!eventSession.rateClaimed && eventSession.startClock != 0 && streamList.started) {
     now = PlinthMonotonicNs() - eventSession.startMonotonic;
     wait = now >= EVENT_RATE_SPAN_NS ? 0 : EVENT_RATE_SPAN_NS - now;
   }
@@ -289,21 +290,20 @@ int eventClockSync(EventSyncMode mode)
   PlinthLockRelease();
   if (!rate && mode == EventSyncRate)
     return 0;
+  /* ClockRate and ClockSync have the same fields, filled alike */
+#define SYNC_FILL() \
+  (clockPair(&clock, &monotonic, &realtime), _event->header.clock = clock, \
+   _event->monotonic = (EventW)monotonic, _event->realtime = (EventW)realtime)
   if (rate) {
     EVENT_BEGIN(ClockRate)
-      clockPair(&clock, &monotonic, &realtime);
-      _event->header.clock = clock;
-      _event->monotonic = (EventW)monotonic;
-      _event->realtime = (EventW)realtime;
+      SYNC_FILL();
     EVENT_END(ClockRate)
   } else {
     EVENT_BEGIN(ClockSync)
-      clockPair(&clock, &monotonic, &realtime);
-      _event->header.clock = clock;
-      _event->monotonic = (EventW)monotonic;
-      _event->realtime = (EventW)realtime;
+      SYNC_FILL();
     EVENT_END(ClockSync)
   }
+#undef SYNC_FILL
   if (clock != 0) {
     PlinthLockClaim();
     if (rate) {
