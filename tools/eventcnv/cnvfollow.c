@@ -267,7 +267,9 @@ static void followPrint(const CnvOptionsStruct *opt, FollowStruct *f, EventStrea
 
 /* followHeld -- whether --follow waits to print: the stream (3.0.10 on)
  * has no ClockRate in the file yet, and its program may still send it
- * soon, so that a time printed is the time a later read prints */
+ * soon, so that a time printed is the time a later read prints.  A start
+ * after now is another clock's (a log written on another machine, or
+ * forged): never waited on. */
 static int followHeld(const EventStreamInfoStruct *info)
 {
   struct timespec t;
@@ -276,7 +278,8 @@ static int followHeld(const EventStreamInfoStruct *info)
     return 0;
   clock_gettime(CLOCK_MONOTONIC, &t);
   now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-  return now < info->startMonotonic + EVENT_RATE_SPAN_NS + FOLLOW_RATE_GRACE_NS;
+  return info->startMonotonic <= now
+         && now - info->startMonotonic < EVENT_RATE_SPAN_NS + FOLLOW_RATE_GRACE_NS;
 }
 
 /* followOnce -- the events of the whole blocks that follow f->done in
