@@ -158,12 +158,15 @@ static uint64_t clockFrequencyCalibrate(void)
 static void clockFrequencyInit(void)
 {
 #if PLINTH_CLOCK_IS_CYCLES
-  uint64_t hz = clockFrequencyPublished();
+  /* the published rate is the counter's, the calibrated one already
+     in PlinthClockNow's shifted ticks (plinthclock.h) */
+  uint64_t hz = clockFrequencyPublished() >> PLINTH_CLOCK_SHIFT;
   if (hz == 0)
     hz = clockFrequencyCalibrate();
   clockFrequency = hz;
 #else
-  clockFrequency = 1000000000u;     /* PlinthClockNow is PlinthMonotonicNs */
+  /* PlinthClockNow is PlinthMonotonicNs, shifted */
+  clockFrequency = 1000000000u >> PLINTH_CLOCK_SHIFT;
 #endif
 }
 

@@ -27,6 +27,9 @@
 #                      times: no anomaly in any replay, though the clock
 #                      can put a free before its allocation (.replay.skew);
 #                      says how many such inversions the logs held
+#   recorder-clock     the handoff log's clock ticks at 1 to 50 MHz: the
+#                      counter shifted (.malloc.clock), finer than the
+#                      skew window, coarser than the counter
 #   skew-order         a log with clocks out of causal order by hand
 #                      (malloc_events skew): a cross-thread free stamped
 #                      50 ns before its allocation and an address's reuse
@@ -249,6 +252,12 @@ if [ -z "$anomalies" ] && [ "$(row handoff.txt malloc)" -ge 100000 ]; then
   ok handoff
 else
   fail handoff "unknown/double/duplicate:$anomalies"
+fi
+hz=$("$top/$cfg/eventcnv" --header handoff.log 2>/dev/null | sed -n 's/^clock  *\([0-9]*\) Hz.*/\1/p')
+if [ -n "$hz" ] && [ "$hz" -ge 1000000 ] && [ "$hz" -le 50000000 ]; then
+  ok recorder-clock
+else
+  fail recorder-clock "clock ${hz:-unknown} Hz, not 1 to 50 MHz: $("$top/$cfg/eventcnv" --header handoff.log 2>&1 | grep '^clock' | head -1)"
 fi
 TELLTALE_FILE=skew.log "$events" skew >skew.expected
 "$replay" skew.log >skew.txt 2>skew.err
