@@ -93,6 +93,10 @@
 #   ties               two sites of one count on lines 9 and 10 of a file:
 #                      9 first (numerically, not as strings)
 #   plural             one block leaked: "1 block", not "1 blocks"
+#   many-live          300,000 blocks live at once (a table past 2 MiB, in
+#                      huge pages: .heap.bounded.huge), freed in a
+#                      scrambled order but every seventh: the peak, the
+#                      frees and the leak exact to the byte
 #   dlclose-reload     a program dlopens libA, allocates 3 blocks through
 #                      its siteOfA (leaking 1), dlcloses it, dlopens libB
 #                      (built alike, so most often mapped where A was: said
@@ -404,6 +408,31 @@ cc -O0 -g one.c -o one && TELLTALE_FILE=$PWD/one.log LD_PRELOAD="$preload" ./one
 "$heap" one.log >one.txt 2>one.err
 grep -q "leaked       5 bytes in 1 block\$" one.txt && grep -q "5 bytes in 1 block from" one.txt &&
   ok plural || fail plural "$(grep -E 'calls|block' one.txt)"
+cat >many.c <<'EOF'
+#include <stdlib.h>
+#define N 300000
+static void *block[N];
+int main(void)
+{
+  for (long i = 0; i < N; ++i)
+    if ((block[i] = malloc(8 + i % 57)) == NULL)
+      return 1;
+  for (long i = 0; i < N; ++i) {
+    long j = i * 7919 % N;
+    if (j % 7 != 0)
+      free(block[j]);
+  }
+  return 0;
+}
+EOF
+cc -O0 -g many.c -o many && TELLTALE_FILE=$PWD/many.log LD_PRELOAD="$preload" ./many
+"$heap" many.log >many.txt 2>many.err
+r=$?
+want=$(awk 'BEGIN { for (i = 0; i < 300000; ++i) { b = 8 + i % 57; all += b; if (i % 7 == 0) { leak += b; n++ } }
+  printf "peak heap %d bytes; frees %d; leaked %d bytes in %d blocks", all, 300000 - n, leak, n }')
+got="$(grep -o 'peak heap  *[0-9]* bytes' many.txt | tr -s ' '); $(grep -o 'frees  *[0-9]*' many.txt | tr -s ' '); $(grep -o 'leaked  *[0-9]* bytes in [0-9]* blocks' many.txt | tr -s ' ')"
+[ $r = 0 ] && [ "$got" = "$want" ] && grep -q "(0 of blocks never seen allocated)" many.txt &&
+  ok many-live || fail many-live "exit $r: '$got', not '$want' $(head -2 many.err)"
 
 u=""
 "$heap" --help >/dev/null; u="$u $?"
