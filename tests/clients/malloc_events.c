@@ -14,9 +14,12 @@
  *   skew       clocks out of causal order across two threads
  *              (.replay.skew): a block freed by the other thread stamped
  *              50 ns before its allocation, an address freed by the
- *              other thread stamped 50 ns after its reuse here, and a
- *              free 900 us before an allocation of its address (an
- *              unknown free: no skew is that large)
+ *              other thread stamped 50 ns after its reuse here, a free
+ *              here of a block the other thread freed and allocated
+ *              again, its allocation stamped 200 ns after this thread
+ *              freed and was given the address back, and a free 900 us
+ *              before an allocation of its address (an unknown free: no
+ *              skew is that large)
  *   huge [N]   N (4096) mallocs of 4 GiB each, none freed: a log of tens
  *              of KB that asks for 16 TiB (tests/tools/hostile.sh)
  *   threads N [free]
@@ -70,6 +73,8 @@ static void *skewOther(void *arg)
   freeAt(50, A(1));             /* 50 ns before its allocation */
   freeAt(20050, A(2));          /* 50 ns after the address's reuse */
   freeAt(100000, A(3));         /* 900 us before: a real unknown free */
+  freeAt(300100, A(4));         /* passed on by the main thread */
+  mallocAt(300400, A(4));       /* given back, stamped late: passed back */
   return NULL;
 }
 
@@ -81,12 +86,16 @@ static int skew(void)
   mallocAt(100, A(1));
   mallocAt(1000, A(2));
   mallocAt(20000, A(2));        /* reused: the other thread freed it first */
+  mallocAt(300000, A(4));
+  freeAt(300200, A(4));         /* the other thread's, stamped before it */
+  mallocAt(300200, A(4));       /* and the address again, here */
   if (pthread_create(&t, NULL, skewOther, NULL) != 0 || pthread_join(t, NULL) != 0)
     return 1;
   mallocAt(1000000, A(3));
   freeAt(2000000, A(2));
   freeAt(2000100, A(3));
-  printf("malloc 4\nfree 5\n");
+  freeAt(2000200, A(4));
+  printf("malloc 7\nfree 8\n");
   return 0;
 }
 

@@ -15,54 +15,77 @@ void SkewInit(SkewStruct *skew, uint64_t clockHz, SkewLiveFunction live,
   skew->ticks = clockHz != 0 ? clockHz / (1000000000u / SKEW_NS) : SKEW_NS;
   skew->pending = pending;
   skew->count = 0;
+  skew->serial = 0;
 }
 
 static void applyNow(SkewStruct *skew, const SkewEventStruct *event);
 
-/* take -- apply the held event i now and drop it */
+/* first -- the index of thread's earliest held event on address, or
+ * count if it has none */
+static size_t first(const SkewStruct *skew, uint64_t address, uint32_t thread)
+{
+  size_t found = skew->count;
+  for (size_t i = 0; i < skew->count; ++i)
+    if (skew->pending[i].address == address && skew->pending[i].rec.thread == thread
+        && (found == skew->count || skew->pending[i].serial < skew->pending[found].serial))
+      found = i;
+  return found;
+}
+
+/* take -- apply the held event i now and drop it, after its thread's
+ * earlier held events on its address (its own order) */
 static void take(SkewStruct *skew, size_t i)
 {
   SkewEventStruct event = skew->pending[i];
-  skew->pending[i] = skew->pending[--skew->count];
+  size_t j;
+  while ((j = first(skew, event.address, event.rec.thread)) != skew->count
+         && skew->pending[j].serial < event.serial)
+    take(skew, j);
+  for (j = 0; j < skew->count && skew->pending[j].serial != event.serial; ++j)
+    continue;
+  if (j == skew->count)
+    return;                     /* applied meanwhile, in its turn */
+  skew->pending[j] = skew->pending[--skew->count];
   applyNow(skew, &event);
 }
 
-/* explained -- a held event for address that is no anomaly now (a free,
- * now that its block is live; an allocation, now that the address is
- * free): apply it.  Only another thread's event explains one: a
- * thread's own events are in the order it made them. */
-static void explained(SkewStruct *skew, uint64_t address, uint32_t thread)
+/* explained -- after an event on address, each thread's earliest held
+ * event there that is no anomaly now (a free, now that its block is
+ * live; an allocation, now that the address is free) is applied: the
+ * event explained another thread's, or let the thread's own next one
+ * go, which waited behind it */
+static void explained(SkewStruct *skew, uint64_t address)
 {
   for (size_t i = 0; i < skew->count; ++i)
     if (skew->pending[i].address == address
         && skew->pending[i].free == skew->live(skew->closure, address)
-        && skew->pending[i].rec.thread != thread) {
-      take(skew, i);
+        && first(skew, address, skew->pending[i].rec.thread) == i) {
+      take(skew, i);            /* which looks again, after it */
       return;
     }
 }
 
 static void applyNow(SkewStruct *skew, const SkewEventStruct *event)
 {
-  if (skew->apply(skew->closure, event))
-    explained(skew, event->address, event->rec.thread);
+  (void)skew->apply(skew->closure, event);
+  if (skew->count > 0)
+    explained(skew, event->address);
 }
 
 void SkewFirst(SkewStruct *skew, uint64_t address, uint32_t thread)
 {
-  for (size_t i = 0; i < skew->count; ++i)
-    if (skew->pending[i].address == address && skew->pending[i].rec.thread == thread) {
-      take(skew, i);
-      return;
-    }
+  size_t i;
+  while ((i = first(skew, address, thread)) != skew->count)
+    take(skew, i);
 }
 
 void SkewExpire(SkewStruct *skew, EventClock clock, int all)
 {
   for (size_t i = 0; i < skew->count; )
-    if (all || skew->pending[i].rec.clock + skew->ticks < clock)
+    if (all || skew->pending[i].rec.clock + skew->ticks < clock) {
       take(skew, i);
-    else
+      i = 0;                    /* take may have applied others: look again */
+    } else
       ++i;
 }
 
@@ -74,9 +97,9 @@ void SkewEvent(SkewStruct *skew, const EventRecordStruct *rec, int isFree,
   event.free = isFree;
   event.address = address;
   event.data[0] = data0, event.data[1] = data1, event.data[2] = data2;
-  if (skew->count > 0)
-    SkewFirst(skew, address, rec->thread);
-  if (skew->live(skew->closure, address) == isFree) {
+  event.serial = skew->serial++;
+  if ((skew->count == 0 || first(skew, address, rec->thread) == skew->count)
+      && skew->live(skew->closure, address) == isFree) {
     applyNow(skew, &event);
     return;
   }

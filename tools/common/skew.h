@@ -10,7 +10,11 @@
  * anomaly (a free of a block not live, an allocation of an address
  * still live) waits up to SKEW_NS of the log's clock for the event that
  * explains it; when that comes, the two are applied in causal order,
- * and only what is still unexplained then is applied as it is.
+ * and only what is still unexplained then is applied as it is.  A
+ * thread's later events on an address wait behind its held one, so
+ * that a thread that frees a block and is given its address again does
+ * not force its held free out before the other thread's explaining
+ * event.
  *
  * The reader says what live means and what applying is (two callbacks),
  * so that replay and the heap report order a log alike.
@@ -32,6 +36,7 @@ typedef struct SkewEventStruct {
   int free;                     /* a free, or an allocation */
   uint64_t address;             /* never 0 */
   uint64_t data[3];             /* the reader's: what to apply */
+  uint64_t serial;              /* the order events came in */
 } SkewEventStruct;
 
 /* SkewLiveFunction -- whether a block is live at address now */
@@ -48,6 +53,7 @@ typedef struct SkewStruct {
   uint64_t ticks;               /* SKEW_NS in the log's clock */
   SkewEventStruct *pending;     /* SKEW_PENDING_LIMIT of them, the reader's */
   size_t count;
+  uint64_t serial;              /* the next event's */
 } SkewStruct;
 
 /* SkewInit -- clockHz is the stream's (0: the clock counts ns);
@@ -61,8 +67,9 @@ extern void SkewInit(SkewStruct *skew, uint64_t clockHz, SkewLiveFunction live,
 extern void SkewEvent(SkewStruct *skew, const EventRecordStruct *rec, int isFree,
                       uint64_t address, uint64_t data0, uint64_t data1, uint64_t data2);
 
-/* SkewFirst -- before a thread's other event on address (a realloc),
- * its own held event there, which it made first, is applied */
+/* SkewFirst -- before a thread's other event on address that the
+ * reader applies itself (a realloc), its own held events there, which
+ * it made first, are applied */
 extern void SkewFirst(SkewStruct *skew, uint64_t address, uint32_t thread);
 
 /* SkewExpire -- events held long enough before clock are applied as
