@@ -98,12 +98,21 @@ void SkewEvent(SkewStruct *skew, const EventRecordStruct *rec, int isFree,
   event.address = address;
   event.data[0] = data0, event.data[1] = data1, event.data[2] = data2;
   event.serial = skew->serial++;
-  if ((skew->count == 0 || first(skew, address, rec->thread) == skew->count)
+  if (skew->count == SKEW_PENDING_LIMIT)
+    take(skew, 0);
+  if (skew->count > 0) {        /* a bound on explained's work */
+    size_t n = 0, oldest = 0;
+    for (size_t i = 0; i < skew->count; ++i)
+      if (skew->pending[i].address == address
+          && (n++ == 0 || skew->pending[i].serial < skew->pending[oldest].serial))
+        oldest = i;
+    if (n >= SKEW_ADDRESS_LIMIT)
+      take(skew, oldest);
+  }
+  if (first(skew, address, rec->thread) == skew->count
       && skew->live(skew->closure, address) == isFree) {
     applyNow(skew, &event);
     return;
   }
-  if (skew->count == SKEW_PENDING_LIMIT)
-    take(skew, 0);
   skew->pending[skew->count++] = event;
 }

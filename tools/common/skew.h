@@ -29,6 +29,7 @@
 
 #define SKEW_NS 1000u
 #define SKEW_PENDING_LIMIT 1024
+#define SKEW_ADDRESS_LIMIT 8     /* held on one address: a forged log's cost */
 
 /* SkewEventStruct -- an allocation or a free, as the reader saw it */
 typedef struct SkewEventStruct {
