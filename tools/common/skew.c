@@ -20,16 +20,27 @@ void SkewInit(SkewStruct *skew, uint64_t clockHz, SkewLiveFunction live,
 
 static void applyNow(SkewStruct *skew, const SkewEventStruct *event);
 
+/* oldest -- the index of the earliest held event on address (of
+ * thread's alone unless anyThread), or count if none; *heldReturn, if
+ * not NULL, how many there are */
+static size_t oldest(const SkewStruct *skew, uint64_t address, int anyThread, uint32_t thread,
+                     size_t *heldReturn)
+{
+  size_t found = skew->count, held = 0;
+  for (size_t i = 0; i < skew->count; ++i)
+    if (skew->pending[i].address == address && (anyThread || skew->pending[i].rec.thread == thread)
+        && (held++ == 0 || skew->pending[i].serial < skew->pending[found].serial))
+      found = i;
+  if (heldReturn != NULL)
+    *heldReturn = held;
+  return found;
+}
+
 /* first -- the index of thread's earliest held event on address, or
  * count if it has none */
 static size_t first(const SkewStruct *skew, uint64_t address, uint32_t thread)
 {
-  size_t found = skew->count;
-  for (size_t i = 0; i < skew->count; ++i)
-    if (skew->pending[i].address == address && skew->pending[i].rec.thread == thread
-        && (found == skew->count || skew->pending[i].serial < skew->pending[found].serial))
-      found = i;
-  return found;
+  return oldest(skew, address, 0, thread, NULL);
 }
 
 /* take -- apply the held event i now and drop it, after its thread's
@@ -101,13 +112,9 @@ void SkewEvent(SkewStruct *skew, const EventRecordStruct *rec, int isFree,
   if (skew->count == SKEW_PENDING_LIMIT)
     take(skew, 0);
   if (skew->count > 0) {        /* a bound on explained's work */
-    size_t n = 0, oldest = 0;
-    for (size_t i = 0; i < skew->count; ++i)
-      if (skew->pending[i].address == address
-          && (n++ == 0 || skew->pending[i].serial < skew->pending[oldest].serial))
-        oldest = i;
-    if (n >= SKEW_ADDRESS_LIMIT)
-      take(skew, oldest);
+    size_t held, i = oldest(skew, address, 1, 0, &held);
+    if (held >= SKEW_ADDRESS_LIMIT)
+      take(skew, i);
   }
   if (first(skew, address, rec->thread) == skew->count
       && skew->live(skew->closure, address) == isFree) {
